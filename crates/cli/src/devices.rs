@@ -1,0 +1,5 @@
+//! `tunelab devices` (being built; see the issue that owns it).
+
+pub fn main(_args: &[String]) -> Result<(), String> {
+    Err("the 'devices' command is not available in this build yet".into())
+}

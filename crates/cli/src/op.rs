@@ -1,0 +1,5 @@
+//! `tunelab op` (being built; see the issue that owns it).
+
+pub fn main(_args: &[String]) -> Result<(), String> {
+    Err("the 'op' command is not available in this build yet".into())
+}

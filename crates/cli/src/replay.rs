@@ -1,0 +1,5 @@
+//! `tunelab replay` (being built; see the issue that owns it).
+
+pub fn main(_args: &[String]) -> Result<(), String> {
+    Err("the 'replay' command is not available in this build yet".into())
+}
