@@ -1,0 +1,241 @@
+//! Kernel Tuner cache files: real measured tuning data, replayed as a search problem.
+//!
+//! A brute-forced cache is a lookup table from configuration to measured time. Replaying it
+//! the way Kernel Tuner's simulation mode does (the space is the set of cached configurations,
+//! a failed measurement is a failed evaluation that still costs budget) lets our strategies be
+//! compared with Kernel Tuner's published figures on real GPU data. The loader takes text, not
+//! a path, so the browser can replay an uploaded file too.
+
+use crate::objective::{Objective, Outcome};
+use crate::param::Param;
+use crate::space::Space;
+use crate::trial::Metric;
+use crate::value::{Config, Value};
+use serde_json::Value as Json;
+use std::collections::HashMap;
+
+/// A loaded cache: the member space, the measured value of each member, and some metadata.
+#[derive(Clone, Debug)]
+pub struct KernelTunerCache {
+    /// `kernel_name` from the file (may be empty).
+    pub kernel_name: String,
+    /// `device_name` from the file (may be empty).
+    pub device_name: String,
+    /// The objective looked up in each record (usually "time", in ms).
+    pub objective: String,
+    /// True when lower is better (time); throughput objectives such as "GFLOP/s" are maximised.
+    pub minimize: bool,
+    /// The set of cached configurations; numeric value lists become ordered categoricals.
+    pub space: Space,
+    /// Measured value of each configuration; None marks a failed one.
+    values: HashMap<Config, Option<f64>>,
+}
+
+impl KernelTunerCache {
+    /// Parses a cache file's text (closed, or the unterminated form an interrupted run leaves).
+    pub fn parse(text: &str) -> Result<KernelTunerCache, String> {
+        let doc = parse_json(text)?;
+        let top = doc.as_object().ok_or("the cache file is not a JSON object")?;
+        let keys = top.get("tune_params_keys").ok_or("missing key 'tune_params_keys'")?;
+        let keys = keys.as_array().ok_or("'tune_params_keys' is not an array")?;
+        if keys.is_empty() {
+            return Err("'tune_params_keys' is empty: no parameters".into());
+        }
+        let names = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| k.as_str().map(str::to_string).ok_or(format!("'tune_params_keys'[{i}] is not a string")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let tp = top.get("tune_params").ok_or("missing key 'tune_params'")?;
+        let tp = tp.as_object().ok_or("'tune_params' is not an object")?;
+        let mut params = Vec::with_capacity(names.len());
+        for n in &names {
+            let list = tp.get(n).ok_or(format!("'tune_params' has no value list for parameter '{n}'"))?;
+            let list = list.as_array().ok_or(format!("'tune_params'.'{n}' is not an array"))?;
+            if list.is_empty() {
+                return Err(format!("'tune_params'.'{n}' is empty"));
+            }
+            let mut choices: Vec<Value> = Vec::with_capacity(list.len());
+            for (i, v) in list.iter().enumerate() {
+                let v = to_value(v).ok_or(format!("'tune_params'.'{n}'[{i}] is {}, not a number, string or bool", kind(v)))?;
+                // Duplicates in a value list would make levels ambiguous; keep the first.
+                if !choices.contains(&v) {
+                    choices.push(v);
+                }
+            }
+            params.push(Param::categorical(n, choices));
+        }
+        let objective = match top.get("objective") {
+            None | Some(Json::Null) => "time".to_string(),
+            Some(Json::String(s)) => s.clone(),
+            Some(Json::Array(a)) => match a.first() {
+                Some(Json::String(s)) => s.clone(),
+                None => "time".to_string(),
+                _ => return Err("'objective' is a list whose first item is not a string".into()),
+            },
+            Some(other) => return Err(format!("'objective' is {}, not a string or a list", kind(other))),
+        };
+        // Kernel Tuner does not store the direction; throughputs ("GFLOP/s", "GB/s") go up.
+        let minimize = !objective.ends_with("/s");
+        let cache = top.get("cache").ok_or("missing key 'cache'")?;
+        let cache = cache.as_object().ok_or("'cache' is not an object")?;
+        if cache.is_empty() {
+            return Err("the cache is empty: no measured configurations".into());
+        }
+        let mut members = Vec::with_capacity(cache.len());
+        let mut values = HashMap::with_capacity(cache.len());
+        for (key, rec) in cache {
+            let rec = rec.as_object().ok_or(format!("cache entry \"{key}\" is not an object"))?;
+            let mut c = Vec::with_capacity(names.len());
+            for (p, n) in params.iter().zip(&names) {
+                let v = rec.get(n).ok_or(format!("cache entry \"{key}\" has no value for parameter '{n}'"))?;
+                let v = to_value(v).ok_or(format!("cache entry \"{key}\": parameter '{n}' is {}", kind(v)))?;
+                if !p.contains(&v) {
+                    return Err(format!("cache entry \"{key}\": {n}={v} is not in the value list of 'tune_params'"));
+                }
+                c.push(v);
+            }
+            let measured = match rec.get(&objective) {
+                None => return Err(format!("cache entry \"{key}\" has no '{objective}'")),
+                Some(Json::Number(x)) => {
+                    let x = x.as_f64().unwrap_or(f64::NAN);
+                    if !x.is_finite() {
+                        return Err(format!("cache entry \"{key}\": '{objective}' is not a finite number"));
+                    }
+                    if x < 0.0 {
+                        return Err(format!("cache entry \"{key}\": '{objective}' is negative ({x})"));
+                    }
+                    Some(x)
+                }
+                // "CompilationFailedConfig", "RuntimeFailedConfig", ...: a failed measurement.
+                Some(Json::String(_)) => None,
+                Some(other) => return Err(format!("cache entry \"{key}\": '{objective}' is {}, not a number or an error string", kind(other))),
+            };
+            let c = Config(c);
+            if values.insert(c.clone(), measured).is_some() {
+                return Err(format!("cache entry \"{key}\" repeats a configuration already cached"));
+            }
+            members.push(c);
+        }
+        // Member order must not depend on the JSON map's key order (a cargo feature may change
+        // it), so sort by level; strategies that walk the list then behave the same everywhere.
+        members.sort_by_cached_key(|c| params.iter().zip(&c.0).map(|(p, v)| p.level_of(v).unwrap_or(0)).collect::<Vec<_>>());
+        let space = Space::from_members(params, members)?;
+        Ok(KernelTunerCache {
+            kernel_name: top.get("kernel_name").and_then(Json::as_str).unwrap_or("").to_string(),
+            device_name: top.get("device_name").and_then(Json::as_str).unwrap_or("").to_string(),
+            objective,
+            minimize,
+            space,
+            values,
+        })
+    }
+
+    /// Number of cached configurations (failed ones included).
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    /// True for an empty cache (never: `parse` rejects those).
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Number of configurations whose measurement failed.
+    pub fn failed(&self) -> usize {
+        self.values.values().filter(|v| v.is_none()).count()
+    }
+
+    /// The measured value of a configuration: Some(None) when it failed, None when not cached.
+    pub fn lookup(&self, c: &Config) -> Option<Option<f64>> {
+        self.values.get(c).copied()
+    }
+
+    /// The best measured value in the whole cache (the optimum a replay is compared with).
+    pub fn optimum(&self) -> Option<f64> {
+        let ok = self.values.values().flatten().copied();
+        if self.minimize {
+            ok.min_by(f64::total_cmp)
+        } else {
+            ok.max_by(f64::total_cmp)
+        }
+    }
+
+    /// The metric a replay optimises.
+    pub fn metric(&self) -> Metric {
+        if self.minimize {
+            Metric::minimize(&self.objective, if self.objective == "time" { "ms" } else { "" })
+        } else {
+            Metric::maximize(&self.objective, "")
+        }
+    }
+
+    /// An objective that looks configurations up in this cache.
+    pub fn objective(&self) -> CacheObjective<'_> {
+        CacheObjective { cache: self }
+    }
+}
+
+/// Replays a cache as an objective: a lookup, no computation.
+pub struct CacheObjective<'a> {
+    cache: &'a KernelTunerCache,
+}
+
+impl Objective for CacheObjective<'_> {
+    fn metrics(&self) -> Vec<Metric> {
+        vec![self.cache.metric()]
+    }
+    fn evaluate(&mut self, config: &Config) -> Outcome {
+        match self.cache.lookup(config) {
+            Some(Some(v)) => Outcome::Ok(vec![v]),
+            Some(None) => Outcome::Failed("the cached measurement failed".into()),
+            None => Outcome::Infeasible("not a cached configuration".into()),
+        }
+    }
+}
+
+/// Parses the text, closing an unterminated cache first (Kernel Tuner's `correct_open_cache`).
+fn parse_json(text: &str) -> Result<Json, String> {
+    let t = text.trim_end();
+    if t.trim_start().is_empty() {
+        return Err("the cache file is empty".into());
+    }
+    let closed;
+    let t = if t.ends_with("}\n}") || t.ends_with("}}}") || !t.contains("\"cache\"") {
+        t
+    } else {
+        closed = format!("{}}}\n}}", t.strip_suffix(',').unwrap_or(t));
+        &closed
+    };
+    serde_json::from_str(t).map_err(|e| {
+        // Python's json writes NaN and Infinity, which are not JSON: say so plainly.
+        let line = t.lines().nth(e.line().saturating_sub(1)).unwrap_or("");
+        let at = line.get(e.column().saturating_sub(1)..).unwrap_or("");
+        if ["NaN", "Infinity", "-Infinity"].iter().any(|w| at.starts_with(w)) {
+            format!("a non-finite number (NaN or Infinity) at line {} column {}; times must be finite", e.line(), e.column())
+        } else {
+            format!("malformed or truncated JSON: {e}")
+        }
+    })
+}
+
+/// A parameter value from JSON; bools become Python's "True"/"False" as in cache keys.
+fn to_value(v: &Json) -> Option<Value> {
+    match v {
+        Json::Number(n) => n.as_i64().map(Value::Int).or_else(|| n.as_f64().filter(|x| x.is_finite()).map(Value::Float)),
+        Json::String(s) => Some(Value::Str(s.clone())),
+        Json::Bool(b) => Some(Value::Str(if *b { "True" } else { "False" }.into())),
+        _ => None,
+    }
+}
+
+fn kind(v: &Json) -> &'static str {
+    match v {
+        Json::Null => "null",
+        Json::Bool(_) => "a bool",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
