@@ -18,6 +18,7 @@ pub mod strategy;
 pub mod study;
 pub mod trial;
 pub mod value;
+pub mod variation;
 
 pub use objective::{FnObjective, Objective, Outcome};
 pub use param::{Domain, Param};
