@@ -1,0 +1,279 @@
+//! Bayesian optimisation: a Gaussian-process surrogate (see `gp`) over the unit-box transform,
+//! expected improvement (or probability of improvement, or a lower confidence bound) as the
+//! acquisition, maximised over a candidate set drawn from the discrete space.
+//!
+//! Why this shape: evaluating the acquisition on every point of a large space is too slow for a
+//! browser, so candidates are random unseen points plus the neighbours and perturbations of the
+//! best trials (where improvements usually are). The model is refitted from the history at every
+//! ask, so earlier trials given as a warm start (transfer) simply shorten the random initial
+//! design. Positive runtimes are modelled as log(value) (runtimes are roughly lognormal) and
+//! failed trials are imputed with the worst value seen, which steers the search away from
+//! regions that fail without excluding them outright. Seen configurations are never proposed.
+
+use super::gp::{self, Gp};
+use crate::rng::Rng;
+use crate::strategy::{History, Snapshot, Strategy};
+use crate::value::Config;
+use std::collections::HashSet;
+
+/// Which acquisition function ranks candidates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Acquisition {
+    /// Expected improvement.
+    Ei,
+    /// Probability of improvement.
+    Pi,
+    /// Lower confidence bound, mean - 2 std.
+    Lcb,
+}
+
+/// Gaussian-process Bayesian optimisation.
+pub struct Bayes {
+    /// Random points before the model is used; 0 means "from the budget" (3 to 10).
+    pub initial: usize,
+    /// Random candidates scored per ask (besides neighbours of the best trials).
+    pub candidates: usize,
+    /// Most training points used in one fit (best half plus most recent).
+    pub max_train: usize,
+    /// Acquisition function.
+    pub acquisition: Acquisition,
+    /// Exploration margin of EI / PI, in standardised units.
+    pub xi: f64,
+    /// Hyperparameters are re-chosen by marginal likelihood every this many model asks.
+    pub refit_every: usize,
+    hyper: Option<(f64, f64)>,
+    model_asks: usize,
+    snap: Snapshot,
+}
+
+impl Default for Bayes {
+    fn default() -> Self {
+        Bayes {
+            initial: 0,
+            candidates: 256,
+            max_train: 100,
+            acquisition: Acquisition::Ei,
+            xi: 0.01,
+            refit_every: 5,
+            hyper: None,
+            model_asks: 0,
+            snap: Snapshot::new(),
+        }
+    }
+}
+
+impl Bayes {
+    /// Builds from JSON options: `initial`, `candidates`, `max_train`, `acquisition`
+    /// ("ei", "pi", "lcb"), `xi`; missing or malformed keys take defaults.
+    pub fn from_options(o: &serde_json::Value) -> Result<Bayes, String> {
+        let mut b = Bayes::default();
+        let num = |k: &str| o.get(k).and_then(|v| v.as_u64()).map(|v| v as usize);
+        if let Some(v) = num("initial") {
+            b.initial = v;
+        }
+        if let Some(v) = num("candidates") {
+            b.candidates = v.clamp(1, 100_000);
+        }
+        if let Some(v) = num("max_train") {
+            b.max_train = v.clamp(4, 2_000);
+        }
+        if let Some(v) = o.get("xi").and_then(|v| v.as_f64()).filter(|x| x.is_finite() && *x >= 0.0) {
+            b.xi = v;
+        }
+        match o.get("acquisition").and_then(|v| v.as_str()) {
+            None | Some("ei") => {}
+            Some("pi") => b.acquisition = Acquisition::Pi,
+            Some("lcb") | Some("ucb") => b.acquisition = Acquisition::Lcb,
+            Some(other) => return Err(format!("bayes: unknown acquisition '{other}'; known: ei, pi, lcb")),
+        }
+        Ok(b)
+    }
+
+    fn initial_size(&self, h: &History) -> usize {
+        if self.initial > 0 {
+            self.initial
+        } else {
+            (h.budget / 8).clamp(3, 10)
+        }
+    }
+
+    fn phase(&mut self, name: &str) {
+        self.snap.insert("phase".into(), name.into());
+    }
+}
+
+/// Training set: unit coordinates and transformed, standardised targets, plus whether the log
+/// transform was used and the (mean, std) used to standardise. None without two Ok trials.
+pub(crate) struct Training {
+    pub x: Vec<Vec<f64>>,
+    pub y: Vec<f64>,
+    pub log: bool,
+    pub shift: f64,
+    pub scale: f64,
+}
+
+pub(crate) fn training(h: &History, cap: usize) -> Option<Training> {
+    let scores: Vec<Option<f64>> = h.trials.iter().map(|t| h.score(t)).collect();
+    let ok: Vec<f64> = scores.iter().flatten().copied().collect();
+    if ok.len() < 2 {
+        return None;
+    }
+    let log = ok.iter().all(|s| *s > 0.0);
+    let tf = |s: f64| if log { libm::log(s) } else { s };
+    let worst = ok.iter().map(|s| tf(*s)).fold(f64::NEG_INFINITY, f64::max);
+    let t: Vec<f64> = scores.iter().map(|s| s.map_or(worst, tf)).collect();
+    let mut keep: Vec<usize> = (0..t.len()).collect();
+    if keep.len() > cap {
+        keep.sort_by(|a, b| t[*a].total_cmp(&t[*b]).then(a.cmp(b)));
+        let (best, rest) = keep.split_at(cap / 2);
+        let mut rest = rest.to_vec();
+        rest.sort_unstable();
+        let recent = rest.split_off(rest.len() - (cap - best.len()));
+        keep = best.iter().copied().chain(recent).collect();
+        keep.sort_unstable();
+    }
+    let y: Vec<f64> = keep.iter().map(|&i| t[i]).collect();
+    let shift = y.iter().sum::<f64>() / y.len() as f64;
+    let var = y.iter().map(|v| (v - shift) * (v - shift)).sum::<f64>() / y.len() as f64;
+    let scale = if var > 1e-24 { libm::sqrt(var) } else { 1.0 };
+    Some(Training {
+        x: keep.iter().map(|&i| h.space.to_unit(&h.trials[i].config)).collect(),
+        y: y.iter().map(|v| (v - shift) / scale).collect(),
+        log,
+        shift,
+        scale,
+    })
+}
+
+/// Unseen candidates: neighbours and perturbations of the best Ok trials, then random points.
+/// Falls back to every unseen feasible point of an enumerable space; empty means exhausted.
+pub(crate) fn candidates(h: &History, rng: &mut Rng, random: usize) -> Vec<Config> {
+    let mut ranked: Vec<(f64, usize)> =
+        h.trials.iter().enumerate().filter_map(|(i, t)| h.score(t).map(|s| (s, i))).collect();
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut set: HashSet<Config> = HashSet::new();
+    let mut out = Vec::new();
+    let mut push = |c: Config, out: &mut Vec<Config>| {
+        if !h.is_seen(&c) && set.insert(c.clone()) {
+            out.push(c);
+        }
+    };
+    for &(_, i) in ranked.iter().take(5) {
+        for n in h.space.neighbours(&h.trials[i].config) {
+            push(n, &mut out);
+        }
+    }
+    for &(_, i) in ranked.iter().take(3) {
+        for _ in 0..3 {
+            let c = h.space.perturb(&h.trials[i].config, 0.3, 0.15, rng);
+            push(c, &mut out);
+        }
+    }
+    for _ in 0..random * 2 {
+        if out.len() >= random + 100 {
+            break;
+        }
+        match h.space.sample(rng) {
+            Some(c) => push(c, &mut out),
+            None => break,
+        }
+    }
+    if out.is_empty() {
+        if let Some(all) = h.space.feasible_points() {
+            for c in all.iter().filter(|c| !h.is_seen(c)).take(random.max(1)) {
+                push(c.clone(), &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// A random unseen feasible point, or None when none can be found.
+pub(crate) fn random_unseen(h: &History, rng: &mut Rng) -> Option<Config> {
+    for _ in 0..100 {
+        match h.space.sample(rng) {
+            Some(c) if !h.is_seen(&c) => return Some(c),
+            Some(_) => {}
+            None => return None,
+        }
+    }
+    let all = h.space.feasible_points()?;
+    let unseen: Vec<&Config> = all.iter().filter(|c| !h.is_seen(c)).collect();
+    rng.choose(&unseen).map(|c| (*c).clone())
+}
+
+impl Strategy for Bayes {
+    fn name(&self) -> &'static str {
+        "bayes"
+    }
+
+    fn ask(&mut self, h: &History, rng: &mut Rng) -> Vec<Config> {
+        let ok = h.trials.iter().filter(|t| t.is_ok()).count();
+        let data = if h.trials.len() >= self.initial_size(h) { training(h, self.max_train) } else { None };
+        let Some(data) = data.filter(|_| ok >= 2) else {
+            self.phase("initial design");
+            return random_unseen(h, rng).into_iter().collect();
+        };
+        let refit = self.hyper.is_none() || data.y.len() < 30 || self.model_asks % self.refit_every.max(1) == 0;
+        self.model_asks += 1;
+        let model = match (refit, self.hyper) {
+            (false, Some((l, nz))) => Gp::fit(&data.x, &data.y, l, nz),
+            _ => None,
+        }
+        .or_else(|| Gp::fit_best(&data.x, &data.y, gp::SCALES, gp::NOISES));
+        let Some(model) = model else {
+            self.phase("initial design");
+            return random_unseen(h, rng).into_iter().collect();
+        };
+        self.hyper = Some((model.length_scale, model.noise));
+        let cands = candidates(h, rng, self.candidates);
+        if cands.is_empty() {
+            return vec![];
+        }
+        let best = data.y.iter().copied().fold(f64::INFINITY, f64::min);
+        let mut scored = Vec::with_capacity(cands.len());
+        let mut top = (f64::NEG_INFINITY, 0usize);
+        for (i, c) in cands.iter().enumerate() {
+            let u = h.space.to_unit(c);
+            let (m, s) = model.predict(&u);
+            let a = match self.acquisition {
+                Acquisition::Ei => gp::expected_improvement(m, s, best, self.xi),
+                Acquisition::Pi => gp::probability_of_improvement(m, s, best, self.xi),
+                Acquisition::Lcb => -(m - 2.0 * s),
+            };
+            // EI underflows to zero far from the incumbent; fall back to the confidence bound.
+            let key = if a > 1e-300 { a } else { -1e6 - (m - 2.0 * s) * 1e-6 };
+            if key > top.0 {
+                top = (key, i);
+            }
+            scored.push((u, m, s, a));
+        }
+        let back = |m: f64| m * data.scale + data.shift;
+        let (_, pm, ps, pa) = &scored[top.1];
+        self.phase("model");
+        self.snap.insert("gp_mean".into(), back(*pm).into());
+        self.snap.insert("gp_std".into(), (ps * data.scale).into());
+        self.snap.insert("acquisition".into(), (*pa).into());
+        self.snap.insert("target_transform".into(), (if data.log { "log" } else { "none" }).into());
+        self.snap.insert("length_scale".into(), model.length_scale.into());
+        self.snap.insert("noise".into(), model.noise.into());
+        self.snap.insert("training_points".into(), model.len().into());
+        let sample: Vec<serde_json::Value> = scored
+            .iter()
+            .step_by((scored.len() / 40).max(1))
+            .take(40)
+            .map(|(u, m, s, a)| {
+                serde_json::json!({
+                    "x": u.first().copied().unwrap_or(0.5), "y": u.get(1).copied().unwrap_or(0.5),
+                    "mean": back(*m), "std": s * data.scale, "acquisition": a,
+                })
+            })
+            .collect();
+        self.snap.insert("candidates".into(), sample.into());
+        vec![cands[top.1].clone()]
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        self.snap.clone()
+    }
+}

@@ -1,0 +1,265 @@
+//! Tree-structured Parzen Estimator (Bergstra et al. 2011), the independent per-parameter form.
+//!
+//! Trials are split at the gamma quantile of the score into "good" and "bad" (failed trials are
+//! bad). Each parameter gets a density l(x) over the good trials and g(x) over the bad ones:
+//! over levels for discrete parameters (a Gaussian kernel over ordered ranks, or counts for
+//! string categories) and a Parzen window on the unit coordinate for continuous floats, each
+//! mixed with a uniform prior. Candidates are drawn from l and the one with the largest l/g (the
+//! quantity that orders expected improvement) is proposed. When the feasible set is enumerable
+//! the candidates are drawn from l restricted to unseen feasible points, so constrained and
+//! member spaces (replayed caches) are searched exactly rather than by rejection.
+
+use super::bo::random_unseen;
+use crate::param::Param;
+use crate::rng::Rng;
+use crate::strategy::{History, Snapshot, Strategy};
+use crate::value::Config;
+
+/// Enumerate the feasible set for candidate drawing up to this many points.
+const ENUMERATE_MAX: u128 = 200_000;
+/// Bins used for a continuous float when reporting densities.
+const SNAP_BINS: usize = 10;
+
+/// TPE sampler.
+pub struct Tpe {
+    /// Random trials before the densities are used; 0 means "from the budget" (5 to 10).
+    pub startup: usize,
+    /// Fraction of Ok trials counted as good.
+    pub gamma: f64,
+    /// Most good trials.
+    pub max_good: usize,
+    /// Candidates drawn from l per ask.
+    pub candidates: usize,
+    /// Weight of the uniform prior in each density, in trials.
+    pub prior_weight: f64,
+    snap: Snapshot,
+}
+
+impl Default for Tpe {
+    fn default() -> Self {
+        Tpe { startup: 0, gamma: 0.2, max_good: 25, candidates: 48, prior_weight: 1.0, snap: Snapshot::new() }
+    }
+}
+
+/// One parameter's density: probabilities over ranks, or a Parzen window on [0, 1].
+enum Density {
+    Levels(Vec<f64>),
+    Parzen { centres: Vec<f64>, bw: f64, prior: f64 },
+}
+
+/// Rank (ordered position) of a config's value, or its unit coordinate for continuous floats.
+fn coord(p: &Param, c: &Config, i: usize) -> Coord {
+    match (p.levels(), p.level_of(c.get(i))) {
+        (Some(_), Some(l)) => Coord::Rank(p.ordinal_rank(l)),
+        _ => Coord::Unit(p.to_unit(c.get(i))),
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Coord {
+    Rank(usize),
+    Unit(f64),
+}
+
+impl Density {
+    fn build(p: &Param, obs: &[Coord], prior: f64) -> Density {
+        let m = obs.len() as f64;
+        let bw_unit = (0.3 * libm::pow(m.max(1.0), -0.2)).clamp(0.03, 0.5);
+        match p.levels() {
+            Some(n) => {
+                let mut w = vec![prior / n as f64; n];
+                let bw = (bw_unit * n as f64).max(0.5);
+                for o in obs {
+                    let Coord::Rank(r) = *o else { continue };
+                    if !p.is_ordinal() {
+                        w[r.min(n - 1)] += 1.0;
+                        continue;
+                    }
+                    let k: Vec<f64> =
+                        (0..n).map(|j| libm::exp(-0.5 * libm::pow((j as f64 - r as f64) / bw, 2.0))).collect();
+                    let z: f64 = k.iter().sum();
+                    for (wj, kj) in w.iter_mut().zip(&k) {
+                        *wj += kj / z;
+                    }
+                }
+                let total: f64 = w.iter().sum();
+                Density::Levels(w.into_iter().map(|x| x / total).collect())
+            }
+            None => {
+                let centres = obs.iter().filter_map(|o| if let Coord::Unit(u) = o { Some(*u) } else { None }).collect();
+                Density::Parzen { centres, bw: bw_unit, prior }
+            }
+        }
+    }
+
+    fn pdf(&self, x: Coord) -> f64 {
+        match (self, x) {
+            (Density::Levels(p), Coord::Rank(r)) => p.get(r).copied().unwrap_or(1e-12),
+            (Density::Parzen { centres, bw, prior }, Coord::Unit(u)) => {
+                let s: f64 = centres.iter().map(|c| super::gp::norm_pdf((u - c) / bw) / bw).sum();
+                (prior + s) / (prior + centres.len() as f64)
+            }
+            _ => 1e-12,
+        }
+    }
+
+    fn sample(&self, rng: &mut Rng) -> Coord {
+        match self {
+            Density::Levels(p) => {
+                let mut x = rng.unit();
+                for (j, pj) in p.iter().enumerate() {
+                    x -= pj;
+                    if x < 0.0 {
+                        return Coord::Rank(j);
+                    }
+                }
+                Coord::Rank(p.len().saturating_sub(1))
+            }
+            Density::Parzen { centres, bw, prior } => {
+                let pick = rng.unit() * (centres.len() as f64 + prior);
+                match centres.get(pick as usize) {
+                    Some(c) => Coord::Unit((c + bw * rng.normal()).clamp(0.0, 1.0)),
+                    None => Coord::Unit(rng.unit()),
+                }
+            }
+        }
+    }
+}
+
+fn value_at(p: &Param, x: Coord) -> crate::value::Value {
+    match x {
+        Coord::Rank(r) => p.level_value(p.level_at_rank(r)),
+        Coord::Unit(u) => p.from_unit(u),
+    }
+}
+
+impl Tpe {
+    /// Builds from JSON options: `startup`, `gamma`, `max_good`, `candidates`, `prior_weight`.
+    pub fn from_options(o: &serde_json::Value) -> Tpe {
+        let mut t = Tpe::default();
+        let num = |k: &str| o.get(k).and_then(|v| v.as_f64()).filter(|x| x.is_finite() && *x >= 0.0);
+        if let Some(v) = num("startup") {
+            t.startup = v as usize;
+        }
+        if let Some(v) = num("gamma") {
+            t.gamma = v.clamp(0.01, 0.9);
+        }
+        if let Some(v) = num("max_good") {
+            t.max_good = (v as usize).max(1);
+        }
+        if let Some(v) = num("candidates") {
+            t.candidates = (v as usize).clamp(1, 10_000);
+        }
+        if let Some(v) = num("prior_weight") {
+            t.prior_weight = v.clamp(1e-3, 100.0);
+        }
+        t
+    }
+
+    fn score(l: &[Density], g: &[Density], xs: &[Coord]) -> f64 {
+        xs.iter().enumerate().map(|(i, &x)| libm::log(l[i].pdf(x).max(1e-300)) - libm::log(g[i].pdf(x).max(1e-300))).sum()
+    }
+}
+
+impl Strategy for Tpe {
+    fn name(&self) -> &'static str {
+        "tpe"
+    }
+
+    fn ask(&mut self, h: &History, rng: &mut Rng) -> Vec<Config> {
+        let startup = if self.startup > 0 { self.startup } else { (h.budget / 10).clamp(5, 10) };
+        let mut ok: Vec<(f64, usize)> =
+            h.trials.iter().enumerate().filter_map(|(i, t)| h.score(t).map(|s| (s, i))).collect();
+        if h.trials.len() < startup || ok.len() < 2 {
+            self.snap.insert("phase".into(), "startup".into());
+            return random_unseen(h, rng).into_iter().collect();
+        }
+        ok.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let n_good = (libm::ceil(self.gamma * ok.len() as f64) as usize).clamp(1, self.max_good);
+        let mut is_good = vec![false; h.trials.len()];
+        for &(_, i) in &ok[..n_good] {
+            is_good[i] = true;
+        }
+        let params = h.space.params();
+        let obs = |good: bool| -> Vec<Density> {
+            params
+                .iter()
+                .enumerate()
+                .map(|(pi, p)| {
+                    let xs: Vec<Coord> = h.trials.iter().enumerate().filter(|(i, _)| is_good[*i] == good)
+                        .map(|(_, t)| coord(p, &t.config, pi)).collect();
+                    Density::build(p, &xs, self.prior_weight)
+                })
+                .collect()
+        };
+        let (l, g) = (obs(true), obs(false));
+        let coords = |c: &Config| -> Vec<Coord> { params.iter().enumerate().map(|(i, p)| coord(p, c, i)).collect() };
+        let mut best: Option<(f64, Config)> = None;
+        let enumerable = h.space.cardinality().is_some_and(|n| n <= ENUMERATE_MAX);
+        if let Some(all) = h.space.feasible_points().filter(|_| enumerable) {
+            // Draw from l restricted to the unseen feasible points (weights = product of l).
+            let mut pts = Vec::new();
+            let mut cum = Vec::new();
+            let mut total = 0.0;
+            for c in all.iter().filter(|c| !h.is_seen(c)) {
+                let xs = coords(c);
+                total += xs.iter().enumerate().map(|(i, &x)| l[i].pdf(x)).product::<f64>();
+                cum.push(total);
+                pts.push((c, xs));
+            }
+            if pts.is_empty() {
+                return vec![];
+            }
+            for _ in 0..self.candidates {
+                let j = if total > 0.0 && total.is_finite() {
+                    let x = rng.unit() * total;
+                    cum.partition_point(|&v| v <= x).min(pts.len() - 1)
+                } else {
+                    rng.below(pts.len())
+                };
+                let s = Tpe::score(&l, &g, &pts[j].1);
+                if best.as_ref().is_none_or(|b| s > b.0) {
+                    best = Some((s, pts[j].0.clone()));
+                }
+            }
+        } else {
+            for _ in 0..self.candidates * 4 {
+                let xs: Vec<Coord> = l.iter().map(|d| d.sample(rng)).collect();
+                let c = Config(params.iter().zip(&xs).map(|(p, &x)| value_at(p, x)).collect());
+                if h.is_seen(&c) || !h.space.contains(&c) {
+                    continue;
+                }
+                let s = Tpe::score(&l, &g, &xs);
+                if best.as_ref().is_none_or(|b| s > b.0) {
+                    best = Some((s, c));
+                }
+            }
+        }
+        self.snap.insert("phase".into(), "model".into());
+        self.snap.insert("good_trials".into(), n_good.into());
+        self.snap.insert("bad_trials".into(), (h.trials.len() - n_good).into());
+        let dens: serde_json::Map<String, serde_json::Value> = params
+            .iter()
+            .zip(&l)
+            .map(|(p, d)| {
+                let v: Vec<f64> = match d {
+                    Density::Levels(pr) => pr.clone(),
+                    Density::Parzen { .. } => (0..SNAP_BINS).map(|b| d.pdf(Coord::Unit((b as f64 + 0.5) / SNAP_BINS as f64))).collect(),
+                };
+                (p.name.clone(), v.into())
+            })
+            .collect();
+        self.snap.insert("good_density".into(), dens.into());
+        match best {
+            Some((s, c)) => {
+                self.snap.insert("log_ratio".into(), s.into());
+                vec![c]
+            }
+            None => random_unseen(h, rng).into_iter().collect(),
+        }
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        self.snap.clone()
+    }
+}
