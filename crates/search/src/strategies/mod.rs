@@ -1,8 +1,12 @@
 //! The strategies, one per file, and the registry that builds them by name.
 
+pub mod annealing;
 pub mod bo;
 pub mod gp;
+pub mod genetic;
 pub mod grid;
+pub mod local;
+pub mod nsga2;
 pub mod random;
 pub mod rl;
 pub mod tpe;
@@ -13,6 +17,10 @@ use crate::strategy::Strategy;
 pub const STRATEGIES: &[(&str, &str)] = &[
     ("random", "uniform random sampling without repeats"),
     ("grid", "exhaustive, lazily enumerated grid"),
+    ("genetic", "genetic algorithm: tournament, crossover, rank-step mutation, elitism"),
+    ("annealing", "simulated annealing with a geometric temperature schedule and restarts"),
+    ("local", "focused local search around the incumbent (option: intensity)"),
+    ("nsga2", "NSGA-II: Pareto fronts and crowding distance over several metrics"),
     ("bayes", "Bayesian optimisation: Gaussian process (Matern 5/2) with expected improvement"),
     ("tpe", "tree-structured Parzen estimator: good/bad densities per parameter"),
     ("rl", "REINFORCE over per-parameter softmax policies with a moving baseline"),
@@ -21,10 +29,13 @@ pub const STRATEGIES: &[(&str, &str)] = &[
 /// Builds a strategy by registry name. `options` is the strategy's own JSON options object
 /// (unknown keys are ignored; missing ones take defaults).
 pub fn by_name(name: &str, options: &serde_json::Value) -> Result<Box<dyn Strategy>, String> {
-    let _ = options;
     match name {
         "random" => Ok(Box::new(random::RandomSearch)),
         "grid" => Ok(Box::new(grid::GridSearch::default())),
+        "genetic" => Ok(Box::new(genetic::Genetic::from_options(options))),
+        "annealing" => Ok(Box::new(annealing::Annealing::from_options(options))),
+        "local" => Ok(Box::new(local::LocalSearch::from_options(options))),
+        "nsga2" => Ok(Box::new(nsga2::Nsga2::from_options(options))),
         "bayes" => Ok(Box::new(bo::Bayes::from_options(options)?)),
         "tpe" => Ok(Box::new(tpe::Tpe::from_options(options))),
         "rl" => Ok(Box::new(rl::Reinforce::from_options(options))),
