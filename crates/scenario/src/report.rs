@@ -1,0 +1,308 @@
+//! The report a run ends in: before (framework defaults) and after (best found) on every metric,
+//! the measures taken (each knob that changed), the best configuration, and exports: JSON, a CSV
+//! of trials, and for the deployment stage vLLM-Ascend launch arguments and a MindIE-style
+//! service configuration.
+//!
+//! Why computed from the run alone (no clock, no environment): the same scenario must give the
+//! same report in the CLI and the browser, byte for byte.
+
+use crate::run::Run;
+use crate::scenario::{DeviceRef, ModelRef, Stage};
+use serde::Serialize;
+use serde_json::{json, Value as Json};
+use std::collections::BTreeMap;
+use tunelab_search::{Direction, Outcome, Trial, TrialState, Value};
+
+/// A run's report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    pub name: String,
+    pub stage: String,
+    pub model: String,
+    pub device: String,
+    pub seed: u64,
+    /// Evaluations per strategy (the focused local search adds to it).
+    pub budget: usize,
+    /// The primary metric ("best" is in it).
+    pub metric: String,
+    pub unit: String,
+    pub direction: Direction,
+    /// Best primary value over all strategies (serde_json's formatting; see `format_best`).
+    pub best: Option<f64>,
+    /// The strategy that found it.
+    pub best_strategy: Option<String>,
+    /// Parameter -> value of the best configuration.
+    pub best_config: BTreeMap<String, Value>,
+    /// The baseline (framework defaults) and why it is infeasible, if it is.
+    pub baseline_config: BTreeMap<String, Value>,
+    pub baseline_infeasible: Option<String>,
+    /// Every metric before and after.
+    pub comparison: Vec<Change>,
+    /// Each knob that differs between the baseline and the best configuration.
+    pub measures: Vec<Measure>,
+    pub strategies: Vec<StrategyResult>,
+    /// Distinct evaluations, all strategies together.
+    pub evaluations: usize,
+    /// Warnings (model loading, assumptions) and the simulation caveat.
+    pub notes: Vec<String>,
+    /// Launch settings for serving stacks (deployment stage only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<DeploymentExport>,
+}
+
+/// One metric before and after.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Change {
+    pub metric: String,
+    pub unit: String,
+    pub before: Option<f64>,
+    pub after: Option<f64>,
+    /// (after - before) / before in percent.
+    pub change_pct: Option<f64>,
+    /// True when the change goes the metric's preferred way.
+    pub improved: Option<bool>,
+}
+
+/// One knob changed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Measure {
+    pub param: String,
+    pub before: Value,
+    pub after: Value,
+}
+
+/// One strategy's outcome.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StrategyResult {
+    pub strategy: String,
+    pub best: Option<f64>,
+    pub best_config: BTreeMap<String, Value>,
+    pub evaluations: usize,
+    pub infeasible: usize,
+    pub failed: usize,
+    pub stop_reason: Option<String>,
+    /// (evaluations, best) at each improvement.
+    pub convergence: Vec<(usize, f64)>,
+}
+
+/// Deployment settings for serving stacks.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DeploymentExport {
+    /// `vllm serve` arguments for vLLM-Ascend.
+    pub vllm_args: Vec<String>,
+    /// A MindIE-style service configuration (the fields the tuned knobs map to).
+    pub mindie_config: Json,
+}
+
+impl Report {
+    /// Builds the report of a run (finished or not: it reports what has been found so far).
+    pub fn from_run(run: &Run) -> Report {
+        let s = run.scenario();
+        let names = run.space().names().to_vec();
+        let metrics = run.metrics();
+        let named = |t: &tunelab_search::Config| -> BTreeMap<String, Value> { names.iter().cloned().zip(t.0.iter().cloned()).collect() };
+        let best = run.overall_best();
+        let best_config = best.map(|(_, t)| named(&t.config)).unwrap_or_default();
+        let baseline_config = named(run.baseline_config());
+        let (before, baseline_infeasible) = match run.baseline() {
+            Outcome::Ok(v) => (Some(v.clone()), None),
+            Outcome::Infeasible(r) | Outcome::Failed(r) => (None, Some(r.clone())),
+        };
+        let after = best.map(|(_, t)| t.values.clone());
+        let comparison = metrics
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let b = before.as_ref().and_then(|v| v.get(i).copied());
+                let a = after.as_ref().and_then(|v| v.get(i).copied());
+                let (change_pct, improved) = match (b, a) {
+                    (Some(b), Some(a)) => (
+                        (b != 0.0).then(|| round4((a - b) / b.abs() * 100.0)),
+                        (a != b).then(|| m.signed(a) < m.signed(b)),
+                    ),
+                    _ => (None, None),
+                };
+                Change { metric: m.name.clone(), unit: m.unit.clone(), before: b, after: a, change_pct, improved }
+            })
+            .collect();
+        let measures = best
+            .map(|(_, t)| {
+                names
+                    .iter()
+                    .zip(run.baseline_config().0.iter().zip(&t.config.0))
+                    .filter(|(_, (b, a))| b != a)
+                    .map(|(n, (b, a))| Measure { param: n.clone(), before: b.clone(), after: a.clone() })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let strategies = run
+            .lanes()
+            .iter()
+            .map(|l| {
+                let count = |st: TrialState| l.study.trials().iter().filter(|t| !t.warm && t.state == st).count();
+                StrategyResult {
+                    strategy: l.spec.name.clone(),
+                    best: l.study.best_value(),
+                    best_config: l.study.best().map(|t| named(&t.config)).unwrap_or_default(),
+                    evaluations: l.study.evaluations(),
+                    infeasible: count(TrialState::Infeasible),
+                    failed: count(TrialState::Failed),
+                    stop_reason: l.study.stop_reason().map(|r| serde_json::to_value(r).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()),
+                    convergence: l.study.convergence().to_vec(),
+                }
+            })
+            .collect();
+        let mut notes = run.notes().to_vec();
+        notes.push("All figures come from Tunelab's analytic device model, not from measurements on hardware.".into());
+        let deployment = (s.stage == Stage::Deployment && best.is_some()).then(|| deployment_export(run, &best_config));
+        let m0 = metrics.first();
+        Report {
+            name: s.name.clone(),
+            stage: s.stage.name().into(),
+            model: match &s.model {
+                ModelRef::Id(id) if !id.trim_start().starts_with('{') => id.clone(),
+                _ => "inline model".into(),
+            },
+            device: match &s.device {
+                DeviceRef::Name(n) => n.clone(),
+                DeviceRef::Inline(_) => "inline device".into(),
+            },
+            seed: s.seed,
+            budget: run.lanes().first().map(|l| l.study.options().budget).unwrap_or(s.budget),
+            metric: m0.map(|m| m.name.clone()).unwrap_or_default(),
+            unit: m0.map(|m| m.unit.clone()).unwrap_or_default(),
+            direction: m0.map(|m| m.direction).unwrap_or(Direction::Minimize),
+            best: best.and_then(|(_, t)| t.value()),
+            best_strategy: best.map(|(i, _)| run.lanes()[i].spec.name.clone()),
+            best_config,
+            baseline_config,
+            baseline_infeasible,
+            comparison,
+            measures,
+            strategies,
+            evaluations: run.evaluations(),
+            notes,
+            deployment,
+        }
+    }
+
+    /// Pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into())
+    }
+
+    /// A plain-text summary for the terminal.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let best = self.best.map(crate::run::format_best).unwrap_or_else(|| "none (no feasible configuration)".into());
+        out.push_str(&format!("{} stage, {} on {}, seed {}\n", self.stage, self.model, self.device, self.seed));
+        out.push_str(&format!("best {}: {best} {} ({})\n", self.metric, self.unit, self.best_strategy.as_deref().unwrap_or("-")));
+        if let Some(r) = &self.baseline_infeasible {
+            out.push_str(&format!("baseline (defaults) is infeasible: {r}\n"));
+        }
+        out.push_str("\nmetric                        before        after    change\n");
+        for c in &self.comparison {
+            let f = |x: Option<f64>| x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());
+            let pct = c.change_pct.map(|p| format!("{p:+.1}%")).unwrap_or_default();
+            out.push_str(&format!("{:<28} {:>8} {:>12} {:>9}\n", format!("{} ({})", c.metric, c.unit), f(c.before), f(c.after), pct));
+        }
+        if !self.measures.is_empty() {
+            out.push_str(&format!("\nmeasures taken ({}):\n", self.measures.len()));
+            for m in &self.measures {
+                out.push_str(&format!("  {}: {} -> {}\n", m.param, m.before, m.after));
+            }
+        }
+        out.push_str("\nstrategies:\n");
+        for st in &self.strategies {
+            let b = st.best.map(crate::run::format_best).unwrap_or_else(|| "-".into());
+            out.push_str(&format!("  {:<10} best {b}, {} evaluations ({} infeasible), stopped: {}\n", st.strategy, st.evaluations, st.infeasible, st.stop_reason.as_deref().unwrap_or("running")));
+        }
+        if let Some(d) = &self.deployment {
+            out.push_str(&format!("\nvLLM-Ascend: vllm serve {}\n", d.vllm_args.join(" ")));
+        }
+        for n in &self.notes {
+            out.push_str(&format!("note: {n}\n"));
+        }
+        out
+    }
+}
+
+fn round4(x: f64) -> f64 {
+    libm::round(x * 1e4) / 1e4
+}
+
+/// CSV of a lane's trials: id, evaluation, state, every parameter, every metric, reason.
+pub fn trials_csv(run: &Run, lane: usize) -> String {
+    let mut out = String::new();
+    let mut head: Vec<String> = vec!["id".into(), "evaluation".into(), "state".into()];
+    head.extend(run.space().names().iter().cloned());
+    head.extend(run.metrics().iter().map(|m| if m.unit.is_empty() { m.name.clone() } else { format!("{} ({})", m.name, m.unit) }));
+    head.push("reason".into());
+    out.push_str(&head.iter().map(|h| csv_field(h)).collect::<Vec<_>>().join(","));
+    out.push('\n');
+    for t in run.trials(lane) {
+        out.push_str(&csv_row(t, run.metrics().len()));
+    }
+    out
+}
+
+fn csv_row(t: &Trial, metrics: usize) -> String {
+    let state = match t.state {
+        TrialState::Ok => "ok",
+        TrialState::Infeasible => "infeasible",
+        TrialState::Failed => "failed",
+    };
+    let mut row: Vec<String> = vec![t.id.to_string(), t.evaluation.to_string(), state.into()];
+    row.extend(t.config.0.iter().map(|v| csv_field(&v.to_string())));
+    row.extend((0..metrics).map(|i| t.values.get(i).map(|v| crate::run::format_best(*v)).unwrap_or_default()));
+    row.push(csv_field(t.reason.as_deref().unwrap_or("")));
+    row.join(",") + "\n"
+}
+
+/// Quotes a CSV field when needed; a leading formula character is neutralised so a spreadsheet
+/// never runs a cell from a hostile model name.
+fn csv_field(s: &str) -> String {
+    let s = if s.starts_with(['=', '+', '-', '@']) && s.parse::<f64>().is_err() { format!("'{s}") } else { s.to_string() };
+    if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s }
+}
+
+fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExport {
+    let s = run.scenario();
+    let int = |k: &str, d: i64| best.get(k).and_then(Value::as_i64).unwrap_or(d);
+    let text = |k: &str, d: &str| best.get(k).and_then(|v| v.as_str().map(String::from)).unwrap_or_else(|| d.to_string());
+    let batch = int("batch", s.workload.batch.max(1));
+    let tp = int("tp", 1);
+    let precision = text("precision", "fp16");
+    let kv = best.get("kv_cache_fraction").and_then(Value::as_f64).unwrap_or(0.9);
+    let eager = text("launch", "graph") == "eager";
+    let max_len = s.workload.input_len.saturating_add(s.workload.output_len);
+    let model = match &s.model {
+        ModelRef::Id(id) if !id.trim_start().starts_with('{') => id.clone(),
+        _ => "MODEL_PATH".into(),
+    };
+    let mut args = vec![model.clone(), "--tensor-parallel-size".into(), tp.to_string(), "--max-num-seqs".into(), batch.to_string(), "--max-model-len".into(), max_len.to_string(), "--gpu-memory-utilization".into(), format!("{kv}")];
+    match precision.as_str() {
+        "bf16" => args.extend(["--dtype".into(), "bfloat16".into()]),
+        "w8a8" | "w8a16" => args.extend(["--dtype".into(), "float16".into(), "--quantization".into(), "ascend".into()]),
+        _ => args.extend(["--dtype".into(), "float16".into()]),
+    }
+    if eager {
+        args.push("--enforce-eager".into());
+    }
+    let mindie = json!({
+        "_note": "MindIE-style service configuration generated by Tunelab from a simulated tuning; check field names against your MindIE version",
+        "BackendConfig": {
+            "npuDeviceIds": [(0..tp.clamp(1, 64)).collect::<Vec<i64>>()],
+            "ModelDeployConfig": {
+                "maxSeqLen": max_len,
+                "maxInputTokenLen": s.workload.input_len,
+                "ModelConfig": [{ "modelName": model, "modelWeightPath": "MODEL_PATH", "worldSize": tp, "quantization": precision }],
+            },
+            "ScheduleConfig": { "maxBatchSize": batch, "maxPrefillBatchSize": batch, "maxIterTimes": s.workload.output_len },
+            "memoryStrategy": text("memory_strategy", "static"),
+            "kvCacheMemoryFraction": kv,
+            "graphMode": !eager,
+        }
+    });
+    DeploymentExport { vllm_args: args, mindie_config: mindie }
+}

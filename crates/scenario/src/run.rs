@@ -1,0 +1,247 @@
+//! The steppable tuning run the app and the CLI share: one Study per strategy on one stage.
+//!
+//! Why steppable: the browser must never block, so `step(n)` does at most `n` study steps (each
+//! at most one evaluation) and returns; the CLI just calls it in a loop. Every lane's generator is
+//! derived from the scenario seed by a fixed rule, so the same scenario gives the same trials,
+//! bit for bit, natively and in WebAssembly.
+
+use crate::focus::Focused;
+use crate::scenario::{Scenario, StrategySpec};
+use crate::stages::{self, StageSetup};
+use tunelab_search::{pareto, Config, Metric, Outcome, Rng, Snapshot, Space, Strategy, Study, StudyOptions, Trial};
+
+/// One strategy's study inside a run.
+pub struct Lane {
+    pub spec: StrategySpec,
+    strategy: Box<dyn Strategy>,
+    pub study: Study,
+    rng: Rng,
+    /// Batches already reported as generation lines.
+    reported_batches: usize,
+    /// Best value at the last reported generation.
+    reported_best: Option<f64>,
+}
+
+/// A finished generation (batch told to the strategy): the progress line's data.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Generation {
+    pub lane: usize,
+    pub strategy: String,
+    pub index: usize,
+    pub best: Option<f64>,
+    pub previous: Option<f64>,
+}
+
+impl Generation {
+    /// "Generation 3: best 38.7 ms (+14.4%)": the improvement is relative to the previous
+    /// generation's best, positive when it got better.
+    pub fn describe(&self, metric: &Metric) -> String {
+        let Some(b) = self.best else {
+            return format!("Generation {}: no feasible configuration yet", self.index);
+        };
+        let gain = match self.previous {
+            Some(p) if p != 0.0 => format!(" ({:+.1}%)", (metric.signed(p) - metric.signed(b)) / p.abs() * 100.0),
+            _ => String::new(),
+        };
+        format!("Generation {}: best {} {}{}", self.index, show(b), metric.unit, gain)
+    }
+}
+
+fn show(x: f64) -> String {
+    if x.abs() >= 1000.0 { format!("{x:.0}") } else if x.abs() >= 10.0 { format!("{x:.1}") } else { format!("{x:.3}") }
+}
+
+/// What one `step` call did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Progress {
+    /// Distinct evaluations spent so far, all lanes together.
+    pub evaluations: usize,
+    /// The evaluations all lanes may spend in total.
+    pub budget: usize,
+    pub done: bool,
+    /// Generations that finished during this call, in order.
+    pub generations: Vec<Generation>,
+}
+
+impl Progress {
+    /// Fraction done, 0..=1, for a progress bar.
+    pub fn fraction(&self) -> f64 {
+        if self.done || self.budget == 0 { 1.0 } else { (self.evaluations as f64 / self.budget as f64).min(1.0) }
+    }
+}
+
+/// A tuning run over one scenario: the stage, its baseline, and a lane per strategy.
+pub struct Run {
+    scenario: Scenario,
+    setup: StageSetup,
+    lanes: Vec<Lane>,
+    /// The baseline ("before") configuration's outcome.
+    baseline: Outcome,
+}
+
+/// The generator of lane `i`: lane 0 uses the scenario seed itself, later lanes a fork of it.
+pub fn lane_rng(seed: u64, i: usize) -> Rng {
+    let mut r = Rng::seed_from_u64(seed);
+    if i == 0 { r } else { r.fork(i as u64) }
+}
+
+impl Run {
+    /// Validates the scenario, builds its stage and one study per strategy.
+    pub fn new(s: &Scenario) -> Result<Run, String> {
+        s.validate()?;
+        let mut setup = stages::setup(s)?;
+        let mut lanes = Vec::new();
+        for (i, spec) in s.strategies().into_iter().enumerate() {
+            let inner = tunelab_search::strategies::by_name(&spec.name, &spec.options)?;
+            let strategy: Box<dyn Strategy> = if setup.focus.is_empty() || setup.focus_budget == 0 {
+                inner
+            } else {
+                Box::new(Focused::new(inner, setup.focus.clone(), s.budget))
+            };
+            let mut opts = StudyOptions::budget(s.budget + if setup.focus.is_empty() { 0 } else { setup.focus_budget });
+            opts.patience = s.patience;
+            opts.strategy_stop = s.early_stop;
+            let study = Study::new(setup.space.clone(), setup.metrics.clone(), opts)?;
+            lanes.push(Lane { spec: spec.clone(), strategy, study, rng: lane_rng(s.seed, i), reported_batches: 0, reported_best: None });
+        }
+        let baseline = if setup.space.contains(&setup.baseline) {
+            setup.objective.evaluate(&setup.baseline)
+        } else {
+            Outcome::Infeasible("the default configuration is outside the tuned space".into())
+        };
+        Ok(Run { scenario: s.clone(), setup, lanes, baseline })
+    }
+
+    /// Does at most `max_steps` study steps (each at most one evaluation), round-robin over the
+    /// lanes, and reports the generations that finished.
+    pub fn step(&mut self, max_steps: usize) -> Progress {
+        let mut generations = Vec::new();
+        let mut left = max_steps;
+        while left > 0 && !self.is_done() {
+            for (i, lane) in self.lanes.iter_mut().enumerate() {
+                if left == 0 {
+                    break;
+                }
+                if lane.study.is_done() {
+                    continue;
+                }
+                left -= 1;
+                lane.study.step(lane.strategy.as_mut(), self.setup.objective.as_mut(), &mut lane.rng);
+                while lane.reported_batches < lane.study.batches() {
+                    lane.reported_batches += 1;
+                    let best = lane.study.best_value();
+                    generations.push(Generation { lane: i, strategy: lane.spec.name.clone(), index: lane.reported_batches, best, previous: lane.reported_best });
+                    lane.reported_best = best;
+                }
+            }
+        }
+        Progress { evaluations: self.evaluations(), budget: self.budget(), done: self.is_done(), generations }
+    }
+
+    /// Runs to the end (CLI and tests).
+    pub fn run_to_end(&mut self) -> Vec<Generation> {
+        let mut all = Vec::new();
+        while !self.is_done() {
+            all.extend(self.step(256).generations);
+        }
+        all
+    }
+
+    /// True once every lane has stopped.
+    pub fn is_done(&self) -> bool {
+        self.lanes.iter().all(|l| l.study.is_done())
+    }
+
+    /// Distinct evaluations spent, all lanes together.
+    pub fn evaluations(&self) -> usize {
+        self.lanes.iter().map(|l| l.study.evaluations()).sum()
+    }
+
+    /// The total budget of all lanes.
+    pub fn budget(&self) -> usize {
+        self.lanes.iter().map(|l| l.study.options().budget).sum()
+    }
+
+    pub fn scenario(&self) -> &Scenario { &self.scenario }
+    pub fn space(&self) -> &Space { &self.setup.space }
+    /// The metrics every trial reports, primary (top-priority goal) first.
+    pub fn metrics(&self) -> &[Metric] { &self.setup.metrics }
+    /// Warnings from loading the model or building the stage.
+    pub fn notes(&self) -> &[String] { &self.setup.notes }
+    pub fn lanes(&self) -> &[Lane] { &self.lanes }
+    /// The baseline configuration ("before").
+    pub fn baseline_config(&self) -> &Config { &self.setup.baseline }
+    /// The baseline's outcome: its metric values, or why it is infeasible.
+    pub fn baseline(&self) -> &Outcome { &self.baseline }
+
+    /// Best primary value of lane `i`.
+    pub fn best_value(&self, i: usize) -> Option<f64> {
+        self.lanes.get(i).and_then(|l| l.study.best_value())
+    }
+
+    /// Best trial of lane `i`.
+    pub fn best_trial(&self, i: usize) -> Option<&Trial> {
+        self.lanes.get(i).and_then(|l| l.study.best())
+    }
+
+    /// Best trial over all lanes (ties: the earlier lane).
+    pub fn overall_best(&self) -> Option<(usize, &Trial)> {
+        let m = self.setup.metrics.first()?;
+        let mut best: Option<(usize, &Trial)> = None;
+        for (i, l) in self.lanes.iter().enumerate() {
+            if let Some(t) = l.study.best() {
+                let v = m.signed(t.value().unwrap_or(f64::INFINITY));
+                if best.is_none_or(|(_, b)| v < m.signed(b.value().unwrap_or(f64::INFINITY))) {
+                    best = Some((i, t));
+                }
+            }
+        }
+        best
+    }
+
+    /// (evaluations, best value) at each improvement of lane `i`.
+    pub fn convergence(&self, i: usize) -> &[(usize, f64)] {
+        self.lanes.get(i).map(|l| l.study.convergence()).unwrap_or(&[])
+    }
+
+    /// Trials of lane `i`.
+    pub fn trials(&self, i: usize) -> &[Trial] {
+        self.lanes.get(i).map(|l| l.study.trials()).unwrap_or(&[])
+    }
+
+    /// Lane `i`'s strategy state for teaching views (generation, temperature, ...), merged with
+    /// the study's progress keys.
+    pub fn snapshot(&self, i: usize) -> Snapshot {
+        self.lanes.get(i).map(|l| l.study.snapshot(l.strategy.as_ref())).unwrap_or_default()
+    }
+
+    /// Lane `i`'s Ok trials that no other Ok trial beats on both metrics `a` and `b` (indices
+    /// into `metrics()`), sorted by metric `a`.
+    pub fn pareto(&self, i: usize, a: usize, b: usize) -> Vec<&Trial> {
+        let (Some(ma), Some(mb)) = (self.setup.metrics.get(a), self.setup.metrics.get(b)) else { return Vec::new() };
+        let ok: Vec<&Trial> = self.trials(i).iter().filter(|t| t.is_ok() && t.values.len() > a.max(b)).collect();
+        let pts: Vec<Vec<f64>> = ok.iter().map(|t| vec![ma.signed(t.values[a]), mb.signed(t.values[b])]).collect();
+        let mut front: Vec<&Trial> = pareto::front(&pts).into_iter().map(|k| ok[k]).collect();
+        front.sort_by(|x, y| ma.signed(x.values[a]).total_cmp(&ma.signed(y.values[a])).then(x.id.cmp(&y.id)));
+        front
+    }
+
+    /// Evaluates any configuration of the space with the stage objective (heat maps, "what if").
+    pub fn evaluate(&mut self, c: &Config) -> Outcome {
+        match self.setup.space.check(c) {
+            Ok(()) => self.setup.objective.evaluate(c),
+            Err(why) => Outcome::Infeasible(why),
+        }
+    }
+
+    /// The report: before/after, measures taken, best configuration, exports.
+    pub fn report(&self) -> crate::report::Report {
+        crate::report::Report::from_run(self)
+    }
+}
+
+/// How `tunelab run --json` prints `best`: serde_json's number formatting (the app's DOM shows
+/// exactly this string, so browser tests can compare it with the CLI's).
+pub fn format_best(v: f64) -> String {
+    serde_json::to_string(&v).unwrap_or_else(|_| "null".into())
+}
