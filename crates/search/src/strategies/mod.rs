@@ -1,6 +1,7 @@
 //! The strategies, one per file, and the registry that builds them by name.
 
 pub mod annealing;
+pub mod auto;
 pub mod bo;
 pub mod gp;
 pub mod genetic;
@@ -21,6 +22,7 @@ pub const STRATEGIES: &[(&str, &str)] = &[
     ("annealing", "simulated annealing with a geometric temperature schedule and restarts"),
     ("local", "focused local search around the incumbent (option: intensity)"),
     ("nsga2", "NSGA-II: Pareto fronts and crowding distance over several metrics"),
+    ("auto", "picks per space, budget and metrics (Bayesian, genetic, NSGA-II), then polishes locally"),
     ("bayes", "Bayesian optimisation: Gaussian process (Matern 5/2) with expected improvement"),
     ("tpe", "tree-structured Parzen estimator: good/bad densities per parameter"),
     ("rl", "REINFORCE over per-parameter softmax policies with a moving baseline"),
@@ -36,6 +38,7 @@ pub fn by_name(name: &str, options: &serde_json::Value) -> Result<Box<dyn Strate
         "annealing" => Ok(Box::new(annealing::Annealing::from_options(options))),
         "local" => Ok(Box::new(local::LocalSearch::from_options(options))),
         "nsga2" => Ok(Box::new(nsga2::Nsga2::from_options(options))),
+        "auto" => Ok(Box::new(auto::Auto::from_options(options))),
         "bayes" => Ok(Box::new(bo::Bayes::from_options(options)?)),
         "tpe" => Ok(Box::new(tpe::Tpe::from_options(options))),
         "rl" => Ok(Box::new(rl::Reinforce::from_options(options))),
