@@ -50,11 +50,11 @@ impl Default for Bayes {
     fn default() -> Self {
         Bayes {
             initial: 0,
-            candidates: 256,
-            max_train: 100,
+            candidates: 150,
+            max_train: 80,
             acquisition: Acquisition::Ei,
             xi: 0.01,
-            refit_every: 5,
+            refit_every: 8,
             hyper: None,
             model_asks: 0,
             snap: Snapshot::new(),
@@ -169,8 +169,9 @@ pub(crate) fn candidates(h: &History, rng: &mut Rng, random: usize) -> Vec<Confi
             push(c, &mut out);
         }
     }
+    let target = out.len() + random;
     for _ in 0..random * 2 {
-        if out.len() >= random + 100 {
+        if out.len() >= target {
             break;
         }
         match h.space.sample(rng) {
@@ -214,7 +215,7 @@ impl Strategy for Bayes {
             self.phase("initial design");
             return random_unseen(h, rng).into_iter().collect();
         };
-        let refit = self.hyper.is_none() || data.y.len() < 30 || self.model_asks % self.refit_every.max(1) == 0;
+        let refit = self.hyper.is_none() || data.y.len() < 20 || self.model_asks % self.refit_every.max(1) == 0;
         self.model_asks += 1;
         let model = match (refit, self.hyper) {
             (false, Some((l, nz))) => Gp::fit(&data.x, &data.y, l, nz),
@@ -233,9 +234,9 @@ impl Strategy for Bayes {
         let best = data.y.iter().copied().fold(f64::INFINITY, f64::min);
         let mut scored = Vec::with_capacity(cands.len());
         let mut top = (f64::NEG_INFINITY, 0usize);
-        for (i, c) in cands.iter().enumerate() {
-            let u = h.space.to_unit(c);
-            let (m, s) = model.predict(&u);
+        let units: Vec<Vec<f64>> = cands.iter().map(|c| h.space.to_unit(c)).collect();
+        let preds = model.predict_many(&units);
+        for (i, (u, (m, s))) in units.into_iter().zip(preds).enumerate() {
             let a = match self.acquisition {
                 Acquisition::Ei => gp::expected_improvement(m, s, best, self.xi),
                 Acquisition::Pi => gp::probability_of_improvement(m, s, best, self.xi),

@@ -8,9 +8,9 @@
 //! growing jitter, so a singular matrix (duplicate inputs) never panics.
 
 /// Length scales tried, as multiples of sqrt(dimensions) (the unit box's diagonal).
-pub const SCALES: &[f64] = &[0.05, 0.1, 0.18, 0.3, 0.5, 0.8];
+pub const SCALES: &[f64] = &[0.06, 0.12, 0.22, 0.4, 0.7];
 /// Noise variances tried, relative to the signal variance.
-pub const NOISES: &[f64] = &[1e-4, 1e-2, 0.05, 0.2];
+pub const NOISES: &[f64] = &[1e-4, 0.01, 0.1];
 
 /// A fitted Gaussian process: posterior mean and standard deviation at any unit-box point.
 #[derive(Clone, Debug)]
@@ -85,16 +85,16 @@ fn backward(l: &[f64], n: usize, b: &mut [f64]) {
 }
 
 impl Gp {
-    /// Fits with given hyperparameters on a precomputed distance matrix; None if it cannot be
-    /// factorised even with jitter or the targets are not finite.
-    fn fit_fixed(x: &[Vec<f64>], dist: &[f64], y: &[f64], scale: f64, noise: f64) -> Option<Gp> {
+    /// Factorises the correlation matrix `corr` plus noise; returns (factor, alpha, amplitude,
+    /// profile log likelihood), or None if it cannot be factorised even with jitter.
+    fn factor(corr: &[f64], y: &[f64], noise: f64) -> Option<(Vec<f64>, Vec<f64>, f64, f64)> {
         let n = y.len();
         if n == 0 || y.iter().any(|v| !v.is_finite()) {
             return None;
         }
         let mut jitter = 0.0;
         for _ in 0..6 {
-            let mut k: Vec<f64> = dist.iter().map(|&r| matern52(r, scale)).collect();
+            let mut k = corr.to_vec();
             for i in 0..n {
                 k[i * n + i] += noise + jitter;
             }
@@ -108,7 +108,7 @@ impl Gp {
                 let nf = n as f64;
                 let ll = -0.5 * nf * libm::log(amplitude) - logdet
                     - 0.5 * nf * (1.0 + libm::log(2.0 * core::f64::consts::PI));
-                return Some(Gp { x: x.to_vec(), chol: k, alpha, amplitude, length_scale: scale, noise, log_likelihood: ll });
+                return Some((k, alpha, amplitude, ll));
             }
             jitter = if jitter == 0.0 { 1e-8 } else { jitter * 100.0 };
         }
@@ -117,8 +117,10 @@ impl Gp {
 
     /// Fits with the given length scale and noise ratio.
     pub fn fit(x: &[Vec<f64>], y: &[f64], length_scale: f64, noise: f64) -> Option<Gp> {
-        let dist = distances(x);
-        Gp::fit_fixed(x, &dist, y, length_scale.max(1e-6), noise.max(0.0))
+        let l = length_scale.max(1e-6);
+        let corr: Vec<f64> = distances(x).iter().map(|&r| matern52(r, l)).collect();
+        let (chol, alpha, amplitude, ll) = Gp::factor(&corr, y, noise.max(0.0))?;
+        Some(Gp { x: x.to_vec(), chol, alpha, amplitude, length_scale: l, noise, log_likelihood: ll })
     }
 
     /// Fits every (scale, noise) pair of the grids (scales as multiples of sqrt(dimensions))
@@ -128,16 +130,17 @@ impl Gp {
         let dist = distances(x);
         let mut best: Option<Gp> = None;
         for &s in scales {
+            let l = (s * libm::sqrt(dim as f64)).max(1e-6);
+            let corr: Vec<f64> = dist.iter().map(|&r| matern52(r, l)).collect();
             for &nz in noises {
-                let l = s * libm::sqrt(dim as f64);
-                if let Some(g) = Gp::fit_fixed(x, &dist, y, l.max(1e-6), nz) {
-                    if best.as_ref().is_none_or(|b| g.log_likelihood > b.log_likelihood) {
-                        best = Some(g);
+                if let Some((chol, alpha, amplitude, ll)) = Gp::factor(&corr, y, nz) {
+                    if best.as_ref().is_none_or(|b| ll > b.log_likelihood) {
+                        best = Some(Gp { x: Vec::new(), chol, alpha, amplitude, length_scale: l, noise: nz, log_likelihood: ll });
                     }
                 }
             }
         }
-        best
+        best.map(|g| Gp { x: x.to_vec(), ..g })
     }
 
     /// Number of training points.
@@ -159,6 +162,50 @@ impl Gp {
         let vv: f64 = k.iter().map(|v| v * v).sum();
         let var = self.amplitude * (1.0 - vv).max(0.0);
         (mean, libm::sqrt(var))
+    }
+}
+
+impl Gp {
+    /// Posterior means and standard deviations at many points at once. The triangular solve
+    /// runs over all points together (row updates of length `us.len()`), which vectorises.
+    pub fn predict_many(&self, us: &[Vec<f64>]) -> Vec<(f64, f64)> {
+        let (n, m) = (self.x.len(), us.len());
+        let mut k = vec![0.0; n * m];
+        for (i, p) in self.x.iter().enumerate() {
+            for (j, u) in us.iter().enumerate() {
+                k[i * m + j] = matern52(libm::sqrt(sq_dist(p, u)), self.length_scale);
+            }
+        }
+        let mut mean = vec![0.0; m];
+        for i in 0..n {
+            let a = self.alpha[i];
+            for (mj, kj) in mean.iter_mut().zip(&k[i * m..(i + 1) * m]) {
+                *mj += a * kj;
+            }
+        }
+        // Forward substitution L V = K, one row of V (all points) at a time.
+        let mut vv = vec![0.0; m];
+        for i in 0..n {
+            let (done, rest) = k.split_at_mut(i * m);
+            let row = &mut rest[..m];
+            for j in 0..i {
+                let l = self.chol[i * n + j];
+                if l != 0.0 {
+                    for (r, d) in row.iter_mut().zip(&done[j * m..(j + 1) * m]) {
+                        *r -= l * d;
+                    }
+                }
+            }
+            let d = self.chol[i * n + i];
+            for (r, acc) in row.iter_mut().zip(vv.iter_mut()) {
+                *r /= d;
+                *acc += *r * *r;
+            }
+        }
+        mean.into_iter()
+            .zip(vv)
+            .map(|(mu, v)| (mu, libm::sqrt(self.amplitude * (1.0 - v).max(0.0))))
+            .collect()
     }
 }
 
@@ -225,6 +272,11 @@ mod tests {
         }
         let best = Gp::fit_best(&x, &y, SCALES, NOISES).unwrap();
         assert!(best.log_likelihood.is_finite());
+        let us = vec![vec![0.1, 0.3], vec![0.9, 0.9], x[2].clone()];
+        for (u, (m, s)) in us.iter().zip(best.predict_many(&us)) {
+            let (m1, s1) = best.predict(u);
+            assert!((m - m1).abs() < 1e-9 && (s - s1).abs() < 1e-9);
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::param::Param;
 use crate::rng::Rng;
 use crate::strategy::{History, Snapshot, Strategy};
 use crate::value::Config;
+use std::collections::HashMap;
 
 /// Enumerate the feasible set for candidate drawing up to this many points.
 const ENUMERATE_MAX: u128 = 200_000;
@@ -32,12 +33,38 @@ pub struct Tpe {
     pub candidates: usize,
     /// Weight of the uniform prior in each density, in trials.
     pub prior_weight: f64,
+    table: Option<Table>,
     snap: Snapshot,
 }
 
 impl Default for Tpe {
     fn default() -> Self {
-        Tpe { startup: 0, gamma: 0.2, max_good: 25, candidates: 48, prior_weight: 1.0, snap: Snapshot::new() }
+        Tpe { startup: 0, gamma: 0.2, max_good: 25, candidates: 48, prior_weight: 1.0, table: None, snap: Snapshot::new() }
+    }
+}
+
+/// Coordinates of every feasible point and which have been seen, kept between asks so that
+/// an ask costs one pass of table look-ups rather than hashing every point.
+struct Table {
+    coords: Vec<Vec<Coord>>,
+    index: HashMap<Config, usize>,
+    seen: Vec<bool>,
+    synced: usize,
+}
+
+impl Table {
+    fn new(all: &[Config], coords: &dyn Fn(&Config) -> Vec<Coord>) -> Table {
+        let index = all.iter().enumerate().map(|(i, c)| (c.clone(), i)).collect();
+        Table { coords: all.iter().map(coords).collect(), index, seen: vec![false; all.len()], synced: 0 }
+    }
+
+    fn sync(&mut self, h: &History) {
+        for t in &h.trials[self.synced..] {
+            if let Some(&i) = self.index.get(&t.config) {
+                self.seen[i] = true;
+            }
+        }
+        self.synced = h.trials.len();
     }
 }
 
@@ -198,30 +225,34 @@ impl Strategy for Tpe {
         let enumerable = h.space.cardinality().is_some_and(|n| n <= ENUMERATE_MAX);
         if let Some(all) = h.space.feasible_points().filter(|_| enumerable) {
             // Draw from l restricted to the unseen feasible points (weights = product of l).
-            let mut pts = Vec::new();
-            let mut cum = Vec::new();
+            let table = self.table.take().filter(|t| t.coords.len() == all.len() && t.synced <= h.trials.len());
+            let mut table = table.unwrap_or_else(|| Table::new(all, &coords));
+            table.sync(h);
+            let mut cum = Vec::with_capacity(all.len());
+            let mut idx = Vec::with_capacity(all.len());
             let mut total = 0.0;
-            for c in all.iter().filter(|c| !h.is_seen(c)) {
-                let xs = coords(c);
-                total += xs.iter().enumerate().map(|(i, &x)| l[i].pdf(x)).product::<f64>();
+            for (i, xs) in table.coords.iter().enumerate().filter(|(i, _)| !table.seen[*i]) {
+                total += xs.iter().enumerate().map(|(p, &x)| l[p].pdf(x)).product::<f64>();
                 cum.push(total);
-                pts.push((c, xs));
+                idx.push(i);
             }
-            if pts.is_empty() {
+            if idx.is_empty() {
+                self.table = Some(table);
                 return vec![];
             }
             for _ in 0..self.candidates {
                 let j = if total > 0.0 && total.is_finite() {
                     let x = rng.unit() * total;
-                    cum.partition_point(|&v| v <= x).min(pts.len() - 1)
+                    cum.partition_point(|&v| v <= x).min(idx.len() - 1)
                 } else {
-                    rng.below(pts.len())
+                    rng.below(idx.len())
                 };
-                let s = Tpe::score(&l, &g, &pts[j].1);
+                let s = Tpe::score(&l, &g, &table.coords[idx[j]]);
                 if best.as_ref().is_none_or(|b| s > b.0) {
-                    best = Some((s, pts[j].0.clone()));
+                    best = Some((s, all[idx[j]].clone()));
                 }
             }
+            self.table = Some(table);
         } else {
             for _ in 0..self.candidates * 4 {
                 let xs: Vec<Coord> = l.iter().map(|d| d.sample(rng)).collect();

@@ -1,0 +1,66 @@
+//! Figures for the model-based strategies (prints, never asserts):
+//! `cargo run --release -p tunelab-search --example model_bench [CACHE.json [STRATEGY[:OPTIONS_JSON] ...]]`
+//! 1. wall time of a 200-evaluation run of each model-based strategy over a 10,000-point space;
+//! 2. with a Kernel Tuner cache: mean, min and max best/optimum over seeds 0-9 at budgets
+//!    50, 100 and 200.
+
+use std::time::Instant;
+use tunelab_search::kernel_tuner::KernelTunerCache;
+use tunelab_search::strategies::by_name;
+use tunelab_search::{FnObjective, Metric, Outcome, Param, Rng, Space, Study, StudyOptions};
+
+fn timing() {
+    let params = (0..4).map(|i| Param::int(&format!("p{i}"), 0, 9, 1)).collect();
+    let space = Space::new(params, &[]).expect("space");
+    let specs: Vec<String> = std::env::var("BENCH_TIMING").map(|v| v.split(';').map(String::from).collect()).unwrap_or_else(|_| vec!["bayes".into(), "tpe".into(), "rl".into(), "random".into()]);
+    for spec in &specs {
+        let (name, opts) = match spec.split_once(':') {
+            Some((n, o)) => (n, serde_json::from_str(o).expect("options json")),
+            None => (spec.as_str(), serde_json::Value::Null),
+        };
+        let mut s = by_name(name, &opts).expect("strategy");
+        let mut study = Study::new(space.clone(), vec![Metric::minimize("t", "ms")], StudyOptions::budget(200)).expect("study");
+        let mut obj = FnObjective::new(vec![Metric::minimize("t", "ms")], |c: &tunelab_search::Config| {
+            let x: Vec<f64> = c.0.iter().map(|v| v.as_f64().unwrap_or(0.0)).collect();
+            Outcome::Ok(vec![1.0 + (x[0] - 3.0).powi(2) + 0.5 * (x[1] - 7.0).powi(2) + 0.2 * (x[2] - 1.0).powi(2) + 0.1 * x[3]])
+        });
+        let mut rng = Rng::seed_from_u64(1);
+        let t0 = Instant::now();
+        study.run(s.as_mut(), &mut obj, &mut rng);
+        println!("{spec:>8}: 200 evaluations over 10,000 points in {:.1} ms, best {:?} after {} evaluations ({:?})", t0.elapsed().as_secs_f64() * 1e3, study.best_value(), study.evaluations(), study.best().map(|t| t.config.clone()));
+    }
+}
+
+fn main() {
+    timing();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(path) = args.first() else { return };
+    let text = std::fs::read_to_string(path).expect("read cache");
+    let cache = KernelTunerCache::parse(&text).expect("parse cache");
+    let optimum = cache.optimum().expect("optimum");
+    let names: Vec<String> = if args.len() > 1 { args[1..].to_vec() } else { vec!["bayes".into(), "tpe".into(), "rl".into(), "random".into()] };
+    for spec in &names {
+        let (name, opts) = match spec.split_once(':') {
+            Some((n, o)) => (n, serde_json::from_str(o).expect("options json")),
+            None => (spec.as_str(), serde_json::Value::Null),
+        };
+        let mut line = format!("{spec:>24}");
+        for budget in [50, 100, 200] {
+            let t0 = Instant::now();
+            let ratios: Vec<f64> = (0..10u64)
+                .map(|seed| {
+                    let mut s = by_name(name, &opts).expect("strategy");
+                    let mut study = Study::new(cache.space.clone(), vec![cache.metric()], StudyOptions::budget(budget)).expect("study");
+                    let mut obj = cache.objective();
+                    let mut rng = Rng::seed_from_u64(seed);
+                    study.run(s.as_mut(), &mut obj, &mut rng);
+                    study.best_value().map_or(f64::NAN, |b| b / optimum)
+                })
+                .collect();
+            let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+            let (lo, hi) = ratios.iter().fold((f64::INFINITY, 0.0f64), |(a, b), r| (a.min(*r), b.max(*r)));
+            line += &format!("  b{budget}: {mean:.3} [{lo:.3},{hi:.3}] {:.0}ms", t0.elapsed().as_secs_f64() * 1e3 / 10.0);
+        }
+        println!("{line}");
+    }
+}
