@@ -100,7 +100,7 @@ pub fn to_scenario(v: &Json) -> Result<Scenario, String> {
             let a = a.as_str().ok_or("optimization_options.algorithm: expected a strategy name")?;
             s.strategy.name = match a.to_ascii_lowercase().as_str() {
                 "ga" | "genetic_algorithm" => "genetic".into(),
-                "rl" | "reinforcement_learning" => "bandit".into(),
+                "reinforcement_learning" | "reinforce" => "rl".into(),
                 other => other.to_string(),
             };
         }

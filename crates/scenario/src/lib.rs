@@ -1,6 +1,7 @@
 //! tunelab-scenario
 
 pub mod autotune;
+pub mod bundled;
 pub mod focus;
 pub mod empirical;
 pub mod knowledge;
@@ -13,6 +14,7 @@ pub mod templates;
 pub mod url;
 
 pub use scenario::{Scenario, Stage, SCENARIO_VERSION};
+pub use bundled::{bundled_scenario, bundled_scenarios};
 pub use report::Report;
 pub use run::{format_best, Progress, Run};
 pub use stages::{setup, StageSetup};

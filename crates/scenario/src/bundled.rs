@@ -1,0 +1,25 @@
+//! The bundled scenarios (assets/scenarios/*.json), compiled in so the browser needs no files.
+
+use crate::scenario::Scenario;
+
+/// (file stem, JSON text) of every bundled scenario, in the order the app lists them.
+pub const BUNDLED_SCENARIOS: &[(&str, &str)] = &[
+    ("llama2-7b-910B2-deployment", include_str!("../../../assets/scenarios/llama2-7b-910B2-deployment.json")),
+    ("qwen2.5-7b-910B2-operator", include_str!("../../../assets/scenarios/qwen2.5-7b-910B2-operator.json")),
+    ("operator-autotune-llama2-7b", include_str!("../../../assets/scenarios/operator-autotune-llama2-7b.json")),
+    ("llama2-7b-910B2-compare", include_str!("../../../assets/scenarios/llama2-7b-910B2-compare.json")),
+];
+
+/// Every bundled scenario, parsed: (id, scenario or the error that stops it loading).
+pub fn bundled_scenarios() -> Vec<(&'static str, Result<Scenario, String>)> {
+    BUNDLED_SCENARIOS.iter().map(|(id, text)| (*id, Scenario::from_json(text))).collect()
+}
+
+/// One bundled scenario by id.
+pub fn bundled_scenario(id: &str) -> Result<Scenario, String> {
+    let (_, text) = BUNDLED_SCENARIOS
+        .iter()
+        .find(|(n, _)| *n == id)
+        .ok_or_else(|| format!("unknown bundled scenario '{id}'; bundled: {}", BUNDLED_SCENARIOS.iter().map(|b| b.0).collect::<Vec<_>>().join(", ")))?;
+    Scenario::from_json(text)
+}
