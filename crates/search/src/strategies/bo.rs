@@ -278,3 +278,104 @@ impl Strategy for Bayes {
         self.snap.clone()
     }
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use crate::strategies::by_name;
+    use crate::strategy::Strategy;
+    use crate::{Config, FnObjective, Metric, Outcome, Param, Rng, Space, Study, StudyOptions};
+
+    /// A smooth 10,000-point problem with a failing corner, shared by the model-based tests.
+    pub(crate) fn problem() -> (Space, impl Fn(&Config) -> Outcome) {
+        let space = Space::new((0..4).map(|i| Param::int(&format!("p{i}"), 0, 9, 1)).collect(), &[]).unwrap();
+        let f = |c: &Config| {
+            let x: Vec<f64> = c.0.iter().map(|v| v.as_f64().unwrap_or(0.0) / 9.0).collect();
+            if x[0] + x[1] > 1.7 {
+                return Outcome::Failed("out of resources".into());
+            }
+            let q = 3.0 * (x[0] - 0.3).powi(2) + 2.0 * (x[1] - 0.7).powi(2) + (x[2] - 0.2).powi(2) + 0.3 * x[3];
+            Outcome::Ok(vec![libm::exp(2.0 * q)])
+        };
+        (space, f)
+    }
+
+    /// Mean best value over `seeds` runs of `budget` evaluations.
+    pub(crate) fn mean_best(name: &str, budget: usize, seeds: u64) -> f64 {
+        let (space, f) = problem();
+        let mut total = 0.0;
+        for seed in 0..seeds {
+            let mut s = by_name(name, &serde_json::Value::Null).unwrap();
+            let metric = vec![Metric::minimize("t", "ms")];
+            let mut study = Study::new(space.clone(), metric.clone(), StudyOptions::budget(budget)).unwrap();
+            let mut obj = FnObjective::new(metric, &f);
+            study.run(s.as_mut(), &mut obj, &mut Rng::seed_from_u64(seed));
+            assert_eq!(study.evaluations(), budget);
+            total += study.best_value().unwrap();
+        }
+        total / seeds as f64
+    }
+
+    #[test]
+    fn bayes_beats_random_on_a_smooth_problem() {
+        let (bo, rnd) = (mean_best("bayes", 30, 6), mean_best("random", 30, 6));
+        assert!(bo < rnd, "bayes {bo} random {rnd}");
+    }
+
+    #[test]
+    fn model_strategies_exhaust_a_tiny_space_without_repeats() {
+        let space = Space::new(vec![Param::int("a", 0, 2, 1), Param::categorical("b", vec!["x".into(), "y".into()])], &[]).unwrap();
+        for name in ["bayes", "tpe", "rl"] {
+            let mut s = by_name(name, &serde_json::json!({"initial": 2, "startup": 2})).unwrap();
+            let metric = vec![Metric::minimize("t", "ms")];
+            let mut study = Study::new(space.clone(), metric.clone(), StudyOptions::budget(10)).unwrap();
+            let mut rng = Rng::seed_from_u64(3);
+            while !study.is_done() {
+                let h = study.history();
+                for c in s.ask(&h, &mut rng.clone()) {
+                    assert!(!h.is_seen(&c) && h.space.contains(&c), "{name} proposed {c:?}");
+                }
+                let mut obj = FnObjective::new(metric.clone(), |c: &Config| Outcome::Ok(vec![c.0[0].as_f64().unwrap() + 1.0]));
+                study.step(s.as_mut(), &mut obj, &mut rng);
+            }
+            assert_eq!(study.evaluations(), 6, "{name}");
+            assert!(s.ask(&study.history(), &mut rng).is_empty(), "{name} should be exhausted");
+        }
+    }
+
+    #[test]
+    fn warm_start_skips_the_initial_design() {
+        let (space, f) = problem();
+        let metric = vec![Metric::minimize("t", "ms")];
+        let mut first = Study::new(space.clone(), metric.clone(), StudyOptions::budget(12)).unwrap();
+        let mut obj = FnObjective::new(metric.clone(), &f);
+        first.run(&mut crate::strategies::random::RandomSearch, &mut obj, &mut Rng::seed_from_u64(1));
+        let mut second = Study::new(space, metric, StudyOptions::budget(20)).unwrap();
+        assert_eq!(second.warm_start(first.trials()), 12);
+        let mut bo = super::Bayes::default();
+        let asked = bo.ask(&second.history(), &mut Rng::seed_from_u64(2));
+        assert_eq!(asked.len(), 1);
+        let snap = bo.snapshot();
+        assert_eq!(snap["phase"], "model");
+        assert!(snap["gp_std"].as_f64().unwrap() >= 0.0);
+        assert!(!snap["candidates"].as_array().unwrap().is_empty());
+    }
+
+    #[test]
+    fn all_failed_history_falls_back_to_sampling() {
+        let (space, _) = problem();
+        let metric = vec![Metric::minimize("t", "ms")];
+        for name in ["bayes", "tpe", "rl"] {
+            let mut study = Study::new(space.clone(), metric.clone(), StudyOptions::budget(25)).unwrap();
+            let mut obj = FnObjective::new(metric.clone(), |_: &Config| Outcome::Failed("no".into()));
+            let mut s = by_name(name, &serde_json::Value::Null).unwrap();
+            study.run(s.as_mut(), &mut obj, &mut Rng::seed_from_u64(5));
+            assert_eq!(study.evaluations(), 25, "{name}");
+        }
+    }
+
+    #[test]
+    fn unknown_acquisition_is_an_error() {
+        assert!(super::Bayes::from_options(&serde_json::json!({"acquisition": "magic"})).is_err());
+        assert!(super::Bayes::from_options(&serde_json::json!({"acquisition": "lcb", "xi": -1})).is_ok());
+    }
+}

@@ -198,3 +198,36 @@ impl Strategy for Reinforce {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FnObjective, Metric, Outcome, Space, Study, StudyOptions};
+
+    #[test]
+    fn probabilities_move_toward_good_choices() {
+        let space = Space::new(vec![Param::int("a", 0, 4, 1), Param::int("b", 0, 4, 1), Param::float("c", 0.0, 1.0, false, None)], &[]).unwrap();
+        let metric = vec![Metric::minimize("t", "ms")];
+        let mut study = Study::new(space, metric.clone(), StudyOptions::budget(60)).unwrap();
+        let mut obj = FnObjective::new(metric, |c: &Config| {
+            let a = c.0[0].as_f64().unwrap();
+            Outcome::Ok(vec![1.0 + a + 0.1 * c.0[1].as_f64().unwrap() + c.0[2].as_f64().unwrap()])
+        });
+        let mut rl = Reinforce::default();
+        study.run(&mut rl, &mut obj, &mut Rng::seed_from_u64(4));
+        let snap = rl.snapshot();
+        let pa: Vec<f64> = serde_json::from_value(snap["choice_probabilities"]["a"].clone()).unwrap();
+        assert!((pa.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        assert!(pa[0] > 0.2 && pa[0] > pa[4], "{pa:?}");
+        let pc: Vec<f64> = serde_json::from_value(snap["choice_probabilities"]["c"].clone()).unwrap();
+        assert_eq!(pc.len(), 10);
+        assert!(pc[0] > pc[9], "{pc:?}");
+    }
+
+    #[test]
+    fn rl_beats_random_on_a_smooth_problem() {
+        use crate::strategies::bo::tests::mean_best;
+        let (rl, rnd) = (mean_best("rl", 60, 8), mean_best("random", 60, 8));
+        assert!(rl < rnd, "rl {rl} random {rnd}");
+    }
+}

@@ -294,3 +294,33 @@ impl Strategy for Tpe {
         self.snap.clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::strategies::bo::tests::mean_best;
+    use crate::{Param, Value};
+
+    #[test]
+    fn tpe_beats_random_on_a_smooth_problem() {
+        let (tpe, rnd) = (mean_best("tpe", 40, 6), mean_best("random", 40, 6));
+        assert!(tpe < rnd, "tpe {tpe} random {rnd}");
+    }
+
+    #[test]
+    fn densities_concentrate_on_observations() {
+        let p = Param::int("a", 0, 9, 1);
+        let d = Density::build(&p, &[Coord::Rank(2), Coord::Rank(2), Coord::Rank(3)], 1.0);
+        let Density::Levels(pr) = &d else { panic!("discrete parameter") };
+        assert!((pr.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        assert!(pr[2] > pr[8] && pr[3] > pr[8]);
+        let c = Param::categorical("c", vec![Value::from("x"), Value::from("y"), Value::from("z")]);
+        let d = Density::build(&c, &[Coord::Rank(1)], 1.0);
+        assert!(d.pdf(Coord::Rank(1)) > d.pdf(Coord::Rank(0)));
+        let f = Param::float("f", 0.0, 1.0, false, None);
+        let d = Density::build(&f, &[Coord::Unit(0.2)], 1.0);
+        assert!(d.pdf(Coord::Unit(0.2)) > d.pdf(Coord::Unit(0.9)));
+        let mut rng = Rng::seed_from_u64(1);
+        assert!((0..50).all(|_| matches!(d.sample(&mut rng), Coord::Unit(u) if (0.0..=1.0).contains(&u))));
+    }
+}
