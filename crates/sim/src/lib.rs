@@ -5,8 +5,19 @@
 //! the numbers can be explained, tested for physical properties, and evaluated millions of
 //! times per second by the tuner.
 
+pub mod bench;
+pub mod cost;
+pub mod device;
 pub mod dtype;
+pub mod estimate;
 pub mod op;
+pub mod tiling;
+pub mod tuning;
 
+pub use cost::estimate;
+pub use device::{bundled, bundled_device, Arch, Device};
 pub use dtype::{DType, Precision};
+pub use estimate::{Bound, Breakdown, EngineTimes, Estimate, Infeasible};
 pub use op::{AttentionKind, CommAlgorithm, CommKind, Epilogue, Link, Op, VectorKind};
+pub use tiling::{Axis, FlashTiling, MatmulTiling, Tiling, VectorTiling};
+pub use tuning::{best_tiling, default_tiling, tiling_axes, tiling_from_assignment};

@@ -1,0 +1,232 @@
+//! Memory per chip: weights, KV cache, activations, gradients, optimizer state and workspace, in
+//! bytes, for inference and training; `strategy` adds the allocator's overhead and finds the
+//! largest batch that fits.
+//!
+//! Sources: training activations follow Korthikanti et al. 2022, "Reducing Activation
+//! Recomputation in Large Transformer Models" (arXiv:2205.05198), section 4, generalised to
+//! grouped-query attention and gated MLPs; weights/gradients/optimizer states follow ZeRO
+//! (Rajbhandari et al. 2020, arXiv:1910.02054), section 3: mixed-precision Adam keeps 2 + 2 + 12
+//! bytes per parameter.
+
+mod activations;
+pub mod strategy;
+
+pub use activations::{layer_activation_bytes, transient_profile, TransientProfile};
+pub use strategy::{footprint, max_batch, max_batch_or_reason, Footprint, MemoryStrategy};
+
+use crate::model::ModelDesc;
+use crate::workload::{validate_plan, GraphOptions, ParallelPlan, TrainOptions, Workload};
+use serde::{Deserialize, Serialize};
+
+/// Bytes per chip by purpose.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryBreakdown {
+    pub weights: u64,
+    pub kv_cache: u64,
+    pub activations: u64,
+    pub gradients: u64,
+    pub optimizer: u64,
+    /// Runtime, operator workspace and collective buffers.
+    pub workspace: u64,
+    /// Allocator waste (block rounding, fragmentation); 0 for the exact accounting.
+    pub fragmentation: u64,
+    pub total: u64,
+}
+
+impl MemoryBreakdown {
+    /// Recomputes `total` from the parts.
+    pub fn summed(mut self) -> Self {
+        self.total = [
+            self.weights,
+            self.kv_cache,
+            self.activations,
+            self.gradients,
+            self.optimizer,
+            self.workspace,
+            self.fragmentation,
+        ]
+        .iter()
+        .fold(0u64, |a, &b| a.saturating_add(b));
+        self
+    }
+}
+
+/// Parameters held by one chip, split by the type they are stored in at inference.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ChipParams {
+    /// Linear-layer weights (stored in the deployment weight type, e.g. INT8).
+    pub linear: u64,
+    /// Embeddings, LM head, norms, biases, router (kept in 16-bit).
+    pub other: u64,
+}
+
+impl ChipParams {
+    pub fn total(&self) -> u64 {
+        self.linear.saturating_add(self.other)
+    }
+}
+
+fn ceil_div(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { a.div_ceil(b) }
+}
+
+/// Parameters on the busiest chip (the larger of the first and last pipeline stage) under the
+/// plan: attention and MLP widths split tp-way, experts ep-way, layers pp-way, vocabulary tp-way
+/// (vocab-parallel embedding and LM head).
+pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
+    let Some(t) = &model.llm else {
+        let linear = model.graph.iter().fold(0u64, |a, o| a.saturating_add(o.weight_params().saturating_mul(o.repeat)));
+        return ChipParams { linear, other: 0 };
+    };
+    let (tp, pp, ep) = (plan.tp.max(1), plan.pp.max(1), plan.ep.max(1));
+    let (hq, hkv) = (t.heads / tp, (t.kv_heads / tp).max(1));
+    let d = t.head_dim;
+    let attn = t.hidden * (hq + 2 * hkv) * d + hq * d * t.hidden;
+    let bias = if t.qkv_bias { (hq + 2 * hkv) * d } else { 0 };
+    let layer_other = bias + t.norm_params();
+    let dense_linear = t.mlp_params(ceil_div(t.intermediate, tp));
+    let (moe_linear, moe_other) = match &t.moe {
+        Some(m) => {
+            let experts = (m.experts / ep) * t.mlp_params(ceil_div(m.expert_intermediate, tp));
+            let shared = if m.shared_intermediate > 0 { t.mlp_params(ceil_div(m.shared_intermediate, tp)) } else { 0 };
+            let gate = if m.shared_gate { t.hidden } else { 0 };
+            (experts + shared, t.hidden * m.experts + gate)
+        }
+        None => (0, 0),
+    };
+    let layers = ceil_div(t.layers, pp);
+    let (moe_layers, _) = t.moe_and_dense_layers();
+    let moe_here = ceil_div(moe_layers * layers, t.layers.max(1)).min(layers);
+    let dense_here = layers - moe_here;
+    let linear = layers * attn + dense_here * dense_linear + moe_here * moe_linear;
+    let other = layers * layer_other + moe_here * moe_other;
+    let vocab_slice = ceil_div(t.vocab, tp) * t.hidden;
+    let vision = model.vision.as_ref().map_or(0, |v| {
+        let e = &v.encoder;
+        let patch = v.channels * v.patch_size * v.patch_size * e.hidden;
+        let proj = if v.projector_hidden > 0 {
+            e.hidden * v.projector_hidden + v.projector_hidden * t.hidden
+        } else {
+            e.hidden * t.hidden
+        };
+        e.layers * (e.attention_params() + e.mlp_params(e.intermediate)) / tp + patch + proj
+    });
+    // First stage: embedding (+ vision encoder); last stage: LM head (a second copy when tied
+    // and pp > 1, as Megatron keeps it) and the final norm.
+    let head = if t.tied_embeddings && pp == 1 { 0 } else { vocab_slice };
+    if pp == 1 {
+        return ChipParams { linear: linear + vision, other: other + vocab_slice + head + t.hidden };
+    }
+    let first = ChipParams { linear: linear + vision, other: other + vocab_slice };
+    let last = ChipParams { linear, other: other + head + t.hidden };
+    if first.total() >= last.total() { first } else { last }
+}
+
+/// Parameters on the busiest chip.
+pub fn params_per_chip(model: &ModelDesc, plan: &ParallelPlan) -> u64 {
+    chip_params(model, plan).total()
+}
+
+/// Runtime context and operator workspace, plus collective buffers: CANN's HCCL_BUFFSIZE
+/// (default 200 MB) sizes the input and output buffers each communication domain allocates.
+pub fn workspace_bytes(plan: &ParallelPlan, train: bool) -> u64 {
+    const RUNTIME: u64 = 512 << 20;
+    const HCCL: u64 = 2 * 200_000_000;
+    let domains = [plan.tp > 1, plan.pp > 1, plan.ep > 1, train && plan.dp > 1]
+        .iter()
+        .filter(|&&b| b)
+        .count() as u64;
+    RUNTIME + domains * HCCL
+}
+
+/// KV-cache bytes on one chip for `batch` sequences of `tokens` tokens (keys and values, every
+/// local layer, local KV heads: 2 x layers x kv_heads x head_dim x tokens x batch x bytes / tp).
+pub fn kv_cache_bytes(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOptions, batch: u64, tokens: u64) -> u64 {
+    let Some(t) = &model.llm else { return 0 };
+    let layers = ceil_div(t.layers, plan.pp.max(1));
+    let kv_local = (t.kv_heads / plan.tp.max(1)).max(1);
+    (2 * layers * kv_local * t.head_dim * opts.kv_dtype().bytes())
+        .saturating_mul(tokens)
+        .saturating_mul(batch)
+}
+
+/// Tokens per sequence the KV cache holds (image tokens of a multimodal model included).
+pub fn kv_tokens(model: &ModelDesc, w: &Workload) -> u64 {
+    let image = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    match w {
+        Workload::TrainStep { .. } => 0,
+        _ => w.kv_tokens().saturating_add(image),
+    }
+}
+
+/// The exact memory need on one chip: no allocator overhead (that is `strategy::footprint`).
+/// `train` overrides `opts.train` for a training step. Errors on an invalid workload or plan.
+pub fn memory_per_chip(
+    model: &ModelDesc,
+    w: &Workload,
+    plan: &ParallelPlan,
+    opts: &GraphOptions,
+    train: Option<&TrainOptions>,
+) -> Result<MemoryBreakdown, String> {
+    w.validate()?;
+    validate_plan(model, plan)?;
+    let params = chip_params(model, plan);
+    let workspace = workspace_bytes(plan, w.is_train());
+    if !w.is_train() {
+        let weights = params
+            .linear
+            .saturating_mul(opts.precision.weight().bytes())
+            .saturating_add(params.other.saturating_mul(opts.vector_dtype().bytes()));
+        let kv_cache = kv_cache_bytes(model, plan, opts, w.batch(), kv_tokens(model, w));
+        let activations = transient_profile(model, w, plan, opts)?.peak;
+        return Ok(MemoryBreakdown { weights, kv_cache, activations, workspace, ..Default::default() }.summed());
+    }
+    let t = train.copied().unwrap_or(opts.train);
+    if t.zero_stage > 3 {
+        return Err(format!("training field 'zero_stage' = {} must be 0..=3", t.zero_stage));
+    }
+    let psi = params.total();
+    let dp = plan.dp.max(1);
+    let shard = |bytes: u64, on: bool| if on { ceil_div(bytes, dp) } else { bytes };
+    let (w_bytes, g_bytes, o_bytes) = if t.mixed_precision { (2, 2, 12) } else { (4, 4, 8) };
+    let weights = shard(psi.saturating_mul(w_bytes), t.zero_stage >= 3);
+    let gradients = shard(psi.saturating_mul(g_bytes), t.zero_stage >= 2);
+    let optimizer = shard(psi.saturating_mul(o_bytes), t.zero_stage >= 1 || t.distributed_optimizer);
+    let activations = training_activations(model, w, plan, opts, &t)?;
+    Ok(MemoryBreakdown { weights, gradients, optimizer, activations, workspace, ..Default::default() }.summed())
+}
+
+/// Saved activations of a training step plus the largest transient working set.
+fn training_activations(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts: &GraphOptions, t: &TrainOptions) -> Result<u64, String> {
+    let Workload::TrainStep { micro_batch: b, seq_len } = *w else { return Ok(0) };
+    let transient = transient_profile(model, w, plan, opts)?.peak;
+    let bytes = if t.mixed_precision { 2 } else { 4 };
+    let Some(llm) = &model.llm else {
+        // Operator graphs: every op's output is saved for backward (no recomputation model).
+        let saved = transient_profile(model, w, plan, opts)?.sum_outputs;
+        return Ok(saved.saturating_add(transient));
+    };
+    let image = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    let s = seq_len.saturating_add(image);
+    let per_layer = layer_activation_bytes(llm, s, b, plan, t.recompute, opts.flash_attention, bytes);
+    let layers = ceil_div(llm.layers, plan.pp.max(1));
+    // 1F1B keeps min(pp, micro-batches) micro-batches in flight on the first stage, which
+    // therefore stores L layers' worth when there are at least pp micro-batches (Korthikanti
+    // et al. 2022, section 4.2.3).
+    let in_flight = plan.pp.max(1).min(t.grad_accum.max(1));
+    let first = per_layer.saturating_mul(layers).saturating_mul(in_flight);
+    let vision = model.vision.as_ref().map_or(0, |v| {
+        let seq = v.image_tokens() + 1;
+        layer_activation_bytes(&v.encoder, seq, b, plan, t.recompute, opts.flash_attention, bytes)
+            .saturating_mul(v.encoder.layers)
+    });
+    // Output layer: fp32 logits for the cross-entropy, 4 s b v / t bytes (section 4.3).
+    let logits = 4u64.saturating_mul(s).saturating_mul(b).saturating_mul(ceil_div(llm.vocab, plan.tp.max(1)));
+    let last = per_layer.saturating_mul(layers).saturating_add(logits);
+    let stored = if plan.pp <= 1 {
+        first.saturating_add(vision).saturating_add(logits)
+    } else {
+        first.saturating_add(vision).max(last)
+    };
+    Ok(stored.saturating_add(transient))
+}

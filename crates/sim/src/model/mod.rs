@@ -1,0 +1,404 @@
+//! Model descriptions: what a model *is* (layer counts, widths, experts), independent of how it
+//! runs. `load_model` turns a Hugging Face `config.json`, a Tunelab operator-graph JSON or a
+//! serialised `ModelDesc` into a validated `ModelDesc`; `workload::build_graph` turns it into the
+//! per-chip operator list the device model costs.
+//!
+//! Why plain data with optional parts: a decoder LLM, a vision encoder feeding an LLM, and a
+//! diffusion UNet share little structure. Transformers are described by a handful of widths
+//! (that is all a Hugging Face config gives), anything else by an explicit operator list.
+
+pub mod graph;
+pub mod hf;
+
+use crate::dtype::DType;
+use serde::{Deserialize, Serialize};
+
+pub use graph::{GraphOpDesc, OpClass};
+
+/// What kind of model this is; templates and stages key on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelFamily {
+    /// Dense decoder-only language model.
+    DenseLlm,
+    /// Mixture-of-experts decoder-only language model.
+    MoeLlm,
+    /// Text-to-image diffusion (the denoising network).
+    Diffusion,
+    /// An image encoder feeding a language model.
+    Multimodal,
+    /// Anything else, given as an operator graph.
+    Custom,
+}
+
+impl ModelFamily {
+    /// Lower-case name as used in templates.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelFamily::DenseLlm => "dense_llm",
+            ModelFamily::MoeLlm => "moe_llm",
+            ModelFamily::Diffusion => "diffusion",
+            ModelFamily::Multimodal => "multimodal",
+            ModelFamily::Custom => "custom",
+        }
+    }
+}
+
+/// Feed-forward flavour.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MlpKind {
+    /// Gated SiLU (LLaMA family): gate and up projections, then down.
+    #[default]
+    SwiGlu,
+    /// Plain GELU MLP (CLIP / ViT / GPT): up, GELU, down.
+    Gelu,
+}
+
+/// Normalisation flavour.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NormKind {
+    #[default]
+    RmsNorm,
+    LayerNorm,
+}
+
+/// Mixture-of-experts feed-forward.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MoeDesc {
+    /// Routed experts per MoE layer.
+    pub experts: u64,
+    /// Experts each token is routed to.
+    pub top_k: u64,
+    /// Intermediate width of one routed expert.
+    pub expert_intermediate: u64,
+    /// Shared (always-active) experts' total intermediate width; 0 if none (Qwen2-MoE has one).
+    #[serde(default)]
+    pub shared_intermediate: u64,
+    /// Whether a sigmoid gate (hidden -> 1) scales the shared expert (Qwen2-MoE).
+    #[serde(default)]
+    pub shared_gate: bool,
+    /// Layers that use a dense MLP of `TransformerDesc::intermediate` instead (e.g. Qwen
+    /// `mlp_only_layers`); the rest are MoE layers.
+    #[serde(default)]
+    pub dense_layers: u64,
+}
+
+/// A transformer stack: a decoder LLM or a ViT-style encoder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TransformerDesc {
+    pub layers: u64,
+    pub hidden: u64,
+    /// Query heads.
+    pub heads: u64,
+    /// Key/value heads (< heads: grouped-query attention).
+    pub kv_heads: u64,
+    pub head_dim: u64,
+    /// Dense MLP intermediate width.
+    pub intermediate: u64,
+    /// Vocabulary size (0 for an encoder without token embeddings).
+    pub vocab: u64,
+    #[serde(default)]
+    pub tied_embeddings: bool,
+    #[serde(default)]
+    pub mlp: MlpKind,
+    #[serde(default)]
+    pub norm: NormKind,
+    /// Bias on the q/k/v projections (Qwen2).
+    #[serde(default)]
+    pub qkv_bias: bool,
+    /// Longest sequence the model supports (static allocation reserves for it).
+    #[serde(default = "default_max_pos")]
+    pub max_position: u64,
+    #[serde(default)]
+    pub moe: Option<MoeDesc>,
+}
+
+fn default_max_pos() -> u64 {
+    4096
+}
+
+/// A ViT image encoder (e.g. CLIP ViT-L/14) and the projector into the LLM's embedding space.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VisionDesc {
+    /// The encoder's transformer (vocab 0, LayerNorm, GELU MLP, bidirectional attention).
+    pub encoder: TransformerDesc,
+    pub image_size: u64,
+    pub patch_size: u64,
+    #[serde(default = "three")]
+    pub channels: u64,
+    /// Hidden width of the (two-layer, LLaVA-1.5 style) MLP projector; 0 = one linear layer.
+    #[serde(default)]
+    pub projector_hidden: u64,
+}
+
+fn three() -> u64 {
+    3
+}
+
+impl VisionDesc {
+    /// Patch tokens per image (without the class token): (image / patch)^2.
+    pub fn image_tokens(&self) -> u64 {
+        let side = self.image_size / self.patch_size.max(1);
+        side.saturating_mul(side)
+    }
+}
+
+/// A model: a language model, optionally fed by a vision encoder, or an explicit operator graph.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelDesc {
+    pub name: String,
+    pub family: ModelFamily,
+    /// The checkpoint's storage type (torch_dtype).
+    pub dtype: DType,
+    /// The language model (decoder stack), if any.
+    #[serde(default)]
+    pub llm: Option<TransformerDesc>,
+    /// The image encoder of a multimodal model.
+    #[serde(default)]
+    pub vision: Option<VisionDesc>,
+    /// Explicit operators for one sample (batch 1), used when there is no `llm`.
+    #[serde(default)]
+    pub graph: Vec<GraphOpDesc>,
+}
+
+/// A model after loading, with anything the loader had to assume.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoadedModel {
+    pub model: ModelDesc,
+    /// Visible warnings (unknown model_type, ignored fields, assumed defaults).
+    pub warnings: Vec<String>,
+}
+
+/// Parameter counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParamCount {
+    /// All parameters.
+    pub total: u64,
+    /// Parameters touched per token (MoE: only top-k experts); equals `total` for dense models.
+    pub active: u64,
+}
+
+/// Loads a model from JSON: a Hugging Face config.json (has `model_type` or `hidden_size`), an
+/// operator graph (`"ops": [...]`), or a serialised `ModelDesc` (`"format": "tunelab-model"`).
+pub fn load_model(json: &str) -> Result<LoadedModel, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| format!("model JSON does not parse: {e}"))?;
+    let obj = value
+        .as_object()
+        .ok_or_else(|| "model JSON must be an object".to_string())?;
+    let format = obj.get("format").and_then(|f| f.as_str()).unwrap_or("");
+    let loaded = if format == "tunelab-model" {
+        let model: ModelDesc =
+            serde_json::from_value(value.clone()).map_err(|e| format!("model description: {e}"))?;
+        LoadedModel { model, warnings: Vec::new() }
+    } else if format == "tunelab-graph" || obj.contains_key("ops") {
+        graph::load_graph(obj)?
+    } else if obj.contains_key("model_type") || obj.contains_key("hidden_size") {
+        hf::load_hf(obj)?
+    } else {
+        return Err("unrecognised model JSON: expected a Hugging Face config.json (model_type, \
+                    hidden_size, ...) or an operator graph (\"ops\": [...])"
+            .to_string());
+    };
+    validate(&loaded.model)?;
+    Ok(loaded)
+}
+
+/// Upper bounds on sizes: far above any real model, low enough that products of a few of them
+/// cannot overflow u64 (2^20 * 2^20 * 2^14 < 2^63).
+pub const MAX_LAYERS: u64 = 1 << 12;
+pub const MAX_WIDTH: u64 = 1 << 20;
+pub const MAX_HEADS: u64 = 1 << 14;
+pub const MAX_VOCAB: u64 = 1 << 24;
+pub const MAX_EXPERTS: u64 = 1 << 14;
+
+fn check_range(field: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
+    if v < lo || v > hi {
+        Err(format!("field '{field}' = {v} is out of range ({lo}..={hi})"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks a transformer's fields are present, sane and consistent; `what` prefixes field names.
+pub fn validate_transformer(t: &TransformerDesc, what: &str) -> Result<(), String> {
+    let f = |name: &str| format!("{what}{name}");
+    check_range(&f("layers"), t.layers, 1, MAX_LAYERS)?;
+    check_range(&f("hidden"), t.hidden, 1, MAX_WIDTH)?;
+    check_range(&f("heads"), t.heads, 1, MAX_HEADS)?;
+    check_range(&f("kv_heads"), t.kv_heads, 1, t.heads)?;
+    check_range(&f("head_dim"), t.head_dim, 1, 4096)?;
+    check_range(&f("intermediate"), t.intermediate, 0, MAX_WIDTH)?;
+    check_range(&f("vocab"), t.vocab, 0, MAX_VOCAB)?;
+    check_range(&f("max_position"), t.max_position, 1, 1 << 24)?;
+    if t.heads % t.kv_heads != 0 {
+        return Err(format!(
+            "field '{}' = {} must divide '{}' = {}",
+            f("kv_heads"),
+            t.kv_heads,
+            f("heads"),
+            t.heads
+        ));
+    }
+    match &t.moe {
+        None if t.intermediate == 0 => {
+            Err(format!("field '{}' must be positive for a dense MLP", f("intermediate")))
+        }
+        None => Ok(()),
+        Some(m) => {
+            check_range(&f("experts"), m.experts, 1, MAX_EXPERTS)?;
+            check_range(&f("top_k"), m.top_k, 1, m.experts)?;
+            check_range(&f("expert_intermediate"), m.expert_intermediate, 1, MAX_WIDTH)?;
+            check_range(&f("shared_intermediate"), m.shared_intermediate, 0, MAX_WIDTH)?;
+            check_range(&f("dense_layers"), m.dense_layers, 0, t.layers)?;
+            if m.dense_layers > 0 && t.intermediate == 0 {
+                return Err(format!("field '{}' is needed by dense layers", f("intermediate")));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Checks a whole model description.
+pub fn validate(m: &ModelDesc) -> Result<(), String> {
+    if let Some(t) = &m.llm {
+        validate_transformer(t, "")?;
+        if t.vocab == 0 {
+            return Err("field 'vocab_size' must be positive for a language model".into());
+        }
+    }
+    if let Some(v) = &m.vision {
+        validate_transformer(&v.encoder, "vision_config.")?;
+        check_range("vision_config.patch_size", v.patch_size, 1, 4096)?;
+        check_range("vision_config.image_size", v.image_size, v.patch_size, 1 << 16)?;
+        check_range("vision_config.num_channels", v.channels, 1, 64)?;
+        check_range("projector_hidden", v.projector_hidden, 0, MAX_WIDTH)?;
+        if m.llm.is_none() {
+            return Err("a vision encoder needs a language model ('text_config')".into());
+        }
+    }
+    if m.llm.is_none() && m.graph.is_empty() {
+        return Err(format!("model '{}' has neither a transformer nor operators", m.name));
+    }
+    for op in &m.graph {
+        graph::validate_op(op)?;
+    }
+    Ok(())
+}
+
+impl TransformerDesc {
+    /// Parameters of one attention block (q, k, v, o projections, biases if any).
+    pub fn attention_params(&self) -> u64 {
+        let q = self.heads * self.head_dim;
+        let kv = self.kv_heads * self.head_dim;
+        let bias = if self.qkv_bias { q + 2 * kv } else { 0 };
+        self.hidden * (q + 2 * kv) + q * self.hidden + bias
+    }
+    /// Parameters of a dense MLP of width `inter`.
+    pub fn mlp_params(&self, inter: u64) -> u64 {
+        match self.mlp {
+            MlpKind::SwiGlu => 3 * self.hidden * inter,
+            MlpKind::Gelu => 2 * self.hidden * inter + inter + self.hidden,
+        }
+    }
+    /// Norm parameters of one layer (two norms; LayerNorm has a bias too).
+    pub fn norm_params(&self) -> u64 {
+        match self.norm {
+            NormKind::RmsNorm => 2 * self.hidden,
+            NormKind::LayerNorm => 4 * self.hidden,
+        }
+    }
+    /// Layers with MoE feed-forward, and with a dense one.
+    pub fn moe_and_dense_layers(&self) -> (u64, u64) {
+        match &self.moe {
+            Some(m) => (self.layers - m.dense_layers.min(self.layers), m.dense_layers),
+            None => (0, self.layers),
+        }
+    }
+    /// Total and active parameters, embeddings and LM head included.
+    pub fn params(&self) -> ParamCount {
+        let (moe_layers, dense_layers) = self.moe_and_dense_layers();
+        let common = self.attention_params() + self.norm_params();
+        let dense = common + self.mlp_params(self.intermediate);
+        let (moe_total, moe_active) = match &self.moe {
+            Some(m) => {
+                let expert = self.mlp_params(m.expert_intermediate);
+                let shared = if m.shared_intermediate > 0 {
+                    self.mlp_params(m.shared_intermediate) + if m.shared_gate { self.hidden } else { 0 }
+                } else {
+                    0
+                };
+                let router = self.hidden * m.experts;
+                (
+                    common + router + shared + m.experts * expert,
+                    common + router + shared + m.top_k * expert,
+                )
+            }
+            None => (0, 0),
+        };
+        let embed = self.vocab * self.hidden;
+        let head = if self.tied_embeddings { 0 } else { embed };
+        let final_norm = self.hidden;
+        let fixed = embed + head + final_norm;
+        ParamCount {
+            total: fixed + dense_layers * dense + moe_layers * moe_total,
+            active: fixed + dense_layers * dense + moe_layers * moe_active,
+        }
+    }
+}
+
+impl ModelDesc {
+    /// Total and active parameter counts.
+    pub fn params(&self) -> ParamCount {
+        let mut p = ParamCount::default();
+        if let Some(t) = &self.llm {
+            let c = t.params();
+            p.total += c.total;
+            p.active += c.active;
+        }
+        if let Some(v) = &self.vision {
+            let e = &v.encoder;
+            let patch = v.channels * v.patch_size * v.patch_size * e.hidden;
+            let pos = (v.image_tokens() + 1) * e.hidden + e.hidden; // positions + class token
+            let llm_hidden = self.llm.as_ref().map_or(0, |t| t.hidden);
+            let proj = if v.projector_hidden > 0 {
+                e.hidden * v.projector_hidden + v.projector_hidden * llm_hidden
+                    + v.projector_hidden + llm_hidden
+            } else {
+                e.hidden * llm_hidden + llm_hidden
+            };
+            let c = e.params().total + patch + pos + proj;
+            p.total += c;
+            p.active += c;
+        }
+        let g: u64 = self.graph.iter().map(|o| o.weight_params().saturating_mul(o.repeat)).sum();
+        p.total += g;
+        p.active += g;
+        p
+    }
+
+    /// Whether the model is a transformer language model (possibly multimodal).
+    pub fn is_llm(&self) -> bool {
+        self.llm.is_some()
+    }
+
+    /// KV-cache bytes per token of context for the whole model (all layers, all KV heads).
+    pub fn kv_bytes_per_token(&self, kv_dtype: DType) -> u64 {
+        self.llm.as_ref().map_or(0, |t| {
+            2 * t.layers * t.kv_heads * t.head_dim * kv_dtype.bytes()
+        })
+    }
+}
+
+/// The bundled model descriptions as (id, JSON), compiled in so they work in WebAssembly.
+pub fn bundled_models() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("llama-2-7b", include_str!("../../../../assets/models/llama-2-7b.config.json")),
+        ("qwen2.5-7b", include_str!("../../../../assets/models/qwen2.5-7b.config.json")),
+        ("mixtral-8x7b", include_str!("../../../../assets/models/mixtral-8x7b.config.json")),
+        ("sd15-unet", include_str!("../../../../assets/models/sd15-unet.graph.json")),
+        ("llava-1.5-7b", include_str!("../../../../assets/models/llava-1.5-7b.config.json")),
+    ]
+}

@@ -1,0 +1,352 @@
+//! Transformer forward graphs (decoder LLMs, MoE, and the ViT encoder of multimodal models) with
+//! Megatron-style tensor parallelism (Shoeybi et al. 2019): q/k/v and MLP-up are column-split,
+//! o_proj and MLP-down row-split, so each block ends in one all-reduce; with sequence parallelism
+//! (Korthikanti et al. 2022) that all-reduce becomes reduce-scatter + all-gather around the norms.
+
+use super::{GraphOp, GraphOptions, ParallelPlan, Workload};
+use crate::dtype::DType;
+use crate::model::{MlpKind, ModelDesc, NormKind, OpClass, TransformerDesc};
+use crate::op::{AttentionKind, CommKind, Epilogue, Op, VectorKind};
+
+/// Fixed shape facts shared by the ops of one transformer stack.
+struct Ctx<'a> {
+    t: &'a TransformerDesc,
+    plan: &'a ParallelPlan,
+    /// Matmul activation type, weight type (None = same) and vector/attention type.
+    mm: DType,
+    weight: Option<DType>,
+    vec: DType,
+    fuse: bool,
+    /// W8A8: activations are quantised before each linear layer.
+    quant: bool,
+}
+
+fn ceil_div(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        a / b + u64::from(a % b != 0)
+    }
+}
+
+/// The query, KV heads and width held by one chip under TP (KV heads are replicated when
+/// tp > kv_heads, as vLLM and MindIE do).
+fn local_heads(t: &TransformerDesc, tp: u64) -> (u64, u64) {
+    (t.heads / tp, (t.kv_heads / tp).max(1))
+}
+
+/// Where in the sequence a stack runs: tokens per sequence now, keys attended, and how.
+struct Geom {
+    batch: u64,
+    q_len: u64,
+    kv_len: u64,
+    kind: AttentionKind,
+    causal: bool,
+    rotary: bool,
+}
+
+impl Ctx<'_> {
+    fn mm(&self, name: String, class: OpClass, m: u64, n: u64, k: u64, epi: Epilogue) -> GraphOp {
+        let op = Op::Matmul { batch: 1, m, n, k, dtype: self.mm, weight_dtype: self.weight, epilogue: epi };
+        GraphOp { name, op, repeat: 1, class }
+    }
+    fn vector(&self, name: String, class: OpClass, kind: VectorKind, rows: u64, row_len: u64) -> GraphOp {
+        GraphOp { name, op: Op::Vector { kind, rows, row_len, dtype: self.vec }, repeat: 1, class }
+    }
+    fn comm(&self, name: String, kind: CommKind, bytes: u64, ranks: u64) -> GraphOp {
+        let op = Op::Comm { kind, bytes, ranks, link: Default::default(), algorithm: Default::default() };
+        GraphOp { name, op, repeat: 1, class: OpClass::Comm }
+    }
+    fn norm_kind(&self) -> VectorKind {
+        match self.t.norm {
+            NormKind::RmsNorm => VectorKind::RmsNorm,
+            NormKind::LayerNorm => VectorKind::LayerNorm,
+        }
+    }
+    /// Rows a norm or residual add sees: the sequence is split over TP under sequence parallel.
+    fn norm_rows(&self, tokens: u64) -> u64 {
+        if self.plan.sequence_parallel && self.plan.tp > 1 {
+            ceil_div(tokens, self.plan.tp)
+        } else {
+            tokens
+        }
+    }
+    /// The all-gather that enters a TP region under sequence parallelism, plus W8A8 quantisation.
+    fn enter_tp(&self, ops: &mut Vec<GraphOp>, p: &str, block: &str, class: OpClass, tokens: u64, width: u64) {
+        let tp = self.plan.tp;
+        if tp > 1 && self.plan.sequence_parallel {
+            let bytes = tokens.saturating_mul(width).saturating_mul(self.vec.bytes());
+            ops.push(self.comm(format!("{p}.tp.{block}_allgather"), CommKind::AllGather, bytes, tp));
+        }
+        if self.quant {
+            ops.push(self.vector(format!("{p}.{block}.quant"), class, VectorKind::Quantize, tokens, width));
+        }
+    }
+    /// The TP reduction that leaves a block, and the residual add if it was not fused.
+    fn leave_tp(&self, ops: &mut Vec<GraphOp>, p: &str, block: &str, class: OpClass, tokens: u64) {
+        let (tp, h) = (self.plan.tp, self.t.hidden);
+        if tp > 1 {
+            let bytes = tokens.saturating_mul(h).saturating_mul(self.vec.bytes());
+            let (kind, what) = if self.plan.sequence_parallel {
+                (CommKind::ReduceScatter, "reduce_scatter")
+            } else {
+                (CommKind::AllReduce, "allreduce")
+            };
+            ops.push(self.comm(format!("{p}.tp.{block}_{what}"), kind, bytes, tp));
+        }
+        if !self.residual_fused() {
+            let rows = self.norm_rows(tokens);
+            ops.push(self.vector(format!("{p}.{block}.residual_add"), class, VectorKind::Elementwise, rows, h));
+        }
+    }
+    /// A residual add can ride on the row-parallel matmul only when no reduction follows it.
+    fn residual_fused(&self) -> bool {
+        self.fuse && self.plan.tp == 1
+    }
+    fn down_epilogue(&self) -> Epilogue {
+        if self.residual_fused() { Epilogue::ResidualAdd } else { Epilogue::None }
+    }
+}
+
+/// Appends one transformer layer's ops (repeat 1) for `moe_layer` or a dense layer.
+fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, moe_layer: bool, opts: &GraphOptions) {
+    let t = ctx.t;
+    let tp = ctx.plan.tp;
+    let tokens = g.batch.saturating_mul(g.q_len);
+    let (hq, hkv) = local_heads(t, tp);
+    let d = t.head_dim;
+    let norm = ctx.norm_kind();
+
+    ops.push(ctx.vector(format!("{p}.input_norm"), OpClass::Norm, norm, ctx.norm_rows(tokens), t.hidden));
+    ctx.enter_tp(ops, p, "attn", OpClass::Attention, tokens, t.hidden);
+    let qkv_epi = if t.qkv_bias { Epilogue::Bias } else { Epilogue::None };
+    let qkv_n = (hq + 2 * hkv) * d;
+    ops.push(ctx.mm(format!("{p}.attn.qkv_proj"), OpClass::Attention, tokens, qkv_n, t.hidden, qkv_epi));
+    if g.rotary {
+        let rows = tokens.saturating_mul(hq + hkv);
+        ops.push(ctx.vector(format!("{p}.attn.rotary"), OpClass::Attention, VectorKind::Rotary, rows, d));
+    }
+    let op = Op::Attention {
+        kind: g.kind,
+        batch: g.batch,
+        heads: hq,
+        kv_heads: hkv,
+        q_len: g.q_len,
+        kv_len: g.kv_len,
+        head_dim: d,
+        causal: g.causal,
+        dtype: ctx.vec,
+    };
+    ops.push(GraphOp { name: format!("{p}.attn.core"), op, repeat: 1, class: OpClass::Attention });
+    if ctx.quant {
+        ops.push(ctx.vector(format!("{p}.attn.o_quant"), OpClass::Attention, VectorKind::Quantize, tokens, hq * d));
+    }
+    ops.push(ctx.mm(format!("{p}.attn.o_proj"), OpClass::Attention, tokens, t.hidden, hq * d, ctx.down_epilogue()));
+    ctx.leave_tp(ops, p, "attn", OpClass::Attention, tokens);
+
+    ops.push(ctx.vector(format!("{p}.post_norm"), OpClass::Norm, norm, ctx.norm_rows(tokens), t.hidden));
+    match (&t.moe, moe_layer) {
+        (Some(m), true) => {
+            ctx.enter_tp(ops, p, "moe", OpClass::Moe, tokens, t.hidden);
+            moe_block(ctx, ops, p, tokens, m, opts);
+            ctx.leave_tp(ops, p, "moe", OpClass::Moe, tokens);
+        }
+        _ => {
+            ctx.enter_tp(ops, p, "mlp", OpClass::Mlp, tokens, t.hidden);
+            mlp(ctx, ops, &format!("{p}.mlp"), OpClass::Mlp, tokens, ceil_div(t.intermediate, tp));
+            ctx.leave_tp(ops, p, "mlp", OpClass::Mlp, tokens);
+        }
+    }
+}
+
+/// A dense MLP of local width `inter` over `tokens` rows.
+fn mlp(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, class: OpClass, tokens: u64, inter: u64) {
+    let h = ctx.t.hidden;
+    match ctx.t.mlp {
+        MlpKind::SwiGlu => {
+            let epi = if ctx.fuse { Epilogue::SwiGlu } else { Epilogue::None };
+            ops.push(ctx.mm(format!("{p}.gate_up_proj"), class, tokens, 2 * inter, h, epi));
+            if !ctx.fuse {
+                ops.push(ctx.vector(format!("{p}.act"), class, VectorKind::SwiGlu, tokens, inter));
+            }
+        }
+        MlpKind::Gelu => {
+            let epi = if ctx.fuse { Epilogue::BiasGelu } else { Epilogue::Bias };
+            ops.push(ctx.mm(format!("{p}.up_proj"), class, tokens, inter, h, epi));
+            if !ctx.fuse {
+                ops.push(ctx.vector(format!("{p}.act"), class, VectorKind::Activation, tokens, inter));
+            }
+        }
+    }
+    if ctx.quant {
+        ops.push(ctx.vector(format!("{p}.down_quant"), class, VectorKind::Quantize, tokens, inter));
+    }
+    ops.push(ctx.mm(format!("{p}.down_proj"), class, tokens, h, inter, ctx.down_epilogue()));
+}
+
+/// Routed experts with top-k routing. With N = tokens x top_k x ep routed token-copies over E
+/// experts (uniform routing), E (1 - (1 - 1/E)^N) distinct experts are hit in expectation; each
+/// hit expert sees N / hit tokens, times the imbalance (busiest expert over the mean). Experts
+/// are split ep-way and their width tp-way; the local experts run as one grouped matmul.
+fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64, m: &crate::model::MoeDesc, opts: &GraphOptions) {
+    let (h, tp, ep) = (ctx.t.hidden, ctx.plan.tp, ctx.plan.ep);
+    let e = m.experts;
+    // The router runs in the vector type: it is tiny and kept in high precision in practice.
+    let router = Op::Matmul { batch: 1, m: tokens, n: e, k: h, dtype: ctx.vec, weight_dtype: None, epilogue: Epilogue::None };
+    ops.push(GraphOp { name: format!("{p}.moe.router"), op: router, repeat: 1, class: OpClass::Moe });
+    ops.push(ctx.vector(format!("{p}.moe.topk"), OpClass::Moe, VectorKind::Softmax, tokens, e));
+    let routed = tokens.saturating_mul(m.top_k).saturating_mul(ep);
+    let miss = libm::pow(1.0 - 1.0 / e as f64, routed as f64);
+    let hit_total = ((e as f64) * (1.0 - miss)).ceil().clamp(1.0, e as f64) as u64;
+    let hit_local = ceil_div(hit_total, ep).min(e / ep).max(1);
+    let mean = routed as f64 / hit_total as f64;
+    let per_expert = (mean * opts.moe_imbalance).ceil().clamp(1.0, routed.max(1) as f64) as u64;
+    let copy_bytes = tokens.saturating_mul(m.top_k).saturating_mul(h).saturating_mul(ctx.vec.bytes());
+    if ep > 1 {
+        ops.push(ctx.comm(format!("{p}.ep.dispatch_alltoall"), CommKind::AllToAll, copy_bytes, ep));
+    }
+    let inter = ceil_div(m.expert_intermediate, tp);
+    let grouped = |name: &str, n: u64, k: u64, epi: Epilogue| {
+        let op = Op::Matmul { batch: hit_local, m: per_expert, n, k, dtype: ctx.mm, weight_dtype: ctx.weight, epilogue: epi };
+        GraphOp { name: format!("{p}.moe.experts.{name}"), op, repeat: 1, class: OpClass::Moe }
+    };
+    let epi = if ctx.fuse { Epilogue::SwiGlu } else { Epilogue::None };
+    ops.push(grouped("gate_up_proj", 2 * inter, h, epi));
+    let rows = hit_local.saturating_mul(per_expert);
+    if !ctx.fuse {
+        ops.push(ctx.vector(format!("{p}.moe.experts.act"), OpClass::Moe, VectorKind::SwiGlu, rows, inter));
+    }
+    if ctx.quant {
+        ops.push(ctx.vector(format!("{p}.moe.experts.down_quant"), OpClass::Moe, VectorKind::Quantize, rows, inter));
+    }
+    ops.push(grouped("down_proj", h, inter, Epilogue::None));
+    if ep > 1 {
+        ops.push(ctx.comm(format!("{p}.ep.combine_alltoall"), CommKind::AllToAll, copy_bytes, ep));
+    }
+    if m.shared_intermediate > 0 {
+        mlp(ctx, ops, &format!("{p}.moe.shared"), OpClass::Moe, tokens, ceil_div(m.shared_intermediate, tp));
+        if m.shared_gate {
+            let gate = Op::Matmul { batch: 1, m: tokens, n: 1, k: h, dtype: ctx.vec, weight_dtype: None, epilogue: Epilogue::None };
+            ops.push(GraphOp { name: format!("{p}.moe.shared.gate"), op: gate, repeat: 1, class: OpClass::Moe });
+        }
+    }
+    let combine_rows = tokens.saturating_mul(m.top_k);
+    ops.push(ctx.vector(format!("{p}.moe.combine"), OpClass::Moe, VectorKind::Elementwise, combine_rows, h));
+}
+
+/// Appends a whole stack of `layers` identical layers (MoE and dense layers grouped; pp splits
+/// each kind in proportion).
+fn stack(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, layers: u64, opts: &GraphOptions) {
+    let (moe_layers, _) = ctx.t.moe_and_dense_layers();
+    let moe_here = ceil_div(moe_layers.saturating_mul(layers), ctx.t.layers.max(1)).min(layers);
+    let dense_here = layers - moe_here;
+    let mixed = moe_here > 0 && dense_here > 0;
+    for (count, is_moe) in [(dense_here, false), (moe_here, true)] {
+        if count == 0 {
+            continue;
+        }
+        let prefix = if mixed && is_moe { format!("{p}_moe") } else { p.to_string() };
+        let start = ops.len();
+        layer(ctx, ops, &prefix, g, is_moe, opts);
+        for o in &mut ops[start..] {
+            o.repeat = count;
+        }
+    }
+}
+
+/// The forward graph of a transformer LLM (with its vision encoder, if any).
+pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts: &GraphOptions) -> Result<Vec<GraphOp>, String> {
+    let t = model.llm.as_ref().ok_or("not a transformer model")?;
+    let train = w.is_train();
+    let (mm, weight) = if train {
+        (opts.vector_dtype(), None)
+    } else {
+        let (a, wt) = (opts.precision.activation(), opts.precision.weight());
+        (a, if wt != a { Some(wt) } else { None })
+    };
+    let vec = opts.vector_dtype();
+    let quant = mm == DType::Int8;
+    let ctx = Ctx { t, plan, mm, weight, vec, fuse: opts.fuse_epilogues, quant };
+    let mut ops = Vec::new();
+    let image_tokens = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    let prefill_kind = if opts.flash_attention { AttentionKind::Flash } else { AttentionKind::Unfused };
+    let (batch, q_len, kv_len, kind, logits_rows) = match *w {
+        Workload::Prefill { batch, input_len } => {
+            let s = input_len.saturating_add(image_tokens);
+            (batch, s, s, prefill_kind, batch)
+        }
+        Workload::Decode { batch, context_len, .. } => {
+            (batch, 1, context_len.saturating_add(image_tokens), AttentionKind::Decode, batch)
+        }
+        Workload::TrainStep { micro_batch, seq_len } => {
+            let s = seq_len.saturating_add(image_tokens);
+            (micro_batch, s, s, prefill_kind, micro_batch.saturating_mul(s))
+        }
+    };
+    let tokens = batch.saturating_mul(q_len);
+    let first_stage = plan.pp == 1;
+    if let (Some(v), true, false) = (&model.vision, first_stage, matches!(w, Workload::Decode { .. })) {
+        vision(&ctx, &mut ops, v, batch, opts)?;
+    }
+    if first_stage {
+        ops.push(ctx.vector("embed.tokens".into(), OpClass::Embedding, VectorKind::Gather, tokens, t.hidden));
+        if plan.tp > 1 {
+            // Vocab-parallel embedding: each rank looks up its slice, an all-reduce sums them.
+            let bytes = tokens.saturating_mul(t.hidden).saturating_mul(vec.bytes());
+            ops.push(ctx.comm("tp.embed_allreduce".into(), CommKind::AllReduce, bytes, plan.tp));
+        }
+    } else {
+        // Point-to-point receive of the previous stage's activations, modelled as a two-rank
+        // all-to-all whose per-rank contribution is the activation tensor.
+        let bytes = tokens.saturating_mul(t.hidden).saturating_mul(vec.bytes());
+        ops.push(ctx.comm("pp.recv_activations".into(), CommKind::AllToAll, bytes.saturating_mul(2), 2));
+    }
+    let g = Geom { batch, q_len, kv_len, kind, causal: true, rotary: true };
+    stack(&ctx, &mut ops, "layer", &g, ceil_div(t.layers, plan.pp), opts);
+    ops.push(ctx.vector("final_norm".into(), OpClass::Norm, ctx.norm_kind(), logits_rows, t.hidden));
+    let vocab_local = ceil_div(t.vocab, plan.tp);
+    let head = Op::Matmul { batch: 1, m: logits_rows, n: vocab_local, k: t.hidden, dtype: vec, weight_dtype: None, epilogue: Epilogue::None };
+    ops.push(GraphOp { name: "lm_head".into(), op: head, repeat: 1, class: OpClass::LmHead });
+    if train {
+        ops.push(ctx.vector("lm_head.cross_entropy".into(), OpClass::LmHead, VectorKind::Softmax, logits_rows, vocab_local));
+    } else if plan.tp > 1 {
+        let bytes = logits_rows.saturating_mul(t.vocab).saturating_mul(vec.bytes());
+        ops.push(ctx.comm("tp.logits_allgather".into(), CommKind::AllGather, bytes, plan.tp));
+    }
+    Ok(ops)
+}
+
+/// The ViT image encoder (one image per sequence) and the projector into the LLM.
+fn vision(outer: &Ctx, ops: &mut Vec<GraphOp>, v: &crate::model::VisionDesc, batch: u64, opts: &GraphOptions) -> Result<(), String> {
+    let e = &v.encoder;
+    let ctx = Ctx { t: e, ..*outer };
+    let patches = v.image_tokens();
+    let conv = Op::Conv2d {
+        batch,
+        in_ch: v.channels,
+        out_ch: e.hidden,
+        h: v.image_size,
+        w: v.image_size,
+        kh: v.patch_size,
+        kw: v.patch_size,
+        stride: v.patch_size,
+        pad: 0,
+        dtype: ctx.vec,
+    };
+    ops.push(GraphOp { name: "vision.patch_embed".into(), op: conv, repeat: 1, class: OpClass::Embedding });
+    let seq = patches + 1; // patches + class token
+    let tokens = batch.saturating_mul(seq);
+    ops.push(ctx.vector("vision.pre_norm".into(), OpClass::Norm, VectorKind::LayerNorm, tokens, e.hidden));
+    let kind = if opts.flash_attention { AttentionKind::Flash } else { AttentionKind::Unfused };
+    let g = Geom { batch, q_len: seq, kv_len: seq, kind, causal: false, rotary: false };
+    stack(&ctx, ops, "vision.layer", &g, e.layers, opts);
+    let llm_hidden = outer.t.hidden;
+    let rows = batch.saturating_mul(patches);
+    if v.projector_hidden > 0 {
+        ops.push(outer.mm("vision.projector.fc1".into(), OpClass::Mlp, rows, v.projector_hidden, e.hidden, Epilogue::BiasGelu));
+        ops.push(outer.mm("vision.projector.fc2".into(), OpClass::Mlp, rows, llm_hidden, v.projector_hidden, Epilogue::Bias));
+    } else {
+        ops.push(outer.mm("vision.projector".into(), OpClass::Mlp, rows, llm_hidden, e.hidden, Epilogue::Bias));
+    }
+    Ok(())
+}

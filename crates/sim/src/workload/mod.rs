@@ -1,0 +1,356 @@
+//! Workloads: a model description plus what it is asked to do (prefill, decode, a training step)
+//! and how it is split across chips, turned into the per-chip operator list the device model
+//! costs.
+//!
+//! Why a flat list with repeats: identical layers cost the same, so a 32-layer model is ~15
+//! distinct operators with `repeat = 32`; the device model tiles each distinct operator once.
+
+mod llm;
+mod train;
+
+use crate::dtype::{DType, Precision};
+use crate::model::graph::scale_batch;
+use crate::model::{ModelDesc, OpClass};
+use crate::op::{AttentionKind, Op};
+use serde::{Deserialize, Serialize};
+
+/// What the model is run for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Workload {
+    /// Process `input_len` prompt tokens for `batch` sequences (first token).
+    Prefill { batch: u64, input_len: u64 },
+    /// One decoding step for `batch` sequences whose cache holds `context_len` tokens (prompt plus
+    /// generated so far); `output_len` tokens are generated in all, so the KV cache must hold
+    /// `context_len + output_len` tokens by the end.
+    Decode { batch: u64, context_len: u64, output_len: u64 },
+    /// One optimizer step: `grad_accum` (see `TrainOptions`) micro-batches of `micro_batch`
+    /// sequences of `seq_len` tokens, forward and backward.
+    TrainStep { micro_batch: u64, seq_len: u64 },
+}
+
+/// Largest batch and sequence length accepted (far beyond any real deployment).
+pub const MAX_BATCH: u64 = 1 << 20;
+pub const MAX_SEQ: u64 = 1 << 22;
+
+impl Workload {
+    /// Sequences per chip-group (batch or micro-batch).
+    pub fn batch(&self) -> u64 {
+        match *self {
+            Workload::Prefill { batch, .. } | Workload::Decode { batch, .. } => batch,
+            Workload::TrainStep { micro_batch, .. } => micro_batch,
+        }
+    }
+
+    /// The same workload with another batch (or micro-batch).
+    pub fn with_batch(&self, b: u64) -> Workload {
+        match *self {
+            Workload::Prefill { input_len, .. } => Workload::Prefill { batch: b, input_len },
+            Workload::Decode { context_len, output_len, .. } => {
+                Workload::Decode { batch: b, context_len, output_len }
+            }
+            Workload::TrainStep { seq_len, .. } => Workload::TrainStep { micro_batch: b, seq_len },
+        }
+    }
+
+    /// Whether this is a training step.
+    pub fn is_train(&self) -> bool {
+        matches!(self, Workload::TrainStep { .. })
+    }
+
+    /// Tokens the KV cache must hold per sequence by the end of the workload.
+    pub fn kv_tokens(&self) -> u64 {
+        match *self {
+            Workload::Prefill { input_len, .. } => input_len,
+            Workload::Decode { context_len, output_len, .. } => context_len.saturating_add(output_len),
+            Workload::TrainStep { .. } => 0,
+        }
+    }
+
+    /// Rejects zero or absurd sizes, naming the field.
+    pub fn validate(&self) -> Result<(), String> {
+        let check = |field: &str, v: u64, lo: u64, hi: u64| {
+            if v < lo || v > hi {
+                Err(format!("workload field '{field}' = {v} is out of range ({lo}..={hi})"))
+            } else {
+                Ok(())
+            }
+        };
+        match *self {
+            Workload::Prefill { batch, input_len } => {
+                check("batch", batch, 1, MAX_BATCH)?;
+                check("input_len", input_len, 1, MAX_SEQ)
+            }
+            Workload::Decode { batch, context_len, output_len } => {
+                check("batch", batch, 1, MAX_BATCH)?;
+                check("context_len", context_len, 1, MAX_SEQ)?;
+                check("output_len", output_len, 0, MAX_SEQ)
+            }
+            Workload::TrainStep { micro_batch, seq_len } => {
+                check("micro_batch", micro_batch, 1, MAX_BATCH)?;
+                check("seq_len", seq_len, 1, MAX_SEQ)
+            }
+        }
+    }
+}
+
+/// How a model is split across chips.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ParallelPlan {
+    /// Tensor parallel (Megatron column/row split of attention heads and MLP width).
+    pub tp: u64,
+    /// Pipeline parallel (layers split into stages).
+    pub pp: u64,
+    /// Data parallel replicas.
+    pub dp: u64,
+    /// Expert parallel (MoE experts split across chips, tokens exchanged by all-to-all).
+    pub ep: u64,
+    /// Megatron sequence parallelism: norms/dropout sharded by sequence inside the TP group.
+    pub sequence_parallel: bool,
+}
+
+impl Default for ParallelPlan {
+    fn default() -> Self {
+        ParallelPlan { tp: 1, pp: 1, dp: 1, ep: 1, sequence_parallel: false }
+    }
+}
+
+impl ParallelPlan {
+    /// Chips used: tp x pp x dp (expert parallelism reuses the data-parallel ranks).
+    pub fn chips(&self) -> u64 {
+        self.tp.saturating_mul(self.pp).saturating_mul(self.dp)
+    }
+}
+
+/// Activation recomputation in training.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Recompute {
+    #[default]
+    None,
+    /// Recompute only the attention core (Korthikanti et al. 2022, "selective").
+    Selective,
+    /// Keep only each layer's input and recompute the whole layer in backward.
+    Full,
+}
+
+/// Training-only options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TrainOptions {
+    pub recompute: Recompute,
+    /// ZeRO stage 0..=3 (Rajbhandari et al. 2020): shard optimizer states (1), + gradients (2),
+    /// + parameters (3) across data-parallel ranks.
+    pub zero_stage: u8,
+    /// Megatron distributed optimizer: optimizer states sharded across DP, like ZeRO-1.
+    pub distributed_optimizer: bool,
+    /// 16-bit weights/activations with fp32 master weights (else everything fp32).
+    pub mixed_precision: bool,
+    /// Micro-batches per optimizer step.
+    pub grad_accum: u64,
+}
+
+impl Default for TrainOptions {
+    fn default() -> Self {
+        TrainOptions {
+            recompute: Recompute::None,
+            zero_stage: 0,
+            distributed_optimizer: false,
+            mixed_precision: true,
+            grad_accum: 1,
+        }
+    }
+}
+
+/// Choices that change the operator list but not the model.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GraphOptions {
+    /// Weight and activation types of matmuls (training uses the activation type).
+    pub precision: Precision,
+    /// Fused flash attention (else unfused: scores materialised in HBM).
+    pub flash_attention: bool,
+    /// Fuse bias/activation/residual epilogues into matmuls (else separate vector ops).
+    pub fuse_epilogues: bool,
+    /// KV-cache element type (default: the activation type, fp16 for W8A8).
+    pub kv_dtype: Option<DType>,
+    /// Tokens on the busiest expert over the mean (1.0 = perfectly balanced routing).
+    pub moe_imbalance: f64,
+    /// Longest sequence a static allocator reserves for (default: the model's max position).
+    pub max_seq_len: Option<u64>,
+    /// Used when the workload is a training step.
+    pub train: TrainOptions,
+}
+
+impl Default for GraphOptions {
+    fn default() -> Self {
+        GraphOptions {
+            precision: Precision::Fp16,
+            flash_attention: true,
+            fuse_epilogues: true,
+            kv_dtype: None,
+            moe_imbalance: 1.0,
+            max_seq_len: None,
+            train: TrainOptions::default(),
+        }
+    }
+}
+
+impl GraphOptions {
+    /// Element type of vector ops, attention and the KV cache: the activation type, except INT8
+    /// activations, which are only fed to matmuls (norms, softmax and attention stay fp16).
+    pub fn vector_dtype(&self) -> DType {
+        match self.precision.activation() {
+            DType::Int8 => DType::Fp16,
+            d => d,
+        }
+    }
+    /// KV-cache element type.
+    pub fn kv_dtype(&self) -> DType {
+        self.kv_dtype.unwrap_or_else(|| self.vector_dtype())
+    }
+}
+
+/// One operator of the per-chip graph.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GraphOp {
+    /// Dotted name, e.g. "layer.attn.qkv_proj".
+    pub name: String,
+    pub op: Op,
+    /// Times it runs in the workload (layers x micro-batches ...).
+    pub repeat: u64,
+    pub class: OpClass,
+}
+
+/// The per-chip operator list for one workload.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Graph {
+    pub ops: Vec<GraphOp>,
+}
+
+impl Graph {
+    /// The first op with this name.
+    pub fn find(&self, name: &str) -> Option<&GraphOp> {
+        self.ops.iter().find(|o| o.name == name)
+    }
+    /// Total operator launches (sum of repeats).
+    pub fn launches(&self) -> u64 {
+        self.ops.iter().fold(0u64, |a, o| a.saturating_add(o.repeat))
+    }
+}
+
+/// Checks a plan against a model: degrees positive and dividing what they split.
+pub fn validate_plan(model: &ModelDesc, plan: &ParallelPlan) -> Result<(), String> {
+    for (f, v) in [("tp", plan.tp), ("pp", plan.pp), ("dp", plan.dp), ("ep", plan.ep)] {
+        if v == 0 || v > 1 << 16 {
+            return Err(format!("parallel plan field '{f}' = {v} is out of range (1..=65536)"));
+        }
+    }
+    let Some(t) = &model.llm else {
+        if plan.tp > 1 || plan.pp > 1 || plan.ep > 1 {
+            return Err(format!(
+                "'{}' is an operator graph: only data parallelism is modelled (tp = pp = ep = 1)",
+                model.name
+            ));
+        }
+        return Ok(());
+    };
+    if t.heads % plan.tp != 0 {
+        return Err(format!("tp = {} must divide the {} attention heads", plan.tp, t.heads));
+    }
+    if t.kv_heads % plan.tp != 0 && plan.tp % t.kv_heads != 0 {
+        return Err(format!(
+            "tp = {} and the {} KV heads must divide one another",
+            plan.tp, t.kv_heads
+        ));
+    }
+    if let Some(v) = &model.vision {
+        if v.encoder.heads % plan.tp != 0 {
+            return Err(format!(
+                "tp = {} must divide the vision encoder's {} heads",
+                plan.tp, v.encoder.heads
+            ));
+        }
+    }
+    if plan.pp > t.layers {
+        return Err(format!("pp = {} exceeds the {} layers", plan.pp, t.layers));
+    }
+    match &t.moe {
+        Some(m) if m.experts % plan.ep != 0 => {
+            Err(format!("ep = {} must divide the {} experts", plan.ep, m.experts))
+        }
+        None if plan.ep > 1 => Err("ep > 1 needs a mixture-of-experts model".into()),
+        _ => Ok(()),
+    }
+}
+
+/// Builds the per-chip operator list: TP-sharded shapes, the collectives TP/PP/EP/DP need, and
+/// for training the backward pass, recomputation, gradient accumulation and optimizer step.
+/// With pp > 1 the list is the last pipeline stage's (it holds the LM head, the heavier end).
+pub fn build_graph(
+    model: &ModelDesc,
+    w: &Workload,
+    plan: &ParallelPlan,
+    opts: &GraphOptions,
+) -> Result<Graph, String> {
+    w.validate()?;
+    validate_plan(model, plan)?;
+    if !(opts.moe_imbalance.is_finite() && opts.moe_imbalance >= 1.0 && opts.moe_imbalance <= 64.0) {
+        return Err(format!("moe_imbalance = {} must be in 1..=64", opts.moe_imbalance));
+    }
+    if w.is_train() && opts.train.grad_accum == 0 {
+        return Err("training field 'grad_accum' must be at least 1".into());
+    }
+    let forward = forward_graph(model, w, plan, opts)?.ops;
+    let ops = if w.is_train() { train::step(model, forward, plan, opts) } else { forward };
+    Ok(Graph { ops })
+}
+
+/// The forward pass only (for a training step: one micro-batch's forward, logits over every
+/// token); `build_graph` without backward, accumulation or optimizer.
+pub fn forward_graph(
+    model: &ModelDesc,
+    w: &Workload,
+    plan: &ParallelPlan,
+    opts: &GraphOptions,
+) -> Result<Graph, String> {
+    w.validate()?;
+    validate_plan(model, plan)?;
+    let ops = match &model.llm {
+        Some(_) => llm::forward(model, w, plan, opts)?,
+        None => graph_forward(model, w, opts),
+    };
+    Ok(Graph { ops })
+}
+
+/// An operator-graph model's ops scaled to the batch, in the deployment precision.
+fn graph_forward(model: &ModelDesc, w: &Workload, opts: &GraphOptions) -> Vec<GraphOp> {
+    let b = w.batch();
+    let act = opts.precision.activation();
+    let vec_dtype = opts.vector_dtype();
+    let weight = opts.precision.weight();
+    model
+        .graph
+        .iter()
+        .map(|d| {
+            let mut op = scale_batch(&d.op, b);
+            match &mut op {
+                Op::Matmul { dtype, weight_dtype, .. } => {
+                    *dtype = act;
+                    *weight_dtype = if d.weight_params() > 0 && weight != act { Some(weight) } else { None };
+                }
+                Op::Conv2d { dtype, .. } => *dtype = act,
+                Op::Vector { dtype, .. } | Op::Attention { dtype, .. } => *dtype = vec_dtype,
+                Op::Comm { .. } => {}
+            }
+            // The fusion option decides how non-decode attention runs, whatever the file says.
+            if let Op::Attention { kind, .. } = &mut op {
+                if *kind != AttentionKind::Decode {
+                    *kind = if opts.flash_attention { AttentionKind::Flash } else { AttentionKind::Unfused };
+                }
+            }
+            GraphOp { name: d.name.clone(), op, repeat: d.repeat, class: d.class() }
+        })
+        .collect()
+}

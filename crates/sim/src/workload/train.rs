@@ -1,0 +1,128 @@
+//! A training step from a forward graph: recomputation, backward, gradient accumulation, the
+//! data-parallel gradient synchronisation and the optimizer update.
+//!
+//! Backward costs follow the usual accounting (Narayanan et al. 2021, "Efficient Large-Scale
+//! Language Model Training on GPU Clusters Using Megatron-LM", section 5.1: backward = 2x forward
+//! matmul FLOPs): each matmul C = A x B becomes dA = dC x B^T and dB = A^T x dC. Flash attention's
+//! backward does 5 matmuls to the forward's 2 (Dao 2023, FlashAttention-2), so it runs as 2.5
+//! forward attention ops.
+
+use super::{GraphOp, GraphOptions, ParallelPlan, Recompute};
+use crate::dtype::DType;
+use crate::memory::params_per_chip;
+use crate::model::{ModelDesc, OpClass};
+use crate::op::{CommKind, Epilogue, Op, VectorKind};
+
+/// Ops inside the repeated transformer layers (what full recomputation re-runs).
+fn in_layer(o: &GraphOp) -> bool {
+    o.name.starts_with("layer") || o.name.starts_with("vision.layer")
+}
+
+fn renamed(o: &GraphOp, suffix: &str, op: Op, repeat: u64) -> GraphOp {
+    GraphOp { name: format!("{}.{suffix}", o.name), op, repeat, class: o.class }
+}
+
+/// The backward ops of one forward op.
+fn backward(o: &GraphOp, out: &mut Vec<GraphOp>) {
+    let r = o.repeat;
+    match o.op {
+        Op::Matmul { batch, m, n, k, dtype, weight_dtype, epilogue } => {
+            if !matches!(epilogue, Epilogue::None | Epilogue::Bias) {
+                // The fused activation's derivative runs on the vector unit over the output.
+                let op = Op::Vector { kind: VectorKind::Elementwise, rows: batch.saturating_mul(m), row_len: n, dtype };
+                out.push(renamed(o, "epilogue_bwd", op, r));
+            }
+            let data = Op::Matmul { batch, m, n: k, k: n, dtype, weight_dtype, epilogue: Epilogue::None };
+            out.push(renamed(o, "bwd_data", data, r));
+            let weight = Op::Matmul { batch, m: k, n, k: m, dtype, weight_dtype: None, epilogue: Epilogue::None };
+            out.push(renamed(o, "bwd_weight", weight, r));
+        }
+        Op::Attention { .. } => {
+            let rep = r.saturating_mul(5).div_ceil(2);
+            out.push(renamed(o, "bwd", o.op.clone(), rep));
+        }
+        Op::Vector { kind, rows, row_len, dtype } => {
+            // Embedding backward is a scatter-add into the gradient table.
+            let kind = if kind == VectorKind::Gather { VectorKind::Elementwise } else { kind };
+            out.push(renamed(o, "bwd", Op::Vector { kind, rows, row_len, dtype }, r));
+        }
+        Op::Conv2d { .. } => {
+            // Data gradient plus weight gradient, each about one forward convolution.
+            out.push(renamed(o, "bwd", o.op.clone(), r.saturating_mul(2)));
+        }
+        Op::Comm { kind, bytes, ranks, link, algorithm } => {
+            // Conjugate collectives (Korthikanti et al. 2022, fig. 5): all-gather <-> reduce-scatter.
+            let kind = match kind {
+                CommKind::AllGather => CommKind::ReduceScatter,
+                CommKind::ReduceScatter => CommKind::AllGather,
+                k => k,
+            };
+            out.push(renamed(o, "bwd", Op::Comm { kind, bytes, ranks, link, algorithm }, r));
+        }
+    }
+}
+
+fn comm(name: &str, kind: CommKind, bytes: u64, ranks: u64, repeat: u64) -> GraphOp {
+    let op = Op::Comm { kind, bytes, ranks, link: Default::default(), algorithm: Default::default() };
+    GraphOp { name: name.to_string(), op, repeat, class: OpClass::Comm }
+}
+
+/// One optimizer step: `grad_accum` x (forward [+ recompute] + backward), then DP sync and Adam.
+pub(super) fn step(model: &ModelDesc, fwd: Vec<GraphOp>, plan: &ParallelPlan, opts: &GraphOptions) -> Vec<GraphOp> {
+    let t = opts.train;
+    let accum = t.grad_accum.max(1);
+    let mut ops: Vec<GraphOp> = fwd.clone();
+    match t.recompute {
+        Recompute::None => {}
+        Recompute::Selective => {
+            for o in fwd.iter().filter(|o| matches!(o.op, Op::Attention { .. })) {
+                ops.push(renamed(o, "recompute", o.op.clone(), o.repeat));
+            }
+        }
+        Recompute::Full => {
+            for o in fwd.iter().filter(|o| in_layer(o)) {
+                ops.push(renamed(o, "recompute", o.op.clone(), o.repeat));
+            }
+        }
+    }
+    for o in fwd.iter().rev() {
+        backward(o, &mut ops);
+    }
+    for o in &mut ops {
+        o.repeat = o.repeat.saturating_mul(accum);
+    }
+
+    let params = params_per_chip(model, plan);
+    let grad_bytes = if t.mixed_precision { 2 } else { 4 };
+    let bytes = params.saturating_mul(grad_bytes);
+    let dp = plan.dp;
+    let sharded = t.zero_stage >= 1 || t.distributed_optimizer;
+    if dp > 1 {
+        match t.zero_stage {
+            // ZeRO-3 gathers each layer's parameters before its forward and its backward, and
+            // reduce-scatters gradients every micro-batch (Rajbhandari et al. 2020, section 7).
+            3 => {
+                ops.push(comm("dp.zero3_param_allgather", CommKind::AllGather, bytes, dp, accum.saturating_mul(2)));
+                ops.push(comm("dp.grad_reduce_scatter", CommKind::ReduceScatter, bytes, dp, accum));
+            }
+            2 => {
+                ops.push(comm("dp.grad_reduce_scatter", CommKind::ReduceScatter, bytes, dp, accum));
+                ops.push(comm("dp.param_allgather", CommKind::AllGather, bytes, dp, 1));
+            }
+            _ if sharded => {
+                ops.push(comm("dp.grad_reduce_scatter", CommKind::ReduceScatter, bytes, dp, 1));
+                ops.push(comm("dp.param_allgather", CommKind::AllGather, bytes, dp, 1));
+            }
+            _ => ops.push(comm("dp.grad_allreduce", CommKind::AllReduce, bytes, dp, 1)),
+        }
+    }
+    // Adam reads weights, gradients and two moments and writes three of them: about three
+    // passes of a two-input elementwise kernel over the (possibly sharded) fp32 state.
+    let shard = if sharded && dp > 1 { params.div_ceil(dp) } else { params };
+    const ROW: u64 = 4096;
+    if shard > 0 {
+        let op = Op::Vector { kind: VectorKind::Elementwise, rows: shard.div_ceil(ROW), row_len: ROW, dtype: DType::Fp32 };
+        ops.push(GraphOp { name: "optimizer.adam".into(), op, repeat: 3, class: OpClass::Other });
+    }
+    ops
+}
