@@ -1,0 +1,303 @@
+//! Tiling search support as plain data (no dependency on a search crate): the tunable axes of
+//! an operator, a tiling from an assignment of them, the model's own heuristic tiling, and a
+//! fast exhaustive search that evaluates every valid tiling without allocating per evaluation.
+
+use crate::cost::{self, attention, conv, matmul, vector};
+use crate::device::Device;
+use crate::estimate::Estimate;
+use crate::op::{AttentionKind, Op};
+use crate::tiling::{Axis, FlashTiling, MatmulTiling, Tiling, VectorTiling, MATMUL_AXES};
+
+/// Ways to split an aligned dimension over cores (covers 20- and 24-core chips evenly).
+const SPLITS: [u64; 10] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32];
+const BASE_MN: [u64; 5] = [16, 32, 64, 128, 256];
+const BASE_K_C0: [u64; 5] = [1, 2, 4, 8, 16];
+const STEP_MN: [u32; 2] = [1, 2];
+const STEP_K: [u32; 4] = [1, 2, 4, 8];
+const DEPTHS: [i64; 6] = [1, 2, 4, 8, 16, 32];
+const FLASH_Q: [u32; 5] = [16, 32, 64, 128, 256];
+const FLASH_KV: [u32; 6] = [16, 32, 64, 128, 256, 512];
+
+/// Candidate per-core block sizes for an aligned dimension: even splits, aligned to 16.
+fn single_core_values(aligned: u64, out: &mut [u64; 10]) -> usize {
+    let mut n = 0;
+    for d in SPLITS {
+        let v = cost::align(aligned.div_ceil(d), 16);
+        if v >= 16 && !out[..n].contains(&v) {
+            out[n] = v;
+            n += 1;
+        }
+    }
+    out[..n].sort_unstable();
+    n
+}
+
+fn base_values(aligned: u64, cands: &[u64], out: &mut [u64; 5]) -> usize {
+    let mut n = 0;
+    for &v in cands {
+        // A base larger than the whole dimension only adds padding; keep the first that covers it.
+        if v <= aligned || n == 0 {
+            out[n] = v;
+            n += 1;
+        }
+        if v >= aligned {
+            break;
+        }
+    }
+    n
+}
+
+/// The matmul problem behind an op whose tiling is a TCubeTiling.
+fn matmul_problem(op: &Op) -> Option<matmul::Problem> {
+    match op {
+        Op::Matmul { .. } => matmul::problem(op).ok(),
+        Op::Conv2d { .. } => conv::problem(op).ok(),
+        _ => None,
+    }
+}
+
+/// Tunable fields of `op` and their candidate values (empty: nothing to tune).
+pub fn tiling_axes(op: &Op, device: &Device) -> Vec<Axis> {
+    let ax = |name: &str, values: Vec<i64>| Axis { name: name.to_string(), values };
+    if let Some(p) = matmul_problem(op) {
+        let c = matmul::Ctx::new(p, device);
+        let (mal, nal, kal) = c.aligned();
+        let (mut sm, mut sn) = ([0u64; 10], [0u64; 10]);
+        let (nsm, nsn) = (single_core_values(mal, &mut sm), single_core_values(nal, &mut sn));
+        let (mut bm, mut bn, mut bk) = ([0u64; 5], [0u64; 5], [0u64; 5]);
+        let kc: [u64; 5] = BASE_K_C0.map(|f| f * c.c0());
+        let (nbm, nbn, nbk) = (base_values(mal, &BASE_MN, &mut bm), base_values(nal, &BASE_MN, &mut bn), base_values(kal, &kc, &mut bk));
+        let v = |s: &[u64]| s.iter().map(|&x| x as i64).collect::<Vec<i64>>();
+        let steps = |s: &[u32]| s.iter().map(|&x| x as i64).collect::<Vec<i64>>();
+        return vec![
+            ax(MATMUL_AXES[0], v(&sm[..nsm])), ax(MATMUL_AXES[1], v(&sn[..nsn])),
+            ax(MATMUL_AXES[2], v(&bm[..nbm])), ax(MATMUL_AXES[3], v(&bn[..nbn])), ax(MATMUL_AXES[4], v(&bk[..nbk])),
+            ax(MATMUL_AXES[5], DEPTHS.to_vec()), ax(MATMUL_AXES[6], DEPTHS.to_vec()),
+            ax(MATMUL_AXES[7], steps(&STEP_MN)), ax(MATMUL_AXES[8], steps(&STEP_MN)),
+            ax(MATMUL_AXES[9], steps(&STEP_K)), ax(MATMUL_AXES[10], steps(&STEP_K)),
+            ax(MATMUL_AXES[11], vec![0, 1]), ax(MATMUL_AXES[12], vec![0, 1]),
+            ax(MATMUL_AXES[13], vec![0, 1]), ax(MATMUL_AXES[14], vec![0, 1]),
+        ];
+    }
+    match op {
+        Op::Vector { .. } => vec![ax("tileLen", vector::tile_candidates(op, device)), ax("doubleBuffer", vec![0, 1])],
+        Op::Attention { kind: AttentionKind::Flash, .. } => vec![
+            ax("blockQ", FLASH_Q.iter().map(|&x| x as i64).collect()),
+            ax("blockKv", FLASH_KV.iter().map(|&x| x as i64).collect()),
+        ],
+        Op::Attention { kind: AttentionKind::Decode, .. } => {
+            vec![ax("blockKv", FLASH_KV.iter().map(|&x| x as i64).collect())]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A device-independent starting matmul tiling: 128 x 256 x (128 bytes of K), L1 double
+/// buffered four K steps deep, L0A/L0B double buffered (a common Ascend C starting point).
+pub fn base_matmul(c0: u64) -> MatmulTiling {
+    MatmulTiling {
+        single_core_m: 128, single_core_n: 256, base_m: 128, base_n: 256, base_k: (4 * c0) as u32,
+        depth_a1: 8, depth_b1: 8, step_m: 1, step_n: 1, step_ka: 4, step_kb: 4, iterate_order: 0,
+        db_l0a: true, db_l0b: true, db_l0c: false,
+    }
+}
+
+/// A tiling from `(axis name, value)` pairs; fields not named keep `default_tiling`'s
+/// device-independent values (`base_matmul`, whole-tile vector, 128 x 128 flash).
+pub fn tiling_from_assignment(op: &Op, values: &[(String, i64)]) -> Result<Tiling, String> {
+    if let Some(p) = matmul_problem(op) {
+        let mut t = base_matmul(p.c0());
+        for (k, v) in values {
+            t.set(k, *v)?;
+        }
+        return Ok(Tiling::Matmul(t));
+    }
+    let get = |name: &str, lo: i64, hi: i64| -> Result<Option<u32>, String> {
+        match values.iter().find(|(k, _)| k == name) {
+            None => Ok(None),
+            Some((_, v)) if (lo..=hi).contains(v) => Ok(Some(*v as u32)),
+            Some((_, v)) => Err(format!("tiling field {name} = {v} out of range {lo}..{hi}")),
+        }
+    };
+    let known: &[&str] = match op {
+        Op::Vector { .. } => &["tileLen", "doubleBuffer"],
+        Op::Attention { kind: AttentionKind::Flash | AttentionKind::Decode, .. } => &["blockQ", "blockKv"],
+        _ => &[],
+    };
+    if let Some((k, _)) = values.iter().find(|(k, _)| !known.contains(&k.as_str())) {
+        return Err(if known.is_empty() {
+            format!("this operator has no tunable tiling (got '{k}')")
+        } else {
+            format!("unknown tiling field '{k}' (known: {})", known.join(", "))
+        });
+    }
+    match op {
+        Op::Vector { .. } => Ok(Tiling::Vector(VectorTiling {
+            tile_len: get("tileLen", 1, 1 << 24)?.unwrap_or(4096),
+            double_buffer: get("doubleBuffer", 0, 1)?.unwrap_or(1) == 1,
+        })),
+        Op::Attention { kind: AttentionKind::Flash | AttentionKind::Decode, .. } => Ok(Tiling::Flash(FlashTiling {
+            block_q: get("blockQ", 1, 1 << 16)?.unwrap_or(128),
+            block_kv: get("blockKv", 1, 1 << 16)?.unwrap_or(128),
+        })),
+        _ => Ok(Tiling::Default),
+    }
+}
+
+/// The heuristic matmul tiling: `base_matmul` clipped to the problem, and the per-core split
+/// that minimises padded work per core (waves x block area), larger blocks on ties.
+pub fn default_matmul(c: &matmul::Ctx, d: &Device) -> MatmulTiling {
+    let (mal, nal, kal) = c.aligned();
+    let mut t = base_matmul(c.c0());
+    t.base_m = 128.min(mal) as u32;
+    t.base_n = 256.min(nal) as u32;
+    t.base_k = (t.base_k as u64).min(kal) as u32;
+    let (mut sm, mut sn) = ([0u64; 10], [0u64; 10]);
+    let (nsm, nsn) = (single_core_values(mal, &mut sm), single_core_values(nal, &mut sn));
+    let cores = d.cube_cores.max(1) as u128;
+    let mut best = (u128::MAX, 0u128, 0u64, 0u64);
+    for &a in &sm[..nsm] {
+        for &b in &sn[..nsn] {
+            let blocks = (mal.div_ceil(a) as u128) * (nal.div_ceil(b) as u128);
+            let work = blocks.div_ceil(cores) * (a as u128) * (b as u128);
+            let area = (a as u128) * (b as u128);
+            if work < best.0 || (work == best.0 && area > best.1) {
+                best = (work, area, a, b);
+            }
+        }
+    }
+    t.single_core_m = best.2.max(16) as u32;
+    t.single_core_n = best.3.max(16) as u32;
+    t
+}
+
+/// The model's own heuristic tiling for `op`.
+pub fn default_tiling(op: &Op, device: &Device) -> Tiling {
+    if let Some(p) = matmul_problem(op) {
+        return Tiling::Matmul(default_matmul(&matmul::Ctx::new(p, device), device));
+    }
+    match op {
+        Op::Vector { .. } => vector::default_tiling(op, device).map(Tiling::Vector).unwrap_or(Tiling::Default),
+        Op::Attention { kind: AttentionKind::Flash | AttentionKind::Decode, .. } => {
+            attention::default_tiling(op, device).map(Tiling::Flash).unwrap_or(Tiling::Default)
+        }
+        _ => Tiling::Default,
+    }
+}
+
+/// Every valid tiling evaluated; the fastest, its estimate, and how many were valid.
+/// Ops with nothing to tune return their default estimate and a count of 1.
+pub fn best_tiling(op: &Op, device: &Device) -> Option<(Tiling, Estimate, usize)> {
+    if let Some(p) = matmul_problem(op) {
+        let c = matmul::Ctx::new(p, device);
+        let (t, n) = best_matmul(&c, device)?;
+        let e = cost::estimate(op, &Tiling::Matmul(t), device).ok()?;
+        return Some((Tiling::Matmul(t), e, n));
+    }
+    let axes = tiling_axes(op, device);
+    if axes.is_empty() {
+        let e = cost::estimate(op, &Tiling::Default, device).ok()?;
+        return Some((Tiling::Default, e, 1));
+    }
+    // Small spaces (vector, flash): plain enumeration of the axes' product.
+    let mut best: Option<(Tiling, Estimate)> = None;
+    let mut valid = 0usize;
+    let mut idx = vec![0usize; axes.len()];
+    loop {
+        let assign: Vec<(String, i64)> = axes.iter().zip(&idx).map(|(a, &i)| (a.name.clone(), a.values[i])).collect();
+        if let Ok(t) = tiling_from_assignment(op, &assign) {
+            if let Ok(e) = cost::estimate(op, &t, device) {
+                valid += 1;
+                if best.as_ref().map_or(true, |b| e.time_us < b.1.time_us) {
+                    best = Some((t, e));
+                }
+            }
+        }
+        let mut i = 0;
+        loop {
+            if i == axes.len() {
+                return best.map(|(t, e)| (t, e, valid));
+            }
+            idx[i] += 1;
+            if idx[i] < axes[i].values.len() {
+                break;
+            }
+            idx[i] = 0;
+            i += 1;
+        }
+    }
+}
+
+/// Exhaustive TCubeTiling search: nested loops over the candidates, pruning L0 overflows before
+/// the inner loops; each evaluation is `matmul::time_us` (no allocation).
+pub fn best_matmul(c: &matmul::Ctx, d: &Device) -> Option<(MatmulTiling, usize)> {
+    let (mal, nal, kal) = c.aligned();
+    let (mut sm, mut sn) = ([0u64; 10], [0u64; 10]);
+    let (nsm, nsn) = (single_core_values(mal, &mut sm), single_core_values(nal, &mut sn));
+    let (mut bm, mut bn, mut bk) = ([0u64; 5], [0u64; 5], [0u64; 5]);
+    let kc: [u64; 5] = BASE_K_C0.map(|f| f * c.c0());
+    let (nbm, nbn, nbk) = (base_values(mal, &BASE_MN, &mut bm), base_values(nal, &BASE_MN, &mut bn), base_values(kal, &kc, &mut bk));
+    let (l0a, l0b, l0c, l1) = (d.l0a_bytes, d.l0b_bytes, d.l0c_bytes, d.l1_bytes);
+    let (al, bl) = c.operand_bytes();
+    let mut best: Option<(f64, MatmulTiling)> = None;
+    let mut valid = 0usize;
+    let mut t = base_matmul(c.c0());
+    for &scm in &sm[..nsm] {
+        t.single_core_m = scm as u32;
+        for &scn in &sn[..nsn] {
+            t.single_core_n = scn as u32;
+            for &b_m in &bm[..nbm] {
+                t.base_m = b_m as u32;
+                for &b_n in &bn[..nbn] {
+                    t.base_n = b_n as u32;
+                    for &b_k in &bk[..nbk] {
+                        t.base_k = b_k as u32;
+                        let (a_tile, b_tile) = (b_m * b_k * al, b_k * b_n * bl);
+                        for db in 0u8..8 {
+                            let (da, dbb, dc) = (db & 1 != 0, db & 2 != 0, db & 4 != 0);
+                            if a_tile * (1 + da as u64) > l0a || b_tile * (1 + dbb as u64) > l0b || b_m * b_n * 4 * (1 + dc as u64) > l0c {
+                                continue;
+                            }
+                            t.db_l0a = da;
+                            t.db_l0b = dbb;
+                            t.db_l0c = dc;
+                            for &s_m in &STEP_MN {
+                                for &s_ka in &STEP_K {
+                                    for ka2 in 1..=2u32 {
+                                        let da1 = s_m * s_ka * ka2;
+                                        let a_l1 = da1 as u64 * a_tile;
+                                        if a_l1 > l1 {
+                                            continue;
+                                        }
+                                        (t.step_m, t.step_ka, t.depth_a1) = (s_m, s_ka, da1);
+                                        for &s_n in &STEP_MN {
+                                            for &s_kb in &STEP_K {
+                                                for kb2 in 1..=2u32 {
+                                                    let db1 = s_n * s_kb * kb2;
+                                                    if a_l1 + db1 as u64 * b_tile > l1 {
+                                                        continue;
+                                                    }
+                                                    (t.step_n, t.step_kb, t.depth_b1) = (s_n, s_kb, db1);
+                                                    for order in 0..2u8 {
+                                                        t.iterate_order = order;
+                                                        if let Some(time) = matmul::time_us(c, &t) {
+                                                            valid += 1;
+                                                            if best.map_or(true, |b| time < b.0) {
+                                                                best = Some((time, t));
+                                                            }
+                                                        }
+                                                    }
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    best.map(|(_, t)| (t, valid))
+}
