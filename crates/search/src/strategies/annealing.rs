@@ -108,9 +108,10 @@ impl Strategy for Annealing {
                 }
             }
         }
-        let rate = 1.0 / d as f64;
+        // Classic annealing moves: exactly one parameter changes (mutation rate 0 means "pick
+        // one"), so a step is a true neighbour and the temperature judges one change at a time.
         let next = match &self.current {
-            Some((c, _)) => fresh(h, &[], 40, rng, |r| mutate(h.space, c, rate, 0.05, r)),
+            Some((c, _)) => fresh(h, &[], 40, rng, |r| mutate(h.space, c, 0.0, 0.05, r)),
             None => None,
         };
         next.or_else(|| fresh_random(h, &[], rng)).into_iter().collect()

@@ -91,6 +91,9 @@ impl Genetic {
                         return if r.chance(0.5) { mutate(h.space, &c, rate, jump, r).or(Some(c)) } else { Some(c) };
                     }
                 }
+                // Half the mutants change one parameter only: small budgets reward refining
+                // good parents as much as recombining them.
+                let rate = if r.chance(0.5) { 0.0 } else { rate };
                 mutate(h.space, a, rate, jump, r)
             });
             match child.or_else(|| fresh_random(h, &out, rng)) {
@@ -131,9 +134,18 @@ impl Strategy for Genetic {
             self.survive(size);
         }
         if self.pool.len() < size.min(4).max(2) || (self.generation == 0 && self.pool.len() < size) {
+            // With warm-start survivors, half the newcomers are their mutants (transfer), the
+            // rest random for diversity; from scratch, all random.
+            let seeds: Vec<Config> = self.pool.iter().filter(|p| p.1.is_finite()).map(|p| p.0.clone()).collect();
             let mut out = Vec::new();
             while out.len() + self.pool.len() < size {
-                match fresh_random(h, &out, rng) {
+                let near = if !seeds.is_empty() && out.len() % 2 == 0 {
+                    let s = &seeds[out.len() / 2 % seeds.len()];
+                    fresh(h, &out, 20, rng, |r| mutate(h.space, s, 0.0, 0.0, r))
+                } else {
+                    None
+                };
+                match near.or_else(|| fresh_random(h, &out, rng)) {
                     Some(c) => out.push(c),
                     None => break,
                 }
