@@ -15,7 +15,7 @@ pub use activations::{layer_activation_bytes, transient_profile, TransientProfil
 pub use strategy::{footprint, max_batch, max_batch_or_reason, Footprint, MemoryStrategy};
 
 use crate::model::ModelDesc;
-use crate::workload::{validate_plan, GraphOptions, ParallelPlan, TrainOptions, Workload};
+use crate::workload::{validate_plan, GraphOptions, ParallelPlan, Recompute, TrainOptions, Workload};
 use serde::{Deserialize, Serialize};
 
 /// Bytes per chip by purpose.
@@ -209,6 +209,12 @@ fn training_activations(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, op
     let image = model.vision.as_ref().map_or(0, |v| v.image_tokens());
     let s = seq_len.saturating_add(image);
     let per_layer = layer_activation_bytes(llm, s, b, plan, t.recompute, opts.flash_attention, bytes);
+    // Under full recomputation one layer's activations are rebuilt at a time during backward.
+    let rebuilt = if t.recompute == Recompute::Full {
+        layer_activation_bytes(llm, s, b, plan, Recompute::None, opts.flash_attention, bytes)
+    } else {
+        0
+    };
     let layers = ceil_div(llm.layers, plan.pp.max(1));
     // 1F1B keeps min(pp, micro-batches) micro-batches in flight on the first stage, which
     // therefore stores L layers' worth when there are at least pp micro-batches (Korthikanti
@@ -228,5 +234,5 @@ fn training_activations(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, op
     } else {
         first.saturating_add(vision).max(last)
     };
-    Ok(stored.saturating_add(transient))
+    Ok(stored.saturating_add(rebuilt).saturating_add(transient))
 }

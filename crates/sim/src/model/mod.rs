@@ -7,12 +7,14 @@
 //! diffusion UNet share little structure. Transformers are described by a handful of widths
 //! (that is all a Hugging Face config gives), anything else by an explicit operator list.
 
+mod bundled;
 pub mod graph;
 pub mod hf;
 
 use crate::dtype::DType;
 use serde::{Deserialize, Serialize};
 
+pub use bundled::{bundled_models, load_bundled};
 pub use graph::{GraphOpDesc, OpClass};
 
 /// What kind of model this is; templates and stages key on it.
@@ -390,15 +392,4 @@ impl ModelDesc {
             2 * t.layers * t.kv_heads * t.head_dim * kv_dtype.bytes()
         })
     }
-}
-
-/// The bundled model descriptions as (id, JSON), compiled in so they work in WebAssembly.
-pub fn bundled_models() -> Vec<(&'static str, &'static str)> {
-    vec![
-        ("llama-2-7b", include_str!("../../../../assets/models/llama-2-7b.config.json")),
-        ("qwen2.5-7b", include_str!("../../../../assets/models/qwen2.5-7b.config.json")),
-        ("mixtral-8x7b", include_str!("../../../../assets/models/mixtral-8x7b.config.json")),
-        ("sd15-unet", include_str!("../../../../assets/models/sd15-unet.graph.json")),
-        ("llava-1.5-7b", include_str!("../../../../assets/models/llava-1.5-7b.config.json")),
-    ]
 }
