@@ -1,0 +1,153 @@
+//! Kernel Tuner cache replay: the real cache loads with the documented counts, a replay spends
+//! its budget as Kernel Tuner's simulation mode does, and every kind of bad input is an error
+//! that names the problem.
+
+use tunelab_search::kernel_tuner::KernelTunerCache;
+use tunelab_search::strategies::by_name;
+use tunelab_search::{Config, Objective, Outcome, Rng, Study, StudyOptions, Value};
+
+const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/kernel-tuner/convolution_RTX_2080_Ti.json");
+
+fn header() -> &'static str {
+    "{\n\"device_name\": \"\",\n\"kernel_name\": \"k\",\n\"problem_size\": [8],\n\"tune_params_keys\": [\"bx\", \"t\"],\n\"tune_params\": {\"bx\": [32, 16, 64], \"t\": [1, 2]},\n\"cache\": {"
+}
+
+fn entry(bx: i64, t: i64, time: &str) -> String {
+    format!("\n\"{bx},{t}\": {{\"bx\": {bx}, \"t\": {t}, \"time\": {time}, \"times\": [1.0]}},")
+}
+
+/// A small open (unterminated) cache: what an interrupted Kernel Tuner run leaves.
+fn open_cache() -> String {
+    let mut s = header().to_string();
+    s += &entry(16, 1, "3.0");
+    s += &entry(32, 1, "2.0");
+    s += &entry(64, 2, "\"RuntimeFailedConfig\"");
+    s += &entry(32, 2, "1.5");
+    s
+}
+
+fn closed(open: &str) -> String {
+    format!("{}}}\n}}\n", open.trim_end().trim_end_matches(','))
+}
+
+fn err(text: &str) -> String {
+    KernelTunerCache::parse(text).err().expect("expected an error")
+}
+
+#[test]
+fn the_real_cache_loads_with_the_documented_counts() {
+    let text = std::fs::read_to_string(REAL).unwrap();
+    let c = KernelTunerCache::parse(&text).unwrap();
+    assert_eq!(c.len(), 6768);
+    assert_eq!(c.failed(), 1512);
+    assert_eq!(c.space.members().unwrap().len(), 6768);
+    assert_eq!(c.objective, "time");
+    assert!(c.minimize);
+    let opt = c.optimum().unwrap();
+    assert!((opt - 0.9002624034881592).abs() < 1e-12, "optimum {opt}");
+    // The first record of the file: 2,32,15,15,0,1,1,0 -> 15.936... ms.
+    let cfg = Config([2, 32, 15, 15, 0, 1, 1, 0].iter().map(|v| Value::Int(*v)).collect());
+    let v = c.lookup(&cfg).unwrap().unwrap();
+    assert!((v - 15.93639669418335).abs() < 1e-9);
+}
+
+#[test]
+fn a_replay_spends_the_budget_and_counts_failures() {
+    let text = std::fs::read_to_string(REAL).unwrap();
+    let c = KernelTunerCache::parse(&text).unwrap();
+    let mut s = by_name("random", &serde_json::json!({})).unwrap();
+    let mut study = Study::new(c.space.clone(), vec![c.metric()], StudyOptions::budget(120)).unwrap();
+    let mut obj = c.objective();
+    study.run(s.as_mut(), &mut obj, &mut Rng::seed_from_u64(4));
+    assert_eq!(study.evaluations(), 120);
+    assert!(study.failed() > 0, "about a fifth of the cache failed; 120 random draws must hit some");
+    assert!(study.best_value().unwrap() >= c.optimum().unwrap());
+}
+
+#[test]
+fn open_and_closed_forms_load_the_same() {
+    let open = open_cache();
+    let a = KernelTunerCache::parse(&open).unwrap();
+    let b = KernelTunerCache::parse(&closed(&open)).unwrap();
+    for c in [&a, &b] {
+        assert_eq!(c.len(), 4);
+        assert_eq!(c.failed(), 1);
+        assert_eq!(c.optimum(), Some(1.5));
+    }
+    assert_eq!(a.space.members(), b.space.members());
+    // Trailing whitespace after the last comma is what a killed process often leaves.
+    assert_eq!(KernelTunerCache::parse(&format!("{open}\n  \n")).unwrap().len(), 4);
+    // A failed entry is a failed evaluation; an uncached point is not a point of the space.
+    let mut obj = a.objective();
+    let failed = Config(vec![Value::Int(64), Value::Int(2)]);
+    assert!(matches!(obj.evaluate(&failed), Outcome::Failed(_)));
+    assert!(!a.space.contains(&Config(vec![Value::Int(16), Value::Int(2)])));
+}
+
+#[test]
+fn optional_fields_take_their_defaults() {
+    // An objective list, a schema version, bool and string parameter values.
+    let text = r#"{"schema_version": "1.0.0", "objective": ["time"], "tune_params_keys": ["ro", "mode"],
+      "tune_params": {"ro": [false, true], "mode": ["a", "b"]},
+      "cache": {"False,a": {"ro": false, "mode": "a", "time": 2.0}, "True,b": {"ro": true, "mode": "b", "time": 1.0}}}"#;
+    let c = KernelTunerCache::parse(text).unwrap();
+    assert_eq!(c.optimum(), Some(1.0));
+    assert!(c.kernel_name.is_empty());
+    let gflops = text.replace(r#"["time"]"#, r#""GFLOP/s""#).replace("\"time\"", "\"GFLOP/s\"");
+    let g = KernelTunerCache::parse(&gflops).unwrap();
+    assert!(!g.minimize, "throughput objectives are maximised");
+    assert_eq!(g.optimum(), Some(2.0));
+}
+
+#[test]
+fn truncated_or_malformed_json_is_an_error() {
+    let full = closed(&open_cache());
+    let cut = &full[..full.len() / 2];
+    let e = err(cut);
+    assert!(e.contains("malformed or truncated JSON"), "{e}");
+    assert!(err("").contains("empty"));
+    assert!(err("[1, 2]").contains("not a JSON object"));
+    assert!(err("{\"tune_params_keys\": [\"a\"], ").contains("JSON"));
+}
+
+#[test]
+fn missing_keys_are_named() {
+    let full = closed(&open_cache());
+    assert!(err(&full.replace("\"tune_params_keys\"", "\"keys\"")).contains("'tune_params_keys'"));
+    assert!(err(&full.replace("\"tune_params\":", "\"params\":")).contains("'tune_params'"));
+    let no_t = full.replace("\"t\": [1, 2]", "\"u\": [1, 2]");
+    assert!(err(&no_t).contains("parameter 't'"));
+    let no_time = closed(&(header().to_string() + "\n\"16,1\": {\"bx\": 16, \"t\": 1, \"times\": [1.0]},"));
+    let e = err(&no_time);
+    assert!(e.contains("\"16,1\"") && e.contains("'time'"), "{e}");
+    let no_param = closed(&(header().to_string() + "\n\"16,1\": {\"bx\": 16, \"time\": 1.0},"));
+    assert!(err(&no_param).contains("no value for parameter 't'"));
+    let no_cache = "{\"tune_params_keys\": [\"a\"], \"tune_params\": {\"a\": [1]}}";
+    assert!(err(no_cache).contains("'cache'"));
+}
+
+#[test]
+fn wrong_types_are_named() {
+    let full = closed(&open_cache());
+    assert!(err(&full.replace("\"bx\": 16,", "\"bx\": [16],")).contains("parameter 'bx' is an array"));
+    assert!(err(&full.replace("\"time\": 3.0", "\"time\": [3.0]")).contains("'time' is an array"));
+    assert!(err(&full.replace("\"time\": 3.0", "\"time\": null")).contains("'time' is null"));
+    assert!(err(&full.replace("[\"bx\", \"t\"]", "\"bx\"")).contains("not an array"));
+    assert!(err(&full.replace("\"bx\": 16,", "\"bx\": 17,")).contains("bx=17 is not in the value list"));
+    assert!(err(&full.replace("\"t\": [1, 2]", "\"t\": []")).contains("'tune_params'.'t' is empty"));
+}
+
+#[test]
+fn nan_negative_and_empty_are_errors() {
+    let full = closed(&open_cache());
+    let e = err(&full.replace("\"time\": 3.0", "\"time\": NaN"));
+    assert!(e.contains("NaN"), "{e}");
+    assert!(err(&full.replace("\"time\": 3.0", "\"time\": Infinity")).contains("Infinity"));
+    let e = err(&full.replace("\"time\": 3.0", "\"time\": -3.0"));
+    assert!(e.contains("negative") && e.contains("\"16,1\""), "{e}");
+    let empty = format!("{}}}\n}}", header());
+    assert!(err(&empty).contains("cache is empty"));
+    let open_empty = header().to_string();
+    assert!(err(&open_empty).contains("cache is empty"));
+    assert!(err(&full.replace("[\"bx\", \"t\"]", "[]")).contains("no parameters"));
+}
