@@ -199,3 +199,22 @@ fn graphs_are_deterministic() {
     let b = build_graph(&m, &w, &plan(4, 2, 1, 1), &GraphOptions::default()).unwrap();
     assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
 }
+
+#[test]
+fn workload_json_names_bad_fields() {
+    let ok = Workload::from_json(&serde_json::json!({"kind": "decode", "batch": 4, "context_len": 10, "output_len": 5})).unwrap();
+    assert_eq!(ok, Workload::Decode { batch: 4, context_len: 10, output_len: 5 });
+    for (v, field) in [
+        (serde_json::json!({"kind": "prefill", "batch": -1, "input_len": 8}), "batch"),
+        (serde_json::json!({"kind": "prefill", "batch": 2, "input_len": 8.5}), "input_len"),
+        (serde_json::json!({"kind": "train_step", "micro_batch": 0, "seq_len": 8}), "micro_batch"),
+        (serde_json::json!({"kind": "decode", "batch": 1, "context_len": 8}), "output_len"),
+        (serde_json::json!({"kind": "sample"}), "kind"),
+    ] {
+        let e = Workload::from_json(&v).unwrap_err();
+        assert!(e.contains(field), "{e}");
+    }
+    // The serde form round-trips.
+    let s = serde_json::to_value(ok).unwrap();
+    assert_eq!(Workload::from_json(&s).unwrap(), ok);
+}

@@ -12,7 +12,7 @@ mod activations;
 pub mod strategy;
 
 pub use activations::{layer_activation_bytes, transient_profile, TransientProfile};
-pub use strategy::{footprint, max_batch, max_batch_or_reason, Footprint, MemoryStrategy};
+pub use strategy::{defrag_pause_s, footprint, max_batch, max_batch_or_reason, Footprint, MemoryStrategy};
 
 use crate::model::ModelDesc;
 use crate::workload::{validate_plan, GraphOptions, ParallelPlan, Recompute, TrainOptions, Workload};

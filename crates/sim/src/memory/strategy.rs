@@ -120,6 +120,16 @@ pub fn footprint(
     Ok(Footprint { memory, defrag_bytes: 0 })
 }
 
+/// The pause a defragmentation pass costs: each stranded byte is read and written once at
+/// `hbm_bytes_per_s` (the device profile's HBM bandwidth).
+pub fn defrag_pause_s(defrag_bytes: u64, hbm_bytes_per_s: f64) -> f64 {
+    if hbm_bytes_per_s > 0.0 {
+        2.0 * defrag_bytes as f64 / hbm_bytes_per_s
+    } else {
+        0.0
+    }
+}
+
 fn gib(b: u64) -> f64 {
     b as f64 / (1u64 << 30) as f64
 }

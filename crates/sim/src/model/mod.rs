@@ -235,7 +235,7 @@ pub fn validate_transformer(t: &TransformerDesc, what: &str) -> Result<(), Strin
     check_range(&f("intermediate"), t.intermediate, 0, MAX_WIDTH)?;
     check_range(&f("vocab"), t.vocab, 0, MAX_VOCAB)?;
     check_range(&f("max_position"), t.max_position, 1, 1 << 24)?;
-    if t.heads % t.kv_heads != 0 {
+    if !t.heads.is_multiple_of(t.kv_heads) {
         return Err(format!(
             "field '{}' = {} must divide '{}' = {}",
             f("kv_heads"),

@@ -22,11 +22,7 @@ struct Ctx<'a> {
 }
 
 fn ceil_div(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        a / b + u64::from(a % b != 0)
-    }
+    a.checked_div(b).map_or(a, |_| a.div_ceil(b))
 }
 
 /// The query, KV heads and width held by one chip under TP (KV heads are replicated when

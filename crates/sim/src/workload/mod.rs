@@ -67,6 +67,40 @@ impl Workload {
         }
     }
 
+    /// Parses a workload object (`{"kind": "decode", "batch": 8, ...}`), naming any field that
+    /// is missing, negative, fractional or out of range (serde alone would say only "invalid
+    /// value").
+    pub fn from_json(v: &serde_json::Value) -> Result<Workload, String> {
+        let obj = v.as_object().ok_or("workload must be an object")?;
+        let field = |name: &str| -> Result<u64, String> {
+            match obj.get(name) {
+                None => Err(format!("workload field '{name}' is missing")),
+                Some(x) => x.as_u64().ok_or_else(|| {
+                    format!("workload field '{name}' = {x} must be a non-negative integer")
+                }),
+            }
+        };
+        let kind = obj.get("kind").and_then(|k| k.as_str()).unwrap_or("");
+        let w = match kind {
+            "prefill" => Workload::Prefill { batch: field("batch")?, input_len: field("input_len")? },
+            "decode" => Workload::Decode {
+                batch: field("batch")?,
+                context_len: field("context_len")?,
+                output_len: field("output_len")?,
+            },
+            "train_step" => {
+                Workload::TrainStep { micro_batch: field("micro_batch")?, seq_len: field("seq_len")? }
+            }
+            other => {
+                return Err(format!(
+                    "workload field 'kind' = '{other}' is not prefill, decode or train_step"
+                ))
+            }
+        };
+        w.validate()?;
+        Ok(w)
+    }
+
     /// Rejects zero or absurd sizes, naming the field.
     pub fn validate(&self) -> Result<(), String> {
         let check = |field: &str, v: u64, lo: u64, hi: u64| {
@@ -256,17 +290,17 @@ pub fn validate_plan(model: &ModelDesc, plan: &ParallelPlan) -> Result<(), Strin
         }
         return Ok(());
     };
-    if t.heads % plan.tp != 0 {
+    if !t.heads.is_multiple_of(plan.tp) {
         return Err(format!("tp = {} must divide the {} attention heads", plan.tp, t.heads));
     }
-    if t.kv_heads % plan.tp != 0 && plan.tp % t.kv_heads != 0 {
+    if !t.kv_heads.is_multiple_of(plan.tp) && !plan.tp.is_multiple_of(t.kv_heads) {
         return Err(format!(
             "tp = {} and the {} KV heads must divide one another",
             plan.tp, t.kv_heads
         ));
     }
     if let Some(v) = &model.vision {
-        if v.encoder.heads % plan.tp != 0 {
+        if !v.encoder.heads.is_multiple_of(plan.tp) {
             return Err(format!(
                 "tp = {} must divide the vision encoder's {} heads",
                 plan.tp, v.encoder.heads
@@ -277,7 +311,7 @@ pub fn validate_plan(model: &ModelDesc, plan: &ParallelPlan) -> Result<(), Strin
         return Err(format!("pp = {} exceeds the {} layers", plan.pp, t.layers));
     }
     match &t.moe {
-        Some(m) if m.experts % plan.ep != 0 => {
+        Some(m) if !m.experts.is_multiple_of(plan.ep) => {
             Err(format!("ep = {} must divide the {} experts", plan.ep, m.experts))
         }
         None if plan.ep > 1 => Err("ep > 1 needs a mixture-of-experts model".into()),
