@@ -2,16 +2,25 @@
 
 pub mod autotune;
 pub mod bundled;
+pub mod context;
+pub mod diagnosis;
 pub mod focus;
 pub mod empirical;
+pub mod guards;
 pub mod knowledge;
 pub mod report;
 pub mod run;
 pub mod queueing;
 pub mod scenario;
+pub mod serving;
 pub mod stages;
 pub mod templates;
 pub mod url;
+/// The training and runtime stages (files under stages/, declared here by their author).
+#[path = "stages/training.rs"]
+pub mod training;
+#[path = "stages/runtime.rs"]
+pub mod runtime;
 
 pub use scenario::{Scenario, Stage, SCENARIO_VERSION};
 pub use bundled::{bundled_scenario, bundled_scenarios};

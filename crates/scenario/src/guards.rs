@@ -1,0 +1,138 @@
+//! Guards against over-optimisation: a compatibility check of a configuration against a target
+//! chip, protected sensitive layers kept in 16-bit, and a validation "delta" check of outputs
+//! before and after a change.
+//!
+//! Honest limits: a simulator computes no tensors, so the delta check compares the device model's
+//! expected relative error of the data types used (`Estimate::relative_error`, an RMS estimate
+//! from rounding units and reduction lengths), not real outputs; every report says so.
+
+use crate::scenario::{DeviceRef, Scenario};
+use crate::serving::{cost, default_point, graph_options, workload, Phase, ServingPoint};
+use serde::{Deserialize, Serialize};
+use tunelab_search::{Config, Outcome};
+use tunelab_sim::tiling::Tiling;
+use tunelab_sim::workload::{build_graph, ParallelPlan};
+use tunelab_sim::{DType, Op};
+
+/// Result of checking one configuration on another chip.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CompatReport {
+    pub target: String,
+    pub compatible: bool,
+    /// Why not (out of memory, tile does not fit L0A, ...), from the stage's own objective.
+    pub problems: Vec<String>,
+    /// The stage metrics on the target, when it runs there: (name, value, unit).
+    pub metrics: Vec<(String, f64, String)>,
+}
+
+/// Evaluates `config` of the scenario's stage as if the scenario targeted `target` (a bundled chip
+/// name): the same objective, so every device limit the stage knows is checked.
+pub fn check_compatibility(s: &Scenario, config: &Config, target: &str) -> Result<CompatReport, String> {
+    let mut t = s.clone();
+    t.device = DeviceRef::Name(target.to_string());
+    let mut setup = crate::stages::setup(&t)?;
+    let (compatible, problems, metrics) = match setup.space.check(config) {
+        Err(e) => (false, vec![format!("not a point of the {} space on {target}: {e}", s.stage.name())], Vec::new()),
+        Ok(()) => match setup.objective.evaluate(config) {
+            Outcome::Ok(v) => (true, Vec::new(), setup.metrics.iter().zip(v).map(|(m, x)| (m.name.clone(), x, m.unit.clone())).collect()),
+            Outcome::Infeasible(r) | Outcome::Failed(r) => (false, vec![r], Vec::new()),
+        },
+    };
+    Ok(CompatReport { target: target.to_string(), compatible, problems, metrics })
+}
+
+/// What keeping sensitive layers in 16-bit costs and saves.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProtectedReport {
+    pub patterns: Vec<String>,
+    /// Graph operators the patterns matched (kept in 16-bit).
+    pub protected_ops: Vec<String>,
+    pub step_ms_all_quantised: f64,
+    pub step_ms_protected: f64,
+    /// Largest per-operator expected relative error, all quantised vs protected.
+    pub rel_error_all_quantised: f64,
+    pub rel_error_protected: f64,
+    pub note: String,
+}
+
+/// Layers commonly left unquantised: the output head, embeddings and MoE routers.
+pub const DEFAULT_PROTECTED: &[&str] = &["lm_head", "embed", "router"];
+
+/// Costs a quantised decode step with and without the protected layers kept in 16-bit.
+pub fn protect_layers(s: &Scenario, point: &ServingPoint, patterns: &[String]) -> Result<ProtectedReport, String> {
+    let (model, device, _) = crate::context::resolve(s)?;
+    let (inp, out) = (s.workload.input_len.max(1) as u64, s.workload.output_len.max(1) as u64);
+    let w = workload(Phase::Decode, point.batch.max(1), inp, out);
+    let plan = ParallelPlan { tp: point.tp.max(1), ..ParallelPlan::default() };
+    let opts = graph_options(point);
+    // Memory and feasibility of the point itself first (reasons come back as errors).
+    cost(&model, &device, &w, &plan, &opts)?;
+    let graph = build_graph(&model, &w, &plan, &opts)?;
+    let keep = if model.dtype == DType::Bf16 { DType::Bf16 } else { DType::Fp16 };
+    let (mut t_q, mut t_p, mut e_q, mut e_p, mut names) = (0.0, 0.0, 0.0f64, 0.0f64, Vec::new());
+    for o in &graph.ops {
+        let eq = tunelab_sim::cost::estimate(&o.op, &Tiling::Default, &device).map_err(|e| format!("{}: {e}", o.name))?;
+        let matched = patterns.iter().any(|p| !p.is_empty() && o.name.contains(p.as_str()));
+        let protected_op = match (&o.op, matched) {
+            (Op::Matmul { batch, m, n, k, epilogue, .. }, true) => {
+                names.push(o.name.clone());
+                Some(Op::Matmul { batch: *batch, m: *m, n: *n, k: *k, dtype: keep, weight_dtype: None, epilogue: *epilogue })
+            }
+            _ => None,
+        };
+        let ep = match &protected_op {
+            Some(op) => tunelab_sim::cost::estimate(op, &Tiling::Default, &device).map_err(|e| format!("{}: {e}", o.name))?,
+            None => eq,
+        };
+        t_q += eq.time_us * o.repeat as f64;
+        t_p += ep.time_us * o.repeat as f64;
+        e_q = e_q.max(eq.relative_error);
+        e_p = e_p.max(ep.relative_error);
+    }
+    Ok(ProtectedReport {
+        patterns: patterns.to_vec(),
+        protected_ops: names,
+        step_ms_all_quantised: t_q / 1e3,
+        step_ms_protected: t_p / 1e3,
+        rel_error_all_quantised: e_q,
+        rel_error_protected: e_p,
+        note: "relative errors are the device model's data-type estimates, not measured outputs".into(),
+    })
+}
+
+/// The validation check of a change: expected output error before and after against the bound.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeltaCheck {
+    pub rel_error_before: f64,
+    pub rel_error_after: f64,
+    /// Growth of the expected error (after - before).
+    pub delta: f64,
+    pub limit: Option<f64>,
+    pub pass: bool,
+    pub note: String,
+}
+
+/// Compares the largest per-operator expected relative error of a decode step before and after a
+/// change against `constraints.max_rel_error` (no bound: passes, and says so).
+pub fn delta_check(s: &Scenario, before: &ServingPoint, after: &ServingPoint) -> Result<DeltaCheck, String> {
+    let (model, device, _) = crate::context::resolve(s)?;
+    let (inp, out) = (s.workload.input_len.max(1) as u64, s.workload.output_len.max(1) as u64);
+    let err = |p: &ServingPoint| -> Result<f64, String> {
+        let pc = crate::serving::cost_phase(&model, &device, Phase::Decode, p, inp, out)?;
+        Ok(pc.ops.iter().map(|o| o.estimate.relative_error).fold(0.0, f64::max))
+    };
+    let (b, a) = (err(before)?, err(after)?);
+    let limit = s.constraints.max_rel_error;
+    let pass = limit.is_none_or(|l| a <= l);
+    let note = match limit {
+        Some(l) => format!("expected relative error {a:.2e} after vs {b:.2e} before, bound {l:.2e}; a data-type estimate, no tensors are computed"),
+        None => format!("expected relative error {a:.2e} after vs {b:.2e} before; no max_rel_error bound is set; a data-type estimate"),
+    };
+    Ok(DeltaCheck { rel_error_before: b, rel_error_after: a, delta: a - b, limit, pass, note })
+}
+
+/// The scenario's default serving point (convenience for the app's guard panel).
+pub fn scenario_point(s: &Scenario) -> Result<ServingPoint, String> {
+    let (model, _, _) = crate::context::resolve(s)?;
+    Ok(default_point(s, &model))
+}
