@@ -4,10 +4,11 @@
 //! 2. with a Kernel Tuner cache: mean, min and max best/optimum over seeds 0-9 at budgets
 //!    50, 100 and 200.
 
+use std::collections::HashMap;
 use std::time::Instant;
 use tunelab_search::kernel_tuner::KernelTunerCache;
 use tunelab_search::strategies::by_name;
-use tunelab_search::{FnObjective, Metric, Outcome, Param, Rng, Space, Study, StudyOptions};
+use tunelab_search::{Config, FnObjective, Metric, Outcome, Param, Rng, Space, Study, StudyOptions};
 
 fn timing() {
     let params = (0..4).map(|i| Param::int(&format!("p{i}"), 0, 9, 1)).collect();
@@ -20,7 +21,7 @@ fn timing() {
         };
         let mut s = by_name(name, &opts).expect("strategy");
         let mut study = Study::new(space.clone(), vec![Metric::minimize("t", "ms")], StudyOptions::budget(200)).expect("study");
-        let mut obj = FnObjective::new(vec![Metric::minimize("t", "ms")], |c: &tunelab_search::Config| {
+        let mut obj = FnObjective::new(vec![Metric::minimize("t", "ms")], |c: &Config| {
             let x: Vec<f64> = c.0.iter().map(|v| v.as_f64().unwrap_or(0.0)).collect();
             Outcome::Ok(vec![1.0 + (x[0] - 3.0).powi(2) + 0.5 * (x[1] - 7.0).powi(2) + 0.2 * (x[2] - 1.0).powi(2) + 0.1 * x[3]])
         });
@@ -28,6 +29,68 @@ fn timing() {
         let t0 = Instant::now();
         study.run(s.as_mut(), &mut obj, &mut rng);
         println!("{spec:>8}: 200 evaluations over 10,000 points in {:.1} ms, best {:?} after {} evaluations ({:?})", t0.elapsed().as_secs_f64() * 1e3, study.best_value(), study.evaluations(), study.best().map(|t| t.config.clone()));
+    }
+}
+
+/// Random lognormal-ish landscapes with failing regions over a member space (generalisation
+/// check beyond one measured cache): per-axis bowls, two interacting pairs, three bumps, per
+/// point roughness, and failures where a random linear form is in its top fifth.
+fn synthetic(space: &Space, k: u64) -> (HashMap<Config, Option<f64>>, f64) {
+    let members = space.members().expect("member space");
+    let d = space.params().len();
+    let mut r = Rng::seed_from_u64(1000 + k);
+    let a: Vec<f64> = (0..d).map(|_| r.normal().abs() * 2.0).collect();
+    let c: Vec<f64> = (0..d).map(|_| r.unit()).collect();
+    let pairs: Vec<(usize, usize, f64)> = (0..2).map(|_| (r.below(d), r.below(d), r.normal() * 2.0)).collect();
+    let bumps: Vec<(Vec<f64>, f64)> = (0..3).map(|_| ((0..d).map(|_| r.unit()).collect(), r.unit())).collect();
+    let w: Vec<f64> = (0..d).map(|_| r.normal()).collect();
+    let units: Vec<Vec<f64>> = members.iter().map(|m| space.to_unit(m)).collect();
+    let mut lin: Vec<f64> = units.iter().map(|u| u.iter().zip(&w).map(|(x, y)| x * y).sum()).collect();
+    let f: Vec<f64> = units.iter().map(|u| {
+        let mut v: f64 = (0..d).map(|i| a[i] * (u[i] - c[i]).powi(2)).sum();
+        v += pairs.iter().map(|(i, j, b)| b * u[*i] * u[*j]).sum::<f64>();
+        v -= bumps.iter().map(|(bc, h)| h * (-(0..d).map(|i| (u[i] - bc[i]).powi(2)).sum::<f64>() / 0.05).exp()).sum::<f64>();
+        v + 0.1 * r.normal()
+    }).collect();
+    let thr = { let mut s = lin.clone(); s.sort_by(|x, y| x.total_cmp(y)); s[s.len() * 4 / 5] };
+    let mut map = HashMap::new();
+    let mut opt = f64::INFINITY;
+    for (i, m) in members.iter().enumerate() {
+        let t = (lin[i] <= thr).then(|| (1.5 * f[i]).exp());
+        if let Some(t) = t { opt = opt.min(t); }
+        map.insert(m.clone(), t);
+    }
+    lin.clear();
+    (map, opt)
+}
+
+fn synthetic_bench(space: &Space, names: &[String]) {
+    for spec in names {
+        let (name, opts) = match spec.split_once(':') {
+            Some((n, o)) => (n, serde_json::from_str(o).expect("options json")),
+            None => (spec.as_str(), serde_json::Value::Null),
+        };
+        let mut line = format!("{spec:>24} synthetic");
+        for budget in [50, 100, 200] {
+            let mut ratios = Vec::new();
+            for k in 0..6 {
+                let (map, opt) = synthetic(space, k);
+                for seed in 0..5u64 {
+                    let mut s = by_name(name, &opts).expect("strategy");
+                    let metric = vec![Metric::minimize("time", "ms")];
+                    let mut study = Study::new(space.clone(), metric.clone(), StudyOptions::budget(budget)).expect("study");
+                    let mut obj = FnObjective::new(metric, |c: &Config| match map.get(c).copied().flatten() {
+                        Some(t) => Outcome::Ok(vec![t]),
+                        None => Outcome::Failed("synthetic failure".into()),
+                    });
+                    study.run(s.as_mut(), &mut obj, &mut Rng::seed_from_u64(seed));
+                    ratios.push(study.best_value().map_or(10.0, |b| b / opt));
+                }
+            }
+            let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+            line += &format!("  b{budget}: {mean:.3}");
+        }
+        println!("{line}");
     }
 }
 
@@ -39,6 +102,10 @@ fn main() {
     let cache = KernelTunerCache::parse(&text).expect("parse cache");
     let optimum = cache.optimum().expect("optimum");
     let names: Vec<String> = if args.len() > 1 { args[1..].to_vec() } else { vec!["bayes".into(), "tpe".into(), "rl".into(), "random".into()] };
+    if std::env::var("BENCH_SYNTHETIC").is_ok() {
+        synthetic_bench(&cache.space, &names);
+        return;
+    }
     for spec in &names {
         let (name, opts) = match spec.split_once(':') {
             Some((n, o)) => (n, serde_json::from_str(o).expect("options json")),

@@ -41,7 +41,9 @@ pub struct Bayes {
     pub xi: f64,
     /// Hyperparameters are re-chosen by marginal likelihood every this many model asks.
     pub refit_every: usize,
-    hyper: Option<(f64, f64)>,
+    /// Per-axis relevance weights fitted by marginal likelihood.
+    pub relevance: bool,
+    hyper: Option<(f64, f64, Vec<f64>)>,
     model_asks: usize,
     snap: Snapshot,
 }
@@ -55,6 +57,7 @@ impl Default for Bayes {
             acquisition: Acquisition::Ei,
             xi: 0.01,
             refit_every: 8,
+            relevance: false,
             hyper: None,
             model_asks: 0,
             snap: Snapshot::new(),
@@ -76,6 +79,9 @@ impl Bayes {
         }
         if let Some(v) = num("max_train") {
             b.max_train = v.clamp(4, 2_000);
+        }
+        if let Some(v) = o.get("relevance").and_then(|v| v.as_bool()) {
+            b.relevance = v;
         }
         if let Some(v) = o.get("xi").and_then(|v| v.as_f64()).filter(|x| x.is_finite() && *x >= 0.0) {
             b.xi = v;
@@ -217,16 +223,20 @@ impl Strategy for Bayes {
         };
         let refit = self.hyper.is_none() || data.y.len() < 20 || self.model_asks % self.refit_every.max(1) == 0;
         self.model_asks += 1;
-        let model = match (refit, self.hyper) {
-            (false, Some((l, nz))) => Gp::fit(&data.x, &data.y, l, nz),
+        let model = match (refit, &self.hyper) {
+            (false, Some((l, nz, w))) if w.is_empty() => Gp::fit(&data.x, &data.y, *l, *nz),
+            (false, Some((l, nz, w))) => Gp::fit_weighted(&data.x, &data.y, *l, *nz, w),
             _ => None,
         }
-        .or_else(|| Gp::fit_best(&data.x, &data.y, gp::SCALES, gp::NOISES));
+        .or_else(|| {
+            let g = Gp::fit_best(&data.x, &data.y, gp::SCALES, gp::NOISES)?;
+            Some(if self.relevance && data.y.len() >= 10 { g.refine_relevance(&data.x, &data.y) } else { g })
+        });
         let Some(model) = model else {
             self.phase("initial design");
             return random_unseen(h, rng).into_iter().collect();
         };
-        self.hyper = Some((model.length_scale, model.noise));
+        self.hyper = Some((model.length_scale, model.noise, model.weights.clone()));
         let cands = candidates(h, rng, self.candidates);
         if cands.is_empty() {
             return vec![];

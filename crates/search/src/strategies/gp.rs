@@ -15,7 +15,10 @@ pub const NOISES: &[f64] = &[1e-4, 0.01, 0.1];
 /// A fitted Gaussian process: posterior mean and standard deviation at any unit-box point.
 #[derive(Clone, Debug)]
 pub struct Gp {
+    /// Training inputs, already multiplied by `weights`.
     x: Vec<Vec<f64>>,
+    /// Per-axis multipliers of unit coordinates (automatic relevance); empty: all 1.
+    pub weights: Vec<f64>,
     /// Lower Cholesky factor of C + noise*I (unit-amplitude kernel), row-major n*n.
     chol: Vec<f64>,
     /// (C + noise*I)^-1 y.
@@ -120,7 +123,7 @@ impl Gp {
         let l = length_scale.max(1e-6);
         let corr: Vec<f64> = distances(x).iter().map(|&r| matern52(r, l)).collect();
         let (chol, alpha, amplitude, ll) = Gp::factor(&corr, y, noise.max(0.0))?;
-        Some(Gp { x: x.to_vec(), chol, alpha, amplitude, length_scale: l, noise, log_likelihood: ll })
+        Some(Gp { x: x.to_vec(), weights: Vec::new(), chol, alpha, amplitude, length_scale: l, noise, log_likelihood: ll })
     }
 
     /// Fits every (scale, noise) pair of the grids (scales as multiples of sqrt(dimensions))
@@ -135,12 +138,49 @@ impl Gp {
             for &nz in noises {
                 if let Some((chol, alpha, amplitude, ll)) = Gp::factor(&corr, y, nz) {
                     if best.as_ref().is_none_or(|b| ll > b.log_likelihood) {
-                        best = Some(Gp { x: Vec::new(), chol, alpha, amplitude, length_scale: l, noise: nz, log_likelihood: ll });
+                        best = Some(Gp { x: Vec::new(), weights: Vec::new(), chol, alpha, amplitude, length_scale: l, noise: nz, log_likelihood: ll });
                     }
                 }
             }
         }
         best.map(|g| Gp { x: x.to_vec(), ..g })
+    }
+
+    fn scale(&self, u: &[f64]) -> Vec<f64> {
+        if self.weights.is_empty() {
+            u.to_vec()
+        } else {
+            u.iter().zip(&self.weights).map(|(a, w)| a * w).collect()
+        }
+    }
+
+    /// Fits with per-axis multipliers `weights` on the unit coordinates.
+    pub fn fit_weighted(x: &[Vec<f64>], y: &[f64], length_scale: f64, noise: f64, weights: &[f64]) -> Option<Gp> {
+        let xs: Vec<Vec<f64>> = x.iter().map(|p| p.iter().zip(weights).map(|(a, w)| a * w).collect()).collect();
+        let g = Gp::fit(&xs, y, length_scale, noise)?;
+        Some(Gp { weights: weights.to_vec(), ..g })
+    }
+
+    /// Automatic relevance: one pass over the axes, trying each axis's multiplier at a few
+    /// multiples and keeping changes that raise the marginal likelihood (length scale and noise
+    /// fixed). Axes that do not matter shrink towards 0, ones that matter grow.
+    pub fn refine_relevance(self, x: &[Vec<f64>], y: &[f64]) -> Gp {
+        let d = x.first().map_or(0, |p| p.len());
+        let mut w = if self.weights.len() == d { self.weights.clone() } else { vec![1.0; d] };
+        let mut best = self;
+        for i in 0..d {
+            let base = w[i];
+            for f in [0.25, 0.5, 2.0] {
+                w[i] = (base * f).clamp(1.0 / 64.0, 16.0);
+                if let Some(g) = Gp::fit_weighted(x, y, best.length_scale, best.noise, &w) {
+                    if g.log_likelihood > best.log_likelihood + 1e-9 {
+                        best = g;
+                    }
+                }
+            }
+            w[i] = best.weights.get(i).copied().unwrap_or(1.0);
+        }
+        best
     }
 
     /// Number of training points.
@@ -155,6 +195,7 @@ impl Gp {
 
     /// Posterior mean and standard deviation (of the latent function) at `u`.
     pub fn predict(&self, u: &[f64]) -> (f64, f64) {
+        let u = &self.scale(u);
         let n = self.x.len();
         let mut k: Vec<f64> = self.x.iter().map(|p| matern52(libm::sqrt(sq_dist(p, u)), self.length_scale)).collect();
         let mean: f64 = k.iter().zip(&self.alpha).map(|(a, b)| a * b).sum();
@@ -170,6 +211,7 @@ impl Gp {
     /// runs over all points together (row updates of length `us.len()`), which vectorises.
     pub fn predict_many(&self, us: &[Vec<f64>]) -> Vec<(f64, f64)> {
         let (n, m) = (self.x.len(), us.len());
+        let us: Vec<Vec<f64>> = us.iter().map(|u| self.scale(u)).collect();
         let mut k = vec![0.0; n * m];
         for (i, p) in self.x.iter().enumerate() {
             for (j, u) in us.iter().enumerate() {
