@@ -111,7 +111,9 @@ fn every_strategy_exhausts_a_tiny_space_without_repeats() {
 
 /// Standard discrete problems: a separable bowl, a rotated narrow valley (Rosenbrock on
 /// levels), a rugged Rastrigin-like surface, and the kernel-like tiling cost with failures.
-fn problems() -> Vec<(&'static str, Space, fn(&Config) -> Outcome)> {
+type Problem = (&'static str, Space, fn(&Config) -> Outcome);
+
+fn problems() -> Vec<Problem> {
     let grid = |levels: i64| -> Space {
         Space::new((0..4).map(|i| Param::int(&format!("x{i}"), 0, levels - 1, 1)).collect(), &[]).unwrap()
     };

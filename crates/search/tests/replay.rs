@@ -31,7 +31,7 @@ fn closed(open: &str) -> String {
 }
 
 fn err(text: &str) -> String {
-    KernelTunerCache::parse(text).err().expect("expected an error")
+    KernelTunerCache::parse(text).expect_err("expected an error")
 }
 
 #[test]

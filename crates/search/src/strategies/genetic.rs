@@ -133,7 +133,7 @@ impl Strategy for Genetic {
             self.pool = scored(h);
             self.survive(size);
         }
-        if self.pool.len() < size.min(4).max(2) || (self.generation == 0 && self.pool.len() < size) {
+        if self.pool.len() < size.clamp(2, 4) || (self.generation == 0 && self.pool.len() < size) {
             // With warm-start survivors, half the newcomers are their mutants (transfer), the
             // rest random for diversity; from scratch, all random.
             let seeds: Vec<Config> = self.pool.iter().filter(|p| p.1.is_finite()).map(|p| p.0.clone()).collect();
@@ -199,5 +199,27 @@ impl Strategy for Genetic {
         }
         s.insert("stalled_generations".into(), self.stall.into());
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FnObjective, Metric, Outcome, Param, Space, StopReason, Study, StudyOptions};
+
+    #[test]
+    fn stops_when_three_generations_gain_under_two_percent() {
+        let space = Space::new(vec![Param::int("a", 0, 99, 1), Param::int("b", 0, 99, 1)], &[]).unwrap();
+        let metrics = vec![Metric::minimize("t", "ms")];
+        let mut opts = StudyOptions::budget(1_000);
+        opts.strategy_stop = true;
+        let mut study = Study::new(space, metrics.clone(), opts).unwrap();
+        // A flat objective: no generation can improve, so the rule fires after the 4th.
+        let mut obj = FnObjective::new(metrics, |_: &Config| Outcome::Ok(vec![5.0]));
+        let mut ga = Genetic::from_options(&serde_json::json!({"population": 10}));
+        let stop = study.run(&mut ga, &mut obj, &mut Rng::seed_from_u64(1));
+        assert_eq!(stop, StopReason::Converged);
+        assert_eq!(study.evaluations(), 40, "four generations of ten");
+        assert_eq!(ga.snapshot()["generation"], 4);
     }
 }
