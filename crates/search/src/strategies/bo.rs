@@ -124,8 +124,14 @@ pub(crate) fn training(h: &History, cap: usize) -> Option<Training> {
     if ok.len() < 2 {
         return None;
     }
-    let log = ok.iter().all(|s| *s > 0.0);
-    let tf = |s: f64| if log { libm::log(s) } else { s };
+    // Positive values (runtimes) are modelled in log space; a maximised positive metric
+    // (scores all negative) as -log(value); anything else as is.
+    let log = ok.iter().all(|s| *s > 0.0) || ok.iter().all(|s| *s < 0.0);
+    let tf = |s: f64| match (log, s > 0.0) {
+        (false, _) => s,
+        (true, true) => libm::log(s),
+        (true, false) => -libm::log(-s),
+    };
     let worst = ok.iter().map(|s| tf(*s)).fold(f64::NEG_INFINITY, f64::max);
     let t: Vec<f64> = scores.iter().map(|s| s.map_or(worst, tf)).collect();
     let mut keep: Vec<usize> = (0..t.len()).collect();
@@ -381,6 +387,22 @@ pub(crate) mod tests {
             study.run(s.as_mut(), &mut obj, &mut Rng::seed_from_u64(5));
             assert_eq!(study.evaluations(), 25, "{name}");
         }
+    }
+
+    #[test]
+    fn maximised_metrics_are_modelled_in_log_space() {
+        let (space, f) = problem();
+        let metric = vec![Metric::maximize("throughput", "1/ms")];
+        let mut study = Study::new(space, metric.clone(), StudyOptions::budget(20)).unwrap();
+        let mut obj = FnObjective::new(metric, |c: &Config| match f(c) {
+            Outcome::Ok(v) => Outcome::Ok(vec![1.0 / v[0]]),
+            other => other,
+        });
+        let mut bo = super::Bayes::default();
+        study.run(&mut bo, &mut obj, &mut Rng::seed_from_u64(8));
+        let snap = bo.snapshot();
+        assert_eq!(snap["phase"], "model");
+        assert_eq!(snap["target_transform"], "log");
     }
 
     #[test]

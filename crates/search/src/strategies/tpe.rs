@@ -39,7 +39,7 @@ pub struct Tpe {
 
 impl Default for Tpe {
     fn default() -> Self {
-        Tpe { startup: 0, gamma: 0.2, max_good: 25, candidates: 48, prior_weight: 1.0, table: None, snap: Snapshot::new() }
+        Tpe { startup: 0, gamma: 0.2, max_good: 25, candidates: 48, prior_weight: 4.0, table: None, snap: Snapshot::new() }
     }
 }
 
