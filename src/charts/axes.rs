@@ -1,0 +1,214 @@
+//! Shared chart furniture: the plot frame, axes with ticks and labels, legends, a colour bar,
+//! and the notes for empty data or skipped (non-finite) values.
+
+use super::scale::{format_num, Scale};
+use super::svg::{px, viridis, Svg};
+
+/// Outer size and margins of a chart; the plot area is what the margins leave.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Frame {
+    /// Total width in pixels.
+    pub width: f64,
+    /// Total height in pixels.
+    pub height: f64,
+    /// Left margin (y tick labels and axis label).
+    pub left: f64,
+    /// Right margin (legend or colour bar).
+    pub right: f64,
+    /// Top margin (title).
+    pub top: f64,
+    /// Bottom margin (x tick labels and axis label).
+    pub bottom: f64,
+}
+
+impl Frame {
+    /// The default frame for a chart of the given size.
+    pub fn new(width: f64, height: f64) -> Frame {
+        Frame { width, height, left: 64.0, right: 16.0, top: 28.0, bottom: 44.0 }
+    }
+
+    /// Same frame with a wider right margin (for a legend or a colour bar).
+    pub fn with_right(mut self, right: f64) -> Frame {
+        self.right = right;
+        self
+    }
+
+    /// Pixel range of the x axis (left to right).
+    pub fn x_range(&self) -> (f64, f64) {
+        (self.left, (self.width - self.right).max(self.left + 1.0))
+    }
+
+    /// Pixel range of the y axis (bottom to top, so larger values sit higher).
+    pub fn y_range(&self) -> (f64, f64) {
+        ((self.height - self.bottom).max(self.top + 1.0), self.top)
+    }
+
+    /// Plot-area width.
+    pub fn plot_w(&self) -> f64 {
+        let (a, b) = self.x_range();
+        b - a
+    }
+
+    /// Plot-area height.
+    pub fn plot_h(&self) -> f64 {
+        let (a, b) = self.y_range();
+        a - b
+    }
+}
+
+const AXIS: &[(&str, &str)] = &[("stroke", "currentColor"), ("stroke-width", "1")];
+const GRID: &[(&str, &str)] = &[("stroke", "#888"), ("stroke-opacity", "0.25"), ("stroke-width", "1"), ("class", "tl-grid")];
+
+/// The title line above the plot area.
+pub fn title(svg: &mut Svg, f: &Frame, text: &str) {
+    svg.text(f.left, 17.0, text, &[("font-size", "13"), ("font-weight", "600"), ("class", "tl-chart-title")]);
+}
+
+/// Axes lines, grid, tick marks with labels, and the axis labels (which should carry units).
+pub fn axes(svg: &mut Svg, f: &Frame, xs: &Scale, ys: &Scale, x_label: &str, y_label: &str) {
+    axes_with(svg, f, xs, ys, x_label, y_label, &xs.ticks(6), &ys.ticks(5), &format_num, &format_num);
+}
+
+/// [`axes`] with explicit ticks and tick formatters (e.g. category names).
+#[allow(clippy::too_many_arguments)]
+pub fn axes_with(
+    svg: &mut Svg,
+    f: &Frame,
+    xs: &Scale,
+    ys: &Scale,
+    x_label: &str,
+    y_label: &str,
+    x_ticks: &[f64],
+    y_ticks: &[f64],
+    fx: &dyn Fn(f64) -> String,
+    fy: &dyn Fn(f64) -> String,
+) {
+    let (x0, x1) = f.x_range();
+    let (y0, y1) = f.y_range();
+    svg.open("g", &[("class", "tl-axes")]);
+    for t in x_ticks {
+        if let Some(x) = xs.map(*t) {
+            svg.line(x, y0, x, y1, GRID);
+            svg.line(x, y0, x, y0 + 4.0, AXIS);
+            svg.text(x, y0 + 16.0, &fx(*t), &[("text-anchor", "middle"), ("class", "tl-tick")]);
+        }
+    }
+    for t in y_ticks {
+        if let Some(y) = ys.map(*t) {
+            svg.line(x0, y, x1, y, GRID);
+            svg.line(x0 - 4.0, y, x0, y, AXIS);
+            svg.text(x0 - 7.0, y + 4.0, &fy(*t), &[("text-anchor", "end"), ("class", "tl-tick")]);
+        }
+    }
+    svg.line(x0, y0, x1, y0, AXIS);
+    svg.line(x0, y0, x0, y1, AXIS);
+    svg.text((x0 + x1) / 2.0, f.height - 8.0, x_label, &[("text-anchor", "middle"), ("class", "tl-axis-label")]);
+    let (cx, cy) = (14.0, (y0 + y1) / 2.0);
+    let rot = format!("rotate(-90 {} {})", px(cx), px(cy));
+    svg.text(cx, cy, y_label, &[("text-anchor", "middle"), ("transform", &rot), ("class", "tl-axis-label")]);
+    svg.close("g");
+}
+
+/// How a legend entry is drawn.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Swatch<'a> {
+    /// A line sample with a colour and a dash pattern.
+    Line(&'a str, &'a str),
+    /// A filled square.
+    Box(&'a str),
+}
+
+/// A legend in the right margin, one row per entry.
+pub fn legend(svg: &mut Svg, f: &Frame, entries: &[(Swatch, String)]) {
+    let x = f.width - f.right + 10.0;
+    svg.open("g", &[("class", "tl-legend")]);
+    for (i, (sw, label)) in entries.iter().enumerate() {
+        let y = f.top + 8.0 + i as f64 * 18.0;
+        match sw {
+            Swatch::Line(c, d) => svg.line(x, y, x + 18.0, y, &[("stroke", c), ("stroke-width", "2.5"), ("stroke-dasharray", d)]),
+            Swatch::Box(c) => svg.rect(x + 4.0, y - 5.0, 10.0, 10.0, &[("fill", c)], None),
+        }
+        svg.text(x + 24.0, y + 4.0, &truncate(label, 22), &[("class", "tl-legend-label")]);
+    }
+    svg.close("g");
+}
+
+/// A vertical viridis colour bar in the upper part of the right margin, labelled with the
+/// value range; `reversed` puts the brightest colour on the lowest value (lower is better).
+pub fn colour_bar(svg: &mut Svg, f: &Frame, lo: f64, hi: f64, label: &str, reversed: bool) {
+    let x = f.width - f.right + 14.0;
+    let (y0, y1) = f.y_range();
+    let y0 = y1 + (y0 - y1) * 0.6;
+    let steps = 24;
+    let h = (y0 - y1) / steps as f64;
+    svg.open("g", &[("class", "tl-colour-bar")]);
+    for k in 0..steps {
+        let t = (k as f64 + 0.5) / steps as f64;
+        let c = viridis(if reversed { 1.0 - t } else { t });
+        svg.rect(x, y0 - (k + 1) as f64 * h, 12.0, h + 0.5, &[("fill", &c)], None);
+    }
+    svg.text(x + 16.0, y1 + 8.0, &format_num(hi), &[("class", "tl-tick")]);
+    svg.text(x + 16.0, y0, &format_num(lo), &[("class", "tl-tick")]);
+    svg.text(x, y1 - 6.0, &truncate(label, 18), &[("class", "tl-axis-label")]);
+    svg.close("g");
+}
+
+/// A centred note in the plot area ("No trials yet").
+pub fn note(svg: &mut Svg, f: &Frame, text: &str) {
+    let (x0, x1) = f.x_range();
+    let (y0, y1) = f.y_range();
+    svg.text((x0 + x1) / 2.0, (y0 + y1) / 2.0, text, &[("text-anchor", "middle"), ("class", "tl-note"), ("fill-opacity", "0.7")]);
+}
+
+/// A small line under the title saying how many values were left out, if any.
+pub fn skipped(svg: &mut Svg, f: &Frame, n: usize, what: &str) {
+    if n > 0 {
+        let msg = format!("{n} {what} not shown (missing, NaN or infinite)");
+        svg.text(f.width - f.right, 17.0, &msg, &[("text-anchor", "end"), ("font-size", "10"), ("class", "tl-skipped")]);
+    }
+}
+
+/// Shortens a label to `max` characters with an ellipsis.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_ranges_never_invert() {
+        let f = Frame::new(10.0, 10.0);
+        assert!(f.plot_w() >= 1.0 && f.plot_h() >= 1.0);
+        let g = Frame::new(400.0, 300.0);
+        assert_eq!(g.x_range(), (64.0, 384.0));
+        assert_eq!(g.y_range(), (256.0, 28.0));
+    }
+
+    #[test]
+    fn truncation_counts_chars() {
+        assert_eq!(truncate("abc", 5), "abc");
+        assert_eq!(truncate("abcdef", 4), "abc…");
+        assert_eq!(truncate("ééééé", 3), "éé…");
+    }
+
+    #[test]
+    fn axes_draw_ticks_and_labels() {
+        let f = Frame::new(300.0, 200.0);
+        let xs = Scale::linear((0.0, 10.0), f.x_range());
+        let ys = Scale::log((1.0, 1000.0), f.y_range());
+        let mut s = Svg::new(f.width, f.height, "t", "t", "");
+        axes(&mut s, &f, &xs, &ys, "evaluations", "latency (µs)");
+        let out = s.finish();
+        assert!(out.contains(">evaluations</text>"));
+        assert!(out.contains(">latency (µs)</text>"));
+        assert!(out.contains(">1000</text>") && out.contains(">10</text>"));
+    }
+}

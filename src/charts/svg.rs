@@ -1,0 +1,239 @@
+//! A tiny SVG text builder, the escape function and the colour palettes.
+//!
+//! Charts are drawn once, as SVG text, by plain functions; the Leptos components show that
+//! text and the "download as SVG" export saves it. One code path means the screen and the
+//! file cannot disagree. Every attribute value and text node goes through [`esc`], so model
+//! names with markup or script stay inert text.
+
+use std::fmt::Write;
+
+/// Escapes text for use in SVG/XML text nodes and double-quoted attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            // Control characters are not allowed in XML 1.0; drop them.
+            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A pixel coordinate with at most two decimals ("12.5", "3", "-0.25"); non-finite reads "0".
+pub fn px(v: f64) -> String {
+    if !v.is_finite() {
+        return "0".to_string();
+    }
+    let s = format!("{:.2}", v);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" || s.is_empty() { "0".to_string() } else { s.to_string() }
+}
+
+/// Okabe-Ito colours (colour-blind safe), in the order series take them; yellow is left out
+/// because it is unreadable on white.
+pub const SERIES: [&str; 7] = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000"];
+
+/// Dash patterns paired with series colours, so series differ without colour too.
+pub const DASHES: [&str; 4] = ["", "6 3", "2 3", "8 3 2 3"];
+
+/// Colour of series `i` (cycles).
+pub fn series_colour(i: usize) -> &'static str {
+    SERIES[i % SERIES.len()]
+}
+
+/// Dash pattern of series `i` (cycles after the colours run out, so pairs stay distinct).
+pub fn series_dash(i: usize) -> &'static str {
+    DASHES[(i / SERIES.len() + i) % DASHES.len()]
+}
+
+/// Grey used for infeasible trials and cells.
+pub const INFEASIBLE: &str = "#9a9a9a";
+/// Colour used to mark failed trials (Okabe-Ito vermillion).
+pub const FAILED: &str = "#D55E00";
+
+const VIRIDIS: [(u8, u8, u8); 9] = [
+    (0x44, 0x01, 0x54),
+    (0x48, 0x28, 0x78),
+    (0x3e, 0x49, 0x89),
+    (0x31, 0x68, 0x8e),
+    (0x26, 0x82, 0x8e),
+    (0x1f, 0x9e, 0x89),
+    (0x35, 0xb7, 0x79),
+    (0x6e, 0xce, 0x58),
+    (0xfd, 0xe7, 0x25),
+];
+
+/// Viridis-like colour for `t` in [0, 1] (clamped; NaN gives the middle) as "#rrggbb".
+pub fn viridis(t: f64) -> String {
+    let t = if t.is_finite() { t.clamp(0.0, 1.0) } else { 0.5 };
+    let f = t * (VIRIDIS.len() - 1) as f64;
+    let i = (f.floor() as usize).min(VIRIDIS.len() - 2);
+    let u = f - i as f64;
+    let (a, b) = (VIRIDIS[i], VIRIDIS[i + 1]);
+    let mix = |x: u8, y: u8| (x as f64 + (y as f64 - x as f64) * u).round() as u8;
+    format!("#{:02x}{:02x}{:02x}", mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+/// Builds an SVG document as text. Attribute values and text are escaped here.
+pub struct Svg {
+    buf: String,
+}
+
+impl Svg {
+    /// Opens the root element: `role="img"`, an accessible name and a `<title>`/`<desc>`.
+    pub fn new(width: f64, height: f64, class: &str, title: &str, desc: &str) -> Svg {
+        let mut buf = String::with_capacity(4096);
+        let _ = write!(
+            buf,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"tl-svg {}\" viewBox=\"0 0 {} {}\" \
+             width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"{}\" \
+             font-family=\"system-ui, sans-serif\" font-size=\"12\">",
+            esc(class),
+            px(width),
+            px(height),
+            px(width),
+            px(height),
+            esc(title)
+        );
+        let _ = write!(buf, "<title>{}</title>", esc(title));
+        if !desc.is_empty() {
+            let _ = write!(buf, "<desc>{}</desc>", esc(desc));
+        }
+        Svg { buf }
+    }
+
+    /// Opens `<tag attrs...>`; close it with [`Svg::close`].
+    pub fn open(&mut self, tag: &str, attrs: &[(&str, &str)]) {
+        self.start(tag, attrs);
+        self.buf.push('>');
+    }
+
+    /// Closes `</tag>`.
+    pub fn close(&mut self, tag: &str) {
+        let _ = write!(self.buf, "</{tag}>");
+    }
+
+    /// A leaf element; with a tooltip it gets a `<title>` child (hover text and accessible name).
+    pub fn el(&mut self, tag: &str, attrs: &[(&str, &str)], tooltip: Option<&str>) {
+        self.start(tag, attrs);
+        match tooltip {
+            Some(t) => {
+                let _ = write!(self.buf, "><title>{}</title></{tag}>", esc(t));
+            }
+            None => self.buf.push_str("/>"),
+        }
+    }
+
+    /// A `<text>` element at (x, y) with extra attributes.
+    pub fn text(&mut self, x: f64, y: f64, text: &str, attrs: &[(&str, &str)]) {
+        let (xs, ys) = (px(x), px(y));
+        let mut all: Vec<(&str, &str)> = vec![("x", &xs), ("y", &ys), ("fill", "currentColor")];
+        all.extend_from_slice(attrs);
+        self.start("text", &all);
+        let _ = write!(self.buf, ">{}</text>", esc(text));
+    }
+
+    /// A straight line segment.
+    pub fn line(&mut self, x1: f64, y1: f64, x2: f64, y2: f64, attrs: &[(&str, &str)]) {
+        let c = [px(x1), px(y1), px(x2), px(y2)];
+        let mut all: Vec<(&str, &str)> = vec![("x1", &c[0]), ("y1", &c[1]), ("x2", &c[2]), ("y2", &c[3])];
+        all.extend_from_slice(attrs);
+        self.el("line", &all, None);
+    }
+
+    /// A rectangle, optionally with a tooltip.
+    pub fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, attrs: &[(&str, &str)], tooltip: Option<&str>) {
+        let c = [px(x), px(y), px(w.max(0.0)), px(h.max(0.0))];
+        let mut all: Vec<(&str, &str)> = vec![("x", &c[0]), ("y", &c[1]), ("width", &c[2]), ("height", &c[3])];
+        all.extend_from_slice(attrs);
+        self.el("rect", &all, tooltip);
+    }
+
+    /// A polyline through the given pixel points (nothing for fewer than one point).
+    pub fn polyline(&mut self, pts: &[(f64, f64)], attrs: &[(&str, &str)], tooltip: Option<&str>) {
+        if pts.is_empty() {
+            return;
+        }
+        let p = points_attr(pts);
+        let mut all: Vec<(&str, &str)> = vec![("points", &p), ("fill", "none")];
+        all.extend_from_slice(attrs);
+        self.el("polyline", &all, tooltip);
+    }
+
+    /// Finishes the document.
+    pub fn finish(mut self) -> String {
+        self.buf.push_str("</svg>");
+        self.buf
+    }
+
+    fn start(&mut self, tag: &str, attrs: &[(&str, &str)]) {
+        let _ = write!(self.buf, "<{tag}");
+        for (k, v) in attrs {
+            if !v.is_empty() {
+                let _ = write!(self.buf, " {k}=\"{}\"", esc(v));
+            }
+        }
+    }
+}
+
+/// "x1,y1 x2,y2 ..." for `points` attributes.
+pub fn points_attr(pts: &[(f64, f64)]) -> String {
+    let mut s = String::with_capacity(pts.len() * 12);
+    for (i, (x, y)) in pts.iter().enumerate() {
+        if i > 0 {
+            s.push(' ');
+        }
+        let _ = write!(s, "{},{}", px(*x), px(*y));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_neutralises_markup() {
+        assert_eq!(esc("<script>alert('x')</script>&\""), "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;&quot;");
+        assert_eq!(esc("a\u{0}b\u{7}c"), "abc");
+        assert_eq!(esc("plain"), "plain");
+    }
+
+    #[test]
+    fn pixels_are_short_and_finite() {
+        assert_eq!(px(12.5), "12.5");
+        assert_eq!(px(3.0), "3");
+        assert_eq!(px(-0.001), "0");
+        assert_eq!(px(f64::NAN), "0");
+        assert_eq!(px(1.005), "1");
+    }
+
+    #[test]
+    fn viridis_ends_and_clamps() {
+        assert_eq!(viridis(0.0), "#440154");
+        assert_eq!(viridis(1.0), "#fde725");
+        assert_eq!(viridis(7.0), "#fde725");
+        assert_eq!(viridis(f64::NAN).len(), 7);
+    }
+
+    #[test]
+    fn builder_escapes_attributes_and_text() {
+        let mut s = Svg::new(100.0, 50.0, "x", "<b>t</b>", "");
+        s.text(1.0, 2.0, "a<b", &[("class", "q\"r")]);
+        s.rect(0.0, 0.0, -5.0, 3.0, &[], Some("tip & <i>"));
+        let out = s.finish();
+        assert!(out.contains("aria-label=\"&lt;b&gt;t&lt;/b&gt;\""));
+        assert!(out.contains(">a&lt;b</text>"));
+        assert!(out.contains("class=\"q&quot;r\""));
+        assert!(out.contains("width=\"0\""));
+        assert!(out.contains("<title>tip &amp; &lt;i&gt;</title>"));
+        assert!(!out.contains("<b>") && !out.contains("<i>"));
+        assert!(out.ends_with("</svg>"));
+    }
+}
