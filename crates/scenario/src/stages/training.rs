@@ -272,19 +272,27 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         Ok(a) => notes.push(a.summary),
         Err(e) => notes.push(format!("no learning-rate advice: {e}")),
     }
-    let baseline = baseline_config(&space, chips);
     let objective = TrainingObjective { model, device, names, seq_len, global_batch, chips };
+    let baseline = baseline_config(&space, &objective);
     Ok(StageSetup { space, objective: Box::new(objective), metrics: metrics(), baseline, focus: Vec::new(), focus_budget: 0, notes })
 }
 
-/// The "before" point: pure data parallelism, micro-batch 1, no recomputation, no sharding,
-/// bf16 (the plain PyTorch DDP starting point); the first feasible member if that is excluded.
-fn baseline_config(space: &Space, chips: u64) -> Config {
-    let want = [Value::Int(1), Value::Int(1), Value::Int(chips as i64), Value::Int(1), "none".into(), "zero0".into(), "off".into(), "bf16".into()];
-    let c = Config(space.params().iter().zip(want).map(|(p, v)| if p.contains(&v) { v } else { p.level_value(0) }).collect());
-    if space.contains(&c) {
-        c
-    } else {
-        space.enumerate().next().unwrap_or(c)
+/// The "before" point: pure data parallelism at micro-batch 1 (the plain PyTorch DDP starting
+/// point), with the least memory saving that fits: no sharding, then ZeRO-1, then full
+/// recomputation, then ZeRO-3. The first member of the space if none of them is allowed.
+fn baseline_config(space: &Space, obj: &TrainingObjective) -> Config {
+    let steps = [("none", "zero0"), ("none", "zero1"), ("full", "zero1"), ("full", "zero3")];
+    let mut first_valid = None;
+    for (rc, zero) in steps {
+        let want = [Value::Int(1), Value::Int(1), Value::Int(obj.chips as i64), Value::Int(1), rc.into(), zero.into(), "off".into(), "bf16".into()];
+        let c = Config(space.params().iter().zip(want).map(|(p, v)| if p.contains(&v) { v } else { p.level_value(0) }).collect());
+        if !space.contains(&c) {
+            continue;
+        }
+        if obj.result(&c).is_ok() {
+            return c;
+        }
+        first_valid.get_or_insert(c);
     }
+    first_valid.or_else(|| space.enumerate().next()).unwrap_or_else(|| Config(space.params().iter().map(|p| p.level_value(0)).collect()))
 }
