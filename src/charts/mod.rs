@@ -24,9 +24,13 @@
 
 pub mod axes;
 pub mod convergence;
+pub mod pareto;
+pub mod roofline;
 pub mod scale;
 pub mod scatter;
 pub mod svg;
 
 pub use convergence::{best_so_far, ConvergenceChart, ConvergenceData, ConvergenceSeries};
+pub use pareto::{pareto_front, ParetoChart, ParetoData, ParetoPoint};
+pub use roofline::{Ceiling, RooflineChart, RooflineData, RooflinePoint};
 pub use scatter::{PointState, ScatterChart, ScatterData, ScatterPoint};
