@@ -175,3 +175,38 @@ fn a_serialised_description_round_trips() {
     let back = load_model(&v.to_string()).unwrap().model;
     assert_eq!(back, m);
 }
+
+#[test]
+fn errors_use_the_config_field_names() {
+    let e = load_model(&with("num_hidden_layers", "0")).unwrap_err();
+    assert!(e.contains("num_hidden_layers"), "{e}");
+    let e = load_model(&with("num_key_value_heads", "3")).unwrap_err();
+    assert!(e.contains("num_key_value_heads"), "{e}");
+    // Each size in range, their product absurd: measured in 128 bits, rejected, no overflow.
+    let mut v: serde_json::Value = serde_json::from_str(BASE).unwrap();
+    v["hidden_size"] = (1u64 << 20).into();
+    v["intermediate_size"] = (1u64 << 20).into();
+    v["num_hidden_layers"] = 4096.into();
+    v["num_attention_heads"] = 8192.into();
+    v["num_key_value_heads"] = 8192.into();
+    let e = load_model(&v.to_string()).unwrap_err();
+    assert!(e.contains("parameters"), "{e}");
+}
+
+#[test]
+fn extreme_configs_never_panic() {
+    use tunelab_sim::memory::MemoryStrategy;
+    use tunelab_sim::{build_graph, max_batch, GraphOptions, ParallelPlan, Workload};
+    let values = ["1", "3", "65536", "1048576", "18446744073709551615"];
+    let fields = ["hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "intermediate_size", "vocab_size", "head_dim"];
+    let w = [Workload::Prefill { batch: 3, input_len: 100 }, Workload::TrainStep { micro_batch: 2, seq_len: 64 }];
+    for f in fields {
+        for v in values {
+            let Ok(loaded) = load_model(&with(f, v)) else { continue };
+            for w in w {
+                let _ = build_graph(&loaded.model, &w, &ParallelPlan::default(), &GraphOptions::default());
+                let _ = max_batch(&loaded.model, &w, &ParallelPlan::default(), &GraphOptions::default(), MemoryStrategy::Static, 1 << 36);
+            }
+        }
+    }
+}

@@ -87,18 +87,21 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
     let dense_linear = t.mlp_params(ceil_div(t.intermediate, tp));
     let (moe_linear, moe_other) = match &t.moe {
         Some(m) => {
-            let experts = (m.experts / ep) * t.mlp_params(ceil_div(m.expert_intermediate, tp));
+            let experts = (m.experts / ep).saturating_mul(t.mlp_params(ceil_div(m.expert_intermediate, tp)));
             let shared = if m.shared_intermediate > 0 { t.mlp_params(ceil_div(m.shared_intermediate, tp)) } else { 0 };
             let gate = if m.shared_gate { t.hidden } else { 0 };
-            (experts + shared, t.hidden * m.experts + gate)
+            (experts.saturating_add(shared), t.hidden * m.experts + gate)
         }
         None => (0, 0),
     };
     let layers = ceil_div(t.layers, pp);
     let (moe_layers, _) = t.moe_and_dense_layers();
-    let moe_here = ceil_div(moe_layers * layers, t.layers.max(1)).min(layers);
+    let moe_here = ceil_div(moe_layers.saturating_mul(layers), t.layers.max(1)).min(layers);
     let dense_here = layers - moe_here;
-    let linear = layers * attn + dense_here * dense_linear + moe_here * moe_linear;
+    let linear = layers
+        .saturating_mul(attn)
+        .saturating_add(dense_here.saturating_mul(dense_linear))
+        .saturating_add(moe_here.saturating_mul(moe_linear));
     let other = layers * layer_other + moe_here * moe_other;
     let vocab_slice = ceil_div(t.vocab, tp) * t.hidden;
     let vision = model.vision.as_ref().map_or(0, |v| {
@@ -168,6 +171,7 @@ pub fn memory_per_chip(
     opts: &GraphOptions,
     train: Option<&TrainOptions>,
 ) -> Result<MemoryBreakdown, String> {
+    crate::model::validate(model)?;
     w.validate()?;
     validate_plan(model, plan)?;
     let params = chip_params(model, plan);

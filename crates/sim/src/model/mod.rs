@@ -208,17 +208,42 @@ pub fn load_model(json: &str) -> Result<LoadedModel, String> {
     Ok(loaded)
 }
 
-/// Upper bounds on sizes: far above any real model, low enough that products of a few of them
-/// cannot overflow u64 (2^20 * 2^20 * 2^14 < 2^63).
+/// Upper bounds on single sizes, far above any real model; `MAX_PARAMS` bounds their products.
 pub const MAX_LAYERS: u64 = 1 << 12;
 pub const MAX_WIDTH: u64 = 1 << 20;
 pub const MAX_HEADS: u64 = 1 << 14;
 pub const MAX_VOCAB: u64 = 1 << 24;
 pub const MAX_EXPERTS: u64 = 1 << 14;
 
+/// The Hugging Face config name of a description field, so errors name what the user wrote.
+fn hf_alias(field: &str) -> Option<&'static str> {
+    let name = field.rsplit('.').next().unwrap_or(field);
+    Some(match name {
+        "layers" => "num_hidden_layers",
+        "hidden" => "hidden_size",
+        "heads" => "num_attention_heads",
+        "kv_heads" => "num_key_value_heads",
+        "intermediate" => "intermediate_size",
+        "vocab" => "vocab_size",
+        "max_position" => "max_position_embeddings",
+        "experts" => "num_experts",
+        "top_k" => "num_experts_per_tok",
+        "expert_intermediate" => "moe_intermediate_size",
+        "shared_intermediate" => "shared_expert_intermediate_size",
+        _ => return None,
+    })
+}
+
+fn label(field: &str) -> String {
+    match hf_alias(field) {
+        Some(hf) => format!("'{field}' ({hf})"),
+        None => format!("'{field}'"),
+    }
+}
+
 fn check_range(field: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
     if v < lo || v > hi {
-        Err(format!("field '{field}' = {v} is out of range ({lo}..={hi})"))
+        Err(format!("field {} = {v} is out of range ({lo}..={hi})", label(field)))
     } else {
         Ok(())
     }
@@ -237,16 +262,16 @@ pub fn validate_transformer(t: &TransformerDesc, what: &str) -> Result<(), Strin
     check_range(&f("max_position"), t.max_position, 1, 1 << 24)?;
     if !t.heads.is_multiple_of(t.kv_heads) {
         return Err(format!(
-            "field '{}' = {} must divide '{}' = {}",
-            f("kv_heads"),
+            "field {} = {} must divide {} = {}",
+            label(&f("kv_heads")),
             t.kv_heads,
-            f("heads"),
+            label(&f("heads")),
             t.heads
         ));
     }
     match &t.moe {
         None if t.intermediate == 0 => {
-            Err(format!("field '{}' must be positive for a dense MLP", f("intermediate")))
+            Err(format!("field {} must be positive for a dense MLP", label(&f("intermediate"))))
         }
         None => Ok(()),
         Some(m) => {
@@ -256,7 +281,7 @@ pub fn validate_transformer(t: &TransformerDesc, what: &str) -> Result<(), Strin
             check_range(&f("shared_intermediate"), m.shared_intermediate, 0, MAX_WIDTH)?;
             check_range(&f("dense_layers"), m.dense_layers, 0, t.layers)?;
             if m.dense_layers > 0 && t.intermediate == 0 {
-                return Err(format!("field '{}' is needed by dense layers", f("intermediate")));
+                return Err(format!("field {} is needed by dense layers", label(&f("intermediate"))));
             }
             Ok(())
         }
@@ -287,22 +312,38 @@ pub fn validate(m: &ModelDesc) -> Result<(), String> {
     for op in &m.graph {
         graph::validate_op(op)?;
     }
+    let total = m.params().total;
+    if total > MAX_PARAMS {
+        return Err(format!(
+            "'{}' would have {total:.3e} parameters (over 10^14): check hidden_size, \
+             num_hidden_layers, intermediate_size and the expert counts",
+            m.name
+        ));
+    }
     Ok(())
 }
 
 impl TransformerDesc {
     /// Parameters of one attention block (q, k, v, o projections, biases if any).
     pub fn attention_params(&self) -> u64 {
-        let q = self.heads * self.head_dim;
-        let kv = self.kv_heads * self.head_dim;
+        clamp(self.attention_params_wide())
+    }
+    fn attention_params_wide(&self) -> u128 {
+        let (h, d) = (u128::from(self.hidden), u128::from(self.head_dim));
+        let q = u128::from(self.heads) * d;
+        let kv = u128::from(self.kv_heads) * d;
         let bias = if self.qkv_bias { q + 2 * kv } else { 0 };
-        self.hidden * (q + 2 * kv) + q * self.hidden + bias
+        h * (q + 2 * kv) + q * h + bias
     }
     /// Parameters of a dense MLP of width `inter`.
     pub fn mlp_params(&self, inter: u64) -> u64 {
+        clamp(self.mlp_params_wide(inter))
+    }
+    fn mlp_params_wide(&self, inter: u64) -> u128 {
+        let (h, i) = (u128::from(self.hidden), u128::from(inter));
         match self.mlp {
-            MlpKind::SwiGlu => 3 * self.hidden * inter,
-            MlpKind::Gelu => 2 * self.hidden * inter + inter + self.hidden,
+            MlpKind::SwiGlu => 3 * h * i,
+            MlpKind::Gelu => 2 * h * i + i + h,
         }
     }
     /// Norm parameters of one layer (two norms; LayerNorm has a bias too).
@@ -315,50 +356,57 @@ impl TransformerDesc {
     /// Layers with MoE feed-forward, and with a dense one.
     pub fn moe_and_dense_layers(&self) -> (u64, u64) {
         match &self.moe {
-            Some(m) => (self.layers - m.dense_layers.min(self.layers), m.dense_layers),
+            Some(m) => (self.layers - m.dense_layers.min(self.layers), m.dense_layers.min(self.layers)),
             None => (0, self.layers),
         }
     }
     /// Total and active parameters, embeddings and LM head included.
     pub fn params(&self) -> ParamCount {
+        let (total, active) = self.params_wide();
+        ParamCount { total: clamp(total), active: clamp(active) }
+    }
+    /// Parameter counts in 128 bits, so absurd descriptions are measured rather than overflowed.
+    fn params_wide(&self) -> (u128, u128) {
         let (moe_layers, dense_layers) = self.moe_and_dense_layers();
-        let common = self.attention_params() + self.norm_params();
-        let dense = common + self.mlp_params(self.intermediate);
+        let h = u128::from(self.hidden);
+        let common = self.attention_params_wide() + u128::from(self.norm_params());
+        let dense = common + self.mlp_params_wide(self.intermediate);
         let (moe_total, moe_active) = match &self.moe {
             Some(m) => {
-                let expert = self.mlp_params(m.expert_intermediate);
+                let expert = self.mlp_params_wide(m.expert_intermediate);
                 let shared = if m.shared_intermediate > 0 {
-                    self.mlp_params(m.shared_intermediate) + if m.shared_gate { self.hidden } else { 0 }
+                    self.mlp_params_wide(m.shared_intermediate) + if m.shared_gate { h } else { 0 }
                 } else {
                     0
                 };
-                let router = self.hidden * m.experts;
-                (
-                    common + router + shared + m.experts * expert,
-                    common + router + shared + m.top_k * expert,
-                )
+                let base = common + h * u128::from(m.experts) + shared;
+                (base + u128::from(m.experts) * expert, base + u128::from(m.top_k) * expert)
             }
             None => (0, 0),
         };
-        let embed = self.vocab * self.hidden;
+        let embed = u128::from(self.vocab) * h;
         let head = if self.tied_embeddings { 0 } else { embed };
-        let final_norm = self.hidden;
-        let fixed = embed + head + final_norm;
-        ParamCount {
-            total: fixed + dense_layers * dense + moe_layers * moe_total,
-            active: fixed + dense_layers * dense + moe_layers * moe_active,
-        }
+        let fixed = embed + head + h; // + final norm
+        let dense_all = u128::from(dense_layers) * dense;
+        let ml = u128::from(moe_layers);
+        (fixed + dense_all + ml * moe_total, fixed + dense_all + ml * moe_active)
     }
 }
+
+fn clamp(v: u128) -> u64 {
+    u64::try_from(v).unwrap_or(u64::MAX)
+}
+
+/// Largest total parameter count accepted (10^14, ~50x the largest published models): beyond
+/// it a description is a typo, and byte counts would leave u64.
+pub const MAX_PARAMS: u64 = 100_000_000_000_000;
 
 impl ModelDesc {
     /// Total and active parameter counts.
     pub fn params(&self) -> ParamCount {
         let mut p = ParamCount::default();
         if let Some(t) = &self.llm {
-            let c = t.params();
-            p.total += c.total;
-            p.active += c.active;
+            p = t.params();
         }
         if let Some(v) = &self.vision {
             let e = &v.encoder;
@@ -371,13 +419,13 @@ impl ModelDesc {
             } else {
                 e.hidden * llm_hidden + llm_hidden
             };
-            let c = e.params().total + patch + pos + proj;
-            p.total += c;
-            p.active += c;
+            let c = e.params().total.saturating_add(patch + pos + proj);
+            p.total = p.total.saturating_add(c);
+            p.active = p.active.saturating_add(c);
         }
-        let g: u64 = self.graph.iter().map(|o| o.weight_params().saturating_mul(o.repeat)).sum();
-        p.total += g;
-        p.active += g;
+        let g = self.graph.iter().fold(0u64, |a, o| a.saturating_add(o.weight_params().saturating_mul(o.repeat)));
+        p.total = p.total.saturating_add(g);
+        p.active = p.active.saturating_add(g);
         p
     }
 
@@ -389,7 +437,7 @@ impl ModelDesc {
     /// KV-cache bytes per token of context for the whole model (all layers, all KV heads).
     pub fn kv_bytes_per_token(&self, kv_dtype: DType) -> u64 {
         self.llm.as_ref().map_or(0, |t| {
-            2 * t.layers * t.kv_heads * t.head_dim * kv_dtype.bytes()
+            (2 * t.layers * t.kv_heads * t.head_dim).saturating_mul(kv_dtype.bytes())
         })
     }
 }

@@ -349,6 +349,7 @@ pub fn forward_graph(
     plan: &ParallelPlan,
     opts: &GraphOptions,
 ) -> Result<Graph, String> {
+    crate::model::validate(model)?;
     w.validate()?;
     validate_plan(model, plan)?;
     let ops = match &model.llm {

@@ -116,13 +116,15 @@ pub(super) fn step(model: &ModelDesc, fwd: Vec<GraphOp>, plan: &ParallelPlan, op
             _ => ops.push(comm("dp.grad_allreduce", CommKind::AllReduce, bytes, dp, 1)),
         }
     }
-    // Adam reads weights, gradients and two moments and writes three of them: about three
-    // passes of a two-input elementwise kernel over the (possibly sharded) fp32 state.
+    // Adam reads weights, gradients and two moments and writes weights and moments: 7 fp32
+    // tensor passes per parameter. A two-input elementwise op moves 3 passes per element, so
+    // the update is one such op over 7/3 x the (possibly sharded) parameter count.
     let shard = if sharded && dp > 1 { params.div_ceil(dp) } else { params };
     const ROW: u64 = 4096;
     if shard > 0 {
-        let op = Op::Vector { kind: VectorKind::Elementwise, rows: shard.div_ceil(ROW), row_len: ROW, dtype: DType::Fp32 };
-        ops.push(GraphOp { name: "optimizer.adam".into(), op, repeat: 3, class: OpClass::Other });
+        let rows = shard.saturating_mul(7).div_ceil(3 * ROW);
+        let op = Op::Vector { kind: VectorKind::Elementwise, rows, row_len: ROW, dtype: DType::Fp32 };
+        ops.push(GraphOp { name: "optimizer.adam".into(), op, repeat: 1, class: OpClass::Other });
     }
     ops
 }
