@@ -228,66 +228,81 @@ pub fn best_tiling(op: &Op, device: &Device) -> Option<(Tiling, Estimate, usize)
     }
 }
 
-/// Exhaustive TCubeTiling search: nested loops over the candidates, pruning L0 overflows before
-/// the inner loops; each evaluation is `matmul::time_us` (no allocation).
-pub fn best_matmul(c: &matmul::Ctx, d: &Device) -> Option<(MatmulTiling, usize)> {
+/// Candidate lists of one matmul problem (fixed arrays: no allocation).
+struct Lists {
+    sm: [u64; 10],
+    nsm: usize,
+    sn: [u64; 10],
+    nsn: usize,
+    bm: [u64; 5],
+    nbm: usize,
+    bn: [u64; 5],
+    nbn: usize,
+    bk: [u64; 5],
+    nbk: usize,
+}
+
+fn lists(c: &matmul::Ctx) -> Lists {
     let (mal, nal, kal) = c.aligned();
-    let (mut sm, mut sn) = ([0u64; 10], [0u64; 10]);
-    let (nsm, nsn) = (single_core_values(mal, &mut sm), single_core_values(nal, &mut sn));
-    let (mut bm, mut bn, mut bk) = ([0u64; 5], [0u64; 5], [0u64; 5]);
+    let mut l = Lists { sm: [0; 10], nsm: 0, sn: [0; 10], nsn: 0, bm: [0; 5], nbm: 0, bn: [0; 5], nbn: 0, bk: [0; 5], nbk: 0 };
+    l.nsm = single_core_values(mal, &mut l.sm);
+    l.nsn = single_core_values(nal, &mut l.sn);
     let kc: [u64; 5] = BASE_K_C0.map(|f| f * c.c0());
-    let (nbm, nbn, nbk) = (base_values(mal, &BASE_MN, &mut bm), base_values(nal, &BASE_MN, &mut bn), base_values(kal, &kc, &mut bk));
+    l.nbm = base_values(mal, &BASE_MN, &mut l.bm);
+    l.nbn = base_values(nal, &BASE_MN, &mut l.bn);
+    l.nbk = base_values(kal, &kc, &mut l.bk);
+    l
+}
+
+/// Calls `f` with every tiling that passes the L0 / L1 / depth rules for the per-core split
+/// already set in `t` (those rules do not depend on the split).
+#[inline(always)]
+fn for_each_inner(
+    c: &matmul::Ctx,
+    d: &Device,
+    l: &Lists,
+    t: &mut MatmulTiling,
+    mut skip: impl FnMut(&MatmulTiling) -> bool,
+    mut f: impl FnMut(&MatmulTiling),
+) {
     let (l0a, l0b, l0c, l1) = (d.l0a_bytes, d.l0b_bytes, d.l0c_bytes, d.l1_bytes);
     let (al, bl) = c.operand_bytes();
-    let mut best: Option<(f64, MatmulTiling)> = None;
-    let mut valid = 0usize;
-    let mut t = base_matmul(c.c0());
-    for &scm in &sm[..nsm] {
-        t.single_core_m = scm as u32;
-        for &scn in &sn[..nsn] {
-            t.single_core_n = scn as u32;
-            for &b_m in &bm[..nbm] {
-                t.base_m = b_m as u32;
-                for &b_n in &bn[..nbn] {
-                    t.base_n = b_n as u32;
-                    for &b_k in &bk[..nbk] {
-                        t.base_k = b_k as u32;
-                        let (a_tile, b_tile) = (b_m * b_k * al, b_k * b_n * bl);
-                        for db in 0u8..8 {
-                            let (da, dbb, dc) = (db & 1 != 0, db & 2 != 0, db & 4 != 0);
-                            if a_tile * (1 + da as u64) > l0a || b_tile * (1 + dbb as u64) > l0b || b_m * b_n * 4 * (1 + dc as u64) > l0c {
-                                continue;
-                            }
-                            t.db_l0a = da;
-                            t.db_l0b = dbb;
-                            t.db_l0c = dc;
-                            for &s_m in &STEP_MN {
-                                for &s_ka in &STEP_K {
-                                    for ka2 in 1..=2u32 {
-                                        let da1 = s_m * s_ka * ka2;
-                                        let a_l1 = da1 as u64 * a_tile;
-                                        if a_l1 > l1 {
-                                            continue;
-                                        }
-                                        (t.step_m, t.step_ka, t.depth_a1) = (s_m, s_ka, da1);
-                                        for &s_n in &STEP_MN {
-                                            for &s_kb in &STEP_K {
-                                                for kb2 in 1..=2u32 {
-                                                    let db1 = s_n * s_kb * kb2;
-                                                    if a_l1 + db1 as u64 * b_tile > l1 {
-                                                        continue;
-                                                    }
-                                                    (t.step_n, t.step_kb, t.depth_b1) = (s_n, s_kb, db1);
-                                                    for order in 0..2u8 {
-                                                        t.iterate_order = order;
-                                                        if let Some(time) = matmul::time_us(c, &t) {
-                                                            valid += 1;
-                                                            if best.map_or(true, |b| time < b.0) {
-                                                                best = Some((time, t));
-                                                            }
-                                                        }
-                                                    }
-                                                }
+    for &b_m in &l.bm[..l.nbm] {
+        t.base_m = b_m as u32;
+        for &b_n in &l.bn[..l.nbn] {
+            t.base_n = b_n as u32;
+            for &b_k in &l.bk[..l.nbk] {
+                t.base_k = b_k as u32;
+                if skip(t) {
+                    continue;
+                }
+                let (a_tile, b_tile) = (b_m * b_k * al, b_k * b_n * bl);
+                for db in 0u8..8 {
+                    let (da, dbb, dc) = (db & 1 != 0, db & 2 != 0, db & 4 != 0);
+                    if a_tile * (1 + da as u64) > l0a || b_tile * (1 + dbb as u64) > l0b || b_m * b_n * 4 * (1 + dc as u64) > l0c {
+                        continue;
+                    }
+                    (t.db_l0a, t.db_l0b, t.db_l0c) = (da, dbb, dc);
+                    for &s_m in &STEP_MN {
+                        for &s_ka in &STEP_K {
+                            for ka2 in 1..=2u32 {
+                                let da1 = s_m * s_ka * ka2;
+                                let a_l1 = da1 as u64 * a_tile;
+                                if a_l1 > l1 {
+                                    continue;
+                                }
+                                (t.step_m, t.step_ka, t.depth_a1) = (s_m, s_ka, da1);
+                                for &s_n in &STEP_MN {
+                                    for &s_kb in &STEP_K {
+                                        for kb2 in 1..=2u32 {
+                                            let db1 = s_n * s_kb * kb2;
+                                            if a_l1 + db1 as u64 * b_tile > l1 {
+                                                continue;
+                                            }
+                                            (t.step_n, t.step_kb, t.depth_b1) = (s_n, s_kb, db1);
+                                            for order in 0..2u8 {
+                                                t.iterate_order = order;
+                                                f(t);
                                             }
                                         }
                                     }
@@ -299,5 +314,45 @@ pub fn best_matmul(c: &matmul::Ctx, d: &Device) -> Option<(MatmulTiling, usize)>
             }
         }
     }
-    best.map(|(_, t)| (t, valid))
+}
+
+/// Exhaustive TCubeTiling search over the `tiling_axes` candidates. Every valid tiling is
+/// counted; per-core splits are visited in order of a lower bound (cube alone, or memory), and
+/// once that bound reaches the best time found no tiling of the remaining splits can win, so
+/// they are counted without being costed. The result is the exact optimum of the space.
+pub fn best_matmul(c: &matmul::Ctx, d: &Device) -> Option<(MatmulTiling, usize)> {
+    let l = lists(c);
+    let mut t = base_matmul(c.c0());
+    let mut inner = 0usize;
+    for_each_inner(c, d, &l, &mut t, |_| false, |_| inner += 1);
+    let mut outers = [(0.0f64, 0u64, 0u64); 100];
+    let mut n = 0;
+    for &a in &l.sm[..l.nsm] {
+        for &b in &l.sn[..l.nsn] {
+            outers[n] = (matmul::lower_bound_us(c, a, b), a, b);
+            n += 1;
+        }
+    }
+    outers[..n].sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
+    let best_time = std::cell::Cell::new(f64::INFINITY);
+    let mut best: Option<MatmulTiling> = None;
+    for &(lb, a, b) in &outers[..n] {
+        if lb >= best_time.get() {
+            break;
+        }
+        t.single_core_m = a as u32;
+        t.single_core_n = b as u32;
+        let skip = |t: &MatmulTiling| matmul::base_lower_bound_us(c, t) >= best_time.get();
+        for_each_inner(c, d, &l, &mut t, skip, |t| {
+            if let Some(time) = matmul::time_us(c, t) {
+                if time < best_time.get() {
+                    best_time.set(time);
+                    best = Some(*t);
+                }
+            }
+        });
+    }
+    // Every tiling that passes the buffer rules is valid (the split values are aligned), and
+    // those rules do not depend on the split: the count is exact without costing them all.
+    best.map(|t| (t, n * inner))
 }

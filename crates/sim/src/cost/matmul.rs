@@ -8,7 +8,7 @@
 //! bandwidth (S2) bounds the whole kernel, with operands re-read from L2 when they fit it.
 //! The hot path (`core`) allocates nothing and returns a numeric `Reject` rather than a string.
 
-use super::{add, align, error, finish, overlap, part, sum, Raw, CUBE, FIXPIPE, HBM, L2, LAUNCH, MTE1, MTE2, VECTOR};
+use super::{align, error, finish, overlap_s, sum, Parts, Raw, Stage, CUBE, FIXPIPE, HBM, L2, LAUNCH, MTE1, MTE2, VECTOR};
 use crate::device::{Arch, Device};
 use crate::dtype::DType;
 use crate::estimate::{Estimate, Infeasible};
@@ -85,7 +85,7 @@ pub struct Ctx {
     a_gm: f64,
     b_gm: f64,
     c_out: f64,
-    macs: f64,
+    inv_macs: f64,
     mal: u64,
     nal: u64,
     kal: u64,
@@ -93,18 +93,18 @@ pub struct Ctx {
     l0b: u64,
     l0c: u64,
     l1: u64,
-    gm_bpc: f64,
-    l2_bpc: f64,
-    l1a_bpc: f64,
-    l1b_bpc: f64,
-    fix_bpc: f64,
-    /// Vector elements per cube cycle available to one cube core's epilogue / dequant.
-    vec_epc: f64,
+    inv_gm: f64,
+    inv_l2: f64,
+    inv_l1a: f64,
+    inv_l1b: f64,
+    inv_fix: f64,
+    /// Cube cycles per vector element-instruction available to one cube core.
+    inv_vec: f64,
     epi_instr: f64,
     dequant: bool,
     cores: u64,
     us_per_cycle: f64,
-    hbm_bytes_per_us: f64,
+    inv_hbm: f64,
     l2_bytes: f64,
     launch_us: f64,
 }
@@ -135,7 +135,7 @@ impl Ctx {
             a_gm: p.a.bytes() as f64 * p.a_gm_scale,
             b_gm: p.b.bytes() as f64,
             c_out: error::output_type(p.a).bytes() as f64,
-            macs: (16 * 16 * c0) as f64,
+            inv_macs: 1.0 / (16 * 16 * c0) as f64,
             mal: align(p.m, 16),
             nal: align(p.n, 16),
             kal: align(p.k, c0),
@@ -143,17 +143,17 @@ impl Ctx {
             l0b: d.l0b_bytes,
             l0c: d.l0c_bytes,
             l1: d.l1_bytes,
-            gm_bpc: d.gm_bytes_per_cycle,
-            l2_bpc: d.l2_read_bytes_per_cycle,
-            l1a_bpc: d.l1_to_l0a_bytes_per_cycle,
-            l1b_bpc: d.l1_to_l0b_bytes_per_cycle,
-            fix_bpc: d.l0c_out_bytes_per_cycle.min(d.l2_write_bytes_per_cycle),
-            vec_epc,
+            inv_gm: 1.0 / d.gm_bytes_per_cycle,
+            inv_l2: 1.0 / d.l2_read_bytes_per_cycle,
+            inv_l1a: 1.0 / d.l1_to_l0a_bytes_per_cycle,
+            inv_l1b: 1.0 / d.l1_to_l0b_bytes_per_cycle,
+            inv_fix: 1.0 / d.l0c_out_bytes_per_cycle.min(d.l2_write_bytes_per_cycle),
+            inv_vec: 1.0 / vec_epc,
             epi_instr,
             dequant: p.b == DType::Int8 && ct != DType::Int8,
             cores: d.cube_cores.max(1) as u64,
             us_per_cycle: 1.0 / d.cube_clock_mhz,
-            hbm_bytes_per_us: d.derived.hbm_gbs * 1.0e3,
+            inv_hbm: 1.0 / (d.derived.hbm_gbs * 1.0e3),
             l2_bytes: d.l2_bytes as f64,
             launch_us: d.launch_matmul_us,
         }
@@ -174,6 +174,7 @@ impl Ctx {
     }
 }
 
+#[inline(always)]
 fn check(c: &Ctx, t: &MatmulTiling) -> Result<(), Reject> {
     let fields: [(&'static str, u32, u64); 5] = [
         ("singleCoreM", t.single_core_m, 16), ("singleCoreN", t.single_core_n, 16),
@@ -233,8 +234,34 @@ fn cdiv(a: u64, b: u64) -> u64 {
     a.div_ceil(b.max(1))
 }
 
-/// The hot path: costs one tiling. No allocation, no strings.
-pub fn core(c: &Ctx, t: &MatmulTiling) -> Result<Raw, Reject> {
+/// Scalar terms of one tiling, in cube cycles per block (shared by the fast and full paths).
+#[derive(Clone, Copy)]
+struct Terms {
+    cube: f64,
+    ta: f64,
+    tb: f64,
+    a_first: f64,
+    a_re: f64,
+    b_first: f64,
+    b_re: f64,
+    b_vec: f64,
+    fix: f64,
+    fix_vec: f64,
+    fix_mte2: f64,
+    n_mmad: f64,
+    n_l1: f64,
+    n_out: f64,
+    a_db: bool,
+    b_db: bool,
+    pa_fa: f64,
+    pb_fb: f64,
+    blocks: u64,
+    waves: u64,
+    cores: u64,
+}
+
+#[inline(always)]
+fn terms(c: &Ctx, t: &MatmulTiling) -> Result<Terms, Reject> {
     check(c, t)?;
     let bm = (t.single_core_m as u64).min(c.mal);
     let bn = (t.single_core_n as u64).min(c.nal);
@@ -258,91 +285,162 @@ pub fn core(c: &Ctx, t: &MatmulTiling) -> Result<Raw, Reject> {
         (if a_res_k { 1 } else { cn }, if cn == 1 && b_res_k { 1 } else { cm })
     };
     let (bmf, bnf, kf) = (bm as f64, bn as f64, kal as f64);
+    // MTE2 is fastest with 512-byte bursts (D `_10_0010`). A (activations, row-major ND
+    // M x K) is read in runs of stepKa x baseK elements; a shorter run costs as much as a
+    // 512-byte one. B is taken to be in the fractal NZ layout (weights are converted offline;
+    // each 16 x C0 fractal is 512 contiguous bytes), so its runs are always full.
+    let run_a = ((ska * ek).min(kal)) as f64 * c.a_gm;
+    let slow_a = if run_a < 512.0 { 512.0 / run_a.max(1.0) } else { 1.0 };
+    let slow_b = 1.0;
     let pa = bmf * kf * c.a_gm;
     let pb = kf * bnf * c.b_gm;
-    let a_first = part(MTE2, pa / c.gm_bpc);
-    let a_re = part(L2, pa * (fa - 1) as f64 / c.l2_bpc);
-    let mut b_load = add(&part(MTE2, pb / c.gm_bpc), &part(L2, pb * (fb - 1) as f64 / c.l2_bpc));
-    if c.dequant {
-        // W8A16: the vector unit casts and scales every loaded weight (2 instructions).
-        b_load[VECTOR] += kf * bnf * fb as f64 * 2.0 / c.vec_epc;
-    }
-    let a_load = add(&a_first, &a_re);
+    let (fa, fb) = (fa as f64, fb as f64);
     // L0 reuse: with a single K step the tile of the operand not walked by the inner loop stays.
     let a_l0 = bmf * kf * c.a_l as f64 * if nk == 1 && !m_inner { 1.0 } else { nn as f64 };
     let b_l0 = kf * bnf * c.b_l as f64 * if nk == 1 && m_inner { 1.0 } else { nm as f64 };
-    let (ta, tb) = (a_l0 / c.l1a_bpc, b_l0 / c.l1b_bpc);
-    let cube = bmf * bnf * kf / c.macs;
-    let n_mmad = (nm * nn * nk) as f64;
-    let mte1_db = if t.db_l0a { ta } else { 0.0 } + if t.db_l0b { tb } else { 0.0 };
-    let mte1_ser = ta + tb - mte1_db;
-    let inner = add(&overlap(&part(CUBE, cube), &part(MTE1, mte1_db), n_mmad), &part(MTE1, mte1_ser));
-    let a_db = t.depth_a1 >= 2 * t.step_m * t.step_ka;
-    let b_db = t.depth_b1 >= 2 * t.step_n * t.step_kb;
-    let zero = [0.0; super::ENGINES];
-    let load_db = add(if a_db { &a_load } else { &zero }, if b_db { &b_load } else { &zero });
-    let load_ser = add(if a_db { &zero } else { &a_load }, if b_db { &zero } else { &b_load });
-    let n_l1 = (cm * cn * cdiv(nk, ska.min(skb))) as f64;
-    let s2 = add(&overlap(&inner, &load_db, n_l1), &load_ser);
     let out_bytes = bmf * bnf * c.c_out;
-    let mut fix = part(FIXPIPE, out_bytes / c.fix_bpc);
-    fix[VECTOR] += bmf * bnf * c.epi_instr / c.vec_epc;
-    if c.p.epilogue == Epilogue::ResidualAdd {
-        fix[MTE2] += out_bytes / c.gm_bpc;
-    }
-    let n_out = (nm * nn) as f64;
-    let block = if t.db_l0c { overlap(&s2, &fix, n_out) } else { add(&s2, &fix) };
-
-    let batch = c.p.batch;
-    let blocks = batch.saturating_mul(cdiv(c.mal, bm)).saturating_mul(cdiv(c.nal, bn));
+    let blocks = c.p.batch.saturating_mul(cdiv(c.mal, bm)).saturating_mul(cdiv(c.nal, bn));
     let cores = blocks.min(c.cores).max(1);
-    let waves = cdiv(blocks, cores);
-    let wf = waves as f64 * c.us_per_cycle;
-    let mut exposed = [0.0; super::ENGINES];
-    for (e, b) in exposed.iter_mut().zip(block.iter()) {
-        *e = b * wf;
-    }
-    // Chip-wide memory: operands once if they fit in L2, else the overflow share of re-reads.
-    let bf = batch as f64;
-    let unique = bf * (c.mal as f64 * kf * c.a_gm + kf * c.nal as f64 * c.b_gm);
-    let requested = blocks as f64 * (pa * fa as f64 + pb * fb as f64);
-    let reads = if unique <= c.l2_bytes { unique } else { unique + (requested - unique).max(0.0) * (1.0 - c.l2_bytes / unique) };
-    let out_total = bf * c.p.m as f64 * c.p.n as f64 * c.c_out;
-    let writes = if c.p.epilogue == Epilogue::ResidualAdd { 2.0 * out_total } else { out_total };
-    let hbm_bytes = reads + writes;
-    let t_hbm = hbm_bytes / c.hbm_bytes_per_us;
-    let t_core = sum(&exposed);
-    if t_hbm > t_core {
-        exposed[HBM] = t_hbm - t_core;
-    }
-    exposed[LAUNCH] = c.launch_us;
-    let mut busy = [0.0; super::ENGINES];
-    busy[CUBE] = cube * wf;
-    busy[MTE1] = (ta + tb) * wf;
-    busy[MTE2] = (a_load[MTE2] + b_load[MTE2] + fix[MTE2]) * wf;
-    busy[L2] = (a_load[L2] + b_load[L2]) * wf;
-    busy[FIXPIPE] = fix[FIXPIPE] * wf;
-    busy[VECTOR] = (b_load[VECTOR] + fix[VECTOR]) * wf;
-    busy[HBM] = t_hbm;
-    busy[LAUNCH] = c.launch_us;
-    let (m, n, k) = (c.p.m as f64, c.p.n as f64, c.p.k as f64);
-    Ok(Raw {
-        exposed,
-        busy,
-        cube_core_us: cube * blocks as f64 * c.us_per_cycle,
-        vector_core_us: busy[VECTOR] / wf * blocks as f64 * c.us_per_cycle,
-        flops: 2.0 * bf * m * n * k,
-        hbm_bytes,
-        cores_used: cores as u32,
-        waves,
-        relative_error: error::matmul(c.p.a, c.p.b, c.p.k),
+    Ok(Terms {
+        cube: bmf * bnf * kf * c.inv_macs,
+        ta: a_l0 * c.inv_l1a,
+        tb: b_l0 * c.inv_l1b,
+        a_first: pa * c.inv_gm * slow_a,
+        a_re: pa * (fa - 1.0) * c.inv_l2 * slow_a,
+        b_first: pb * c.inv_gm * slow_b,
+        b_re: pb * (fb - 1.0) * c.inv_l2 * slow_b,
+        // W8A16: the vector unit casts and scales every loaded weight (2 instructions).
+        b_vec: if c.dequant { kf * bnf * fb * 2.0 * c.inv_vec } else { 0.0 },
+        fix: out_bytes * c.inv_fix,
+        fix_vec: bmf * bnf * c.epi_instr * c.inv_vec,
+        fix_mte2: if c.p.epilogue == Epilogue::ResidualAdd { out_bytes * c.inv_gm } else { 0.0 },
+        n_mmad: (nm * nn * nk) as f64,
+        n_l1: (cm * cn * cdiv(nk, ska.min(skb))) as f64,
+        n_out: (nm * nn) as f64,
+        a_db: t.depth_a1 >= 2 * t.step_m * t.step_ka,
+        b_db: t.depth_b1 >= 2 * t.step_n * t.step_kb,
+        pa_fa: pa * fa,
+        pb_fb: pb * fb,
+        blocks,
+        waves: cdiv(blocks, cores),
+        cores,
     })
 }
 
-/// Only the total time of a tiling, for searches (None when infeasible).
+/// The per-block pipeline: cube || MTE1 (if L0 double-buffered), then || MTE2 (if L1
+/// double-buffered), then || FixPipe (if L0C double-buffered); otherwise the stages add.
+#[inline(always)]
+fn block<S: Stage>(x: &Terms, t: &MatmulTiling) -> S {
+    let mte1_db = if t.db_l0a { x.ta } else { 0.0 } + if t.db_l0b { x.tb } else { 0.0 };
+    let mte1_ser = x.ta + x.tb - mte1_db;
+    let inner = overlap_s(S::one(CUBE, x.cube), S::one(MTE1, mte1_db), x.n_mmad).plus(&S::one(MTE1, mte1_ser));
+    let a_load = S::one(MTE2, x.a_first).plus(&S::one(L2, x.a_re));
+    let b_load = S::one(MTE2, x.b_first).plus(&S::one(L2, x.b_re)).plus(&S::one(VECTOR, x.b_vec));
+    let (mut load_db, mut load_ser) = (S::zero(), S::zero());
+    if x.a_db { load_db = load_db.plus(&a_load) } else { load_ser = load_ser.plus(&a_load) }
+    if x.b_db { load_db = load_db.plus(&b_load) } else { load_ser = load_ser.plus(&b_load) }
+    let s2 = overlap_s(inner, load_db, x.n_l1).plus(&load_ser);
+    let fix = S::one(FIXPIPE, x.fix).plus(&S::one(VECTOR, x.fix_vec)).plus(&S::one(MTE2, x.fix_mte2));
+    if t.db_l0c { overlap_s(s2, fix, x.n_out) } else { s2.plus(&fix) }
+}
+
+/// Device-memory bytes: operands once if they fit in L2, else the overflow share of the
+/// re-reads; plus the output (and the residual read).
+#[inline(always)]
+fn hbm_bytes(c: &Ctx, x: &Terms) -> f64 {
+    let bf = c.p.batch as f64;
+    let kf = c.kal as f64;
+    let unique = bf * (c.mal as f64 * kf * c.a_gm + kf * c.nal as f64 * c.b_gm);
+    let requested = x.blocks as f64 * (x.pa_fa + x.pb_fb);
+    let reads = if unique <= c.l2_bytes { unique } else { unique + (requested - unique).max(0.0) * (1.0 - c.l2_bytes / unique) };
+    let out_total = bf * c.p.m as f64 * c.p.n as f64 * c.c_out;
+    reads + if c.p.epilogue == Epilogue::ResidualAdd { 2.0 * out_total } else { out_total }
+}
+
+/// Only the total time of a tiling, for searches (None when infeasible). No allocation.
 #[inline]
 pub fn time_us(c: &Ctx, t: &MatmulTiling) -> Option<f64> {
-    core(c, t).ok().map(|r| sum(&r.exposed))
+    let x = terms(c, t).ok()?;
+    let core = block::<f64>(&x, t) * x.waves as f64 * c.us_per_cycle;
+    let mem = hbm_bytes(c, &x) * c.inv_hbm;
+    Some(core.max(mem) + c.launch_us)
+}
+
+/// Lower bound on the time of any tiling with this per-core split: the cube alone, or memory.
+pub fn lower_bound_us(c: &Ctx, single_core_m: u64, single_core_n: u64) -> f64 {
+    let bm = single_core_m.min(c.mal).max(1);
+    let bn = single_core_n.min(c.nal).max(1);
+    let blocks = c.p.batch.saturating_mul(cdiv(c.mal, bm)).saturating_mul(cdiv(c.nal, bn));
+    let waves = cdiv(blocks, blocks.min(c.cores).max(1));
+    let cube = bm as f64 * bn as f64 * c.kal as f64 * c.inv_macs * waves as f64 * c.us_per_cycle;
+    let bf = c.p.batch as f64;
+    let kf = c.kal as f64;
+    let unique = bf * (c.mal as f64 * kf * c.a_gm + kf * c.nal as f64 * c.b_gm) + bf * c.p.m as f64 * c.p.n as f64 * c.c_out;
+    cube.max(unique * c.inv_hbm) + c.launch_us
+}
+
+/// Lower bound for any tiling with this split and these base sizes (steps, buffering and
+/// order free): the cube, the cheaper loop order's MTE1 traffic, or first-touch MTE2 at full
+/// burst efficiency, whichever is largest; or device memory.
+pub fn base_lower_bound_us(c: &Ctx, t: &MatmulTiling) -> f64 {
+    let bm = (t.single_core_m as u64).min(c.mal).max(1);
+    let bn = (t.single_core_n as u64).min(c.nal).max(1);
+    let em = (t.base_m as u64).min(bm).max(1);
+    let en = (t.base_n as u64).min(bn).max(1);
+    let ek = (t.base_k as u64).min(c.kal).max(1);
+    let (nm, nn, nk) = (cdiv(bm, em), cdiv(bn, en), cdiv(c.kal, ek));
+    let (bmf, bnf, kf) = (bm as f64, bn as f64, c.kal as f64);
+    let a = bmf * kf * c.a_l as f64 * c.inv_l1a;
+    let b = kf * bnf * c.b_l as f64 * c.inv_l1b;
+    let (m_inner, n_inner) = if nk == 1 { (a * nn as f64 + b, a + b * nm as f64) } else { (a * nn as f64 + b * nm as f64, a * nn as f64 + b * nm as f64) };
+    let mte1 = m_inner.min(n_inner);
+    let load = (bmf * kf * c.a_gm + kf * bnf * c.b_gm) * c.inv_gm;
+    let cube = bmf * bnf * kf * c.inv_macs;
+    let blocks = c.p.batch.saturating_mul(cdiv(c.mal, bm)).saturating_mul(cdiv(c.nal, bn));
+    let waves = cdiv(blocks, blocks.min(c.cores).max(1));
+    let core = cube.max(mte1).max(load) * waves as f64 * c.us_per_cycle + c.launch_us;
+    core.max(lower_bound_us(c, bm, bn))
+}
+
+/// The full path: costs one tiling with its per-engine breakdown.
+pub fn core(c: &Ctx, t: &MatmulTiling) -> Result<Raw, Reject> {
+    let x = terms(c, t)?;
+    let blk: Parts = block(&x, t);
+    let wf = x.waves as f64 * c.us_per_cycle;
+    let mut exposed = super::scale(&blk, wf);
+    let hbm = hbm_bytes(c, &x);
+    let t_hbm = hbm * c.inv_hbm;
+    let t_core = sum(&exposed);
+    if t_hbm > t_core {
+        // Memory-bound: the copy engines are waiting on device memory, so their exposed time
+        // is the chip's memory time.
+        exposed[HBM] = t_hbm - (t_core - exposed[MTE2] - exposed[L2]);
+        exposed[MTE2] = 0.0;
+        exposed[L2] = 0.0;
+    }
+    exposed[LAUNCH] = c.launch_us;
+    let mut busy = [0.0; super::ENGINES];
+    busy[CUBE] = x.cube * wf;
+    busy[MTE1] = (x.ta + x.tb) * wf;
+    busy[MTE2] = (x.a_first + x.b_first + x.fix_mte2) * wf;
+    busy[L2] = (x.a_re + x.b_re) * wf;
+    busy[FIXPIPE] = x.fix * wf;
+    busy[VECTOR] = (x.b_vec + x.fix_vec) * wf;
+    busy[HBM] = t_hbm;
+    busy[LAUNCH] = c.launch_us;
+    let (m, n, k) = (c.p.m as f64, c.p.n as f64, c.p.k as f64);
+    let per_block = x.blocks as f64 * c.us_per_cycle;
+    Ok(Raw {
+        exposed,
+        busy,
+        cube_core_us: x.cube * per_block,
+        vector_core_us: (x.b_vec + x.fix_vec) * per_block,
+        flops: 2.0 * c.p.batch as f64 * m * n * k,
+        hbm_bytes: hbm,
+        cores_used: x.cores as u32,
+        waves: x.waves,
+        relative_error: error::matmul(c.p.a, c.p.b, c.p.k),
+    })
 }
 
 /// The matmul problem of an `Op::Matmul`.

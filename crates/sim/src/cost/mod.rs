@@ -78,6 +78,68 @@ pub fn overlap(a: &Parts, b: &Parts, n: f64) -> Parts {
     add(big, &scale(small, fill / tsmall))
 }
 
+/// A stage's time: a scalar on the search hot path, per-engine `Parts` when explaining. The
+/// same pipeline code runs on both, so the fast total and the breakdown cannot disagree.
+pub trait Stage: Copy {
+    fn zero() -> Self;
+    fn one(engine: usize, t: f64) -> Self;
+    fn total(&self) -> f64;
+    fn plus(&self, o: &Self) -> Self;
+    fn times(&self, s: f64) -> Self;
+}
+
+impl Stage for f64 {
+    #[inline(always)]
+    fn zero() -> Self {
+        0.0
+    }
+    #[inline(always)]
+    fn one(_: usize, t: f64) -> Self {
+        t
+    }
+    #[inline(always)]
+    fn total(&self) -> f64 {
+        *self
+    }
+    #[inline(always)]
+    fn plus(&self, o: &Self) -> Self {
+        self + o
+    }
+    #[inline(always)]
+    fn times(&self, s: f64) -> Self {
+        self * s
+    }
+}
+
+impl Stage for Parts {
+    fn zero() -> Self {
+        [0.0; ENGINES]
+    }
+    fn one(engine: usize, t: f64) -> Self {
+        part(engine, t)
+    }
+    fn total(&self) -> f64 {
+        sum(self)
+    }
+    fn plus(&self, o: &Self) -> Self {
+        add(self, o)
+    }
+    fn times(&self, s: f64) -> Self {
+        scale(self, s)
+    }
+}
+
+/// `overlap` for any `Stage`: the slower stage plus one of `n` chunks of the faster.
+#[inline(always)]
+pub fn overlap_s<S: Stage>(a: S, b: S, n: f64) -> S {
+    let inv = if n >= 1.0 { 1.0 / n } else { 1.0 };
+    if a.total() >= b.total() {
+        a.plus(&b.times(inv))
+    } else {
+        b.plus(&a.times(inv))
+    }
+}
+
 /// Everything an operator model computed, before it becomes an `Estimate`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Raw {
