@@ -218,3 +218,26 @@ fn workload_json_names_bad_fields() {
     let s = serde_json::to_value(ok).unwrap();
     assert_eq!(Workload::from_json(&s).unwrap(), ok);
 }
+
+#[test]
+fn model_flops_follow_the_6n_rule() {
+    let m = model("llama-2-7b");
+    let w = Workload::TrainStep { micro_batch: 2, seq_len: 2048 };
+    let tokens = 4096.0;
+    let n = 6.738e9 - 2.0 * 32000.0 * 4096.0; // non-embedding parameters
+    let attn = 12.0 * 32.0 * 4096.0 * 2048.0; // 12 L H Q T
+    let f = workload::model_flops(&m, &w);
+    let expect = tokens * (6.0 * (n + 32000.0 * 4096.0) + attn);
+    assert!((f / expect - 1.0).abs() < 0.01, "{}", f / expect);
+    // The per-chip graph at tp 1 does at least the useful work (recompute and padding add).
+    let g = build_graph(&m, &w, &plan(1, 1, 1, 1), &GraphOptions::default()).unwrap();
+    assert!(g.flops() > 0.8 * f && g.flops() < 1.3 * f, "{}", g.flops() / f);
+    let sd = model("sd15-unet");
+    let one = workload::model_flops(&sd, &Workload::Prefill { batch: 1, input_len: 1 });
+    // SD 1.5 UNet at 64x64 latents: BK-SDM (Kim et al. 2023) report 339 G MACs per step for the
+    // same UNet counting convolutions and linears; attention's own matmuls add ~60 G MACs.
+    let attention: f64 = sd.graph.iter().filter(|o| matches!(o.op, Op::Attention { .. })).map(|o| workload::op_flops(&o.op) * o.repeat as f64).sum();
+    let macs = (one - attention) / 2.0;
+    assert!((macs / 339e9 - 1.0).abs() < 0.03, "{macs}");
+    assert!(attention / 2.0 > 50e9 && attention / 2.0 < 70e9, "{attention}");
+}

@@ -103,6 +103,10 @@ fn absurd_or_missing_fields_are_rejected_by_name() {
     v.as_object_mut().unwrap().remove("hidden_size");
     assert!(load_model(&v.to_string()).unwrap_err().contains("hidden_size"));
     assert!(load_model("[1, 2]").is_err());
+    let bare = r#"[{"name": "mm", "repeat": 4, "op": {"op": "matmul", "m": 8, "n": 16, "k": 32, "dtype": "bf16"}}]"#;
+    let loaded = load_model(bare).unwrap();
+    assert_eq!(loaded.model.params().total, 4 * 16 * 32);
+    assert!(!loaded.warnings.is_empty()); // no dtype given
     assert!(load_model("{").is_err());
     assert!(load_model(r#"{"foo": 1}"#).is_err());
 }

@@ -185,8 +185,12 @@ pub struct ParamCount {
 /// Loads a model from JSON: a Hugging Face config.json (has `model_type` or `hidden_size`), an
 /// operator graph (`"ops": [...]`), or a serialised `ModelDesc` (`"format": "tunelab-model"`).
 pub fn load_model(json: &str) -> Result<LoadedModel, String> {
-    let value: serde_json::Value =
+    let mut value: serde_json::Value =
         serde_json::from_str(json).map_err(|e| format!("model JSON does not parse: {e}"))?;
+    // A bare list is an operator graph.
+    if value.is_array() {
+        value = serde_json::json!({ "format": "tunelab-graph", "ops": value });
+    }
     let obj = value
         .as_object()
         .ok_or_else(|| "model JSON must be an object".to_string())?;

@@ -5,8 +5,11 @@
 //! Why a flat list with repeats: identical layers cost the same, so a 32-layer model is ~15
 //! distinct operators with `repeat = 32`; the device model tiles each distinct operator once.
 
+mod flops;
 mod llm;
 mod train;
+
+pub use flops::{model_flops, op_flops};
 
 use crate::dtype::{DType, Precision};
 use crate::model::graph::scale_batch;
@@ -267,6 +270,10 @@ impl Graph {
     /// The first op with this name.
     pub fn find(&self, name: &str) -> Option<&GraphOp> {
         self.ops.iter().find(|o| o.name == name)
+    }
+    /// Arithmetic of the whole list (matmuls, attention, convolutions; repeats included).
+    pub fn flops(&self) -> f64 {
+        self.ops.iter().map(|o| op_flops(&o.op) * o.repeat as f64).sum()
     }
     /// Total operator launches (sum of repeats).
     pub fn launches(&self) -> u64 {
