@@ -23,14 +23,18 @@
 //! `currentColor`, so they follow the page's text colour.
 
 pub mod axes;
+pub mod breakdown;
 pub mod convergence;
+pub mod heatmap;
 pub mod pareto;
 pub mod roofline;
 pub mod scale;
 pub mod scatter;
 pub mod svg;
 
+pub use breakdown::{BreakdownChart, BreakdownData, BreakdownRow, HotspotChart, HotspotData, ENGINES};
 pub use convergence::{best_so_far, ConvergenceChart, ConvergenceData, ConvergenceSeries};
+pub use heatmap::{HeatCell, HeatmapChart, HeatmapData};
 pub use pareto::{pareto_front, ParetoChart, ParetoData, ParetoPoint};
 pub use roofline::{Ceiling, RooflineChart, RooflineData, RooflinePoint};
 pub use scatter::{PointState, ScatterChart, ScatterData, ScatterPoint};

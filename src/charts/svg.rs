@@ -88,17 +88,27 @@ pub struct Svg {
 impl Svg {
     /// Opens the root element: `role="img"`, an accessible name and a `<title>`/`<desc>`.
     pub fn new(width: f64, height: f64, class: &str, title: &str, desc: &str) -> Svg {
+        Svg::with_role(width, height, class, title, desc, "img")
+    }
+
+    /// Like [`Svg::new`] but `role="group"`, for charts with focusable parts (heat-map cells).
+    pub fn interactive(width: f64, height: f64, class: &str, title: &str, desc: &str) -> Svg {
+        Svg::with_role(width, height, class, title, desc, "group")
+    }
+
+    fn with_role(width: f64, height: f64, class: &str, title: &str, desc: &str, role: &str) -> Svg {
         let mut buf = String::with_capacity(4096);
         let _ = write!(
             buf,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"tl-svg {}\" viewBox=\"0 0 {} {}\" \
-             width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"{}\" \
+             width=\"{}\" height=\"{}\" role=\"{}\" aria-label=\"{}\" \
              font-family=\"system-ui, sans-serif\" font-size=\"12\">",
             esc(class),
             px(width),
             px(height),
             px(width),
             px(height),
+            role,
             esc(title)
         );
         let _ = write!(buf, "<title>{}</title>", esc(title));
