@@ -92,10 +92,13 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
     let max_position = opt_u64(obj, "max_position_embeddings", prefix)?.unwrap_or(4096);
     let dense_inter = opt_u64(obj, "intermediate_size", prefix)?;
 
-    let experts = match opt_u64(obj, "num_local_experts", prefix)? {
-        Some(e) => Some(e),
-        None => opt_u64(obj, "num_experts", prefix)?,
-    };
+    // Mixtral: num_local_experts; Qwen MoE: num_experts; DeepSeek: n_routed_experts.
+    let mut experts = None;
+    for field in ["num_local_experts", "num_experts", "n_routed_experts"] {
+        if experts.is_none() {
+            experts = opt_u64(obj, field, prefix)?;
+        }
+    }
     let moe = match experts {
         Some(experts) if experts > 1 => {
             let top_k = req_u64(obj, "num_experts_per_tok", prefix)?;
@@ -105,8 +108,13 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
                 None => dense_inter
                     .ok_or_else(|| format!("missing field '{prefix}moe_intermediate_size'"))?,
             };
-            let shared_intermediate =
-                opt_u64(obj, "shared_expert_intermediate_size", prefix)?.unwrap_or(0);
+            let shared_intermediate = match opt_u64(obj, "shared_expert_intermediate_size", prefix)? {
+                Some(v) => v,
+                // DeepSeek: n_shared_experts experts of the routed width.
+                None => opt_u64(obj, "n_shared_experts", prefix)?
+                    .unwrap_or(0)
+                    .saturating_mul(expert_intermediate),
+            };
             // Qwen MoE: `mlp_only_layers` lists dense layers; `decoder_sparse_step` = s makes
             // every s-th layer sparse.
             let listed = obj
@@ -115,16 +123,19 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
                 .map_or(0, |a| a.len() as u64);
             let step = opt_u64(obj, "decoder_sparse_step", prefix)?.unwrap_or(1).max(1);
             let sparse_by_step = layers / step;
+            let first_dense = opt_u64(obj, "first_k_dense_replace", prefix)?.unwrap_or(0);
             let dense_layers = layers
                 .saturating_sub(sparse_by_step)
                 .saturating_add(listed)
+                .saturating_add(first_dense)
                 .min(layers);
             Some(MoeDesc {
                 experts,
                 top_k,
                 expert_intermediate,
                 shared_intermediate,
-                shared_gate: shared_intermediate > 0,
+                // Qwen2-MoE scales its shared expert by a sigmoid gate; DeepSeek does not.
+                shared_gate: obj.contains_key("shared_expert_intermediate_size"),
                 dense_layers,
             })
         }
