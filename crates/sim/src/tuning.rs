@@ -195,6 +195,9 @@ pub fn best_tiling(op: &Op, device: &Device) -> Option<(Tiling, Estimate, usize)
         return Some((Tiling::Matmul(t), e, n));
     }
     let axes = tiling_axes(op, device);
+    if axes.iter().any(|a| a.values.is_empty()) {
+        return None;
+    }
     if axes.is_empty() {
         let e = cost::estimate(op, &Tiling::Default, device).ok()?;
         return Some((Tiling::Default, e, 1));
