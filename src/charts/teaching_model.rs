@@ -1,0 +1,228 @@
+//! Teaching views for the model-based strategies: Bayesian optimisation's Gaussian-process
+//! mean, uncertainty and acquisition over a 1-D projection, and the RL tuner's choice
+//! probabilities per parameter. Both read one strategy snapshot (`serde_json::Value` map).
+
+use leptos::prelude::*;
+use serde_json::Value;
+
+use super::axes::{self, truncate, Frame, Swatch};
+use super::scale::{extent, format_num, Scale};
+use super::svg::{points_attr, px, series_colour, viridis, Svg};
+use super::teaching::{figure, num};
+
+/// What Bayesian optimisation does, in two sentences.
+pub const GP_TEXT: &str = "Bayesian optimisation fits a Gaussian process to the trials so far: the line is its predicted value and the shaded band its uncertainty (two standard deviations). It evaluates next where the acquisition curve below peaks, which is where a better value is likely or the model is unsure.";
+
+/// What the reinforcement-learning tuner does, in two sentences.
+pub const RL_TEXT: &str = "The reinforcement-learning tuner keeps, for each parameter, a probability of choosing each of its values. Choices that led to better-than-average results become more likely, so the bars sharpen as it learns.";
+
+/// One GP candidate: (unit x, predicted mean, standard deviation, acquisition).
+pub type GpCandidate = (f64, f64, f64, f64);
+
+/// The snapshot's "candidates" with finite fields, sorted by x.
+pub fn gp_candidates(snap: &Value) -> Vec<GpCandidate> {
+    let mut v: Vec<GpCandidate> = snap
+        .get("candidates")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| Some((num(c, "x")?, num(c, "mean")?, num(c, "std").unwrap_or(0.0).max(0.0), num(c, "acquisition").unwrap_or(0.0))))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v
+}
+
+/// The snapshot's "choice_probabilities" as (parameter, probabilities) in key order;
+/// non-finite probabilities become 0.
+pub fn rl_probabilities(snap: &Value) -> Vec<(String, Vec<f64>)> {
+    snap.get("choice_probabilities")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| {
+                    let p = v.as_array().map(|a| a.iter().map(|x| x.as_f64().filter(|p| p.is_finite()).unwrap_or(0.0)).collect()).unwrap_or_default();
+                    (k.clone(), p)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The GP view as standalone SVG text; `x_label` names the projected parameter.
+pub fn gp_svg_string(snap: &Value, x_label: &str) -> String {
+    let c = gp_candidates(snap);
+    let (w, h) = (480.0, 380.0);
+    let x_label = if x_label.is_empty() { "first parameter (unit scale 0–1)" } else { x_label };
+    let up = Frame { bottom: h - 200.0, ..Frame::new(w, h) }.with_right(120.0);
+    let low = Frame { top: 236.0, bottom: 48.0, ..Frame::new(w, h) }.with_right(120.0);
+    let title = "Bayesian optimisation: model and acquisition";
+    let desc = format!("{GP_TEXT} Candidates are projected on {x_label}.");
+    let mut svg = Svg::new(w, h, "tl-teach-gp", title, &desc);
+    axes::title(&mut svg, &up, title);
+    if c.is_empty() {
+        axes::note(&mut svg, &Frame::new(w, h), "The model is not fitted yet (start-up phase)");
+        return svg.finish();
+    }
+    let xs = Scale::linear(extent(c.iter().map(|p| p.0)).map(|e| (e.0.min(0.0), e.1.max(1.0))).unwrap_or((0.0, 1.0)), up.x_range());
+    let ye = extent(c.iter().flat_map(|p| [p.1 - 2.0 * p.2, p.1 + 2.0 * p.2])).unwrap_or((0.0, 1.0));
+    let ys = Scale::linear(ye, up.y_range());
+    axes::axes_with(&mut svg, &up, &xs, &ys, "", "predicted value", &xs.ticks(5), &ys.ticks(4), &format_num, &format_num);
+    let at = |p: &GpCandidate, y: f64| Some((xs.map(p.0)?, ys.map_clamped(y)?));
+    let mut band: Vec<(f64, f64)> = c.iter().filter_map(|p| at(p, p.1 + 2.0 * p.2)).collect();
+    band.extend(c.iter().rev().filter_map(|p| at(p, p.1 - 2.0 * p.2)));
+    let band_pts = points_attr(&band);
+    svg.el("polygon", &[("points", &band_pts), ("fill", series_colour(5)), ("fill-opacity", "0.3")], Some("uncertainty: mean ± 2 standard deviations"));
+    let mean: Vec<(f64, f64)> = c.iter().filter_map(|p| at(p, p.1)).collect();
+    svg.polyline(&mean, &[("stroke", series_colour(0)), ("stroke-width", "2")], Some("predicted mean"));
+    for p in &c {
+        let Some((x, y)) = at(p, p.1) else { continue };
+        let tip = format!("x {}: mean {} ± {}, acquisition {}", format_num(p.0), format_num(p.1), format_num(2.0 * p.2), format_num(p.3));
+        let (cx, cy) = (px(x), px(y));
+        svg.el("circle", &[("cx", &cx), ("cy", &cy), ("r", "2.5"), ("fill", series_colour(0))], Some(&tip));
+    }
+    // Acquisition panel, same x.
+    let ae = extent(c.iter().map(|p| p.3)).unwrap_or((0.0, 1.0));
+    let ya = Scale::linear((ae.0.min(0.0), ae.1), low.y_range());
+    axes::axes_with(&mut svg, &low, &xs, &ya, x_label, "acquisition", &xs.ticks(5), &ya.ticks(3), &format_num, &format_num);
+    let acq: Vec<(f64, f64)> = c.iter().filter_map(|p| Some((xs.map(p.0)?, ya.map(p.3)?))).collect();
+    svg.polyline(&acq, &[("stroke", series_colour(1)), ("stroke-width", "2")], Some("acquisition"));
+    if let Some(best) = c.iter().max_by(|a, b| a.3.total_cmp(&b.3)) {
+        if let Some(x) = xs.map(best.0) {
+            let (ytop, ybot) = (up.y_range().1, low.y_range().0);
+            let tip = format!("next evaluation: x {}, acquisition {}", format_num(best.0), format_num(best.3));
+            svg.polyline(&[(x, ytop), (x, ybot)], &[("stroke", series_colour(3)), ("stroke-dasharray", "4 3"), ("stroke-width", "1.5")], Some(&tip));
+        }
+    }
+    let entries = [
+        (Swatch::Line(series_colour(0), ""), "predicted mean".to_string()),
+        (Swatch::Box(series_colour(5)), "± 2 std. dev.".to_string()),
+        (Swatch::Line(series_colour(1), ""), "acquisition".to_string()),
+        (Swatch::Line(series_colour(3), "4 3"), "next evaluation".to_string()),
+    ];
+    axes::legend(&mut svg, &up, &entries);
+    svg.finish()
+}
+
+/// Most parameters and levels drawn in the RL view.
+pub const MAX_PARAMS: usize = 16;
+/// Most levels per parameter drawn.
+pub const MAX_LEVELS: usize = 64;
+
+/// The RL view as standalone SVG text.
+pub fn rl_svg_string(snap: &Value) -> String {
+    let all = rl_probabilities(snap);
+    let rows = &all[..all.len().min(MAX_PARAMS)];
+    let row_h = 44.0;
+    let f = Frame { left: 120.0, ..Frame::new(480.0, (28.0 + rows.len().max(1) as f64 * row_h + 20.0).max(90.0)) }.with_right(110.0);
+    let title = "Reinforcement learning: choice probabilities";
+    let mut svg = Svg::new(f.width, f.height, "tl-teach-rl", title, RL_TEXT);
+    axes::title(&mut svg, &f, title);
+    let (x0, x1) = f.x_range();
+    for (i, (name, probs)) in rows.iter().enumerate() {
+        let base = f.top + (i as f64 + 1.0) * row_h - 8.0;
+        svg.text(x0 - 6.0, base - 10.0, &truncate(name, 16), &[("text-anchor", "end"), ("class", "tl-tick")]);
+        svg.line(x0, base, x1, base, &[("stroke", "currentColor"), ("stroke-opacity", "0.4")]);
+        let n = probs.len().min(MAX_LEVELS);
+        let bw = (x1 - x0) / n.max(1) as f64;
+        let top = probs.iter().take(n).cloned().fold(0.0, f64::max);
+        for (k, p) in probs.iter().take(n).enumerate() {
+            let hgt = p.clamp(0.0, 1.0) * (row_h - 12.0);
+            let fill = if *p == top && top > 0.0 { series_colour(3).to_string() } else { viridis(0.35) };
+            let tip = format!("{name}: level {k} — {}%", format_num(100.0 * p));
+            svg.rect(x0 + k as f64 * bw + 1.0, base - hgt, (bw - 2.0).max(1.0), hgt, &[("fill", &fill)], Some(&tip));
+        }
+    }
+    if rows.is_empty() {
+        axes::note(&mut svg, &f, "No policy yet");
+    }
+    let cut = all.len().saturating_sub(MAX_PARAMS);
+    if cut > 0 {
+        svg.text(f.width - f.right, 17.0, &format!("{cut} more parameters not shown"), &[("text-anchor", "end"), ("font-size", "10")]);
+    }
+    let other = viridis(0.35);
+    axes::legend(&mut svg, &f, &[(Swatch::Box(series_colour(3)), "most likely".into()), (Swatch::Box(&other), "other values".into())]);
+    svg.finish()
+}
+
+fn gp_summary(s: &Value) -> String {
+    let phase = s.get("phase").and_then(Value::as_str).unwrap_or("");
+    match num(s, "training_points") {
+        Some(n) => format!(
+            "Now: {} trials in the model, length scale {}, next point predicted {} ± {}.",
+            format_num(n),
+            num(s, "length_scale").map(format_num).unwrap_or_else(|| "n/a".into()),
+            num(s, "gp_mean").map(format_num).unwrap_or_else(|| "n/a".into()),
+            num(s, "gp_std").map(|v| format_num(2.0 * v)).unwrap_or_else(|| "n/a".into())
+        ),
+        None if !phase.is_empty() => format!("Now: {phase} phase."),
+        None => String::new(),
+    }
+}
+
+fn rl_summary(s: &Value) -> String {
+    num(s, "baseline").map(|b| format!("Now: average reward so far (baseline) {}.", format_num(b))).unwrap_or_default()
+}
+
+/// Bayesian optimisation teaching view: GP mean ± uncertainty and the acquisition curve.
+#[component]
+pub fn GpView(
+    /// The latest BO snapshot.
+    #[prop(into)]
+    snapshot: Signal<Value>,
+    /// Name of the projected parameter (defaults to "first parameter (unit scale 0–1)").
+    #[prop(optional, into)]
+    x_label: String,
+) -> impl IntoView {
+    let svg = Signal::derive(move || snapshot.with(|s| gp_svg_string(s, &x_label)));
+    let summary = Signal::derive(move || snapshot.with(gp_summary));
+    figure("gp", svg, GP_TEXT, summary)
+}
+
+/// RL teaching view: choice probabilities as bars per parameter.
+#[component]
+pub fn RlView(
+    /// The latest RL snapshot.
+    #[prop(into)]
+    snapshot: Signal<Value>,
+) -> impl IntoView {
+    let svg = Signal::derive(move || snapshot.with(rl_svg_string));
+    let summary = Signal::derive(move || snapshot.with(rl_summary));
+    figure("rl", svg, RL_TEXT, summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn gp_reads_and_sorts_candidates() {
+        let s = json!({"training_points": 5, "candidates": [
+            {"x": 0.8, "mean": 2.0, "std": 0.5, "acquisition": 0.1},
+            {"x": 0.2, "mean": 3.0, "std": 1.0, "acquisition": 0.4},
+            {"x": "bad", "mean": 1.0}
+        ]});
+        let c = gp_candidates(&s);
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].0, 0.2);
+        let svg = gp_svg_string(&s, "baseM");
+        assert!(svg.contains("<polygon") && svg.contains("next evaluation: x 0.2"));
+        assert!(svg.contains(">baseM</text>"));
+        assert!(gp_svg_string(&json!({}), "").contains("not fitted yet"));
+        assert!(gp_summary(&s).contains("5 trials"));
+    }
+
+    #[test]
+    fn rl_bars_per_parameter() {
+        let s = json!({"choice_probabilities": {"tile": [0.2, 0.7, 0.1], "<x>": [1.0, null]}, "baseline": 0.25});
+        let p = rl_probabilities(&s);
+        assert_eq!(p[0].0, "<x>");
+        assert_eq!(p[0].1, vec![1.0, 0.0]);
+        let svg = rl_svg_string(&s);
+        assert!(svg.contains("tile: level 1 — 70%") && svg.contains("&lt;x&gt;"));
+        assert!(rl_svg_string(&json!(null)).contains("No policy yet"));
+        assert!(rl_summary(&s).contains("0.25"));
+    }
+}
