@@ -215,8 +215,37 @@ pub struct Package {
     /// Crate name -> version of the code that produced it.
     pub tool_versions: BTreeMap<String, String>,
     pub case: Case,
+    /// The bit patterns (16 hex digits) of every float in the trials and the best, in order.
+    /// serde_json's default parser may round a 17-digit decimal by one unit in the last place;
+    /// these restore the exact values so that a reproduction can be compared bit for bit.
+    #[serde(default)]
+    pub exact_floats: Vec<String>,
     /// `fnv1a64:<16 hex>` over the canonical JSON of everything above.
     pub checksum: String,
+}
+
+/// Every float of a case that must survive a round trip exactly, in a fixed order.
+fn case_floats(c: &mut Case) -> Vec<&mut f64> {
+    let mut out: Vec<&mut f64> = Vec::new();
+    for t in &mut c.trials {
+        for v in &mut t.config.0 {
+            if let Value::Float(f) = v {
+                out.push(f);
+            }
+        }
+        out.extend(t.values.iter_mut());
+    }
+    if let Some(b) = &mut c.best_value {
+        out.push(b);
+    }
+    if let Some(cfg) = &mut c.best_config {
+        for v in &mut cfg.0 {
+            if let Value::Float(f) = v {
+                out.push(f);
+            }
+        }
+    }
+    out
 }
 
 /// The versions written into packages.
@@ -229,7 +258,9 @@ pub fn tool_versions() -> BTreeMap<String, String> {
 
 /// Exports a case as a package (pretty JSON with its checksum).
 pub fn export_package(case: &Case) -> String {
-    let mut p = Package { format: PACKAGE_FORMAT.into(), tool_versions: tool_versions(), case: case.clone(), checksum: String::new() };
+    let mut case = case.clone();
+    let exact_floats = case_floats(&mut case).into_iter().map(|f| format!("{:016x}", f.to_bits())).collect();
+    let mut p = Package { format: PACKAGE_FORMAT.into(), tool_versions: tool_versions(), case, exact_floats, checksum: String::new() };
     p.checksum = package_checksum(&p);
     serde_json::to_string_pretty(&p).unwrap_or_default()
 }
@@ -240,9 +271,23 @@ pub fn import_package(text: &str) -> Result<Package, String> {
     if text.len() > MAX_BYTES {
         return Err(format!("package is larger than {} MiB", MAX_BYTES >> 20));
     }
-    let p: Package = serde_json::from_str(text).map_err(|e| format!("package is malformed: {e}"))?;
+    let mut p: Package = serde_json::from_str(text).map_err(|e| format!("package is malformed: {e}"))?;
     if p.format != PACKAGE_FORMAT {
         return Err(format!("package format '{}' is not supported (expected '{PACKAGE_FORMAT}')", p.format));
+    }
+    let exact = p.exact_floats.clone();
+    let floats = case_floats(&mut p.case);
+    if floats.len() != exact.len() {
+        return Err(format!("package is malformed: {} numbers but {} exact encodings", floats.len(), exact.len()));
+    }
+    for (f, hex) in floats.into_iter().zip(&exact) {
+        let bits = u64::from_str_radix(hex, 16).map_err(|_| format!("package is malformed: '{}' is not a 16-digit hex float", crate::scenario::clip(hex)))?;
+        let x = f64::from_bits(bits);
+        let close = x.to_bits() == f.to_bits() || (x - *f).abs() <= 1e-12 * x.abs().max(f.abs());
+        if !close {
+            return Err(format!("package checksum mismatch: the value {f} does not match its exact encoding {x}; it was modified or damaged"));
+        }
+        *f = x;
     }
     let want = package_checksum(&p);
     if p.checksum != want {

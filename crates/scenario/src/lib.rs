@@ -2,6 +2,7 @@
 
 pub mod autotune;
 pub mod bundled;
+pub mod cases;
 pub mod context;
 pub mod diagnosis;
 pub mod focus;

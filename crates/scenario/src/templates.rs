@@ -162,7 +162,12 @@ impl Template {
     /// Family weighs most, then scenario kind, then chip (a chip mismatch is tolerated so
     /// that a "device" request on a big chip still gets the memory-first template).
     pub fn match_score(&self, model_family: &str, device_name: &str, scenario_kind: &str) -> Option<u32> {
-        let fam = model_family.trim().to_ascii_lowercase();
+        let fam = match model_family.trim().to_ascii_lowercase().as_str() {
+            // The simulator's family names map onto the template families.
+            "dense_llm" => "llm".to_string(),
+            "moe_llm" => "moe".to_string(),
+            other => other.to_string(),
+        };
         let family = if self.model_families.iter().any(|f| f.eq_ignore_ascii_case(&fam)) {
             4
         } else if self.model_families.iter().any(|f| f == "*") {

@@ -111,3 +111,48 @@ fn checksum_is_canonical_fnv() {
     let a: serde_json::Value = serde_json::from_str(r#"{"b":1,"a":[2,{"d":3,"c":4}]}"#).unwrap();
     assert_eq!(canonical_json(&a), r#"{"a":[2,{"c":4,"d":3}],"b":1}"#);
 }
+
+#[test]
+fn a_real_run_round_trips_and_reproduces_exactly() {
+    use tunelab_scenario::cases::{case_from_run, fingerprint_of, reproduce};
+    let mut s = tunelab_scenario::Scenario::default();
+    s.stage = tunelab_scenario::Stage::Training;
+    s.workload.global_batch = 64;
+    s.budget = 8;
+    s.seed = 7;
+    let mut run = tunelab_scenario::Run::new(&s).unwrap();
+    run.run_to_end();
+    let case = case_from_run(&run, "llama training").unwrap();
+    assert_eq!(case.fingerprint.chip, "910B2");
+    assert_eq!(case.fingerprint.family, "llm");
+    assert_eq!(case.trials.len(), 8);
+    let text = export_package(&case);
+    let p = import_package(&text).unwrap();
+    let r = reproduce(&p).unwrap();
+    assert!(r.identical, "{}", r.message);
+    // Edited trial values no longer match the checksum.
+    let t = case.trials.iter().find(|t| t.is_ok()).expect("an ok trial");
+    let v = serde_json::to_string(&t.values[0]).unwrap();
+    let tampered = text.replacen(&v, "1.0", 1);
+    assert_ne!(tampered, text);
+    assert!(import_package(&tampered).unwrap_err().contains("modified"));
+    // Warm start of the same problem from the knowledge base.
+    let mut kb = KnowledgeBase::new();
+    kb.add(case);
+    let fp = fingerprint_of(&s).unwrap();
+    let warm = kb.warm_trials(&fp, run.space(), run.metrics(), 100);
+    assert_eq!(warm.len(), 8);
+}
+
+#[test]
+fn template_applies_to_a_scenario() {
+    use tunelab_scenario::templates::{apply_template, pick_template};
+    let mut s = tunelab_scenario::Scenario::default();
+    let t = pick_template("dense_llm", "910B2", "cloud");
+    assert_eq!(t.name, "llm-910b-cloud");
+    apply_template(&t, &mut s, Some(64.0)).unwrap();
+    assert_eq!(s.objectives[0].metric, "tokens_per_s");
+    assert_eq!(s.constraints.max_memory_gib, Some(0.9 * 64.0));
+    assert_eq!(s.budget, t.budget);
+    assert!(s.operator.fusion);
+}
