@@ -1,0 +1,123 @@
+//! Validation of model descriptions: every size positive, bounded and consistent, with errors
+//! that name the field as the user wrote it (the Hugging Face name alongside ours).
+
+use super::{graph, ModelDesc, TransformerDesc};
+
+/// Upper bounds on single sizes, far above any real model; `MAX_PARAMS` bounds their products.
+pub const MAX_LAYERS: u64 = 1 << 12;
+pub const MAX_WIDTH: u64 = 1 << 20;
+pub const MAX_HEADS: u64 = 1 << 14;
+pub const MAX_VOCAB: u64 = 1 << 24;
+pub const MAX_EXPERTS: u64 = 1 << 14;
+
+/// The Hugging Face config name of a description field, so errors name what the user wrote.
+fn hf_alias(field: &str) -> Option<&'static str> {
+    let name = field.rsplit('.').next().unwrap_or(field);
+    Some(match name {
+        "layers" => "num_hidden_layers",
+        "hidden" => "hidden_size",
+        "heads" => "num_attention_heads",
+        "kv_heads" => "num_key_value_heads",
+        "intermediate" => "intermediate_size",
+        "vocab" => "vocab_size",
+        "max_position" => "max_position_embeddings",
+        "experts" => "num_experts",
+        "top_k" => "num_experts_per_tok",
+        "expert_intermediate" => "moe_intermediate_size",
+        "shared_intermediate" => "shared_expert_intermediate_size",
+        _ => return None,
+    })
+}
+
+fn label(field: &str) -> String {
+    match hf_alias(field) {
+        Some(hf) => format!("'{field}' ({hf})"),
+        None => format!("'{field}'"),
+    }
+}
+
+fn check_range(field: &str, v: u64, lo: u64, hi: u64) -> Result<(), String> {
+    if v < lo || v > hi {
+        Err(format!("field {} = {v} is out of range ({lo}..={hi})", label(field)))
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks a transformer's fields are present, sane and consistent; `what` prefixes field names.
+pub fn validate_transformer(t: &TransformerDesc, what: &str) -> Result<(), String> {
+    let f = |name: &str| format!("{what}{name}");
+    check_range(&f("layers"), t.layers, 1, MAX_LAYERS)?;
+    check_range(&f("hidden"), t.hidden, 1, MAX_WIDTH)?;
+    check_range(&f("heads"), t.heads, 1, MAX_HEADS)?;
+    check_range(&f("kv_heads"), t.kv_heads, 1, t.heads)?;
+    check_range(&f("head_dim"), t.head_dim, 1, 4096)?;
+    check_range(&f("intermediate"), t.intermediate, 0, MAX_WIDTH)?;
+    check_range(&f("vocab"), t.vocab, 0, MAX_VOCAB)?;
+    check_range(&f("max_position"), t.max_position, 1, 1 << 24)?;
+    if !t.heads.is_multiple_of(t.kv_heads) {
+        return Err(format!(
+            "field {} = {} must divide {} = {}",
+            label(&f("kv_heads")),
+            t.kv_heads,
+            label(&f("heads")),
+            t.heads
+        ));
+    }
+    match &t.moe {
+        None if t.intermediate == 0 => {
+            Err(format!("field {} must be positive for a dense MLP", label(&f("intermediate"))))
+        }
+        None => Ok(()),
+        Some(m) => {
+            check_range(&f("experts"), m.experts, 1, MAX_EXPERTS)?;
+            check_range(&f("top_k"), m.top_k, 1, m.experts)?;
+            check_range(&f("expert_intermediate"), m.expert_intermediate, 1, MAX_WIDTH)?;
+            check_range(&f("shared_intermediate"), m.shared_intermediate, 0, MAX_WIDTH)?;
+            check_range(&f("dense_layers"), m.dense_layers, 0, t.layers)?;
+            if m.dense_layers > 0 && t.intermediate == 0 {
+                return Err(format!("field {} is needed by dense layers", label(&f("intermediate"))));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Checks a whole model description.
+pub fn validate(m: &ModelDesc) -> Result<(), String> {
+    if let Some(t) = &m.llm {
+        validate_transformer(t, "")?;
+        if t.vocab == 0 {
+            return Err("field 'vocab_size' must be positive for a language model".into());
+        }
+    }
+    if let Some(v) = &m.vision {
+        validate_transformer(&v.encoder, "vision_config.")?;
+        check_range("vision_config.patch_size", v.patch_size, 1, 4096)?;
+        check_range("vision_config.image_size", v.image_size, v.patch_size, 1 << 16)?;
+        check_range("vision_config.num_channels", v.channels, 1, 64)?;
+        check_range("projector_hidden", v.projector_hidden, 0, MAX_WIDTH)?;
+        if m.llm.is_none() {
+            return Err("a vision encoder needs a language model ('text_config')".into());
+        }
+    }
+    if m.llm.is_none() && m.graph.is_empty() {
+        return Err(format!("model '{}' has neither a transformer nor operators", m.name));
+    }
+    for op in &m.graph {
+        graph::validate_op(op)?;
+    }
+    let total = m.params().total;
+    if total > MAX_PARAMS {
+        return Err(format!(
+            "'{}' would have {total:.3e} parameters (over 10^14): check hidden_size, \
+             num_hidden_layers, intermediate_size and the expert counts",
+            m.name
+        ));
+    }
+    Ok(())
+}
+
+/// Largest total parameter count accepted (10^14, ~50x the largest published models): beyond
+/// it a description is a typo, and byte counts would leave u64.
+pub const MAX_PARAMS: u64 = 100_000_000_000_000;
