@@ -5,6 +5,8 @@
 
 mod args;
 mod bench;
+mod bench_search;
+mod bench_sim;
 mod devices;
 mod op;
 mod replay;
