@@ -94,8 +94,31 @@ fn synthetic_bench(space: &Space, names: &[String]) {
     }
 }
 
+/// Wall time on a large member space (50,000 configurations of 15 parameters), the shape of
+/// the biggest Kernel Tuner caches.
+fn timing_large_members() {
+    let params: Vec<Param> = (0..15).map(|i| Param::int(&format!("p{i}"), 0, 5, 1)).collect();
+    let mut r = Rng::seed_from_u64(9);
+    let list: Vec<Config> = (0..50_000).map(|_| Config((0..15).map(|_| tunelab_search::Value::Int(r.below(6) as i64)).collect())).collect();
+    let space = Space::from_members(params, list).expect("space");
+    for name in ["bayes", "tpe", "rl"] {
+        let mut s = by_name(name, &serde_json::Value::Null).expect("strategy");
+        let metric = vec![Metric::minimize("t", "ms")];
+        let mut study = Study::new(space.clone(), metric.clone(), StudyOptions::budget(200)).expect("study");
+        let mut obj = FnObjective::new(metric, |c: &Config| {
+            Outcome::Ok(vec![1.0 + c.0.iter().enumerate().map(|(i, v)| (v.as_f64().unwrap_or(0.0) - (i % 6) as f64).powi(2)).sum::<f64>()])
+        });
+        let t0 = Instant::now();
+        study.run(s.as_mut(), &mut obj, &mut Rng::seed_from_u64(1));
+        println!("{name:>8}: 200 evaluations over 50,000 members x 15 params in {:.1} ms", t0.elapsed().as_secs_f64() * 1e3);
+    }
+}
+
 fn main() {
     timing();
+    if std::env::var("BENCH_LARGE").is_ok() {
+        timing_large_members();
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(path) = args.first() else { return };
     let text = std::fs::read_to_string(path).expect("read cache");

@@ -14,7 +14,7 @@ use super::gp::{self, Gp};
 use crate::rng::Rng;
 use crate::strategy::{History, Snapshot, Strategy};
 use crate::value::Config;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Which acquisition function ranks candidates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,6 +44,7 @@ pub struct Bayes {
     /// Per-axis relevance weights fitted by marginal likelihood.
     pub relevance: bool,
     hyper: Option<(f64, f64, Vec<f64>)>,
+    members: Option<MemberIndex>,
     model_asks: usize,
     snap: Snapshot,
 }
@@ -59,6 +60,7 @@ impl Default for Bayes {
             refit_every: 8,
             relevance: false,
             hyper: None,
+            members: None,
             model_asks: 0,
             snap: Snapshot::new(),
         }
@@ -157,9 +159,41 @@ pub(crate) fn training(h: &History, cap: usize) -> Option<Training> {
     })
 }
 
+/// Unit coordinates of a member space's configurations and which are seen, kept between asks
+/// so that scanning members costs no hashing.
+pub(crate) struct MemberIndex {
+    units: Vec<Vec<f64>>,
+    index: HashMap<Config, usize>,
+    seen: Vec<bool>,
+    synced: usize,
+}
+
+impl MemberIndex {
+    /// The index for `h`'s member space, reusing `old` when it still fits.
+    pub(crate) fn for_history(old: Option<MemberIndex>, h: &History) -> Option<MemberIndex> {
+        let members = h.space.members()?;
+        let mut m = old.filter(|m| m.units.len() == members.len() && m.synced <= h.trials.len()).unwrap_or_else(|| MemberIndex {
+            units: members.iter().map(|c| h.space.to_unit(c)).collect(),
+            index: members.iter().enumerate().map(|(i, c)| (c.clone(), i)).collect(),
+            seen: vec![false; members.len()],
+            synced: 0,
+        });
+        for t in &h.trials[m.synced..] {
+            if let Some(&i) = m.index.get(&t.config) {
+                m.seen[i] = true;
+            }
+        }
+        m.synced = h.trials.len();
+        Some(m)
+    }
+}
+
+/// Members drawn per ask when looking for the nearest neighbours of the best trials.
+const NEAR_SAMPLE: usize = 1500;
+
 /// Unseen candidates: neighbours and perturbations of the best Ok trials, then random points.
 /// Falls back to every unseen feasible point of an enumerable space; empty means exhausted.
-pub(crate) fn candidates(h: &History, rng: &mut Rng, random: usize) -> Vec<Config> {
+pub(crate) fn candidates(h: &History, rng: &mut Rng, random: usize, index: Option<&MemberIndex>) -> Vec<Config> {
     let mut ranked: Vec<(f64, usize)> =
         h.trials.iter().enumerate().filter_map(|(i, t)| h.score(t).map(|s| (s, i))).collect();
     ranked.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -175,10 +209,54 @@ pub(crate) fn candidates(h: &History, rng: &mut Rng, random: usize) -> Vec<Confi
             push(n, &mut out);
         }
     }
-    for &(_, i) in ranked.iter().take(3) {
-        for _ in 0..3 {
-            let c = h.space.perturb(&h.trials[i].config, 0.3, 0.15, rng);
-            push(c, &mut out);
+    if let (Some(members), Some(mi)) = (h.space.members(), index) {
+        // Perturbing a member space snaps through every member; instead take the members
+        // nearest to each of the best trials among a random subsample.
+        // Targets: each of the best three trials and three Gaussian perturbations of each
+        // (a third of the axes moved by 0.15, as `Space::perturb` does on product spaces).
+        let mut tops: Vec<Vec<f64>> = Vec::new();
+        for &(_, i) in ranked.iter().take(3) {
+            let u = h.space.to_unit(&h.trials[i].config);
+            for _ in 0..3 {
+                let mut v = u.clone();
+                let k = rng.below(v.len());
+                for (a, x) in v.iter_mut().enumerate() {
+                    if a == k || rng.chance(0.3) {
+                        *x += 0.15 * rng.normal();
+                    }
+                }
+                tops.push(v);
+            }
+            tops.push(u);
+        }
+        // The two nearest unseen sampled members of each target, kept by a running scan.
+        let mut near = vec![[(f64::INFINITY, usize::MAX); 2]; tops.len()];
+        for _ in 0..NEAR_SAMPLE.min(members.len() * 2) {
+            let j = rng.below(members.len());
+            if mi.seen[j] {
+                continue;
+            }
+            for (t, best) in tops.iter().zip(near.iter_mut()) {
+                let d: f64 = t.iter().zip(&mi.units[j]).map(|(a, b)| (a - b) * (a - b)).sum();
+                if d < best[1].0 && best[0].1 != j && best[1].1 != j {
+                    best[1] = (d, j);
+                    if best[1].0 < best[0].0 {
+                        best.swap(0, 1);
+                    }
+                }
+            }
+        }
+        for best in near {
+            for (_, j) in best.into_iter().filter(|b| b.1 != usize::MAX) {
+                push(members[j].clone(), &mut out);
+            }
+        }
+    } else {
+        for &(_, i) in ranked.iter().take(3) {
+            for _ in 0..3 {
+                let c = h.space.perturb(&h.trials[i].config, 0.3, 0.15, rng);
+                push(c, &mut out);
+            }
         }
     }
     let target = out.len() + random;
@@ -243,7 +321,8 @@ impl Strategy for Bayes {
             return random_unseen(h, rng).into_iter().collect();
         };
         self.hyper = Some((model.length_scale, model.noise, model.weights.clone()));
-        let cands = candidates(h, rng, self.candidates);
+        self.members = MemberIndex::for_history(self.members.take(), h);
+        let cands = candidates(h, rng, self.candidates, self.members.as_ref());
         if cands.is_empty() {
             return vec![];
         }
