@@ -1,1 +1,5 @@
-fn main() {}
+//! The browser entry point: it only mounts the app (everything else lives in the library).
+
+fn main() {
+    tunelab::mount();
+}

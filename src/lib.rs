@@ -1,0 +1,17 @@
+//! Tunelab's browser app: the whole engine compiled to WebAssembly, with a Leptos front end.
+//!
+//! Why the logic lives here rather than in `main.rs`: plain structs (`tuning`, `url_state`,
+//! `replay`) test natively with `cargo test`, and components test in a headless browser; the
+//! binary only mounts.
+
+pub mod browser;
+pub mod components;
+pub mod replay;
+pub mod tuning;
+pub mod url_state;
+
+/// Mounts the app on the page's body.
+pub fn mount() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(components::App);
+}
