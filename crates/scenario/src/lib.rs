@@ -1,11 +1,13 @@
 //! tunelab-scenario
 
 pub mod autotune;
+pub mod blocks;
 pub mod bundled;
 pub mod cases;
 pub mod context;
 pub mod diagnosis;
 pub mod focus;
+pub mod graphcost;
 pub mod empirical;
 pub mod explore;
 pub mod guards;

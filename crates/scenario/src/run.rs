@@ -5,6 +5,7 @@
 //! derived from the scenario seed by a fixed rule, so the same scenario gives the same trials,
 //! bit for bit, natively and in WebAssembly.
 
+use crate::blocks::Blockwise;
 use crate::focus::Focused;
 use crate::scenario::{Scenario, StrategySpec};
 use crate::stages::{self, StageSetup};
@@ -89,10 +90,14 @@ impl Run {
     /// Validates the scenario, builds its stage and one study per strategy.
     pub fn new(s: &Scenario) -> Result<Run, String> {
         s.validate()?;
-        let mut setup = stages::setup(s)?;
+        let (mut setup, blocks) = stages::setup_with_blocks(s)?;
         let mut lanes = Vec::new();
         for (i, spec) in s.strategies().into_iter().enumerate() {
-            let inner = tunelab_search::strategies::by_name(&spec.name, &spec.options)?;
+            let inner: Box<dyn Strategy> = if blocks.is_empty() {
+                tunelab_search::strategies::by_name(&spec.name, &spec.options)?
+            } else {
+                Box::new(Blockwise::new(&spec.name, &spec.options, blocks.clone(), setup.baseline.clone())?)
+            };
             let strategy: Box<dyn Strategy> = if setup.focus.is_empty() || setup.focus_budget == 0 {
                 inner
             } else {

@@ -38,13 +38,23 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     finish(s, raw)
 }
 
+/// The stage with its parameter blocks (operator stage: one per operator, searched in sequence
+/// by `crate::blocks`; other stages: none).
+pub fn setup_with_blocks(s: &Scenario) -> Result<(StageSetup, Vec<crate::blocks::Block>), String> {
+    let (raw, blocks) = match s.stage {
+        Stage::Operator => operator::setup_blocks(s)?,
+        _ => (stage_setup(s)?, Vec::new()),
+    };
+    Ok((finish(s, raw)?, blocks))
+}
+
 /// The stage's own setup, before the generic goal and constraint layer.
 pub fn stage_setup(s: &Scenario) -> Result<StageSetup, String> {
     match s.stage {
         Stage::Operator => operator::setup(s),
         Stage::Deployment => deployment::setup(s),
-        Stage::Training => Err("the training stage is not available in this build yet".into()),
-        Stage::Runtime => Err("the runtime stage is not available in this build yet".into()),
+        Stage::Training => crate::training::setup(s),
+        Stage::Runtime => crate::runtime::setup(s),
     }
 }
 

@@ -1,9 +1,319 @@
-//! The operator stage (being written: the device-model objective lands in the next commit).
+//! The operator stage: tile every distinct operator of the model's graph, choose fusions (flash
+//! attention, fused matmul epilogues), optionally run named operators in INT8, and refine named
+//! bottlenecks with a focused local search.
+//!
+//! Objective: the time of the whole workload, sum over operators of repeat x estimate under each
+//! operator's tiling: one prefill plus `output_len` decode steps (each at the midpoint context),
+//! averaged over the batches of a dynamic (-1) batch. The space has one block of parameters per
+//! distinct tunable operator; `crate::blocks` searches them in sequence, bottlenecks first.
 
 use super::StageSetup;
-use crate::scenario::Scenario;
+use crate::blocks::Block;
+use crate::graphcost::{default_of, op_bytes, GraphCost, Memo, TileMode};
+use crate::scenario::{clip, Scenario};
+use std::collections::HashMap;
+use tunelab_search::{Config, Metric, Objective, Outcome, Param, Space, Value};
+use tunelab_sim::device::Device;
+use tunelab_sim::estimate::Estimate;
+use tunelab_sim::memory::memory_per_chip;
+use tunelab_sim::tuning::{default_tiling, tiling_axes, tiling_from_assignment};
+use tunelab_sim::workload::{build_graph, GraphOptions, ParallelPlan, Workload};
+use tunelab_sim::{DType, Op, Precision};
+
+/// Axes searched only when loop unrolling is on (K steps per L1 load, M/N steps).
+const UNROLL_AXES: [&str; 4] = ["stepM", "stepN", "stepKa", "stepKb"];
+/// Axes searched only when memory reuse is on (L1 depth, L0/UB double buffering).
+const REUSE_AXES: [&str; 6] = ["depthA1", "depthB1", "dbL0A", "dbL0B", "dbL0C", "doubleBuffer"];
+
+/// One distinct tunable operator and where its parameters sit in the space.
+struct Group {
+    label: String,
+    op: Op,
+    /// (axis name, parameter index) of the searched axes.
+    axes: Vec<(String, usize)>,
+    /// Axes held at the default tiling's value.
+    fixed: Vec<(String, i64)>,
+    /// Parameter index of the INT8 switch (mixed precision), if any.
+    int8: Option<usize>,
+}
+
+/// An operator slot in a graph: a constant cost, or a tunable group.
+enum Slot {
+    Fixed(Estimate, f64),
+    Group(usize, f64),
+}
+
+/// One fusion variant: its graphs' slots (already weighted) and its memory need.
+struct Variant {
+    slots: Vec<Slot>,
+    memory_gib: f64,
+    /// Why it cannot run (out of memory, a per-operator memory limit), if so.
+    violation: Option<String>,
+}
+
+struct OperatorObjective {
+    device: Device,
+    groups: Vec<Group>,
+    variants: Vec<Variant>,
+    /// Parameter indices of the fusion switches (flash attention, fused epilogues).
+    flash: Option<usize>,
+    fuse: Option<usize>,
+    tokens: f64,
+    memo: HashMap<(usize, Vec<i64>), Result<Estimate, String>>,
+}
+
+fn metrics() -> Vec<Metric> {
+    vec![
+        Metric::minimize("model_time_ms", "ms"),
+        Metric::maximize("tokens_per_s", "tokens/s"),
+        Metric::minimize("memory_gib", "GiB"),
+        Metric::minimize("energy_j", "J"),
+        Metric::minimize("rel_error", ""),
+        Metric::maximize("utilisation", ""),
+    ]
+}
 
 /// Builds the operator stage for a scenario.
-pub fn setup(_s: &Scenario) -> Result<StageSetup, String> {
-    Err("the operator stage is not available in this build yet".into())
+pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
+    setup_blocks(s).map(|(st, _)| st)
+}
+
+/// The stage and its parameter blocks (fusion first, then operators by baseline time share).
+pub fn setup_blocks(s: &Scenario) -> Result<(StageSetup, Vec<Block>), String> {
+    let (model, device, notes) = crate::context::resolve(s)?;
+    let o = &s.operator;
+    let w = &s.workload;
+    let batches: Vec<u64> = if w.batch == -1 { w.dynamic_batches.iter().map(|&b| b as u64).collect() } else { vec![w.batch as u64] };
+    let (input, output) = (w.input_len as u64, w.output_len as u64);
+    let mut cases: Vec<(&str, u64, f64, Workload)> = Vec::new();
+    for &b in &batches {
+        let share = 1.0 / batches.len() as f64;
+        if o.phase != "decode" {
+            cases.push(("prefill", b, share, Workload::Prefill { batch: b, input_len: input }));
+        }
+        if o.phase != "prefill" {
+            let done = output / 2;
+            cases.push(("decode", b, share * output.max(1) as f64, Workload::Decode { batch: b, context_len: input + done, output_len: output - done }));
+        }
+    }
+    let tokens: f64 = batches.iter().map(|&b| b as f64 * if o.phase == "prefill" { input } else { output.max(1) } as f64).sum::<f64>() / batches.len() as f64;
+    let precision = match model.dtype {
+        DType::Fp32 => Precision::Fp32,
+        DType::Bf16 => Precision::Bf16,
+        DType::Int8 => Precision::W8a8,
+        DType::Fp16 => Precision::Fp16,
+    };
+    let flash_opts: &[bool] = if o.fusion { &[true, false] } else { &[true] };
+    let fuse_opts: &[bool] = if o.epilogue_fusion { &[true, false] } else { &[true] };
+    let mut params: Vec<Param> = Vec::new();
+    let onoff = || vec![Value::from("on"), Value::from("off")];
+    let flash = o.fusion.then(|| { params.push(Param::categorical("flash_attention", onoff())); params.len() - 1 });
+    let fuse = o.epilogue_fusion.then(|| { params.push(Param::categorical("fuse_epilogues", onoff())); params.len() - 1 });
+    let fusion_params: Vec<usize> = flash.iter().chain(fuse.iter()).copied().collect();
+    let mut groups: Vec<Group> = Vec::new();
+    let mut by_op: HashMap<String, usize> = HashMap::new();
+    let mut labels: HashMap<String, usize> = HashMap::new();
+    let mut variants = Vec::new();
+    let mut memo = Memo::default();
+    let dev_gib = device.memory_bytes as f64 / (1u64 << 30) as f64;
+    let mut op_names: Vec<String> = Vec::new();
+    for &fl in flash_opts {
+        for &fu in fuse_opts {
+            let g_opts = GraphOptions { precision, flash_attention: fl, fuse_epilogues: fu, ..GraphOptions::default() };
+            let (mut slots, mut memory_gib, mut violation) = (Vec::new(), 0.0f64, None);
+            for (phase, b, weight, wl) in &cases {
+                let graph = build_graph(&model, wl, &ParallelPlan::default(), &g_opts).map_err(|e| format!("{} graph: {e}", phase))?;
+                let mem = memory_per_chip(&model, wl, &ParallelPlan::default(), &g_opts, None)?;
+                memory_gib = memory_gib.max(mem.total as f64 / (1u64 << 30) as f64);
+                for gop in &graph.ops {
+                    if !op_names.contains(&gop.name) {
+                        op_names.push(gop.name.clone());
+                    }
+                    if let Some(limit) = s.constraints.op_memory_mib.get(&gop.name) {
+                        let need = op_bytes(&gop.op) / (1u64 << 20) as f64;
+                        if need > *limit && violation.is_none() {
+                            violation = Some(format!("operator {} needs {need:.1} MiB, over its limit of {limit} MiB", gop.name));
+                        }
+                    }
+                    let repeat = gop.repeat as f64 * weight;
+                    let axes = if o.tiling { tiling_axes(&gop.op, &device) } else { Vec::new() };
+                    let mixed = o.mixed_precision_ops.contains(&gop.name) && matches!(gop.op, Op::Matmul { .. });
+                    if axes.is_empty() && !mixed {
+                        let e = memo.op(&gop.op, &device, TileMode::Default).map_err(|r| format!("operator {} cannot run: {r}", gop.name))?;
+                        slots.push(Slot::Fixed(e, repeat));
+                        continue;
+                    }
+                    let key = format!("{:?}", gop.op);
+                    let gi = match by_op.get(&key) {
+                        Some(&gi) => gi,
+                        None => {
+                            let mut label = if batches.len() > 1 { format!("{phase}:{}@b{b}", gop.name) } else { format!("{phase}:{}", gop.name) };
+                            let n = labels.entry(label.clone()).or_insert(0);
+                            *n += 1;
+                            if *n > 1 {
+                                label = format!("{label}#{n}");
+                            }
+                            let g = new_group(label, gop.op.clone(), axes, mixed, o, &device, &mut params);
+                            groups.push(g);
+                            by_op.insert(key, groups.len() - 1);
+                            groups.len() - 1
+                        }
+                    };
+                    slots.push(Slot::Group(gi, repeat));
+                }
+            }
+            if memory_gib > dev_gib && violation.is_none() {
+                violation = Some(format!("out of memory by {:.2} GiB ({memory_gib:.2} GiB needed, {dev_gib:.0} GiB per chip)", memory_gib - dev_gib));
+            }
+            variants.push(Variant { slots, memory_gib, violation });
+        }
+    }
+    if let Some(v) = variants.iter().map(|v| v.violation.clone()).collect::<Option<Vec<_>>>() {
+        return Err(format!("no fusion choice of '{}' can run on {}: {}", model.name, device.name, v.join("; ")));
+    }
+    for name in o.mixed_precision_ops.iter().chain(&o.local_search_ops) {
+        if !op_names.contains(name) {
+            return Err(format!("operator '{}' is not in the graph of '{}' (operators: {})", clip(name), model.name, op_names.join(", ")));
+        }
+    }
+    let space = Space::new(super::apply_overrides(s, params)?, &[])?;
+    // Level 0 of every parameter is the framework default (fusions on, default tiling).
+    let baseline = Config(space.params().iter().map(|p| p.level_value(0)).collect());
+    let mut objective = OperatorObjective { device, groups, variants, flash, fuse, tokens, memo: HashMap::new() };
+    let blocks = make_blocks(&mut objective, &baseline, &fusion_params, s.budget.saturating_sub(1));
+    let focus: Vec<usize> = objective
+        .groups
+        .iter()
+        .filter(|g| o.local_search_ops.iter().any(|n| g.label.split(':').nth(1).is_some_and(|l| l.split(['@', '#']).next() == Some(n.as_str()))))
+        .flat_map(|g| g.axes.iter().map(|a| a.1).chain(g.int8))
+        .collect();
+    let focus_budget = libm::round(o.search_intensity * s.budget as f64) as usize;
+    let setup = StageSetup { space, objective: Box::new(objective), metrics: metrics(), baseline, focus, focus_budget, notes };
+    Ok((setup, blocks))
+}
+
+fn new_group(label: String, op: Op, axes: Vec<tunelab_sim::tiling::Axis>, mixed: bool, o: &crate::scenario::OperatorOptions, device: &Device, params: &mut Vec<Param>) -> Group {
+    let def = default_tiling(&op, device);
+    let mut g = Group { label, op, axes: Vec::new(), fixed: Vec::new(), int8: None };
+    for a in axes {
+        let dv = default_of(&def, &a.name).unwrap_or(a.values[a.values.len() / 2]);
+        let searched = !(!o.loop_unroll && UNROLL_AXES.contains(&a.name.as_str())) && !(!o.memory_reuse && REUSE_AXES.contains(&a.name.as_str()));
+        if !searched {
+            g.fixed.push((a.name, dv));
+            continue;
+        }
+        let mut vals = a.values.clone();
+        if !vals.contains(&dv) {
+            vals.push(dv);
+            vals.sort_unstable();
+        }
+        // The default value goes first so that level 0 is the baseline.
+        vals.retain(|v| *v != dv);
+        vals.insert(0, dv);
+        params.push(Param::categorical(&format!("{}.{}", g.label, a.name), vals.into_iter().map(Value::Int).collect()));
+        g.axes.push((a.name, params.len() - 1));
+    }
+    if mixed {
+        params.push(Param::categorical(&format!("{}.int8", g.label), vec![Value::Int(0), Value::Int(1)]));
+        g.int8 = Some(params.len() - 1);
+    }
+    g
+}
+
+/// Blocks: the fusion switches, then each operator group with a budget share proportional to
+/// its part of the baseline time (at least 3 evaluations; the smallest get none if short).
+fn make_blocks(obj: &mut OperatorObjective, baseline: &Config, fusion: &[usize], budget: usize) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let mut left = budget;
+    if !fusion.is_empty() {
+        let b = (1usize << fusion.len()).min(left);
+        blocks.push(Block { label: "fusion".into(), params: fusion.to_vec(), budget: b });
+        left -= b;
+    }
+    let v = obj.variant_of(baseline);
+    let mut share = vec![0.0; obj.groups.len()];
+    let used: Vec<(usize, f64)> = obj.variants[v].slots.iter().filter_map(|s| if let Slot::Group(g, rep) = s { Some((*g, *rep)) } else { None }).collect();
+    for (g, rep) in used {
+        let t = obj.group_estimate(g, baseline).map(|e| e.time_us).unwrap_or(0.0);
+        share[g] += t * rep;
+    }
+    let total: f64 = share.iter().sum::<f64>().max(1e-12);
+    let mut order: Vec<usize> = (0..obj.groups.len()).filter(|&g| share[g] > 0.0).collect();
+    order.sort_by(|a, b| share[*b].total_cmp(&share[*a]).then(a.cmp(b)));
+    let pool = left;
+    for &g in &order {
+        let want = ((share[g] / total) * pool as f64) as usize;
+        let b = want.max(3).min(left);
+        let params: Vec<usize> = obj.groups[g].axes.iter().map(|a| a.1).chain(obj.groups[g].int8).collect();
+        blocks.push(Block { label: obj.groups[g].label.clone(), params, budget: b });
+        left -= b;
+    }
+    // Whatever rounding left over goes to the biggest operator.
+    if let Some(b) = blocks.iter_mut().find(|b| b.label != "fusion") {
+        b.budget += left;
+    }
+    blocks
+}
+
+impl OperatorObjective {
+    fn variant_of(&self, c: &Config) -> usize {
+        let off = |i: Option<usize>| i.is_some_and(|i| c.0.get(i).and_then(Value::as_str) == Some("off"));
+        let fl = off(self.flash) as usize;
+        let fu = off(self.fuse) as usize;
+        let nfuse = if self.fuse.is_some() { 2 } else { 1 };
+        fl * nfuse + fu
+    }
+
+    fn group_estimate(&mut self, g: usize, c: &Config) -> Result<Estimate, String> {
+        let grp = &self.groups[g];
+        let mut key: Vec<i64> = grp.axes.iter().map(|(_, i)| c.0.get(*i).and_then(Value::as_i64).unwrap_or(0)).collect();
+        let int8 = grp.int8.is_some_and(|i| c.0.get(i).and_then(Value::as_i64) == Some(1));
+        key.push(int8 as i64);
+        if let Some(r) = self.memo.get(&(g, key.clone())) {
+            return r.clone();
+        }
+        let mut op = grp.op.clone();
+        if let (true, Op::Matmul { dtype, weight_dtype, .. }) = (int8, &mut op) {
+            *dtype = DType::Int8;
+            *weight_dtype = None;
+        }
+        let mut assign: Vec<(String, i64)> = grp.fixed.clone();
+        assign.extend(grp.axes.iter().zip(&key).map(|((n, _), v)| (n.clone(), *v)));
+        let r = tiling_from_assignment(&op, &assign)
+            .and_then(|t| tunelab_sim::cost::estimate(&op, &t, &self.device).map_err(|e| e.reason))
+            .map_err(|e| format!("{}: {e}", grp.label));
+        if self.memo.len() > 200_000 {
+            self.memo.clear();
+        }
+        self.memo.insert((g, key), r.clone());
+        r
+    }
+}
+
+impl Objective for OperatorObjective {
+    fn metrics(&self) -> Vec<Metric> {
+        metrics()
+    }
+
+    fn evaluate(&mut self, c: &Config) -> Outcome {
+        let v = self.variant_of(c);
+        if let Some(why) = &self.variants[v].violation {
+            return Outcome::Infeasible(why.clone());
+        }
+        let mut sum = GraphCost::default();
+        for k in 0..self.variants[v].slots.len() {
+            let (e, rep) = match self.variants[v].slots[k] {
+                Slot::Fixed(e, rep) => (e, rep),
+                Slot::Group(g, rep) => match self.group_estimate(g, c) {
+                    Ok(e) => (e, rep),
+                    Err(why) => return Outcome::Infeasible(why),
+                },
+            };
+            sum.add(&e, rep);
+        }
+        let secs = sum.time_us / 1e6;
+        let peak = self.device.derived.peak_tflops_fp16 * 1e12;
+        let util = if secs > 0.0 && peak > 0.0 { sum.flops / secs / peak } else { 0.0 };
+        Outcome::Ok(vec![sum.time_us / 1e3, self.tokens / secs.max(1e-12), self.variants[v].memory_gib, sum.energy_uj / 1e6, sum.rel_error, util])
+    }
 }

@@ -1,0 +1,178 @@
+//! Costing operator graphs with the device model, shared by the operator and deployment stages:
+//! per-op figures summed with repeats, memoised so a tuner never costs the same operator twice.
+//!
+//! Why memoise by operator: a deployment search revisits the same shapes under many knob
+//! settings (batch and TP change some operators, not all), and the exhaustive best tiling of a
+//! matmul is the expensive part.
+
+use std::collections::HashMap;
+use tunelab_sim::cost::estimate;
+use tunelab_sim::device::Device;
+use tunelab_sim::estimate::Estimate;
+use tunelab_sim::tiling::Tiling;
+use tunelab_sim::tuning::{default_tiling, tiling_axes, tiling_from_assignment};
+use tunelab_sim::workload::Graph;
+use tunelab_sim::Op;
+
+/// Largest number of memoised operators before the memo is cleared (bounds memory in the tab).
+const MEMO_LIMIT: usize = 50_000;
+
+/// Sums over a graph (per one run of the graph).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GraphCost {
+    pub time_us: f64,
+    pub energy_uj: f64,
+    pub flops: f64,
+    pub hbm_bytes: f64,
+    /// Largest expected relative error of any operator.
+    pub rel_error: f64,
+}
+
+impl GraphCost {
+    /// Adds `repeat` runs of one operator.
+    pub fn add(&mut self, e: &Estimate, repeat: f64) {
+        self.time_us += e.time_us * repeat;
+        self.energy_uj += e.energy_uj * repeat;
+        self.flops += e.flops * repeat;
+        self.hbm_bytes += e.hbm_bytes * repeat;
+        self.rel_error = self.rel_error.max(e.relative_error);
+    }
+
+    /// Adds another sum scaled by `w`.
+    pub fn add_scaled(&mut self, o: &GraphCost, w: f64) {
+        self.time_us += o.time_us * w;
+        self.energy_uj += o.energy_uj * w;
+        self.flops += o.flops * w;
+        self.hbm_bytes += o.hbm_bytes * w;
+        self.rel_error = self.rel_error.max(o.rel_error);
+    }
+}
+
+/// How each operator is tiled when a graph is costed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileMode {
+    /// The device model's heuristic tiling (what a framework does by default).
+    Default,
+    /// A tuned tiling: coordinate descent over the operator's tiling axes from the default
+    /// tiling (the exhaustive search takes ~0.3 s per large matmul, too slow inside a deployment
+    /// search; descent reaches the same neighbourhood in a few hundred estimates).
+    Best,
+}
+
+/// A memo of operator estimates keyed by the operator and the tile mode.
+#[derive(Default)]
+pub struct Memo {
+    map: HashMap<(String, bool), Result<Estimate, String>>,
+}
+
+impl Memo {
+    /// The estimate of `op` under `mode`, memoised.
+    pub fn op(&mut self, op: &Op, device: &Device, mode: TileMode) -> Result<Estimate, String> {
+        // Debug text is a faithful key: Op is plain data with derived Debug.
+        let key = (format!("{op:?}"), mode == TileMode::Best);
+        if let Some(r) = self.map.get(&key) {
+            return r.clone();
+        }
+        let r = match mode {
+            TileMode::Best => descend(op, device),
+            TileMode::Default => estimate(op, &default_tiling(op, device), device)
+                .or_else(|_| estimate(op, &Tiling::Default, device))
+                .map_err(|e| e.reason),
+        };
+        if self.map.len() >= MEMO_LIMIT {
+            self.map.clear();
+        }
+        self.map.insert(key, r.clone());
+        r
+    }
+
+    /// Costs a whole graph; an operator that cannot run names itself in the error.
+    pub fn graph(&mut self, g: &Graph, device: &Device, mode: TileMode) -> Result<GraphCost, String> {
+        let mut c = GraphCost::default();
+        for op in &g.ops {
+            let e = self.op(&op.op, device, mode).map_err(|r| format!("operator {} cannot run: {r}", op.name))?;
+            c.add(&e, op.repeat as f64);
+        }
+        Ok(c)
+    }
+}
+
+/// Passes of coordinate descent over the tiling axes.
+const DESCENT_PASSES: usize = 4;
+
+/// Coordinate descent: for each axis in turn, the value that minimises the time with the others
+/// fixed; repeated until a pass changes nothing. Starts from the default tiling, so the result is
+/// never slower than the default.
+pub fn descend(op: &Op, device: &Device) -> Result<Estimate, String> {
+    let def = default_tiling(op, device);
+    let start = estimate(op, &def, device).or_else(|_| estimate(op, &Tiling::Default, device)).map_err(|e| e.reason)?;
+    let axes = tiling_axes(op, device);
+    if axes.is_empty() {
+        return Ok(start);
+    }
+    let mut cur: Vec<(String, i64)> = axes.iter().map(|a| (a.name.clone(), default_of(&def, &a.name).unwrap_or(a.values[0]))).collect();
+    let mut best = start;
+    for _ in 0..DESCENT_PASSES {
+        let mut changed = false;
+        for (i, a) in axes.iter().enumerate() {
+            for &v in &a.values {
+                if v == cur[i].1 {
+                    continue;
+                }
+                let keep = cur[i].1;
+                cur[i].1 = v;
+                let e = tiling_from_assignment(op, &cur).ok().and_then(|t| estimate(op, &t, device).ok());
+                match e {
+                    Some(e) if e.time_us < best.time_us => {
+                        best = e;
+                        changed = true;
+                    }
+                    _ => cur[i].1 = keep,
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    Ok(best)
+}
+
+/// The value of a tiling axis in a tiling, by its TCubeTiling / vector / flash name.
+pub fn default_of(t: &Tiling, axis: &str) -> Option<i64> {
+    match t {
+        Tiling::Matmul(m) => m.get(axis),
+        Tiling::Vector(v) => match axis { "tileLen" => Some(v.tile_len as i64), "doubleBuffer" => Some(v.double_buffer as i64), _ => None },
+        Tiling::Flash(f) => match axis { "blockQ" => Some(f.block_q as i64), "blockKv" => Some(f.block_kv as i64), _ => None },
+        Tiling::Default => None,
+    }
+}
+
+/// Bytes of the tensors an operator reads and writes (its working set in device memory).
+pub fn op_bytes(op: &Op) -> f64 {
+    let f = |x: u64| x as f64;
+    match op {
+        Op::Matmul { batch, m, n, k, dtype, weight_dtype, .. } => {
+            let a = f(dtype.bytes());
+            let w = f(weight_dtype.unwrap_or(*dtype).bytes());
+            let out = if *dtype == tunelab_sim::DType::Int8 { 2.0 } else { a };
+            f(*batch) * (f(*m) * f(*k) * a + f(*m) * f(*n) * out) + f(*k) * f(*n) * w
+        }
+        Op::Vector { rows, row_len, dtype, .. } => 3.0 * f(*rows) * f(*row_len) * f(dtype.bytes()),
+        Op::Attention { kind, batch, heads, kv_heads, q_len, kv_len, head_dim, dtype, .. } => {
+            let e = f(dtype.bytes());
+            let qo = 2.0 * f(*batch) * f(*heads) * f(*q_len) * f(*head_dim) * e;
+            let kv = 2.0 * f(*batch) * f(*kv_heads) * f(*kv_len) * f(*head_dim) * e;
+            let scores = match kind {
+                tunelab_sim::AttentionKind::Unfused => f(*batch) * f(*heads) * f(*q_len) * f(*kv_len) * e,
+                _ => 0.0,
+            };
+            qo + kv + scores
+        }
+        Op::Conv2d { batch, in_ch, out_ch, h, w, kh, kw, dtype, .. } => {
+            let e = f(dtype.bytes());
+            f(*batch) * f(*h) * f(*w) * (f(*in_ch) + f(*out_ch)) * e + f(*in_ch) * f(*out_ch) * f(*kh) * f(*kw) * e
+        }
+        Op::Comm { bytes, .. } => f(*bytes),
+    }
+}
