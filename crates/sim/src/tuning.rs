@@ -144,31 +144,63 @@ pub fn tiling_from_assignment(op: &Op, values: &[(String, i64)]) -> Result<Tilin
     }
 }
 
-/// The heuristic matmul tiling: `base_matmul` clipped to the problem, and the per-core split
-/// that minimises padded work per core (waves x block area), larger blocks on ties.
+/// The heuristic matmul tiling, cheap enough to use inside whole-model estimates: the per-core
+/// split with the best per-core roofline (cube time or panel traffic at the L2 rate), then
+/// the best of a few standard shapes (128x256, 256x128, 128x128 base tiles, K steps giving
+/// 512-byte bursts, stepM/stepN 1, 2 or 4, both loop orders): under a hundred evaluations.
 pub fn default_matmul(c: &matmul::Ctx, d: &Device) -> MatmulTiling {
     let (mal, nal, kal) = c.aligned();
-    let mut t = base_matmul(c.c0());
-    t.base_m = 128.min(mal) as u32;
-    t.base_n = 256.min(nal) as u32;
-    t.base_k = (t.base_k as u64).min(kal) as u32;
     let (mut sm, mut sn) = ([0u64; 10], [0u64; 10]);
     let (nsm, nsn) = (single_core_values(mal, &mut sm), single_core_values(nal, &mut sn));
-    let cores = d.cube_cores.max(1) as u128;
-    let mut best = (u128::MAX, 0u128, 0u64, 0u64);
+    // Per-core roofline of each split: waves x max(cube cycles, panel traffic at the L2 rate).
+    let (al, bl) = c.operand_bytes();
+    let cores = d.cube_cores.max(1) as f64;
+    let macs = (256 * c.c0()) as f64;
+    let mut best = (f64::INFINITY, 0u64, 16u64, 16u64);
     for &a in &sm[..nsm] {
         for &b in &sn[..nsn] {
-            let blocks = (mal.div_ceil(a) as u128) * (nal.div_ceil(b) as u128);
-            let work = blocks.div_ceil(cores) * (a as u128) * (b as u128);
-            let area = (a as u128) * (b as u128);
-            if work < best.0 || (work == best.0 && area > best.1) {
-                best = (work, area, a, b);
+            let blocks = mal.div_ceil(a) as f64 * nal.div_ceil(b) as f64 * c.batch() as f64;
+            let (af, bf, kf) = (a.min(mal) as f64, b.min(nal) as f64, kal as f64);
+            let per_block = (af * bf * kf / macs).max((af * al as f64 + bf * bl as f64) * kf / d.l2_read_bytes_per_cycle);
+            let score = (blocks / cores).ceil() * per_block;
+            if score < best.0 || (score == best.0 && a * b > best.1) {
+                best = (score, a * b, a, b);
             }
         }
     }
-    t.single_core_m = best.2.max(16) as u32;
-    t.single_core_n = best.3.max(16) as u32;
-    t
+    let mut fallback = base_matmul(c.c0());
+    fallback.single_core_m = best.2 as u32;
+    fallback.single_core_n = best.3 as u32;
+    fallback.base_m = 128.min(mal) as u32;
+    fallback.base_n = 256.min(nal) as u32;
+    fallback.base_k = (fallback.base_k as u64).min(kal) as u32;
+    let mut pick: Option<(f64, MatmulTiling)> = None;
+    for (bm, bn) in [(128u64, 256u64), (256, 128), (128, 128)] {
+        let (bm, bn) = (bm.min(best.2), bn.min(best.3));
+        let bk = (128 / al.max(1)).max(c.c0()).min(kal);
+        let sk = (512 / (bk * al).max(1)).clamp(1, 8) as u32;
+        for s_m in [1u32, 2, 4] {
+            for s_n in [1u32, 2, 4] {
+                for order in 0..2u8 {
+                    let mut t = MatmulTiling {
+                        single_core_m: best.2 as u32, single_core_n: best.3 as u32, base_m: bm as u32, base_n: bn as u32, base_k: bk as u32,
+                        depth_a1: 2 * s_m * sk, depth_b1: 2 * s_n * sk, step_m: s_m, step_n: s_n, step_ka: sk, step_kb: sk,
+                        iterate_order: order, db_l0a: 2 * bm * bk * al <= d.l0a_bytes, db_l0b: 2 * bk * bn * bl <= d.l0b_bytes, db_l0c: false,
+                    };
+                    if (t.depth_a1 as u64 * bm * bk * al) + (t.depth_b1 as u64 * bn * bk * bl) > d.l1_bytes {
+                        t.depth_a1 /= 2;
+                        t.depth_b1 /= 2;
+                    }
+                    if let Some(time) = matmul::time_us(c, &t) {
+                        if pick.map_or(true, |p| time < p.0) {
+                            pick = Some((time, t));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    pick.map_or(fallback, |p| p.1)
 }
 
 /// The model's own heuristic tiling for `op`.

@@ -168,6 +168,11 @@ impl Ctx {
         self.c0
     }
 
+    /// The batch count.
+    pub fn batch(&self) -> u64 {
+        self.p.batch
+    }
+
     /// Bytes per element of A and B in L1 / L0.
     pub fn operand_bytes(&self) -> (u64, u64) {
         (self.a_l, self.b_l)
