@@ -75,7 +75,7 @@ pub fn to_svg_string(d: &ConvergenceData) -> String {
         axes::skipped(&mut svg, &f, skipped, "values");
         return svg.finish();
     };
-    let xs = Scale::linear((xe.0.min(1.0).max(0.0), xe.1), f.x_range());
+    let xs = Scale::linear((xe.0.clamp(0.0, 1.0), xe.1), f.x_range());
     let ys = if d.log_y { Scale::log(ye, f.y_range()) } else { Scale::linear(ye, f.y_range()) };
     axes::axes(&mut svg, &f, &xs, &ys, "evaluations", &d.y_label);
 

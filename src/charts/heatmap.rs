@@ -52,7 +52,7 @@ fn cell(d: &HeatmapData, col: usize, row: usize) -> Option<&HeatCell> {
 
 /// The heat map as standalone SVG text. Cells carry `data-cell="column,row"`.
 pub fn to_svg_string(d: &HeatmapData) -> String {
-    let f = Frame { left: 80.0, bottom: 52.0, ..Frame::new(SIZE.0, SIZE.1) }.with_right(130.0);
+    let f = Frame { left: 80.0, bottom: 52.0, ..Frame::new(SIZE.0, SIZE.1) }.with_right(150.0);
     let title = if d.title.is_empty() { "Search space" } else { &d.title };
     let (nx, ny) = (d.x_values.len().min(MAX_SIDE), d.y_values.len().min(MAX_SIDE));
     let desc = format!(

@@ -143,7 +143,10 @@ impl Svg {
     /// A `<text>` element at (x, y) with extra attributes.
     pub fn text(&mut self, x: f64, y: f64, text: &str, attrs: &[(&str, &str)]) {
         let (xs, ys) = (px(x), px(y));
-        let mut all: Vec<(&str, &str)> = vec![("x", &xs), ("y", &ys), ("fill", "currentColor")];
+        let mut all: Vec<(&str, &str)> = vec![("x", &xs), ("y", &ys)];
+        if !attrs.iter().any(|(k, _)| *k == "fill") {
+            all.push(("fill", "currentColor"));
+        }
         all.extend_from_slice(attrs);
         self.start("text", &all);
         let _ = write!(self.buf, ">{}</text>", esc(text));
@@ -204,6 +207,66 @@ pub fn points_attr(pts: &[(f64, f64)]) -> String {
     s
 }
 
+/// Test helper: checks that `s` is well-formed as our builder writes it (balanced tags, no
+/// duplicate attributes, only our five entities, no NaN or infinite numbers in attributes,
+/// no raw script); returns the first problem.
+#[cfg(test)]
+pub fn check_well_formed(s: &str) -> Result<(), String> {
+    let mut stack: Vec<String> = Vec::new();
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'<' if b.get(i + 1) == Some(&b'/') => {
+                let end = s[i..].find('>').ok_or("unclosed end tag")? + i;
+                let name = &s[i + 2..end];
+                if stack.pop().as_deref() != Some(name) {
+                    return Err(format!("unbalanced </{name}> at {i}"));
+                }
+                i = end + 1;
+            }
+            b'<' => {
+                let end = s[i..].find('>').ok_or("unclosed tag")? + i;
+                let inner = &s[i + 1..end];
+                let self_closing = inner.ends_with('/');
+                let inner = inner.trim_end_matches('/');
+                let name = inner.split_whitespace().next().ok_or("empty tag")?.to_string();
+                if name.eq_ignore_ascii_case("script") || name.eq_ignore_ascii_case("foreignObject") {
+                    return Err(format!("forbidden <{name}>"));
+                }
+                let mut seen = Vec::new();
+                for part in inner[name.len()..].split('"').collect::<Vec<_>>().chunks(2) {
+                    let key = part[0].trim().trim_end_matches('=');
+                    if key.is_empty() {
+                        continue;
+                    }
+                    if seen.contains(&key) {
+                        return Err(format!("duplicate attribute {key} in <{name}>"));
+                    }
+                    seen.push(key);
+                    let val = part.get(1).copied().unwrap_or("");
+                    if key != "aria-label" && (val.contains("NaN") || val.contains("inf")) {
+                        return Err(format!("bad value {key}=\"{val}\" in <{name}>"));
+                    }
+                }
+                if !self_closing {
+                    stack.push(name);
+                }
+                i = end + 1;
+            }
+            b'&' => {
+                let ok = ["&amp;", "&lt;", "&gt;", "&quot;", "&#39;"].iter().any(|e| s[i..].starts_with(e));
+                if !ok {
+                    return Err(format!("stray & at {i}"));
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    if stack.is_empty() { Ok(()) } else { Err(format!("unclosed {stack:?}")) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,5 +308,9 @@ mod tests {
         assert!(out.contains("<title>tip &amp; &lt;i&gt;</title>"));
         assert!(!out.contains("<b>") && !out.contains("<i>"));
         assert!(out.ends_with("</svg>"));
+        check_well_formed(&out).unwrap();
+        assert!(check_well_formed("<a x=\"1\" x=\"2\"/>").is_err());
+        assert!(check_well_formed("<a><b></a>").is_err());
+        assert!(check_well_formed("<a>&</a>").is_err());
     }
 }

@@ -96,10 +96,10 @@ pub fn gp_svg_string(snap: &Value, x_label: &str) -> String {
         }
     }
     let entries = [
-        (Swatch::Line(series_colour(0), ""), "predicted mean".to_string()),
-        (Swatch::Box(series_colour(5)), "± 2 std. dev.".to_string()),
+        (Swatch::Line(series_colour(0), ""), "mean".to_string()),
+        (Swatch::Box(series_colour(5)), "± 2σ".to_string()),
         (Swatch::Line(series_colour(1), ""), "acquisition".to_string()),
-        (Swatch::Line(series_colour(3), "4 3"), "next evaluation".to_string()),
+        (Swatch::Line(series_colour(3), "4 3"), "next point".to_string()),
     ];
     axes::legend(&mut svg, &up, &entries);
     svg.finish()
