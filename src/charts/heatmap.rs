@@ -160,7 +160,8 @@ fn cell_from_event(ev: &leptos::web_sys::Event) -> Option<(usize, usize)> {
 }
 
 /// Heat map over two parameters; a click (or Enter/Space on a focused cell) calls
-/// `on_select((column, row))`.
+/// `on_select((column, row))`. The chosen cell keeps keyboard focus across the redraw that
+/// a new selection causes.
 #[component]
 pub fn HeatmapChart(
     /// Grid values, labels and selection; updates redraw the map.
@@ -170,14 +171,38 @@ pub fn HeatmapChart(
     #[prop(optional, into)]
     on_select: Option<Callback<(usize, usize)>>,
 ) -> impl IntoView {
+    let root = NodeRef::<leptos::html::Div>::new();
+    let refocus = StoredValue::new(None::<(usize, usize)>);
     let pick = move |ev: &leptos::web_sys::Event| {
         if let (Some(cb), Some(cell)) = (on_select, cell_from_event(ev)) {
+            refocus.set_value(Some(cell));
             cb.run(cell);
         }
     };
+    // The SVG is replaced on every change; give focus back to the cell the user chose.
+    Effect::new(move |_| {
+        data.track();
+        if refocus.get_value().is_none() {
+            return;
+        }
+        request_animation_frame(move || {
+            let (Some((c, r)), Some(div)) = (refocus.get_value(), root.get_untracked()) else { return };
+            refocus.set_value(None);
+            // Only when the redraw dropped focus to the page: never steal it from elsewhere.
+            let lost = document().active_element().is_none_or(|a| a.tag_name().eq_ignore_ascii_case("body"));
+            if !lost {
+                return;
+            }
+            if let Ok(Some(el)) = div.query_selector(&format!("[data-cell=\"{c},{r}\"]")) {
+                // `focus` is looked up on the object, so this works for SVG elements too.
+                let _ = el.unchecked_into::<leptos::web_sys::HtmlElement>().focus();
+            }
+        });
+    });
     view! {
         <div
             class="tl-chart tl-chart-heatmap"
+            node_ref=root
             inner_html=move || data.with(to_svg_string)
             on:click=move |ev| pick(&ev)
             on:keydown=move |ev| {
