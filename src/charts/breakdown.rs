@@ -47,6 +47,15 @@ fn engine_names(d: &BreakdownData) -> Vec<String> {
     if d.engines.is_empty() { ENGINES.iter().map(|s| s.to_string()).collect() } else { d.engines.clone() }
 }
 
+/// An engine's colour: by name when it is one of [`ENGINES`] (case and a trailing word
+/// ignored, so "hbm" matches "HBM wait"), else by position. The same engine then has the same
+/// colour whatever order a caller lists engines in.
+pub fn engine_colour(name: &str, position: usize) -> &'static str {
+    let key = name.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
+    let known = ENGINES.iter().position(|e| e.split_whitespace().next().unwrap_or("").eq_ignore_ascii_case(&key));
+    ENGINE_COLOURS[known.unwrap_or(position) % ENGINE_COLOURS.len()]
+}
+
 /// Sum of the finite, positive parts of a row.
 pub fn row_total(times: &[f64]) -> f64 {
     times.iter().filter(|t| t.is_finite() && **t > 0.0).sum()
@@ -98,7 +107,7 @@ pub fn to_svg_string(d: &BreakdownData) -> String {
             acc += t;
             let name = engines.get(k).map(String::as_str).unwrap_or("other");
             let tip = format!("{}: {name} {} {unit} ({}%)", r.label, format_num(*t), format_num(100.0 * t / total));
-            svg.rect(a, y, b - a, bar - 6.0, &[("fill", ENGINE_COLOURS[k % ENGINE_COLOURS.len()])], Some(&tip));
+            svg.rect(a, y, b - a, bar - 6.0, &[("fill", engine_colour(name, k))], Some(&tip));
         }
         svg.close("g");
         if let Some(end) = xs.map(total) {
@@ -109,7 +118,7 @@ pub fn to_svg_string(d: &BreakdownData) -> String {
         svg.text((x0 + x1) / 2.0, f.top + 20.0, "No breakdown yet", &[("text-anchor", "middle"), ("class", "tl-note")]);
     }
     let entries: Vec<(Swatch, String)> =
-        engines.iter().enumerate().map(|(k, n)| (Swatch::Box(ENGINE_COLOURS[k % ENGINE_COLOURS.len()]), n.clone())).collect();
+        engines.iter().enumerate().map(|(k, n)| (Swatch::Box(engine_colour(n, k)), n.clone())).collect();
     axes::legend(&mut svg, &f, &entries);
     if d.rows.len() > MAX_ROWS {
         let more = format!("{} more rows not shown", d.rows.len() - MAX_ROWS);
@@ -207,6 +216,13 @@ mod tests {
         assert!(s.contains("matmul: cube 30 µs (75%)") && s.contains("matmul: HBM wait 10 µs (25%)"));
         assert!(s.contains("1 times not shown") && s.contains(">communication</text>"));
         assert!(to_svg_string(&BreakdownData::default()).contains("No breakdown yet"));
+    }
+
+    #[test]
+    fn engine_colours_follow_names() {
+        assert_eq!(engine_colour("Cube", 7), engine_colour("cube", 0));
+        assert_eq!(engine_colour("hbm", 0), engine_colour("HBM wait", 2));
+        assert_eq!(engine_colour("mystery", 1), engine_colour("vector", 1));
     }
 
     #[test]
