@@ -341,6 +341,7 @@ pub fn simulate_runtime(s: &Scenario) -> Result<RuntimeTimeline, String> {
     // The first choice is tuned for the first step; without a peak rate it is made relative to it.
     let (peak, first) = match p.opts.peak_rps {
         Some(x) => (x, tune(s, &p, x * p.rel[0], s.budget, 0)?.0),
+
         None => {
             let base = p.env.serve(&p.baseline, 0.0).map(|x| x.q.capacity_rps).map_err(|e| format!("runtime: baseline infeasible ({e}); set runtime.peak_rps"))?;
             let c = tune(s, &p, base * p.rel[0], s.budget, 0)?.0;
@@ -349,17 +350,20 @@ pub fn simulate_runtime(s: &Scenario) -> Result<RuntimeTimeline, String> {
             (cap * p.opts.spike_factor, c)
         }
     };
+    notes.push(format!("first tuning: {} simulator evaluations; each re-tune up to {budget} more", p.env.cache.borrow().evaluations));
     let names = p.space.names().to_vec();
     let mut configs = vec![first];
-    let (mut cur, mut steps, mut events, mut last_event) = (0usize, Vec::new(), Vec::new(), 0usize);
+    // `last_tune`: the step of the last re-tune attempt; scale-down attempts wait 4 steps after it.
+    let (mut cur, mut steps, mut events, mut last_tune) = (0usize, Vec::new(), Vec::new(), 0usize);
     for (t, r) in p.rel.iter().enumerate() {
         let rate = r * peak;
         let mut sv = p.env.serve(&configs[cur], rate)?;
         let mut why = p.env.breach(&sv, 1.0);
-        let idle = why.is_none() && sv.q.utilisation < p.opts.scale_down_below && t >= last_event + 4;
+        let idle = why.is_none() && sv.q.utilisation < p.opts.scale_down_below && t >= last_tune + 4;
         if why.is_some() || idle {
             let (kind, reason) = match &why { Some(r) => ("breach", r.clone()), None => ("scale_down", format!("utilisation {:.0}% under {:.0}%", sv.q.utilisation * 100.0, p.opts.scale_down_below * 100.0)) };
             let (c, spent, warm) = tune(s, &p, rate, budget, t as u64 + 1)?;
+            last_tune = t;
             let better = p.env.serve(&c, rate)?;
             let keep_old = c == configs[cur] || (kind == "scale_down" && better.energy >= sv.energy);
             if !keep_old {
@@ -369,7 +373,6 @@ pub fn simulate_runtime(s: &Scenario) -> Result<RuntimeTimeline, String> {
                 cur = to;
                 sv = better;
                 why = p.env.breach(&sv, 1.0);
-                last_event = t;
             } else if kind == "breach" {
                 events.push(RetuneEvent { step: t, kind: kind.into(), reason, load_rps: rate, from: cur, to: cur, evaluations: spent, warm_trials: warm, fixed: false });
             }

@@ -1,0 +1,56 @@
+//! Runtime: the monitor detects the breach the spike causes, the warm-started re-tune fixes or
+//! reduces it, and the whole timeline is deterministic.
+
+use tunelab_scenario::runtime::simulate_runtime;
+use tunelab_scenario::{Scenario, Stage};
+
+fn scenario() -> Scenario {
+    let mut s = Scenario::default(); // llama-2-7b on 910B2
+    s.stage = Stage::Runtime;
+    s.budget = 48;
+    s.seed = 3;
+    s
+}
+
+#[test]
+fn spike_breach_is_detected_and_retuning_helps() {
+    let s = scenario();
+    let t = simulate_runtime(&s).unwrap();
+    println!("peak {:.2} req/s, configs {:#?}", t.peak_rps, t.configs);
+    for e in &t.events {
+        println!("{e:?}");
+    }
+    assert_eq!(t.steps.len(), 48);
+    // The spike (19:00-21:00, steps 38-41) pushes the load past what the serving configuration
+    // can take: the monitor sees it and re-tunes.
+    let spike = t.events.iter().find(|e| e.kind == "breach" && (38..42).contains(&e.step)).expect("the spike causes a breach");
+    assert!(spike.warm_trials > 0, "re-tune is warm-started");
+    for e in t.events.iter().filter(|e| e.kind == "breach") {
+        let after = &t.steps[e.step];
+        if e.fixed {
+            assert!(!after.breach, "{e:?} {after:?}");
+        } else {
+            // Not fixed: the re-tune must at least have changed the configuration.
+            assert_ne!(e.from, e.to, "{e:?}");
+        }
+    }
+    // Every breach triggered a re-tune, and no step breached before the first one.
+    let first = t.events.iter().map(|e| e.step).min().unwrap();
+    assert!(t.steps[..first].iter().all(|x| !x.breach));
+    assert!(t.steps.iter().filter(|x| x.breach).all(|x| t.events.iter().any(|e| e.step == x.step)));
+}
+
+#[test]
+fn runtime_is_deterministic_and_checks_its_options() {
+    let s = scenario();
+    assert_eq!(simulate_runtime(&s).unwrap(), simulate_runtime(&s).unwrap());
+    let mut bad = scenario();
+    bad.runtime = serde_json::json!({"trace": "weekly"});
+    assert!(simulate_runtime(&bad).unwrap_err().contains("unknown trace"));
+    bad.runtime = serde_json::json!({"trace": [0.5, 2.0]});
+    assert!(simulate_runtime(&bad).is_err());
+    let mut st = tunelab_scenario::runtime::setup(&s).ok().expect("runtime stage builds");
+    let out = st.objective.evaluate(&st.baseline.clone());
+    assert!(matches!(out, tunelab_search::Outcome::Ok(_) | tunelab_search::Outcome::Infeasible(_)));
+}
+
