@@ -3,6 +3,7 @@
 pub mod annealing;
 pub mod auto;
 pub mod bo;
+pub mod candidates;
 pub mod gp;
 pub mod genetic;
 pub mod grid;

@@ -10,7 +10,7 @@
 //! policy is resampled, then the sample is snapped to the nearest feasible point or nudged.
 //! Warm-start trials in the history are learned from before the first proposal (transfer).
 
-use super::bo::random_unseen;
+use super::candidates::random_unseen;
 use crate::param::Param;
 use crate::rng::Rng;
 use crate::strategy::{History, Snapshot, Strategy};

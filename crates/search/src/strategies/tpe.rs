@@ -9,7 +9,7 @@
 //! the candidates are drawn from l restricted to unseen feasible points, so constrained and
 //! member spaces (replayed caches) are searched exactly rather than by rejection.
 
-use super::bo::random_unseen;
+use super::candidates::random_unseen;
 use crate::param::Param;
 use crate::rng::Rng;
 use crate::strategy::{History, Snapshot, Strategy};
