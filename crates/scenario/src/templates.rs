@@ -255,8 +255,8 @@ pub fn apply_template(t: &Template, s: &mut Scenario, device_memory_gib: Option<
     s.constraints.max_ttft_ms = c.max_ttft_ms;
     s.constraints.max_tpot_ms = c.max_tpot_ms;
     s.constraints.max_power_w = c.max_power_w;
-    // The deployment stage reports rel_error; other stages gate precision themselves.
-    s.constraints.max_rel_error = if s.stage == Stage::Deployment { c.max_rel_error } else { None };
+    // The deployment and operator stages report rel_error; the others cannot bound it.
+    s.constraints.max_rel_error = if matches!(s.stage, Stage::Deployment | Stage::Operator) { c.max_rel_error } else { None };
     s.constraints.max_memory_gib = match (c.memory_fraction_max, device_memory_gib) {
         (Some(f), Some(m)) if m.is_finite() && m > 0.0 => Some(f * m),
         _ => None,

@@ -47,3 +47,31 @@ fn edited_templates_are_checked() {
     assert_eq!(model_family_of("mixtral"), "moe");
     assert_eq!(model_family_of("qwen2"), "llm");
 }
+
+#[test]
+fn every_template_builds_its_stage_on_a_fitting_scenario() {
+    for t in bundled_templates() {
+        let family = t.model_families.iter().find(|f| *f != "*").map(String::as_str).unwrap_or("llm");
+        let model = match family {
+            "moe" => "mixtral-8x7b",
+            "diffusion" => "sd15-unet",
+            "multimodal" => "llava-1.5-7b",
+            _ => "llama-2-7b",
+        };
+        let device = match t.devices.iter().find(|d| *d != "*").map(String::as_str) {
+            Some("310P") => "310P3",
+            Some("310B") => "310B1",
+            Some("910") => "910",
+            _ => "910B2",
+        };
+        let mut s = tunelab_scenario::Scenario::default();
+        s.model = tunelab_scenario::scenario::ModelRef::Id(model.into());
+        s.device = tunelab_scenario::scenario::DeviceRef::Name(device.into());
+        s.workload.batch = 1;
+        let mem = tunelab_sim::bundled_device(device).unwrap().memory_bytes as f64 / (1u64 << 30) as f64;
+        apply_template(&t, &mut s, Some(mem)).unwrap();
+        if let Err(e) = tunelab_scenario::stages::setup(&s) {
+            panic!("template {} on {model}/{device}: {e}", t.name);
+        }
+    }
+}

@@ -248,8 +248,8 @@ fn prepare(s: &Scenario) -> Result<Prepared, String> {
         Json::String(n) => (n.clone(), bundled_trace(n)?),
         Json::Array(a) => {
             let v: Vec<f64> = a.iter().filter_map(|x| x.as_f64()).collect();
-            if v.len() != a.len() || v.is_empty() || v.len() > 10_000 || v.iter().any(|x| !(x.is_finite() && *x > 0.0 && *x <= 1.0)) {
-                return Err("runtime.trace: a custom trace is 1..10000 relative loads in (0, 1]".into());
+            if v.len() != a.len() || v.is_empty() || v.len() > 1_000 || v.iter().any(|x| !(x.is_finite() && *x > 0.0 && *x <= 1.0)) {
+                return Err("runtime.trace: a custom trace is 1..1000 relative loads in (0, 1]".into());
             }
             ("custom".into(), v)
         }

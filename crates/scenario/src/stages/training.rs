@@ -10,7 +10,8 @@
 //!   (bucketed all-reduce: Li et al. 2020, "PyTorch Distributed", VLDB); only what exceeds that
 //!   window is exposed. ZeRO-3 parameter gathers are prefetched under the whole compute.
 //! MFU uses the PaLM definition (Chowdhery et al. 2022, appendix B): model FLOPs 6N + 12 L H Q T
-//! per token, recomputation excluded, over chips x peak. Learning rate and batch advice is not
+//! per token, recomputation excluded, over chips x peak (as optimistic as the device model's
+//! kernels, whose large matmuls reach ~95% of peak). Learning rate and batch advice is not
 //! simulated; it comes from `crate::empirical`, a labelled published fit.
 //!
 //! Gradient accumulation is derived, not searched: global batch = micro-batch x accumulation x dp,
