@@ -95,14 +95,16 @@ pub struct TrainResult {
 /// The names of the training space's parameters, in config order.
 pub const PARAMS: [&str; 8] = ["tp", "pp", "dp", "micro_batch", "recompute", "optimizer_sharding", "sequence_parallel", "precision"];
 
-/// The training space for `chips` chips (powers of two up to the chip count for each degree).
+/// The training space for `chips` chips: each parallel degree ranges over the divisors of the
+/// chip count (tensor parallel at most 16, within a node's reach).
 pub fn space_params(o: &TrainingOptions) -> Vec<Param> {
-    let max_deg = o.chips.next_power_of_two().max(1) as i64;
+    let div: Vec<Value> = (1..=o.chips as i64).filter(|d| o.chips as i64 % d == 0).map(Value::Int).collect();
+    let tp: Vec<Value> = div.iter().filter(|d| d.as_i64().unwrap_or(0) <= 16).cloned().collect();
     let strs = |v: &[String]| -> Vec<Value> { v.iter().map(|x| Value::Str(x.clone())).collect() };
     vec![
-        Param::pow2("tp", 1, max_deg.min(16)),
-        Param::pow2("pp", 1, max_deg.min(64)),
-        Param::pow2("dp", 1, max_deg),
+        Param::categorical("tp", tp),
+        Param::categorical("pp", div.clone()),
+        Param::categorical("dp", div),
         Param::categorical("micro_batch", o.micro_batches.iter().map(|b| Value::Int(*b)).collect()),
         Param::categorical("recompute", strs(&o.recompute)),
         Param::categorical("optimizer_sharding", strs(&o.optimizer_sharding)),

@@ -1,0 +1,55 @@
+//! Bad input to the analysis modules gives a clear message or a marked cell, never a panic.
+
+use tunelab_scenario::*;
+
+#[test]
+fn explore_marks_out_of_memory_and_rejects_bad_configs() {
+    let s = Scenario::default();
+    let h = explore::heatmap(&s, "batch", "tp", None).unwrap();
+    assert!(h.cells.iter().flatten().filter_map(|c| c.reason.as_deref()).any(|r| r.contains("out of memory")));
+    let d = explore::point_detail(&s, &tunelab_search::Config(vec![])).unwrap();
+    assert!(d.infeasible.is_some());
+    let mut o = Scenario::default();
+    o.stage = Stage::Operator;
+    let st = stages::setup(&o).unwrap();
+    let n = st.space.names().to_vec();
+    assert!(explore::heatmap(&o, &n[0], &n[1], None).is_ok());
+}
+
+#[test]
+fn absurd_workloads_and_options_are_messages() {
+    let mut w = Scenario::default();
+    w.workload.batch = 1_000_000;
+    let e = diagnosis::diagnose(&w, &[], None, serving::Phase::Decode, Default::default()).unwrap_err();
+    assert!(e.contains("out of memory"));
+    let mut r = Scenario::default();
+    r.stage = Stage::Runtime;
+    r.runtime = serde_json::json!({"peak_rps": 1e300, "trace": [1.0, 0.5]});
+    let t = runtime::simulate_runtime(&r).unwrap();
+    assert!(t.steps[0].breach);
+    r.runtime = serde_json::json!({"peak_rps": -1});
+    assert!(runtime::simulate_runtime(&r).unwrap_err().contains("positive"));
+    r.runtime = serde_json::json!({"percentile": "x"});
+    assert!(runtime::simulate_runtime(&r).unwrap_err().starts_with("runtime:"));
+    let mut tr = Scenario::default();
+    tr.stage = Stage::Training;
+    tr.training = serde_json::json!({"chips": 3});
+    assert!(stages::setup(&tr).is_ok());
+    tr.training = serde_json::json!({"chips": 4096, "micro_batches": [1000000]});
+    assert!(stages::setup(&tr).is_ok());
+    tr.model = scenario::ModelRef::Id("sd15-unet".into());
+    assert!(stages::setup(&tr).err().unwrap().contains("operator graph"));
+    let bad = impact::Change { precision: Some("int4".into()), ..Default::default() };
+    assert!(impact::analyse(&w, &bad, Default::default()).unwrap_err().contains("int4"));
+}
+
+#[test]
+fn compatibility_names_the_problem() {
+    let s = Scenario::default();
+    let base = stages::setup(&s).unwrap().baseline;
+    let small = guards::check_compatibility(&s, &base, "310B1").unwrap();
+    assert!(!small.compatible && small.problems[0].contains("out of memory"), "{small:?}");
+    let same = guards::check_compatibility(&s, &base, "910B2").unwrap();
+    assert!(same.compatible && !same.metrics.is_empty());
+    assert!(guards::check_compatibility(&s, &base, "nope").unwrap_err().contains("unknown device"));
+}
