@@ -26,9 +26,13 @@ pub struct Blockwise {
     name: String,
     options: serde_json::Value,
     blocks: Vec<Block>,
-    /// Cumulative evaluation count at which each block ends.
-    ends: Vec<usize>,
     current: usize,
+    /// Evaluations spent when the current block started.
+    block_start: usize,
+    /// End a block when the inner strategy's own stopping rule fires; stop after one pass.
+    early_stop: bool,
+    /// True once every block has had its turn (later passes refine again from the best).
+    wrapped: bool,
     inner: Option<Box<dyn Strategy>>,
     sub_space: Option<Space>,
     /// The full configuration the current block's proposals are embedded in.
@@ -44,28 +48,27 @@ pub struct Blockwise {
 
 impl Blockwise {
     /// Blocks with a zero budget are skipped (their parameters stay at the baseline).
-    pub fn new(name: &str, options: &serde_json::Value, blocks: Vec<Block>, baseline: Config) -> Result<Blockwise, String> {
+    pub fn new(name: &str, options: &serde_json::Value, blocks: Vec<Block>, baseline: Config, early_stop: bool) -> Result<Blockwise, String> {
         let probe = by_name(name, options)?;
         let blocks: Vec<Block> = blocks.into_iter().filter(|b| b.budget > 0 && !b.params.is_empty()).collect();
-        let mut ends = Vec::with_capacity(blocks.len());
-        let mut acc = 0;
-        for b in &blocks {
-            acc += b.budget;
-            ends.push(acc);
-        }
         Ok(Blockwise {
-            name: name.into(), options: options.clone(), blocks, ends, current: 0, inner: None, sub_space: None,
+            name: name.into(), options: options.clone(), blocks, current: 0, block_start: 0, early_stop, wrapped: false, inner: None, sub_space: None,
             incumbent: None, sub_trials: Vec::new(), sub_seen: HashMap::new(), stale: 0, baseline, static_name: probe.name(),
         })
     }
 
-    /// Total budget of all blocks.
+    /// Total budget of one pass over the blocks.
     pub fn budget(&self) -> usize {
-        self.ends.last().copied().unwrap_or(0)
+        self.blocks.iter().map(|b| b.budget).sum()
     }
 
     fn start_block(&mut self, h: &History) -> bool {
-        while self.current < self.blocks.len() {
+        for _ in 0..=self.blocks.len() {
+            if self.current >= self.blocks.len() {
+                // A full pass is done: start another from the best found, while budget remains.
+                self.current = 0;
+                self.wrapped = true;
+            }
             let b = &self.blocks[self.current];
             let params = b.params.iter().filter_map(|&i| h.space.params().get(i).cloned()).collect();
             if let (Ok(space), Ok(inner)) = (Space::new(params, &[]), by_name(&self.name, &self.options)) {
@@ -84,6 +87,7 @@ impl Blockwise {
                     self.sub_trials.push(first);
                 }
                 self.incumbent = Some(base);
+                self.block_start = h.budget.saturating_sub(h.remaining);
                 return true;
             }
             self.current += 1;
@@ -105,11 +109,9 @@ impl Blockwise {
 
     /// (remaining, budget) of the current block, for the sub-study's history.
     fn sub_budget(&self, h: &History) -> (usize, usize) {
-        // The baseline evaluation comes before the first block.
-        let spent = h.budget.saturating_sub(h.remaining).saturating_sub(1);
-        let start = if self.current == 0 { 0 } else { self.ends[self.current - 1] };
+        let spent = h.budget.saturating_sub(h.remaining);
         let budget = self.blocks[self.current].budget;
-        let used = spent.saturating_sub(start).min(budget);
+        let used = spent.saturating_sub(self.block_start).min(budget);
         (budget - used, budget)
     }
 }
@@ -123,9 +125,12 @@ impl Strategy for Blockwise {
         if !h.is_seen(&self.baseline) {
             return vec![self.baseline.clone()];
         }
-        loop {
-            let spent = h.budget.saturating_sub(h.remaining).saturating_sub(1);
-            let block_over = self.current < self.ends.len() && spent >= self.ends[self.current];
+        // Bounded: every block may be found stale once per pass, and passes are bounded too.
+        for _ in 0..2 * self.blocks.len() + 2 {
+            let spent = h.budget.saturating_sub(h.remaining);
+            let block_over = self.current < self.blocks.len()
+                && (spent.saturating_sub(self.block_start) >= self.blocks[self.current].budget
+                    || (self.early_stop && self.inner.as_ref().is_some_and(|i| i.converged())));
             if self.inner.is_none() || block_over || self.stale >= 3 {
                 if self.inner.is_some() {
                     self.current += 1;
@@ -154,6 +159,7 @@ impl Strategy for Blockwise {
                 self.stale = 3;
             }
         }
+        Vec::new()
     }
 
     fn tell(&mut self, h: &History, trials: &[Trial]) {
@@ -194,6 +200,11 @@ impl Strategy for Blockwise {
             self.sub_space = Some(space);
             self.inner = Some(inner);
         }
+    }
+
+    fn converged(&self) -> bool {
+        // With early stopping, one pass over every block is the run.
+        self.early_stop && self.wrapped
     }
 
     fn snapshot(&self) -> Snapshot {

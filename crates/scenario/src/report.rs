@@ -153,6 +153,9 @@ impl Report {
             })
             .collect();
         let mut notes = run.notes().to_vec();
+        if best.is_none() && run.evaluations() > 0 {
+            notes.push(no_feasible_summary(run));
+        }
         notes.push("All figures come from Tunelab's analytic device model, not from measurements on hardware.".into());
         let deployment = (s.stage == Stage::Deployment && best.is_some()).then(|| deployment_export(run, &best_config));
         let m0 = metrics.first();
@@ -194,9 +197,11 @@ impl Report {
     /// A plain-text summary for the terminal.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
-        let best = self.best.map(crate::run::format_best).unwrap_or_else(|| "none (no feasible configuration)".into());
         out.push_str(&format!("{} stage, {} on {}, seed {}\n", self.stage, self.model, self.device, self.seed));
-        out.push_str(&format!("best {}: {best} {} ({})\n", self.metric, self.unit, self.best_strategy.as_deref().unwrap_or("-")));
+        match self.best {
+            Some(b) => out.push_str(&format!("best {}: {} {} ({})\n", self.metric, crate::run::format_best(b), self.unit, self.best_strategy.as_deref().unwrap_or("-"))),
+            None => out.push_str(&format!("best {}: none (no feasible configuration)\n", self.metric)),
+        }
         if let Some(r) = &self.baseline_infeasible {
             out.push_str(&format!("baseline (defaults) is infeasible: {r}\n"));
         }
@@ -225,6 +230,24 @@ impl Report {
         }
         out
     }
+}
+
+/// Why nothing was feasible: the most frequent kinds of reason (the text before its first
+/// number), most common first, each with one full example.
+fn no_feasible_summary(run: &Run) -> String {
+    let mut counts: BTreeMap<String, (usize, String)> = BTreeMap::new();
+    for l in run.lanes() {
+        for t in l.study.trials() {
+            if let Some(r) = &t.reason {
+                let kind: String = r.chars().take_while(|c| !c.is_ascii_digit()).take(60).collect();
+                counts.entry(kind.trim().to_string()).or_insert((0, r.clone())).0 += 1;
+            }
+        }
+    }
+    let mut v: Vec<(String, (usize, String))> = counts.into_iter().collect();
+    v.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
+    let top: Vec<String> = v.iter().take(3).map(|(_, (n, ex))| format!("{n}x like \"{ex}\"")).collect();
+    format!("No configuration met the constraints; the most common reasons: {}. Relax a limit or widen the space.", top.join("; "))
 }
 
 fn round4(x: f64) -> f64 {

@@ -96,7 +96,7 @@ impl Run {
             let inner: Box<dyn Strategy> = if blocks.is_empty() {
                 tunelab_search::strategies::by_name(&spec.name, &spec.options)?
             } else {
-                Box::new(Blockwise::new(&spec.name, &spec.options, blocks.clone(), setup.baseline.clone())?)
+                Box::new(Blockwise::new(&spec.name, &spec.options, blocks.clone(), setup.baseline.clone(), s.early_stop)?)
             };
             let strategy: Box<dyn Strategy> = if setup.focus.is_empty() || setup.focus_budget == 0 {
                 inner

@@ -38,10 +38,9 @@ pub fn decode_json(fragment: &str) -> Result<String, String> {
         return Err(format!("the link's scenario is too long ({} characters; at most {MAX_FRAGMENT})", f.len()));
     }
     let Some(body) = f.strip_prefix(PREFIX) else {
-        let shown: String = f.chars().take(8).filter(|c| c.is_ascii_alphanumeric() || *c == '.').collect();
         return Err(match f.split_once('.') {
-            Some((v, _)) if v.starts_with('v') && v.len() <= 6 => {
-                format!("the link uses scenario format '{}', which this version of Tunelab cannot read (it reads '{}')", shown.trim_end_matches('.'), PREFIX.trim_end_matches('.'))
+            Some((v, _)) if v.starts_with('v') && v.len() <= 6 && v[1..].chars().all(|c| c.is_ascii_digit()) => {
+                format!("the link uses scenario format '{v}', which this version of Tunelab cannot read (it reads '{}')", PREFIX.trim_end_matches('.'))
             }
             _ => format!("the link's fragment is not a Tunelab scenario (it should start with '{PREFIX}')"),
         });

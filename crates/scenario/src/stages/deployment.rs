@@ -154,8 +154,8 @@ impl DeploymentObjective {
         let have = self.device.memory_bytes as f64;
         if need > have {
             return Err(format!(
-                "'{}' cannot fit on {}: even at batch 1, {:?} weights and tp = {tp} it needs {:.2} GiB per chip, {:.2} GiB more than the chip's {:.0} GiB",
-                self.model.name, self.device.name, smallest, need / GIB, (need - have) / GIB, have / GIB
+                "'{}' cannot fit on {}: even at batch 1, with {} weights and tp = {tp}, it needs {:.2} GiB per chip, {:.2} GiB more than the chip's {:.0} GiB",
+                self.model.name, self.device.name, format!("{smallest:?}").to_lowercase(), need / GIB, (need - have) / GIB, have / GIB
             ));
         }
         Ok(())
