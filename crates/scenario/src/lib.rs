@@ -20,7 +20,9 @@ pub mod scenario;
 pub mod serving;
 pub mod stages;
 pub mod templates;
+pub mod train_diagnosis;
 pub mod url;
+pub mod validate;
 /// The training and runtime stages (files under stages/, declared here by their author).
 #[path = "stages/training.rs"]
 pub mod training;
