@@ -8,7 +8,7 @@
 //! effort, chips added; numerical risk from the device model's relative-error estimate), stated
 //! as priors in the output, not measured.
 
-use crate::serving::{cost_phase, default_point, point_from_config, Phase, PhaseCost, ServingPoint};
+use crate::serving::{cost_phase, default_point, point_from_config, OpCost, Phase, PhaseCost, ServingPoint};
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -136,22 +136,8 @@ pub fn diagnose_point(s: &Scenario, model: &ModelDesc, device: &Device, point: S
     let per_seq = if phase == Phase::Prefill { inp } else { 1 };
     let tps = pc.tokens_per_s(per_seq) / point.tp as f64;
     let total = pc.total_us.max(1e-12);
-    let mut hot: Vec<HotSpot> = pc.ops.iter().map(|o| HotSpot {
-        name: o.name.clone(),
-        class: o.class.name().into(),
-        time_ms: o.time_us / 1e3,
-        share: o.time_us / total,
-        bound: o.estimate.bound.name().into(),
-        bottleneck: bottleneck_class(o.estimate.bound).into(),
-        intensity: o.estimate.arithmetic_intensity,
-        attained_tflops: o.estimate.attained_tflops,
-    }).collect();
-    hot.sort_by(|a, b| b.share.total_cmp(&a.share));
-    let mut bottlenecks: BTreeMap<String, f64> = BTreeMap::new();
-    for o in &pc.ops {
-        *bottlenecks.entry(bottleneck_class(o.estimate.bound).to_string()).or_insert(0.0) += o.time_us / total;
-    }
-    let cause_chain = causes(&pc, phase, device, &bottlenecks);
+    let (hot, bottlenecks) = hot_spots(&pc.ops);
+    let cause_chain = causes(&pc.ops, phase.name(), phase == Phase::Decode, device, &bottlenecks);
     let mut suggestions = Vec::new();
     for (title, p, cost, risk) in candidates(&point, model) {
         suggestions.push(evaluate(s, model, device, phase, goal, &pc, tps, title, p, cost, risk, &weights));
@@ -164,11 +150,33 @@ pub fn diagnose_point(s: &Scenario, model: &ModelDesc, device: &Device, point: S
     })
 }
 
-/// The chain of evidence, most general first.
-fn causes(pc: &PhaseCost, phase: Phase, d: &Device, shares: &BTreeMap<String, f64>) -> Vec<String> {
-    let total = pc.total_us.max(1e-12);
+/// Hot spots (largest share first) and the share of the step per bottleneck class.
+pub fn hot_spots(ops: &[OpCost]) -> (Vec<HotSpot>, BTreeMap<String, f64>) {
+    let total = ops.iter().map(|o| o.time_us).sum::<f64>().max(1e-12);
+    let mut hot: Vec<HotSpot> = ops.iter().map(|o| HotSpot {
+        name: o.name.clone(),
+        class: o.class.name().into(),
+        time_ms: o.time_us / 1e3,
+        share: o.time_us / total,
+        bound: o.estimate.bound.name().into(),
+        bottleneck: bottleneck_class(o.estimate.bound).into(),
+        intensity: o.estimate.arithmetic_intensity,
+        attained_tflops: o.estimate.attained_tflops,
+    }).collect();
+    hot.sort_by(|a, b| b.share.total_cmp(&a.share));
+    let mut shares: BTreeMap<String, f64> = BTreeMap::new();
+    for o in ops {
+        *shares.entry(bottleneck_class(o.estimate.bound).to_string()).or_insert(0.0) += o.time_us / total;
+    }
+    (hot, shares)
+}
+
+/// The chain of evidence, most general first. `label` names the step ("decode", "training
+/// step"); `decode` lets KV-cache reads be named.
+pub fn causes(ops: &[OpCost], label: &str, decode: bool, d: &Device, shares: &BTreeMap<String, f64>) -> Vec<String> {
+    let total = ops.iter().map(|o| o.time_us).sum::<f64>().max(1e-12);
     let mut by_bound: BTreeMap<&str, (f64, Bound)> = BTreeMap::new();
-    for o in &pc.ops {
+    for o in ops {
         let e = by_bound.entry(bound_words(o.estimate.bound)).or_insert((0.0, o.estimate.bound));
         e.0 += o.time_us;
     }
@@ -176,17 +184,17 @@ fn causes(pc: &PhaseCost, phase: Phase, d: &Device, shares: &BTreeMap<String, f6
     let mut chain = Vec::new();
     let share = |us: f64| 100.0 * us / total;
     // The phrase that names what dominates inside the dominant class.
-    let kv: f64 = pc.ops.iter().filter(|o| o.is_kv_read()).map(|o| o.time_us).sum();
-    let weights: f64 = pc.ops.iter().filter(|o| o.is_weight_matmul() && matches!(o.estimate.bound, Bound::Hbm | Bound::Mte2)).map(|o| o.time_us).sum();
-    let what = if phase == Phase::Decode && kv >= weights && kv > 0.0 {
+    let kv: f64 = ops.iter().filter(|o| o.is_kv_read()).map(|o| o.time_us).sum();
+    let weights: f64 = ops.iter().filter(|o| o.is_weight_matmul() && matches!(o.estimate.bound, Bound::Hbm | Bound::Mte2)).map(|o| o.time_us).sum();
+    let what = if decode && kv >= weights && kv > 0.0 {
         format!("KV-cache reads take {:.0}% of the step", share(kv))
     } else if weights > 0.0 && words.contains("HBM") {
         format!("weight reads by the matmuls take {:.0}% of the step", share(weights))
     } else {
-        format!("{:.0}% of the step is {words}", share(*t))
+        format!("operators that are {words} take {:.0}% of the step", share(*t))
     };
-    chain.push(format!("{} is {words}: {what}", phase.name()));
-    if let Some(top) = pc.ops.iter().max_by(|a, b| a.time_us.total_cmp(&b.time_us)) {
+    chain.push(format!("{label} is {words}: {what}"));
+    if let Some(top) = ops.iter().max_by(|a, b| a.time_us.total_cmp(&b.time_us)) {
         let ridge = d.derived.peak_tflops_fp16 * 1e12 / (d.derived.hbm_gbs * 1e9).max(1.0);
         chain.push(format!(
             "the largest operator, {} ({}), takes {:.0}% of the step and is {}: {:.1} FLOP/byte against the chip's ridge point of {:.0}, attaining {:.1} TFLOP/s",

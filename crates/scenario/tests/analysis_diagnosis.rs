@@ -77,3 +77,29 @@ fn guards_protect_layers_and_check_deltas() {
     s.constraints.max_rel_error = None;
     assert!(delta_check(&s, &before, &p).unwrap().pass);
 }
+
+#[test]
+fn training_diagnosis_and_search_signals() {
+    use tunelab_scenario::train_diagnosis::{diagnose_training, search_signals};
+    let mut s = Scenario::default();
+    s.stage = tunelab_scenario::Stage::Training;
+    s.workload.global_batch = 64;
+    let st = tunelab_scenario::training::setup(&s).unwrap();
+    let names = st.space.names().to_vec();
+    let d = diagnose_training(&s, &names, &st.baseline, Weights::default()).unwrap();
+    println!("{:#?}", d.cause_chain);
+    assert!(d.cause_chain[0].starts_with("the training step is"));
+    assert!(d.mfu > 0.0 && d.mfu < 1.0);
+    assert!(d.suggestions.iter().any(|x| x.title.contains("ZeRO") || x.title.contains("recompute")));
+    // Signals over a short real search.
+    s.budget = 12;
+    let mut run = tunelab_scenario::Run::new(&s).unwrap();
+    run.run_to_end();
+    let sig = search_signals(run.trials(0), run.metrics());
+    assert_eq!(sig.evaluations, 12);
+    println!("{}", sig.summary);
+    assert!(sig.summary.contains("12 evaluations"));
+    if sig.infeasible_share > 0.0 {
+        assert!(!sig.top_reasons.is_empty());
+    }
+}
