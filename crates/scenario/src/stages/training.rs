@@ -268,7 +268,11 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let params = crate::stages::apply_overrides(s, space_params(&o))?;
     let chips = o.chips;
     // Degrees multiply to the chip count; the global batch splits evenly into micro-batches.
-    let constraints = vec![format!("tp * pp * dp == {chips}"), format!("{global_batch} % (micro_batch * dp) == 0")];
+    let mut constraints = vec![format!("tp * pp * dp == {chips}"), format!("{global_batch} % (micro_batch * dp) == 0")];
+    // Sequence parallelism shards inside the tensor-parallel group, so it needs tp > 1.
+    if params.iter().any(|p| p.name == "sequence_parallel") {
+        constraints.push("sequence_parallel != \"on\" || tp > 1".into());
+    }
     let space = Space::new(params, &constraints)?;
     let names = space.names().to_vec();
     match crate::empirical::advise(llm.layers, llm.hidden, model.params().total as f64, seq_len, global_batch, o.train_tokens) {
