@@ -1,13 +1,13 @@
 //! Tunelab's browser app: the whole engine compiled to WebAssembly, with a Leptos front end.
 //!
-//! Why the logic lives here rather than in `main.rs`: plain structs (`tuning`, `url_state`,
-//! `replay`) test natively with `cargo test`, and components test in a headless browser; the
-//! binary only mounts.
+//! Why the logic lives here rather than in `main.rs`: plain structs (`session`, `url_state`) test
+//! natively with `cargo test`, components test in a headless browser, and the binary only mounts.
 
 pub mod browser;
+pub mod charts;
 pub mod components;
-pub mod replay;
-pub mod tuning;
+pub mod session;
+pub mod state;
 pub mod url_state;
 
 /// Mounts the app on the page's body.

@@ -1,84 +1,30 @@
-//! The page's state in the URL fragment, so a link reproduces a run.
-//!
-//! Reading is bounded and strict about shape (a corrupt link is reported, never half-applied);
-//! unknown keys are ignored and missing ones take defaults, so older links keep working.
+//! The scenario in the URL fragment, through the scenario crate's codec (deflate + base64url
+//! behind a version prefix, bounded on read). Writes use `history.replaceState`, so editing does
+//! not flood the history; a link the user opens or navigates to is read back whole or refused.
 
-/// Longest fragment we read; anything longer is refused before parsing.
-pub const MAX_FRAGMENT: usize = 8 * 1024;
-/// Prefix of a Kernel Tuner replay link.
-pub const REPLAY_PREFIX: &str = "replay1:";
+use tunelab_scenario::{url, Scenario};
 
-/// What the replay page needs to reproduce a run.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReplaySettings {
-    /// Strategies run side by side (registry names).
-    pub strategies: Vec<String>,
-    /// Distinct evaluations per strategy.
-    pub budget: usize,
-    /// The seed of every lane.
-    pub seed: u64,
+/// Reads a fragment: `Ok(None)` when there is none, the scenario, or why the link is unusable.
+pub fn read(fragment: &str) -> Result<Option<Scenario>, String> {
+    let f = fragment.trim();
+    let f = f.strip_prefix('#').unwrap_or(f);
+    if f.is_empty() {
+        return Ok(None);
+    }
+    url::decode(f).map(Some)
 }
 
-impl Default for ReplaySettings {
-    fn default() -> Self {
-        ReplaySettings { strategies: vec!["random".into()], budget: 100, seed: 0 }
-    }
+/// The fragment (without '#') that reproduces a scenario.
+pub fn write(s: &Scenario) -> String {
+    url::encode(s)
 }
 
-/// Largest budget a link may ask for (the bundled cache has a few thousand configurations).
-pub const MAX_BUDGET: usize = 100_000;
-
-impl ReplaySettings {
-    /// The fragment (without '#') that reproduces these settings.
-    pub fn encode(&self) -> String {
-        format!("{REPLAY_PREFIX}s={};b={};seed={}", self.strategies.join(","), self.budget, self.seed)
-    }
-
-    /// Reads a fragment (with or without '#'); an empty one gives the defaults.
-    pub fn decode(fragment: &str) -> Result<ReplaySettings, String> {
-        if fragment.len() > MAX_FRAGMENT {
-            return Err(format!("the link's fragment is {} bytes long; at most {MAX_FRAGMENT} are read", fragment.len()));
-        }
-        let f = fragment.strip_prefix('#').unwrap_or(fragment);
-        if f.is_empty() {
-            return Ok(ReplaySettings::default());
-        }
-        let body = f.strip_prefix(REPLAY_PREFIX).ok_or("the link's fragment is not a Tunelab scenario")?;
-        let mut s = ReplaySettings::default();
-        for part in body.split(';').filter(|p| !p.is_empty()) {
-            let (k, v) = part.split_once('=').ok_or_else(|| format!("'{}' is not key=value", clip(part)))?;
-            match k {
-                "s" => {
-                    let names: Vec<String> = v.split(',').filter(|n| !n.is_empty()).map(str::to_string).collect();
-                    if names.is_empty() || names.len() > 8 {
-                        return Err("a link names one to eight strategies".into());
-                    }
-                    if let Some(bad) = names.iter().find(|n| !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')) {
-                        return Err(format!("'{}' is not a strategy name", clip(bad)));
-                    }
-                    s.strategies = names;
-                }
-                "b" => {
-                    s.budget = v.parse().map_err(|_| format!("budget '{}' is not a positive integer", clip(v)))?;
-                    if s.budget == 0 || s.budget > MAX_BUDGET {
-                        return Err(format!("budget {} is outside 1..={MAX_BUDGET}", s.budget));
-                    }
-                }
-                "seed" => s.seed = v.parse().map_err(|_| format!("seed '{}' is not a non-negative integer", clip(v)))?,
-                _ => {}
-            }
-        }
-        Ok(s)
-    }
-}
-
-/// At most 40 characters of untrusted text, for messages.
-pub fn clip(s: &str) -> String {
-    let mut out: String = s.chars().take(40).collect();
-    if s.chars().count() > 40 {
-        out.push('…');
-    }
-    out
+/// The scenario the page opens with when the link carries none: the first bundled one.
+pub fn default_scenario() -> Scenario {
+    tunelab_scenario::bundled_scenarios()
+        .into_iter()
+        .find_map(|(_, s)| s.ok())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -86,23 +32,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn round_trip() {
-        let s = ReplaySettings { strategies: vec!["random".into(), "bayes".into()], budget: 50, seed: 9 };
-        assert_eq!(ReplaySettings::decode(&format!("#{}", s.encode())).unwrap(), s);
-        assert_eq!(ReplaySettings::decode("").unwrap(), ReplaySettings::default());
+    fn round_trip_and_empty() {
+        let s = default_scenario();
+        assert_eq!(read(&format!("#{}", write(&s))).unwrap(), Some(s));
+        assert_eq!(read("").unwrap(), None);
+        assert_eq!(read("#").unwrap(), None);
     }
 
     #[test]
-    fn hostile_fragments_are_refused_with_a_reason() {
-        for f in ["#<script>alert(1)</script>", "#replay1:b=0", "#replay1:b=abc", "#replay1:s=<img>", "#replay1:nokey"] {
-            assert!(ReplaySettings::decode(f).is_err(), "{f}");
+    fn hostile_fragments_are_refused() {
+        for f in ["#<script>alert(1)</script>", "#v1.!!!!", "#v1.AAAA", "#v9.abc"] {
+            assert!(read(f).is_err(), "{f}");
         }
-        let huge = format!("#{REPLAY_PREFIX}{}", "x".repeat(MAX_FRAGMENT));
-        assert!(ReplaySettings::decode(&huge).unwrap_err().contains("at most"));
-    }
-
-    #[test]
-    fn unknown_keys_are_ignored() {
-        assert_eq!(ReplaySettings::decode("#replay1:b=7;future=1").unwrap().budget, 7);
+        let huge = format!("#v1.{}", "A".repeat(300 * 1024));
+        assert!(read(&huge).is_err());
     }
 }

@@ -1,8 +1,12 @@
-//! The app's components. State lives in one `Ctx` (signals and stored values) provided at the
-//! root; components read it and call its actions, so state changes flow from one place.
+//! The app's components. State lives in one `Ctx` (see `state`) provided at the root;
+//! components read its signals and call its actions.
 
 pub mod app;
 pub mod controls;
-pub mod lanes;
+pub mod explore;
+pub mod knowledge;
+pub mod report;
+pub mod scenario_panel;
+pub mod tune;
 
 pub use app::App;

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs whatever is missing, then runs every test: native workspace tests, the wasm tests
+# (golden trace under Node, components in headless Chromium), a release build of the page, its
+# size, and the end-to-end tests in headless Chromium. Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+./scripts/setup.sh
+export PATH="$ROOT/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+export CARGO_TARGET_DIR="$TARGET"
+step() { echo; echo "=== $* ==="; }
+
+step "native tests (cargo test --workspace)"
+cargo test --workspace
+
+step "wasm tests: golden trace under Node, components in headless Chromium"
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner CHROMEDRIVER=/usr/bin/chromedriver \
+  cargo test --target wasm32-unknown-unknown -p tunelab --test golden_trace --test components
+
+step "release build of the page (trunk build --release --offline)"
+trunk build --release --offline
+
+step "size of the page (gzip -9 of the release .wasm + .js; budget 1 MB)"
+node tests/e2e/size.mjs dist
+
+step "CLI for the end-to-end comparison (tunelab run --json)"
+cargo build -p tunelab-cli
+export TUNELAB_CLI="$TARGET/debug/tunelab"
+
+step "end-to-end tests in headless Chromium (node --test)"
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+python3 -m http.server "$PORT" --bind 127.0.0.1 --directory dist >/tmp/tunelab-e2e-http.log 2>&1 &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null || true' EXIT
+for _ in $(seq 50); do curl -fs "http://127.0.0.1:$PORT/" >/dev/null && break; sleep 0.1; done
+TUNELAB_URL="http://127.0.0.1:$PORT/" node --test --test-concurrency=1 tests/e2e/

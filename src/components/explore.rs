@@ -1,0 +1,136 @@
+//! Explore the space: a heat map of the primary metric over two parameters (infeasible cells
+//! marked, the reason on hover), and for a clicked cell its engine breakdown and roofline place.
+
+use crate::charts::{BreakdownChart, BreakdownData, BreakdownRow, Ceiling, HeatCell, HeatmapChart, HeatmapData, RooflineChart, RooflineData, RooflinePoint};
+use crate::state::Ctx;
+use leptos::prelude::*;
+use tunelab_scenario::explore::{heatmap, point_detail, HeatMap, PointDetail};
+use tunelab_search::Config;
+
+/// The explore view.
+#[component]
+pub fn ExplorePanel() -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let setup = Memo::new(move |_| ctx.scenario.with(|s| tunelab_scenario::setup(s).map(|st| (st.space.names().to_vec(), st.baseline.clone()))));
+    let names = move || setup.with(|r| r.as_ref().map(|(n, _)| n.clone()).unwrap_or_default());
+    let x = RwSignal::new(String::new());
+    let y = RwSignal::new(String::new());
+    Effect::new(move |_| {
+        let n = names();
+        if !n.contains(&x.get_untracked()) {
+            x.set(n.first().cloned().unwrap_or_default());
+        }
+        if !n.contains(&y.get_untracked()) {
+            y.set(n.get(1).cloned().unwrap_or_default());
+        }
+    });
+    let map = RwSignal::new(None::<HeatMap>);
+    let selected = RwSignal::new(None::<(usize, usize)>);
+    let detail = RwSignal::new(None::<PointDetail>);
+    let draw = move |_| {
+        let r = ctx.scenario.with_untracked(|s| heatmap(s, &x.get_untracked(), &y.get_untracked(), None));
+        selected.set(None);
+        detail.set(None);
+        match r {
+            Ok(m) => map.set(Some(m)),
+            Err(e) => ctx.fail(e),
+        }
+    };
+    let on_select = Callback::new(move |(i, j): (usize, usize)| {
+        selected.set(Some((i, j)));
+        let Some(cfg) = map.with_untracked(|m| m.as_ref().and_then(|m| cell_config(m, &setup.get_untracked().ok()?, i, j))) else { return };
+        match ctx.scenario.with_untracked(|s| point_detail(s, &cfg)) {
+            Ok(d) => detail.set(Some(d)),
+            Err(e) => ctx.fail(e),
+        }
+    });
+    let data = Signal::derive(move || map.with(|m| m.as_ref().map(|m| heat_data(m, selected.get())).unwrap_or_default()));
+    let select = move |sig: RwSignal<String>, id: &'static str| {
+        view! {
+            <select data-testid=id prop:value=move || sig.get() on:change=move |ev| sig.set(event_target_value(&ev))>
+                {move || names().into_iter().map(|n| view! { <option value=n.clone()>{n.clone()}</option> }).collect_view()}
+            </select>
+        }
+    };
+    view! {
+        <section class="panel explore">
+            <h2>"Explore the space"</h2>
+            <p class="hint">"The stage's primary metric over two parameters, the others at the baseline. Grey hatched cells are infeasible: hover for the reason. Click a cell for its breakdown by engine and its place on the roofline."</p>
+            <div class="row">
+                <label>"x " {select(x, "explore-x")}</label>
+                <label>"y " {select(y, "explore-y")}</label>
+                <button data-testid="explore-draw" class="primary" on:click=draw>"Draw heat map"</button>
+            </div>
+            <Show when=move || map.with(|m| m.is_some())>
+                <HeatmapChart data=data on_select=on_select/>
+            </Show>
+            <Show when=move || detail.with(|d| d.is_some())>
+                <PointView detail=detail/>
+            </Show>
+        </section>
+    }
+}
+
+#[component]
+fn PointView(detail: RwSignal<Option<PointDetail>>) -> impl IntoView {
+    let d = move || detail.get().unwrap_or_else(|| unreachable_detail());
+    let breakdown = Signal::derive(move || {
+        let d = d();
+        BreakdownData {
+            title: format!("Engine time: {}", d.simulated),
+            engines: d.exposed_ms.keys().cloned().collect(),
+            rows: vec![BreakdownRow { label: "exposed".into(), times: d.exposed_ms.values().copied().collect() }, BreakdownRow { label: "busy".into(), times: d.busy_ms.values().copied().collect() }],
+            unit: "ms".into(),
+        }
+    });
+    let roofline = Signal::derive(move || {
+        let d = d();
+        let mut points: Vec<RooflinePoint> = d.ops.iter().map(|o| RooflinePoint { label: format!("{} ({})", o.name, o.bound), intensity: o.intensity, tflops: o.attained_tflops, highlight: false }).collect();
+        points.push(RooflinePoint { label: "whole step".into(), intensity: d.intensity, tflops: d.attained_tflops, highlight: true });
+        RooflineData { title: "Roofline".into(), peaks: vec![Ceiling { label: "cube peak".into(), value: d.peak_tflops }], bandwidths: vec![Ceiling { label: "HBM".into(), value: d.hbm_gbs }], points }
+    });
+    view! {
+        <div class="point" data-testid="point-detail">
+            <h3>"This configuration"</h3>
+            <p class="bad">{move || d().infeasible.map(|r| format!("Infeasible: {r}")).unwrap_or_default()}</p>
+            <table><tbody>
+                {move || d().metrics.into_iter().map(|(n, v, u)| view! { <tr><td>{n}</td><td>{tunelab_scenario::format_best(v)}</td><td>{u}</td></tr> }).collect_view()}
+            </tbody></table>
+            <div class="charts">
+                <BreakdownChart data=breakdown/>
+                <RooflineChart data=roofline/>
+            </div>
+        </div>
+    }
+}
+
+fn unreachable_detail() -> PointDetail {
+    PointDetail {
+        metrics: Vec::new(), infeasible: None, simulated: String::new(), total_ms: 0.0, exposed_ms: Default::default(), busy_ms: Default::default(),
+        memory: None, intensity: 0.0, attained_tflops: 0.0, peak_tflops: 0.0, hbm_gbs: 0.0, ridge_intensity: 0.0, ops: Vec::new(),
+    }
+}
+
+fn cell_config(m: &HeatMap, setup: &(Vec<String>, Config), i: usize, j: usize) -> Option<Config> {
+    let (names, base) = setup;
+    let xi = names.iter().position(|n| *n == m.x_param)?;
+    let yi = names.iter().position(|n| *n == m.y_param)?;
+    let mut c = base.clone();
+    c.0[xi] = m.x_values.get(i)?.clone();
+    c.0[yi] = m.y_values.get(j)?.clone();
+    Some(c)
+}
+
+fn heat_data(m: &HeatMap, selected: Option<(usize, usize)>) -> HeatmapData {
+    HeatmapData {
+        title: format!("{} over {} × {}", m.metric, m.x_param, m.y_param),
+        x_label: m.x_param.clone(),
+        y_label: m.y_param.clone(),
+        value_label: if m.unit.is_empty() { m.metric.clone() } else { format!("{} ({})", m.metric, m.unit) },
+        x_values: m.x_values.iter().map(|v| v.to_string()).collect(),
+        y_values: m.y_values.iter().map(|v| v.to_string()).collect(),
+        cells: m.cells.iter().map(|row| row.iter().map(|c| HeatCell { value: c.value.unwrap_or(f64::NAN), infeasible: c.reason.clone() }).collect()).collect(),
+        minimize: m.minimize,
+        selected,
+    }
+}

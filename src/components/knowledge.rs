@@ -1,0 +1,95 @@
+//! The knowledge base, kept in localStorage: save the finished run as a case, find similar cases,
+//! export and import self-contained packages. A corrupt store is reported and set aside.
+
+use crate::browser;
+use crate::state::Ctx;
+use leptos::prelude::*;
+use tunelab_scenario::cases::{case_from_run, fingerprint_of};
+use tunelab_scenario::knowledge::{export_package, import_package, KnowledgeBase};
+
+/// localStorage key of the base; a corrupt store is moved to `STORE_KEY.corrupt`.
+pub const STORE_KEY: &str = "tunelab.kb";
+
+/// Loads the base, setting a corrupt store aside (and saying so).
+pub fn load(ctx: Ctx) -> KnowledgeBase {
+    let text = match browser::storage_get(STORE_KEY) {
+        Ok(Some(t)) => t,
+        Ok(None) => return KnowledgeBase::new(),
+        Err(e) => {
+            ctx.fail(format!("The knowledge base is unavailable: {e}"));
+            return KnowledgeBase::new();
+        }
+    };
+    let loaded = KnowledgeBase::load(&text);
+    if let Some((why, original)) = loaded.set_aside {
+        let _ = browser::storage_set(&format!("{STORE_KEY}.corrupt"), &original);
+        let _ = browser::storage_set(STORE_KEY, &KnowledgeBase::new().to_json());
+        ctx.fail(format!("The stored knowledge base was unreadable ({why}); it was set aside under '{STORE_KEY}.corrupt' and a new one started."));
+    }
+    loaded.kb
+}
+
+/// The knowledge-base view.
+#[component]
+pub fn KnowledgePanel() -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let kb = RwSignal::new(load(ctx));
+    let import_text = RwSignal::new(String::new());
+    let store = move |k: &KnowledgeBase| {
+        if let Err(e) = browser::storage_set(STORE_KEY, &k.to_json()) {
+            ctx.fail(format!("The knowledge base could not be saved: {e}"));
+        }
+    };
+    let save_run = move |_| {
+        let case = ctx.with_session(|s| case_from_run(s.run(), &s.run().scenario().name));
+        match case {
+            None => ctx.fail("Run a tuning first; its trials become the case."),
+            Some(Err(e)) => ctx.fail(e),
+            Some(Ok(c)) => kb.update(|k| {
+                k.add(c);
+                store(k);
+            }),
+        }
+    };
+    let similar = move || {
+        let fp = ctx.scenario.with(fingerprint_of).ok()?;
+        Some(kb.with(|k| k.similar(&fp, 0.0).into_iter().map(|m| (m.score, m.case.title.clone(), m.case.best_value)).collect::<Vec<_>>()))
+    };
+    let export = move |i: usize| {
+        if let Some(c) = kb.with_untracked(|k| k.cases.get(i).cloned()) {
+            if let Err(e) = browser::download("tunelab-case.json", "application/json", &export_package(&c)) {
+                ctx.fail(e);
+            }
+        }
+    };
+    let import = move |_| match import_package(&import_text.get_untracked()) {
+        Ok(p) => kb.update(|k| {
+            k.add(p.case);
+            store(k);
+            import_text.set(String::new());
+        }),
+        Err(e) => ctx.fail(format!("The package was not imported: {e}")),
+    };
+    view! {
+        <section class="panel knowledge">
+            <h2>"Knowledge base"</h2>
+            <p class="hint">"Tuned cases stay in this browser (localStorage). Similar problems find them again; a package reproduces a case exactly."</p>
+            <button data-testid="kb-save" on:click=save_run>"Save this run as a case"</button>
+            <h3>"Cases similar to this scenario"</h3>
+            <ul data-testid="kb-similar">
+                {move || similar().unwrap_or_default().into_iter().map(|(score, title, best)| view! {
+                    <li>{format!("{title}: similarity {score:.2}, best {}", best.map(tunelab_scenario::format_best).unwrap_or_else(|| "—".into()))}</li>
+                }).collect_view()}
+            </ul>
+            <h3>"All cases"</h3>
+            <ul data-testid="kb-cases">
+                {move || kb.with(|k| k.cases.iter().map(|c| c.title.clone()).collect::<Vec<_>>()).into_iter().enumerate().map(|(i, t)| view! {
+                    <li>{t}" " <button on:click=move |_| export(i)>"Export package"</button></li>
+                }).collect_view()}
+            </ul>
+            <h3>"Import a package"</h3>
+            <textarea data-testid="kb-import-text" prop:value=move || import_text.get() on:input=move |ev| import_text.set(event_target_value(&ev))></textarea>
+            <button data-testid="kb-import" on:click=import>"Import"</button>
+        </section>
+    }
+}

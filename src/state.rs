@@ -1,0 +1,225 @@
+//! The app's state (`Ctx`) and its actions: edit the scenario, run, pause, step, reset, follow
+//! links. Everything the components change goes through here, so state flows from one place.
+
+use crate::browser;
+use crate::session::{RunView, Session};
+use crate::url_state;
+use leptos::prelude::*;
+use std::time::Duration;
+use tunelab_scenario::Scenario;
+
+/// Milliseconds of engine work per slice before the page gets the thread back.
+pub const SLICE_MS: f64 = 8.0;
+
+/// Where a run stands; `as_str` is what the `status` test hook reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    Idle,
+    Running,
+    Paused,
+    Done,
+}
+
+impl Status {
+    /// The word shown (and read by tests).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Idle => "idle",
+            Status::Running => "running",
+            Status::Paused => "paused",
+            Status::Done => "done",
+        }
+    }
+}
+
+/// The panels of the page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tab {
+    Tune,
+    Explore,
+    Report,
+    Knowledge,
+}
+
+/// The app's state: arena handles, so it is `Copy` and every component can hold it.
+#[derive(Clone, Copy)]
+pub struct Ctx {
+    pub scenario: RwSignal<Scenario>,
+    pub status: RwSignal<Status>,
+    pub error: RwSignal<Option<String>>,
+    pub view: RwSignal<Option<RunView>>,
+    pub tab: RwSignal<Tab>,
+    session: StoredValue<Option<Session>, LocalStorage>,
+}
+
+impl Ctx {
+    /// State from the page's link (or the default scenario, with a banner if the link is bad).
+    pub fn new() -> Ctx {
+        let (scenario, error) = match url_state::read(&browser::hash()) {
+            Ok(Some(s)) => (s, None),
+            Ok(None) => (url_state::default_scenario(), None),
+            Err(e) => (url_state::default_scenario(), Some(format!("This link could not be read: {e}. The default scenario is shown instead."))),
+        };
+        Ctx {
+            scenario: RwSignal::new(scenario),
+            status: RwSignal::new(Status::Idle),
+            error: RwSignal::new(error),
+            view: RwSignal::new(None),
+            tab: RwSignal::new(Tab::Tune),
+            session: StoredValue::new_local(None),
+        }
+    }
+
+    /// Shows an error in the banner (plain text).
+    pub fn fail(&self, msg: impl Into<String>) {
+        self.error.set(Some(msg.into()));
+    }
+
+    /// Edits the scenario: it is validated first (a bad edit is refused with a banner and the
+    /// scenario stays as it was), then the link follows and any run is discarded.
+    pub fn edit(&self, f: impl FnOnce(&mut Scenario)) -> bool {
+        let mut s = self.scenario.get_untracked();
+        f(&mut s);
+        self.replace(s)
+    }
+
+    /// Replaces the whole scenario (bundled pick, upload, template), validated.
+    pub fn replace(&self, s: Scenario) -> bool {
+        if let Err(e) = s.validate() {
+            self.fail(format!("That change was not applied: {e}"));
+            return false;
+        }
+        self.scenario.set(s);
+        self.write_url();
+        self.reset();
+        true
+    }
+
+    /// Writes the scenario into the fragment (no history entry).
+    pub fn write_url(&self) {
+        let frag = self.scenario.with_untracked(url_state::write);
+        if let Err(e) = browser::replace_hash(&frag) {
+            self.fail(e);
+        }
+    }
+
+    /// Applies a link the user navigated to (hashchange, back/forward); a bad one keeps the
+    /// current scenario and says why.
+    pub fn apply_link(&self) {
+        match url_state::read(&browser::hash()) {
+            Ok(Some(s)) => {
+                if s != self.scenario.get_untracked() {
+                    self.scenario.set(s);
+                    self.reset();
+                }
+            }
+            Ok(None) => {}
+            Err(e) => self.fail(format!("This link could not be read: {e}. Your current scenario is kept.")),
+        }
+    }
+
+    /// Starts or resumes the run.
+    pub fn run(&self) {
+        match self.status.get_untracked() {
+            Status::Running => {}
+            Status::Paused if self.has_session() => {
+                self.status.set(Status::Running);
+                self.schedule();
+            }
+            _ => {
+                if self.start() {
+                    self.status.set(Status::Running);
+                    self.schedule();
+                }
+            }
+        }
+    }
+
+    /// Pauses a running run.
+    pub fn pause(&self) {
+        if self.status.get_untracked() == Status::Running {
+            self.status.set(Status::Paused);
+        }
+    }
+
+    /// One study step (one evaluation in the next lane).
+    pub fn step(&self) {
+        match self.status.get_untracked() {
+            Status::Running => return,
+            Status::Paused if self.has_session() => {}
+            _ => {
+                if !self.start() {
+                    return;
+                }
+            }
+        }
+        let done = self.session.try_update_value(|s| s.as_mut().map(|s| s.step(1))).flatten().unwrap_or(false);
+        self.publish();
+        self.status.set(if done { Status::Done } else { Status::Paused });
+    }
+
+    /// Discards the run.
+    pub fn reset(&self) {
+        self.session.set_value(None);
+        self.view.set(None);
+        self.status.set(Status::Idle);
+    }
+
+    /// Reads the session (reports, exports); None before a run.
+    pub fn with_session<R>(&self, f: impl FnOnce(&Session) -> R) -> Option<R> {
+        self.session.with_value(|s| s.as_ref().map(f))
+    }
+
+    fn has_session(&self) -> bool {
+        self.session.with_value(|s| s.is_some())
+    }
+
+    fn start(&self) -> bool {
+        self.write_url();
+        match Session::new(&self.scenario.get_untracked()) {
+            Ok(s) => {
+                self.session.set_value(Some(s));
+                self.publish();
+                true
+            }
+            Err(e) => {
+                self.fail(format!("This scenario cannot run: {e}"));
+                self.status.set(Status::Idle);
+                false
+            }
+        }
+    }
+
+    fn publish(&self) {
+        self.view.set(self.with_session(|s| s.view()));
+    }
+
+    fn schedule(&self) {
+        let ctx = *self;
+        set_timeout(move || ctx.slice(), Duration::from_millis(0));
+    }
+
+    fn slice(&self) {
+        if self.status.get_untracked() != Status::Running {
+            return;
+        }
+        let done = self.session.try_update_value(|s| s.as_mut().map(|s| s.run_slice(SLICE_MS, &browser::now_ms))).flatten();
+        match done {
+            None => self.status.set(Status::Idle),
+            Some(done) => {
+                self.publish();
+                if done {
+                    self.status.set(Status::Done);
+                } else {
+                    self.schedule();
+                }
+            }
+        }
+    }
+}
+
+impl Default for Ctx {
+    fn default() -> Self {
+        Ctx::new()
+    }
+}

@@ -1,0 +1,85 @@
+// End to end: open the built page, load a model, run a tuning, read the result from the DOM,
+// reopen the shared link in a fresh page, compare with the CLI, and watch for long tasks.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { BASE, CLI, launch, open, text, setInput, runToDone, shot, cliBest } from './helpers.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+test('load a model, tune, share the link, and match the CLI', async (t) => {
+  const { page, context, errors } = await open(browser, BASE);
+  const firstRender = await page.evaluate(() => window.__firstRender);
+  t.diagnostic(`first render: ${firstRender.toFixed(0)} ms after navigation start (budget 1500 ms)`);
+  console.log(`first render: ${firstRender.toFixed(0)} ms`);
+  assert.ok(firstRender < 1500, `first render took ${firstRender} ms`);
+  assert.equal(await text(page, 'status'), 'idle');
+  await shot(page, '01-start.png');
+
+  // Load a model: paste a Hugging Face config.json (Qwen2.5-7B, renamed) into the loader.
+  const config = JSON.parse(readFileSync('assets/models/qwen2.5-7b.config.json', 'utf8'));
+  await page.click('text=Paste, upload or drop a model');
+  await page.fill('[data-testid=model-text]', JSON.stringify(config));
+  await page.click('[data-testid=use-model]');
+  assert.equal(await page.inputValue('[data-testid=model]'), 'custom');
+  assert.equal(await page.$('[data-testid=error]'), null, 'the model loads without an error');
+
+  // Two strategies side by side, a small budget, a fixed seed.
+  await page.check('[data-testid=strategy-genetic]');
+  await setInput(page, 'budget', 40);
+  await setInput(page, 'seed', 5);
+  const { best, longTasks } = await runToDone(page);
+  assert.match(best, /^-?[0-9]/, `best is a number: '${best}'`);
+  const maxTask = longTasks.length ? Math.max(...longTasks) : 0;
+  t.diagnostic(`long tasks during the run: ${longTasks.length}, longest ${maxTask.toFixed(0)} ms (budget 100 ms)`);
+  console.log(`long tasks during the run: ${longTasks.length}, longest ${maxTask.toFixed(0)} ms`);
+  assert.ok(maxTask <= 100, `a main-thread task took ${maxTask} ms during the run`);
+  await shot(page, '02-after-run.png');
+  assert.deepEqual(errors, []);
+
+  // The shared link reproduces the same best in a fresh page.
+  const url = page.url();
+  assert.ok(url.includes('#v1.'), 'the scenario is in the URL fragment');
+  const fresh = await open(browser, url);
+  assert.equal(await fresh.page.inputValue('[data-testid=budget]'), '40');
+  const again = await runToDone(fresh.page);
+  assert.equal(again.best, best, 'the shared link gives the same best');
+  await fresh.context.close();
+
+  // The CLI, given the same link, reports the same best.
+  if (CLI) {
+    const cli = cliBest(url);
+    t.diagnostic(`CLI best ${cli}, browser best ${best}`);
+    assert.equal(cli, best, 'tunelab run --json gives the same best');
+  } else {
+    t.diagnostic('TUNELAB_CLI not set: CLI comparison skipped');
+  }
+  await context.close();
+});
+
+test('views: explore heat map with a point breakdown, report, diagnosis', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  await setInput(page, 'budget', 20);
+  await runToDone(page);
+  await page.click('[data-testid=tab-explore]');
+  await page.click('[data-testid=explore-draw]');
+  await page.waitForSelector('.tl-chart-heatmap svg');
+  const cell = await page.$('.tl-chart-heatmap [data-cell]');
+  assert.ok(cell, 'the heat map has cells');
+  await cell.click();
+  await page.waitForSelector('[data-testid=point-detail]');
+  await shot(page, '03-explore.png');
+  await page.click('[data-testid=tab-report]');
+  await page.waitForSelector('[data-testid=report]');
+  await page.click('[data-testid=diagnose]');
+  await page.waitForSelector('[data-testid=diagnosis]');
+  const download = page.waitForEvent('download');
+  await page.click('[data-testid=export-json]');
+  const d = await download;
+  assert.equal(d.suggestedFilename(), 'tunelab-report.json');
+  await shot(page, '04-report.png');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
