@@ -75,8 +75,9 @@ impl KernelTunerCache {
             },
             Some(other) => return Err(format!("'objective' is {}, not a string or a list", kind(other))),
         };
-        // Kernel Tuner does not store the direction; throughputs ("GFLOP/s", "GB/s") go up.
-        let minimize = !objective.ends_with("/s");
+        // Kernel Tuner does not store the direction; throughputs ("GFLOP/s", "GB/s") go up, and
+        // so does the "score" its hyperparameter tuner writes.
+        let minimize = !(objective.ends_with("/s") || objective == "score");
         let cache = top.get("cache").ok_or("missing key 'cache'")?;
         let cache = cache.as_object().ok_or("'cache' is not an object")?;
         if cache.is_empty() {
@@ -102,7 +103,8 @@ impl KernelTunerCache {
                     if !x.is_finite() {
                         return Err(format!("cache entry \"{key}\": '{objective}' is not a finite number"));
                     }
-                    if x < 0.0 {
+                    // A time cannot be negative; other objectives (a "score") may be.
+                    if x < 0.0 && objective == "time" {
                         return Err(format!("cache entry \"{key}\": '{objective}' is negative ({x})"));
                     }
                     Some(x)

@@ -231,6 +231,13 @@ impl Space {
     /// and may still violate constraints (check with `contains`).
     pub fn from_unit(&self, u: &[f64]) -> Config {
         if let Some(m) = &self.members {
+            // The grid point nearest to `u` (per-parameter snapping) is the nearest member
+            // whenever it is a member: members are a subset of the grid. Checking it first makes
+            // the common case O(parameters) instead of a scan of every member.
+            let snapped = Config(self.params.iter().zip(u).map(|(p, &x)| p.from_unit(x)).collect());
+            if m.index.contains_key(&snapped) {
+                return snapped;
+            }
             let mut best = (f64::INFINITY, 0);
             for (i, pt) in m.units.iter().enumerate() {
                 let d: f64 = pt.iter().zip(u).map(|(a, b)| (a - b) * (a - b)).sum();

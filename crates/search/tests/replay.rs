@@ -97,6 +97,11 @@ fn optional_fields_take_their_defaults() {
     let g = KernelTunerCache::parse(&gflops).unwrap();
     assert!(!g.minimize, "throughput objectives are maximised");
     assert_eq!(g.optimum(), Some(2.0));
+    // Kernel Tuner's hyperparameter tuner writes a "score" that may be negative and goes up.
+    let score = text.replace(r#"["time"]"#, r#""score""#).replace("\"time\": 2.0", "\"score\": -0.5").replace("\"time\": 1.0", "\"score\": 0.25");
+    let s = KernelTunerCache::parse(&score).unwrap();
+    assert!(!s.minimize);
+    assert_eq!(s.optimum(), Some(0.25));
 }
 
 #[test]

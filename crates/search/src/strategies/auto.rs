@@ -22,48 +22,62 @@ use crate::strategy::{History, Snapshot, Strategy};
 use crate::trial::Trial;
 use crate::value::Config;
 
-/// The automatic strategy: a main phase chosen per problem, then a local polish.
+/// The automatic strategy: a portfolio chosen per problem, then a local polish.
 pub struct Auto {
     /// Largest budget handed to the model-based strategy.
     pub model_budget: usize,
     /// Fraction of the budget kept for the final local search (0 disables it).
     pub polish: f64,
+    /// Evaluations the model-based member gets for each one of the model-free member.
+    pub model_weight: usize,
     options: serde_json::Value,
-    main: Option<Box<dyn Strategy>>,
-    main_name: &'static str,
+    /// The strategies taking turns, with the evaluations each has been credited and its
+    /// weight (its share of the evaluations).
+    members: Vec<(&'static str, Box<dyn Strategy>, usize, usize)>,
+    /// Which member proposed the batch in flight.
+    asked: usize,
     polishing: bool,
+    started: bool,
 }
 
 impl Auto {
-    /// Builds from JSON options: model_budget, polish, and `strategy` to force the main phase
-    /// (any registry name); the whole object is passed on to the chosen strategies.
+    /// Builds from JSON options: model_budget, polish, `portfolio` (a list of registry names
+    /// taking turns) or `strategy` (one name) to override the choice; the whole object is
+    /// passed on to the chosen strategies.
     pub fn from_options(o: &serde_json::Value) -> Auto {
         Auto {
             model_budget: o.get("model_budget").and_then(|v| v.as_u64()).map(|x| x as usize).unwrap_or(400),
             polish: o.get("polish").and_then(|v| v.as_f64()).filter(|x| x.is_finite()).unwrap_or(0.15).clamp(0.0, 0.9),
+            model_weight: o.get("model_weight").and_then(|v| v.as_u64()).map(|x| x as usize).unwrap_or(3).max(1),
             options: o.clone(),
-            main: None,
-            main_name: "",
+            members: Vec::new(),
+            asked: 0,
             polishing: false,
+            started: false,
         }
     }
 
-    /// The registry name of the main phase for this problem.
-    fn choose(&self, h: &History) -> &'static str {
-        if let Some(forced) = self.options.get("strategy").and_then(|v| v.as_str()) {
-            if let Some((name, _)) = super::STRATEGIES.iter().find(|(n, _)| *n == forced && *n != "auto") {
-                return name;
+    /// The registry names of the portfolio for this problem.
+    fn choose(&self, h: &History) -> Vec<(&'static str, usize)> {
+        let known = |n: &str| super::STRATEGIES.iter().map(|s| s.0).find(|k| *k == n && *k != "auto");
+        if let Some(list) = self.options.get("portfolio").and_then(|v| v.as_array()) {
+            let names: Vec<(&'static str, usize)> = list.iter().filter_map(|v| v.as_str()).filter_map(known).map(|n| (n, 1)).collect();
+            if !names.is_empty() {
+                return names;
             }
+        }
+        if let Some(forced) = self.options.get("strategy").and_then(|v| v.as_str()).and_then(known) {
+            return vec![(forced, 1)];
         }
         let small = h.space.cardinality().is_some_and(|n| n <= h.budget as u128 + h.trials.len() as u128);
         if small {
-            "random"
+            vec![("random", 1)]
         } else if h.metrics.len() > 1 {
-            "nsga2"
+            vec![("nsga2", 1)]
         } else if h.budget <= self.model_budget && by_name("bayes", &self.options).is_ok() {
-            "bayes"
+            vec![("bayes", self.model_weight), ("annealing", 1)]
         } else {
-            "genetic"
+            vec![("genetic", 1), ("annealing", 1)]
         }
     }
 
@@ -80,37 +94,51 @@ impl Strategy for Auto {
     }
 
     fn ask(&mut self, h: &History, rng: &mut Rng) -> Vec<Config> {
-        if self.main.is_none() {
-            self.main_name = self.choose(h);
-            self.main = Some(self.build(self.main_name));
+        if !self.started {
+            self.started = true;
+            self.members = self.choose(h).into_iter().map(|(n, w)| (n, self.build(n), 0, w)).collect();
         }
-        let single = h.metrics.len() == 1 && self.main_name != "random";
+        let single = h.metrics.len() == 1 && !self.members.iter().any(|m| m.0 == "random");
         let polish_from = libm::ceil(self.polish * h.budget as f64) as usize;
         if single && !self.polishing && polish_from > 0 && h.remaining <= polish_from {
             // Switch once; the local search warm-starts from the best trial in the history.
             self.polishing = true;
-            self.main = Some(self.build("local"));
-            self.main_name = "local";
+            self.members = vec![("local", self.build("local"), 0, 1)];
         }
-        match self.main.as_mut() {
-            Some(s) => s.ask(h, rng),
-            None => Vec::new(),
+        // Turns go by evaluations, not by asks, so a member proposing whole generations does
+        // not crowd out one proposing single points. A member with nothing to offer yields.
+        let mut order: Vec<usize> = (0..self.members.len()).collect();
+        order.sort_by_key(|&i| (self.members[i].2 * 1000 / self.members[i].3.max(1), i));
+        for i in order {
+            let asked = self.members[i].1.ask(h, rng);
+            if !asked.is_empty() {
+                self.asked = i;
+                return asked;
+            }
         }
+        Vec::new()
     }
 
     fn tell(&mut self, h: &History, trials: &[Trial]) {
-        if let Some(s) = self.main.as_mut() {
-            s.tell(h, trials);
+        if let Some(m) = self.members.get_mut(self.asked) {
+            m.2 += trials.len().max(1);
+            m.1.tell(h, trials);
         }
     }
 
     fn converged(&self) -> bool {
-        self.main.as_ref().is_some_and(|s| s.converged())
+        !self.members.is_empty() && self.members.iter().all(|m| m.1.converged())
     }
 
     fn snapshot(&self) -> Snapshot {
-        let mut s = self.main.as_ref().map(|m| m.snapshot()).unwrap_or_default();
-        s.insert("phase".into(), self.main_name.into());
+        let mut s = Snapshot::new();
+        for (name, m, _, _) in &self.members {
+            for (k, v) in m.snapshot() {
+                s.insert(format!("{name}.{k}"), v);
+            }
+        }
+        let names: Vec<&str> = self.members.iter().map(|m| m.0).collect();
+        s.insert("phase".into(), names.join("+").into());
         s.insert("polishing".into(), self.polishing.into());
         s
     }
