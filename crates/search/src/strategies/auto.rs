@@ -1,20 +1,23 @@
-//! `auto`: picks a strategy from the space, the budget and the number of metrics, and ends
-//! with a focused local search around the incumbent.
+//! `auto`: picks a portfolio of strategies from the space, the budget and the number of
+//! metrics, lets them take turns, and ends with a focused local search around the incumbent.
 //!
 //! The rules, and why:
 //! - a space no larger than the budget is simply enumerated (random order, no repeats): every
 //!   strategy would end there anyway;
 //! - several metrics: NSGA-II, the one strategy that keeps a spread Pareto front;
-//! - budgets up to `model_budget` (default 400) evaluations: Bayesian optimisation, because a
-//!   surrogate learns the most per evaluation when evaluations are few, and a Gaussian process
-//!   fit stays cheap at that size (it costs cubic time in the number of trials);
-//! - larger budgets, or when "bayes" is not registered: the genetic algorithm, whose per-trial
-//!   cost does not grow with the history.
+//! - budgets up to `model_budget` (default 400): Bayesian optimisation takes `model_weight`
+//!   (default 3) evaluations for each one of simulated annealing. A surrogate learns the most
+//!   per evaluation when evaluations are few, and a Gaussian-process fit stays cheap at that
+//!   size; the annealing share is insurance for landscapes the surrogate models badly (rugged,
+//!   many interacting parameters), where a walk keeps improving while the model stalls. Both
+//!   read the whole history, so each profits from the other's trials;
+//! - larger budgets, or when "bayes" is not registered: genetic algorithm and annealing, whose
+//!   per-trial cost does not grow with the history.
 //!
-//! The last `polish` fraction of the budget (default 15%) goes to local search around the best
-//! point: a model or a population explores to the very end, while the last evaluations pay
-//! most when spent on the incumbent's untried neighbours. Earlier trials (warm start) are seen
-//! by whichever strategy runs, since each reads the history.
+//! Turns are counted in evaluations, so a member proposing whole generations does not crowd out
+//! one proposing single points. The last `polish` fraction of the budget (default 15%) goes to
+//! local search around the best point: the last evaluations pay most when spent on the
+//! incumbent's untried neighbours. Earlier trials (warm start) are seen by every member.
 
 use super::by_name;
 use crate::rng::Rng;
