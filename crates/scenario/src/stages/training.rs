@@ -259,11 +259,23 @@ impl Objective for TrainingObjective {
     }
 }
 
+/// Learning-rate and batch advice for the scenario's model, sequence length and global batch:
+/// a labelled published empirical fit (`crate::empirical`), not a simulation.
+pub fn advice(s: &Scenario) -> Result<crate::empirical::HparamAdvice, String> {
+    let o = TrainingOptions::from_scenario(s)?;
+    let (model, _, _) = crate::context::resolve(s)?;
+    let llm = model.llm.as_ref().ok_or("learning-rate advice needs a transformer description")?;
+    let (seq_len, global_batch) = (s.workload.seq_len.max(1) as u64, s.workload.global_batch.max(1) as u64);
+    crate::empirical::advise(llm.layers, llm.hidden, model.params().total as f64, seq_len, global_batch, o.train_tokens)
+}
+
 /// Builds the training stage for a scenario.
 pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let o = TrainingOptions::from_scenario(s)?;
     let (model, device, mut notes) = crate::context::resolve(s)?;
-    let llm = model.llm.as_ref().ok_or_else(|| format!("'{}' is an operator graph: the training stage needs a transformer description", model.name))?;
+    if model.llm.is_none() {
+        return Err(format!("'{}' is an operator graph: the training stage needs a transformer description", model.name));
+    }
     let (seq_len, global_batch) = (s.workload.seq_len.max(1) as u64, s.workload.global_batch.max(1) as u64);
     let params = crate::stages::apply_overrides(s, space_params(&o))?;
     let chips = o.chips;
@@ -275,7 +287,7 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     }
     let space = Space::new(params, &constraints)?;
     let names = space.names().to_vec();
-    match crate::empirical::advise(llm.layers, llm.hidden, model.params().total as f64, seq_len, global_batch, o.train_tokens) {
+    match advice(s) {
         Ok(a) => notes.push(a.summary),
         Err(e) => notes.push(format!("no learning-rate advice: {e}")),
     }
