@@ -127,3 +127,26 @@ fn parse_seeds(s: &str) -> Result<Vec<u64>, String> {
     }
     Ok((a..=b).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds_parse_as_ranges_or_single_values_and_bad_ones_are_named() {
+        assert_eq!(parse_seeds("0-3").unwrap(), vec![0, 1, 2, 3]);
+        assert_eq!(parse_seeds("7").unwrap(), vec![7]);
+        assert!(parse_seeds("3-1").unwrap_err().contains("empty"));
+        assert!(parse_seeds("a-b").unwrap_err().contains("--seeds"));
+        assert!(parse_seeds("-1").is_err());
+    }
+
+    #[test]
+    fn bad_arguments_are_errors_not_panics() {
+        let a = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert!(main(&a("--cache x.json --strategy nope --budget 5")).unwrap_err().contains("unknown strategy 'nope'"));
+        assert!(main(&a("--cache x.json --strategy random --budget 0")).unwrap_err().contains("at least 1"));
+        assert!(main(&a("--cache /nonexistent.json --strategy random --budget 5")).unwrap_err().contains("cannot read"));
+        assert!(main(&a("--strategy random --budget 5")).unwrap_err().contains("--cache"));
+    }
+}

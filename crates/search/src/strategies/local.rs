@@ -187,3 +187,23 @@ impl Strategy for LocalSearch {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Param, Value};
+
+    #[test]
+    fn intensity_widens_the_neighbourhood_and_skips_missing_members() {
+        let s = Space::new(vec![Param::int("a", 0, 9, 1), Param::categorical("b", vec!["x".into(), "y".into()])], &[]).unwrap();
+        let c = Config(vec![Value::Int(5), "x".into()]);
+        assert_eq!(neighbourhood(&s, &c, 1).len(), 3, "a=4, a=6, b=y");
+        assert_eq!(neighbourhood(&s, &c, 2).len(), 5, "a=3..7 without 5, b=y");
+        // In a member space with a gap at a=6, a radius-1 move reaches on to a=7.
+        let members: Vec<Config> = [0, 3, 4, 5, 7, 8].iter().map(|&a| Config(vec![Value::Int(a), "x".into()])).collect();
+        let m = Space::from_members(s.params().to_vec(), members).unwrap();
+        let n = neighbourhood(&m, &c, 1);
+        assert!(n.contains(&Config(vec![Value::Int(7), "x".into()])) && n.contains(&Config(vec![Value::Int(4), "x".into()])));
+        assert_eq!(n.len(), 2);
+    }
+}

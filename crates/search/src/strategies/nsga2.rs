@@ -159,3 +159,43 @@ impl Strategy for Nsga2 {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{FnObjective, Metric, Outcome, Param, Space, Study, StudyOptions};
+
+    /// Area dominated by the front up to the reference point (2 metrics, lower is better).
+    fn hypervolume(mut pts: Vec<(f64, f64)>, r: (f64, f64)) -> f64 {
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (mut area, mut y_prev) = (0.0, r.1);
+        for (x, y) in pts {
+            if y < y_prev && x < r.0 {
+                area += (r.0 - x) * (y_prev - y);
+                y_prev = y;
+            }
+        }
+        area
+    }
+
+    #[test]
+    fn finds_a_better_front_than_random_search() {
+        let space = Space::new((0..3).map(|i| Param::int(&format!("x{i}"), 0, 19, 1)).collect(), &[]).unwrap();
+        let metrics = vec![Metric::minimize("latency", "ms"), Metric::minimize("memory", "MB")];
+        let f = |c: &Config| {
+            let x: Vec<f64> = c.0.iter().map(|v| v.as_f64().unwrap_or(0.0) / 19.0).collect();
+            let g = 1.0 + 4.0 * (x[1] - 0.5).powi(2) + 4.0 * (x[2] - 0.3).powi(2);
+            Outcome::Ok(vec![x[0] * g, (1.0 - x[0]) * g])
+        };
+        let volume = |name: &str, seed: u64| {
+            let mut s = crate::strategies::by_name(name, &serde_json::json!({})).unwrap();
+            let mut study = Study::new(space.clone(), metrics.clone(), StudyOptions::budget(80)).unwrap();
+            study.run(s.as_mut(), &mut FnObjective::new(metrics.clone(), f), &mut Rng::seed_from_u64(seed));
+            let front: Vec<(f64, f64)> = study.pareto_front().iter().map(|t| (t.values[0], t.values[1])).collect();
+            hypervolume(front, (2.0, 2.0))
+        };
+        let nsga: f64 = (0..6).map(|s| volume("nsga2", s)).sum();
+        let random: f64 = (0..6).map(|s| volume("random", s)).sum();
+        assert!(nsga > random, "NSGA-II hypervolume {nsga} is not above random search's {random}");
+    }
+}
