@@ -261,6 +261,9 @@ fn prepare(s: &Scenario) -> Result<Prepared, String> {
     if opts.peak_rps.is_some_and(|p| !(p.is_finite() && p > 0.0)) || !(opts.spike_factor.is_finite() && opts.spike_factor > 0.0) {
         return Err("runtime: peak_rps and spike_factor must be positive".into());
     }
+    if !(opts.step_minutes.is_finite() && opts.step_minutes > 0.0) || !(0.0..=1.0).contains(&opts.scale_down_below) {
+        return Err("runtime: step_minutes must be positive and scale_down_below in [0, 1]".into());
+    }
     let slo_ttft = opts.slo_ttft_ms.or(s.constraints.max_ttft_ms).unwrap_or(2000.0);
     let slo_tpot = opts.slo_tpot_ms.or(s.constraints.max_tpot_ms).unwrap_or(100.0);
     // The deployment stage simulates per-batch latency; the SLO is applied here, after queueing.
