@@ -169,7 +169,10 @@ fn flash(a: &Att, t: &FlashTiling, dev: &Device) -> Result<Raw, Infeasible> {
     let cube_cyc_per_mac = if ct == DType::Fp32 { 1.0 / 2048.0 } else { 1.0 / 4096.0 };
     let cube = 2.0 * bqf * bkvf * dalf * cube_cyc_per_mac;
     let mte1 = add(&part(MTE1, (bqf * dalf + bqf * bkvf) * eb as f64 / dev.l1_to_l0a_bytes_per_cycle), &part(MTE1, 2.0 * bkvf * dalf * eb as f64 / dev.l1_to_l0b_bytes_per_cycle));
-    let inner = overlap(&part(CUBE, cube), &mte1, 2.0);
+    // L0 double buffering overlaps MTE1 with the cube at base-K granularity (64 elements) over
+    // both matmuls of the block.
+    let k_steps = (dalf / 64.0).ceil() + (bkvf / 64.0).ceil();
+    let inner = overlap(&part(CUBE, cube), &mte1, k_steps);
     // K and V blocks: decode streams them once from GM; prefill re-reads them from L2 (shared by
     // the query blocks and the heads of a KV group).
     let kv_bytes = 2.0 * bkvf * df * kvb;
@@ -178,17 +181,23 @@ fn flash(a: &Att, t: &FlashTiling, dev: &Device) -> Result<Raw, Infeasible> {
     let epc32 = dev.vector_lanes_fp16 / 2.0;
     // Online softmax: max, sub, exp, sum, scale, cast per score; rescale O (2 per element).
     let vec = part(VECTOR, (rows as f64 * bkvf * 6.0 + rows as f64 * dalf * 2.0) / epc32 * ratio);
-    let s_bytes = bqf * bkvf * 4.0;
-    let fix = match dev.arch {
-        Arch::Split => add(&part(FIXPIPE, (s_bytes + bqf * dalf * 4.0) / dev.l0c_out_bytes_per_cycle.min(dev.l2_write_bytes_per_cycle)),
-            &part(L2, (s_bytes + 2.0 * bqf * bkvf * eb as f64) / dev.l2_read_bytes_per_cycle)),
-        Arch::Coupled => add(&part(FIXPIPE, (s_bytes + bqf * dalf * 4.0) / dev.l0c_out_bytes_per_cycle),
-            &part(MTE3, bqf * bkvf * eb as f64 / dev.l1_to_ub_bytes_per_cycle)),
+    // FixPipe drains S (cast to the input type on the way out) and the partial O (FP32).
+    let s_bytes = bqf * bkvf * eb as f64;
+    let fix_bpc = match dev.arch {
+        Arch::Split => dev.l0c_out_bytes_per_cycle.min(dev.l2_write_bytes_per_cycle),
+        Arch::Coupled => dev.l0c_out_bytes_per_cycle,
+    };
+    let fix = part(FIXPIPE, (s_bytes + bqf * dalf * 4.0) / fix_bpc);
+    // S to the vector unit and P back to L1: through L2 on split chips (each vector core reads
+    // its rows of S and writes its rows of P; the cube core reads P), on-core when coupled.
+    let (xfer_v, xfer_c) = match dev.arch {
+        Arch::Split => (part(L2, 2.0 * s_bytes / vpc as f64 / dev.l2_read_bytes_per_cycle), part(MTE2, s_bytes / dev.l2_read_bytes_per_cycle)),
+        Arch::Coupled => (part(MTE3, s_bytes / dev.l1_to_ub_bytes_per_cycle), [0.0; super::ENGINES]),
     };
     // Pipeline over nb blocks: the slowest stage runs nb times, the others once (fill/drain).
-    let stages = [inner, load, vec, fix];
+    let stages = [inner, load, vec, fix, xfer_v, xfer_c];
     let mut slow = 0;
-    for j in 1..4 {
+    for j in 1..stages.len() {
         if sum(&stages[j]) > sum(&stages[slow]) {
             slow = j;
         }
