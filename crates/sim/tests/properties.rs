@@ -229,3 +229,19 @@ fn absurd_shapes_do_not_panic() {
     }
     assert!(estimate(&ops[1], &Tiling::Default, &d).unwrap_err().reason.contains("m must be"));
 }
+
+#[test]
+fn bundled_files_show_the_derived_numbers_the_model_uses() {
+    for name in ["910B1", "910B2", "910B3", "910B4", "910", "310P3", "310B1"] {
+        let text = std::fs::read_to_string(format!("{}/../../assets/devices/{name}.json", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let d = Device::from_json(&text).unwrap();
+        let model = serde_json::to_value(&d.derived).unwrap();
+        for (k, v) in file["derived"].as_object().unwrap() {
+            assert_eq!(v["derived"], true, "{name} {k}");
+            let shown = v["value"].as_f64().unwrap();
+            let used = model[k].as_f64().unwrap();
+            assert!((shown - used).abs() <= 1e-3 * used.abs().max(1.0), "{name} {k}: file {shown} vs model {used}");
+        }
+    }
+}

@@ -15,6 +15,9 @@ use crate::estimate::{Estimate, Infeasible};
 use crate::op::{Epilogue, Op};
 use crate::tiling::{MatmulTiling, Tiling};
 
+pub use super::matmul_rules::Reject;
+use super::matmul_rules::check;
+
 /// A matmul problem reduced to what the cost model needs.
 #[derive(Clone, Copy, Debug)]
 pub struct Problem {
@@ -46,67 +49,38 @@ impl Problem {
     }
 }
 
-/// Why a matmul tiling is infeasible, as numbers (formatted only when asked).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reject {
-    Align { field: &'static str, value: u64, multiple: u64 },
-    Zero { field: &'static str },
-    Order(u8),
-    L0a { need: u64, have: u64 },
-    L0b { need: u64, have: u64 },
-    L0c { need: u64, have: u64 },
-    L1 { need: u64, have: u64 },
-    Depth { field: &'static str, depth: u64, step: u64 },
-}
-
-impl Reject {
-    /// A sentence saying exactly why.
-    pub fn message(&self) -> String {
-        match *self {
-            Reject::Align { field, value, multiple } => format!("{field} = {value} is not a multiple of {multiple} (fractal alignment)"),
-            Reject::Zero { field } => format!("{field} must be at least 1"),
-            Reject::Order(o) => format!("iterateOrder = {o} must be 0 (M first) or 1 (N first)"),
-            Reject::L0a { need, have } => format!("A tile overflows L0A by {} bytes ({need} > {have})", need - have),
-            Reject::L0b { need, have } => format!("B tile overflows L0B by {} bytes ({need} > {have})", need - have),
-            Reject::L0c { need, have } => format!("accumulator overflows L0C by {} bytes ({need} > {have})", need - have),
-            Reject::L1 { need, have } => format!("L1 working set overflows L1 by {} bytes ({need} > {have})", need - have),
-            Reject::Depth { field, depth, step } => format!("{field} = {depth} must be {step} (single buffer) or {} (double buffer)", 2 * step),
-        }
-    }
-}
-
 /// Per-device, per-problem constants hoisted out of the hot loop.
 #[derive(Clone, Copy, Debug)]
 pub struct Ctx {
-    p: Problem,
-    c0: u64,
-    a_l: u64,
-    b_l: u64,
-    a_gm: f64,
-    b_gm: f64,
-    c_out: f64,
-    inv_macs: f64,
-    mal: u64,
-    nal: u64,
-    kal: u64,
-    l0a: u64,
-    l0b: u64,
-    l0c: u64,
-    l1: u64,
-    inv_gm: f64,
-    inv_l2: f64,
-    inv_l1a: f64,
-    inv_l1b: f64,
-    inv_fix: f64,
+    pub(crate) p: Problem,
+    pub(crate) c0: u64,
+    pub(crate) a_l: u64,
+    pub(crate) b_l: u64,
+    pub(crate) a_gm: f64,
+    pub(crate) b_gm: f64,
+    pub(crate) c_out: f64,
+    pub(crate) inv_macs: f64,
+    pub(crate) mal: u64,
+    pub(crate) nal: u64,
+    pub(crate) kal: u64,
+    pub(crate) l0a: u64,
+    pub(crate) l0b: u64,
+    pub(crate) l0c: u64,
+    pub(crate) l1: u64,
+    pub(crate) inv_gm: f64,
+    pub(crate) inv_l2: f64,
+    pub(crate) inv_l1a: f64,
+    pub(crate) inv_l1b: f64,
+    pub(crate) inv_fix: f64,
     /// Cube cycles per vector element-instruction available to one cube core.
-    inv_vec: f64,
-    epi_instr: f64,
-    dequant: bool,
-    cores: u64,
-    us_per_cycle: f64,
-    inv_hbm: f64,
-    l2_bytes: f64,
-    launch_us: f64,
+    pub(crate) inv_vec: f64,
+    pub(crate) epi_instr: f64,
+    pub(crate) dequant: bool,
+    pub(crate) cores: u64,
+    pub(crate) us_per_cycle: f64,
+    pub(crate) inv_hbm: f64,
+    pub(crate) l2_bytes: f64,
+    pub(crate) launch_us: f64,
 }
 
 impl Ctx {
@@ -177,62 +151,6 @@ impl Ctx {
     pub fn operand_bytes(&self) -> (u64, u64) {
         (self.a_l, self.b_l)
     }
-}
-
-#[inline(always)]
-fn check(c: &Ctx, t: &MatmulTiling) -> Result<(), Reject> {
-    let fields: [(&'static str, u32, u64); 5] = [
-        ("singleCoreM", t.single_core_m, 16), ("singleCoreN", t.single_core_n, 16),
-        ("baseM", t.base_m, 16), ("baseN", t.base_n, 16), ("baseK", t.base_k, c.c0),
-    ];
-    for (field, v, mul) in fields {
-        if v == 0 {
-            return Err(Reject::Zero { field });
-        }
-        // The multiples (16, C0 in 8/16/32) are powers of two: a mask, not a divide.
-        if v as u64 & (mul - 1) != 0 {
-            return Err(Reject::Align { field, value: v as u64, multiple: mul });
-        }
-    }
-    let steps: [(&'static str, u32); 6] = [
-        ("stepM", t.step_m), ("stepN", t.step_n), ("stepKa", t.step_ka), ("stepKb", t.step_kb),
-        ("depthA1", t.depth_a1), ("depthB1", t.depth_b1),
-    ];
-    for (field, v) in steps {
-        if v == 0 {
-            return Err(Reject::Zero { field });
-        }
-    }
-    if t.iterate_order > 1 {
-        return Err(Reject::Order(t.iterate_order));
-    }
-    let (bm, bn, bk) = (t.base_m as u64, t.base_n as u64, t.base_k as u64);
-    let need = bm * bk * c.a_l * (1 + t.db_l0a as u64);
-    if need > c.l0a {
-        return Err(Reject::L0a { need, have: c.l0a });
-    }
-    let need = bk * bn * c.b_l * (1 + t.db_l0b as u64);
-    if need > c.l0b {
-        return Err(Reject::L0b { need, have: c.l0b });
-    }
-    // L0C accumulates in FP32 / INT32 (4 bytes).
-    let need = bm * bn * 4 * (1 + t.db_l0c as u64);
-    if need > c.l0c {
-        return Err(Reject::L0c { need, have: c.l0c });
-    }
-    let sa = t.step_m as u64 * t.step_ka as u64;
-    if t.depth_a1 as u64 != sa && t.depth_a1 as u64 != 2 * sa {
-        return Err(Reject::Depth { field: "depthA1", depth: t.depth_a1 as u64, step: sa });
-    }
-    let sb = t.step_n as u64 * t.step_kb as u64;
-    if t.depth_b1 as u64 != sb && t.depth_b1 as u64 != 2 * sb {
-        return Err(Reject::Depth { field: "depthB1", depth: t.depth_b1 as u64, step: sb });
-    }
-    let need = t.depth_a1 as u64 * bm * bk * c.a_l + t.depth_b1 as u64 * bn * bk * c.b_l;
-    if need > c.l1 {
-        return Err(Reject::L1 { need, have: c.l1 });
-    }
-    Ok(())
 }
 
 /// Ceiling division (a manual 32-bit fast path was measured slower under WebAssembly).

@@ -11,6 +11,7 @@ pub mod comm;
 pub mod conv;
 pub mod error;
 pub mod matmul;
+pub mod matmul_rules;
 pub mod vector;
 
 use crate::device::Device;
