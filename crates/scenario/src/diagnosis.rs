@@ -8,7 +8,7 @@
 //! effort, chips added; numerical risk from the device model's relative-error estimate), stated
 //! as priors in the output, not measured.
 
-use crate::serving::{cost_phase, default_point, point_from_config, OpCost, Phase, PhaseCost, ServingPoint};
+use crate::serving::{cost_phase_with, default_point, point_from_config, tile_mode, Memo, OpCost, Phase, PhaseCost, ServingPoint, TileMode};
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -60,7 +60,8 @@ pub struct HotSpot {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Suggestion {
     pub title: String,
-    /// The serving point after the change (re-simulate it with `serving::cost_phase`).
+    /// The serving point after the change (re-simulate it with `serving::cost_phase_with` in the
+    /// diagnosis's tile mode).
     pub point: ServingPoint,
     /// Simulated step time after the change and the goal's relative gain (negative: worse).
     pub predicted_step_ms: Option<f64>,
@@ -89,6 +90,9 @@ pub struct Diagnosis {
     pub cause_chain: Vec<String>,
     pub suggestions: Vec<Suggestion>,
     pub weights: Weights,
+    /// "default" (the device model's heuristic tiling) or "tuned" (the deployment stage's
+    /// coordinate descent), as `serving::tile_mode` picks for the scenario.
+    pub tiling: String,
     pub note: String,
 }
 
@@ -132,7 +136,9 @@ pub fn diagnose(s: &Scenario, names: &[String], config: Option<&Config>, phase: 
 /// Diagnoses a resolved model and chip at one serving point.
 pub fn diagnose_point(s: &Scenario, model: &ModelDesc, device: &Device, point: ServingPoint, phase: Phase, goal: Goal, weights: Weights) -> Result<Diagnosis, String> {
     let (inp, out) = (s.workload.input_len.max(1) as u64, s.workload.output_len.max(1) as u64);
-    let pc = cost_phase(model, device, phase, &point, inp, out)?;
+    let mode = tile_mode(s);
+    let mut memo = Memo::default();
+    let pc = cost_phase_with(model, device, phase, &point, inp, out, &mut memo, mode)?;
     let per_seq = if phase == Phase::Prefill { inp } else { 1 };
     let tps = pc.tokens_per_s(per_seq) / point.tp as f64;
     let total = pc.total_us.max(1e-12);
@@ -140,13 +146,15 @@ pub fn diagnose_point(s: &Scenario, model: &ModelDesc, device: &Device, point: S
     let cause_chain = causes(&pc.ops, phase.name(), phase == Phase::Decode, device, &bottlenecks);
     let mut suggestions = Vec::new();
     for (title, p, cost, risk) in candidates(&point, model) {
-        suggestions.push(evaluate(s, model, device, phase, goal, &pc, tps, title, p, cost, risk, &weights));
+        let after = cost_phase_with(model, device, phase, &p, inp, out, &mut memo, mode);
+        suggestions.push(evaluate(after, phase, goal, &pc, tps, title, p, cost, risk, &weights, inp));
     }
     suggestions.sort_by(|a, b| (a.infeasible.is_some()).cmp(&b.infeasible.is_some()).then(b.score.total_cmp(&a.score)));
     Ok(Diagnosis {
         phase, point, goal, step_ms: total / 1e3, tokens_per_s: tps, memory_gib: pc.memory.total as f64 / (1u64 << 30) as f64,
         bottlenecks, hot_spots: hot, cause_chain, suggestions, weights,
-        note: "simulated with the analytic device model at default tilings; cost and risk are editable priors".into(),
+        tiling: if mode == TileMode::Best { "tuned" } else { "default" }.into(),
+        note: format!("simulated with the analytic device model at {} tilings, eager launch; cost and risk are editable priors", if mode == TileMode::Best { "tuned" } else { "default" }),
     })
 }
 
@@ -251,10 +259,9 @@ fn candidates(p: &ServingPoint, model: &ModelDesc) -> Vec<(String, ServingPoint,
 }
 
 #[allow(clippy::too_many_arguments)]
-fn evaluate(s: &Scenario, model: &ModelDesc, device: &Device, phase: Phase, goal: Goal, before: &PhaseCost, tps: f64, title: String, p: ServingPoint, cost: f64, risk: f64, w: &Weights) -> Suggestion {
-    let (inp, out) = (s.workload.input_len.max(1) as u64, s.workload.output_len.max(1) as u64);
+fn evaluate(after: Result<PhaseCost, String>, phase: Phase, goal: Goal, before: &PhaseCost, tps: f64, title: String, p: ServingPoint, cost: f64, risk: f64, w: &Weights, inp: u64) -> Suggestion {
     let per_seq = if phase == Phase::Prefill { inp } else { 1 };
-    match cost_phase(model, device, phase, &p, inp, out) {
+    match after {
         Ok(after) => {
             let after_tps = after.tokens_per_s(per_seq) / p.tp as f64;
             let gain = match goal {

@@ -13,7 +13,6 @@ use tunelab_sim::device::Device;
 use tunelab_sim::estimate::Estimate;
 use tunelab_sim::memory::{memory_per_chip, MemoryBreakdown};
 use tunelab_sim::model::{ModelDesc, OpClass};
-use tunelab_sim::tiling::Tiling;
 use tunelab_sim::workload::{build_graph, GraphOptions, ParallelPlan, Workload};
 use tunelab_sim::{Op, Precision};
 
@@ -94,9 +93,28 @@ pub fn graph_options(p: &ServingPoint) -> GraphOptions {
     GraphOptions { precision: p.precision, flash_attention: p.flash_attention, fuse_epilogues: p.fuse_epilogues, ..GraphOptions::default() }
 }
 
-/// Costs any workload under a plan and options; out-of-memory and infeasible operators are errors
-/// with the reason.
+pub use crate::graphcost::{Memo, TileMode};
+
+/// How operators are tiled for a scenario: tuned (the deployment stage's coordinate descent) when
+/// its deployment or runtime stage tiles operators, else the device model's default tiling.
+pub fn tile_mode(s: &crate::scenario::Scenario) -> TileMode {
+    use crate::scenario::Stage;
+    if matches!(s.stage, Stage::Deployment | Stage::Runtime) && s.deployment.tile_operators {
+        TileMode::Best
+    } else {
+        TileMode::Default
+    }
+}
+
+/// Costs any workload under a plan and options at default tilings; out-of-memory and infeasible
+/// operators are errors with the reason.
 pub fn cost(model: &ModelDesc, device: &Device, w: &Workload, plan: &ParallelPlan, opts: &GraphOptions) -> Result<(Vec<OpCost>, MemoryBreakdown), String> {
+    cost_with(model, device, w, plan, opts, &mut Memo::default(), TileMode::Default)
+}
+
+/// Like `cost`, with a tile mode and a memo shared across calls (eager launch: every operator
+/// pays its own launch).
+pub fn cost_with(model: &ModelDesc, device: &Device, w: &Workload, plan: &ParallelPlan, opts: &GraphOptions, memo: &mut Memo, mode: TileMode) -> Result<(Vec<OpCost>, MemoryBreakdown), String> {
     let memory = memory_per_chip(model, w, plan, opts, None)?;
     if memory.total > device.memory_bytes {
         let g = |b: u64| b as f64 / (1u64 << 30) as f64;
@@ -108,17 +126,23 @@ pub fn cost(model: &ModelDesc, device: &Device, w: &Workload, plan: &ParallelPla
     let graph = build_graph(model, w, plan, opts)?;
     let mut ops = Vec::with_capacity(graph.ops.len());
     for o in graph.ops {
-        let e = tunelab_sim::cost::estimate(&o.op, &Tiling::Default, device).map_err(|e| format!("{}: {e}", o.name))?;
+        let e = memo.op(&o.op, device, mode).map_err(|e| format!("{}: {e}", o.name))?;
         ops.push(OpCost { time_us: e.time_us * o.repeat as f64, name: o.name, class: o.class, repeat: o.repeat, op: o.op, estimate: e });
     }
     Ok((ops, memory))
 }
 
-/// Costs one inference phase of a serving point.
+/// Costs one inference phase of a serving point at default tilings.
 pub fn cost_phase(model: &ModelDesc, device: &Device, phase: Phase, p: &ServingPoint, input_len: u64, output_len: u64) -> Result<PhaseCost, String> {
+    cost_phase_with(model, device, phase, p, input_len, output_len, &mut Memo::default(), TileMode::Default)
+}
+
+/// Costs one inference phase of a serving point with a tile mode and a shared memo.
+#[allow(clippy::too_many_arguments)]
+pub fn cost_phase_with(model: &ModelDesc, device: &Device, phase: Phase, p: &ServingPoint, input_len: u64, output_len: u64, memo: &mut Memo, mode: TileMode) -> Result<PhaseCost, String> {
     let w = workload(phase, p.batch.max(1), input_len.max(1), output_len.max(1));
     let plan = ParallelPlan { tp: p.tp.max(1), ..ParallelPlan::default() };
-    let (ops, memory) = cost(model, device, &w, &plan, &graph_options(p))?;
+    let (ops, memory) = cost_with(model, device, &w, &plan, &graph_options(p), memo, mode)?;
     let total_us = ops.iter().map(|o| o.time_us).sum();
     let energy_uj = ops.iter().map(|o| o.estimate.energy_uj * o.repeat as f64).sum();
     Ok(PhaseCost { phase, ops, total_us, energy_uj, memory, batch: p.batch.max(1) })

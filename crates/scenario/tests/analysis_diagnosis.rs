@@ -3,7 +3,7 @@
 
 use tunelab_scenario::diagnosis::{diagnose, Weights};
 use tunelab_scenario::guards::{delta_check, protect_layers, DEFAULT_PROTECTED};
-use tunelab_scenario::serving::{cost_phase, Phase, ServingPoint};
+use tunelab_scenario::serving::{cost_phase_with, tile_mode, Memo, Phase, ServingPoint, TileMode};
 use tunelab_scenario::Scenario;
 use tunelab_sim::Precision;
 
@@ -44,7 +44,9 @@ fn predicted_effects_equal_a_resimulation() {
     let (model, device, _) = tunelab_scenario::context::resolve(&s).unwrap();
     assert!(!d.suggestions.is_empty());
     for sg in &d.suggestions {
-        let re = cost_phase(&model, &device, Phase::Decode, &sg.point, 2048, 512);
+        let mode = tile_mode(&s);
+        assert_eq!(d.tiling, if mode == TileMode::Best { "tuned" } else { "default" });
+        let re = cost_phase_with(&model, &device, Phase::Decode, &sg.point, 2048, 512, &mut Memo::default(), mode);
         match (re, sg.predicted_step_ms) {
             (Ok(pc), Some(ms)) => assert_eq!((pc.total_us / 1e3).to_bits(), ms.to_bits(), "{}", sg.title),
             (Err(e), None) => assert_eq!(Some(e), sg.infeasible.clone()),
