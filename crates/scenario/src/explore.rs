@@ -6,7 +6,7 @@
 //! constraint violations ("does not fit L0A", "out of memory") included.
 
 use crate::scenario::{Scenario, Stage};
-use crate::serving::{cost, default_point, graph_options, point_from_config, workload, OpCost, Phase};
+use crate::serving::{cost, cost_with, default_point, graph_options, point_from_config, tile_mode, workload, Memo, OpCost, Phase, TileMode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tunelab_search::{Config, Outcome, Param, Value};
@@ -154,8 +154,14 @@ pub fn point_detail(s: &Scenario, config: &Config) -> Result<PointDetail, String
         let phase = if s.stage == Stage::Operator && s.operator.phase == "prefill" { Phase::Prefill } else { Phase::Decode };
         let w = workload(phase, p.batch, inp, out);
         let plan = ParallelPlan { tp: p.tp, ..ParallelPlan::default() };
-        let label = if phase == Phase::Decode { "one decode step at default tilings" } else { "the prefill at default tilings" };
-        (label, cost(&model, &device, &w, &plan, &graph_options(&p)))
+        let mode = tile_mode(s);
+        let label = match (phase, mode == TileMode::Best) {
+            (Phase::Decode, true) => "one decode step at tuned tilings, eager launch",
+            (Phase::Decode, false) => "one decode step at default tilings, eager launch",
+            (_, true) => "the prefill at tuned tilings, eager launch",
+            (_, false) => "the prefill at default tilings, eager launch",
+        };
+        (label, cost_with(&model, &device, &w, &plan, &graph_options(&p), &mut Memo::default(), mode))
     };
     let (label, result) = sim;
     let d = &device.derived;
