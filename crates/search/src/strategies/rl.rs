@@ -38,7 +38,7 @@ pub struct Reinforce {
 
 impl Default for Reinforce {
     fn default() -> Self {
-        Reinforce { learning_rate: 0.4, baseline_decay: 0.8, bins: 10, logits: Vec::new(), names: Vec::new(), baseline: 0.0, learned: 0 }
+        Reinforce { learning_rate: 0.8, baseline_decay: 0.9, bins: 10, logits: Vec::new(), names: Vec::new(), baseline: 0.0, learned: 0 }
     }
 }
 
