@@ -310,6 +310,36 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn odd_spaces_do_not_panic() {
+        let spaces = [
+            Space::new(vec![Param::float("x", 0.0, 1.0, false, None), Param::float("y", 1e-3, 1.0, true, None)], &["x + y <= 1.5".into()]).unwrap(),
+            Space::new(vec![Param::int("one", 4, 4, 1)], &[]).unwrap(),
+            Space::new(
+                vec![Param::pow2("m", 16, 256), Param::categorical("o", vec!["a".into(), "b".into(), "c".into()]), Param::float("f", 0.0, 1.0, false, Some(0.25))],
+                &["m * 4 <= 512".into()],
+            )
+            .unwrap(),
+        ];
+        for (k, space) in spaces.iter().enumerate() {
+            for name in ["bayes", "tpe", "rl"] {
+                for budget in [1, 30] {
+                    let metric = vec![Metric::minimize("t", "ms")];
+                    let mut study = Study::new(space.clone(), metric.clone(), StudyOptions::budget(budget)).unwrap();
+                    let mut obj = FnObjective::new(metric, |c: &Config| {
+                        let v: f64 = c.0.iter().filter_map(|v| v.as_f64()).sum();
+                        if v > 200.0 { Outcome::Failed("too big".into()) } else { Outcome::Ok(vec![1.0 + v]) }
+                    });
+                    let mut s = by_name(name, &serde_json::Value::Null).unwrap();
+                    study.run(s.as_mut(), &mut obj, &mut Rng::seed_from_u64(k as u64));
+                    assert!(study.evaluations() >= 1 && study.evaluations() <= budget, "{name} on space {k}");
+                    assert!(study.trials().iter().all(|t| space.contains(&t.config)), "{name} on space {k}");
+                    let _ = s.snapshot();
+                }
+            }
+        }
+    }
+
+    #[test]
     fn unknown_acquisition_is_an_error() {
         assert!(super::Bayes::from_options(&serde_json::json!({"acquisition": "magic"})).is_err());
         assert!(super::Bayes::from_options(&serde_json::json!({"acquisition": "lcb", "xi": -1})).is_ok());
