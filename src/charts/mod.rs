@@ -23,6 +23,8 @@
 //! `currentColor`, so they follow the page's text colour.
 
 pub mod axes;
+#[cfg(all(test, target_arch = "wasm32"))]
+mod browser_tests;
 pub mod breakdown;
 pub mod convergence;
 pub mod heatmap;
