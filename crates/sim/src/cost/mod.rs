@@ -161,8 +161,10 @@ pub struct Raw {
 /// Turns a `Raw` into an `Estimate`: total, bound, roofline, energy.
 pub fn finish(r: &Raw, d: &Device) -> Estimate {
     let total = sum(&r.exposed);
-    let mut best = 0;
-    for i in 1..ENGINES {
+    // The largest exposed part bounds the estimate; an empty estimate (a one-rank collective)
+    // is bounded by nothing but its launch.
+    let mut best = LAUNCH;
+    for i in 0..ENGINES {
         if r.exposed[i] > r.exposed[best] {
             best = i;
         }
@@ -190,12 +192,24 @@ pub fn finish(r: &Raw, d: &Device) -> Estimate {
             busy,
             cores_used: r.cores_used,
             waves: r.waves,
-            overlapped_us: (busy.sum() - (total - r.exposed[LAUNCH] - r.exposed[HBM])).max(0.0),
+            overlapped_us: overlapped(&r.busy, &r.exposed),
         },
         arithmetic_intensity: if r.hbm_bytes > 0.0 { r.flops / r.hbm_bytes } else { 0.0 },
         attained_tflops: if time_us > 0.0 { r.flops / secs / 1.0e12 } else { 0.0 },
         relative_error: r.relative_error,
     }
+}
+
+/// Engine time hidden behind other engines: busy minus exposed over the on-core engines
+/// (device memory and launch are not on-core engines).
+fn overlapped(busy: &Parts, exposed: &Parts) -> f64 {
+    let mut h = 0.0;
+    for i in 0..ENGINES {
+        if i != HBM && i != LAUNCH {
+            h += busy[i] - exposed[i];
+        }
+    }
+    h.max(0.0)
 }
 
 /// Adds estimates of kernels that run one after another (unfused attention).
