@@ -9,8 +9,9 @@
 //!   (default 3) evaluations for each one of simulated annealing. A surrogate learns the most
 //!   per evaluation when evaluations are few, and a Gaussian-process fit stays cheap at that
 //!   size; the annealing share is insurance for landscapes the surrogate models badly (rugged,
-//!   many interacting parameters), where a walk keeps improving while the model stalls. Both
-//!   read the whole history, so each profits from the other's trials;
+//!   many interacting parameters), where a walk keeps improving while the model stalls.
+//!   Annealing joins after the first third of the budget, so its walk starts from the best
+//!   point the model found rather than from a random one. Both read the whole history;
 //! - larger budgets, or when "bayes" is not registered: genetic algorithm and annealing, whose
 //!   per-trial cost does not grow with the history.
 //!
@@ -36,7 +37,9 @@ pub struct Auto {
     options: serde_json::Value,
     /// The strategies taking turns, with the evaluations each has been credited and its
     /// weight (its share of the evaluations).
-    members: Vec<(&'static str, Box<dyn Strategy>, usize, usize)>,
+    /// Members after the first are built only when they join (so they warm-start from the
+    /// history), hence the Option.
+    members: Vec<(&'static str, Option<Box<dyn Strategy>>, usize, usize)>,
     /// Which member proposed the batch in flight.
     asked: usize,
     polishing: bool,
@@ -99,21 +102,33 @@ impl Strategy for Auto {
     fn ask(&mut self, h: &History, rng: &mut Rng) -> Vec<Config> {
         if !self.started {
             self.started = true;
-            self.members = self.choose(h).into_iter().map(|(n, w)| (n, self.build(n), 0, w)).collect();
+            self.members = self.choose(h).into_iter().map(|(n, w)| (n, None, 0, w)).collect();
+        }
+        // The first member runs alone for the first third of the budget; the others join
+        // then, starting from what it found (their warm start) with credit matching its pace.
+        let spent = h.budget.saturating_sub(h.remaining);
+        for i in 0..self.members.len() {
+            if self.members[i].1.is_none() && (i == 0 || spent * 3 >= h.budget) {
+                let pace = self.members[0].2 / self.members[0].3.max(1);
+                let name = self.members[i].0;
+                self.members[i].1 = Some(self.build(name));
+                self.members[i].2 = pace * self.members[i].3;
+            }
         }
         let single = h.metrics.len() == 1 && !self.members.iter().any(|m| m.0 == "random");
         let polish_from = libm::ceil(self.polish * h.budget as f64) as usize;
         if single && !self.polishing && polish_from > 0 && h.remaining <= polish_from {
             // Switch once; the local search warm-starts from the best trial in the history.
             self.polishing = true;
-            self.members = vec![("local", self.build("local"), 0, 1)];
+            self.members = vec![("local", Some(self.build("local")), 0, 1)];
         }
         // Turns go by evaluations, not by asks, so a member proposing whole generations does
         // not crowd out one proposing single points. A member with nothing to offer yields.
         let mut order: Vec<usize> = (0..self.members.len()).collect();
         order.sort_by_key(|&i| (self.members[i].2 * 1000 / self.members[i].3.max(1), i));
         for i in order {
-            let asked = self.members[i].1.ask(h, rng);
+            let Some(m) = self.members[i].1.as_mut() else { continue };
+            let asked = m.ask(h, rng);
             if !asked.is_empty() {
                 self.asked = i;
                 return asked;
@@ -125,18 +140,20 @@ impl Strategy for Auto {
     fn tell(&mut self, h: &History, trials: &[Trial]) {
         if let Some(m) = self.members.get_mut(self.asked) {
             m.2 += trials.len().max(1);
-            m.1.tell(h, trials);
+            if let Some(s) = m.1.as_mut() {
+                s.tell(h, trials);
+            }
         }
     }
 
     fn converged(&self) -> bool {
-        !self.members.is_empty() && self.members.iter().all(|m| m.1.converged())
+        !self.members.is_empty() && self.members.iter().all(|m| m.1.as_ref().is_none_or(|s| s.converged()))
     }
 
     fn snapshot(&self) -> Snapshot {
         let mut s = Snapshot::new();
         for (name, m, _, _) in &self.members {
-            for (k, v) in m.snapshot() {
+            for (k, v) in m.as_ref().map(|m| m.snapshot()).unwrap_or_default() {
                 s.insert(format!("{name}.{k}"), v);
             }
         }
