@@ -34,7 +34,7 @@ fn dims(shape: &str, min: usize, max: usize, what: &str) -> Result<Vec<u64>, Str
     if v.len() < min || v.len() > max {
         return Err(format!("bad --shape '{shape}': expected {what}"));
     }
-    if v.iter().any(|&x| x == 0) {
+    if v.contains(&0) {
         return Err(format!("bad --shape '{shape}': every dimension must be at least 1"));
     }
     Ok(v)
@@ -210,7 +210,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         (None, Some(spec)) => (parse_tiling(&op, &d, spec)?, None),
         (None, None) => (tuning::default_tiling(&op, &d), None),
     };
-    let e = estimate(&op, &tiling, &d).map_err(|i| format!("infeasible tiling: {}", i.reason))?;
+    let e = estimate(&op, &tiling, &d).map_err(|i| format!("infeasible: {}", i.reason))?;
     if a.flag("json") {
         let mut v = serde_json::json!({ "device": d.name, "op": op, "tiling": tiling, "estimate": e, "time_us": e.time_us,
             "tflops": e.attained_tflops, "bound": e.bound.name() });

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What limits an estimate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Bound {
     Cube,
@@ -15,6 +15,7 @@ pub enum Bound {
     Mte2,
     Mte3,
     FixPipe,
+    #[default]
     Launch,
     Communication,
 }
@@ -115,12 +116,6 @@ pub struct Estimate {
     /// Expected relative error (root-mean-square, relative to the output magnitude) from the
     /// data types used; see `cost::error`.
     pub relative_error: f64,
-}
-
-impl Default for Bound {
-    fn default() -> Self {
-        Bound::Launch
-    }
 }
 
 /// A tiling the device cannot run, and exactly why.

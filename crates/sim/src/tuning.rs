@@ -192,7 +192,7 @@ pub fn default_matmul(c: &matmul::Ctx, d: &Device) -> MatmulTiling {
                         t.depth_b1 /= 2;
                     }
                     if let Some(time) = matmul::time_us(c, &t) {
-                        if pick.map_or(true, |p| time < p.0) {
+                        if pick.is_none_or(|p| time < p.0) {
                             pick = Some((time, t));
                         }
                     }
@@ -243,7 +243,7 @@ pub fn best_tiling(op: &Op, device: &Device) -> Option<(Tiling, Estimate, usize)
         if let Ok(t) = tiling_from_assignment(op, &assign) {
             if let Ok(e) = cost::estimate(op, &t, device) {
                 valid += 1;
-                if best.as_ref().map_or(true, |b| e.time_us < b.1.time_us) {
+                if best.as_ref().is_none_or(|b| e.time_us < b.1.time_us) {
                     best = Some((t, e));
                 }
             }

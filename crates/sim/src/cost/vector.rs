@@ -120,7 +120,7 @@ fn check(s: &Shape, t: &VectorTiling, d: &Device) -> Result<u32, String> {
     if tl == 0 {
         return Err("tileLen must be at least 1".into());
     }
-    if tl * b % 32 != 0 {
+    if !(tl * b).is_multiple_of(32) {
         return Err(format!("tileLen {tl} x {b} bytes = {} bytes is not 32-byte aligned (UB blocks are 32 bytes)", tl * b));
     }
     let need = (tl as f64 * ub_per_elem(&sp) * if t.double_buffer { 2.0 } else { 1.0 }) as u64;
@@ -129,7 +129,7 @@ fn check(s: &Shape, t: &VectorTiling, d: &Device) -> Result<u32, String> {
     }
     let row_al = super::align(s.row_len, block_elems(s.t));
     let row_fits = row_al as f64 * ub_per_elem(&sp) <= d.ub_bytes as f64;
-    if sp.row && row_fits && tl % row_al != 0 {
+    if sp.row && row_fits && !tl.is_multiple_of(row_al) {
         return Err(format!("tileLen {tl} must hold whole rows: a multiple of the aligned row length {row_al}"));
     }
     Ok(if sp.row && !row_fits { 2 } else { 1 })
