@@ -76,7 +76,13 @@ pub fn to_svg_string(d: &ConvergenceData) -> String {
         return svg.finish();
     };
     let xs = Scale::linear((xe.0.clamp(0.0, 1.0), xe.1), f.x_range());
-    let ys = if d.log_y { Scale::log(ye, f.y_range()) } else { Scale::linear(ye, f.y_range()) };
+    // A little headroom so the first and best points do not sit on the frame.
+    let ys = if d.log_y {
+        Scale::log((ye.0 / 1.15, ye.1 * 1.15), f.y_range())
+    } else {
+        let pad = (ye.1 - ye.0) * 0.05;
+        Scale::linear((ye.0 - pad, ye.1 + pad), f.y_range())
+    };
     axes::axes(&mut svg, &f, &xs, &ys, "evaluations", &d.y_label);
 
     for (i, s) in d.series.iter().enumerate() {

@@ -116,8 +116,12 @@ pub fn to_svg_string(d: &RooflineData) -> String {
         let tip = format!("{}: {} GB/s", b.label, format_num(b.value));
         let w = if i == 0 { "2.5" } else { "1.5" };
         svg.polyline(&pts, &[("stroke", series_colour(1)), ("stroke-width", w), ("stroke-dasharray", if i == 0 { "" } else { "5 3" })], Some(&tip));
-        if let Some(&(x, y)) = pts.first() {
-            svg.text(x + 4.0, y - 6.0, &format!("{} {} GB/s", b.label, format_num(b.value)), &[("font-size", "11")]);
+        // Label along the slope, a third of the way up, clear of the low-intensity points.
+        if let [(ax, ay), (bx, by)] = pts[..] {
+            let (x, y) = (ax + (bx - ax) * 0.3, ay + (by - ay) * 0.3);
+            let angle = (by - ay).atan2(bx - ax).to_degrees();
+            let rot = format!("rotate({} {} {})", px(angle), px(x), px(y));
+            svg.text(x, y - 6.0, &format!("{} {} GB/s", b.label, format_num(b.value)), &[("font-size", "11"), ("transform", &rot)]);
         }
     }
     if let Some((p, b, r)) = main {
