@@ -147,7 +147,9 @@ impl Strategy for Auto {
     }
 
     fn converged(&self) -> bool {
-        !self.members.is_empty() && self.members.iter().all(|m| m.1.as_ref().is_none_or(|s| s.converged()))
+        // The lead member's rule decides, once every member has joined (a member not yet
+        // started has not had its say).
+        self.members.iter().all(|m| m.1.is_some()) && self.members.first().and_then(|m| m.1.as_ref()).is_some_and(|s| s.converged())
     }
 
     fn snapshot(&self) -> Snapshot {
