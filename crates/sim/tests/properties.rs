@@ -49,7 +49,14 @@ fn never_beats_any_engine_peak_and_breakdown_adds_up() {
     for i in 0..1500 {
         let d = &devices[i % devices.len()];
         let op = random_op(&mut g);
-        let Ok(e) = estimate(&op, &Tiling::Default, d) else { continue };
+        let e = match estimate(&op, &Tiling::Default, d) {
+            Ok(e) => e,
+            // Only a collective over a link the chip lacks may fail with the default tiling.
+            Err(why) => {
+                assert!(matches!(op, Op::Comm { .. }) && why.reason.contains("no "), "{op:?} on {}: {}", d.name, why.reason);
+                continue;
+            }
+        };
         assert!(e.time_us.is_finite() && e.time_us >= 0.0, "{op:?}");
         assert!(e.attained_tflops <= peak_tflops(d) * 1.000001, "{op:?} {e:?}");
         if let Op::Matmul { dtype: DType::Fp16 | DType::Bf16, weight_dtype: None, .. } = op {

@@ -44,6 +44,11 @@ fn decode_rows(a: &Att) -> u64 {
     align((a.h / a.kvh).saturating_mul(a.q), 16)
 }
 
+/// The decode query block: all packed rows, at most 128 (more rows take several blocks).
+fn decode_block_q(a: &Att) -> u32 {
+    decode_rows(a).min(128) as u32
+}
+
 /// 128 x 128 blocks clipped to the problem (decode: the packed rows, 256-row KV blocks).
 pub fn default_tiling(op: &Op, d: &Device) -> Option<FlashTiling> {
     let a = shape(op).ok()?;
@@ -51,7 +56,7 @@ pub fn default_tiling(op: &Op, d: &Device) -> Option<FlashTiling> {
     let clip = |x: u32, n: u64| (x as u64).min(align(n, 16)) as u32;
     for &(bq, bkv) in cands {
         let t = match a.kind {
-            AttentionKind::Decode => FlashTiling { block_q: decode_rows(&a).min(1 << 16) as u32, block_kv: clip(bkv * 2, a.kv) },
+            AttentionKind::Decode => FlashTiling { block_q: decode_block_q(&a), block_kv: clip(bkv * 2, a.kv) },
             _ => FlashTiling { block_q: clip(bq, a.q), block_kv: clip(bkv, a.kv) },
         };
         if flash(&a, &t, d).is_ok() {
@@ -78,7 +83,7 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
                 other => return Err(Infeasible::new(format!("flash attention takes block sizes, not '{}'", other.describe()))),
             };
             if a.kind == AttentionKind::Decode {
-                t.block_q = decode_rows(&a).min(1 << 16) as u32;
+                t.block_q = decode_block_q(&a);
             }
             flash(&a, &t, d).map(|r| finish(&r, d))
         }
@@ -152,7 +157,7 @@ fn flash(a: &Att, t: &FlashTiling, dev: &Device) -> Result<Raw, Infeasible> {
     let (qf, kvf, df) = (a.q as f64, a.kv as f64, a.d as f64);
     // Work items and the KV rows each one visits.
     let (mut items, mut kv_item) = if decode {
-        ((a.b * a.kvh) as f64, kvf)
+        ((a.b * a.kvh) as f64 * (decode_rows(a) as f64 / bq as f64).ceil(), kvf)
     } else {
         let nqb = (qf / bq as f64).ceil();
         let vis = if a.causal && a.kv >= a.q { (kvf - qf + (qf + bq as f64) / 2.0).min(kvf) } else { kvf };
