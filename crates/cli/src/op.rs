@@ -160,7 +160,9 @@ impl Objective for TilingObjective<'_> {
 struct Tuned {
     how: String,
     valid: usize,
-    evaluated: usize,
+    /// Costed evaluations (None for the exhaustive search, which covers every valid tiling
+    /// but skips costing those a lower bound already rules out).
+    evaluated: Option<usize>,
     seconds: f64,
 }
 
@@ -168,7 +170,7 @@ fn tune(op: &Op, d: &Device, strategy: &str, a: &Args) -> Result<(Tiling, Tuned)
     let t0 = Instant::now();
     if strategy == "exhaustive" || strategy == "auto" {
         let (t, _, valid) = tuning::best_tiling(op, d).ok_or("no valid tiling for this operator on this device")?;
-        return Ok((t, Tuned { how: "exhaustive".into(), valid, evaluated: valid, seconds: t0.elapsed().as_secs_f64() }));
+        return Ok((t, Tuned { how: "exhaustive".into(), valid, evaluated: None, seconds: t0.elapsed().as_secs_f64() }));
     }
     let axes = tiling_axes(op, d);
     if axes.is_empty() {
@@ -187,7 +189,7 @@ fn tune(op: &Op, d: &Device, strategy: &str, a: &Args) -> Result<(Tiling, Tuned)
     let pairs: Vec<(String, i64)> = obj.names.iter().zip(best.config.0.iter()).map(|(n, v)| (n.clone(), v.as_i64().unwrap_or(0))).collect();
     let t = tiling_from_assignment(op, &pairs)?;
     let valid = study.trials().iter().filter(|t| t.is_ok()).count();
-    Ok((t, Tuned { how: strategy.to_string(), valid, evaluated: study.evaluations(), seconds: t0.elapsed().as_secs_f64() }))
+    Ok((t, Tuned { how: strategy.to_string(), valid, evaluated: Some(study.evaluations()), seconds: t0.elapsed().as_secs_f64() }))
 }
 
 pub fn main(args: &[String]) -> Result<(), String> {
@@ -247,6 +249,9 @@ fn print_text(d: &Device, op: &Op, tiling: &Tiling, e: &Estimate, tuned: Option<
     println!("  {:<13} {:>10.3}  (sum of exposed; hidden by overlap {:.3})", "total", e.time_us, e.breakdown.overlapped_us);
     println!("tiling   {}", tiling.describe());
     if let Some(t) = tuned {
-        println!("tuned    {}: {} valid tilings, {} evaluated, {:.3} s", t.how, t.valid, t.evaluated, t.seconds);
+        match t.evaluated {
+            None => println!("tuned    exhaustive: best of all {} valid tilings (exact; lower bounds skip hopeless ones), {:.3} s", t.valid, t.seconds),
+            Some(n) => println!("tuned    {}: {} valid of {} evaluated tilings, {:.3} s", t.how, t.valid, n, t.seconds),
+        }
     }
 }
