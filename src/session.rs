@@ -12,7 +12,7 @@ use tunelab_search::{Direction, TrialState};
 /// Generation lines kept for the log view.
 const LOG_LINES: usize = 200;
 /// Strategy snapshots kept per lane for the teaching views.
-const SNAPSHOTS: usize = 400;
+const SNAPSHOTS: usize = 100;
 
 /// One strategy's lane, as the views show it.
 #[derive(Clone, Debug, Default, PartialEq)]

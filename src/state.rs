@@ -10,6 +10,9 @@ use tunelab_scenario::Scenario;
 
 /// Milliseconds of engine work per slice before the page gets the thread back.
 pub const SLICE_MS: f64 = 8.0;
+/// Least time between two redraws of the live views during a run. Redrawing is a task of its
+/// own (never in the same task as engine work), so neither grows past a frame or two.
+pub const REDRAW_MS: f64 = 150.0;
 
 /// Where a run stands; `as_str` is what the `status` test hook reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +53,7 @@ pub struct Ctx {
     pub view: RwSignal<Option<RunView>>,
     pub tab: RwSignal<Tab>,
     session: StoredValue<Option<Session>, LocalStorage>,
+    last_redraw: StoredValue<f64>,
 }
 
 impl Ctx {
@@ -67,6 +71,7 @@ impl Ctx {
             view: RwSignal::new(None),
             tab: RwSignal::new(Tab::Tune),
             session: StoredValue::new_local(None),
+            last_redraw: StoredValue::new(0.0),
         }
     }
 
@@ -139,6 +144,7 @@ impl Ctx {
     pub fn pause(&self) {
         if self.status.get_untracked() == Status::Running {
             self.status.set(Status::Paused);
+            self.publish();
         }
     }
 
@@ -206,14 +212,23 @@ impl Ctx {
         let done = self.session.try_update_value(|s| s.as_mut().map(|s| s.run_slice(SLICE_MS, &browser::now_ms))).flatten();
         match done {
             None => self.status.set(Status::Idle),
-            Some(done) => {
+            Some(true) => {
                 self.publish();
-                if done {
-                    self.status.set(Status::Done);
-                } else {
-                    self.schedule();
-                }
+                self.status.set(Status::Done);
             }
+            Some(false) if browser::now_ms() - self.last_redraw.get_value() >= REDRAW_MS => {
+                // Redraw in a task of its own, then carry on.
+                let ctx = *self;
+                set_timeout(
+                    move || {
+                        ctx.publish();
+                        ctx.last_redraw.set_value(browser::now_ms());
+                        ctx.schedule();
+                    },
+                    Duration::from_millis(0),
+                );
+            }
+            Some(false) => self.schedule(),
         }
     }
 }

@@ -27,10 +27,17 @@ test('load a model, tune, share the link, and match the CLI', async (t) => {
   assert.equal(await page.$('[data-testid=error]'), null, 'the model loads without an error');
 
   // Two strategies side by side, a small budget, a fixed seed.
-  await page.check('[data-testid=strategy-genetic]');
-  await setInput(page, 'budget', 40);
+  await page.check('[data-testid=strategy-random]');
+  await page.check('[data-testid=strategy-annealing]');
+  await setInput(page, 'budget', 60);
   await setInput(page, 'seed', 5);
+  // The long-task observer works here: a deliberate 150 ms task is seen.
+  await page.evaluate(() => setTimeout(() => { const t = performance.now(); while (performance.now() - t < 150); }, 0));
+  await page.waitForFunction(() => window.__longTasks.some((d) => d >= 150), null, { timeout: 5000 });
+  const started = Date.now();
   const { best, longTasks } = await runToDone(page);
+  t.diagnostic(`run of 3 strategies x 60 evaluations: ${Date.now() - started} ms wall`);
+  assert.equal(await page.$$eval('.lane', (l) => l.length), 3, 'three strategies side by side');
   assert.match(best, /^-?[0-9]/, `best is a number: '${best}'`);
   const maxTask = longTasks.length ? Math.max(...longTasks) : 0;
   t.diagnostic(`long tasks during the run: ${longTasks.length}, longest ${maxTask.toFixed(0)} ms (budget 100 ms)`);
@@ -43,7 +50,7 @@ test('load a model, tune, share the link, and match the CLI', async (t) => {
   const url = page.url();
   assert.ok(url.includes('#v1.'), 'the scenario is in the URL fragment');
   const fresh = await open(browser, url);
-  assert.equal(await fresh.page.inputValue('[data-testid=budget]'), '40');
+  assert.equal(await fresh.page.inputValue('[data-testid=budget]'), '60');
   const again = await runToDone(fresh.page);
   assert.equal(again.best, best, 'the shared link gives the same best');
   await fresh.context.close();

@@ -80,3 +80,27 @@ test('back and forward follow the links in the fragment', async () => {
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('knowledge base: a corrupt store is set aside, a saved case survives a reload', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  await page.evaluate(() => localStorage.setItem('tunelab.kb', '{"format": "tunelab-kb/1", "cases": [oops'));
+  await page.reload();
+  await page.waitForSelector('[data-testid=run]');
+  await page.click('[data-testid=tab-knowledge]');
+  await page.waitForSelector('[data-testid=error]');
+  assert.match(await text(page, 'error'), /set aside/);
+  assert.ok(await page.evaluate(() => localStorage.getItem('tunelab.kb.corrupt')), 'the corrupt text is kept aside');
+  await page.click('[data-testid=error] button');
+  await setInput(page, 'budget', 8);
+  await runToDone(page);
+  await page.click('[data-testid=kb-save]');
+  assert.equal(await page.$$eval('[data-testid=kb-cases] li', (l) => l.length), 1);
+  await page.reload();
+  await page.waitForSelector('[data-testid=run]');
+  await page.click('[data-testid=tab-knowledge]');
+  await page.waitForSelector('[data-testid=kb-cases] li');
+  assert.equal(await page.$$eval('[data-testid=kb-cases] li', (l) => l.length), 1);
+  assert.equal(await page.$('[data-testid=error]'), null);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
