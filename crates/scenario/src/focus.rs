@@ -41,16 +41,26 @@ impl Strategy for Focused {
         }
         self.focusing = true;
         let Some(best) = h.best() else { return Vec::new() };
-        // First-improvement hill climbing: every unseen single-step move of a focus parameter.
-        let mut out: Vec<Config> = h
-            .space
-            .neighbours(&best.config)
-            .into_iter()
-            .filter(|n| self.only_focus_changed(&best.config, n) && !h.is_seen(n))
-            .take(FOCUS_BATCH)
-            .collect();
-        // At a local optimum, jump: re-sample the focus parameters at random.
+        // Hill climbing: every unseen one-level move of a focus parameter (built directly, not
+        // from the whole space's neighbourhood, which is large in the operator stage).
         let params = h.space.params();
+        let mut out: Vec<Config> = Vec::new();
+        for &i in &self.focus {
+            let Some(p) = params.get(i) else { continue };
+            let (Some(levels), Some(l)) = (p.levels(), p.level_of(&best.config.0[i])) else { continue };
+            let r = p.ordinal_rank(l);
+            for nr in [r.wrapping_sub(1), r + 1] {
+                if nr >= levels || out.len() >= FOCUS_BATCH {
+                    continue;
+                }
+                let mut c = best.config.clone();
+                c.0[i] = p.level_value(p.level_at_rank(nr));
+                if h.space.contains(&c) && !h.is_seen(&c) {
+                    out.push(c);
+                }
+            }
+        }
+        // At a local optimum, jump: re-sample the focus parameters at random.
         for _ in 0..FOCUS_BATCH * 8 {
             if out.len() >= FOCUS_BATCH / 2 {
                 break;
@@ -86,11 +96,5 @@ impl Strategy for Focused {
         s.insert("phase".into(), if self.focusing { "focused local search" } else { "main search" }.into());
         s.insert("focus_params".into(), self.focus.len().into());
         s
-    }
-}
-
-impl Focused {
-    fn only_focus_changed(&self, a: &Config, b: &Config) -> bool {
-        a.0.iter().zip(&b.0).enumerate().all(|(i, (x, y))| x == y || self.focus.contains(&i))
     }
 }

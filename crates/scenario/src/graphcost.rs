@@ -10,7 +10,7 @@ use tunelab_sim::cost::estimate;
 use tunelab_sim::device::Device;
 use tunelab_sim::estimate::Estimate;
 use tunelab_sim::tiling::Tiling;
-use tunelab_sim::tuning::{default_tiling, tiling_axes, tiling_from_assignment};
+use tunelab_sim::tuning::default_tiling;
 use tunelab_sim::workload::Graph;
 use tunelab_sim::Op;
 
@@ -74,7 +74,7 @@ impl Memo {
             return r.clone();
         }
         let r = match mode {
-            TileMode::Best => descend(op, device),
+            TileMode::Best => crate::tileaxes::descend(op, device),
             TileMode::Default => estimate(op, &default_tiling(op, device), device)
                 .or_else(|_| estimate(op, &Tiling::Default, device))
                 .map_err(|e| e.reason),
@@ -94,57 +94,6 @@ impl Memo {
             c.add(&e, op.repeat as f64);
         }
         Ok(c)
-    }
-}
-
-/// Passes of coordinate descent over the tiling axes.
-const DESCENT_PASSES: usize = 4;
-
-/// Coordinate descent: for each axis in turn, the value that minimises the time with the others
-/// fixed; repeated until a pass changes nothing. Starts from the default tiling, so the result is
-/// never slower than the default.
-pub fn descend(op: &Op, device: &Device) -> Result<Estimate, String> {
-    let def = default_tiling(op, device);
-    let start = estimate(op, &def, device).or_else(|_| estimate(op, &Tiling::Default, device)).map_err(|e| e.reason)?;
-    let axes = tiling_axes(op, device);
-    if axes.is_empty() {
-        return Ok(start);
-    }
-    let mut cur: Vec<(String, i64)> = axes.iter().map(|a| (a.name.clone(), default_of(&def, &a.name).unwrap_or(a.values[0]))).collect();
-    let mut best = start;
-    for _ in 0..DESCENT_PASSES {
-        let mut changed = false;
-        for (i, a) in axes.iter().enumerate() {
-            for &v in &a.values {
-                if v == cur[i].1 {
-                    continue;
-                }
-                let keep = cur[i].1;
-                cur[i].1 = v;
-                let e = tiling_from_assignment(op, &cur).ok().and_then(|t| estimate(op, &t, device).ok());
-                match e {
-                    Some(e) if e.time_us < best.time_us => {
-                        best = e;
-                        changed = true;
-                    }
-                    _ => cur[i].1 = keep,
-                }
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    Ok(best)
-}
-
-/// The value of a tiling axis in a tiling, by its TCubeTiling / vector / flash name.
-pub fn default_of(t: &Tiling, axis: &str) -> Option<i64> {
-    match t {
-        Tiling::Matmul(m) => m.get(axis),
-        Tiling::Vector(v) => match axis { "tileLen" => Some(v.tile_len as i64), "doubleBuffer" => Some(v.double_buffer as i64), _ => None },
-        Tiling::Flash(f) => match axis { "blockQ" => Some(f.block_q as i64), "blockKv" => Some(f.block_kv as i64), _ => None },
-        Tiling::Default => None,
     }
 }
 

@@ -20,6 +20,7 @@ pub mod scenario;
 pub mod serving;
 pub mod stages;
 pub mod templates;
+pub mod tileaxes;
 pub mod train_diagnosis;
 pub mod url;
 pub mod validate;

@@ -9,7 +9,7 @@ use crate::blocks::Blockwise;
 use crate::focus::Focused;
 use crate::scenario::{Scenario, StrategySpec};
 use crate::stages::{self, StageSetup};
-use tunelab_search::{pareto, Config, Metric, Outcome, Rng, Snapshot, Space, Strategy, Study, StudyOptions, Trial};
+use tunelab_search::{pareto, Config, Metric, Outcome, Rng, Snapshot, Space, Strategy, Study, StudyOptions, Trial, TrialState};
 
 /// One strategy's study inside a run.
 pub struct Lane {
@@ -91,6 +91,17 @@ impl Run {
     pub fn new(s: &Scenario) -> Result<Run, String> {
         s.validate()?;
         let (mut setup, blocks) = stages::setup_with_blocks(s)?;
+        let baseline = if setup.space.contains(&setup.baseline) {
+            setup.objective.evaluate(&setup.baseline)
+        } else {
+            Outcome::Infeasible("the default configuration is outside the tuned space".into())
+        };
+        // Every lane starts from the defaults, as a free (warm) trial: the trace starts at the
+        // "before" point and the best found is never worse than it.
+        let start = match &baseline {
+            Outcome::Ok(v) => Trial { id: 0, config: setup.baseline.clone(), state: TrialState::Ok, values: v.clone(), reason: None, warm: true, evaluation: 0 },
+            Outcome::Infeasible(r) | Outcome::Failed(r) => Trial { id: 0, config: setup.baseline.clone(), state: TrialState::Infeasible, values: Vec::new(), reason: Some(r.clone()), warm: true, evaluation: 0 },
+        };
         let mut lanes = Vec::new();
         for (i, spec) in s.strategies().into_iter().enumerate() {
             let inner: Box<dyn Strategy> = if blocks.is_empty() {
@@ -106,14 +117,10 @@ impl Run {
             let mut opts = StudyOptions::budget(s.budget + if setup.focus.is_empty() { 0 } else { setup.focus_budget });
             opts.patience = s.patience;
             opts.strategy_stop = s.early_stop;
-            let study = Study::new(setup.space.clone(), setup.metrics.clone(), opts)?;
+            let mut study = Study::new(setup.space.clone(), setup.metrics.clone(), opts)?;
+            study.warm_start(std::slice::from_ref(&start));
             lanes.push(Lane { spec: spec.clone(), strategy, study, rng: lane_rng(s.seed, i), reported_batches: 0, reported_best: None });
         }
-        let baseline = if setup.space.contains(&setup.baseline) {
-            setup.objective.evaluate(&setup.baseline)
-        } else {
-            Outcome::Infeasible("the default configuration is outside the tuned space".into())
-        };
         Ok(Run { scenario: s.clone(), setup, lanes, baseline })
     }
 

@@ -9,21 +9,22 @@
 
 use super::StageSetup;
 use crate::blocks::Block;
-use crate::graphcost::{default_of, op_bytes, GraphCost, Memo, TileMode};
+use crate::graphcost::{op_bytes, GraphCost, Memo, TileMode};
+use crate::tileaxes::{search_axes, to_tiling, value_in};
 use crate::scenario::{clip, Scenario};
 use std::collections::HashMap;
 use tunelab_search::{Config, Metric, Objective, Outcome, Param, Space, Value};
 use tunelab_sim::device::Device;
 use tunelab_sim::estimate::Estimate;
 use tunelab_sim::memory::memory_per_chip;
-use tunelab_sim::tuning::{default_tiling, tiling_axes, tiling_from_assignment};
+use tunelab_sim::tuning::default_tiling;
 use tunelab_sim::workload::{build_graph, GraphOptions, ParallelPlan, Workload};
 use tunelab_sim::{DType, Op, Precision};
 
 /// Axes searched only when loop unrolling is on (K steps per L1 load, M/N steps).
 const UNROLL_AXES: [&str; 4] = ["stepM", "stepN", "stepKa", "stepKb"];
 /// Axes searched only when memory reuse is on (L1 depth, L0/UB double buffering).
-const REUSE_AXES: [&str; 6] = ["depthA1", "depthB1", "dbL0A", "dbL0B", "dbL0C", "doubleBuffer"];
+const REUSE_AXES: [&str; 6] = ["l1DbA", "l1DbB", "dbL0A", "dbL0B", "dbL0C", "doubleBuffer"];
 
 /// One distinct tunable operator and where its parameters sit in the space.
 struct Group {
@@ -136,7 +137,7 @@ pub fn setup_blocks(s: &Scenario) -> Result<(StageSetup, Vec<Block>), String> {
                         }
                     }
                     let repeat = gop.repeat as f64 * weight;
-                    let axes = if o.tiling { tiling_axes(&gop.op, &device) } else { Vec::new() };
+                    let axes = if o.tiling { search_axes(&gop.op, &device) } else { Vec::new() };
                     let mixed = o.mixed_precision_ops.contains(&gop.name) && matches!(gop.op, Op::Matmul { .. });
                     if axes.is_empty() && !mixed {
                         let e = memo.op(&gop.op, &device, TileMode::Default).map_err(|r| format!("operator {} cannot run: {r}", gop.name))?;
@@ -196,7 +197,7 @@ fn new_group(label: String, op: Op, axes: Vec<tunelab_sim::tiling::Axis>, mixed:
     let def = default_tiling(&op, device);
     let mut g = Group { label, op, axes: Vec::new(), fixed: Vec::new(), int8: None };
     for a in axes {
-        let dv = default_of(&def, &a.name).unwrap_or(a.values[a.values.len() / 2]);
+        let dv = value_in(&def, &a.name).unwrap_or(a.values[a.values.len() / 2]);
         let searched = !(!o.loop_unroll && UNROLL_AXES.contains(&a.name.as_str())) && !(!o.memory_reuse && REUSE_AXES.contains(&a.name.as_str()));
         if !searched {
             g.fixed.push((a.name, dv));
@@ -279,7 +280,7 @@ impl OperatorObjective {
         }
         let mut assign: Vec<(String, i64)> = grp.fixed.clone();
         assign.extend(grp.axes.iter().zip(&key).map(|((n, _), v)| (n.clone(), *v)));
-        let r = tiling_from_assignment(&op, &assign)
+        let r = to_tiling(&op, &assign)
             .and_then(|t| tunelab_sim::cost::estimate(&op, &t, &self.device).map_err(|e| e.reason))
             .map_err(|e| format!("{}: {e}", grp.label));
         if self.memo.len() > 200_000 {
