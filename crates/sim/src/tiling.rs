@@ -20,7 +20,8 @@ pub enum Tiling {
 /// The output is split over cores in `single_core_m x single_core_n` blocks (K is not split);
 /// one Mmad computes `base_m x base_n x base_k`; L1 holds `depth_a1` A base blocks and
 /// `depth_b1` B base blocks; one L1 load brings `step_m x step_ka` A blocks (and `step_n x
-/// step_kb` B blocks). `depth_a1 = 2 x step_m x step_ka` double-buffers L1. `iterate_order` 0
+/// step_kb` B blocks); `depth_a1` is a multiple of `step_m x step_ka`, and twice or more
+/// double-buffers L1. `iterate_order` 0
 /// walks M first (inner loop over M), 1 walks N first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct MatmulTiling {

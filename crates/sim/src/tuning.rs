@@ -298,6 +298,7 @@ fn for_each_inner(
     l: &Lists,
     t: &mut MatmulTiling,
     mut skip: impl FnMut(&MatmulTiling) -> bool,
+    costing: bool,
     mut f: impl FnMut(&MatmulTiling),
 ) {
     let (l0a, l0b, l0c, l1) = (d.l0a_bytes, d.l0b_bytes, d.l0c_bytes, d.l1_bytes);
@@ -320,18 +321,21 @@ fn for_each_inner(
                     (t.db_l0a, t.db_l0b, t.db_l0c) = (da, dbb, dc);
                     for &s_m in &STEP_MN {
                         for &s_ka in &STEP_K {
-                            for ka2 in 1..=2u32 {
-                                let da1 = s_m * s_ka * ka2;
+                            for &da1 in &DEPTHS {
+                                let da1 = da1 as u32;
                                 let a_l1 = da1 as u64 * a_tile;
-                                if a_l1 > l1 {
+                                // Deeper than double-buffered costs the same as double-buffered
+                                // (the model only tells one L1 load from two), so when costing,
+                                // those tilings cannot win and are skipped.
+                                if da1 % (s_m * s_ka) != 0 || a_l1 > l1 || (costing && da1 > 2 * s_m * s_ka) {
                                     continue;
                                 }
                                 (t.step_m, t.step_ka, t.depth_a1) = (s_m, s_ka, da1);
                                 for &s_n in &STEP_MN {
                                     for &s_kb in &STEP_K {
-                                        for kb2 in 1..=2u32 {
-                                            let db1 = s_n * s_kb * kb2;
-                                            if a_l1 + db1 as u64 * b_tile > l1 {
+                                        for &db1 in &DEPTHS {
+                                            let db1 = db1 as u32;
+                                            if db1 % (s_n * s_kb) != 0 || a_l1 + db1 as u64 * b_tile > l1 || (costing && db1 > 2 * s_n * s_kb) {
                                                 continue;
                                             }
                                             (t.step_n, t.step_kb, t.depth_b1) = (s_n, s_kb, db1);
@@ -359,7 +363,7 @@ pub fn best_matmul(c: &matmul::Ctx, d: &Device) -> Option<(MatmulTiling, usize)>
     let l = lists(c);
     let mut t = base_matmul(c.c0());
     let mut inner = 0usize;
-    for_each_inner(c, d, &l, &mut t, |_| false, |_| inner += 1);
+    for_each_inner(c, d, &l, &mut t, |_| false, false, |_| inner += 1);
     let mut outers = [(0.0f64, 0u64, 0u64); 100];
     let mut n = 0;
     for &a in &l.sm[..l.nsm] {
@@ -378,7 +382,7 @@ pub fn best_matmul(c: &matmul::Ctx, d: &Device) -> Option<(MatmulTiling, usize)>
         t.single_core_m = a as u32;
         t.single_core_n = b as u32;
         let skip = |t: &MatmulTiling| matmul::base_lower_bound_us(c, t) >= best_time.get();
-        for_each_inner(c, d, &l, &mut t, skip, |t| {
+        for_each_inner(c, d, &l, &mut t, skip, true, |t| {
             if let Some(time) = matmul::time_us(c, t) {
                 if time < best_time.get() {
                     best_time.set(time);

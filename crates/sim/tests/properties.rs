@@ -127,7 +127,7 @@ fn infeasible_tilings_say_why() {
         (&[("baseM", 256), ("baseN", 256)], "overflows L0C"),
         (&[("baseM", 24)], "not a multiple of 16"),
         (&[("baseK", 40)], "not a multiple of 16"),
-        (&[("depthA1", 3)], "depthA1 = 3 must be 4"),
+        (&[("depthA1", 3)], "depthA1 = 3 must be a multiple of 4"),
         (&[("stepKa", 8), ("depthA1", 16), ("stepKb", 8), ("depthB1", 16)], "overflows L1"),
     ];
     for (assign, why) in cases {

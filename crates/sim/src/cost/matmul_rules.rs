@@ -30,7 +30,7 @@ impl Reject {
             Reject::L0b { need, have } => format!("B tile overflows L0B by {} bytes ({need} > {have})", need - have),
             Reject::L0c { need, have } => format!("accumulator overflows L0C by {} bytes ({need} > {have})", need - have),
             Reject::L1 { need, have } => format!("L1 working set overflows L1 by {} bytes ({need} > {have})", need - have),
-            Reject::Depth { field, depth, step } => format!("{field} = {depth} must be {step} (single buffer) or {} (double buffer)", 2 * step),
+            Reject::Depth { field, depth, step } => format!("{field} = {depth} must be a multiple of {step} (whole L1 loads; twice or more double-buffers)"),
         }
     }
 }
@@ -77,11 +77,11 @@ pub(crate) fn check(c: &Ctx, t: &MatmulTiling) -> Result<(), Reject> {
         return Err(Reject::L0c { need, have: c.l0c });
     }
     let sa = t.step_m as u64 * t.step_ka as u64;
-    if t.depth_a1 as u64 != sa && t.depth_a1 as u64 != 2 * sa {
+    if !(t.depth_a1 as u64).is_multiple_of(sa) {
         return Err(Reject::Depth { field: "depthA1", depth: t.depth_a1 as u64, step: sa });
     }
     let sb = t.step_n as u64 * t.step_kb as u64;
-    if t.depth_b1 as u64 != sb && t.depth_b1 as u64 != 2 * sb {
+    if !(t.depth_b1 as u64).is_multiple_of(sb) {
         return Err(Reject::Depth { field: "depthB1", depth: t.depth_b1 as u64, step: sb });
     }
     let need = t.depth_a1 as u64 * bm * bk * c.a_l + t.depth_b1 as u64 * bn * bk * c.b_l;
