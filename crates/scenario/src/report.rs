@@ -43,6 +43,8 @@ pub struct Report {
     pub strategies: Vec<StrategyResult>,
     /// Distinct evaluations, all strategies together.
     pub evaluations: usize,
+    /// `Run::digest`: equal digests mean bit-identical trials (native vs. browser checks).
+    pub trace_digest: String,
     /// Warnings (model loading, assumptions) and the simulation caveat.
     pub notes: Vec<String>,
     /// Launch settings for serving stacks (deployment stage only).
@@ -184,6 +186,7 @@ impl Report {
             measures,
             strategies,
             evaluations: run.evaluations(),
+            trace_digest: run.digest(),
             notes,
             deployment,
         }
@@ -205,11 +208,11 @@ impl Report {
         if let Some(r) = &self.baseline_infeasible {
             out.push_str(&format!("baseline (defaults) is infeasible: {r}\n"));
         }
-        out.push_str("\nmetric                        before        after    change\n");
+        out.push_str(&format!("\n{:<34} {:>12} {:>12} {:>9}\n", "metric", "before", "after", "change"));
         for c in &self.comparison {
             let f = |x: Option<f64>| x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());
             let pct = c.change_pct.map(|p| format!("{p:+.1}%")).unwrap_or_default();
-            out.push_str(&format!("{:<28} {:>8} {:>12} {:>9}\n", format!("{} ({})", c.metric, c.unit), f(c.before), f(c.after), pct));
+            out.push_str(&format!("{:<34} {:>12} {:>12} {:>9}\n", format!("{} ({})", c.metric, c.unit), f(c.before), f(c.after), pct));
         }
         if !self.measures.is_empty() {
             out.push_str(&format!("\nmeasures taken ({}):\n", self.measures.len()));

@@ -246,6 +246,35 @@ impl Run {
         }
     }
 
+    /// A fingerprint of every trial of every lane (configurations, states and the exact bits of
+    /// every value), as 16 hex digits: equal digests mean bit-identical runs, so a browser test
+    /// can compare its run with `tunelab run --json`'s `trace_digest`.
+    pub fn digest(&self) -> String {
+        // FNV-1a: tiny, portable, and the same on every target.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |bytes: &[u8]| {
+            for b in bytes {
+                h ^= *b as u64;
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        };
+        for l in &self.lanes {
+            eat(l.spec.name.as_bytes());
+            for t in l.study.trials() {
+                eat(&(t.id as u64).to_le_bytes());
+                eat(&[t.state as u8]);
+                for v in &t.config.0 {
+                    eat(v.to_string().as_bytes());
+                    eat(b",");
+                }
+                for x in &t.values {
+                    eat(&x.to_bits().to_le_bytes());
+                }
+            }
+        }
+        format!("{h:016x}")
+    }
+
     /// The report: before/after, measures taken, best configuration, exports.
     pub fn report(&self) -> crate::report::Report {
         crate::report::Report::from_run(self)

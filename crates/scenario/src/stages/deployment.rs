@@ -9,7 +9,9 @@
 //! `gpu_memory_utilization`); static and pool allocators reserve that whole share up front, the
 //! predictive planner only what it needs. Graph launch replays a captured graph, so the
 //! per-operator launch costs (S2: 5 us matmul, 2 us vector, 10 us communication) are paid once
-//! per step instead of once per operator.
+//! per step instead of once per operator. Not modelled: the dynamic pool's defragmentation
+//! pauses (their size is known, `Footprint::defrag_bytes`, their frequency is not) and graph
+//! capture time (a one-off at start-up).
 
 use super::StageSetup;
 use crate::graphcost::{GraphCost, Memo, TileMode};
@@ -33,6 +35,7 @@ fn metrics() -> Vec<Metric> {
         Metric::minimize("energy_j_per_token", "J"),
         Metric::minimize("rel_error", ""),
         Metric::minimize("power_w", "W"),
+        Metric::maximize("utilisation", ""),
     ]
 }
 
@@ -210,6 +213,8 @@ impl DeploymentObjective {
             per_chip_j * k.tp as f64 / tokens,
             p.rel_error.max(d.rel_error),
             per_chip_j / total_s.max(1e-12),
+            // Cube utilisation: useful FLOPs over the chip's FP16 peak for the whole request.
+            (p.flops + out * d.flops) / total_s.max(1e-12) / (self.device.derived.peak_tflops_fp16 * 1e12).max(1.0),
         ]))
     }
 }
