@@ -12,11 +12,11 @@ export CARGO_TARGET_DIR="$TARGET"
 step() { echo; echo "=== $* ==="; }
 
 step "native tests (cargo test --workspace)"
-cargo test --workspace
+cargo test --workspace --no-fail-fast
 
 step "wasm tests: golden trace under Node, components in headless Chromium"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner CHROMEDRIVER=/usr/bin/chromedriver \
-  cargo test --target wasm32-unknown-unknown -p tunelab --test golden_trace --test components
+  cargo test --no-fail-fast --target wasm32-unknown-unknown -p tunelab --test golden_trace --test components
 
 step "release build of the page (trunk build --release --offline)"
 trunk build --release --offline
