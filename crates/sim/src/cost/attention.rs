@@ -227,10 +227,7 @@ fn flash(a: &Att, t: &FlashTiling, dev: &Device) -> Result<Raw, Infeasible> {
     let passes = if decode || kv_unique <= dev.l2_bytes as f64 { 1.0 } else { (qf / bqf).ceil() };
     let hbm_bytes = q_o + kv_unique * passes;
     let t_hbm = hbm_bytes / (dev.derived.hbm_gbs * 1.0e3);
-    let t_core = sum(&exposed);
-    if t_hbm > t_core {
-        exposed[HBM] = t_hbm - t_core;
-    }
+    super::memory_bound(&mut exposed, t_hbm);
     busy[HBM] = t_hbm;
     exposed[LAUNCH] = dev.launch_matmul_us;
     busy[LAUNCH] = dev.launch_matmul_us;

@@ -8,7 +8,7 @@
 //! bandwidth (S2) bounds the whole kernel, with operands re-read from L2 when they fit it.
 //! The hot path (`core`) allocates nothing and returns a numeric `Reject` rather than a string.
 
-use super::{align, error, finish, overlap_s, sum, Parts, Raw, Stage, CUBE, FIXPIPE, HBM, L2, LAUNCH, MTE1, MTE2, VECTOR};
+use super::{align, error, finish, overlap_s, Parts, Raw, Stage, CUBE, FIXPIPE, HBM, L2, LAUNCH, MTE1, MTE2, VECTOR};
 use crate::device::{Arch, Device};
 use crate::dtype::DType;
 use crate::estimate::{Estimate, Infeasible};
@@ -336,14 +336,7 @@ pub fn core(c: &Ctx, t: &MatmulTiling) -> Result<Raw, Reject> {
     let mut exposed = super::scale(&blk, wf);
     let hbm = hbm_bytes(c, &x);
     let t_hbm = hbm * c.inv_hbm;
-    let t_core = sum(&exposed);
-    if t_hbm > t_core {
-        // Memory-bound: the copy engines are waiting on device memory, so their exposed time
-        // is the chip's memory time.
-        exposed[HBM] = t_hbm - (t_core - exposed[MTE2] - exposed[L2]);
-        exposed[MTE2] = 0.0;
-        exposed[L2] = 0.0;
-    }
+    super::memory_bound(&mut exposed, t_hbm);
     exposed[LAUNCH] = c.launch_us;
     let mut busy = [0.0; super::ENGINES];
     busy[CUBE] = x.cube * wf;

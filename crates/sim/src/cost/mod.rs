@@ -141,6 +141,16 @@ pub fn overlap_s<S: Stage>(a: S, b: S, n: f64) -> S {
     }
 }
 
+/// Device memory as the critical path: when the chip-wide memory time exceeds what the cores
+/// need, every on-core engine is hidden behind it, so the exposed time is memory alone.
+#[inline]
+pub fn memory_bound(exposed: &mut Parts, t_hbm: f64) {
+    if t_hbm > sum(exposed) {
+        *exposed = [0.0; ENGINES];
+        exposed[HBM] = t_hbm;
+    }
+}
+
 /// Everything an operator model computed, before it becomes an `Estimate`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Raw {

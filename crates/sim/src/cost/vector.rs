@@ -188,10 +188,7 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
     let out_total = if s.kind == VectorKind::Reduce { s.rows as f64 * s.t.bytes() as f64 } else { elems * sp.out_b };
     let hbm_bytes = in_total + out_total;
     let t_hbm = hbm_bytes / (d.derived.hbm_gbs * 1.0e3);
-    let t_core = super::sum(&exposed);
-    if t_hbm > t_core {
-        exposed[HBM] = t_hbm - t_core;
-    }
+    super::memory_bound(&mut exposed, t_hbm);
     busy[HBM] = t_hbm;
     exposed[LAUNCH] = d.launch_vector_us;
     busy[LAUNCH] = d.launch_vector_us;
