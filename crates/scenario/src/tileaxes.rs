@@ -16,6 +16,8 @@ use tunelab_sim::Op;
 pub fn search_axes(op: &Op, device: &Device) -> Vec<Axis> {
     tiling_axes(op, device)
         .into_iter()
+        // An axis with no candidates cannot be searched (and must never be indexed).
+        .filter(|a| !a.values.is_empty())
         .map(|a| match a.name.as_str() {
             "depthA1" => Axis { name: "l1DbA".into(), values: vec![0, 1] },
             "depthB1" => Axis { name: "l1DbB".into(), values: vec![0, 1] },

@@ -208,3 +208,68 @@ fn format_best_is_serde_jsons_number() {
     }
     assert_eq!(format_best(f64::NAN), "null");
 }
+
+#[test]
+fn space_overrides_and_goal_priorities_apply() {
+    let mut s = small(tunelab_scenario::bundled_scenario("llama2-7b-910B2-deployment").unwrap(), 30);
+    s.space.insert("precision".into(), tunelab_scenario::scenario::SpaceOverride { fixed: Some("bf16".into()), ..Default::default() });
+    s.space.insert("batch".into(), tunelab_scenario::scenario::SpaceOverride { choices: Some(vec![4.into(), 16.into()]), ..Default::default() });
+    s.objectives = vec![
+        tunelab_scenario::scenario::ObjectiveSpec { metric: "energy_j_per_token".into(), priority: 5.0, direction: None },
+        tunelab_scenario::scenario::ObjectiveSpec { metric: "tokens_per_s".into(), priority: 1.0, direction: None },
+    ];
+    let r = run_all(&s);
+    assert_eq!(r.metrics()[0].name, "energy_j_per_token");
+    assert_eq!(r.metrics()[1].name, "tokens_per_s");
+    let (pi, bi) = (r.space().index_of("precision").unwrap(), r.space().index_of("batch").unwrap());
+    for t in r.trials(0).iter().filter(|t| !t.warm) {
+        assert_eq!(t.config.0[pi].as_str(), Some("bf16"));
+        assert!(matches!(t.config.0[bi].as_i64(), Some(4 | 16)));
+    }
+    let mut bad = Scenario::default();
+    bad.space.insert("warp_size".into(), Default::default());
+    assert!(Run::new(&bad).err().unwrap().contains("space.warp_size"));
+}
+
+/// Replaces one leaf of a JSON document, chosen by `pick`, with a hostile value.
+fn mutate(v: &mut serde_json::Value, pick: &mut u64, bad: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::Object(m) => m.values_mut().any(|x| mutate(x, pick, bad)),
+        serde_json::Value::Array(a) => a.iter_mut().any(|x| mutate(x, pick, bad)),
+        leaf => {
+            if *pick == 0 {
+                *leaf = bad.clone();
+                return true;
+            }
+            *pick -= 1;
+            false
+        }
+    }
+}
+
+#[test]
+fn mutated_scenarios_never_panic() {
+    let hostile = [
+        serde_json::json!(-1), serde_json::json!(0), serde_json::json!(1e300), serde_json::json!(-1e300),
+        serde_json::json!(u64::MAX), serde_json::json!("<script>x</script>"), serde_json::json!(null),
+        serde_json::json!([]), serde_json::json!({}), serde_json::json!(true), serde_json::json!(0.5),
+    ];
+    let mut rng = tunelab_search::Rng::seed_from_u64(99);
+    for (id, s) in bundled_scenarios() {
+        let base: serde_json::Value = serde_json::to_value(s.unwrap()).unwrap();
+        for _ in 0..40 {
+            let mut v = base.clone();
+            let mut pick = rng.below(40) as u64;
+            let bad = &hostile[rng.below(hostile.len())];
+            mutate(&mut v, &mut pick, bad);
+            if let Ok(mut s) = Scenario::from_value(v) {
+                s.budget = s.budget.min(10);
+                if let Ok(mut r) = Run::new(&s) {
+                    r.step(10);
+                    let _ = r.report().to_json();
+                }
+            }
+        }
+        let _ = id;
+    }
+}
