@@ -63,6 +63,9 @@ impl Blockwise {
     }
 
     fn start_block(&mut self, h: &History) -> bool {
+        if self.blocks.is_empty() {
+            return false;
+        }
         for _ in 0..=self.blocks.len() {
             if self.current >= self.blocks.len() {
                 // A full pass is done: start another from the best found, while budget remains.

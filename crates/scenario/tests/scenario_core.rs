@@ -273,3 +273,17 @@ fn mutated_scenarios_never_panic() {
         let _ = id;
     }
 }
+
+#[test]
+fn tiny_budgets_and_empty_spaces_end_cleanly() {
+    for budget in [1, 2, 3] {
+        let s = small(tunelab_scenario::bundled_scenario("qwen2.5-7b-910B2-operator").unwrap(), budget);
+        let r = run_all(&s);
+        assert!(r.evaluations() <= budget);
+    }
+    let mut s = small(tunelab_scenario::bundled_scenario("qwen2.5-7b-910B2-operator").unwrap(), 5);
+    s.operator.tiling = false;
+    s.operator.fusion = false;
+    s.operator.epilogue_fusion = false;
+    assert!(Run::new(&s).err().unwrap().contains("no parameters"));
+}
