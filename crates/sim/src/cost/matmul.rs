@@ -292,17 +292,24 @@ pub fn time_us(c: &Ctx, t: &MatmulTiling) -> Option<f64> {
     Some(core.max(mem) + c.launch_us)
 }
 
-/// Lower bound on the time of any tiling with this per-core split: the cube alone, or memory.
+/// Lower bound on the time of any tiling with this per-core split: the cube alone, the first
+/// read of each panel at the per-core GM rate, or device memory.
 pub fn lower_bound_us(c: &Ctx, single_core_m: u64, single_core_n: u64) -> f64 {
     let bm = single_core_m.min(c.mal).max(1);
     let bn = single_core_n.min(c.nal).max(1);
     let blocks = c.p.batch.saturating_mul(cdiv(c.mal, bm)).saturating_mul(cdiv(c.nal, bn));
     let waves = cdiv(blocks, blocks.min(c.cores).max(1));
-    let cube = bm as f64 * bn as f64 * c.kal as f64 * c.inv_macs * waves as f64 * c.us_per_cycle;
+    let (bmf, bnf, kf) = (bm as f64, bn as f64, c.kal as f64);
+    // Each block reads its panels at least once: at the per-core GM rate, and into the
+    // chip-wide total (with the L2 overflow share when the operands do not fit in L2).
+    let (pa, pb) = (bmf * kf * c.a_gm, kf * bnf * c.b_gm);
+    let core = (bmf * bnf * kf * c.inv_macs).max((pa + pb) * c.inv_gm) * waves as f64 * c.us_per_cycle;
     let bf = c.p.batch as f64;
-    let kf = c.kal as f64;
-    let unique = bf * (c.mal as f64 * kf * c.a_gm + kf * c.nal as f64 * c.b_gm) + bf * c.p.m as f64 * c.p.n as f64 * c.c_out;
-    cube.max(unique * c.inv_hbm) + c.launch_us
+    let unique = bf * (c.mal as f64 * kf * c.a_gm + kf * c.nal as f64 * c.b_gm);
+    let requested = blocks as f64 * (pa + pb);
+    let reads = if unique <= c.l2_bytes { unique } else { unique + (requested - unique).max(0.0) * (1.0 - c.l2_bytes / unique) };
+    let mem = (reads + bf * c.p.m as f64 * c.p.n as f64 * c.c_out) * c.inv_hbm;
+    core.max(mem) + c.launch_us
 }
 
 /// Lower bound for any tiling with this split and these base sizes (steps, buffering and
