@@ -142,10 +142,14 @@ fn infeasible_tilings_say_why() {
     let axes = tiling_axes(&small, &d);
     let mut idx = vec![0usize; axes.len()];
     let mut valid = 0;
+    let mut brute_best = f64::INFINITY;
     loop {
         let v: Vec<(String, i64)> = axes.iter().zip(&idx).map(|(a, &i)| (a.name.clone(), a.values[i])).collect();
         match estimate(&small, &tiling_from_assignment(&small, &v).unwrap(), &d) {
-            Ok(_) => valid += 1,
+            Ok(e) => {
+                valid += 1;
+                brute_best = brute_best.min(e.time_us);
+            }
             Err(e) => assert!(!e.reason.is_empty()),
         }
         let mut i = 0;
@@ -161,8 +165,9 @@ fn infeasible_tilings_say_why() {
             break;
         }
     }
-    let (_, _, n) = best_tiling(&small, &d).unwrap();
+    let (_, e, n) = best_tiling(&small, &d).unwrap();
     assert_eq!(n, valid);
+    assert_eq!(e.time_us, brute_best, "the bound-pruned search must find the exact optimum");
     let v = Op::Vector { kind: VectorKind::Softmax, rows: 64, row_len: 1000, dtype: DType::Fp16 };
     let bad = |tile, db| estimate(&v, &Tiling::Vector(VectorTiling { tile_len: tile, double_buffer: db }), &d).unwrap_err().reason;
     assert!(bad(17, false).contains("32-byte aligned"));
