@@ -28,7 +28,10 @@ pub struct Space {
 struct Members {
     list: Vec<Config>,
     index: HashMap<Config, usize>,
-    units: Vec<Vec<f64>>,
+    /// Unit-box coordinates of every member, flat (member i at i * dims): one contiguous
+    /// array keeps the nearest-member scan in cache.
+    units: Vec<f64>,
+    dims: usize,
 }
 
 impl Space {
@@ -74,8 +77,9 @@ impl Space {
                 kept.push(c);
             }
         }
-        let units = kept.iter().map(|c| space.unit_of_params(c)).collect();
-        space.members = Some(Arc::new(Members { list: kept, index, units }));
+        let units = kept.iter().flat_map(|c| space.unit_of_params(c)).collect();
+        let dims = space.params.len();
+        space.members = Some(Arc::new(Members { list: kept, index, units, dims }));
         Ok(space)
     }
 
@@ -220,10 +224,41 @@ impl Space {
     pub fn to_unit(&self, c: &Config) -> Vec<f64> {
         if let Some(m) = &self.members {
             if let Some(&i) = m.index.get(c) {
-                return m.units[i].clone();
+                return m.units[i * m.dims..(i + 1) * m.dims].to_vec();
             }
         }
         self.unit_of_params(c)
+    }
+
+    /// Like `from_unit`, but a member space returns `anchor` unless some member is strictly
+    /// closer to `u`. Variation operators pass the parent: a move that snaps back to it is
+    /// retried anyway, and the parent's distance bounds the scan, which makes it much cheaper.
+    pub fn from_unit_near(&self, u: &[f64], anchor: &Config) -> Config {
+        let Some(m) = &self.members else { return self.from_unit(u) };
+        let snapped = Config(self.params.iter().zip(u).map(|(p, &x)| p.from_unit(x)).collect());
+        if m.index.contains_key(&snapped) {
+            return snapped;
+        }
+        let Some(&a) = m.index.get(anchor) else { return self.from_unit(u) };
+        let bound: f64 = m.units[a * m.dims..(a + 1) * m.dims].iter().zip(u).map(|(x, y)| (x - y) * (x - y)).sum();
+        self.nearest_member(m, u, (bound, a))
+    }
+
+    /// The member nearest to `u` (Euclidean in the unit box), starting from a known candidate.
+    fn nearest_member(&self, m: &Members, u: &[f64], mut best: (f64, usize)) -> Config {
+        'members: for (i, pt) in m.units.chunks_exact(m.dims.max(1)).enumerate() {
+            // Stop summing as soon as this member is no closer: same answer, far less work
+            // on large caches where most members are far away.
+            let mut d = 0.0;
+            for (a, b) in pt.iter().zip(u) {
+                d += (a - b) * (a - b);
+                if d >= best.0 {
+                    continue 'members;
+                }
+            }
+            best = (d, i);
+        }
+        m.list[best.1].clone()
     }
 
     /// Maps a unit-box point to a configuration. Member spaces snap to the nearest member
@@ -238,14 +273,7 @@ impl Space {
             if m.index.contains_key(&snapped) {
                 return snapped;
             }
-            let mut best = (f64::INFINITY, 0);
-            for (i, pt) in m.units.iter().enumerate() {
-                let d: f64 = pt.iter().zip(u).map(|(a, b)| (a - b) * (a - b)).sum();
-                if d < best.0 {
-                    best = (d, i);
-                }
-            }
-            return m.list[best.1].clone();
+            return self.nearest_member(m, u, (f64::INFINITY, 0));
         }
         Config(self.params.iter().zip(u).map(|(p, &x)| p.from_unit(x)).collect())
     }

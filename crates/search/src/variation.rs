@@ -73,7 +73,7 @@ pub fn mutate(space: &Space, c: &Config, rate: f64, jump: f64, rng: &mut Rng) ->
             let i = rng.below(params.len());
             u[i] = mutate_coord(&params[i], u[i], jump, rng);
         }
-        let n = space.from_unit(&u);
+        let n = space.from_unit_near(&u, c);
         if n != *c && space.contains(&n) {
             return Some(n);
         }
