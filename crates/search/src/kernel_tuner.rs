@@ -50,14 +50,14 @@ impl KernelTunerCache {
         let tp = tp.as_object().ok_or("'tune_params' is not an object")?;
         let mut params = Vec::with_capacity(names.len());
         for n in &names {
-            let list = tp.get(n).ok_or(format!("'tune_params' has no value list for parameter '{n}'"))?;
-            let list = list.as_array().ok_or(format!("'tune_params'.'{n}' is not an array"))?;
+            let list = tp.get(n).ok_or_else(|| format!("'tune_params' has no value list for parameter '{n}'"))?;
+            let list = list.as_array().ok_or_else(|| format!("'tune_params'.'{n}' is not an array"))?;
             if list.is_empty() {
                 return Err(format!("'tune_params'.'{n}' is empty"));
             }
             let mut choices: Vec<Value> = Vec::with_capacity(list.len());
             for (i, v) in list.iter().enumerate() {
-                let v = to_value(v).ok_or(format!("'tune_params'.'{n}'[{i}] is {}, not a number, string or bool", kind(v)))?;
+                let v = to_value(v).ok_or_else(|| format!("'tune_params'.'{n}'[{i}] is {}, not a number, string or bool", kind(v)))?;
                 // Duplicates in a value list would make levels ambiguous; keep the first.
                 if !choices.contains(&v) {
                     choices.push(v);
@@ -86,11 +86,11 @@ impl KernelTunerCache {
         let mut members = Vec::with_capacity(cache.len());
         let mut values = HashMap::with_capacity(cache.len());
         for (key, rec) in cache {
-            let rec = rec.as_object().ok_or(format!("cache entry \"{key}\" is not an object"))?;
+            let rec = rec.as_object().ok_or_else(|| format!("cache entry \"{key}\" is not an object"))?;
             let mut c = Vec::with_capacity(names.len());
             for (p, n) in params.iter().zip(&names) {
-                let v = rec.get(n).ok_or(format!("cache entry \"{key}\" has no value for parameter '{n}'"))?;
-                let v = to_value(v).ok_or(format!("cache entry \"{key}\": parameter '{n}' is {}", kind(v)))?;
+                let v = rec.get(n).ok_or_else(|| format!("cache entry \"{key}\" has no value for parameter '{n}'"))?;
+                let v = to_value(v).ok_or_else(|| format!("cache entry \"{key}\": parameter '{n}' is {}", kind(v)))?;
                 if !p.contains(&v) {
                     return Err(format!("cache entry \"{key}\": {n}={v} is not in the value list of 'tune_params'"));
                 }
