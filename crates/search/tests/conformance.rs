@@ -77,6 +77,24 @@ fn every_strategy_stays_in_bounds_and_respects_constraints() {
 }
 
 #[test]
+fn every_strategy_handles_continuous_and_log_parameters() {
+    let space = Space::new(
+        vec![Param::float("lr", 1e-5, 1e-1, true, None), Param::float("wd", 0.0, 1.0, false, None), Param::int("layers", 1, 8, 1)],
+        &["layers * wd <= 6".into()],
+    )
+    .unwrap();
+    fn f(c: &Config) -> Outcome {
+        let lr = num(c, 0).log10();
+        Outcome::Ok(vec![(lr + 3.0).powi(2) + (num(c, 1) - 0.3).powi(2) + 0.1 * (num(c, 2) - 4.0).abs()])
+    }
+    for name in names() {
+        let study = run(name, &space, 40, 2, f, &[]);
+        assert_eq!(study.evaluations(), 40, "{name} did not spend the budget on a continuous space");
+        assert!(study.trials().iter().all(|t| space.contains(&t.config) && t.is_ok()), "{name} left the space");
+    }
+}
+
+#[test]
 fn every_strategy_is_reproducible_by_seed_and_seeds_differ() {
     let space = tiling_space();
     for name in names() {
