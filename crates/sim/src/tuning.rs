@@ -234,33 +234,41 @@ pub fn best_tiling(op: &Op, device: &Device) -> Option<(Tiling, Estimate, usize)
         let e = cost::estimate(op, &Tiling::Default, device).ok()?;
         return Some((Tiling::Default, e, 1));
     }
-    // Small spaces (vector, flash): plain enumeration of the axes' product.
+    // Small spaces (vector, flash, decode): tilings built directly from the candidates.
     let mut best: Option<(Tiling, Estimate)> = None;
     let mut valid = 0usize;
-    let mut idx = vec![0usize; axes.len()];
-    loop {
-        let assign: Vec<(String, i64)> = axes.iter().zip(&idx).map(|(a, &i)| (a.name.clone(), a.values[i])).collect();
-        if let Ok(t) = tiling_from_assignment(op, &assign) {
-            if let Ok(e) = cost::estimate(op, &t, device) {
-                valid += 1;
-                if best.as_ref().is_none_or(|b| e.time_us < b.1.time_us) {
-                    best = Some((t, e));
+    let mut consider = |t: Tiling| {
+        if let Ok(e) = cost::estimate(op, &t, device) {
+            valid += 1;
+            if best.as_ref().is_none_or(|b| e.time_us < b.1.time_us) {
+                best = Some((t, e));
+            }
+        }
+    };
+    match op {
+        Op::Vector { .. } => {
+            for &len in &axes[0].values {
+                for db in [false, true] {
+                    consider(Tiling::Vector(VectorTiling { tile_len: len.clamp(1, 1 << 24) as u32, double_buffer: db }));
                 }
             }
         }
-        let mut i = 0;
-        loop {
-            if i == axes.len() {
-                return best.map(|(t, e)| (t, e, valid));
+        Op::Attention { kind: AttentionKind::Decode, .. } => {
+            // Decode packs its query rows itself; only the KV block is free.
+            let q = attention::default_tiling(op, device).map_or(16, |t| t.block_q);
+            for &kv in &FLASH_KV {
+                consider(Tiling::Flash(FlashTiling { block_q: q, block_kv: kv }));
             }
-            idx[i] += 1;
-            if idx[i] < axes[i].values.len() {
-                break;
+        }
+        _ => {
+            for &q in &FLASH_Q {
+                for &kv in &FLASH_KV {
+                    consider(Tiling::Flash(FlashTiling { block_q: q, block_kv: kv }));
+                }
             }
-            idx[i] = 0;
-            i += 1;
         }
     }
+    best.map(|(t, e)| (t, e, valid))
 }
 
 /// Candidate lists of one matmul problem (fixed arrays: no allocation).
