@@ -216,9 +216,12 @@ impl Run {
         self.lanes.get(i).map(|l| l.study.convergence()).unwrap_or(&[])
     }
 
-    /// Trials of lane `i`.
+    /// Trials lane `i` evaluated, in order. The free baseline trial every lane starts from is
+    /// not among them (it is `baseline()`; `lanes()[i].study.trials()` has both).
     pub fn trials(&self, i: usize) -> &[Trial] {
-        self.lanes.get(i).map(|l| l.study.trials()).unwrap_or(&[])
+        let all = self.lanes.get(i).map(|l| l.study.trials()).unwrap_or(&[]);
+        let warm = all.iter().take_while(|t| t.warm).count();
+        &all[warm..]
     }
 
     /// Lane `i`'s strategy state for teaching views (generation, temperature, ...), merged with
