@@ -1,4 +1,10 @@
-//! tunelab-scenario
+//! tunelab-scenario: wires the search engine to the device model. A versioned `Scenario` (what
+//! the URL carries) becomes a stage (`stages::setup`: a space and an objective over the
+//! simulator), a steppable `Run` with one study per strategy, and a `Report`.
+//!
+//! Why this shape: the browser and the CLI run the same `Run`, stepping it in slices, so a
+//! scenario plus its seed gives the same trials everywhere; everything the user supplies goes
+//! through `Scenario::from_json` or `url::decode`, which validate and never panic.
 
 pub mod autotune;
 pub mod blocks;
