@@ -24,8 +24,6 @@ pub struct Genetic {
     pub crossover_rate: f64,
     /// Per-parameter mutation chance; None uses 1.5 / parameters.
     pub mutation_rate: Option<f64>,
-    /// Individuals always carried over.
-    pub elite: usize,
     /// Generations over which the convergence rule looks.
     pub patience_generations: usize,
     /// Relative improvement below which those generations count as stalled.
@@ -38,8 +36,9 @@ pub struct Genetic {
 }
 
 impl Genetic {
-    /// Builds from JSON options: population, tournament, crossover_rate, mutation_rate, elite,
-    /// patience_generations, min_gain.
+    /// Builds from JSON options: population, tournament, crossover_rate, mutation_rate,
+    /// patience_generations, min_gain. (Elitism needs no setting: parents and children compete
+    /// for survival together, so the best are never lost.)
     pub fn from_options(o: &serde_json::Value) -> Genetic {
         let f = |k: &str, d: f64| o.get(k).and_then(|v| v.as_f64()).filter(|x| x.is_finite()).unwrap_or(d);
         let u = |k: &str| o.get(k).and_then(|v| v.as_u64()).map(|x| x as usize);
@@ -48,7 +47,6 @@ impl Genetic {
             tournament: u("tournament").unwrap_or(2).max(1),
             crossover_rate: f("crossover_rate", 0.8).clamp(0.0, 1.0),
             mutation_rate: o.get("mutation_rate").and_then(|v| v.as_f64()).filter(|x| x.is_finite()).map(|x| x.clamp(0.0, 1.0)),
-            elite: u("elite").unwrap_or(2),
             patience_generations: u("patience_generations").unwrap_or(3).max(1),
             min_gain: f("min_gain", 0.02).max(0.0),
             pool: Vec::new(),
@@ -108,7 +106,7 @@ impl Genetic {
         self.pool.sort_by(|a, b| a.1.total_cmp(&b.1));
         let mut kept: Vec<(Config, f64)> = Vec::with_capacity(size);
         for (c, s) in self.pool.drain(..) {
-            if kept.len() < size.max(self.elite) && !kept.iter().any(|(k, _)| *k == c) {
+            if kept.len() < size && !kept.iter().any(|(k, _)| *k == c) {
                 kept.push((c, s));
             }
         }
