@@ -250,7 +250,7 @@ fn print_text(d: &Device, op: &Op, tiling: &Tiling, e: &Estimate, tuned: Option<
     println!("tiling   {}", tiling.describe());
     if let Some(t) = tuned {
         match t.evaluated {
-            None => println!("tuned    exhaustive: best of all {} valid tilings (exact; lower bounds skip hopeless ones), {:.3} s", t.valid, t.seconds),
+            None => println!("tuned    exhaustive: best of all {} valid tilings (exact search), {:.3} s", t.valid, t.seconds),
             Some(n) => println!("tuned    {}: {} valid of {} evaluated tilings, {:.3} s", t.how, t.valid, n, t.seconds),
         }
     }
