@@ -9,6 +9,7 @@ pub mod genetic;
 pub mod grid;
 pub mod local;
 pub mod nsga2;
+pub mod parzen;
 pub mod random;
 pub mod rl;
 pub mod tpe;
