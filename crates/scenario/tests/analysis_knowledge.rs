@@ -151,7 +151,7 @@ fn template_applies_to_a_scenario() {
     let t = pick_template("dense_llm", "910B2", "cloud");
     assert_eq!(t.name, "llm-910b-cloud");
     apply_template(&t, &mut s, Some(64.0)).unwrap();
-    assert_eq!(s.objectives[0].metric, "tokens_per_s");
+    assert_eq!(s.objectives[0].metric, "tokens_per_s_per_chip");
     assert_eq!(s.constraints.max_memory_gib, Some(0.9 * 64.0));
     assert_eq!(s.budget, t.budget);
     assert!(s.operator.fusion);
