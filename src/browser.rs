@@ -79,3 +79,21 @@ pub fn storage_set(key: &str, value: &str) -> Result<(), String> {
     let s = window()?.local_storage().map_err(|e| js_err("localStorage", e))?.ok_or("no localStorage")?;
     s.set_item(key, value).map_err(|e| js_err("localStorage", e))
 }
+
+/// Records the longest time (ms) seen for `key` in `window.__tunelabTimings`, so tests and the
+/// curious can see what a run costs on the main thread (start, redraw, engine slice).
+pub fn record_timing(key: &str, ms: f64) {
+    let Some(w) = web_sys::window() else { return };
+    let obj = match js_sys::Reflect::get(&w, &JsValue::from_str("__tunelabTimings")) {
+        Ok(v) if v.is_object() => v,
+        _ => {
+            let o: JsValue = js_sys::Object::new().into();
+            let _ = js_sys::Reflect::set(&w, &JsValue::from_str("__tunelabTimings"), &o);
+            o
+        }
+    };
+    let old = js_sys::Reflect::get(&obj, &JsValue::from_str(key)).ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+    if ms > old {
+        let _ = js_sys::Reflect::set(&obj, &JsValue::from_str(key), &JsValue::from_f64(ms));
+    }
+}

@@ -154,9 +154,16 @@ impl Session {
                 title: "Best so far".into(),
                 y_label: axis_label(&m.name, &m.unit),
                 series: (0..lanes.len())
-                    .map(|i| ConvergenceSeries {
-                        name: lanes[i].strategy.clone(),
-                        points: run.convergence(i).iter().map(|&(e, v)| (e as f64, v)).collect(),
+                    .map(|i| {
+                        let mut points: Vec<(f64, f64)> = run.convergence(i).iter().map(|&(e, v)| (e as f64, v)).collect();
+                        // Carry the best to the lane's latest evaluation, so every line spans its run.
+                        if let Some(&(e, v)) = points.last() {
+                            let now = lanes[i].evaluations as f64;
+                            if now > e {
+                                points.push((now, v));
+                            }
+                        }
+                        ConvergenceSeries { name: lanes[i].strategy.clone(), points }
                     })
                     .collect(),
                 log_y: false,

@@ -132,10 +132,17 @@ impl Ctx {
                 self.schedule();
             }
             _ => {
-                if self.start() {
-                    self.status.set(Status::Running);
-                    self.schedule();
-                }
+                // Building the run is a task of its own, apart from the click and from redraws.
+                self.status.set(Status::Running);
+                let ctx = *self;
+                set_timeout(
+                    move || {
+                        if ctx.status.get_untracked() == Status::Running && ctx.start() {
+                            ctx.schedule();
+                        }
+                    },
+                    Duration::from_millis(0),
+                );
             }
         }
     }
@@ -182,10 +189,13 @@ impl Ctx {
 
     fn start(&self) -> bool {
         self.write_url();
-        match Session::new(&self.scenario.get_untracked()) {
+        let t0 = browser::now_ms();
+        let made = Session::new(&self.scenario.get_untracked());
+        browser::record_timing("start", browser::now_ms() - t0);
+        match made {
             Ok(s) => {
                 self.session.set_value(Some(s));
-                self.publish();
+                self.last_redraw.set_value(0.0);
                 true
             }
             Err(e) => {
@@ -197,7 +207,13 @@ impl Ctx {
     }
 
     fn publish(&self) {
-        self.view.set(self.with_session(|s| s.view()));
+        let t0 = browser::now_ms();
+        let v = self.with_session(|s| s.view());
+        let t1 = browser::now_ms();
+        self.view.set(v);
+        let t2 = browser::now_ms();
+        browser::record_timing("view", t1 - t0);
+        browser::record_timing("redraw", t2 - t1);
     }
 
     fn schedule(&self) {
@@ -209,7 +225,9 @@ impl Ctx {
         if self.status.get_untracked() != Status::Running {
             return;
         }
+        let t0 = browser::now_ms();
         let done = self.session.try_update_value(|s| s.as_mut().map(|s| s.run_slice(SLICE_MS, &browser::now_ms))).flatten();
+        browser::record_timing("slice", browser::now_ms() - t0);
         match done {
             None => self.status.set(Status::Idle),
             Some(true) => {
