@@ -179,6 +179,24 @@ pub(crate) fn candidates(h: &History, rng: &mut Rng, random: usize, index: Optio
     out
 }
 
+/// The unseen member nearest to unit point `u` among a random subsample of a member space
+/// (snapping through every member of a large cache would cost a full scan per proposal).
+pub(crate) fn nearest_unseen_member(h: &History, rng: &mut Rng, u: &[f64]) -> Option<Config> {
+    let members = h.space.members()?;
+    let mut best: Option<(f64, usize)> = None;
+    for _ in 0..NEAR_SAMPLE.min(members.len() * 2) {
+        let j = rng.below(members.len());
+        if h.is_seen(&members[j]) {
+            continue;
+        }
+        let d: f64 = h.space.to_unit(&members[j]).iter().zip(u).map(|(a, b)| (a - b) * (a - b)).sum();
+        if best.is_none_or(|b| d < b.0) {
+            best = Some((d, j));
+        }
+    }
+    best.map(|(_, j)| members[j].clone())
+}
+
 /// A random unseen feasible point, or None when none can be found.
 pub(crate) fn random_unseen(h: &History, rng: &mut Rng) -> Option<Config> {
     for _ in 0..100 {

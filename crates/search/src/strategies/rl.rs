@@ -10,7 +10,7 @@
 //! policy is resampled, then the sample is snapped to the nearest feasible point or nudged.
 //! Warm-start trials in the history are learned from before the first proposal (transfer).
 
-use super::candidates::random_unseen;
+use super::candidates::{nearest_unseen_member, random_unseen};
 use crate::param::Param;
 use crate::rng::Rng;
 use crate::strategy::{History, Snapshot, Strategy};
@@ -179,6 +179,9 @@ impl Strategy for Reinforce {
             last_unit = h.space.to_unit(&c);
         }
         // The policy keeps landing on seen or infeasible points: snap, then nudge.
+        if h.space.members().is_some() {
+            return nearest_unseen_member(h, rng, &last_unit).or_else(|| random_unseen(h, rng)).into_iter().collect();
+        }
         let snapped = h.space.from_unit(&last_unit);
         if !h.is_seen(&snapped) && h.space.contains(&snapped) {
             return vec![snapped];
