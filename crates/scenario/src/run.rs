@@ -124,6 +124,21 @@ impl Run {
         Ok(Run { scenario: s.clone(), setup, lanes, baseline })
     }
 
+    /// Transfer: hands earlier trials (e.g. `KnowledgeBase::warm_trials` of similar cases) to
+    /// every lane before it starts, so strategies begin from what was learned. They cost no
+    /// budget. Refused once a lane has evaluated anything, since the history must stay a
+    /// prefix of warm trials. Returns how many trials each lane kept.
+    pub fn warm_start(&mut self, earlier: &[Trial]) -> Result<usize, String> {
+        if self.evaluations() > 0 {
+            return Err("warm start must come before the first evaluation".into());
+        }
+        let mut kept = 0;
+        for lane in &mut self.lanes {
+            kept = lane.study.warm_start(earlier);
+        }
+        Ok(kept)
+    }
+
     /// Does at most `max_steps` study steps (each at most one evaluation), round-robin over the
     /// lanes, and reports the generations that finished.
     pub fn step(&mut self, max_steps: usize) -> Progress {
