@@ -26,7 +26,7 @@ pub const STRATEGIES: &[(&str, &str)] = &[
     ("nsga2", "NSGA-II: Pareto fronts and crowding distance over several metrics"),
     ("auto", "picks per space, budget and metrics (Bayesian, genetic, NSGA-II), then polishes locally"),
     ("bayes", "Bayesian optimisation: Gaussian process (Matern 5/2) with expected improvement"),
-    ("tpe", "tree-structured Parzen estimator: good/bad densities per parameter"),
+    ("tpe", "tree-structured Parzen estimator: joint good/bad densities, best ratio of samples"),
     ("rl", "REINFORCE over per-parameter softmax policies with a moving baseline"),
 ];
 
