@@ -9,6 +9,9 @@
 //! design. Positive runtimes are modelled as log(value) (runtimes are roughly lognormal) and
 //! failed trials are imputed with the worst value seen, which steers the search away from
 //! regions that fail without excluding them outright. Seen configurations are never proposed.
+//! Options: `acquisition` ("ei" default, "pi", "lcb", "portfolio" = round robin of the three),
+//! `relevance` (per-axis length scales by marginal likelihood; off by default: it did not help
+//! on average in our checks), `initial`, `candidates`, `max_train`, `xi`.
 
 use super::candidates::{candidates, random_unseen, training, MemberIndex};
 use super::gp::{self, Gp};
