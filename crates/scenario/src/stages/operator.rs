@@ -3,8 +3,9 @@
 //! bottlenecks with a focused local search.
 //!
 //! Objective: the time of the whole workload, sum over operators of repeat x estimate under each
-//! operator's tiling: one prefill plus `output_len` decode steps (each at the midpoint context),
-//! averaged over the batches of a dynamic (-1) batch. The space has one block of parameters per
+//! operator's tiling: one prefill plus `output_len` decode steps (each at the midpoint context)
+//! for a language model, or one forward pass for a model without a decoder (a diffusion UNet
+//! step), averaged over the batches of a dynamic (-1) batch. The space has one block of parameters per
 //! distinct tunable operator; `crate::blocks` searches them in sequence, bottlenecks first.
 
 use super::StageSetup;
@@ -87,8 +88,15 @@ pub fn setup_blocks(s: &Scenario) -> Result<(StageSetup, Vec<Block>), String> {
     let batches: Vec<u64> = if w.batch == -1 { w.dynamic_batches.iter().map(|&b| b as u64).collect() } else { vec![w.batch as u64] };
     let (input, output) = (w.input_len as u64, w.output_len as u64);
     let mut cases: Vec<(&str, u64, f64, Workload)> = Vec::new();
+    // A model without a decoder (a diffusion UNet, an operator graph) has no prefill/decode:
+    // its workload is one forward pass per batch (one denoising step for a UNet).
+    let one_pass = model.llm.is_none();
     for &b in &batches {
         let share = 1.0 / batches.len() as f64;
+        if one_pass {
+            cases.push(("forward", b, share, Workload::Prefill { batch: b, input_len: input.max(1) }));
+            continue;
+        }
         if o.phase != "decode" {
             cases.push(("prefill", b, share, Workload::Prefill { batch: b, input_len: input }));
         }
@@ -97,7 +105,9 @@ pub fn setup_blocks(s: &Scenario) -> Result<(StageSetup, Vec<Block>), String> {
             cases.push(("decode", b, share * output.max(1) as f64, Workload::Decode { batch: b, context_len: input + done, output_len: output - done }));
         }
     }
-    let tokens: f64 = batches.iter().map(|&b| b as f64 * if o.phase == "prefill" { input } else { output.max(1) } as f64).sum::<f64>() / batches.len() as f64;
+    // Work items per pass: tokens for a language model, samples for a one-pass model.
+    let per_seq = |_: u64| if one_pass { 1 } else if o.phase == "prefill" { input } else { output.max(1) };
+    let tokens: f64 = batches.iter().map(|&b| b as f64 * per_seq(b) as f64).sum::<f64>() / batches.len() as f64;
     let precision = match model.dtype {
         DType::Fp32 => Precision::Fp32,
         DType::Bf16 => Precision::Bf16,
