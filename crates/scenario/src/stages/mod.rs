@@ -205,7 +205,8 @@ impl Goals {
     }
 }
 
-/// A placeholder while the real objective is moved into the wrapper.
+/// What `std::mem::replace` leaves behind for the instant the real objective moves into the
+/// goals wrapper; it is never evaluated.
 struct NoObjective;
 impl Objective for NoObjective {
     fn metrics(&self) -> Vec<Metric> {
