@@ -39,6 +39,8 @@ pub fn ScenarioPanel() -> impl IntoView {
             ctx.fail(e);
         }
     };
+    // A stage has its own metrics and parameters: changing it resets the goals, limits and space
+    // overrides to the new stage's defaults.
     let on_file = move |ev: leptos::ev::Event| {
         let input: web_sys::HtmlInputElement = event_target(&ev);
         if let Some(f) = input.files().and_then(|l| l.get(0)) {
@@ -144,7 +146,7 @@ pub fn ScenarioPanel() -> impl IntoView {
             <label class="field">"Stage "
                 <select data-testid="stage" prop:value=move || ctx.scenario.with(|s| s.stage.name().to_string()) on:change=move |ev| {
                     let st = match event_target_value(&ev).as_str() { "operator" => Stage::Operator, "training" => Stage::Training, "runtime" => Stage::Runtime, _ => Stage::Deployment };
-                    ctx.edit(|s| { s.stage = st; s.space.clear(); });
+                    ctx.edit(|s| { s.stage = st; s.space.clear(); s.objectives.clear(); s.constraints = Default::default(); });
                 }>
                     {["operator", "deployment", "training", "runtime"].map(|n| view! { <option value=n>{n}</option> })}
                 </select>

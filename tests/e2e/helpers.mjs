@@ -58,7 +58,12 @@ export async function setInput(page, id, value) {
 export async function runToDone(page) {
   await page.evaluate(() => { window.__longTasks = []; });
   await page.click('[data-testid=run]');
-  await page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'done', null, { timeout: 180000 });
+  await page.waitForFunction(() => {
+    const status = document.querySelector('[data-testid=status]')?.textContent;
+    return status === 'done' || (status === 'idle' && document.querySelector('[data-testid=error]'));
+  }, null, { timeout: 180000 });
+  const status = await text(page, 'status');
+  if (status !== 'done') throw new Error(`the run did not finish: ${await text(page, 'error')}`);
   const longTasks = await page.evaluate(() => window.__longTasks.slice());
   return { best: await text(page, 'best'), longTasks };
 }
