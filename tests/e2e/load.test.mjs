@@ -43,3 +43,25 @@ test('view and edit the chip profile', async () => {
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('step, pause and resume', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  await setInput(page, 'budget', 30);
+  await page.click('[data-testid=step]');
+  await page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'paused');
+  assert.match(await page.textContent('.tl-progress-label'), /^1 of /);
+  await page.click('[data-testid=step]');
+  await page.waitForFunction(() => /^2 of /.test(document.querySelector('.tl-progress-label')?.textContent || ''));
+  // Resume to the end, pausing on the way when the run is still going.
+  await page.click('[data-testid=run]');
+  if (await text(page, 'status') === 'running') {
+    await page.click('[data-testid=pause]').catch(() => {});
+  }
+  const { best } = await runToDone(page);
+  assert.match(best, /^-?[0-9]/);
+  await page.click('[data-testid=reset]');
+  assert.equal(await text(page, 'status'), 'idle');
+  assert.equal(await text(page, 'best'), '');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
