@@ -44,6 +44,28 @@ pub enum Tab {
     Knowledge,
 }
 
+impl Tab {
+    /// The name kept in the scenario's `view` object (and so in the link).
+    pub fn name(self) -> &'static str {
+        match self {
+            Tab::Tune => "tune",
+            Tab::Explore => "explore",
+            Tab::Report => "report",
+            Tab::Knowledge => "knowledge",
+        }
+    }
+
+    /// The tab a scenario's `view` asks for (Tune when absent or unknown).
+    pub fn from_view(view: &serde_json::Value) -> Tab {
+        match view.get("tab").and_then(|t| t.as_str()) {
+            Some("explore") => Tab::Explore,
+            Some("report") => Tab::Report,
+            Some("knowledge") => Tab::Knowledge,
+            _ => Tab::Tune,
+        }
+    }
+}
+
 /// The app's state: arena handles, so it is `Copy` and every component can hold it.
 #[derive(Clone, Copy)]
 pub struct Ctx {
@@ -64,12 +86,13 @@ impl Ctx {
             Ok(None) => (url_state::default_scenario(), None),
             Err(e) => (url_state::default_scenario(), Some(format!("This link could not be read: {e}. The default scenario is shown instead."))),
         };
+        let tab = Tab::from_view(&scenario.view);
         Ctx {
             scenario: RwSignal::new(scenario),
             status: RwSignal::new(Status::Idle),
             error: RwSignal::new(error),
             view: RwSignal::new(None),
-            tab: RwSignal::new(Tab::Tune),
+            tab: RwSignal::new(tab),
             session: StoredValue::new_local(None),
             last_redraw: StoredValue::new(0.0),
         }
@@ -100,6 +123,21 @@ impl Ctx {
         true
     }
 
+    /// Shows a tab and keeps the choice in the link's UI state (the run is kept: the engine
+    /// never reads `view`).
+    pub fn show_tab(&self, t: Tab) {
+        self.tab.set(t);
+        self.scenario.update(|s| {
+            if !s.view.is_object() {
+                s.view = serde_json::Value::Object(Default::default());
+            }
+            if let Some(o) = s.view.as_object_mut() {
+                o.insert("tab".into(), t.name().into());
+            }
+        });
+        self.write_url();
+    }
+
     /// Writes the scenario into the fragment (no history entry).
     pub fn write_url(&self) {
         let frag = self.scenario.with_untracked(url_state::write);
@@ -113,9 +151,14 @@ impl Ctx {
     pub fn apply_link(&self) {
         match url_state::read(&browser::hash()) {
             Ok(Some(s)) => {
-                if s != self.scenario.get_untracked() {
+                let mut current = self.scenario.get_untracked();
+                self.tab.set(Tab::from_view(&s.view));
+                current.view = s.view.clone();
+                if s != current {
                     self.scenario.set(s);
                     self.reset();
+                } else {
+                    self.scenario.update(|c| c.view = s.view);
                 }
             }
             Ok(None) => {}

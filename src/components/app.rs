@@ -21,7 +21,7 @@ pub fn App() -> impl IntoView {
     });
     let tab = move |t: Tab, label: &'static str, id: &'static str| {
         view! {
-            <button role="tab" data-testid=id aria-selected=move || (ctx.tab.get() == t).to_string() on:click=move |_| ctx.tab.set(t)>{label}</button>
+            <button role="tab" data-testid=id aria-selected=move || (ctx.tab.get() == t).to_string() on:click=move |_| ctx.show_tab(t)>{label}</button>
         }
     };
     view! {

@@ -73,6 +73,10 @@ test('views: explore heat map with a point breakdown, report, diagnosis', async 
   await setInput(page, 'budget', 20);
   await runToDone(page);
   await page.click('[data-testid=tab-explore]');
+  // The open view is part of the link: a fresh page opens on the same tab.
+  const fresh = await open(browser, page.url());
+  assert.equal(await fresh.page.getAttribute('[data-testid=tab-explore]', 'aria-selected'), 'true');
+  await fresh.context.close();
   await page.click('[data-testid=explore-draw]');
   await page.waitForSelector('.tl-chart-heatmap svg');
   const cell = await page.$('.tl-chart-heatmap [data-cell]');
