@@ -40,6 +40,8 @@ pub struct RunView {
     /// Best primary value over all lanes, formatted exactly as `tunelab run --json` prints `best`.
     pub best: Option<String>,
     pub best_strategy: Option<String>,
+    /// The best configuration over all lanes.
+    pub best_config: Option<tunelab_search::Config>,
     pub metric: String,
     pub unit: String,
     pub lanes: Vec<LaneView>,
@@ -148,6 +150,7 @@ impl Session {
             done: run.is_done(),
             best: best.and_then(|(_, t)| t.value()).map(format_best),
             best_strategy: best.map(|(i, _)| run.lanes()[i].spec.name.clone()),
+            best_config: best.map(|(_, t)| t.config.clone()),
             metric: m.name.clone(),
             unit: m.unit.clone(),
             convergence: ConvergenceData {

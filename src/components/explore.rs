@@ -1,7 +1,7 @@
 //! Explore the space: a heat map of the primary metric over two parameters (infeasible cells
 //! marked, the reason on hover), and for a clicked cell its engine breakdown and roofline place.
 
-use crate::charts::{BreakdownChart, BreakdownData, BreakdownRow, Ceiling, HeatCell, HeatmapChart, HeatmapData, RooflineChart, RooflineData, RooflinePoint};
+use crate::charts::{BreakdownChart, BreakdownData, BreakdownRow, Ceiling, HeatCell, HeatmapChart, HeatmapData, HotspotChart, HotspotData, RooflineChart, RooflineData, RooflinePoint};
 use crate::state::Ctx;
 use leptos::prelude::*;
 use tunelab_scenario::explore::{heatmap, point_detail, HeatMap, PointDetail};
@@ -71,8 +71,10 @@ pub fn ExplorePanel() -> impl IntoView {
     }
 }
 
+/// One configuration's metrics, engine breakdown, per-operator hot spots and roofline place.
 #[component]
-fn PointView(detail: RwSignal<Option<PointDetail>>) -> impl IntoView {
+pub fn PointView(detail: RwSignal<Option<PointDetail>>, #[prop(optional, into)] title: String) -> impl IntoView {
+    let title = if title.is_empty() { "This configuration".to_string() } else { title };
     let d = move || detail.get().unwrap_or_else(|| unreachable_detail());
     let breakdown = Signal::derive(move || {
         let d = d();
@@ -89,15 +91,22 @@ fn PointView(detail: RwSignal<Option<PointDetail>>) -> impl IntoView {
         points.push(RooflinePoint { label: "whole step".into(), intensity: d.intensity, tflops: d.attained_tflops, highlight: true });
         RooflineData { title: "Roofline".into(), peaks: vec![Ceiling { label: "cube peak".into(), value: d.peak_tflops }], bandwidths: vec![Ceiling { label: "HBM".into(), value: d.hbm_gbs }], points }
     });
+    let hotspots = Signal::derive(move || HotspotData {
+        title: "Per-operator time".into(),
+        unit: "ms".into(),
+        items: d().ops.iter().map(|o| (o.name.clone(), o.time_ms)).collect(),
+        top: 10,
+    });
     view! {
         <div class="point" data-testid="point-detail">
-            <h3>"This configuration"</h3>
+            <h3>{title}</h3>
             <p class="bad">{move || d().infeasible.map(|r| format!("Infeasible: {r}")).unwrap_or_default()}</p>
             <table><tbody>
                 {move || d().metrics.into_iter().map(|(n, v, u)| view! { <tr><td>{n}</td><td>{tunelab_scenario::format_best(v)}</td><td>{u}</td></tr> }).collect_view()}
             </tbody></table>
             <div class="charts">
                 <BreakdownChart data=breakdown/>
+                <HotspotChart data=hotspots/>
                 <RooflineChart data=roofline/>
             </div>
         </div>

@@ -2,8 +2,9 @@
 //! card per strategy with its teaching view, and the generation log.
 
 use crate::charts::{AnnealingView, ConvergenceChart, GaView, GpView, ParetoChart, RlView, ScatterChart};
+use crate::components::explore::PointView;
 use crate::session::LaneView;
-use crate::state::{Ctx, Tab};
+use crate::state::{Ctx, Status, Tab};
 use leptos::prelude::*;
 use serde_json::Value as Json;
 
@@ -17,6 +18,21 @@ pub fn TunePanel() -> impl IntoView {
     let pareto = Signal::derive(move || ctx.view.with(|v| v.as_ref().and_then(|v| v.pareto.clone()).unwrap_or_default()));
     let has_pareto = move || ctx.view.with(|v| v.as_ref().is_some_and(|v| v.pareto.is_some()));
     let lane_count = move || ctx.view.with(|v| v.as_ref().map(|v| v.lanes.len()).unwrap_or(0));
+    // The best configuration's breakdown and roofline place: computed when the run stops or
+    // pauses (a full simulation of the step, too costly to redo on every live redraw).
+    let best_detail = RwSignal::new(None);
+    Effect::new(move |_| {
+        let stopped = matches!(ctx.status.get(), Status::Done | Status::Paused);
+        let best = ctx.view.with(|v| v.as_ref().and_then(|v| v.best_config.clone()));
+        match (stopped, best) {
+            // In a task of its own, after the run's last redraw.
+            (true, Some(cfg)) => set_timeout(
+                move || best_detail.set(ctx.scenario.with_untracked(|s| tunelab_scenario::explore::point_detail(s, &cfg)).ok()),
+                std::time::Duration::from_millis(0),
+            ),
+            _ => best_detail.set(None),
+        }
+    });
     view! {
         <section class="panel tune" style:display=move || if ctx.tab.get() == Tab::Tune { "block" } else { "none" }>
             <Show when=has_view fallback=|| view! {
@@ -28,6 +44,9 @@ pub fn TunePanel() -> impl IntoView {
                     <ScatterChart data=scatter/>
                     <Show when=has_pareto><ParetoChart data=pareto/></Show>
                 </div>
+                <Show when=move || best_detail.with(|d| d.is_some())>
+                    <PointView detail=best_detail title="Best configuration: engine breakdown, per-operator time, roofline"/>
+                </Show>
                 <div class="lanes">
                     {move || (0..lane_count()).map(|i| view! { <LaneCard i/> }).collect_view()}
                 </div>

@@ -72,6 +72,8 @@ test('views: explore heat map with a point breakdown, report, diagnosis', async 
   const { page, context, errors } = await open(browser, BASE);
   await setInput(page, 'budget', 20);
   await runToDone(page);
+  // Once the run stops, the best configuration's breakdown and roofline appear under the charts.
+  await page.waitForSelector('.tune [data-testid=point-detail] .tl-chart-roofline svg');
   await page.click('[data-testid=tab-explore]');
   // The open view is part of the link: a fresh page opens on the same tab.
   const fresh = await open(browser, page.url());
@@ -82,7 +84,7 @@ test('views: explore heat map with a point breakdown, report, diagnosis', async 
   const cell = await page.$('.tl-chart-heatmap [data-cell]');
   assert.ok(cell, 'the heat map has cells');
   await cell.click();
-  await page.waitForSelector('[data-testid=point-detail]');
+  await page.waitForSelector('.explore [data-testid=point-detail]');
   await shot(page, '03-explore.png');
   await page.click('[data-testid=tab-report]');
   await page.waitForSelector('[data-testid=report]');
