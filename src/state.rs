@@ -76,6 +76,9 @@ pub struct Ctx {
     pub tab: RwSignal<Tab>,
     session: StoredValue<Option<Session>, LocalStorage>,
     last_redraw: StoredValue<f64>,
+    /// Bumped whenever a run starts or is discarded, so a slice scheduled for an older run
+    /// stops instead of driving the new one twice.
+    generation: StoredValue<u64>,
 }
 
 impl Ctx {
@@ -95,6 +98,7 @@ impl Ctx {
             tab: RwSignal::new(tab),
             session: StoredValue::new_local(None),
             last_redraw: StoredValue::new(0.0),
+            generation: StoredValue::new(0),
         }
     }
 
@@ -193,6 +197,7 @@ impl Ctx {
     /// Pauses a running run.
     pub fn pause(&self) {
         if self.status.get_untracked() == Status::Running {
+            self.generation.update_value(|g| *g += 1);
             self.status.set(Status::Paused);
             self.publish();
         }
@@ -216,6 +221,7 @@ impl Ctx {
 
     /// Discards the run.
     pub fn reset(&self) {
+        self.generation.update_value(|g| *g += 1);
         self.session.set_value(None);
         self.view.set(None);
         self.status.set(Status::Idle);
@@ -237,6 +243,7 @@ impl Ctx {
         browser::record_timing("start", browser::now_ms() - t0);
         match made {
             Ok(s) => {
+                self.generation.update_value(|g| *g += 1);
                 self.session.set_value(Some(s));
                 self.last_redraw.set_value(0.0);
                 true
@@ -261,11 +268,12 @@ impl Ctx {
 
     fn schedule(&self) {
         let ctx = *self;
-        set_timeout(move || ctx.slice(), Duration::from_millis(0));
+        let generation = self.generation.get_value();
+        set_timeout(move || ctx.slice(generation), Duration::from_millis(0));
     }
 
-    fn slice(&self) {
-        if self.status.get_untracked() != Status::Running {
+    fn slice(&self, generation: u64) {
+        if self.status.get_untracked() != Status::Running || self.generation.get_value() != generation {
             return;
         }
         let t0 = browser::now_ms();
@@ -282,6 +290,9 @@ impl Ctx {
                 let ctx = *self;
                 set_timeout(
                     move || {
+                        if ctx.generation.get_value() != generation {
+                            return;
+                        }
                         ctx.publish();
                         ctx.last_redraw.set_value(browser::now_ms());
                         ctx.schedule();
