@@ -48,7 +48,10 @@ pub struct RunView {
     pub log: Vec<String>,
     pub convergence: ConvergenceData,
     pub scatter: ScatterData,
-    pub pareto: Option<ParetoData>,
+    /// Every metric the trials report: (name, unit, minimize), primary first.
+    pub objectives: Vec<(String, String, bool)>,
+    /// Each Ok trial's metric values (aligned with `objectives`) and its configuration.
+    pub ok_points: Vec<(Vec<f64>, String)>,
     pub notes: Vec<String>,
 }
 
@@ -172,7 +175,12 @@ impl Session {
                 log_y: false,
             },
             scatter: self.scatter(minimize),
-            pareto: self.pareto(),
+            objectives: run.metrics().iter().map(|m| (m.name.clone(), m.unit.clone(), m.direction == Direction::Minimize)).collect(),
+            ok_points: (0..run.lanes().len())
+                .flat_map(|i| run.trials(i).iter())
+                .filter(|t| t.is_ok() && t.values.len() == run.metrics().len())
+                .map(|t| (t.values.clone(), t.config.describe(names)))
+                .collect(),
             lanes,
             log: self.log.clone(),
             notes: run.notes().to_vec(),
@@ -220,26 +228,23 @@ impl Session {
             ..ScatterData::default()
         }
     }
+}
 
-    fn pareto(&self) -> Option<ParetoData> {
-        let run = &self.run;
-        let ms = run.metrics();
-        if ms.len() < 2 {
+impl RunView {
+    /// The Pareto chart of objectives `a` and `b` (indices into `objectives`), or None when the
+    /// trials report fewer than two metrics or an index is out of range.
+    pub fn pareto(&self, a: usize, b: usize) -> Option<ParetoData> {
+        let (ma, mb) = (self.objectives.get(a)?, self.objectives.get(b)?);
+        if a == b {
             return None;
         }
-        let names = run.space().names();
-        let points = (0..run.lanes().len())
-            .flat_map(|i| run.trials(i).iter())
-            .filter(|t| t.is_ok() && t.values.len() >= 2)
-            .map(|t| ParetoPoint { a: t.values[0], b: t.values[1], feasible: true, label: t.config.describe(names) })
-            .collect();
         Some(ParetoData {
             title: "Pareto front".into(),
-            x_label: axis_label(&ms[0].name, &ms[0].unit),
-            y_label: axis_label(&ms[1].name, &ms[1].unit),
-            points,
-            minimize_a: ms[0].direction == Direction::Minimize,
-            minimize_b: ms[1].direction == Direction::Minimize,
+            x_label: axis_label(&ma.0, &ma.1),
+            y_label: axis_label(&mb.0, &mb.1),
+            points: self.ok_points.iter().map(|(v, label)| ParetoPoint { a: v[a], b: v[b], feasible: true, label: label.clone() }).collect(),
+            minimize_a: ma.2,
+            minimize_b: mb.2,
             ..ParetoData::default()
         })
     }

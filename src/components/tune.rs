@@ -15,8 +15,24 @@ pub fn TunePanel() -> impl IntoView {
     let has_view = move || ctx.view.with(|v| v.is_some());
     let conv = Signal::derive(move || ctx.view.with(|v| v.as_ref().map(|v| v.convergence.clone()).unwrap_or_default()));
     let scatter = Signal::derive(move || ctx.view.with(|v| v.as_ref().map(|v| v.scatter.clone()).unwrap_or_default()));
-    let pareto = Signal::derive(move || ctx.view.with(|v| v.as_ref().and_then(|v| v.pareto.clone()).unwrap_or_default()));
-    let has_pareto = move || ctx.view.with(|v| v.as_ref().is_some_and(|v| v.pareto.is_some()));
+    // The Pareto front over two objectives the user picks (primary and second by default).
+    let axes = RwSignal::new((0usize, 1usize));
+    let pareto = Signal::derive(move || ctx.view.with(|v| v.as_ref().and_then(|v| v.pareto(axes.get().0, axes.get().1)).unwrap_or_default()));
+    let objectives = move || ctx.view.with(|v| v.as_ref().map(|v| v.objectives.iter().map(|o| o.0.clone()).collect::<Vec<_>>()).unwrap_or_default());
+    let has_pareto = move || objectives().len() >= 2;
+    let pick = move |which: usize| {
+        let current = move || if which == 0 { axes.get().0 } else { axes.get().1 };
+        let choose = move |ev: leptos::ev::Event| {
+            if let Ok(i) = event_target_value(&ev).parse::<usize>() {
+                axes.update(|a| if which == 0 { a.0 = i } else { a.1 = i });
+            }
+        };
+        view! {
+            <select data-testid=format!("pareto-{which}") on:change=choose>
+                {move || objectives().into_iter().enumerate().map(|(i, n)| view! { <option value=i.to_string() selected=move || current() == i>{n}</option> }).collect_view()}
+            </select>
+        }
+    };
     let lane_count = move || ctx.view.with(|v| v.as_ref().map(|v| v.lanes.len()).unwrap_or(0));
     // The best configuration's breakdown and roofline place: computed when the run stops or
     // pauses (a full simulation of the step, too costly to redo on every live redraw).
@@ -42,7 +58,12 @@ pub fn TunePanel() -> impl IntoView {
                 <div class="charts">
                     <ConvergenceChart data=conv/>
                     <ScatterChart data=scatter/>
-                    <Show when=has_pareto><ParetoChart data=pareto/></Show>
+                    <Show when=has_pareto>
+                        <div>
+                            <ParetoChart data=pareto/>
+                            <p class="row small">"Pareto front of " {pick(0)} " against " {pick(1)}</p>
+                        </div>
+                    </Show>
                 </div>
                 <Show when=move || best_detail.with(|d| d.is_some())>
                     <PointView detail=best_detail title="Best configuration: engine breakdown, per-operator time, roofline"/>

@@ -72,6 +72,10 @@ test('views: explore heat map with a point breakdown, report, diagnosis', async 
   const { page, context, errors } = await open(browser, BASE);
   await setInput(page, 'budget', 20);
   await runToDone(page);
+  // The Pareto front can be drawn for any two objectives.
+  const third = await page.$eval('[data-testid=pareto-1] option[value="2"]', (o) => o.textContent);
+  await page.selectOption('[data-testid=pareto-1]', '2');
+  await page.waitForFunction((name) => document.querySelector('.tl-chart-pareto')?.textContent.includes(name), third);
   // Once the run stops, the best configuration's breakdown and roofline appear under the charts.
   await page.waitForSelector('.tune [data-testid=point-detail] .tl-chart-roofline svg');
   await page.click('[data-testid=tab-explore]');
