@@ -24,9 +24,9 @@ trunk build --release --offline
 step "size of the page (gzip -9 of the release .wasm + .js; budget 1 MB)"
 node tests/e2e/size.mjs dist
 
-step "CLI for the end-to-end comparison (tunelab run --json)"
-cargo build -p tunelab-cli
-export TUNELAB_CLI="$TARGET/debug/tunelab"
+step "release CLI for the end-to-end comparison (tunelab run --json)"
+cargo build --release -p tunelab-cli
+export TUNELAB_CLI="$TARGET/release/tunelab"
 
 step "end-to-end tests in headless Chromium (node --test)"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
