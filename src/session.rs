@@ -71,6 +71,12 @@ impl Session {
         Ok(Session { run, log: Vec::new(), snapshots: vec![Vec::new(); n], seen_batches: vec![0; n] })
     }
 
+    /// Transfer: earlier trials (from similar knowledge-base cases) given to every lane before
+    /// the first evaluation; returns how many each lane kept.
+    pub fn warm_start(&mut self, earlier: &[tunelab_search::Trial]) -> Result<usize, String> {
+        self.run.warm_start(earlier)
+    }
+
     /// The underlying run (reports, exports).
     pub fn run(&self) -> &Run {
         &self.run

@@ -13,6 +13,8 @@ pub const SLICE_MS: f64 = 8.0;
 /// Least time between two redraws of the live views during a run. Redrawing is a task of its
 /// own (never in the same task as engine work), so neither grows past a frame or two.
 pub const REDRAW_MS: f64 = 150.0;
+/// Most earlier trials a warm start hands to each strategy.
+pub const WARM_LIMIT: usize = 64;
 
 /// Where a run stands; `as_str` is what the `status` test hook reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,6 +76,11 @@ pub struct Ctx {
     pub error: RwSignal<Option<String>>,
     pub view: RwSignal<Option<RunView>>,
     pub tab: RwSignal<Tab>,
+    /// Start runs from similar cases of this browser's knowledge base (transfer). Off by
+    /// default: a link then reproduces its trials anywhere, which a local warm start cannot.
+    pub warm: RwSignal<bool>,
+    /// What the last warm start did, for the knowledge-base view.
+    pub warm_note: RwSignal<String>,
     session: StoredValue<Option<Session>, LocalStorage>,
     last_redraw: StoredValue<f64>,
     /// Bumped whenever a run starts or is discarded, so a slice scheduled for an older run
@@ -96,6 +103,8 @@ impl Ctx {
             error: RwSignal::new(error),
             view: RwSignal::new(None),
             tab: RwSignal::new(tab),
+            warm: RwSignal::new(false),
+            warm_note: RwSignal::new(String::new()),
             session: StoredValue::new_local(None),
             last_redraw: StoredValue::new(0.0),
             generation: StoredValue::new(0),
@@ -242,7 +251,10 @@ impl Ctx {
         let made = Session::new(&self.scenario.get_untracked());
         browser::record_timing("start", browser::now_ms() - t0);
         match made {
-            Ok(s) => {
+            Ok(mut s) => {
+                if self.warm.get_untracked() {
+                    self.warm_start(&mut s);
+                }
                 self.generation.update_value(|g| *g += 1);
                 self.session.set_value(Some(s));
                 self.last_redraw.set_value(0.0);
@@ -254,6 +266,21 @@ impl Ctx {
                 false
             }
         }
+    }
+
+    fn warm_start(&self, s: &mut Session) {
+        let kb = crate::components::knowledge::load(*self);
+        let note = match self.scenario.with_untracked(tunelab_scenario::cases::fingerprint_of) {
+            Ok(fp) => {
+                let earlier = kb.warm_trials(&fp, s.run().space(), s.run().metrics(), WARM_LIMIT);
+                match s.warm_start(&earlier) {
+                    Ok(kept) => format!("Warm start: {kept} earlier trials from similar cases given to each strategy."),
+                    Err(e) => format!("Warm start skipped: {e}"),
+                }
+            }
+            Err(e) => format!("Warm start skipped: {e}"),
+        };
+        self.warm_note.set(note);
     }
 
     fn publish(&self) {

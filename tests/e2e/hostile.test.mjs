@@ -95,6 +95,10 @@ test('knowledge base: a corrupt store is set aside, a saved case survives a relo
   await runToDone(page);
   await page.click('[data-testid=kb-save]');
   assert.equal(await page.$$eval('[data-testid=kb-cases] li', (l) => l.length), 1);
+  // Transfer: the next run starts from the saved case's trials.
+  await page.check('[data-testid=kb-warm]');
+  await runToDone(page);
+  assert.match(await text(page, 'kb-warm-note'), /Warm start: [1-9][0-9]* earlier trials/);
   await page.reload();
   await page.waitForSelector('[data-testid=run]');
   await page.click('[data-testid=tab-knowledge]');
