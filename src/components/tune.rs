@@ -13,11 +13,12 @@ use serde_json::Value as Json;
 pub fn TunePanel() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let has_view = move || ctx.view.with(|v| v.is_some());
-    let conv = Signal::derive(move || ctx.view.with(|v| v.as_ref().map(|v| v.convergence.clone()).unwrap_or_default()));
-    let scatter = Signal::derive(move || ctx.view.with(|v| v.as_ref().map(|v| v.scatter.clone()).unwrap_or_default()));
+    // Memos: a chart whose data did not change between redraws is not redrawn.
+    let conv = Memo::new(move |_| ctx.view.with(|v| v.as_ref().map(|v| v.convergence.clone()).unwrap_or_default()));
+    let scatter = Memo::new(move |_| ctx.view.with(|v| v.as_ref().map(|v| v.scatter.clone()).unwrap_or_default()));
     // The Pareto front over two objectives the user picks (primary and second by default).
     let axes = RwSignal::new((0usize, 1usize));
-    let pareto = Signal::derive(move || ctx.view.with(|v| v.as_ref().and_then(|v| v.pareto(axes.get().0, axes.get().1)).unwrap_or_default()));
+    let pareto = Memo::new(move |_| ctx.view.with(|v| v.as_ref().and_then(|v| v.pareto(axes.get().0, axes.get().1)).unwrap_or_default()));
     let objectives = move || ctx.view.with(|v| v.as_ref().map(|v| v.objectives.iter().map(|o| o.0.clone()).collect::<Vec<_>>()).unwrap_or_default());
     let has_pareto = move || objectives().len() >= 2;
     let pick = move |which: usize| {
