@@ -75,7 +75,7 @@ pub fn KnowledgePanel() -> impl IntoView {
             <h2>"Knowledge base"</h2>
             <p class="hint">"Tuned cases stay in this browser (localStorage). Similar problems find them again; a package reproduces a case exactly."</p>
             <button data-testid="kb-save" on:click=save_run>"Save this run as a case"</button>
-            <label class="row">
+            <label class="check">
                 <input type="checkbox" data-testid="kb-warm" prop:checked=move || ctx.warm.get() on:change=move |ev| ctx.warm.set(event_target_checked(&ev))/>
                 "Warm-start the next runs from similar cases (transfer; such runs depend on this browser's cases, so a link alone does not reproduce them)"
             </label>
