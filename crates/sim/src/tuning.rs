@@ -163,8 +163,10 @@ pub fn default_matmul(c: &matmul::Ctx, d: &Device) -> MatmulTiling {
             let (af, bf, kf) = (a.min(mal) as f64, b.min(nal) as f64, kal as f64);
             let per_block = (af * bf * kf / macs).max((af * al as f64 + bf * bl as f64) * kf / d.l2_read_bytes_per_cycle);
             let score = (blocks / cores).ceil() * per_block;
-            if score < best.0 || (score == best.0 && a * b > best.1) {
-                best = (score, a * b, a, b);
+            // Splits of a huge problem can pass 2^32 each: the area saturates, never overflows.
+            let area = cost::mul_sat(a, b);
+            if score < best.0 || (score == best.0 && area > best.1) {
+                best = (score, area, a, b);
             }
         }
     }

@@ -8,7 +8,7 @@
 //! bandwidth (S2) bounds the whole kernel, with operands re-read from L2 when they fit it.
 //! The hot path (`core`) allocates nothing and returns a numeric `Reject` rather than a string.
 
-use super::{align, error, finish, overlap_s, Parts, Raw, Stage, CUBE, FIXPIPE, HBM, L2, LAUNCH, MTE1, MTE2, VECTOR};
+use super::{align, error, finish, max_f, mul_sat, overlap_s, Parts, Raw, Stage, CUBE, FIXPIPE, HBM, L2, LAUNCH, MTE1, MTE2, VECTOR};
 use crate::device::{Arch, Device};
 use crate::dtype::DType;
 use crate::estimate::{Estimate, Infeasible};
@@ -215,8 +215,8 @@ fn terms(c: &Ctx, t: &MatmulTiling) -> Result<Terms, Reject> {
     // M x K) is read in runs of stepKa x baseK elements; a shorter run costs as much as a
     // 512-byte one. B is taken to be in the fractal NZ layout (weights are converted offline;
     // each 16 x C0 fractal is 512 contiguous bytes), so its runs are always full.
-    let run_a = ((ska * ek).min(kal)) as f64 * c.a_gm;
-    let slow_a = if run_a < 512.0 { 512.0 / run_a.max(1.0) } else { 1.0 };
+    let run_a = (mul_sat(ska, ek).min(kal)) as f64 * c.a_gm;
+    let slow_a = if run_a < 512.0 { 512.0 / max_f(run_a, 1.0) } else { 1.0 };
     let slow_b = 1.0;
     let pa = bmf * kf * c.a_gm;
     let pb = kf * bnf * c.b_gm;
@@ -225,7 +225,7 @@ fn terms(c: &Ctx, t: &MatmulTiling) -> Result<Terms, Reject> {
     let a_l0 = bmf * kf * c.a_l as f64 * if nk == 1 && !m_inner { 1.0 } else { nn as f64 };
     let b_l0 = kf * bnf * c.b_l as f64 * if nk == 1 && m_inner { 1.0 } else { nm as f64 };
     let out_bytes = bmf * bnf * c.c_out;
-    let blocks = c.p.batch.saturating_mul(cdiv(c.mal, bm)).saturating_mul(cdiv(c.nal, bn));
+    let blocks = mul_sat(mul_sat(c.p.batch, cdiv(c.mal, bm)), cdiv(c.nal, bn));
     let cores = blocks.min(c.cores).max(1);
     Ok(Terms {
         cube: bmf * bnf * kf * c.inv_macs,
@@ -240,11 +240,12 @@ fn terms(c: &Ctx, t: &MatmulTiling) -> Result<Terms, Reject> {
         fix: out_bytes * c.inv_fix,
         fix_vec: bmf * bnf * c.epi_instr * c.inv_vec,
         fix_mte2: if c.p.epilogue == Epilogue::ResidualAdd { out_bytes * c.inv_gm } else { 0.0 },
-        n_mmad: (nm * nn * nk) as f64,
-        n_l1: (cm * cn * cdiv(nk, ska.min(skb))) as f64,
-        n_out: (nm * nn) as f64,
-        a_db: t.depth_a1 >= 2 * t.step_m * t.step_ka,
-        b_db: t.depth_b1 >= 2 * t.step_n * t.step_kb,
+        n_mmad: mul_sat(mul_sat(nm, nn), nk) as f64,
+        n_l1: mul_sat(mul_sat(cm, cn), cdiv(nk, ska.min(skb))) as f64,
+        n_out: mul_sat(nm, nn) as f64,
+        // In u64: the u32 product could overflow for an absurd tiling.
+        a_db: t.depth_a1 as u64 >= mul_sat(2, mul_sat(t.step_m as u64, t.step_ka as u64)),
+        b_db: t.depth_b1 as u64 >= mul_sat(2, mul_sat(t.step_n as u64, t.step_kb as u64)),
         pa_fa: pa * fa,
         pb_fb: pb * fb,
         blocks,
@@ -278,7 +279,7 @@ fn hbm_bytes(c: &Ctx, x: &Terms) -> f64 {
     let kf = c.kal as f64;
     let unique = bf * (c.mal as f64 * kf * c.a_gm + kf * c.nal as f64 * c.b_gm);
     let requested = x.blocks as f64 * (x.pa_fa + x.pb_fb);
-    let reads = if unique <= c.l2_bytes { unique } else { unique + (requested - unique).max(0.0) * (1.0 - c.l2_bytes / unique) };
+    let reads = if unique <= c.l2_bytes { unique } else { unique + max_f(requested - unique, 0.0) * (1.0 - c.l2_bytes / unique) };
     let out_total = bf * c.p.m as f64 * c.p.n as f64 * c.c_out;
     reads + if c.p.epilogue == Epilogue::ResidualAdd { 2.0 * out_total } else { out_total }
 }
@@ -289,7 +290,7 @@ pub fn time_us(c: &Ctx, t: &MatmulTiling) -> Option<f64> {
     let x = terms(c, t).ok()?;
     let core = block::<f64>(&x, t) * x.waves as f64 * c.us_per_cycle;
     let mem = hbm_bytes(c, &x) * c.inv_hbm;
-    Some(core.max(mem) + c.launch_us)
+    Some(max_f(core, mem) + c.launch_us)
 }
 
 /// Lower bound on the time of any tiling with this per-core split: the cube alone, the first

@@ -4,6 +4,7 @@
 //! (`Reject`), formatted into a sentence only when someone asks.
 
 use super::matmul::Ctx;
+use super::mul_sat;
 use crate::tiling::MatmulTiling;
 
 /// Why a matmul tiling is infeasible, as numbers (formatted only when asked).
@@ -62,29 +63,33 @@ pub(crate) fn check(c: &Ctx, t: &MatmulTiling) -> Result<(), Reject> {
     if t.iterate_order > 1 {
         return Err(Reject::Order(t.iterate_order));
     }
+    // Tile sizes in u64 with `mul_sat`: tiling fields are any u32, so an absurd tiling must
+    // saturate (and be rejected) rather than overflow, and `mul_sat` keeps that cheap as wasm.
     let (bm, bn, bk) = (t.base_m as u64, t.base_n as u64, t.base_k as u64);
-    let need = bm * bk * c.a_l * (1 + t.db_l0a as u64);
+    let tile_a = mul_sat(mul_sat(bm, bk), c.a_l);
+    let need = mul_sat(tile_a, 1 + t.db_l0a as u64);
     if need > c.l0a {
         return Err(Reject::L0a { need, have: c.l0a });
     }
-    let need = bk * bn * c.b_l * (1 + t.db_l0b as u64);
+    let tile_b = mul_sat(mul_sat(bk, bn), c.b_l);
+    let need = mul_sat(tile_b, 1 + t.db_l0b as u64);
     if need > c.l0b {
         return Err(Reject::L0b { need, have: c.l0b });
     }
     // L0C accumulates in FP32 / INT32 (4 bytes).
-    let need = bm * bn * 4 * (1 + t.db_l0c as u64);
+    let need = mul_sat(mul_sat(bm, bn), 4 * (1 + t.db_l0c as u64));
     if need > c.l0c {
         return Err(Reject::L0c { need, have: c.l0c });
     }
-    let sa = t.step_m as u64 * t.step_ka as u64;
+    let sa = mul_sat(t.step_m as u64, t.step_ka as u64);
     if !(t.depth_a1 as u64).is_multiple_of(sa) {
         return Err(Reject::Depth { field: "depthA1", depth: t.depth_a1 as u64, step: sa });
     }
-    let sb = t.step_n as u64 * t.step_kb as u64;
+    let sb = mul_sat(t.step_n as u64, t.step_kb as u64);
     if !(t.depth_b1 as u64).is_multiple_of(sb) {
         return Err(Reject::Depth { field: "depthB1", depth: t.depth_b1 as u64, step: sb });
     }
-    let need = t.depth_a1 as u64 * bm * bk * c.a_l + t.depth_b1 as u64 * bn * bk * c.b_l;
+    let need = mul_sat(t.depth_a1 as u64, tile_a).saturating_add(mul_sat(t.depth_b1 as u64, tile_b));
     if need > c.l1 {
         return Err(Reject::L1 { need, have: c.l1 });
     }

@@ -255,6 +255,34 @@ pub fn chain(parts: &[Estimate]) -> Estimate {
     out
 }
 
+/// `a * b` saturating at `u64::MAX`: always the value of `a.saturating_mul(b)`, but cheap
+/// as WebAssembly. wasm32 has no 64 x 64 -> 128-bit multiply, so a checked or saturating u64
+/// multiply (and, where overflow checks are on as in the dev profile, every plain u64 `*`)
+/// becomes a call to the 128-bit multiply routine `__multi3`, several times per evaluation on
+/// the search hot path. When both operands are below 2^32 the product is below 2^64 and one
+/// plain multiply is exact; only absurd sizes take the saturating path.
+#[inline(always)]
+pub fn mul_sat(a: u64, b: u64) -> u64 {
+    if (a | b) >> 32 == 0 {
+        a.wrapping_mul(b) // cannot wrap: both factors < 2^32
+    } else {
+        a.saturating_mul(b)
+    }
+}
+
+/// `a.max(b)` with the same rule as `f64::max` (a NaN operand yields the other one), inline.
+/// As WebAssembly `f64::max` is a call to the `fmax` routine, because wasm's own `f64.max`
+/// propagates NaN. (Signed zeros, where the rule leaves the choice open, never reach the
+/// hot path: its terms are sums and products of non-negative numbers.)
+#[inline(always)]
+pub fn max_f(a: f64, b: f64) -> f64 {
+    if a.is_nan() || a < b {
+        b
+    } else {
+        a
+    }
+}
+
 /// Rounds `x` up to a multiple of `a` (a >= 1), saturating.
 #[inline]
 pub fn align(x: u64, a: u64) -> u64 {
