@@ -18,6 +18,11 @@ step "wasm tests: golden trace under Node, components in headless Chromium"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner CHROMEDRIVER=/usr/bin/chromedriver \
   cargo test --no-fail-fast --target wasm32-unknown-unknown -p tunelab --test golden_trace --test components
 
+step "device-model speed: native vs wasm under Node (figures to read, never a pass/fail threshold)"
+cargo test -p tunelab --test wasm_bench -- --nocapture
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+  cargo test --target wasm32-unknown-unknown -p tunelab --test wasm_bench -- --nocapture
+
 step "release build of the page (trunk build --release --offline)"
 trunk build --release --offline
 
