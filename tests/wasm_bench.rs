@@ -47,5 +47,5 @@ fn matmul_tiling_evals_per_second() {
 #[test]
 fn matmul_tiling_evals_per_second() {
     let rate = best_rate();
-    println!("matmul_tiling_evals_per_s (native, dev profile): {rate:.0}");
+    println!("matmul_tiling_evals_per_s (native): {rate:.0}");
 }
