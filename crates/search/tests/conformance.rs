@@ -213,3 +213,21 @@ fn strategies_use_the_warm_start() {
         assert!(warm_mean < cold_mean, "{name}: warm-started mean best {warm_mean} is not better than cold {cold_mean}");
     }
 }
+
+/// Teaching views show the metric's own values: a maximised metric is not shown negated.
+#[test]
+fn snapshots_report_values_in_the_metrics_own_direction() {
+    use tunelab_search::{FnObjective, Metric, Outcome, Param, Rng, Space, Study, StudyOptions};
+    let space = Space::new(vec![Param::int("x", 1, 50, 1)], &[]).unwrap();
+    let metrics = vec![Metric::maximize("throughput", "tokens/s")];
+    for name in ["genetic", "annealing"] {
+        let mut study = Study::new(space.clone(), metrics.clone(), StudyOptions::budget(30)).unwrap();
+        let mut obj = FnObjective::new(metrics.clone(), |c| Outcome::Ok(vec![c.0[0].as_f64().unwrap()]));
+        let mut s = tunelab_search::strategies::by_name(name, &serde_json::json!({})).unwrap();
+        study.run(s.as_mut(), &mut obj, &mut Rng::seed_from_u64(5));
+        let snap = s.snapshot();
+        let key = if name == "genetic" { "population_best" } else { "current" };
+        let v = snap[key].as_f64().unwrap();
+        assert!(v > 0.0, "{name}: {key} = {v} should be a positive throughput");
+    }
+}

@@ -31,6 +31,9 @@ pub struct Annealing {
     started: bool,
     /// The acceptance draw for the coming `tell`, taken in `ask` where the RNG is at hand.
     draw: f64,
+    /// +1 for a minimised primary metric, -1 for a maximised one (snapshots show the metric's
+    /// own value, not the internal "lower is better" score).
+    sign: f64,
 }
 
 impl Annealing {
@@ -50,6 +53,7 @@ impl Annealing {
             restarts: 0,
             started: false,
             draw: 0.5,
+            sign: 1.0,
         }
     }
 
@@ -118,6 +122,7 @@ impl Strategy for Annealing {
     }
 
     fn tell(&mut self, h: &History, trials: &[Trial]) {
+        self.sign = h.metrics.first().map(|m| m.signed(1.0)).unwrap_or(1.0);
         for t in trials {
             let s = h.score(t).unwrap_or(f64::INFINITY);
             if s.is_finite() && self.best.as_ref().is_none_or(|b| s < b.1) {
@@ -139,7 +144,7 @@ impl Strategy for Annealing {
         let acc = self.recent.iter().filter(|x| **x).count() as f64 / self.recent.len().max(1) as f64;
         s.insert("acceptance".into(), acc.into());
         if let Some((_, v)) = &self.current {
-            s.insert("current".into(), (*v).into());
+            s.insert("current".into(), (self.sign * *v).into());
         }
         s.insert("restarts".into(), self.restarts.into());
         s

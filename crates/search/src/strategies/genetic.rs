@@ -33,6 +33,9 @@ pub struct Genetic {
     bests: Vec<f64>,
     stall: usize,
     started: bool,
+    /// +1 for a minimised primary metric, -1 for a maximised one: scores are kept in
+    /// "lower is better" form, and snapshots show the metric's own values.
+    sign: f64,
 }
 
 impl Genetic {
@@ -54,6 +57,7 @@ impl Genetic {
             bests: Vec::new(),
             stall: 0,
             started: false,
+            sign: 1.0,
         }
     }
 
@@ -159,6 +163,7 @@ impl Strategy for Genetic {
     }
 
     fn tell(&mut self, h: &History, trials: &[Trial]) {
+        self.sign = h.metrics.first().map(|m| m.signed(1.0)).unwrap_or(1.0);
         for t in trials {
             let s = h.score(t).unwrap_or(f64::INFINITY);
             self.pool.push((t.config.clone(), s));
@@ -192,8 +197,8 @@ impl Strategy for Genetic {
         s.insert("population".into(), self.pool.len().into());
         let ok: Vec<f64> = self.pool.iter().map(|p| p.1).filter(|x| x.is_finite()).collect();
         if let Some(b) = ok.first() {
-            s.insert("population_best".into(), (*b).into());
-            s.insert("population_mean".into(), (ok.iter().sum::<f64>() / ok.len() as f64).into());
+            s.insert("population_best".into(), (self.sign * *b).into());
+            s.insert("population_mean".into(), (self.sign * ok.iter().sum::<f64>() / ok.len() as f64).into());
         }
         s.insert("stalled_generations".into(), self.stall.into());
         s
