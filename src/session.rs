@@ -203,15 +203,14 @@ impl Session {
         let sign = if minimize { 1.0 } else { -1.0 };
         for i in 0..run.lanes().len() {
             for t in run.trials(i).iter().filter(|t| !t.warm) {
-                let u = run.space().to_unit(&t.config);
                 let value = t.value().unwrap_or(f64::NAN);
                 if value.is_finite() && sign * value < best_v {
                     best_v = sign * value;
                     best = Some(points.len());
                 }
                 points.push(ScatterPoint {
-                    x: u.get(xi).copied().unwrap_or(0.0),
-                    y: u.get(yi).copied().unwrap_or(0.0),
+                    x: axis_coordinate(run.space(), xi, &t.config),
+                    y: axis_coordinate(run.space(), yi, &t.config),
                     value,
                     state: match t.state {
                         TrialState::Ok => PointState::Ok,
@@ -225,14 +224,40 @@ impl Session {
         let m = &run.metrics()[0];
         ScatterData {
             title: "Trials over the space".into(),
-            x_label: format!("{} (unit scale)", names.get(xi).cloned().unwrap_or_default()),
-            y_label: format!("{} (unit scale)", names.get(yi).cloned().unwrap_or_default()),
+            x_label: names.get(xi).cloned().unwrap_or_default(),
+            y_label: names.get(yi).cloned().unwrap_or_default(),
+            x_categories: axis_categories(run.space(), xi),
+            y_categories: axis_categories(run.space(), yi),
             value_label: axis_label(&m.name, &m.unit),
             points,
             best,
             minimize,
             ..ScatterData::default()
         }
+    }
+}
+
+/// Most values an axis shows as named categories; longer discrete axes are drawn by value.
+const MAX_AXIS_CATEGORIES: usize = 40;
+
+/// Category names of parameter `i` in value order, when it is discrete and short enough to
+/// label every value (batch 1, 2, 4 ...; precision fp16, w8a8 ...); empty otherwise.
+fn axis_categories(space: &tunelab_search::Space, i: usize) -> Vec<String> {
+    let Some(p) = space.params().get(i) else { return Vec::new() };
+    match p.levels() {
+        Some(n) if n <= MAX_AXIS_CATEGORIES => (0..n).map(|r| p.level_value(p.level_at_rank(r)).to_string()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Where a trial sits on the axis of parameter `i`: its rank among the categories, or its
+/// numeric value for long or continuous axes.
+fn axis_coordinate(space: &tunelab_search::Space, i: usize, c: &tunelab_search::Config) -> f64 {
+    let Some(p) = space.params().get(i) else { return f64::NAN };
+    let v = c.0.get(i);
+    match p.levels() {
+        Some(n) if n <= MAX_AXIS_CATEGORIES => v.and_then(|v| p.level_of(v)).map(|l| p.ordinal_rank(l) as f64).unwrap_or(f64::NAN),
+        _ => v.and_then(|v| v.as_f64()).unwrap_or_else(|| v.map(|v| p.to_unit(v)).unwrap_or(f64::NAN)),
     }
 }
 
