@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+# Tools cargo installs land here; look for them there even if the shell's PATH lacks it.
+export PATH="$HOME/.cargo/bin:$PATH"
 
 TRUNK_VERSION=0.21.14
 BINARYEN_VERSION=132
