@@ -32,6 +32,13 @@ impl Default for Weights {
     }
 }
 
+impl Weights {
+    /// A suggestion's score: effective, cheap and safe changes rank first (cost and risk in 0..1).
+    pub fn score(&self, effectiveness: f64, cost: f64, risk: f64) -> f64 {
+        self.effectiveness * effectiveness + self.cost * (1.0 - cost) + self.risk * (1.0 - risk)
+    }
+}
+
 /// What the suggestions optimise.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -269,7 +276,7 @@ fn evaluate(after: Result<PhaseCost, String>, phase: Phase, goal: Goal, before: 
                 Goal::Latency => (before.total_us - after.total_us) / before.total_us.max(1e-12),
             };
             let eff = gain.clamp(-1.0, 1.0);
-            let score = w.effectiveness * eff + w.cost * (1.0 - cost) + w.risk * (1.0 - risk);
+            let score = w.score(eff, cost, risk);
             Suggestion { title, point: p, predicted_step_ms: Some(after.total_us / 1e3), predicted_tokens_per_s: Some(after_tps), effectiveness: eff, cost, risk, score, infeasible: None }
         }
         Err(e) => Suggestion { title, point: p, predicted_step_ms: None, predicted_tokens_per_s: None, effectiveness: 0.0, cost, risk, score: f64::NEG_INFINITY.max(-1.0), infeasible: Some(e) },

@@ -115,7 +115,7 @@ fn score(after: Result<TrainResult, String>, before: &TrainResult, title: String
     match after {
         Ok(a) => {
             let eff = ((before.step_time_ms - a.step_time_ms) / before.step_time_ms.max(1e-12)).clamp(-1.0, 1.0);
-            let score = w.effectiveness * eff + w.cost * (1.0 - cost) + w.risk * (1.0 - risk);
+            let score = w.score(eff, cost, risk);
             TrainSuggestion { title, step_time_ms: Some(a.step_time_ms), memory_gib: Some(a.memory_gib), effectiveness: eff, cost, risk, score, infeasible: None }
         }
         Err(e) => TrainSuggestion { title, step_time_ms: None, memory_gib: None, effectiveness: 0.0, cost, risk, score: -1.0, infeasible: Some(e) },
