@@ -3,8 +3,9 @@
 //! A brute-forced cache is a lookup table from configuration to measured time. Replaying it
 //! the way Kernel Tuner's simulation mode does (the space is the set of cached configurations,
 //! a failed measurement is a failed evaluation that still costs budget) lets our strategies be
-//! compared with Kernel Tuner's published figures on real GPU data. The loader takes text, not
-//! a path, so the browser can replay an uploaded file too.
+//! compared with Kernel Tuner's published figures on real GPU data. The loader takes bytes or
+//! text, not a path, so the browser can replay an uploaded or fetched file too; `load_bytes`
+//! accepts `.json` and `.json.gz` alike.
 
 use crate::objective::{Objective, Outcome};
 use crate::param::Param;
@@ -13,6 +14,39 @@ use crate::trial::Metric;
 use crate::value::{Config, Value};
 use serde_json::Value as Json;
 use std::collections::HashMap;
+
+/// The most bytes a cache may have once decompressed (the largest public benchmark_hub caches
+/// are a few tens of MiB); a bigger file, or a gzip bomb, is refused with this figure.
+pub const MAX_CACHE_BYTES: usize = 256 << 20;
+
+/// The loaded cache type (short name for callers: `kernel_tuner::Cache`).
+pub type Cache = KernelTunerCache;
+
+/// Loads a cache from a file's bytes: `.json` (closed or unterminated) or `.json.gz` as
+/// benchmark_hub ships them, told apart by the gzip magic bytes, not by the name. This is what
+/// the CLI and the browser (a dropped or fetched file) both call.
+pub fn load_bytes(bytes: &[u8]) -> Result<KernelTunerCache, String> {
+    KernelTunerCache::parse(&text_of(bytes)?)
+}
+
+/// The JSON text of a cache file's bytes (gunzipped when gzip, UTF-8 checked, BOM dropped).
+pub fn text_of(bytes: &[u8]) -> Result<String, String> {
+    let raw;
+    let bytes = if crate::gzip::is_gzip(bytes) {
+        raw = crate::gzip::decompress(bytes, MAX_CACHE_BYTES)?;
+        &raw[..]
+    } else {
+        if bytes.len() > MAX_CACHE_BYTES {
+            return Err(format!("the cache file has more than {} MiB, the most a cache may have", MAX_CACHE_BYTES >> 20));
+        }
+        bytes
+    };
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Ok(s.to_string()),
+        Err(e) => Err(format!("the cache file is not UTF-8 text (invalid byte at offset {}); is it a JSON or .json.gz cache?", e.valid_up_to())),
+    }
+}
 
 /// A loaded cache: the member space, the measured value of each member, and some metadata.
 #[derive(Clone, Debug)]
@@ -196,29 +230,41 @@ impl Objective for CacheObjective<'_> {
     }
 }
 
-/// Parses the text, closing an unterminated cache first (Kernel Tuner's `correct_open_cache`).
+/// Parses the text. A file that does not parse as it is but ends where an interrupted Kernel
+/// Tuner run stops (after a record's comma, or at the end of the cache object) is closed first,
+/// as Kernel Tuner's `correct_open_cache` does. Truncation is detected by parsing, not by the
+/// last bytes: a complete file written with `sort_keys=True` ends with another key, not the cache.
 fn parse_json(text: &str) -> Result<Json, String> {
     let t = text.trim_end();
     if t.trim_start().is_empty() {
         return Err("the cache file is empty".into());
     }
-    let closed;
-    let t = if t.ends_with("}\n}") || t.ends_with("}}}") || !t.contains("\"cache\"") {
-        t
-    } else {
-        closed = format!("{}}}\n}}", t.strip_suffix(',').unwrap_or(t));
-        &closed
+    let first = match serde_json::from_str(t) {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
     };
-    serde_json::from_str(t).map_err(|e| {
-        // Python's json writes NaN and Infinity, which are not JSON: say so plainly.
-        let line = t.lines().nth(e.line().saturating_sub(1)).unwrap_or("");
-        let at = line.get(e.column().saturating_sub(1)..).unwrap_or("");
-        if ["NaN", "Infinity", "-Infinity"].iter().any(|w| at.starts_with(w)) {
-            format!("a non-finite number (NaN or Infinity) at line {} column {}; times must be finite", e.line(), e.column())
-        } else {
-            format!("malformed or truncated JSON: {e}")
-        }
-    })
+    if !(t.contains("\"cache\"") && (first.is_eof() || t.ends_with(','))) {
+        return Err(describe(t, &first));
+    }
+    let closed = format!("{}}}\n}}", t.strip_suffix(',').unwrap_or(t));
+    match serde_json::from_str(&closed) {
+        Ok(v) => Ok(v),
+        // Cut in the middle of a record: the closed form fails near its end; say that.
+        Err(e) if first.is_eof() => Err(describe(&closed, &e)),
+        // A real error before the end (NaN, a typo): the original message points at it.
+        Err(_) => Err(describe(t, &first)),
+    }
+}
+
+fn describe(t: &str, e: &serde_json::Error) -> String {
+    // Python's json writes NaN and Infinity, which are not JSON: say so plainly.
+    let line = t.lines().nth(e.line().saturating_sub(1)).unwrap_or("");
+    let at = line.get(e.column().saturating_sub(1)..).unwrap_or("");
+    if ["NaN", "Infinity", "-Infinity"].iter().any(|w| at.starts_with(w)) {
+        format!("a non-finite number (NaN or Infinity) at line {} column {}; times must be finite", e.line(), e.column())
+    } else {
+        format!("malformed or truncated JSON: {e}")
+    }
 }
 
 /// A parameter value from JSON; bools become Python's "True"/"False" as in cache keys.

@@ -7,6 +7,7 @@
 //! what they tune.
 
 pub mod expr;
+pub mod gzip;
 pub mod kernel_tuner;
 pub mod objective;
 pub mod param;

@@ -156,3 +156,59 @@ fn nan_negative_and_empty_are_errors() {
     assert!(err(&open_empty).contains("cache is empty"));
     assert!(err(&full.replace("[\"bx\", \"t\"]", "[]")).contains("no parameters"));
 }
+
+fn asset(name: &str) -> Vec<u8> {
+    std::fs::read(format!("{}/../../assets/kernel-tuner/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+#[test]
+fn gzipped_caches_load_as_benchmark_hub_ships_them() {
+    use tunelab_search::kernel_tuner::load_bytes;
+    for (name, n, failed) in [
+        ("convolution_MI250X.json.gz", 4362, None),
+        ("gemm_RTX_3060_laptop.json.gz", 10000, None),
+        ("pnpoly_RTX_2080_Ti.json.gz", 4092, Some(358)),
+    ] {
+        let c = load_bytes(&asset(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(c.len(), n, "{name}");
+        if let Some(f) = failed {
+            assert_eq!(c.failed(), f, "{name}");
+        }
+        assert!(c.optimum().is_some());
+    }
+    // The plain .json goes through the same entry point and gives the same cache as `parse`.
+    let plain = load_bytes(&asset("convolution_RTX_2080_Ti.json")).unwrap();
+    assert_eq!((plain.len(), plain.failed()), (6768, 1512));
+}
+
+#[test]
+fn damaged_gzip_and_binary_files_are_named_errors() {
+    use tunelab_search::kernel_tuner::load_bytes;
+    let gz = asset("pnpoly_RTX_2080_Ti.json.gz");
+    let e = load_bytes(&gz[..gz.len() / 2]).unwrap_err();
+    assert!(e.contains("gzip") && e.contains("truncated"), "{e}");
+    let e = load_bytes(&[0xff, 0xfe, 0x00, 0x41]).unwrap_err();
+    assert!(e.contains("not UTF-8"), "{e}");
+    // A byte-order mark in front of the JSON is tolerated.
+    let mut bom = b"\xef\xbb\xbf".to_vec();
+    bom.extend(closed(&open_cache()).bytes());
+    assert_eq!(load_bytes(&bom).unwrap().len(), 4);
+}
+
+/// Issue 13 #6: `json.dump(..., sort_keys=True)` puts "cache" first, so the file does not end
+/// with the cache object; it is complete and must load (it was refused as "unfinished").
+#[test]
+fn a_cache_written_with_sorted_keys_loads() {
+    let text = r#"{"cache": {"16,1": {"bx": 16, "t": 1, "time": 3.0}, "32,2": {"bx": 32, "t": 2, "time": 1.5}},
+ "device_name": "", "kernel_name": "k", "objective": "time", "problem_size": [8],
+ "tune_params": {"bx": [16, 32], "t": [1, 2]},
+ "tune_params_keys": ["bx", "t"]}"#;
+    let c = KernelTunerCache::parse(text).unwrap();
+    assert_eq!((c.len(), c.optimum()), (2, Some(1.5)));
+    // Pretty-printed as Python's json.dump(indent=1, sort_keys=True) writes it.
+    let pretty = serde_json::to_string_pretty(&serde_json::from_str::<serde_json::Value>(text).unwrap()).unwrap();
+    assert!(pretty.trim_end().ends_with("]\n}"));
+    assert_eq!(KernelTunerCache::parse(&pretty).unwrap().len(), 2);
+    // Still: an unterminated file whose records run to the end is closed and loads.
+    assert_eq!(KernelTunerCache::parse(&open_cache()).unwrap().len(), 4);
+}
