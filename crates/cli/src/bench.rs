@@ -1,16 +1,18 @@
 //! `tunelab bench [--json]`: the engine's speed figures (search overhead, device-model
 //! throughput). Figures are printed, never asserted: they depend on the machine.
 
-use crate::args::Args;
+/// Arguments of `tunelab bench`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Print the figures as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
 
-pub fn main(args: &[String]) -> Result<(), String> {
-    let a = Args::parse(args, &["json"], &[])?;
-    if let Some(p) = a.positional.first() {
-        return Err(format!("unexpected argument '{p}'"));
-    }
+pub fn main(a: Args) -> Result<(), String> {
     let mut figures = crate::bench_sim::figures();
     figures.extend(crate::bench_search::figures());
-    if a.flag("json") {
+    if a.json {
         let obj: serde_json::Map<String, serde_json::Value> = figures.into_iter().collect();
         println!("{}", serde_json::Value::Object(obj));
     } else {

@@ -1,20 +1,26 @@
 //! `tunelab devices [--json] [--show CHIP]`: the bundled device profiles with key figures.
 //! Figures marked derived are computed from the sourced ones (see assets/devices/*.json).
 
-use crate::args::Args;
 use tunelab_sim::device::{bundled, bundled_device, Arch};
 
-pub fn main(args: &[String]) -> Result<(), String> {
-    let a = Args::parse(args, &["json"], &["show"])?;
-    if let Some(p) = a.positional.first() {
-        return Err(format!("unexpected argument '{p}' (usage: tunelab devices [--json] [--show CHIP])"));
-    }
-    if let Some(name) = a.get("show") {
+/// Arguments of `tunelab devices`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Print every profile as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Print one chip's profile (with the source of every figure), e.g. 910B2.
+    #[arg(long, value_name = "CHIP")]
+    show: Option<String>,
+}
+
+pub fn main(a: Args) -> Result<(), String> {
+    if let Some(name) = &a.show {
         println!("{}", bundled_device(name)?.to_json());
         return Ok(());
     }
     let devices = bundled();
-    if a.flag("json") {
+    if a.json {
         let v: Vec<serde_json::Value> = devices.iter().map(|d| serde_json::to_value(d).unwrap_or_default()).collect();
         println!("{}", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?);
         return Ok(());

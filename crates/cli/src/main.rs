@@ -1,7 +1,10 @@
 //! `tunelab`: the same engine as the browser app, natively.
 //!
-//! Each command lives in its own module with `pub fn main(args: &[String]) -> Result<(), String>`;
-//! an Err is printed as "error: ..." and exits with status 2, so bad input never panics.
+//! Arguments are parsed by clap (derive). Each command lives in its own module with
+//! `#[derive(clap::Args)] pub struct Args` and `pub fn main(args: Args) -> Result<(), String>`;
+//! this file holds the `Command` enum, one variant per module. An Err is printed as
+//! "error: ..." and exits with status 2 (as clap does for bad arguments), so bad input never
+//! panics. `--help` works on every command.
 
 mod args;
 mod bench;
@@ -14,42 +17,44 @@ mod run;
 mod strategies;
 mod url;
 
-const USAGE: &str = "tunelab: auto-tuning simulator for AI models on Ascend NPUs
+use clap::{Parser, Subcommand};
 
-usage:
-  tunelab strategies                      list the search strategies
-  tunelab replay --cache FILE --strategy NAME --budget N --seeds A-B [--json]
-                                          replay a Kernel Tuner cache
-  tunelab devices                         list the device profiles
-  tunelab op --device CHIP --op KIND --shape S --dtype T [--tiling k=v,...] [--tune S] [--json]
-                                          estimate (and tune) one operator
-  tunelab bench [--json]                  engine benchmarks
-  tunelab run SCENARIO.json [--progress] [--json] [--out report.json]
-                                          tune a scenario and print its report
-  tunelab url SCENARIO.json | tunelab url --decode FRAGMENT
-                                          scenario <-> app URL fragment
-";
+/// Auto-tuning simulator for AI models on Ascend NPUs: the same engine as the browser app.
+#[derive(Parser)]
+#[command(name = "tunelab", version, arg_required_else_help = true, subcommand_required = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the search strategies.
+    Strategies(strategies::Args),
+    /// Replay a Kernel Tuner cache with search strategies.
+    Replay(replay::Args),
+    /// List the device profiles (or print one with its sources).
+    Devices(devices::Args),
+    /// Estimate (and optionally tune) one operator on one device.
+    Op(op::Args),
+    /// Engine benchmarks (figures are printed, never asserted).
+    Bench(bench::Args),
+    /// Tune a scenario and print its report.
+    Run(run::Args),
+    /// Scenario <-> app URL fragment.
+    Url(url::Args),
+}
 
 fn main() {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let Some(cmd) = argv.first() else {
-        eprint!("{USAGE}");
-        std::process::exit(2);
-    };
-    let rest = &argv[1..];
-    let result = match cmd.as_str() {
-        "strategies" => strategies::main(rest),
-        "replay" => replay::main(rest),
-        "devices" => devices::main(rest),
-        "op" => op::main(rest),
-        "bench" => bench::main(rest),
-        "run" => run::main(rest),
-        "url" => url::main(rest),
-        "help" | "--help" | "-h" => {
-            print!("{USAGE}");
-            Ok(())
-        }
-        other => Err(format!("unknown command '{other}'\n\n{USAGE}")),
+    let cli = Cli::try_parse().unwrap_or_else(|e| e.exit());
+    let result = match cli.command {
+        Command::Strategies(a) => strategies::main(a),
+        Command::Replay(a) => replay::main(a),
+        Command::Devices(a) => devices::main(a),
+        Command::Op(a) => op::main(a),
+        Command::Bench(a) => bench::main(a),
+        Command::Run(a) => run::main(a),
+        Command::Url(a) => url::main(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

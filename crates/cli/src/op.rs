@@ -1,7 +1,6 @@
 //! `tunelab op`: estimate one operator on one device, optionally tuning its tiling, and print
 //! the estimate with its breakdown by engine.
 
-use crate::args::Args;
 use std::time::Instant;
 use tunelab_search::{strategies, Metric, Objective, Outcome, Param, Rng, Space, Study, StudyOptions, Value};
 use tunelab_sim::{
@@ -9,10 +8,7 @@ use tunelab_sim::{
     Epilogue, Estimate, Link, Op, Precision, Tiling, VectorKind,
 };
 
-const HELP: &str = "usage: tunelab op --device CHIP --op KIND --shape S [--dtype T] [--tiling k=v,...]
-                  [--tune exhaustive|auto|STRATEGY] [--budget N] [--seed N] [--json]
-
-KIND and --shape:
+const HELP: &str = "KIND and --shape:
   matmul                          MxNxK or BATCHxMxNxK (--epilogue none|bias|bias_gelu|swiglu|residual_add)
   elementwise activation swiglu softmax layernorm rmsnorm rotary reduce cast quantize gather
                                   ROWSxROW_LEN (row_len is the reduced axis)
@@ -28,6 +24,51 @@ KIND and --shape:
 --tune exhaustive (or auto): every valid tiling; any other name runs that search strategy
   (see `tunelab strategies`) for --budget evaluations (default 200) from --seed (default 0).";
 
+/// Arguments of `tunelab op`.
+#[derive(clap::Args)]
+#[command(after_help = HELP)]
+pub struct Args {
+    /// The chip, e.g. 910B2 (see `tunelab devices`).
+    #[arg(long, value_name = "CHIP")]
+    device: String,
+    /// The operator kind (listed below).
+    #[arg(long = "op", value_name = "KIND")]
+    kind: String,
+    /// The operator's shape (per kind, below).
+    #[arg(long, value_name = "S")]
+    shape: String,
+    /// Data type: fp32 fp16 bf16 int8, or for matmul w8a16 / w8a8.
+    #[arg(long, value_name = "T", default_value = "fp16")]
+    dtype: String,
+    /// Tiling fields to set, key=value,... (unset ones keep the default tiling).
+    #[arg(long, value_name = "k=v,...")]
+    tiling: Option<String>,
+    /// Tune the tiling: exhaustive, auto, or a strategy name.
+    #[arg(long, value_name = "exhaustive|auto|STRATEGY", conflicts_with = "tiling")]
+    tune: Option<String>,
+    /// Evaluations for a strategy search.
+    #[arg(long, value_name = "N", default_value = "200")]
+    budget: String,
+    /// Seed of a strategy search.
+    #[arg(long, value_name = "N", default_value = "0")]
+    seed: String,
+    /// Matmul epilogue: none bias bias_gelu swiglu residual_add.
+    #[arg(long, value_name = "E", default_value = "none")]
+    epilogue: String,
+    /// Collective link: hccs internode pcie.
+    #[arg(long, value_name = "L", default_value = "hccs")]
+    link: String,
+    /// Collective algorithm: ring tree.
+    #[arg(long, value_name = "A", default_value = "ring")]
+    algorithm: String,
+    /// Causal attention mask.
+    #[arg(long)]
+    causal: bool,
+    /// Print the estimate as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
 fn dims(shape: &str, min: usize, max: usize, what: &str) -> Result<Vec<u64>, String> {
     let v: Result<Vec<u64>, _> = shape.split(['x', 'X']).map(|p| p.trim().parse::<u64>()).collect();
     let v = v.map_err(|_| format!("bad --shape '{shape}': expected {what} (positive integers joined by x)"))?;
@@ -41,9 +82,9 @@ fn dims(shape: &str, min: usize, max: usize, what: &str) -> Result<Vec<u64>, Str
 }
 
 fn build_op(a: &Args) -> Result<Op, String> {
-    let kind = a.require("op")?.to_ascii_lowercase();
-    let shape = a.require("shape")?;
-    let dt = a.get("dtype").unwrap_or("fp16");
+    let kind = a.kind.to_ascii_lowercase();
+    let shape = a.shape.as_str();
+    let dt = a.dtype.as_str();
     let plain = || DType::parse(dt);
     let vector = |k: VectorKind| -> Result<Op, String> {
         let d = dims(shape, 2, 2, "ROWSxROW_LEN")?;
@@ -51,13 +92,13 @@ fn build_op(a: &Args) -> Result<Op, String> {
     };
     let comm = |k: CommKind| -> Result<Op, String> {
         let d = dims(shape, 2, 2, "BYTESxRANKS")?;
-        let link = match a.get("link").unwrap_or("hccs") {
+        let link = match a.link.as_str() {
             "hccs" => Link::Hccs,
             "internode" | "inter-node" => Link::InterNode,
             "pcie" => Link::Pcie,
             o => return Err(format!("unknown --link '{o}' (hccs, internode, pcie)")),
         };
-        let algorithm = match a.get("algorithm").unwrap_or("ring") {
+        let algorithm = match a.algorithm.as_str() {
             "ring" => CommAlgorithm::Ring,
             "tree" => CommAlgorithm::Tree,
             o => return Err(format!("unknown --algorithm '{o}' (ring, tree)")),
@@ -66,7 +107,7 @@ fn build_op(a: &Args) -> Result<Op, String> {
     };
     let attention = |k: AttentionKind| -> Result<Op, String> {
         let d = dims(shape, 6, 6, "BATCHxHEADSxKV_HEADSxQ_LENxKV_LENxHEAD_DIM")?;
-        Ok(Op::Attention { kind: k, batch: d[0], heads: d[1], kv_heads: d[2], q_len: d[3], kv_len: d[4], head_dim: d[5], causal: a.flag("causal"), dtype: plain()? })
+        Ok(Op::Attention { kind: k, batch: d[0], heads: d[1], kv_heads: d[2], q_len: d[3], kv_len: d[4], head_dim: d[5], causal: a.causal, dtype: plain()? })
     };
     match kind.as_str() {
         "matmul" | "bmm" => {
@@ -79,7 +120,7 @@ fn build_op(a: &Args) -> Result<Op, String> {
                     (p.activation(), Some(p.weight()))
                 }
             };
-            let epilogue = match a.get("epilogue").unwrap_or("none") {
+            let epilogue = match a.epilogue.as_str() {
                 "none" => Epilogue::None,
                 "bias" => Epilogue::Bias,
                 "bias_gelu" => Epilogue::BiasGelu,
@@ -176,8 +217,8 @@ fn tune(op: &Op, d: &Device, strategy: &str, a: &Args) -> Result<(Tiling, Tuned)
     if axes.is_empty() {
         return Err("this operator has nothing to tune".into());
     }
-    let budget: usize = a.get("budget").unwrap_or("200").parse().map_err(|_| "--budget must be a positive integer")?;
-    let seed: u64 = a.get("seed").unwrap_or("0").parse().map_err(|_| "--seed must be a non-negative integer")?;
+    let budget: usize = a.budget.trim().parse().map_err(|_| format!("--budget must be a positive integer, got '{}'", a.budget))?;
+    let seed: u64 = a.seed.trim().parse().map_err(|_| format!("--seed must be a non-negative integer, got '{}'", a.seed))?;
     let params: Vec<Param> = axes.iter().map(|ax| Param::categorical(&ax.name, ax.values.iter().map(|&v| Value::Int(v)).collect())).collect();
     let space = Space::new(params, &[])?;
     let mut obj = TilingObjective { op, device: d, names: axes.iter().map(|x| x.name.clone()).collect() };
@@ -192,18 +233,10 @@ fn tune(op: &Op, d: &Device, strategy: &str, a: &Args) -> Result<(Tiling, Tuned)
     Ok((t, Tuned { how: strategy.to_string(), valid, evaluated: Some(study.evaluations()), seconds: t0.elapsed().as_secs_f64() }))
 }
 
-pub fn main(args: &[String]) -> Result<(), String> {
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{HELP}");
-        return Ok(());
-    }
-    let a = Args::parse(args, &["json", "causal"], &["device", "op", "shape", "dtype", "tiling", "tune", "budget", "seed", "epilogue", "link", "algorithm"])?;
-    if let Some(p) = a.positional.first() {
-        return Err(format!("unexpected argument '{p}'\n\n{HELP}"));
-    }
-    let d = bundled_device(a.require("device")?)?;
+pub fn main(a: Args) -> Result<(), String> {
+    let d = bundled_device(&a.device)?;
     let op = build_op(&a)?;
-    let (tiling, tuned) = match (a.get("tune"), a.get("tiling")) {
+    let (tiling, tuned) = match (a.tune.as_deref(), a.tiling.as_deref()) {
         (Some(_), Some(_)) => return Err("give --tiling or --tune, not both".into()),
         (Some(s), None) => {
             let (t, info) = tune(&op, &d, s, &a)?;
@@ -213,7 +246,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         (None, None) => (tuning::default_tiling(&op, &d), None),
     };
     let e = estimate(&op, &tiling, &d).map_err(|i| format!("infeasible: {}", i.reason))?;
-    if a.flag("json") {
+    if a.json {
         let mut v = serde_json::json!({ "device": d.name, "op": op, "tiling": tiling, "estimate": e, "time_us": e.time_us,
             "tflops": e.attained_tflops, "bound": e.bound.name() });
         if let Some(t) = &tuned {

@@ -5,12 +5,35 @@
 //! before is free. The whole budget is spent unless `--early-stop` lets a strategy's own rule end
 //! a run, so figures compare with Kernel Tuner's published ones.
 
-use crate::args::Args;
 use tunelab_search::kernel_tuner::KernelTunerCache;
 use tunelab_search::strategies::by_name;
 use tunelab_search::{Rng, Study, StudyOptions};
 
-const USAGE: &str = "usage: tunelab replay --cache FILE --strategy NAME[,NAME...] --budget N[,N...] --seeds A-B [--json] [--early-stop] [--options JSON]";
+/// Arguments of `tunelab replay`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The Kernel Tuner cache file (JSON).
+    #[arg(long, value_name = "FILE")]
+    cache: String,
+    /// Strategy name(s), comma-separated (see `tunelab strategies`).
+    #[arg(long, value_name = "NAME[,NAME...]")]
+    strategy: String,
+    /// Evaluation budget(s), comma-separated.
+    #[arg(long, value_name = "N[,N...]")]
+    budget: String,
+    /// Seeds: an inclusive range A-B or one seed N.
+    #[arg(long, value_name = "A-B", default_value = "0-9")]
+    seeds: String,
+    /// One JSON line per run instead of the summary table.
+    #[arg(long)]
+    json: bool,
+    /// Let a strategy's own stopping rule end a run before the budget is spent.
+    #[arg(long)]
+    early_stop: bool,
+    /// Strategy options as a JSON object.
+    #[arg(long, value_name = "JSON")]
+    options: Option<String>,
+}
 
 /// One replayed run.
 struct RunResult {
@@ -21,16 +44,11 @@ struct RunResult {
 }
 
 /// Entry point of the subcommand.
-pub fn main(args: &[String]) -> Result<(), String> {
-    let a = Args::parse(args, &["json", "early-stop"], &["cache", "strategy", "budget", "seeds", "options"])
-        .map_err(|e| format!("{e}\n{USAGE}"))?;
-    if let Some(p) = a.positional.first() {
-        return Err(format!("unexpected argument '{p}'\n{USAGE}"));
-    }
-    let path = a.require("cache")?;
-    let names: Vec<&str> = a.require("strategy")?.split(',').map(str::trim).collect();
+pub fn main(a: Args) -> Result<(), String> {
+    let path = a.cache.as_str();
+    let names: Vec<&str> = a.strategy.split(',').map(str::trim).collect();
     let budgets = a
-        .require("budget")?
+        .budget
         .split(',')
         .map(|b| match b.trim().parse::<usize>() {
             Ok(0) => Err("--budget must be at least 1 evaluation, got 0".to_string()),
@@ -38,8 +56,8 @@ pub fn main(args: &[String]) -> Result<(), String> {
             Err(_) => Err(format!("--budget expects a positive integer, got '{b}'")),
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let seeds = parse_seeds(a.get("seeds").unwrap_or("0-9"))?;
-    let options: serde_json::Value = match a.get("options") {
+    let seeds = parse_seeds(&a.seeds)?;
+    let options: serde_json::Value = match a.options.as_deref() {
         Some(o) => serde_json::from_str(o).map_err(|e| format!("--options is not valid JSON: {e}"))?,
         None => serde_json::json!({}),
     };
@@ -50,7 +68,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read cache '{path}': {e}"))?;
     let cache = KernelTunerCache::parse(&text).map_err(|e| format!("cache '{path}': {e}"))?;
     let optimum = cache.optimum().ok_or(format!("cache '{path}': every configuration failed; there is no optimum"))?;
-    let json = a.flag("json");
+    let json = a.json;
     if !json {
         println!(
             "{} on {}: {} configurations ({} failed), optimum {optimum} {}",
@@ -67,7 +85,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
             let mut ratios = Vec::new();
             let mut failed_total = 0;
             for &seed in &seeds {
-                let r = run_one(&cache, name, &options, budget, seed, a.flag("early-stop"))?;
+                let r = run_one(&cache, name, &options, budget, seed, a.early_stop)?;
                 failed_total += r.failed;
                 if json {
                     let line = serde_json::json!({
@@ -143,10 +161,10 @@ mod tests {
 
     #[test]
     fn bad_arguments_are_errors_not_panics() {
-        let a = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
-        assert!(main(&a("--cache x.json --strategy nope --budget 5")).unwrap_err().contains("unknown strategy 'nope'"));
-        assert!(main(&a("--cache x.json --strategy random --budget 0")).unwrap_err().contains("at least 1"));
-        assert!(main(&a("--cache /nonexistent.json --strategy random --budget 5")).unwrap_err().contains("cannot read"));
-        assert!(main(&a("--strategy random --budget 5")).unwrap_err().contains("--cache"));
+        let run = |s: &str| crate::args::parse::<Args>(s).and_then(main);
+        assert!(run("--cache x.json --strategy nope --budget 5").unwrap_err().contains("unknown strategy 'nope'"));
+        assert!(run("--cache x.json --strategy random --budget 0").unwrap_err().contains("at least 1"));
+        assert!(run("--cache /nonexistent.json --strategy random --budget 5").unwrap_err().contains("cannot read"));
+        assert!(run("--strategy random --budget 5").unwrap_err().contains("--cache"));
     }
 }

@@ -3,28 +3,46 @@
 //!
 //! Progress lines go to stderr so that `--json` output on stdout stays one parseable document.
 
-use crate::args::Args;
 use tunelab_scenario::{Run, Scenario};
 
-const USAGE: &str = "usage: tunelab run SCENARIO.json [--progress] [--json] [--out report.json] [--csv trials.csv]\n                   [--warm-from KB.json] [--save-case KB.json]";
+/// Arguments of `tunelab run`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The scenario file (as saved by the app or written by hand).
+    #[arg(value_name = "SCENARIO.json")]
+    scenario: String,
+    /// Print each generation's progress on stderr.
+    #[arg(long)]
+    progress: bool,
+    /// Print the report as one JSON document on stdout.
+    #[arg(long)]
+    json: bool,
+    /// Also write the JSON report to this file.
+    #[arg(long, value_name = "report.json")]
+    out: Option<String>,
+    /// Also write every trial as CSV to this file.
+    #[arg(long, value_name = "trials.csv")]
+    csv: Option<String>,
+    /// Warm-start from the similar cases in this knowledge base.
+    #[arg(long, value_name = "KB.json")]
+    warm_from: Option<String>,
+    /// Save this run as a case in this knowledge base (created if missing).
+    #[arg(long, value_name = "KB.json")]
+    save_case: Option<String>,
+}
 
 /// Largest scenario file read (a scenario is a few KB; an inline model a few hundred).
 const MAX_FILE: u64 = 8 * 1024 * 1024;
 
 /// Entry point of the subcommand.
-pub fn main(args: &[String]) -> Result<(), String> {
-    let a = Args::parse(args, &["progress", "json"], &["out", "csv", "warm-from", "save-case"]).map_err(|e| format!("{e}\n{USAGE}"))?;
-    let path = match a.positional.as_slice() {
-        [p] => p,
-        [] => return Err(format!("missing the scenario file\n{USAGE}")),
-        [_, extra, ..] => return Err(format!("unexpected argument '{extra}'\n{USAGE}")),
-    };
+pub fn main(a: Args) -> Result<(), String> {
+    let path = &a.scenario;
     let scenario = load(path)?;
     let mut run = Run::new(&scenario).map_err(|e| format!("scenario '{path}': {e}"))?;
     for n in run.notes() {
         eprintln!("note: {n}");
     }
-    if let Some(kb_path) = a.get("warm-from") {
+    if let Some(kb_path) = a.warm_from.as_deref() {
         let kb = read_kb(kb_path, true)?;
         let fp = tunelab_scenario::cases::fingerprint_of(&scenario)?;
         let earlier = kb.warm_trials(&fp, run.space(), run.metrics(), WARM_LIMIT);
@@ -35,7 +53,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let several = run.lanes().len() > 1;
     while !run.is_done() {
         let p = run.step(256);
-        if a.flag("progress") {
+        if a.progress {
             for g in &p.generations {
                 let line = g.describe(&primary);
                 if several {
@@ -48,20 +66,20 @@ pub fn main(args: &[String]) -> Result<(), String> {
     }
     let report = run.report();
     let json = report.to_json();
-    if let Some(out) = a.get("out") {
+    if let Some(out) = a.out.as_deref() {
         std::fs::write(out, &json).map_err(|e| format!("cannot write '{out}': {e}"))?;
     }
-    if let Some(csv) = a.get("csv") {
+    if let Some(csv) = a.csv.as_deref() {
         std::fs::write(csv, tunelab_scenario::report::trials_csv(&run, 0)).map_err(|e| format!("cannot write '{csv}': {e}"))?;
     }
-    if let Some(kb_path) = a.get("save-case") {
+    if let Some(kb_path) = a.save_case.as_deref() {
         let mut kb = read_kb(kb_path, false)?;
         let title = if scenario.name.is_empty() { path.clone() } else { scenario.name.clone() };
         kb.add(tunelab_scenario::cases::case_from_run(&run, &title)?);
         std::fs::write(kb_path, kb.to_json()).map_err(|e| format!("cannot write '{kb_path}': {e}"))?;
         eprintln!("note: saved this run as a case in '{kb_path}' ({} cases)", kb.cases.len());
     }
-    if a.flag("json") {
+    if a.json {
         println!("{}", serde_json::to_string(&report).map_err(|e| format!("cannot encode the report: {e}"))?);
     } else {
         print!("{}", report.to_text());

@@ -56,5 +56,5 @@ fn bad_input_exits_2_with_a_message() {
     }
     let (code, _, err) = tunelab(&["run"]);
     assert_eq!(code, 2);
-    assert!(err.contains("usage"), "{err}");
+    assert!(err.to_lowercase().contains("usage"), "{err}");
 }
