@@ -11,6 +11,7 @@ mod bench;
 mod bench_search;
 mod bench_sim;
 mod devices;
+mod eval;
 mod op;
 mod replay;
 mod run;
@@ -43,6 +44,8 @@ enum Command {
     Run(run::Args),
     /// Scenario <-> app URL fragment.
     Url(url::Args),
+    /// Price one configuration of a scenario (no tuning) and print every metric.
+    Eval(eval::Args),
 }
 
 fn main() {
@@ -55,6 +58,7 @@ fn main() {
         Command::Bench(a) => bench::main(a),
         Command::Run(a) => run::main(a),
         Command::Url(a) => url::main(a),
+        Command::Eval(a) => eval::main(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

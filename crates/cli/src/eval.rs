@@ -1,0 +1,195 @@
+//! `tunelab eval SCENARIO.json --set batch=8,precision=bf16,tp=2`: prices one configuration of
+//! the scenario's space without tuning and prints every metric.
+//!
+//! It prices through `Run::evaluate`, the stage objective the study itself calls, so the numbers
+//! are exactly those a tuning run would report for the same configuration. Parameters not set
+//! keep the baseline (the stage's default configuration).
+
+use tunelab_scenario::Run;
+use tunelab_search::{Config, Domain, Outcome, Param, Space, Value};
+
+/// Arguments of `tunelab eval`.
+#[derive(clap::Args)]
+#[command(after_help = "Parameters not given keep the baseline (the stage's default configuration); `--list` shows the space.")]
+pub struct Args {
+    /// The scenario file.
+    #[arg(value_name = "SCENARIO.json")]
+    scenario: String,
+    /// Parameter values, name=value,... (repeatable), e.g. batch=8,precision=bf16,tp=2.
+    #[arg(long, value_name = "name=value,...")]
+    set: Vec<String>,
+    /// List the space's parameters and their values, then stop.
+    #[arg(long)]
+    list: bool,
+    /// Print the result as one JSON document.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Entry point of the subcommand.
+pub fn main(a: Args) -> Result<(), String> {
+    let scenario = crate::run::load(&a.scenario)?;
+    let mut run = Run::new(&scenario).map_err(|e| format!("scenario '{}': {e}", a.scenario))?;
+    for n in run.notes() {
+        eprintln!("note: {n}");
+    }
+    if a.list {
+        for p in run.space().params() {
+            println!("{:<24} {}", p.name, describe_domain(p));
+        }
+        return Ok(());
+    }
+    let config = configure(run.space(), run.baseline_config(), &a.set)?;
+    let outcome = run.evaluate(&config);
+    let baseline = run.baseline().clone();
+    let names = run.space().names().to_vec();
+    let metrics = run.metrics().to_vec();
+    if a.json {
+        let cfg: serde_json::Map<String, serde_json::Value> =
+            names.iter().zip(&config.0).map(|(n, v)| (n.clone(), serde_json::to_value(v).unwrap_or_default())).collect();
+        let values = |o: &Outcome| -> serde_json::Value {
+            match o {
+                Outcome::Ok(v) => metrics.iter().zip(v).map(|(m, x)| (m.name.clone(), serde_json::json!(x))).collect::<serde_json::Map<_, _>>().into(),
+                _ => serde_json::Value::Null,
+            }
+        };
+        let state = |o: &Outcome| match o {
+            Outcome::Ok(_) => ("ok", None),
+            Outcome::Infeasible(r) => ("infeasible", Some(r.clone())),
+            Outcome::Failed(r) => ("failed", Some(r.clone())),
+        };
+        let (st, why) = state(&outcome);
+        let (bst, bwhy) = state(&baseline);
+        let out = serde_json::json!({
+            "stage": scenario.stage.name(),
+            "config": cfg,
+            "state": st,
+            "reason": why,
+            "metrics": values(&outcome),
+            "units": metrics.iter().map(|m| (m.name.clone(), serde_json::json!(m.unit))).collect::<serde_json::Map<_, _>>(),
+            "baseline": { "state": bst, "reason": bwhy, "metrics": values(&baseline) },
+        });
+        println!("{}", serde_json::to_string_pretty(&out).map_err(|e| format!("cannot encode the result: {e}"))?);
+        return Ok(());
+    }
+    println!("configuration  {}", config.describe(&names));
+    match &outcome {
+        Outcome::Ok(v) => {
+            let base = match &baseline {
+                Outcome::Ok(b) => Some(b),
+                _ => None,
+            };
+            println!("{:<24} {:>14} {:>14}  unit", "metric", "value", "baseline");
+            for (i, (m, x)) in metrics.iter().zip(v).enumerate() {
+                let b = base.and_then(|b| b.get(i)).map(|b| fmt(*b)).unwrap_or_else(|| "-".into());
+                println!("{:<24} {:>14} {:>14}  {}", m.name, fmt(*x), b, m.unit);
+            }
+        }
+        Outcome::Infeasible(r) => println!("infeasible: {r}"),
+        Outcome::Failed(r) => println!("failed: {r}"),
+    }
+    Ok(())
+}
+
+fn fmt(x: f64) -> String {
+    if x != 0.0 && (x.abs() >= 1e7 || x.abs() < 1e-3) { format!("{x:.4e}") } else { format!("{x:.4}") }
+}
+
+/// The baseline with the `--set` assignments applied; each name and value is checked against the
+/// space, and an error names the one at fault with what is allowed.
+pub fn configure(space: &Space, baseline: &Config, sets: &[String]) -> Result<Config, String> {
+    let mut config = baseline.clone();
+    if config.len() != space.params().len() {
+        config = Config(space.params().iter().map(|p| p.level_value(0)).collect());
+    }
+    for kv in sets.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty()) {
+        let (k, v) = kv.split_once('=').ok_or_else(|| format!("--set entry '{kv}' is not name=value"))?;
+        let (k, v) = (k.trim(), v.trim());
+        let i = space.index_of(k).ok_or_else(|| {
+            format!("--set: the space has no parameter '{k}'; it has: {}", space.names().join(", "))
+        })?;
+        let p = &space.params()[i];
+        config.0[i] = parse_value(p, v)?;
+    }
+    space.check(&config).map_err(|e| format!("--set: this configuration is outside the scenario's space: {e}"))?;
+    Ok(config)
+}
+
+/// Reads `text` as a value of `p`, or says what `p` allows.
+fn parse_value(p: &Param, text: &str) -> Result<Value, String> {
+    let bad = || format!("--set {}={text}: not a value of '{}' ({})", p.name, p.name, describe_domain(p));
+    let v = match &p.domain {
+        Domain::Int { .. } | Domain::Pow2 { .. } => Value::Int(text.parse::<i64>().map_err(|_| bad())?),
+        Domain::Float { .. } => {
+            let x = text.parse::<f64>().map_err(|_| bad())?;
+            if !x.is_finite() {
+                return Err(bad());
+            }
+            Value::Float(x)
+        }
+        Domain::Categorical { choices } => {
+            let hit = choices.iter().find(|c| match c {
+                Value::Str(s) => s.eq_ignore_ascii_case(text),
+                n => text.parse::<f64>().ok().is_some_and(|x| n.as_f64() == Some(x)),
+            });
+            hit.cloned().ok_or_else(bad)?
+        }
+    };
+    if !p.contains(&v) {
+        return Err(bad());
+    }
+    Ok(v)
+}
+
+/// What a parameter allows, in a line ("1..64 step 1", "one of fp16, bf16", ...), the list cut
+/// at 20 choices.
+fn describe_domain(p: &Param) -> String {
+    match &p.domain {
+        Domain::Int { low, high, step } if *step == 1 => format!("integers {low}..={high}"),
+        Domain::Int { low, high, step } => format!("integers {low}..={high} step {step}"),
+        Domain::Pow2 { low, high } => format!("powers of two {low}..={high}"),
+        Domain::Float { low, high, step: Some(s), .. } => format!("numbers {low}..={high} step {s}"),
+        Domain::Float { low, high, .. } => format!("numbers {low}..={high}"),
+        Domain::Categorical { choices } => {
+            let shown: Vec<String> = choices.iter().take(20).map(|c| c.to_string()).collect();
+            let more = if choices.len() > 20 { format!(", ... ({} in all)", choices.len()) } else { String::new() };
+            format!("one of {}{more}", shown.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn space() -> Space {
+        Space::new(
+            vec![
+                Param::int("batch", 1, 64, 1),
+                Param::categorical("precision", vec!["fp16".into(), "bf16".into()]),
+                Param::categorical("tp", vec![Value::Int(1), Value::Int(2), Value::Int(4)]),
+            ],
+            &[],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn set_overrides_the_baseline_and_names_bad_names_and_values() {
+        let s = space();
+        let base = Config(vec![Value::Int(8), "fp16".into(), Value::Int(1)]);
+        let c = configure(&s, &base, &["batch=16,precision=BF16".into(), "tp=2".into()]).unwrap();
+        assert_eq!(c, Config(vec![Value::Int(16), "bf16".into(), Value::Int(2)]));
+        // Unset parameters keep the baseline.
+        assert_eq!(configure(&s, &base, &[]).unwrap(), base);
+        let e = configure(&s, &base, &["batchsize=4".into()]).unwrap_err();
+        assert!(e.contains("no parameter 'batchsize'") && e.contains("batch, precision, tp"), "{e}");
+        let e = configure(&s, &base, &["precision=int4".into()]).unwrap_err();
+        assert!(e.contains("'precision'") && e.contains("fp16, bf16"), "{e}");
+        let e = configure(&s, &base, &["batch=65".into()]).unwrap_err();
+        assert!(e.contains("'batch'") && e.contains("1..=64"), "{e}");
+        let e = configure(&s, &base, &["tp=3".into()]).unwrap_err();
+        assert!(e.contains("'tp'"), "{e}");
+        assert!(configure(&s, &base, &["batch".into()]).unwrap_err().contains("name=value"));
+    }
+}
