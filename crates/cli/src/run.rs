@@ -45,9 +45,9 @@ pub fn main(a: Args) -> Result<(), String> {
     if let Some(kb_path) = a.warm_from.as_deref() {
         let kb = read_kb(kb_path, true)?;
         let fp = tunelab_scenario::cases::fingerprint_of(&scenario)?;
-        let earlier = kb.warm_trials(&fp, run.space(), run.metrics(), WARM_LIMIT);
+        let earlier = kb.warm_trials(&fp, run.space(), run.metrics(), tunelab_scenario::knowledge::WARM_LIMIT);
         let kept = run.warm_start(&earlier)?;
-        eprintln!("note: warm start from '{kb_path}': {kept} earlier trials of similar cases");
+        eprintln!("note: warm start from '{kb_path}': {kept} configurations of similar cases, re-priced on this scenario (listed in the report)");
     }
     let primary = run.metrics().first().cloned().ok_or("the stage reports no metrics")?;
     let several = run.lanes().len() > 1;
@@ -97,9 +97,6 @@ pub fn load(path: &str) -> Result<Scenario, String> {
     let text = String::from_utf8(bytes).map_err(|_| format!("scenario '{path}' is not UTF-8 text"))?;
     Scenario::from_json(&text).map_err(|e| format!("scenario '{path}': {e}"))
 }
-
-/// Most earlier trials handed to a warm start (the best cases' trials first).
-const WARM_LIMIT: usize = 200;
 
 /// Reads a knowledge-base file; a missing file is an empty base unless `must_exist`. A corrupt
 /// file is an error here (the CLI never overwrites what it could not read).

@@ -20,6 +20,10 @@ pub const KB_FORMAT: &str = "tunelab-kb/1";
 pub const PACKAGE_FORMAT: &str = "tunelab-package/1";
 /// Largest package or store accepted (the browser's localStorage holds about 5 MB).
 pub const MAX_BYTES: usize = 8 * 1024 * 1024;
+/// Most earlier configurations a warm start transfers (best cases' trials first), in the app and
+/// the CLI alike. Each is re-priced on the new scenario (one objective call), so the bound also
+/// bounds the work a warm start adds before the first step.
+pub const WARM_LIMIT: usize = 64;
 
 /// What a case is about: similarity search compares these.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -64,11 +68,18 @@ impl Fingerprint {
     }
 }
 
-/// "910B2" -> "910B", "310P3" -> "310P", "910" -> "910": the chip generation.
+/// "910B2" -> "910B", "310P3" -> "310P", "910" -> "910": the chip generation (the leading
+/// digits and the character after them). Works on characters, not bytes, so any Unicode name
+/// ("昇腾910B2", "é") is safe (issue 13 #2).
 fn chip_generation(chip: &str) -> String {
-    let c = chip.trim().to_ascii_uppercase();
-    let end = c.find(|ch: char| !ch.is_ascii_digit()).map(|i| i + 1).unwrap_or(c.len());
-    c[..end.min(c.len())].to_string()
+    let mut out = String::new();
+    for ch in chip.trim().chars().flat_map(|c| c.to_uppercase()) {
+        out.push(ch);
+        if !ch.is_ascii_digit() {
+            break;
+        }
+    }
+    out
 }
 
 /// One tuned case: enough to find it again, warm-start from it and reproduce it.
@@ -165,7 +176,9 @@ impl KnowledgeBase {
 
     /// Earlier trials for a new study over `space` with `metrics`, from the cases most similar to
     /// `fp`: remapped by parameter and metric name, kept only if they belong to the new space,
-    /// at most `limit`, best cases first. Feed them to `Study::warm_start`.
+    /// at most `limit` (normally `WARM_LIMIT`), best cases first. Their values are the EARLIER
+    /// scenario's: hand them to `Run::warm_start`, which keeps only the configurations and
+    /// re-prices them on the new scenario.
     pub fn warm_trials(&self, fp: &Fingerprint, space: &Space, metrics: &[Metric], limit: usize) -> Vec<Trial> {
         let mut out: Vec<Trial> = Vec::new();
         let mut seen = std::collections::HashSet::new();
@@ -373,4 +386,41 @@ pub fn same_trials(a: &[Trial], b: &[Trial]) -> bool {
                 && x.values.len() == y.values.len()
                 && x.values.iter().zip(&y.values).all(|(p, q)| p.to_bits() == q.to_bits())
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fp(model: &str, chip: &str) -> Fingerprint {
+        Fingerprint { model: model.into(), family: "llm".into(), params_b: 7.0, chip: chip.into(), stage: "deployment".into() }
+    }
+
+    #[test]
+    fn non_ascii_chip_and_model_names_never_abort() {
+        // Issue 13 #2: slicing at a byte offset aborted on these.
+        assert_eq!(chip_generation("昇腾910B2"), "昇");
+        assert_eq!(chip_generation("é"), "É");
+        assert_eq!(chip_generation("910B2"), "910B");
+        assert_eq!(chip_generation("910é3"), "910É");
+        assert_eq!(chip_generation(""), "");
+        let a = fp("Llama-2-7B", "昇腾910B2");
+        for other in ["é", "910B2", "昇腾910B3", "", "9é"] {
+            let s = a.similarity(&fp("模型", other));
+            assert!((0.0..=1.0).contains(&s), "{other}: {s}");
+        }
+        let mut kb = KnowledgeBase::new();
+        kb.add(Case {
+            fingerprint: fp("é", "é"),
+            title: "é".into(),
+            scenario: Json::Null,
+            seed: 0,
+            param_names: vec![],
+            metrics: vec![],
+            trials: vec![],
+            best_value: None,
+            best_config: None,
+        });
+        assert_eq!(kb.similar(&a, 0.0).len(), 1);
+    }
 }

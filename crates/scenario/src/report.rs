@@ -47,9 +47,23 @@ pub struct Report {
     pub trace_digest: String,
     /// Warnings (model loading, assumptions) and the simulation caveat.
     pub notes: Vec<String>,
+    /// Configurations a warm start transferred from similar cases, with their values on THIS
+    /// scenario (re-priced; nothing measured on another scenario is reported).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub transferred: Vec<Transferred>,
     /// Launch settings for serving stacks (deployment stage only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deployment: Option<DeploymentExport>,
+}
+
+/// A configuration transferred by a warm start, priced on this scenario.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Transferred {
+    pub config: BTreeMap<String, Value>,
+    /// The primary metric on this scenario (None when infeasible here).
+    pub value: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// One metric before and after.
@@ -188,6 +202,7 @@ impl Report {
             evaluations: run.evaluations(),
             trace_digest: run.digest(),
             notes,
+            transferred: run.transferred().iter().map(|t| Transferred { config: named(&t.config), value: t.value(), reason: t.reason.clone() }).collect(),
             deployment,
         }
     }
@@ -227,6 +242,17 @@ impl Report {
         }
         if let Some(d) = &self.deployment {
             out.push_str(&format!("\nvLLM-Ascend: vllm serve {}\n", d.vllm_args.join(" ")));
+        }
+        if !self.transferred.is_empty() {
+            out.push_str(&format!("\ntransferred from similar cases ({}; re-priced on this scenario):\n", self.transferred.len()));
+            for t in self.transferred.iter().take(10) {
+                let v = t.value.map(crate::run::format_best).unwrap_or_else(|| "infeasible".into());
+                let c: Vec<String> = t.config.iter().map(|(k, x)| format!("{k}={x}")).collect();
+                out.push_str(&format!("  {} -> {v}\n", c.join(", ")));
+            }
+            if self.transferred.len() > 10 {
+                out.push_str(&format!("  ... and {} more\n", self.transferred.len() - 10));
+            }
         }
         for n in &self.notes {
             out.push_str(&format!("note: {n}\n"));

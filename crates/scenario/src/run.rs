@@ -78,6 +78,8 @@ pub struct Run {
     lanes: Vec<Lane>,
     /// The baseline ("before") configuration's outcome.
     baseline: Outcome,
+    /// Configurations transferred from similar cases, re-priced on this scenario (`warm_start`).
+    transferred: Vec<Trial>,
 }
 
 /// The generator of lane `i`: lane 0 uses the scenario seed itself, later lanes a fork of it.
@@ -121,22 +123,47 @@ impl Run {
             study.warm_start(std::slice::from_ref(&start));
             lanes.push(Lane { spec: spec.clone(), strategy, study, rng: lane_rng(s.seed, i), reported_batches: 0, reported_best: None });
         }
-        Ok(Run { scenario: s.clone(), setup, lanes, baseline })
+        Ok(Run { scenario: s.clone(), setup, lanes, baseline, transferred: Vec::new() })
     }
 
-    /// Transfer: hands earlier trials (e.g. `KnowledgeBase::warm_trials` of similar cases) to
-    /// every lane before it starts, so strategies begin from what was learned. They cost no
-    /// budget. Refused once a lane has evaluated anything, since the history must stay a
-    /// prefix of warm trials. Returns how many trials each lane kept.
+    /// Transfer: seeds every lane, before it starts, with the CONFIGURATIONS of earlier trials
+    /// (e.g. `KnowledgeBase::warm_trials` of similar cases). Each configuration is re-priced on
+    /// this scenario with the stage objective (the function the study uses), so a value measured
+    /// on another scenario never enters this study or its best (issue 13 #3); the earlier values
+    /// are ignored. At most `knowledge::WARM_LIMIT` configurations; they cost no budget. Refused
+    /// once a lane has evaluated anything, since the history must stay a prefix of warm trials.
+    /// Returns how many trials each lane kept; `transferred()` lists them.
     pub fn warm_start(&mut self, earlier: &[Trial]) -> Result<usize, String> {
         if self.evaluations() > 0 {
             return Err("warm start must come before the first evaluation".into());
         }
+        let mut seen = std::collections::HashSet::new();
+        let mut repriced = Vec::new();
+        for t in earlier {
+            if repriced.len() >= crate::knowledge::WARM_LIMIT {
+                break;
+            }
+            if self.setup.space.check(&t.config).is_err() || !seen.insert(t.config.clone()) {
+                continue;
+            }
+            let (state, values, reason) = match self.setup.objective.evaluate(&t.config) {
+                Outcome::Ok(v) => (TrialState::Ok, v, None),
+                Outcome::Infeasible(r) => (TrialState::Infeasible, Vec::new(), Some(r)),
+                Outcome::Failed(r) => (TrialState::Failed, Vec::new(), Some(r)),
+            };
+            repriced.push(Trial { id: 0, config: t.config.clone(), state, values, reason, warm: true, evaluation: 0 });
+        }
         let mut kept = 0;
         for lane in &mut self.lanes {
-            kept = lane.study.warm_start(earlier);
+            kept = lane.study.warm_start(&repriced);
         }
+        self.transferred = repriced;
         Ok(kept)
+    }
+
+    /// The configurations `warm_start` transferred, with their values on THIS scenario.
+    pub fn transferred(&self) -> &[Trial] {
+        &self.transferred
     }
 
     /// Does at most `max_steps` study steps (each at most one evaluation), round-robin over the
