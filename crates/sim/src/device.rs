@@ -92,6 +92,30 @@ pub struct Device {
     pub power_share_cube: f64,
     pub power_share_vector: f64,
     pub power_share_memory: f64,
+    /// Host dispatch in eager mode (PyTorch / aclnn): host time per framework kernel launch,
+    /// and the extra host time of a fused-attention call (its tiling is computed on the host).
+    pub eager_host_us_per_launch: f64,
+    pub eager_host_us_attention: f64,
+    /// Graph mode: one captured-graph launch per step on the host (the per-operator device-side
+    /// costs `launch_*_us` remain).
+    pub graph_launch_us: f64,
+    /// Cube pipeline hand-offs (set_flag / wait_flag), in cube cycles: per MMAD issue (K step),
+    /// per L1 panel load (MTE2 -> MTE1), per output base tile drained (cube -> FixPipe).
+    pub cube_kstep_sync_cycles: f64,
+    pub l1_load_sync_cycles: f64,
+    pub fixpipe_sync_cycles: f64,
+    /// Vector kernels: hand-off cycles per UB tile (MTE2 -> V -> MTE3 flags, loop control) and
+    /// the sustained fraction of the vector lanes' peak.
+    pub vector_tile_sync_cycles: f64,
+    pub vector_efficiency: f64,
+    /// Flash attention on split chips: cube <-> vector hand-off per KV block (S through GM/L2
+    /// to the AIVs, cross-core flags, P back), cube cycles.
+    pub fa_handoff_cycles: f64,
+    /// Sustained fraction of the HCCS link rate a collective achieves.
+    pub hccs_efficiency: f64,
+    /// Declared physical bounds `[min, max]` of fitted / fittable fields (from the file).
+    #[serde(default)]
+    pub bounds: BTreeMap<String, [f64; 2]>,
     /// Field name -> source id, as in the file.
     #[serde(default)]
     pub sources: BTreeMap<String, String>,
@@ -102,21 +126,69 @@ pub struct Device {
     pub derived: Derived,
 }
 
-/// (field, unit/kind) of every numeric field in file order; `u` = positive integer count.
-const NUMERIC: &[(&str, char)] = &[
-    ("cube_cores", 'u'), ("vector_cores", 'u'), ("cube_clock_mhz", 'f'), ("vector_clock_mhz", 'f'),
-    ("l1_bytes", 'u'), ("l0a_bytes", 'u'), ("l0b_bytes", 'u'), ("l0c_bytes", 'u'), ("ub_bytes", 'u'),
-    ("l2_bytes", 'u'), ("memory_bytes", 'u'), ("gm_bytes_per_cycle", 'f'),
-    ("l2_read_bytes_per_cycle", 'f'), ("l2_write_bytes_per_cycle", 'f'),
-    ("l1_to_l0a_bytes_per_cycle", 'f'), ("l1_to_l0b_bytes_per_cycle", 'f'),
-    ("l1_to_ub_bytes_per_cycle", 'f'), ("l0c_out_bytes_per_cycle", 'f'),
-    ("ub_to_gm_bytes_per_cycle", 'f'), ("hbm_peak_gbs", 'f'), ("hbm_efficiency", 'r'),
-    ("vector_lanes_fp16", 'f'), ("launch_matmul_us", 'z'), ("launch_vector_us", 'z'),
-    ("launch_comm_us", 'z'), ("hccs_gbs", 'z'), ("hccs_latency_us", 'z'), ("internode_gbs", 'z'),
-    ("internode_latency_us", 'z'), ("pcie_gbs", 'z'), ("pcie_latency_us", 'z'),
-    ("power_tdp_w", 'f'), ("power_idle_w", 'z'), ("power_share_cube", 'r'),
-    ("power_share_vector", 'r'), ("power_share_memory", 'r'),
+/// One numeric field: name, kind (`u` positive integer, `f` positive, `z` >= 0, `r` fraction
+/// in (0, 1]), and the physically plausible range any profile must respect (issue 13 #10: a
+/// 1e308 W chip or a 5e-324 GB/s memory is refused at load, naming the field). `new` fields
+/// were added after the first profile format; a profile without them (an old shared link)
+/// takes them from the bundled profile of the same name, else from 910B2 (a migration).
+struct Field {
+    name: &'static str,
+    kind: char,
+    min: f64,
+    max: f64,
+    new: bool,
+}
+
+const fn f(name: &'static str, kind: char, min: f64, max: f64) -> Field {
+    Field { name, kind, min, max, new: false }
+}
+
+const fn n(name: &'static str, kind: char, min: f64, max: f64) -> Field {
+    Field { name, kind, min, max, new: true }
+}
+
+const KI: f64 = 1024.0;
+const MI: f64 = 1024.0 * 1024.0;
+const GI: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// Every numeric field in file order, with its plausible range (validation limits: wide
+/// enough for any NPU from an edge SoC to a future data-centre part, narrow enough to keep
+/// every derived rate finite and non-zero).
+const NUMERIC: &[Field] = &[
+    f("cube_cores", 'u', 1.0, 4096.0), f("vector_cores", 'u', 1.0, 8192.0),
+    f("cube_clock_mhz", 'f', 50.0, 10_000.0), f("vector_clock_mhz", 'f', 50.0, 10_000.0),
+    f("l1_bytes", 'u', 4.0 * KI, 1.0 * GI), f("l0a_bytes", 'u', 1.0 * KI, 256.0 * MI),
+    f("l0b_bytes", 'u', 1.0 * KI, 256.0 * MI), f("l0c_bytes", 'u', 1.0 * KI, 256.0 * MI),
+    f("ub_bytes", 'u', 4.0 * KI, 1.0 * GI), f("l2_bytes", 'u', 1.0, 1024.0 * GI),
+    f("memory_bytes", 'u', 1.0 * MI, 1024.0 * 1024.0 * GI), f("gm_bytes_per_cycle", 'f', 0.5, 65_536.0),
+    f("l2_read_bytes_per_cycle", 'f', 0.5, 65_536.0), f("l2_write_bytes_per_cycle", 'f', 0.5, 65_536.0),
+    f("l1_to_l0a_bytes_per_cycle", 'f', 0.5, 65_536.0), f("l1_to_l0b_bytes_per_cycle", 'f', 0.5, 65_536.0),
+    f("l1_to_ub_bytes_per_cycle", 'f', 0.5, 65_536.0), f("l0c_out_bytes_per_cycle", 'f', 0.5, 65_536.0),
+    f("ub_to_gm_bytes_per_cycle", 'f', 0.5, 65_536.0), f("hbm_peak_gbs", 'f', 0.1, 1.0e6),
+    f("hbm_efficiency", 'r', 0.05, 1.0), f("vector_lanes_fp16", 'f', 1.0, 65_536.0),
+    f("launch_matmul_us", 'z', 0.0, 100_000.0), f("launch_vector_us", 'z', 0.0, 100_000.0),
+    f("launch_comm_us", 'z', 0.0, 100_000.0), f("hccs_gbs", 'z', 0.0, 1.0e6),
+    f("hccs_latency_us", 'z', 0.0, 100_000.0), f("internode_gbs", 'z', 0.0, 1.0e6),
+    f("internode_latency_us", 'z', 0.0, 100_000.0), f("pcie_gbs", 'z', 0.0, 1.0e6),
+    f("pcie_latency_us", 'z', 0.0, 100_000.0), f("power_tdp_w", 'f', 0.1, 100_000.0),
+    f("power_idle_w", 'z', 0.0, 100_000.0), f("power_share_cube", 'r', 0.0, 1.0),
+    f("power_share_vector", 'r', 0.0, 1.0), f("power_share_memory", 'r', 0.0, 1.0),
+    n("eager_host_us_per_launch", 'z', 0.0, 10_000.0), n("eager_host_us_attention", 'z', 0.0, 100_000.0),
+    n("graph_launch_us", 'z', 0.0, 1.0e6), n("cube_kstep_sync_cycles", 'z', 0.0, 1.0e6),
+    n("l1_load_sync_cycles", 'z', 0.0, 1.0e6), n("fixpipe_sync_cycles", 'z', 0.0, 1.0e6),
+    n("vector_tile_sync_cycles", 'z', 0.0, 1.0e6), n("vector_efficiency", 'r', 0.01, 1.0),
+    n("fa_handoff_cycles", 'z', 0.0, 1.0e7), n("hccs_efficiency", 'r', 0.01, 1.0),
 ];
+
+/// The plausible range of a numeric profile field (None: not a numeric field).
+pub fn field_range(name: &str) -> Option<(f64, f64)> {
+    NUMERIC.iter().find(|x| x.name == name).map(|x| (x.min, x.max))
+}
+
+/// Names of the numeric profile fields, in file order.
+pub fn numeric_fields() -> Vec<&'static str> {
+    NUMERIC.iter().map(|x| x.name).collect()
+}
 
 impl Device {
     /// Parses a profile; a malformed or incomplete one is an error naming the field.
@@ -128,24 +200,60 @@ impl Device {
         let fields = obj.get("fields").and_then(Value::as_object)
             .ok_or("device profile: field 'fields' is missing or not an object")?;
         let mut sources = BTreeMap::new();
+        let mut bounds = BTreeMap::new();
         let mut nums = [0.0f64; NUMERIC.len()];
-        for (i, (key, kind)) in NUMERIC.iter().enumerate() {
+        let mut fallback: Option<Device> = None;
+        for (i, fd) in NUMERIC.iter().enumerate() {
+            let key = fd.name;
+            if fd.new && !fields.contains_key(key) {
+                // Migration: an older profile lacks this field; take the bundled value.
+                if fallback.is_none() {
+                    fallback = Some(migration_base(&name, &soc)?);
+                }
+                let base = fallback.as_ref().map_or(0.0, |b| b.numeric(key));
+                nums[i] = base;
+                let from = fallback.as_ref().map_or("910B2", |b| b.name.as_str());
+                sources.insert(key.to_string(), format!("default:{from}"));
+                continue;
+            }
             let (v, src) = entry(fields, key)?;
-            let x = v.as_f64().ok_or_else(|| format!("device profile: field '{key}.value' must be a number"))?;
-            let ok = match kind {
-                'u' => x >= 1.0 && x.fract() == 0.0 && x < 1.0e15,
+            let x = v.as_f64().ok_or_else(|| format!("device field '{key}': value must be a number"))?;
+            let ok = match fd.kind {
+                'u' => x >= 1.0 && x.fract() == 0.0,
                 'f' => x.is_finite() && x > 0.0,
                 'z' => x.is_finite() && x >= 0.0,
                 _ => x.is_finite() && x > 0.0 && x <= 1.0,
             };
             if !ok {
-                let want = match kind {
+                let want = match fd.kind {
                     'u' => "a positive integer",
                     'f' => "a positive number",
                     'z' => "a number >= 0",
                     _ => "a fraction in (0, 1]",
                 };
-                return Err(format!("device profile: field '{key}.value' must be {want}, got {x}"));
+                return Err(format!("device field '{key}': value must be {want}, got {x}"));
+            }
+            if !(fd.min..=fd.max).contains(&x) {
+                return Err(format!("device field '{key}': value {x} is not physically plausible; it must be within [{}, {}]", fd.min, fd.max));
+            }
+            // Declared bounds of a fitted / fittable parameter: inside the plausible range, and
+            // the value inside them.
+            if let Some(o) = fields.get(key).and_then(Value::as_object) {
+                let lo = o.get("min").map(|v| v.as_f64().ok_or_else(|| format!("device field '{key}': min must be a number")));
+                let hi = o.get("max").map(|v| v.as_f64().ok_or_else(|| format!("device field '{key}': max must be a number")));
+                match (lo.transpose()?, hi.transpose()?) {
+                    (None, None) => {}
+                    (Some(lo), Some(hi)) => {
+                        if !(fd.min <= lo && lo <= hi && hi <= fd.max) {
+                            return Err(format!("device field '{key}': bounds [{lo}, {hi}] must be ordered and within [{}, {}]", fd.min, fd.max));
+                        }
+                        if !(lo..=hi).contains(&x) {
+                            return Err(format!("device field '{key}': value {x} must be within its declared bounds [{lo}, {hi}]"));
+                        }
+                        bounds.insert(key.to_string(), [lo, hi]);
+                    }
+                    _ => return Err(format!("device field '{key}': give both min and max, or neither")),
+                }
             }
             nums[i] = x;
             sources.insert(key.to_string(), src);
@@ -163,7 +271,7 @@ impl Device {
                 source_texts.insert(k.clone(), v.as_str().unwrap_or("").to_string());
             }
         }
-        let n = |k: &str| nums[NUMERIC.iter().position(|f| f.0 == k).unwrap_or(0)];
+        let n = |k: &str| nums[NUMERIC.iter().position(|f| f.name == k).unwrap_or(0)];
         let mut d = Device {
             name, soc, arch,
             cube_cores: n("cube_cores") as u32, vector_cores: n("vector_cores") as u32,
@@ -190,16 +298,33 @@ impl Device {
             power_tdp_w: n("power_tdp_w"), power_idle_w: n("power_idle_w"),
             power_share_cube: n("power_share_cube"), power_share_vector: n("power_share_vector"),
             power_share_memory: n("power_share_memory"),
+            eager_host_us_per_launch: n("eager_host_us_per_launch"),
+            eager_host_us_attention: n("eager_host_us_attention"),
+            graph_launch_us: n("graph_launch_us"),
+            cube_kstep_sync_cycles: n("cube_kstep_sync_cycles"),
+            l1_load_sync_cycles: n("l1_load_sync_cycles"),
+            fixpipe_sync_cycles: n("fixpipe_sync_cycles"),
+            vector_tile_sync_cycles: n("vector_tile_sync_cycles"),
+            vector_efficiency: n("vector_efficiency"),
+            fa_handoff_cycles: n("fa_handoff_cycles"),
+            hccs_efficiency: n("hccs_efficiency"),
+            bounds,
             sources, source_texts, derived: Derived::default(),
         };
-        if d.cube_cores > 4096 || d.vector_cores > 8192 {
-            return Err("device profile: field 'cube_cores.value' / 'vector_cores.value' is implausibly large (> 4096)".into());
-        }
         if d.power_idle_w > d.power_tdp_w {
-            return Err("device profile: field 'power_idle_w.value' exceeds 'power_tdp_w.value'".into());
+            return Err(format!("device field 'power_idle_w': value {} exceeds 'power_tdp_w' ({})", d.power_idle_w, d.power_tdp_w));
+        }
+        let shares = d.power_share_cube + d.power_share_vector + d.power_share_memory;
+        if shares > 1.0 + 1e-9 {
+            return Err(format!("device field 'power_share_memory': the cube, vector and memory shares add up to {shares}, more than 1"));
         }
         d.refresh();
         Ok(d)
+    }
+
+    /// A numeric field's value by its file name (0 for an unknown name).
+    pub fn numeric(&self, key: &str) -> f64 {
+        serde_json::to_value(self).ok().and_then(|v| v.get(key).and_then(Value::as_f64)).unwrap_or(0.0)
     }
 
     /// Recomputes the derived numbers after an edit of the documented ones.
@@ -230,11 +355,16 @@ impl Device {
         let full = serde_json::to_value(self).unwrap_or(Value::Null);
         let mut fields = Map::new();
         let mut keys: Vec<&str> = vec!["arch"];
-        keys.extend(NUMERIC.iter().map(|f| f.0));
+        keys.extend(NUMERIC.iter().map(|f| f.name));
         for k in keys {
             let v = full.get(k).cloned().unwrap_or(Value::Null);
             let src = self.sources.get(k).cloned().unwrap_or_else(|| "user".into());
-            fields.insert(k.to_string(), json!({ "value": v, "source": src }));
+            let mut e = json!({ "value": v, "source": src });
+            if let Some([lo, hi]) = self.bounds.get(k) {
+                e["min"] = json!(lo);
+                e["max"] = json!(hi);
+            }
+            fields.insert(k.to_string(), e);
         }
         let d = &self.derived;
         let der = |v: f64, f: &str| json!({ "value": v, "derived": true, "formula": f });
@@ -258,6 +388,17 @@ impl Device {
     }
 }
 
+/// The bundled profile an older profile takes its missing (newer) fields from: the one with
+/// the same name or SoC, else 910B2.
+fn migration_base(name: &str, soc: &str) -> Result<Device, String> {
+    let key = |s: &str| s.trim().to_ascii_lowercase().trim_start_matches("ascend").to_string();
+    let pick = BUNDLED.iter().find(|(n, _)| key(n) == key(name) || key(n) == key(soc)).or_else(|| BUNDLED.iter().find(|(n, _)| *n == "910B2"));
+    match pick {
+        Some((n, text)) => Device::from_json(text).map_err(|e| format!("bundled profile {n}: {e}")),
+        None => Err("no bundled profile to migrate from".into()),
+    }
+}
+
 fn str_field(obj: &Map<String, Value>, key: &str) -> Result<String, String> {
     match obj.get(key).and_then(Value::as_str) {
         Some(s) if !s.trim().is_empty() => Ok(s.to_string()),
@@ -267,7 +408,7 @@ fn str_field(obj: &Map<String, Value>, key: &str) -> Result<String, String> {
 
 /// `fields.<key>` as (value, source); both must be present.
 fn entry<'a>(fields: &'a Map<String, Value>, key: &str) -> Result<(&'a Value, String), String> {
-    let e = fields.get(key).ok_or_else(|| format!("device profile: field '{key}' is missing"))?;
+    let e = fields.get(key).ok_or_else(|| format!("device field '{key}' is missing"))?;
     let e = e.as_object().ok_or_else(|| format!("device profile: field '{key}' must be an object {{\"value\", \"source\"}}"))?;
     let v = e.get("value").ok_or_else(|| format!("device profile: field '{key}.value' is missing"))?;
     let src = match e.get("source").and_then(Value::as_str) {
@@ -295,6 +436,14 @@ pub fn bundled() -> Vec<Device> {
 /// Names of the bundled profiles.
 pub fn bundled_names() -> Vec<&'static str> {
     BUNDLED.iter().map(|b| b.0).collect()
+}
+
+/// The file text of a bundled profile (case-insensitive name), with every key the file has
+/// (declared `min`/`max` bounds included), for calibration.
+pub fn bundled_profile_text(name: &str) -> Option<&'static str> {
+    let want = name.trim().to_ascii_lowercase();
+    let want = want.strip_prefix("ascend").unwrap_or(&want).to_string();
+    BUNDLED.iter().find(|(n, _)| n.to_ascii_lowercase() == want).map(|b| b.1)
 }
 
 /// One bundled profile by name (case-insensitive; "Ascend910B2" also accepted).

@@ -2,6 +2,12 @@
 //! costs. Ring: all-reduce moves 2(p-1)/p of the data over 2(p-1) steps; all-gather and
 //! reduce-scatter (p-1)/p over p-1 steps; all-to-all (p-1)/p of the data over p-1 exchanges.
 //! Tree all-reduce: 2 ceil(log2 p) latency steps, each moving the whole buffer.
+//!
+//! Alpha-beta per algorithm: time = launch + steps x per-step latency + bytes moved / (link
+//! rate x sustained efficiency). The per-step latency is HCCL's (notify record/wait plus the
+//! SDMA issue, `hccs_latency_us`), not the wire's; the sustained fraction of the HCCS rate is
+//! `hccs_efficiency` (fitted to the 8-rank all-reduce of the calibration set). `collective_us`
+//! is the function the serving and training models call (MoE all-to-all included).
 
 use super::{finish, Raw, COMM, LAUNCH};
 use crate::device::Device;
@@ -16,6 +22,39 @@ pub fn link(d: &Device, l: Link) -> (f64, f64, &'static str) {
         Link::InterNode => (d.internode_gbs, d.internode_latency_us, "inter-node"),
         Link::Pcie => (d.pcie_gbs, d.pcie_latency_us, "PCIe"),
     }
+}
+
+/// Steps and bytes moved per rank of one collective (alpha and beta counts).
+pub fn steps_and_bytes(kind: CommKind, algorithm: CommAlgorithm, bytes: f64, ranks: u64) -> (f64, f64) {
+    let p = ranks as f64;
+    let data = bytes;
+    let steps_log = libm::ceil(libm::log2(p));
+    match (kind, algorithm) {
+        (CommKind::AllReduce, CommAlgorithm::Ring) => (2.0 * (p - 1.0), 2.0 * (p - 1.0) / p * data),
+        (CommKind::AllReduce, CommAlgorithm::Tree) => (2.0 * steps_log, 2.0 * steps_log * data),
+        (CommKind::AllGather | CommKind::ReduceScatter, CommAlgorithm::Ring) => (p - 1.0, (p - 1.0) / p * data),
+        (CommKind::AllGather | CommKind::ReduceScatter, CommAlgorithm::Tree) => (steps_log, (p - 1.0) / p * data),
+        (CommKind::AllToAll, _) => (p - 1.0, (p - 1.0) / p * data),
+    }
+}
+
+/// Sustained bytes per microsecond and per-step latency of a link (efficiency applied).
+fn rate(d: &Device, l: Link) -> (f64, f64) {
+    let (gbs, lat, _) = link(d, l);
+    let eff = if l == Link::Hccs { d.hccs_efficiency } else { 1.0 };
+    (gbs * 1.0e3 * eff, lat)
+}
+
+/// Time in microseconds of one collective of `bytes` (the full logical tensor) over `ranks`
+/// devices, launch included; 0 for one rank or no data. Errors name a missing link.
+pub fn collective_us(d: &Device, kind: CommKind, bytes: u64, ranks: u64, l: Link, algorithm: CommAlgorithm) -> Result<f64, Infeasible> {
+    let op = Op::Comm { kind, bytes, ranks, link: l, algorithm };
+    estimate(&op, &Tiling::Default, d).map(|e| e.time_us)
+}
+
+/// MoE token dispatch (or combine): an all-to-all of `bytes` over `ranks` experts' devices.
+pub fn all_to_all_us(d: &Device, bytes: u64, ranks: u64, l: Link) -> Result<f64, Infeasible> {
+    collective_us(d, CommKind::AllToAll, bytes, ranks, l, CommAlgorithm::Ring)
 }
 
 /// `Op::Comm` entry point.
@@ -34,21 +73,12 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
     if ranks == 1 || bytes == 0 {
         return Ok(finish(&raw, d));
     }
-    let (gbs, lat, name) = link(d, l);
+    let (gbs, _, name) = link(d, l);
     if gbs <= 0.0 {
         return Err(Infeasible::new(format!("{} has no {name} link in its profile", d.name)));
     }
-    let p = ranks as f64;
-    let data = bytes as f64;
-    let bw = gbs * 1.0e3; // bytes per microsecond
-    let steps_log = libm::ceil(libm::log2(p));
-    let (steps, moved) = match (kind, algorithm) {
-        (CommKind::AllReduce, CommAlgorithm::Ring) => (2.0 * (p - 1.0), 2.0 * (p - 1.0) / p * data),
-        (CommKind::AllReduce, CommAlgorithm::Tree) => (2.0 * steps_log, 2.0 * steps_log * data),
-        (CommKind::AllGather | CommKind::ReduceScatter, CommAlgorithm::Ring) => (p - 1.0, (p - 1.0) / p * data),
-        (CommKind::AllGather | CommKind::ReduceScatter, CommAlgorithm::Tree) => (steps_log, (p - 1.0) / p * data),
-        (CommKind::AllToAll, _) => (p - 1.0, (p - 1.0) / p * data),
-    };
+    let (bw, lat) = rate(d, l);
+    let (steps, moved) = steps_and_bytes(kind, algorithm, bytes as f64, ranks);
     raw.exposed[COMM] = steps * lat + moved / bw;
     raw.exposed[LAUNCH] = d.launch_comm_us;
     raw.busy = raw.exposed;

@@ -9,6 +9,7 @@
 pub mod attention;
 pub mod comm;
 pub mod conv;
+pub mod dispatch;
 pub mod error;
 pub mod matmul;
 pub mod matmul_rules;
