@@ -212,6 +212,49 @@ impl KernelTunerCache {
     }
 }
 
+/// One replayed tuning run: what the CLI's `replay` and the browser's race both report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Replay {
+    /// Best measured value found (None: every evaluation failed).
+    pub best: Option<f64>,
+    /// Best found / optimum for a minimised objective (optimum / best when maximised): 1 is the
+    /// optimum, higher is worse.
+    pub ratio: Option<f64>,
+    /// Distinct configurations evaluated (failed ones included).
+    pub evaluations: usize,
+    /// Evaluations whose measurement failed.
+    pub failed: usize,
+}
+
+/// Runs strategy `name` (with its JSON options) over the cache for `budget` distinct
+/// evaluations from `seed`, as Kernel Tuner's simulation mode does. `early_stop` honours the
+/// strategy's own convergence rule; otherwise the whole budget is spent.
+pub fn replay(cache: &KernelTunerCache, name: &str, options: &Json, budget: usize, seed: u64, early_stop: bool) -> Result<Replay, String> {
+    let mut strategy = crate::strategies::by_name(name, options)?;
+    let mut opts = crate::study::StudyOptions::budget(budget);
+    opts.strategy_stop = early_stop;
+    let mut study = crate::study::Study::new(cache.space.clone(), vec![cache.metric()], opts)?;
+    let mut objective = cache.objective();
+    let mut rng = crate::rng::Rng::seed_from_u64(seed);
+    study.run(strategy.as_mut(), &mut objective, &mut rng);
+    let best = study.best_value();
+    Ok(Replay { best, ratio: best.and_then(|b| cache.ratio(b)), evaluations: study.evaluations(), failed: study.failed() })
+}
+
+impl KernelTunerCache {
+    /// How far a found value is from the cache's optimum: best/optimum when minimised,
+    /// optimum/best when maximised (1 = the optimum, higher is worse).
+    pub fn ratio(&self, found: f64) -> Option<f64> {
+        let o = self.optimum()?;
+        match (self.minimize, found == o) {
+            (_, true) => Some(1.0),
+            (true, _) if o > 0.0 => Some(found / o),
+            (false, _) if found > 0.0 && o > 0.0 => Some(o / found),
+            _ => None,
+        }
+    }
+}
+
 /// Replays a cache as an objective: a lookup, no computation.
 pub struct CacheObjective<'a> {
     cache: &'a KernelTunerCache,

@@ -88,4 +88,11 @@ pub trait Strategy {
     fn snapshot(&self) -> Snapshot {
         Snapshot::new()
     }
+    /// A surrogate's prediction for a configuration, lower = predicted better, in the model's
+    /// own (transformed) units; None for strategies without a model or before it is fitted.
+    /// Only the order of predictions is meaningful (`auto` judges models by rank correlation).
+    fn predict(&self, history: &History, config: &Config) -> Option<f64> {
+        let _ = (history, config);
+        None
+    }
 }

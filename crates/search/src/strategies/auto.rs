@@ -1,24 +1,31 @@
-//! `auto`: picks a portfolio of strategies from the space, the budget and the number of
-//! metrics, lets them take turns, and ends with a focused local search around the incumbent.
+//! `auto`: an online portfolio. Several strategies share one history, and each evaluation goes
+//! to the one whose recent proposals did best on that shared history (a deterministic bandit);
+//! the last part of the budget polishes the incumbent with a local search.
 //!
 //! The rules, and why:
 //! - a space no larger than the budget is simply enumerated (random order, no repeats): every
 //!   strategy would end there anyway;
 //! - several metrics: NSGA-II, the one strategy that keeps a spread Pareto front;
-//! - budgets up to `model_budget` (default 400): Bayesian optimisation takes `model_weight`
-//!   (default 3) evaluations for each one of simulated annealing. A surrogate learns the most
-//!   per evaluation when evaluations are few, and a Gaussian-process fit stays cheap at that
-//!   size; the annealing share is insurance for landscapes the surrogate models badly (rugged,
-//!   many interacting parameters), where a walk keeps improving while the model stalls.
-//!   Annealing joins after the first third of the budget, so its walk starts from the best
-//!   point the model found rather than from a random one. Both read the whole history;
-//! - larger budgets, or when "bayes" is not registered: genetic algorithm and annealing, whose
-//!   per-trial cost does not grow with the history.
+//! - one metric: a random initial design shared by everyone, then the arms `bayes` (Gaussian
+//!   process on rank/log-blended targets), `tpe` and `annealing` take turns chosen by an
+//!   upper-confidence-bound rule. No landscape is known in advance, so nothing is decided by a
+//!   fixed ratio: a surrogate that predicts the landscape well keeps winning turns, a walk that
+//!   keeps finding better points keeps winning turns, and an arm whose proposals land in the
+//!   bad part of the history loses them;
+//! - credit is progress on the shared history, measured scale-free: a proposal's reward is
+//!   (1 - q)^3, where q is the fraction of earlier successful trials better than it (1 for a new
+//!   best, 0 for a failed configuration), averaged with an exponential forgetting so that credit
+//!   follows the phase of the search (a model is poor early and good later; a walk the reverse);
+//! - a model is also judged on how it ranks points it did not choose: before each trial is
+//!   evaluated (whoever proposed it) the GP's prediction is recorded, and while the Spearman
+//!   correlation between predictions and outcomes over the last trials is below `min_rank_corr`,
+//!   the model is benched (it gets one probe turn in `probe_every` to refit and show it learnt);
+//! - the last `polish` fraction of the budget (default 15%) goes to local search around the
+//!   best point: the last evaluations pay most on the incumbent's untried neighbours.
 //!
-//! Turns are counted in evaluations, so a member proposing whole generations does not crowd out
-//! one proposing single points. The last `polish` fraction of the budget (default 15%) goes to
-//! local search around the best point: the last evaluations pay most when spent on the
-//! incumbent's untried neighbours. Earlier trials (warm start) are seen by every member.
+//! The constants are generic bandit settings (exploration weight, forgetting), not fitted to any
+//! landscape; every choice depends only on the history and the seeded RNG, so a run is the same
+//! natively and in WebAssembly. Earlier trials (warm start) are seen by every member.
 
 use super::by_name;
 use crate::rng::Rng;
@@ -26,64 +33,100 @@ use crate::strategy::{History, Snapshot, Strategy};
 use crate::trial::Trial;
 use crate::value::Config;
 
-/// The automatic strategy: a portfolio chosen per problem, then a local polish.
-pub struct Auto {
-    /// Largest budget handed to the model-based strategy.
-    pub model_budget: usize,
-    /// Fraction of the budget kept for the final local search (0 disables it).
-    pub polish: f64,
-    /// Evaluations the model-based member gets for each one of the model-free member.
-    pub model_weight: usize,
-    options: serde_json::Value,
-    /// The strategies taking turns, with the evaluations each has been credited and its
-    /// weight (its share of the evaluations).
-    /// Members after the first are built only when they join (so they warm-start from the
-    /// history), hence the Option.
-    members: Vec<(&'static str, Option<Box<dyn Strategy>>, usize, usize)>,
-    /// Which member proposed the batch in flight.
-    asked: usize,
-    polishing: bool,
-    started: bool,
+/// Arms of the single-metric portfolio, in tie-breaking order.
+const ARMS: &[&str] = &["bayes", "tpe", "annealing"];
+
+/// One member of the portfolio and its bandit statistics.
+struct Arm {
+    name: &'static str,
+    strategy: Option<Box<dyn Strategy>>,
+    /// Evaluations this arm proposed.
+    pulls: usize,
+    /// Exponentially forgotten mean reward (starts at the prior).
+    reward: f64,
+    /// (predicted, observed) pairs for trials evaluated after this arm's model last predicted.
+    pairs: Vec<(f64, f64)>,
+    /// Evaluations since this arm last had a turn while benched.
+    since_probe: usize,
 }
 
+/// The automatic strategy: an online portfolio, then a local polish.
+pub struct Auto {
+    /// Fraction of the budget kept for the final local search (0 disables it).
+    pub polish: f64,
+    /// Weight of the exploration bonus of the upper confidence bound.
+    pub exploration: f64,
+    /// Weight of the newest reward in an arm's running mean.
+    pub forget: f64,
+    /// A model whose rank correlation over recent trials is below this is benched.
+    pub min_rank_corr: f64,
+    /// A benched model gets one turn in this many evaluations.
+    pub probe_every: usize,
+    options: serde_json::Value,
+    arms: Vec<Arm>,
+    /// Arm that proposed the batch in flight; None for the shared initial design.
+    asked: Option<usize>,
+    /// Trials in the history when the batch in flight was asked (later ones are new).
+    asked_at: usize,
+    /// Predictions recorded for the batch in flight, per arm (None: that arm has no model yet).
+    pending: Vec<Vec<Option<f64>>>,
+    initial: usize,
+    polishing: bool,
+    started: bool,
+    fixed: bool,
+}
+
+/// Reward prior (what uniform random proposals earn on average under (1 - q)^3).
+const PRIOR: f64 = 0.25;
+/// Pairs over which a model's rank correlation is judged.
+const CORR_WINDOW: usize = 16;
+/// Pairs needed before a model can be benched.
+const CORR_MIN_PAIRS: usize = 8;
+
 impl Auto {
-    /// Builds from JSON options: model_budget, polish, `portfolio` (a list of registry names
-    /// taking turns) or `strategy` (one name) to override the choice; the whole object is
-    /// passed on to the chosen strategies.
+    /// Builds from JSON options: `polish`, `exploration`, `forget`, `min_rank_corr`,
+    /// `probe_every`, and `portfolio` (a list of registry names taking turns) or `strategy` (one
+    /// name) to override the choice; the whole object is passed on to the members.
     pub fn from_options(o: &serde_json::Value) -> Auto {
+        let f = |k: &str, d: f64, lo: f64, hi: f64| o.get(k).and_then(|v| v.as_f64()).filter(|x| x.is_finite()).unwrap_or(d).clamp(lo, hi);
         Auto {
-            model_budget: o.get("model_budget").and_then(|v| v.as_u64()).map(|x| x as usize).unwrap_or(400),
-            polish: o.get("polish").and_then(|v| v.as_f64()).filter(|x| x.is_finite()).unwrap_or(0.15).clamp(0.0, 0.9),
-            model_weight: o.get("model_weight").and_then(|v| v.as_u64()).map(|x| x as usize).unwrap_or(3).max(1),
+            polish: f("polish", 0.15, 0.0, 0.9),
+            exploration: f("exploration", 0.3, 0.0, 10.0),
+            forget: f("forget", 0.2, 0.01, 1.0),
+            min_rank_corr: f("min_rank_corr", 0.1, -1.0, 1.0),
+            probe_every: f("probe_every", 10.0, 1.0, 1e6) as usize,
             options: o.clone(),
-            members: Vec::new(),
-            asked: 0,
+            arms: Vec::new(),
+            asked: None,
+            asked_at: 0,
+            pending: Vec::new(),
+            initial: 0,
             polishing: false,
             started: false,
+            fixed: false,
         }
     }
 
-    /// The registry names of the portfolio for this problem.
-    fn choose(&self, h: &History) -> Vec<(&'static str, usize)> {
+    /// The registry names of the portfolio for this problem, and whether it is a fixed choice
+    /// (no shared initial design, no polish).
+    fn choose(&self, h: &History) -> (Vec<&'static str>, bool) {
         let known = |n: &str| super::STRATEGIES.iter().map(|s| s.0).find(|k| *k == n && *k != "auto");
         if let Some(list) = self.options.get("portfolio").and_then(|v| v.as_array()) {
-            let names: Vec<(&'static str, usize)> = list.iter().filter_map(|v| v.as_str()).filter_map(known).map(|n| (n, 1)).collect();
+            let names: Vec<&'static str> = list.iter().filter_map(|v| v.as_str()).filter_map(known).collect();
             if !names.is_empty() {
-                return names;
+                return (names, false);
             }
         }
         if let Some(forced) = self.options.get("strategy").and_then(|v| v.as_str()).and_then(known) {
-            return vec![(forced, 1)];
+            return (vec![forced], true);
         }
         let small = h.space.cardinality().is_some_and(|n| n <= h.budget as u128 + h.trials.len() as u128);
         if small {
-            vec![("random", 1)]
+            (vec!["random"], true)
         } else if h.metrics.len() > 1 {
-            vec![("nsga2", 1)]
-        } else if h.budget <= self.model_budget && by_name("bayes", &self.options).is_ok() {
-            vec![("bayes", self.model_weight), ("annealing", 1)]
+            (vec!["nsga2"], true)
         } else {
-            vec![("genetic", 1), ("annealing", 1)]
+            (ARMS.iter().copied().filter(|n| by_name(n, &self.options).is_ok()).collect(), false)
         }
     }
 
@@ -92,6 +135,68 @@ impl Auto {
         // the options object is something the chosen strategy rejects.
         by_name(name, &self.options).or_else(|_| by_name(name, &serde_json::json!({}))).unwrap_or_else(|_| Box::new(super::random::RandomSearch))
     }
+
+    /// Spearman rank correlation of an arm's recent (predicted, observed) pairs.
+    fn rank_corr(pairs: &[(f64, f64)]) -> Option<f64> {
+        if pairs.len() < CORR_MIN_PAIRS {
+            return None;
+        }
+        let p: Vec<f64> = pairs.iter().map(|x| x.0).collect();
+        let o: Vec<f64> = pairs.iter().map(|x| x.1).collect();
+        let (rp, ro) = (ranks(&p), ranks(&o));
+        let n = rp.len() as f64;
+        let m = (n - 1.0) / 2.0;
+        let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+        for (a, b) in rp.iter().zip(&ro) {
+            sxy += (a - m) * (b - m);
+            sxx += (a - m) * (a - m);
+            syy += (b - m) * (b - m);
+        }
+        (sxx > 0.0 && syy > 0.0).then(|| sxy / libm::sqrt(sxx * syy))
+    }
+
+    fn benched(&self, i: usize) -> bool {
+        Auto::rank_corr(&self.arms[i].pairs).is_some_and(|c| c < self.min_rank_corr)
+    }
+
+    /// The arm with the highest upper confidence bound (benched models wait for their probe).
+    fn pick(&self) -> Vec<usize> {
+        let total: usize = self.arms.iter().map(|a| a.pulls).sum::<usize>() + 1;
+        let mut idx: Vec<(f64, usize)> = Vec::new();
+        for (i, a) in self.arms.iter().enumerate() {
+            if self.benched(i) && a.since_probe < self.probe_every {
+                continue;
+            }
+            let bonus = self.exploration * libm::sqrt(libm::log(total as f64 + 1.0) / (a.pulls as f64 + 1.0));
+            let probe = if self.benched(i) { 10.0 } else { 0.0 };
+            idx.push((a.reward + bonus + probe, i));
+        }
+        idx.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let mut order: Vec<usize> = idx.into_iter().map(|x| x.1).collect();
+        // Benched arms still come last, so an exhausted portfolio never stalls.
+        let rest: Vec<usize> = (0..self.arms.len()).filter(|i| !order.contains(i)).collect();
+        order.extend(rest);
+        order
+    }
+}
+
+/// Ranks (0-based, ties averaged).
+fn ranks(v: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_by(|a, b| v[*a].total_cmp(&v[*b]).then(a.cmp(b)));
+    let mut r = vec![0.0; v.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && v[order[j + 1]] == v[order[i]] {
+            j += 1;
+        }
+        for &k in &order[i..=j] {
+            r[k] = (i + j) as f64 / 2.0;
+        }
+        i = j + 1;
+    }
+    r
 }
 
 impl Strategy for Auto {
@@ -100,37 +205,42 @@ impl Strategy for Auto {
     }
 
     fn ask(&mut self, h: &History, rng: &mut Rng) -> Vec<Config> {
+        self.asked_at = h.trials.len();
         if !self.started {
             self.started = true;
-            self.members = self.choose(h).into_iter().map(|(n, w)| (n, None, 0, w)).collect();
+            let (names, fixed) = self.choose(h);
+            self.fixed = fixed;
+            self.initial = if fixed { 0 } else { (h.budget / 8).clamp(3, 10) };
+            self.arms = names
+                .into_iter()
+                .map(|n| Arm { name: n, strategy: Some(self.build(n)), pulls: 0, reward: PRIOR, pairs: Vec::new(), since_probe: 0 })
+                .collect();
         }
-        // The first member runs alone for the first third of the budget; the others join
-        // then, starting from what it found (their warm start) with credit matching its pace.
-        let spent = h.budget.saturating_sub(h.remaining);
-        for i in 0..self.members.len() {
-            if self.members[i].1.is_none() && (i == 0 || spent * 3 >= h.budget) {
-                let pace = self.members[0].2 / self.members[0].3.max(1);
-                let name = self.members[i].0;
-                self.members[i].1 = Some(self.build(name));
-                self.members[i].2 = pace * self.members[i].3;
-            }
-        }
-        let single = h.metrics.len() == 1 && !self.members.iter().any(|m| m.0 == "random");
         let polish_from = libm::ceil(self.polish * h.budget as f64) as usize;
-        if single && !self.polishing && polish_from > 0 && h.remaining <= polish_from {
+        if !self.fixed && h.metrics.len() == 1 && !self.polishing && polish_from > 0 && h.remaining <= polish_from {
             // Switch once; the local search warm-starts from the best trial in the history.
             self.polishing = true;
-            self.members = vec![("local", Some(self.build("local")), 0, 1)];
+            self.arms = vec![Arm { name: "local", strategy: Some(self.build("local")), pulls: 0, reward: PRIOR, pairs: Vec::new(), since_probe: 0 }];
         }
-        // Turns go by evaluations, not by asks, so a member proposing whole generations does
-        // not crowd out one proposing single points. A member with nothing to offer yields.
-        let mut order: Vec<usize> = (0..self.members.len()).collect();
-        order.sort_by_key(|&i| (self.members[i].2 * 1000 / self.members[i].3.max(1), i));
-        for i in order {
-            let Some(m) = self.members[i].1.as_mut() else { continue };
+        // The shared initial design: random points every arm learns from.
+        let ok = h.trials.iter().filter(|t| t.is_ok()).count();
+        if !self.polishing && (h.trials.len() < self.initial || (self.initial > 0 && ok < 2 && h.trials.len() < 3 * self.initial)) {
+            if let Some(c) = super::candidates::random_unseen(h, rng) {
+                self.asked = None;
+                self.pending.clear();
+                return vec![c];
+            }
+        }
+        for i in self.pick() {
+            let Some(m) = self.arms[i].strategy.as_mut() else { continue };
             let asked = m.ask(h, rng);
             if !asked.is_empty() {
-                self.asked = i;
+                self.asked = Some(i);
+                // Every model predicts the batch before it is evaluated.
+                self.pending = self.arms.iter().map(|a| asked.iter().map(|c| a.strategy.as_ref().and_then(|s| s.predict(h, c))).collect()).collect();
+                for (k, a) in self.arms.iter_mut().enumerate() {
+                    a.since_probe = if k == i { 0 } else { a.since_probe + asked.len() };
+                }
                 return asked;
             }
         }
@@ -138,30 +248,79 @@ impl Strategy for Auto {
     }
 
     fn tell(&mut self, h: &History, trials: &[Trial]) {
-        if let Some(m) = self.members.get_mut(self.asked) {
-            m.2 += trials.len().max(1);
-            if let Some(s) = m.1.as_mut() {
-                s.tell(h, trials);
+        // Scale-free credit: where each new trial ranks among the successful ones before it.
+        // Proposals seen before came back free and earn nothing.
+        let earlier: Vec<f64> = h.trials[..self.asked_at.min(h.trials.len())].iter().filter_map(|t| h.score(t)).collect();
+        for (k, t) in trials.iter().enumerate() {
+            if t.id < self.asked_at {
+                continue;
             }
+            let observed = h.score(t);
+            let reward = match observed {
+                None => 0.0,
+                Some(_) if earlier.is_empty() => PRIOR,
+                Some(s) => {
+                    let better = earlier.iter().filter(|e| **e < s).count() as f64;
+                    let q = better / earlier.len() as f64;
+                    (1.0 - q) * (1.0 - q) * (1.0 - q)
+                }
+            };
+            if let Some(i) = self.asked {
+                let a = &mut self.arms[i];
+                a.pulls += 1;
+                a.reward += self.forget * (reward - a.reward);
+            }
+            // Model quality: predictions made before this trial against what it measured
+            // (a failed configuration counts as worse than every success).
+            let obs = observed.unwrap_or(f64::INFINITY);
+            for (a, preds) in self.arms.iter_mut().zip(&self.pending) {
+                if let Some(Some(p)) = preds.get(k) {
+                    a.pairs.push((*p, obs));
+                    if a.pairs.len() > CORR_WINDOW {
+                        a.pairs.remove(0);
+                    }
+                }
+            }
+        }
+        self.pending.clear();
+        if let Some(s) = self.asked.and_then(|i| self.arms[i].strategy.as_mut()) {
+            s.tell(h, trials);
         }
     }
 
     fn converged(&self) -> bool {
-        // The lead member's rule decides, once every member has joined (a member not yet
-        // started has not had its say).
-        self.members.iter().all(|m| m.1.is_some()) && self.members.first().and_then(|m| m.1.as_ref()).is_some_and(|s| s.converged())
+        // A single fixed member's own rule decides; a portfolio runs its budget.
+        self.fixed && self.arms.first().and_then(|m| m.strategy.as_ref()).is_some_and(|s| s.converged())
     }
 
     fn snapshot(&self) -> Snapshot {
         let mut s = Snapshot::new();
-        for (name, m, _, _) in &self.members {
-            for (k, v) in m.as_ref().map(|m| m.snapshot()).unwrap_or_default() {
-                s.insert(format!("{name}.{k}"), v);
+        for a in &self.arms {
+            for (k, v) in a.strategy.as_ref().map(|m| m.snapshot()).unwrap_or_default() {
+                s.insert(format!("{}.{k}", a.name), v);
             }
         }
-        let names: Vec<&str> = self.members.iter().map(|m| m.0).collect();
+        let names: Vec<&str> = self.arms.iter().map(|m| m.name).collect();
         s.insert("phase".into(), names.join("+").into());
         s.insert("polishing".into(), self.polishing.into());
+        // What the bandit sees: each arm's share of evaluations, credit and model quality.
+        let arms: serde_json::Map<String, serde_json::Value> = self
+            .arms
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let corr = Auto::rank_corr(&a.pairs);
+                (
+                    a.name.to_string(),
+                    serde_json::json!({"evaluations": a.pulls, "credit": a.reward, "rank_correlation": corr, "benched": self.benched(i)}),
+                )
+            })
+            .collect();
+        s.insert("arms".into(), arms.into());
         s
+    }
+
+    fn predict(&self, h: &History, c: &Config) -> Option<f64> {
+        self.arms.iter().find_map(|a| a.strategy.as_ref().and_then(|s| s.predict(h, c)))
     }
 }

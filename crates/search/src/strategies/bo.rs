@@ -13,7 +13,7 @@
 //! `relevance` (per-axis length scales by marginal likelihood; off by default: it did not help
 //! on average in our checks), `initial`, `candidates`, `max_train`, `xi`.
 
-use super::candidates::{candidates, random_unseen, training, MemberIndex};
+use super::candidates::{candidates, random_unseen, training, MemberIndex, Transform};
 use super::gp::{self, Gp};
 use crate::rng::Rng;
 use crate::strategy::{History, Snapshot, Strategy};
@@ -48,10 +48,15 @@ pub struct Bayes {
     pub refit_every: usize,
     /// Per-axis relevance weights fitted by marginal likelihood.
     pub relevance: bool,
+    /// Objective transform before the GP: "blend" (default: the mean of rank normal scores and
+    /// standardised logs), "rank" (normal scores alone) or "log".
+    pub transform: Transform,
     hyper: Option<(f64, f64, Vec<f64>)>,
     members: Option<MemberIndex>,
     model_asks: usize,
     snap: Snapshot,
+    /// The model fitted at the last ask (for `predict`).
+    last: Option<Gp>,
 }
 
 impl Default for Bayes {
@@ -64,10 +69,12 @@ impl Default for Bayes {
             xi: 0.01,
             refit_every: 8,
             relevance: false,
+            transform: Transform::Blend,
             hyper: None,
             members: None,
             model_asks: 0,
             snap: Snapshot::new(),
+            last: None,
         }
     }
 }
@@ -92,6 +99,10 @@ impl Bayes {
         }
         if let Some(v) = o.get("xi").and_then(|v| v.as_f64()).filter(|x| x.is_finite() && *x >= 0.0) {
             b.xi = v;
+        }
+        match o.get("transform").and_then(|v| v.as_str()) {
+            None => {}
+            Some(t) => b.transform = Transform::parse(t).ok_or_else(|| format!("bayes: unknown transform '{t}'; known: blend, rank, log"))?,
         }
         match o.get("acquisition").and_then(|v| v.as_str()) {
             None | Some("ei") => {}
@@ -123,7 +134,7 @@ impl Strategy for Bayes {
 
     fn ask(&mut self, h: &History, rng: &mut Rng) -> Vec<Config> {
         let ok = h.trials.iter().filter(|t| t.is_ok()).count();
-        let data = if h.trials.len() >= self.initial_size(h) { training(h, self.max_train) } else { None };
+        let data = if h.trials.len() >= self.initial_size(h) { training(h, self.max_train, self.transform) } else { None };
         let Some(data) = data.filter(|_| ok >= 2) else {
             self.phase("initial design");
             return random_unseen(h, rng).into_iter().collect();
@@ -144,6 +155,7 @@ impl Strategy for Bayes {
             return random_unseen(h, rng).into_iter().collect();
         };
         self.hyper = Some((model.length_scale, model.noise, model.weights.clone()));
+        self.last = Some(model.clone());
         self.members = MemberIndex::for_history(self.members.take(), h);
         let cands = candidates(h, rng, self.candidates, self.members.as_ref());
         if cands.is_empty() {
@@ -178,7 +190,7 @@ impl Strategy for Bayes {
         self.snap.insert("gp_std".into(), (ps * data.scale).into());
         self.snap.insert("acquisition".into(), (*pa).into());
         self.snap.insert("acquisition_function".into(), format!("{acq:?}").to_lowercase().into());
-        self.snap.insert("target_transform".into(), (if data.log { "log" } else { "none" }).into());
+        self.snap.insert("target_transform".into(), data.transform.into());
         self.snap.insert("length_scale".into(), model.length_scale.into());
         self.snap.insert("noise".into(), model.noise.into());
         self.snap.insert("training_points".into(), model.len().into());
@@ -199,6 +211,10 @@ impl Strategy for Bayes {
 
     fn snapshot(&self) -> Snapshot {
         self.snap.clone()
+    }
+
+    fn predict(&self, h: &History, c: &Config) -> Option<f64> {
+        self.last.as_ref().map(|g| g.predict(&h.space.to_unit(c)).0)
     }
 }
 
@@ -305,11 +321,12 @@ pub(crate) mod tests {
             Outcome::Ok(v) => Outcome::Ok(vec![1.0 / v[0]]),
             other => other,
         });
-        let mut bo = super::Bayes::default();
+        let mut bo = super::Bayes::from_options(&serde_json::json!({"transform": "log"})).unwrap();
         study.run(&mut bo, &mut obj, &mut Rng::seed_from_u64(8));
         let snap = bo.snapshot();
         assert_eq!(snap["phase"], "model");
         assert_eq!(snap["target_transform"], "log");
+        assert_eq!(super::Bayes::default().transform.name(), "blend", "rank normal scores blended with log are the default");
     }
 
     #[test]

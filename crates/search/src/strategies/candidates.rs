@@ -10,32 +10,127 @@ use crate::strategy::History;
 use crate::value::Config;
 use std::collections::{HashMap, HashSet};
 
-/// Training set: unit coordinates and transformed, standardised targets, plus whether the log
-/// transform was used and the (mean, std) used to standardise. None without two Ok trials.
+/// How objective values are transformed before a surrogate sees them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transform {
+    /// Normal scores of the ranks (a Gaussian copula): heavy tails, plateaus and a few huge
+    /// outliers all become a standard normal sample, so one 10x-slow configuration cannot
+    /// flatten the rest of the landscape and the fitted length scale is not driven by it.
+    Rank,
+    /// log(value) for positive runtimes (the former default), the value itself otherwise.
+    Log,
+    /// The mean of the standardised log values and the rank normal scores.
+    Blend,
+}
+
+impl Transform {
+    /// The option string ("rank", "log").
+    pub fn parse(s: &str) -> Option<Transform> {
+        match s {
+            "rank" | "quantile" | "copula" => Some(Transform::Rank),
+            "log" => Some(Transform::Log),
+            "blend" => Some(Transform::Blend),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Transform::Rank => "rank",
+            Transform::Log => "log",
+            Transform::Blend => "blend",
+        }
+    }
+}
+
+/// Training set: unit coordinates and transformed, standardised targets, plus the transform
+/// used and the (mean, std) used to standardise. None without two Ok trials.
 pub(crate) struct Training {
     pub x: Vec<Vec<f64>>,
     pub y: Vec<f64>,
-    pub log: bool,
+    pub transform: &'static str,
     pub shift: f64,
     pub scale: f64,
 }
 
-pub(crate) fn training(h: &History, cap: usize) -> Option<Training> {
+/// Inverse of the standard normal CDF (Acklam's rational approximation, relative error below
+/// 1.2e-9), for p in (0, 1).
+pub(crate) fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.383577518672690e2, -3.066479806614716e1, 2.506628277459239];
+    const B: [f64; 5] = [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
+    const C: [f64; 6] = [-7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+    const D: [f64; 4] = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
+    let p = p.clamp(1e-12, 1.0 - 1e-12);
+    let tail = |q: f64| (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5]) / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0);
+    if p < 0.02425 {
+        tail(libm::sqrt(-2.0 * libm::log(p)))
+    } else if p > 1.0 - 0.02425 {
+        -tail(libm::sqrt(-2.0 * libm::log(1.0 - p)))
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
+}
+
+/// Normal scores of `v` (lower first): ties share their mean rank, so a plateau is one value.
+pub(crate) fn normal_scores(v: &[f64]) -> Vec<f64> {
+    let n = v.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|a, b| v[*a].total_cmp(&v[*b]).then(a.cmp(b)));
+    let mut out = vec![0.0; n];
+    let mut i = 0;
+    while i < n {
+        let mut j = i;
+        while j + 1 < n && v[order[j + 1]] == v[order[i]] {
+            j += 1;
+        }
+        let p = ((i + j) as f64 / 2.0 + 0.5) / n as f64;
+        let z = normal_quantile(p);
+        for &k in &order[i..=j] {
+            out[k] = z;
+        }
+        i = j + 1;
+    }
+    out
+}
+
+pub(crate) fn training(h: &History, cap: usize, transform: Transform) -> Option<Training> {
     let scores: Vec<Option<f64>> = h.trials.iter().map(|t| h.score(t)).collect();
     let ok: Vec<f64> = scores.iter().flatten().copied().collect();
     if ok.len() < 2 {
         return None;
     }
-    // Positive values (runtimes) are modelled in log space; a maximised positive metric
-    // (scores all negative) as -log(value); anything else as is.
-    let log = ok.iter().all(|s| *s > 0.0) || ok.iter().all(|s| *s < 0.0);
-    let tf = |s: f64| match (log, s > 0.0) {
-        (false, _) => s,
-        (true, true) => libm::log(s),
-        (true, false) => -libm::log(-s),
+    let (t, name) = match transform {
+        Transform::Rank => {
+            // Failed trials rank as tied worst: the model learns that their region is bad
+            // without a made-up value (they are no worse than the worst success, in rank).
+            let raw: Vec<f64> = scores.iter().map(|s| s.unwrap_or(f64::INFINITY)).collect();
+            (normal_scores(&raw), "rank")
+        }
+        Transform::Blend => {
+            let raw: Vec<f64> = scores.iter().map(|s| s.unwrap_or(f64::INFINITY)).collect();
+            let z = normal_scores(&raw);
+            let log = ok.iter().all(|s| *s > 0.0) || ok.iter().all(|s| *s < 0.0);
+            let tf = |s: f64| if log { if s > 0.0 { libm::log(s) } else { -libm::log(-s) } } else { s };
+            let worst = ok.iter().map(|s| tf(*s)).fold(f64::NEG_INFINITY, f64::max);
+            let l: Vec<f64> = scores.iter().map(|s| s.map_or(worst, tf)).collect();
+            let m = l.iter().sum::<f64>() / l.len() as f64;
+            let sd = libm::sqrt(l.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / l.len() as f64).max(1e-12);
+            (z.iter().zip(&l).map(|(a, b)| 0.5 * a + 0.5 * (b - m) / sd).collect(), "blend")
+        }
+        Transform::Log => {
+            // Positive values (runtimes) are modelled in log space; a maximised positive metric
+            // (scores all negative) as -log(value); anything else as is.
+            let log = ok.iter().all(|s| *s > 0.0) || ok.iter().all(|s| *s < 0.0);
+            let tf = |s: f64| match (log, s > 0.0) {
+                (false, _) => s,
+                (true, true) => libm::log(s),
+                (true, false) => -libm::log(-s),
+            };
+            let worst = ok.iter().map(|s| tf(*s)).fold(f64::NEG_INFINITY, f64::max);
+            (scores.iter().map(|s| s.map_or(worst, tf)).collect::<Vec<f64>>(), if log { "log" } else { "none" })
+        }
     };
-    let worst = ok.iter().map(|s| tf(*s)).fold(f64::NEG_INFINITY, f64::max);
-    let t: Vec<f64> = scores.iter().map(|s| s.map_or(worst, tf)).collect();
     let mut keep: Vec<usize> = (0..t.len()).collect();
     if keep.len() > cap {
         keep.sort_by(|a, b| t[*a].total_cmp(&t[*b]).then(a.cmp(b)));
@@ -53,7 +148,7 @@ pub(crate) fn training(h: &History, cap: usize) -> Option<Training> {
     Some(Training {
         x: keep.iter().map(|&i| h.space.to_unit(&h.trials[i].config)).collect(),
         y: y.iter().map(|v| (v - shift) / scale).collect(),
-        log,
+        transform: name,
         shift,
         scale,
     })
