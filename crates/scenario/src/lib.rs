@@ -23,6 +23,7 @@ pub mod report;
 pub mod run;
 pub mod queueing;
 pub mod scenario;
+pub mod scheduler;
 pub mod serving;
 pub mod stages;
 pub mod templates;

@@ -233,6 +233,9 @@ pub struct DeploymentOptions {
     pub launch_modes: Vec<String>,
     /// Tile every distinct operator with the device model's best tiling (else default tiling).
     pub tile_operators: bool,
+    /// The request stream and the engine's scheduler (continuous batching; `mode: "static"`
+    /// is the static-batch simple mode). Older scenarios without it get the defaults.
+    pub serving: crate::scheduler::ServingSpec,
 }
 
 impl Default for DeploymentOptions {
@@ -245,6 +248,7 @@ impl Default for DeploymentOptions {
             memory_strategies: Vec::new(),
             launch_modes: Vec::new(),
             tile_operators: true,
+            serving: crate::scheduler::ServingSpec::default(),
         }
     }
 }

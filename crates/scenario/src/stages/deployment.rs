@@ -1,31 +1,42 @@
-//! The deployment stage: batch size, precision (FP16, BF16, W8A16, W8A8), tensor-parallel
-//! degree, KV-cache memory budget, memory allocation strategy and graph vs. eager launch for
-//! serving a model, every distinct operator tiled by the device model.
+//! The deployment stage: batch (max_num_seqs), precision (FP16, BF16, W8A16, W8A8),
+//! tensor-parallel degree, KV-cache memory budget, memory allocation strategy, graph vs. eager
+//! launch and, with the scheduler, the per-step token budget and chunked prefill, for serving a
+//! model; every distinct operator tiled by the device model.
 //!
-//! Model of a request batch: TTFT is one prefill of `batch` prompts; TPOT is one decode step at
-//! the midpoint context (prompt + half the output); the instance generates `batch x output_len`
-//! tokens in TTFT + output_len x TPOT. Memory is `memory::footprint` under the chosen allocator
-//! and must fit in `kv_cache_fraction` of the chip (the share the engine may reserve, as vLLM's
-//! `gpu_memory_utilization`); static and pool allocators reserve that whole share up front, the
-//! predictive planner only what it needs. Graph launch replays a captured graph, so the
-//! per-operator launch costs (S2: 5 us matmul, 2 us vector, 10 us communication) are paid once
-//! per step instead of once per operator. Not modelled: the dynamic pool's defragmentation
-//! pauses (their size is known, `Footprint::defrag_bytes`, their frequency is not) and graph
-//! capture time (a one-off at start-up).
+//! Two modes (`deployment.serving.mode`):
+//! - "scheduler" (default): the continuous-batching simulation of `crate::scheduler` serves the
+//!   scenario's request stream; TTFT, TPOT and inter-token latency are percentiles over the
+//!   simulated requests (`ttft_ms` and `tpot_ms` are the p90s), throughput is generated tokens
+//!   over the whole run, queueing delay is reported apart from compute, and goodput counts the
+//!   requests within the scenario's TTFT and TPOT limits.
+//! - "static" (simple mode, labelled so in the notes): TTFT is one prefill of `batch` prompts,
+//!   TPOT one decode step at the midpoint context (`serving::workload`), and the instance
+//!   generates `batch x output_len` tokens in TTFT + output_len x TPOT.
+//!
+//! Both price every step through `scheduler::price::StepPricer` (device model plus host work:
+//! eager dispatch, graph launch, per-step scheduling and sampling). Memory: the engine reserves
+//! `kv_cache_fraction` of the chip (as vLLM's `gpu_memory_utilization`); weights, workspace and
+//! the largest step's activations come first and the rest is KV blocks. Static and pool
+//! allocators report the whole share as used, the predictive planner only what it needs. Not
+//! modelled: the dynamic pool's defragmentation pauses and graph capture time (one-offs).
 
 use super::StageSetup;
-use crate::graphcost::{GraphCost, Memo, TileMode};
+use crate::graphcost::TileMode;
 use crate::scenario::{clip, Scenario};
+use crate::scheduler::price::{StepCost, StepPricer};
+use crate::scheduler::{requests, simulate, EngineConfig, KvPolicy, Request, ServingSpec, ServingStats, Slo};
+use std::collections::HashMap;
 use tunelab_search::{Config, Metric, Objective, Outcome, Param, Space, Value};
 use tunelab_sim::device::Device;
-use tunelab_sim::memory::{footprint, MemoryStrategy};
+use tunelab_sim::memory::{footprint, kv_cache_bytes, memory_per_chip, MemoryStrategy};
 use tunelab_sim::model::ModelDesc;
-use tunelab_sim::workload::{build_graph, validate_plan, Graph, GraphOptions, ParallelPlan, Workload};
+use tunelab_sim::workload::{validate_plan, GraphOptions, ParallelPlan, Workload};
 use tunelab_sim::{DType, Precision};
 
 const GIB: f64 = (1u64 << 30) as f64;
 
-fn metrics() -> Vec<Metric> {
+/// The stage's metrics, in the order `eval` reports them.
+pub fn metrics() -> Vec<Metric> {
     vec![
         Metric::maximize("tokens_per_s", "tokens/s"),
         Metric::minimize("ttft_ms", "ms"),
@@ -36,8 +47,23 @@ fn metrics() -> Vec<Metric> {
         Metric::minimize("rel_error", ""),
         Metric::minimize("power_w", "W"),
         Metric::maximize("utilisation", ""),
+        Metric::minimize("ttft_p50_ms", "ms"),
+        Metric::minimize("ttft_p99_ms", "ms"),
+        Metric::minimize("tpot_p50_ms", "ms"),
+        Metric::minimize("tpot_p99_ms", "ms"),
+        Metric::minimize("itl_p50_ms", "ms"),
+        Metric::minimize("itl_p90_ms", "ms"),
+        Metric::minimize("itl_p99_ms", "ms"),
+        Metric::minimize("queue_ms", "ms"),
+        Metric::maximize("goodput_rps", "req/s"),
+        Metric::maximize("requests_per_s", "req/s"),
+        Metric::minimize("preemptions", ""),
+        Metric::minimize("prefill_share", ""),
     ]
 }
+
+/// Index of `prefill_share` in `metrics()` (read by `dominant_phase`).
+const PREFILL_SHARE: usize = 20;
 
 struct DeploymentObjective {
     model: ModelDesc,
@@ -45,14 +71,20 @@ struct DeploymentObjective {
     input: u64,
     output: u64,
     mode: TileMode,
-    memo: Memo,
+    spec: ServingSpec,
+    slo: Slo,
+    reqs: Vec<Request>,
+    /// One step pricer per (precision, tp): its memo serves both launch modes.
+    pricers: HashMap<(Precision, u64), StepPricer>,
 }
 
 /// Builds the deployment stage for a scenario.
 pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
-    let (model, device, notes) = crate::context::resolve(s)?;
+    let (model, device, mut notes) = crate::context::resolve(s)?;
     let d = &s.deployment;
     let w = &s.workload;
+    let spec = d.serving.clone();
+    spec.validate()?;
     if w.batch == -1 {
         return Err("workload.batch: the deployment stage tunes the batch itself; give a starting batch, not -1".into());
     }
@@ -91,7 +123,7 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     batches.insert(0, w.batch);
     let cat_i = |name: &str, v: &[i64]| Param::categorical(name, v.iter().map(|&x| Value::Int(x)).collect());
     let cat_s = |name: &str, v: &[String]| Param::categorical(name, v.iter().map(|x| Value::Str(x.clone())).collect());
-    let params = vec![
+    let mut params = vec![
         cat_i("batch", &batches),
         cat_s("precision", &precisions),
         cat_i("tp", &tps),
@@ -99,12 +131,51 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         cat_s("memory_strategy", &mems),
         cat_s("launch", &launches),
     ];
+    if !spec.is_static() {
+        // vLLM's defaults first: 8192 tokens per step (V1 with chunked prefill), chunking on.
+        params.push(cat_i("max_num_batched_tokens", &ints(&spec.max_num_batched_tokens, &[8192, 2048, 4096, 16384])));
+        params.push(cat_s("chunked_prefill", &strs(&spec.chunked_prefill, &["on", "off"])));
+        let arrivals = match spec.arrival.as_str() {
+            "poisson" => format!("Poisson arrivals at {} req/s", spec.request_rate.unwrap_or(0.0)),
+            "trace" => format!("{} traced arrivals", spec.trace.len()),
+            _ => match spec.concurrency {
+                Some(c) => format!("a closed loop of {c} clients"),
+                None => "a closed loop with as many clients as the batch (max_num_seqs)".into(),
+            },
+        };
+        notes.push(format!(
+            "continuous-batching scheduler: {} requests, {arrivals}, {} lengths around {} in / {} out; ttft_ms and tpot_ms are p90s over the requests",
+            spec.requests, spec.length_distribution, w.input_len, w.output_len
+        ));
+    } else {
+        notes.push("simple mode (static batch): TTFT is one prefill of the whole batch and TPOT one decode step; no scheduler, no request stream".into());
+    }
     let space = Space::new(super::apply_overrides(s, params)?, &[])?;
     let baseline = Config(space.params().iter().map(|p| p.level_value(0)).collect());
     let mode = if d.tile_operators { TileMode::Best } else { TileMode::Default };
-    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output: w.output_len as u64, mode, memo: Memo::default() };
+    let extra = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    let reqs = requests(&spec, w.input_len as u64, w.output_len as u64, extra, s.seed);
+    let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
+    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output: w.output_len as u64, mode, spec, slo, reqs, pricers: HashMap::new() };
     obj.check_fits_somewhere(&tps, &precisions)?;
     Ok(StageSetup { space, objective: Box::new(obj), metrics: metrics(), baseline, focus: Vec::new(), focus_budget: 0, notes })
+}
+
+/// The phase that dominates the goal of a deployment result (`values` in `metrics()` order):
+/// prefill when the goal is a TTFT metric or prompt tokens take most of the device time,
+/// decode otherwise. The report and the diagnosis diagnose this phase.
+pub fn dominant_phase(goal: &str, values: &[f64]) -> crate::serving::Phase {
+    use crate::serving::Phase;
+    if goal.starts_with("ttft") || goal == "queue_ms" {
+        return Phase::Prefill;
+    }
+    if goal.starts_with("tpot") || goal.starts_with("itl") {
+        return Phase::Decode;
+    }
+    match values.get(PREFILL_SHARE) {
+        Some(share) if *share > 0.5 => Phase::Prefill,
+        _ => Phase::Decode,
+    }
 }
 
 fn memory_strategy(m: &str) -> Result<MemoryStrategy, String> {
@@ -124,6 +195,8 @@ struct Knobs {
     kv_fraction: f64,
     memory: MemoryStrategy,
     graph_launch: bool,
+    max_tokens: u64,
+    chunked: bool,
 }
 
 fn knobs(c: &Config) -> Result<Knobs, String> {
@@ -134,15 +207,27 @@ fn knobs(c: &Config) -> Result<Knobs, String> {
     let kv_fraction = g(3)?.as_f64().filter(|f| *f > 0.0 && *f <= 1.0).ok_or("kv_cache_fraction must be in (0, 1]")?;
     let memory = memory_strategy(g(4)?.as_str().unwrap_or(""))?;
     let graph_launch = g(5)?.as_str() == Some("graph");
-    Ok(Knobs { batch, precision, tp, kv_fraction, memory, graph_launch })
+    let max_tokens = match c.0.get(6) {
+        Some(v) => v.as_i64().filter(|b| *b > 0).ok_or("max_num_batched_tokens must be a positive integer")? as u64,
+        None => 8192,
+    };
+    let chunked = c.0.get(7).is_none_or(|v| v.as_str() != Some("off"));
+    Ok(Knobs { batch, precision, tp, kv_fraction, memory, graph_launch, max_tokens, chunked })
+}
+
+/// The serving results of one configuration, before they become metrics.
+struct Served {
+    stats: ServingStats,
+    reserved_bytes: f64,
+    energy_j: f64,
+    busy_s: f64,
 }
 
 impl DeploymentObjective {
     fn workloads(&self, batch: u64) -> (Workload, Workload) {
-        let done = self.output / 2;
         (
-            Workload::Prefill { batch, input_len: self.input },
-            Workload::Decode { batch, context_len: self.input + done, output_len: self.output - done },
+            crate::serving::workload(crate::serving::Phase::Prefill, batch, self.input, self.output),
+            crate::serving::workload(crate::serving::Phase::Decode, batch, self.input, self.output),
         )
     }
 
@@ -164,27 +249,19 @@ impl DeploymentObjective {
         Ok(())
     }
 
-    fn graph_time(&mut self, g: &Graph, graph_launch: bool) -> Result<GraphCost, String> {
-        let mut c = GraphCost::default();
-        let mut launch_us = 0.0;
-        for op in &g.ops {
-            let e = self.memo.op(&op.op, &self.device, self.mode).map_err(|r| format!("operator {} cannot run: {r}", op.name))?;
-            c.add(&e, op.repeat as f64);
-            launch_us += e.breakdown.exposed.launch * op.repeat as f64;
-        }
-        if graph_launch {
-            // One captured-graph launch replaces the per-operator launches.
-            c.time_us = c.time_us - launch_us + self.device.launch_matmul_us;
-        }
-        Ok(c)
+    fn pricer(&mut self, k: &Knobs) -> &mut StepPricer {
+        let (model, device, mode) = (&self.model, &self.device, self.mode);
+        self.pricers.entry((k.precision, k.tp)).or_insert_with(|| {
+            let plan = ParallelPlan { tp: k.tp, ..Default::default() };
+            let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
+            StepPricer::new(model.clone(), device.clone(), plan, opts, mode)
+        })
     }
 
-    fn eval(&mut self, c: &Config) -> Result<Result<Vec<f64>, String>, String> {
-        let k = knobs(c)?;
-        let plan = ParallelPlan { tp: k.tp, ..Default::default() };
-        let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
+    /// Simple mode: one prefill of the batch and one decode step at the midpoint context.
+    fn serve_static(&mut self, k: &Knobs, opts: &GraphOptions, plan: &ParallelPlan) -> Result<Result<Served, String>, String> {
         let (pre, dec) = self.workloads(k.batch);
-        let fp = |w: &Workload| footprint(&self.model, w, &plan, &opts, None, k.memory).map(|f| f.memory.total as f64);
+        let fp = |w: &Workload| footprint(&self.model, w, plan, opts, None, k.memory).map(|f| f.memory.total as f64);
         let need = fp(&pre)?.max(fp(&dec)?);
         let chip = self.device.memory_bytes as f64;
         let budget = k.kv_fraction * chip;
@@ -194,29 +271,156 @@ impl DeploymentObjective {
                 (need - budget) / GIB, need / GIB, budget / GIB, k.kv_fraction, chip / GIB
             )));
         }
-        let reserved = if k.memory == MemoryStrategy::Predictive { need } else { budget };
-        let pg = build_graph(&self.model, &pre, &plan, &opts)?;
-        let dg = build_graph(&self.model, &dec, &plan, &opts)?;
-        let p = self.graph_time(&pg, k.graph_launch)?;
-        let d = self.graph_time(&dg, k.graph_launch)?;
-        let out = self.output.max(1) as f64;
-        let total_s = (p.time_us + out * d.time_us) / 1e6;
-        let tokens = k.batch as f64 * out;
-        let per_chip_j = (p.energy_uj + out * d.energy_uj) / 1e6;
-        let tps = tokens / total_s.max(1e-12);
+        let reserved_bytes = if k.memory == MemoryStrategy::Predictive { need } else { budget };
+        let Workload::Decode { context_len, .. } = dec else { return Err("decode workload expected".into()) };
+        let (input, out) = (self.input, self.output.max(1));
+        let graph = k.graph_launch;
+        let p: StepCost = self.pricer(k).prefill(k.batch, input, graph)?;
+        let d: StepCost = self.pricer(k).decode(k.batch, context_len, graph)?;
+        let total_s = (p.time_us + out as f64 * d.time_us) * 1e-6;
+        let (ttft, tpot) = (p.time_us * 1e-3, d.time_us * 1e-3);
+        let at = |x: f64| crate::scheduler::Pcts { mean: x, p50: x, p90: x, p99: x };
+        let within = self.slo.ttft_ms.is_none_or(|l| ttft <= l) && self.slo.tpot_ms.is_none_or(|l| tpot <= l);
+        let n = k.batch as usize;
+        let stats = ServingStats {
+            requests: n,
+            duration_s: total_s,
+            output_tokens_per_s: (k.batch * out) as f64 / total_s.max(1e-12),
+            total_tokens_per_s: (k.batch * (out + input)) as f64 / total_s.max(1e-12),
+            requests_per_s: n as f64 / total_s.max(1e-12),
+            ttft_ms: at(ttft),
+            tpot_ms: at(tpot),
+            itl_ms: at(tpot),
+            queue_ms: at(0.0),
+            ttft_compute_ms: at(ttft),
+            goodput_rps: if within { n as f64 / total_s.max(1e-12) } else { 0.0 },
+            slo_attained: if within { 1.0 } else { 0.0 },
+            steps: 1 + out,
+            mean_batch: k.batch as f64,
+            busy_fraction: 1.0,
+            prefill_share: p.device_us / (p.device_us + out as f64 * d.device_us).max(1e-12),
+            flops: p.flops + out as f64 * d.flops,
+            rel_error: p.rel_error.max(d.rel_error),
+            ..Default::default()
+        };
+        let energy_j = (p.energy_uj + out as f64 * d.energy_uj) * 1e-6;
+        let busy_s = (p.device_us + out as f64 * d.device_us) * 1e-6;
+        Ok(Ok(Served { stats, reserved_bytes, energy_j, busy_s }))
+    }
+
+    /// Scheduler mode: KV blocks from the memory left over, then the simulation.
+    fn serve_sched(&mut self, k: &Knobs, opts: &GraphOptions, plan: &ParallelPlan) -> Result<Result<Served, String>, String> {
+        let spec = &self.spec;
+        let bs = spec.block_size.max(1);
+        // Weights, workspace and the activations of the largest step (max_num_batched_tokens rows).
+        let step_rows = k.max_tokens.max(k.batch);
+        let fixed = memory_per_chip(&self.model, &Workload::Decode { batch: step_rows, context_len: 1, output_len: 0 }, plan, opts, None)?;
+        let base = (fixed.weights + fixed.workspace + fixed.activations) as f64;
+        let chip = self.device.memory_bytes as f64;
+        let budget = k.kv_fraction * chip;
+        let per_token = kv_cache_bytes(&self.model, plan, opts, 1, 1).max(1) as f64;
+        if base + per_token * bs as f64 > budget {
+            return Ok(Err(format!(
+                "out of memory: weights {:.2} GiB, workspace {:.2} GiB and activations {:.2} GiB per chip leave no KV cache in the {:.2} GiB the engine may use ({} of {:.0} GiB)",
+                fixed.weights as f64 / GIB, fixed.workspace as f64 / GIB, fixed.activations as f64 / GIB, budget / GIB, k.kv_fraction, chip / GIB
+            )));
+        }
+        let kv_blocks = ((budget - base) / (per_token * bs as f64)) as u64;
+        let longest = self.model.llm.as_ref().map_or(0, |t| t.max_position);
+        let kv_policy = match k.memory {
+            MemoryStrategy::DynamicPool => KvPolicy::Paged,
+            MemoryStrategy::Predictive => KvPolicy::Reserve,
+            MemoryStrategy::Static => KvPolicy::ReserveFixed(longest),
+        };
+        let cfg = EngineConfig { max_num_seqs: k.batch, max_num_batched_tokens: k.max_tokens, chunked_prefill: k.chunked, block_size: bs, kv_blocks, kv_policy, graph_launch: k.graph_launch };
+        let concurrency = if spec.arrival == "closed" { Some(spec.concurrency.unwrap_or(k.batch)) } else { None };
+        let (reqs, slo) = (std::mem::take(&mut self.reqs), self.slo);
+        let r = simulate(&reqs, &cfg, concurrency, slo, self.pricer(k));
+        self.reqs = reqs;
+        let stats = match r {
+            Ok(s) => s,
+            Err(e) if e.starts_with("KV cache too small") || e.starts_with("max_num_batched_tokens") => return Ok(Err(e)),
+            Err(e) => return Err(e),
+        };
+        let reserved_bytes = if k.memory == MemoryStrategy::Predictive { base + stats.kv_peak_fraction * (kv_blocks * bs) as f64 * per_token } else { budget };
+        let (energy_j, busy_s) = (stats.energy_j, stats.busy_fraction * stats.duration_s);
+        Ok(Ok(Served { stats, reserved_bytes, energy_j, busy_s }))
+    }
+
+    fn eval(&mut self, c: &Config) -> Result<Result<Vec<f64>, String>, String> {
+        let k = knobs(c)?;
+        let plan = ParallelPlan { tp: k.tp, ..Default::default() };
+        let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
+        validate_plan(&self.model, &plan)?;
+        let served = if self.spec.is_static() { self.serve_static(&k, &opts, &plan)? } else { self.serve_sched(&k, &opts, &plan)? };
+        let Served { stats: st, reserved_bytes, energy_j, busy_s } = match served {
+            Ok(s) => s,
+            Err(why) => return Ok(Err(why)),
+        };
+        let tokens = (st.output_tokens_per_s * st.duration_s).max(1.0);
+        let tps = st.output_tokens_per_s;
+        let chips = k.tp as f64;
+        // Busy energy from the device model, plus idle power over the idle share of the run.
+        let idle_j = self.device.power_idle_w.max(0.0) * (st.duration_s - busy_s).max(0.0);
+        let per_chip_j = energy_j + idle_j;
         Ok(Ok(vec![
             tps,
-            p.time_us / 1e3,
-            d.time_us / 1e3,
-            tps / k.tp as f64,
-            reserved / GIB,
-            per_chip_j * k.tp as f64 / tokens,
-            p.rel_error.max(d.rel_error),
-            per_chip_j / total_s.max(1e-12),
-            // Cube utilisation: useful FLOPs over the chip's FP16 peak for the whole request.
-            (p.flops + out * d.flops) / total_s.max(1e-12) / (self.device.derived.peak_tflops_fp16 * 1e12).max(1.0),
+            st.ttft_ms.p90,
+            st.tpot_ms.p90,
+            tps / chips,
+            reserved_bytes / GIB,
+            per_chip_j * chips / tokens,
+            st.rel_error,
+            per_chip_j / st.duration_s.max(1e-12),
+            // Cube utilisation: useful FLOPs over the chip's FP16 peak for the whole run.
+            st.flops / st.duration_s.max(1e-12) / (self.device.derived.peak_tflops_fp16 * 1e12).max(1.0),
+            st.ttft_ms.p50,
+            st.ttft_ms.p99,
+            st.tpot_ms.p50,
+            st.tpot_ms.p99,
+            st.itl_ms.p50,
+            st.itl_ms.p90,
+            st.itl_ms.p99,
+            st.queue_ms.mean,
+            st.goodput_rps,
+            st.requests_per_s,
+            st.preemptions as f64,
+            st.prefill_share,
         ]))
     }
+}
+
+/// Simulates one configuration of a deployment scenario and returns the full serving
+/// statistics (what `tunelab eval` and the app's serving view show), through the same
+/// objective the study uses.
+pub fn serve(s: &Scenario, names: &[String], c: &Config) -> Result<ServingStats, String> {
+    let setup = setup_raw(s)?;
+    let mut obj = setup;
+    let k = knobs(&reorder(names, c, &obj))?;
+    let plan = ParallelPlan { tp: k.tp, ..Default::default() };
+    let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
+    validate_plan(&obj.model, &plan)?;
+    let r = if obj.spec.is_static() { obj.serve_static(&k, &opts, &plan)? } else { obj.serve_sched(&k, &opts, &plan)? };
+    r.map(|s| s.stats)
+}
+
+fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
+    let (model, device, _) = crate::context::resolve(s)?;
+    let spec = s.deployment.serving.clone();
+    spec.validate()?;
+    let extra = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    let reqs = requests(&spec, s.workload.input_len as u64, s.workload.output_len as u64, extra, s.seed);
+    let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
+    let mode = if s.deployment.tile_operators { TileMode::Best } else { TileMode::Default };
+    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output: s.workload.output_len as u64, mode, spec, slo, reqs, pricers: HashMap::new() })
+}
+
+/// A configuration given by parameter name, in the stage's parameter order.
+fn reorder(names: &[String], c: &Config, _o: &DeploymentObjective) -> Config {
+    const ORDER: [&str; 8] = ["batch", "precision", "tp", "kv_cache_fraction", "memory_strategy", "launch", "max_num_batched_tokens", "chunked_prefill"];
+    let get = |n: &str| names.iter().position(|x| x == n).and_then(|i| c.0.get(i).cloned());
+    let defaults = [Value::Int(8), Value::Str("fp16".into()), Value::Int(1), Value::Float(0.9), Value::Str("dynamic_pool".into()), Value::Str("graph".into()), Value::Int(8192), Value::Str("on".into())];
+    Config(ORDER.iter().zip(defaults).map(|(n, d)| get(n).unwrap_or(d)).collect())
 }
 
 impl Objective for DeploymentObjective {

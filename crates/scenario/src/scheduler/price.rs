@@ -1,0 +1,390 @@
+//! Pricing one engine step (a prefill chunk plus a decode batch) with the device model, and the
+//! host work around it. This is the one function every serving number goes through: the static
+//! "simple mode" (one prefill of the batch, one decode step) and the scheduler simulation price
+//! their steps here.
+//!
+//! Why a decomposition: a continuous-batching step runs one forward over every scheduled token.
+//! The linear layers, norms and TP collectives see `T` token rows in one matmul (prefill chunk
+//! tokens plus one per decoding sequence); the attention core is per sequence (decode attention
+//! over each cache, flash attention of each prompt chunk over its prefix); the LM head runs for
+//! the sequences that emit a token. Each part is costed through the device model from the same
+//! operator graphs the other stages use (`workload::build_graph`), and memoised by its shape
+//! (lengths rounded up to a 1/16-octave grid), so a 1,000-request simulation prices a few hundred
+//! distinct shapes, not thousands of steps.
+//!
+//! Host costs (assets/constants/serving-host.json): in eager mode every operator is dispatched
+//! by the CPU, asynchronously ahead of the device, so each operator takes the longer of its
+//! device time and its dispatch (short decode operators wait for the host, long prefill
+//! matmuls hide it);
+//! in graph mode one captured graph replaces the launches (decode-only steps up to the capture
+//! size, as vLLM does; steps carrying prefill tokens run eagerly). Every step also waits for the
+//! scheduler, sampling and detokenisation: a fixed part plus a part per running sequence.
+
+use crate::graphcost::{Memo, TileMode};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+use tunelab_sim::device::Device;
+use tunelab_sim::model::ModelDesc;
+use tunelab_sim::op::AttentionKind;
+use tunelab_sim::workload::{build_graph, GraphOp, GraphOptions, ParallelPlan, Workload};
+use tunelab_sim::Op;
+
+/// The host-cost constants file.
+const HOST_JSON: &str = include_str!("../../../../assets/constants/serving-host.json");
+
+#[derive(Deserialize)]
+struct Field {
+    value: f64,
+    #[serde(default)]
+    bound: Option<[f64; 2]>,
+}
+
+#[derive(Deserialize)]
+struct HostFile {
+    fields: std::collections::BTreeMap<String, Field>,
+}
+
+/// Host-side costs of a serving engine (see the constants file for each value's source).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostCosts {
+    pub eager_dispatch_us_per_op: f64,
+    pub graph_launch_us: f64,
+    pub graph_us_per_op: f64,
+    pub step_host_us: f64,
+    pub step_host_us_per_seq: f64,
+    pub graph_capture_max_batch: u64,
+}
+
+impl HostCosts {
+    /// The bundled constants (parsed once; a malformed file is a build-time mistake caught by
+    /// the tests, so it falls back to the documented bounds' midpoints rather than panicking).
+    pub fn bundled() -> HostCosts {
+        static H: OnceLock<HostCosts> = OnceLock::new();
+        *H.get_or_init(|| Self::parse(HOST_JSON).unwrap_or(HostCosts {
+            eager_dispatch_us_per_op: 50.0,
+            graph_launch_us: 60.0,
+            graph_us_per_op: 1.0,
+            step_host_us: 1000.0,
+            step_host_us_per_seq: 50.0,
+            graph_capture_max_batch: 256,
+        }))
+    }
+
+    /// Parses a constants file, checking every value against its stated bound.
+    pub fn parse(text: &str) -> Result<HostCosts, String> {
+        let f: HostFile = serde_json::from_str(text).map_err(|e| format!("serving-host.json: {e}"))?;
+        let get = |n: &str| -> Result<f64, String> {
+            let x = f.fields.get(n).ok_or_else(|| format!("serving-host.json: missing field '{n}'"))?;
+            if let Some([lo, hi]) = x.bound {
+                if !(x.value >= lo && x.value <= hi) {
+                    return Err(format!("serving-host.json: {n} = {} is outside its bound [{lo}, {hi}]", x.value));
+                }
+            }
+            Ok(x.value)
+        };
+        Ok(HostCosts {
+            eager_dispatch_us_per_op: get("eager_dispatch_us_per_op")?,
+            graph_launch_us: get("graph_launch_us")?,
+            graph_us_per_op: get("graph_us_per_op")?,
+            step_host_us: get("step_host_us")?,
+            step_host_us_per_seq: get("step_host_us_per_seq")?,
+            graph_capture_max_batch: get("graph_capture_max_batch")? as u64,
+        })
+    }
+}
+
+/// Device-side sums of a set of operators.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Part {
+    /// Device time including each operator's exposed launch cost.
+    pub device_us: f64,
+    /// The launch share of `device_us`.
+    pub launch_us: f64,
+    /// Operator launches (repeats included).
+    pub ops: f64,
+    /// Eager time: each operator takes the longer of its device time and its host dispatch
+    /// (the host runs ahead of the device, so short operators wait for the host).
+    pub eager_us: f64,
+    pub energy_uj: f64,
+    pub flops: f64,
+    pub rel_error: f64,
+}
+
+impl Part {
+    fn add(&mut self, o: &Part) {
+        self.device_us += o.device_us;
+        self.launch_us += o.launch_us;
+        self.ops += o.ops;
+        self.eager_us += o.eager_us;
+        self.energy_uj += o.energy_uj;
+        self.flops += o.flops;
+        self.rel_error = self.rel_error.max(o.rel_error);
+    }
+}
+
+/// What one engine step does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct StepShape {
+    /// Sequences with prompt tokens in this step, their tokens in all, and the mean prefix end
+    /// (keys attended by the last token of a chunk).
+    pub prefill_seqs: u64,
+    pub prefill_tokens: u64,
+    pub prefill_kv: u64,
+    /// Requests starting their prompt in this step (a multimodal model encodes their images).
+    pub new_requests: u64,
+    /// Decoding sequences (one token each) and their mean cache length.
+    pub decode_seqs: u64,
+    pub decode_ctx: u64,
+    /// Sequences that emit a token this step (LM head rows).
+    pub emitting: u64,
+}
+
+/// The price of one step.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepCost {
+    /// Wall time of the step (device or dispatch, whichever is longer, plus host work), us.
+    pub time_us: f64,
+    /// Device busy time, us.
+    pub device_us: f64,
+    /// Host time the device waited for (per-step work plus dispatch beyond the device time), us.
+    pub host_us: f64,
+    /// Share of the device time spent on prompt tokens (their linear rows and attention).
+    pub prefill_us: f64,
+    pub energy_uj: f64,
+    pub flops: f64,
+    pub rel_error: f64,
+    /// Whether the step ran as a captured graph.
+    pub graph: bool,
+}
+
+/// Rounds up to a 1/16-octave grid (exact up to 32): at most 6.25% above `x`.
+pub fn bucket(x: u64) -> u64 {
+    if x <= 32 {
+        return x.max(1);
+    }
+    let shift = 63 - x.leading_zeros() as u64 - 4;
+    let q = 1u64 << shift;
+    x.div_ceil(q).saturating_mul(q)
+}
+
+/// Prices steps for one model, chip, parallel plan and graph options, memoising by shape.
+pub struct StepPricer {
+    pub model: ModelDesc,
+    pub device: Device,
+    pub plan: ParallelPlan,
+    pub opts: GraphOptions,
+    pub host: HostCosts,
+    mode: TileMode,
+    memo: Memo,
+    body: HashMap<u64, Part>,
+    head: HashMap<u64, Part>,
+    dec_attn: HashMap<(u64, u64), Part>,
+    pre_attn: HashMap<(u64, u64, u64), Part>,
+    vision: HashMap<u64, Part>,
+}
+
+const HEAD_OPS: [&str; 3] = ["final_norm", "lm_head", "tp.logits_allgather"];
+
+impl StepPricer {
+    pub fn new(model: ModelDesc, device: Device, plan: ParallelPlan, opts: GraphOptions, mode: TileMode) -> StepPricer {
+        StepPricer {
+            model,
+            device,
+            plan,
+            opts,
+            host: HostCosts::bundled(),
+            mode,
+            memo: Memo::default(),
+            body: HashMap::new(),
+            head: HashMap::new(),
+            dec_attn: HashMap::new(),
+            pre_attn: HashMap::new(),
+            vision: HashMap::new(),
+        }
+    }
+
+    fn graph(&self, w: Workload) -> Result<Vec<GraphOp>, String> {
+        Ok(build_graph(&self.model, &w, &self.plan, &self.opts)?.ops)
+    }
+
+    fn cost_ops<'a>(&mut self, ops: impl Iterator<Item = (&'a Op, u64, &'a str)>) -> Result<Part, String> {
+        let mut p = Part::default();
+        let dispatch = self.host.eager_dispatch_us_per_op;
+        for (op, repeat, name) in ops {
+            let e = self.memo.op(op, &self.device, self.mode).map_err(|r| format!("operator {name} cannot run: {r}"))?;
+            let r = repeat as f64;
+            p.device_us += e.time_us * r;
+            p.launch_us += e.breakdown.exposed.launch * r;
+            p.ops += r;
+            p.eager_us += e.time_us.max(dispatch) * r;
+            p.energy_uj += e.energy_uj * r;
+            p.flops += e.flops * r;
+            p.rel_error = p.rel_error.max(e.relative_error);
+        }
+        Ok(p)
+    }
+
+    /// Linear layers, norms, embeddings and collectives over `tokens` rows (no attention core,
+    /// no LM head).
+    fn body(&mut self, tokens: u64) -> Result<Part, String> {
+        let t = bucket(tokens);
+        if let Some(p) = self.body.get(&t) {
+            return Ok(*p);
+        }
+        let g = self.graph(Workload::Decode { batch: t, context_len: 1, output_len: 0 })?;
+        let p = self.cost_ops(g.iter().filter(|o| !matches!(o.op, Op::Attention { .. }) && !HEAD_OPS.contains(&o.name.as_str())).map(|o| (&o.op, o.repeat, o.name.as_str())))?;
+        self.body.insert(t, p);
+        Ok(p)
+    }
+
+    /// The final norm, LM head and logits gather for `rows` emitting sequences.
+    fn head(&mut self, rows: u64) -> Result<Part, String> {
+        if rows == 0 {
+            return Ok(Part::default());
+        }
+        let r = bucket(rows);
+        if let Some(p) = self.head.get(&r) {
+            return Ok(*p);
+        }
+        let g = self.graph(Workload::Decode { batch: r, context_len: 1, output_len: 0 })?;
+        let p = self.cost_ops(g.iter().filter(|o| HEAD_OPS.contains(&o.name.as_str())).map(|o| (&o.op, o.repeat, o.name.as_str())))?;
+        self.head.insert(r, p);
+        Ok(p)
+    }
+
+    /// Decode attention of `seqs` sequences over caches of `ctx` tokens.
+    fn decode_attention(&mut self, seqs: u64, ctx: u64) -> Result<Part, String> {
+        if seqs == 0 {
+            return Ok(Part::default());
+        }
+        let key = (seqs, bucket(ctx));
+        if let Some(p) = self.dec_attn.get(&key) {
+            return Ok(*p);
+        }
+        let g = self.graph(Workload::Decode { batch: key.0, context_len: key.1, output_len: 0 })?;
+        let p = self.cost_ops(g.iter().filter(|o| matches!(o.op, Op::Attention { .. })).map(|o| (&o.op, o.repeat, o.name.as_str())))?;
+        self.dec_attn.insert(key, p);
+        Ok(p)
+    }
+
+    /// Flash (or unfused) attention of `seqs` prompt chunks of `q` tokens each over `kv` keys.
+    fn prefill_attention(&mut self, seqs: u64, q: u64, kv: u64) -> Result<Part, String> {
+        if seqs == 0 {
+            return Ok(Part::default());
+        }
+        let (q, kv) = (bucket(q), bucket(kv.max(q)));
+        let key = (seqs, q, kv);
+        if let Some(p) = self.pre_attn.get(&key) {
+            return Ok(*p);
+        }
+        let g = self.graph(Workload::Decode { batch: seqs, context_len: 1, output_len: 0 })?;
+        let kind = if self.opts.flash_attention { AttentionKind::Flash } else { AttentionKind::Unfused };
+        let ops: Vec<(Op, u64, String)> = g
+            .into_iter()
+            .filter_map(|o| match o.op {
+                Op::Attention { batch, heads, kv_heads, head_dim, dtype, .. } => {
+                    Some((Op::Attention { kind, batch, heads, kv_heads, q_len: q, kv_len: kv, head_dim, causal: true, dtype }, o.repeat, o.name))
+                }
+                _ => None,
+            })
+            .collect();
+        let p = self.cost_ops(ops.iter().map(|(op, r, n)| (op, *r, n.as_str())))?;
+        self.pre_attn.insert(key, p);
+        Ok(p)
+    }
+
+    /// The image encoder of a multimodal model for `requests` new requests (0 for text models).
+    fn vision(&mut self, requests: u64) -> Result<Part, String> {
+        if requests == 0 || self.model.vision.is_none() {
+            return Ok(Part::default());
+        }
+        if let Some(p) = self.vision.get(&requests) {
+            return Ok(*p);
+        }
+        let g = self.graph(Workload::Prefill { batch: requests, input_len: 1 })?;
+        let p = self.cost_ops(g.iter().filter(|o| o.name.starts_with("vision.")).map(|o| (&o.op, o.repeat, o.name.as_str())))?;
+        self.vision.insert(requests, p);
+        Ok(p)
+    }
+
+    /// Prices one step under eager or graph launch: the device model for every part, then the
+    /// host work (see the module notes). An operator that cannot run names itself.
+    pub fn step(&mut self, s: &StepShape, graph_launch: bool) -> Result<StepCost, String> {
+        let tokens = s.prefill_tokens + s.decode_seqs;
+        if tokens == 0 {
+            return Ok(StepCost::default());
+        }
+        let body = self.body(tokens)?;
+        let head = self.head(s.emitting.max(1))?;
+        let dec = self.decode_attention(s.decode_seqs, s.decode_ctx)?;
+        let q = s.prefill_tokens.div_ceil(s.prefill_seqs.max(1));
+        let pre = self.prefill_attention(s.prefill_seqs, q, s.prefill_kv)?;
+        let vis = self.vision(s.new_requests)?;
+        let mut all = Part::default();
+        for p in [&body, &head, &dec, &pre, &vis] {
+            all.add(p);
+        }
+        // The prompt's share of the device time: its rows of the linear layers, its attention
+        // and image encoding.
+        let prefill_us = body.device_us * s.prefill_tokens as f64 / tokens as f64 + pre.device_us + vis.device_us;
+        let h = &self.host;
+        let seqs = s.decode_seqs + s.prefill_seqs;
+        let step_host = h.step_host_us + h.step_host_us_per_seq * seqs as f64;
+        let graph = graph_launch && s.prefill_tokens == 0 && s.decode_seqs <= h.graph_capture_max_batch;
+        let (device_us, time_us) = if graph {
+            let d = all.device_us - all.launch_us + h.graph_launch_us + h.graph_us_per_op * all.ops;
+            (d, d + step_host)
+        } else {
+            (all.device_us, all.eager_us.max(all.device_us) + step_host)
+        };
+        Ok(StepCost {
+            time_us,
+            device_us,
+            host_us: time_us - device_us,
+            prefill_us: prefill_us.min(device_us),
+            energy_uj: all.energy_uj,
+            flops: all.flops,
+            rel_error: all.rel_error,
+            graph,
+        })
+    }
+
+    /// A static prefill of `batch` prompts of `input_len` tokens (the simple mode's TTFT).
+    pub fn prefill(&mut self, batch: u64, input_len: u64, graph_launch: bool) -> Result<StepCost, String> {
+        let image = self.model.vision.as_ref().map_or(0, |v| v.image_tokens());
+        let len = input_len.max(1) + image;
+        let s = StepShape { prefill_seqs: batch, prefill_tokens: batch * len, prefill_kv: len, new_requests: batch, emitting: batch, ..Default::default() };
+        self.step(&s, graph_launch)
+    }
+
+    /// A static decode step of `batch` sequences over caches of `ctx` tokens (the simple mode's
+    /// TPOT).
+    pub fn decode(&mut self, batch: u64, ctx: u64, graph_launch: bool) -> Result<StepCost, String> {
+        let image = self.model.vision.as_ref().map_or(0, |v| v.image_tokens());
+        let s = StepShape { decode_seqs: batch, decode_ctx: ctx + image, emitting: batch, ..Default::default() };
+        self.step(&s, graph_launch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundled_host_costs_parse_within_bounds() {
+        let h = HostCosts::parse(HOST_JSON).unwrap();
+        assert!(h.eager_dispatch_us_per_op > 0.0 && h.step_host_us > 0.0);
+        let bad = HOST_JSON.replace("\"value\": 1000.0", "\"value\": 1e9");
+        assert!(HostCosts::parse(&bad).unwrap_err().contains("step_host_us"));
+    }
+
+    #[test]
+    fn bucket_rounds_up_by_at_most_a_sixteenth() {
+        for x in [1u64, 7, 32, 33, 100, 1000, 1025, 4097, 123_457] {
+            let b = bucket(x);
+            assert!(b >= x && (b - x) as f64 <= x as f64 / 16.0 + 1.0, "{x} -> {b}");
+        }
+        assert_eq!(bucket(1024), 1024);
+    }
+}
