@@ -175,6 +175,18 @@ fn parse_tiling(op: &Op, d: &Device, spec: &str) -> Result<Tiling, String> {
     tiling_from_assignment(op, &pairs)
 }
 
+/// Most evaluations `--tune STRATEGY` may spend (issue 13 #9: a budget of 10^6 took 48 s and
+/// 968 MB). Larger searches are what `--tune exhaustive` is for: it covers every valid tiling.
+pub const MAX_OP_BUDGET: usize = 20_000;
+
+fn check_budget(budget: usize) -> Result<(), String> {
+    match budget {
+        0 => Err("--budget must be at least 1 evaluation, got 0".into()),
+        b if b > MAX_OP_BUDGET => Err(format!("--budget {b} is above the limit of {MAX_OP_BUDGET} evaluations; use --tune exhaustive to cover every valid tiling")),
+        _ => Ok(()),
+    }
+}
+
 /// The simulator as a search objective over the tiling axes (metric: time in us).
 struct TilingObjective<'a> {
     op: &'a Op,
@@ -218,11 +230,12 @@ fn tune(op: &Op, d: &Device, strategy: &str, a: &Args) -> Result<(Tiling, Tuned)
         return Err("this operator has nothing to tune".into());
     }
     let budget: usize = a.budget.trim().parse().map_err(|_| format!("--budget must be a positive integer, got '{}'", a.budget))?;
+    check_budget(budget)?;
     let seed: u64 = a.seed.trim().parse().map_err(|_| format!("--seed must be a non-negative integer, got '{}'", a.seed))?;
     let params: Vec<Param> = axes.iter().map(|ax| Param::categorical(&ax.name, ax.values.iter().map(|&v| Value::Int(v)).collect())).collect();
     let space = Space::new(params, &[])?;
     let mut obj = TilingObjective { op, device: d, names: axes.iter().map(|x| x.name.clone()).collect() };
-    let mut study = Study::new(space, obj.metrics(), StudyOptions::budget(budget.max(1)))?;
+    let mut study = Study::new(space, obj.metrics(), StudyOptions::budget(budget))?;
     let mut strat = strategies::by_name(strategy, &serde_json::json!({}))?;
     let mut rng = Rng::seed_from_u64(seed);
     study.run(strat.as_mut(), &mut obj, &mut rng);
@@ -286,5 +299,19 @@ fn print_text(d: &Device, op: &Op, tiling: &Tiling, e: &Estimate, tuned: Option<
             None => println!("tuned    exhaustive: best of all {} valid tilings (exact search), {:.3} s", t.valid, t.seconds),
             Some(n) => println!("tuned    {}: {} valid of {} evaluated tilings, {:.3} s", t.how, t.valid, n, t.seconds),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_budget_is_capped_with_a_clear_message() {
+        let run = |s: &str| crate::args::parse::<Args>(s).and_then(main);
+        let e = run("--device 910B2 --op matmul --shape 4096x4096x4096 --tune random --budget 1000000").unwrap_err();
+        assert!(e.contains("--budget 1000000") && e.contains("20000") && e.contains("exhaustive"), "{e}");
+        assert!(run("--device 910B2 --op matmul --shape 64x64x64 --tune random --budget 0").unwrap_err().contains("at least 1"));
+        assert!(run("--device 910B2 --op matmul --shape 64x64x64 --tune random --budget 20").is_ok());
     }
 }

@@ -91,4 +91,33 @@ mod tests {
         assert!(decode(&encode_json("[1,2]")).is_err());
         assert!(decode(&encode_json("{\"version\": 99}")).unwrap_err().contains("version"));
     }
+
+    #[test]
+    fn free_form_fields_cannot_amplify_a_short_link() {
+        // Issue 13 #5: a 1.9 KB link whose `view` nests 120 levels around 700,000 zeros decoded
+        // to 173 MB of pretty JSON (214 MB peak). Now it is refused, naming the field.
+        let zeros = vec!["0"; 700_000].join(",");
+        let deep = format!("{{\"view\":{}[{zeros}]{}}}", "[".repeat(120), "]".repeat(120));
+        let link = encode_json(&deep);
+        assert!(link.len() < 4096, "{}", link.len());
+        let e = decode(&link).unwrap_err();
+        assert!(e.contains("'view'") && e.contains("levels"), "{e}");
+        // Flat but large: refused by size.
+        let e = decode(&encode_json(&format!("{{\"view\":[{zeros}]}}"))).unwrap_err();
+        assert!(e.contains("'view'") && e.contains("KiB"), "{e}");
+        // The same through the inline model, the inline device and strategy options.
+        let nest = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        for (field, doc) in [
+            ("'model'", format!("{{\"model\":{{\"a\":{}}}}}", nest(60))),
+            ("'device'", format!("{{\"device\":{{\"a\":{}}}}}", nest(60))),
+            ("'strategy'", format!("{{\"strategy\":{{\"name\":\"random\",\"options\":{}}}}}", nest(60))),
+            ("'training'", format!("{{\"stage\":\"training\",\"training\":{{\"x\":[{zeros}]}}}}")),
+        ] {
+            let e = decode(&encode_json(&doc)).unwrap_err();
+            assert!(e.contains(field), "{field}: {e}");
+        }
+        // Ordinary view state still opens.
+        let ok = decode(&encode_json(r#"{"view": {"tab": "tune", "axes": [0, 1], "open": {"a": [1, 2, 3]}}}"#)).unwrap();
+        assert_eq!(ok.view["tab"], "tune");
+    }
 }

@@ -9,6 +9,7 @@ use serde_json::Value as Json;
 impl Scenario {
     /// Checks values serde cannot: ranges, signs, names. Messages name the field.
     pub fn validate(&self) -> Result<(), String> {
+        self.check_free_form()?;
         let w = &self.workload;
         for (f, v) in [("input_len", w.input_len), ("output_len", w.output_len), ("micro_batch", w.micro_batch), ("seq_len", w.seq_len), ("global_batch", w.global_batch)] {
             positive(&format!("workload.{f}"), v, 10_000_000)?;
@@ -101,7 +102,10 @@ fn clip_msg(s: &str) -> String {
 /// Deserializes, and on failure finds the innermost object field that fails on its own, so the
 /// message says e.g. "field 'workload.batch': invalid type: string, expected i64".
 pub(crate) fn deserialize_blaming(v: &Json) -> Result<Scenario, String> {
-    match serde_json::from_value::<Scenario>(v.clone()) {
+    check_free_form_raw(v)?;
+    // Deserialise from the parsed tree by reference: the tree is not copied (parse once).
+    use serde::Deserialize;
+    match Scenario::deserialize(v) {
         Ok(s) => Ok(s),
         Err(e) => {
             let path = blame(v, &mut Vec::new());
@@ -135,4 +139,131 @@ fn blame(full: &Json, prefix: &mut Vec<String>) -> Option<String> {
         }
     }
     None
+}
+
+/// Deepest nesting accepted in a free-form JSON field (a Hugging Face config or an operator graph
+/// is 2 to 5 levels deep). Pretty-printing indents every level, so depth multiplies size.
+pub const MAX_FREE_DEPTH: usize = 24;
+/// Largest pretty-printed size of the app's free-form view state (`view`).
+pub const MAX_VIEW_BYTES: usize = 64 * 1024;
+/// Largest pretty-printed size of stage and strategy option objects and of space overrides.
+pub const MAX_OPTIONS_BYTES: usize = 256 * 1024;
+/// Largest pretty-printed size of an inline device profile.
+pub const MAX_DEVICE_BYTES: usize = 256 * 1024;
+/// Largest pretty-printed size of an inline model (Hugging Face config or operator graph).
+pub const MAX_MODEL_BYTES: usize = 4 * 1024 * 1024;
+
+/// Issue 13 #5: a short link could inflate, through deep nesting in a free-form field, into
+/// hundreds of MB once re-serialised (the app shows the scenario as pretty JSON, the CLI prints
+/// it). Every free-form field is bounded by depth and by the size its pretty form WOULD have,
+/// computed without building it; the message names the field.
+pub fn check_free_form_field(field: &str, v: &Json, max_bytes: usize) -> Result<(), String> {
+    let mut budget = max_bytes;
+    measure(v, 0, &mut budget).map_err(|over_depth| {
+        if over_depth {
+            format!("field '{field}': nested more than {MAX_FREE_DEPTH} levels deep; refused")
+        } else {
+            format!("field '{field}': larger than {} KiB as JSON; refused", max_bytes / 1024)
+        }
+    })
+}
+
+/// Subtracts the pretty-printed size of `v` (at nesting `depth`) from `left`; Err(true) when too
+/// deep, Err(false) when the size runs out. Stops at the first excess (bounded work).
+fn measure(v: &Json, depth: usize, left: &mut usize) -> Result<(), bool> {
+    if depth > MAX_FREE_DEPTH {
+        return Err(true);
+    }
+    let mut take = |n: usize| -> Result<(), bool> {
+        if n > *left {
+            return Err(false);
+        }
+        *left -= n;
+        Ok(())
+    };
+    // Newline and indentation before the value, as serde_json's pretty printer writes it.
+    take(1 + 2 * depth)?;
+    match v {
+        Json::Null | Json::Bool(_) => take(5),
+        Json::Number(_) => take(24),
+        Json::String(s) => take(string_len(s)),
+        Json::Array(a) => {
+            take(2)?;
+            for x in a {
+                measure(x, depth + 1, left)?;
+            }
+            Ok(())
+        }
+        Json::Object(m) => {
+            take(2)?;
+            for (k, x) in m {
+                if string_len(k) + 2 > *left {
+                    return Err(false);
+                }
+                *left -= string_len(k) + 2;
+                measure(x, depth + 1, left)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Length of a JSON string literal (quotes and escapes included).
+fn string_len(s: &str) -> usize {
+    2 + s.bytes().map(|b| match b {
+        b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+        0..=0x1f => 6,
+        _ => 1,
+    }).sum::<usize>()
+}
+
+/// Bounds every free-form field of a raw scenario object (before it is deserialised, so an
+/// oversized field is never copied).
+fn check_free_form_raw(v: &Json) -> Result<(), String> {
+    let Some(o) = v.as_object() else { return Ok(()) };
+    let plain = |k: &str, max: usize| o.get(k).map_or(Ok(()), |x| check_free_form_field(k, x, max));
+    plain("view", MAX_VIEW_BYTES)?;
+    plain("model", MAX_MODEL_BYTES)?;
+    plain("device", MAX_DEVICE_BYTES)?;
+    plain("training", MAX_OPTIONS_BYTES)?;
+    plain("runtime", MAX_OPTIONS_BYTES)?;
+    plain("space", MAX_OPTIONS_BYTES)?;
+    plain("strategy", MAX_OPTIONS_BYTES)?;
+    plain("compare", MAX_OPTIONS_BYTES)?;
+    plain("deployment", MAX_OPTIONS_BYTES)?;
+    plain("operator", MAX_OPTIONS_BYTES)?;
+    plain("constraints", MAX_OPTIONS_BYTES)?;
+    plain("objectives", MAX_OPTIONS_BYTES)?;
+    Ok(())
+}
+
+impl Scenario {
+    /// The same bounds on a built scenario (the operator auto-tune format and scenarios made in
+    /// code do not pass through `check_free_form_raw`).
+    fn check_free_form(&self) -> Result<(), String> {
+        use crate::scenario::{DeviceRef, ModelRef};
+        check_free_form_field("view", &self.view, MAX_VIEW_BYTES)?;
+        check_free_form_field("training", &self.training, MAX_OPTIONS_BYTES)?;
+        check_free_form_field("runtime", &self.runtime, MAX_OPTIONS_BYTES)?;
+        for (k, s) in self.strategies().iter().enumerate() {
+            let field = if k == 0 { "strategy.options".to_string() } else { format!("compare[{}].options", k - 1) };
+            check_free_form_field(&field, &s.options, MAX_OPTIONS_BYTES)?;
+        }
+        for (name, o) in &self.space {
+            for c in o.choices.iter().flatten().chain(o.fixed.iter()) {
+                check_free_form_field(&format!("space.{}", clip(name)), c, MAX_OPTIONS_BYTES)?;
+            }
+        }
+        match &self.model {
+            ModelRef::Inline(j) => check_free_form_field("model", j, MAX_MODEL_BYTES)?,
+            ModelRef::Id(text) if text.len() > MAX_MODEL_BYTES => {
+                return Err(format!("field 'model': larger than {} KiB; refused", MAX_MODEL_BYTES / 1024));
+            }
+            ModelRef::Id(_) => {}
+        }
+        if let DeviceRef::Inline(j) = &self.device {
+            check_free_form_field("device", j, MAX_DEVICE_BYTES)?;
+        }
+        Ok(())
+    }
 }
