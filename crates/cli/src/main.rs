@@ -10,8 +10,10 @@ mod args;
 mod bench;
 mod bench_search;
 mod bench_sim;
+mod calibrate;
 mod devices;
 mod eval;
+mod fidelity;
 mod op;
 mod replay;
 mod run;
@@ -46,6 +48,10 @@ enum Command {
     Url(url::Args),
     /// Price one configuration of a scenario (no tuning) and print every metric.
     Eval(eval::Args),
+    /// Predicted vs measured for every row of a measurement file (or msprof op summary).
+    Fidelity(fidelity::Args),
+    /// Fit a chip profile's declared parameters to measurements with the search engine.
+    Calibrate(calibrate::Args),
 }
 
 fn main() {
@@ -59,6 +65,8 @@ fn main() {
         Command::Run(a) => run::main(a),
         Command::Url(a) => url::main(a),
         Command::Eval(a) => eval::main(a),
+        Command::Fidelity(a) => fidelity::main(a),
+        Command::Calibrate(a) => calibrate::main(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

@@ -8,6 +8,7 @@
 
 pub mod autotune;
 pub mod blocks;
+pub mod calibrate;
 pub mod bundled;
 pub mod cases;
 pub mod context;
@@ -16,6 +17,7 @@ pub mod focus;
 pub mod graphcost;
 pub mod empirical;
 pub mod explore;
+pub mod fidelity;
 pub mod guards;
 pub mod impact;
 pub mod knowledge;

@@ -1,0 +1,61 @@
+//! `tunelab fidelity --measurements FILE [--json] [--markdown [--svg FILE]]`: Tunelab's
+//! predictions next to measured values. Every row of the file is turned into a scenario and
+//! priced through its stage's own objective (crates/scenario/src/fidelity); rows the stages
+//! cannot express are listed with the reason. FILE is a `tunelab-measurements/1` JSON file
+//! (docs/measurements.md) or an msprof `op_summary_*.csv` (its rows go on `--device`).
+
+use tunelab_scenario::fidelity::{evaluate, load_any, plot};
+
+/// Arguments of `tunelab fidelity`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Measurement file (tunelab-measurements/1 JSON) or msprof op_summary CSV.
+    #[arg(long, value_name = "FILE")]
+    measurements: String,
+    /// Print `{"rows": [...], "unexpressed": [...], "summary": {...}}`.
+    #[arg(long)]
+    json: bool,
+    /// Print the generated page (docs/fidelity.md).
+    #[arg(long, conflicts_with = "json")]
+    markdown: bool,
+    /// Also write the predicted-vs-measured plot (SVG) here; the page links it by file name.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<String>,
+    /// Chip of an op-summary CSV's rows.
+    #[arg(long, value_name = "CHIP", default_value = "910B2")]
+    device: String,
+    /// Only rows on these chips (comma-separated).
+    #[arg(long, value_name = "CHIPS", value_delimiter = ',')]
+    chips: Vec<String>,
+}
+
+pub fn main(a: Args) -> Result<(), String> {
+    let text = std::fs::read_to_string(&a.measurements).map_err(|e| format!("--measurements {}: {e}", a.measurements))?;
+    let (set, skipped) = load_any(&text, &a.measurements, &a.device).map_err(|e| format!("--measurements {}: {e}", a.measurements))?;
+    let only = if a.chips.is_empty() { None } else { Some(a.chips.as_slice()) };
+    let mut rep = evaluate(&set, &Default::default(), only);
+    for (op, why) in skipped {
+        rep.unexpressed.push(tunelab_scenario::fidelity::Unexpressed { id: op, metric: "task_duration".into(), reason: why });
+    }
+    rep.summary.values_unexpressed = rep.unexpressed.len();
+    if let Some(path) = &a.svg {
+        let pts = rep.rows.iter().map(|c| (c.measured, c.predicted, c.category.clone())).collect();
+        let svg = plot::scatter_svg(&[plot::Series { label: "Tunelab", points: pts, hollow: false }], &format!("Predicted vs measured: {}", rep.name));
+        std::fs::write(path, svg).map_err(|e| format!("--svg {path}: {e}"))?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rep.to_json()).map_err(|e| e.to_string())?);
+    } else if a.markdown {
+        let name = a.svg.as_deref().map(|p| std::path::Path::new(p).file_name().and_then(|f| f.to_str()).unwrap_or(p).to_string());
+        print!("{}", rep.to_markdown(name.as_deref()));
+    } else {
+        print!("{}", rep.to_text());
+        if !rep.unexpressed.is_empty() {
+            println!("\nNot compared ({}):", rep.unexpressed.len());
+            for u in &rep.unexpressed {
+                println!("  {} {}: {}", u.id, u.metric, u.reason);
+            }
+        }
+    }
+    Ok(())
+}

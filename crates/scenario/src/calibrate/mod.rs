@@ -1,0 +1,396 @@
+//! Calibration: fitting a chip profile's declared efficiency and overhead parameters to
+//! measurements, with Tunelab's own search engine (the tuner tunes the simulator).
+//!
+//! Which parameters: every `fields.<name>` of the profile that declares numeric `min` and `max`
+//! (physically plausible bounds, written next to the value by the device model's author). No
+//! list lives here, so a parameter added to the profile becomes fittable without code.
+//!
+//! The loss is the weighted mean of |ln(predicted / measured)| over the compared values
+//! (`fidelity::evaluate`, the same path `tunelab fidelity` uses), so a 2x miss counts the same
+//! either way and no single large value dominates; a value that was predicted with the starting
+//! profile but becomes infeasible costs ln(10). The search space is one float parameter per
+//! fittable field within its bounds (log scale when the bounds span 4x or more); the study is
+//! warm-started at the profile's own values, so a fit never ends worse than where it started.
+//! Leave-one-out: for each covered measurement row, the fit is redone without it and the row is
+//! predicted with that fit; its error is what a new, unseen measurement can expect.
+
+pub mod msprof;
+
+use crate::fidelity::{evaluate, median, FidelityReport, MeasurementSet};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value as Json};
+use std::collections::BTreeMap;
+use tunelab_search::{strategies, Config, FnObjective, Metric, Outcome, Param, Rng, Space, Study, StudyOptions, Trial, TrialState, Value};
+
+/// One fittable parameter of a profile.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FitParam {
+    pub name: String,
+    pub value: f64,
+    pub min: f64,
+    pub max: f64,
+    pub source: String,
+}
+
+/// The fittable parameters of a profile (file JSON), in the file's key order.
+pub fn fittable(profile: &Json) -> Vec<FitParam> {
+    let Some(fields) = profile.get("fields").and_then(Json::as_object) else { return Vec::new() };
+    let mut out = Vec::new();
+    for (k, f) in fields {
+        let num = |key: &str| f.get(key).and_then(Json::as_f64);
+        if let (Some(v), Some(lo), Some(hi)) = (num("value"), num("min"), num("max")) {
+            if lo.is_finite() && hi.is_finite() && lo < hi {
+                let source = f.get("source").and_then(Json::as_str).unwrap_or("").to_string();
+                out.push(FitParam { name: k.clone(), value: v.clamp(lo, hi), min: lo, max: hi, source });
+            }
+        }
+    }
+    out
+}
+
+/// A copy of `profile` with the parameters set to `values`.
+pub fn with_values(profile: &Json, params: &[FitParam], values: &[f64]) -> Json {
+    let mut p = profile.clone();
+    for (fp, v) in params.iter().zip(values) {
+        if let Some(f) = p.get_mut("fields").and_then(|f| f.get_mut(&fp.name)).and_then(Json::as_object_mut) {
+            f.insert("value".into(), json!(round_sig(*v)));
+        }
+    }
+    p
+}
+
+/// Rounds to 6 significant digits (profiles stay readable; far below model error).
+fn round_sig(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let d = libm::floor(libm::log10(x.abs())) as i32;
+    let s = libm::pow(10.0, (5 - d) as f64);
+    libm::round(x * s) / s
+}
+
+/// Settings of a fit.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Options {
+    /// A strategy of the search engine ("auto", "tpe", "annealing", "bayes", ...).
+    pub strategy: String,
+    /// Evaluations of the full fit.
+    pub budget: usize,
+    /// Evaluations of each leave-one-out fit (0: skip leave-one-out).
+    pub loo_budget: usize,
+    pub seed: u64,
+    /// Fit on every row of the set (each predicted on its own chip's profile with the fitted
+    /// values substituted) instead of only the rows measured on the profile's chip.
+    pub family: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { strategy: "auto".into(), budget: 200, loo_budget: 60, seed: 1, family: false }
+    }
+}
+
+/// One compared value before and after the fit, with its leave-one-out error.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RowFit {
+    pub case: String,
+    pub id: String,
+    pub metric: String,
+    pub unit: String,
+    pub measured: f64,
+    pub before: f64,
+    pub after: Option<f64>,
+    pub error_before: f64,
+    pub error_after: Option<f64>,
+    pub error_loo: Option<f64>,
+}
+
+/// A fitted parameter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Fitted {
+    pub name: String,
+    pub before: f64,
+    pub after: f64,
+    pub min: f64,
+    pub max: f64,
+    pub source_before: String,
+}
+
+/// The result of `calibrate`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    pub device: String,
+    pub measurements: String,
+    pub digest: String,
+    pub strategy: String,
+    pub evaluations: usize,
+    pub params: Vec<Fitted>,
+    pub rows: Vec<RowFit>,
+    /// Weighted mean |ln(pred/meas)| before and after.
+    pub loss_before: f64,
+    pub loss_after: f64,
+    pub median_abs_error_before: Option<f64>,
+    pub median_abs_error_after: Option<f64>,
+    pub median_abs_error_loo: Option<f64>,
+    /// Rows whose values the fit used.
+    pub rows_used: usize,
+    /// The calibrated profile (file JSON).
+    pub profile: Json,
+}
+
+/// The chips whose rows a fit uses.
+fn chips_for(set: &MeasurementSet, device: &str, family: bool) -> Vec<String> {
+    let mut v: Vec<String> = if family { set.rows.iter().map(|r| r.chip.clone()).collect() } else { vec![device.to_string()] };
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// The profile file of every chip the fit touches: the given profile for `device`, bundled
+/// files for the others (family fits).
+fn base_profiles(device: &str, profile: &Json, chips: &[String]) -> BTreeMap<String, Json> {
+    let mut m = BTreeMap::new();
+    for c in chips {
+        if c.eq_ignore_ascii_case(device) {
+            m.insert(c.clone(), profile.clone());
+        } else if let Some(t) = tunelab_sim::device::bundled_profile_text(c) {
+            if let Ok(j) = serde_json::from_str::<Json>(t) {
+                m.insert(c.clone(), j);
+            }
+        }
+    }
+    m
+}
+
+/// Loss of a report: weighted mean |ln(p/m)|, with `baseline` keys missing from it at ln(10).
+fn loss(rep: &FidelityReport, expected: &[(String, String)], skip_id: Option<&str>) -> f64 {
+    let mut got: BTreeMap<(String, String), (f64, f64)> = BTreeMap::new();
+    for c in &rep.rows {
+        got.insert((c.case.clone(), c.metric.clone()), (libm::fabs(libm::log(c.predicted / c.measured)), c.weight));
+    }
+    let (mut s, mut w) = (0.0, 0.0);
+    for (case, metric) in expected {
+        if skip_id.is_some_and(|id| case == id || case.starts_with(&format!("{id}/"))) {
+            continue;
+        }
+        match got.get(&(case.clone(), metric.clone())) {
+            Some((e, wt)) => {
+                s += e * wt;
+                w += wt;
+            }
+            None => {
+                s += libm::log(10.0);
+                w += 1.0;
+            }
+        }
+    }
+    if w > 0.0 { s / w } else { 0.0 }
+}
+
+/// A set restricted to rows other than `id`.
+fn without(set: &MeasurementSet, id: &str) -> MeasurementSet {
+    let mut s = set.clone();
+    s.rows.retain(|r| r.id != id);
+    s
+}
+
+/// Fits `params` on `set` and returns (values, loss, evaluations).
+fn fit(set: &MeasurementSet, device: &str, profiles: &BTreeMap<String, Json>, params: &[FitParam], chips: &[String], opts: &Options, budget: usize, expected: &[(String, String)], skip_id: Option<&str>) -> Result<(Vec<f64>, f64, usize), String> {
+    let space_params: Vec<Param> = params
+        .iter()
+        .map(|p| {
+            let log = p.min > 0.0 && p.max / p.min >= 4.0;
+            Param::float(&p.name, p.min, p.max, log, None)
+        })
+        .collect();
+    let space = Space::new(space_params, &[])?;
+    let metrics = vec![Metric::minimize("loss", "")];
+    let start: Vec<f64> = params.iter().map(|p| p.value).collect();
+    let eval = |vals: &[f64]| -> f64 {
+        let mut devs = profiles.clone();
+        for (chip, prof) in devs.iter_mut() {
+            // The fitted values apply to every chip of the fit (family mode substitutes them
+            // into each chip's own profile; they are microarchitecture parameters).
+            let _ = chip;
+            *prof = with_values(prof, params, vals);
+        }
+        let rep = evaluate(set, &devs, Some(chips));
+        loss(&rep, expected, skip_id)
+    };
+    let l0 = eval(&start);
+    if budget == 0 {
+        return Ok((start, l0, 0));
+    }
+    let mut study = Study::new(space, metrics.clone(), StudyOptions::budget(budget))?;
+    let warm = Trial { id: 0, config: Config(start.iter().map(|v| Value::Float(*v)).collect()), state: TrialState::Ok, values: vec![l0], reason: None, warm: true, evaluation: 0 };
+    study.warm_start(std::slice::from_ref(&warm));
+    let mut strategy = strategies::by_name(&opts.strategy, &json!({}))?;
+    let mut obj = FnObjective::new(metrics, |c: &Config| {
+        let vals: Vec<f64> = c.0.iter().map(|v| v.as_f64().unwrap_or(f64::NAN)).collect();
+        if vals.iter().any(|v| !v.is_finite()) {
+            return Outcome::Failed("non-numeric parameter".into());
+        }
+        Outcome::Ok(vec![eval(&vals)])
+    });
+    let mut rng = Rng::seed_from_u64(opts.seed);
+    study.run(&mut *strategy, &mut obj, &mut rng);
+    let _ = device;
+    let best = study.best().ok_or("the fit found no feasible parameter values")?;
+    let vals: Vec<f64> = best.config.0.iter().map(|v| v.as_f64().unwrap_or(0.0)).collect();
+    let l = best.values.first().copied().unwrap_or(l0);
+    Ok((vals, l, study.evaluations()))
+}
+
+/// Fits the profile of `device` (file JSON `profile`) to `set`. `digest` names the measurement
+/// file (see `MeasurementSet::digest_of`).
+pub fn calibrate(set: &MeasurementSet, digest: &str, device: &str, profile: &Json, opts: &Options) -> Result<Calibration, String> {
+    tunelab_sim::device::Device::from_json(&profile.to_string()).map_err(|e| format!("--device {device}: {e}"))?;
+    let params = fittable(profile);
+    if params.is_empty() {
+        return Err(format!("the {device} profile declares no fittable parameters (fields with numeric 'min' and 'max' bounds)"));
+    }
+    if opts.budget > crate::scenario::MAX_BUDGET {
+        return Err(format!("budget: at most {} evaluations, got {}", crate::scenario::MAX_BUDGET, opts.budget));
+    }
+    let chips = chips_for(set, device, opts.family);
+    if !set.rows.iter().any(|r| chips.iter().any(|c| c.eq_ignore_ascii_case(&r.chip))) {
+        let mut have: Vec<&str> = set.rows.iter().map(|r| r.chip.as_str()).collect();
+        have.sort();
+        have.dedup();
+        return Err(format!("no measurement row is on {device} (rows are on: {}); pass --family to fit on every row of the set", have.join(", ")));
+    }
+    let profiles = base_profiles(device, profile, &chips);
+    let before = evaluate(set, &profiles, Some(&chips));
+    if before.rows.is_empty() {
+        return Err(format!("none of the {device} rows can be predicted, so there is nothing to fit (first reason: {})", before.unexpressed.first().map(|u| u.reason.as_str()).unwrap_or("none")));
+    }
+    let expected: Vec<(String, String)> = before.rows.iter().map(|c| (c.case.clone(), c.metric.clone())).collect();
+    let (vals, l_after, evals) = fit(set, device, &profiles, &params, &chips, opts, opts.budget, &expected, None)?;
+    let loss_before = loss(&before, &expected, None);
+    let mut fitted_profiles = profiles.clone();
+    for p in fitted_profiles.values_mut() {
+        *p = with_values(p, &params, &vals);
+    }
+    let after = evaluate(set, &fitted_profiles, Some(&chips));
+    // Leave-one-out, per measurement row.
+    let mut loo: BTreeMap<(String, String), f64> = BTreeMap::new();
+    if opts.loo_budget > 0 {
+        let mut ids: Vec<&str> = before.rows.iter().map(|c| c.id.as_str()).collect();
+        ids.dedup();
+        for id in ids {
+            let rest = without(set, id);
+            let exp_rest: Vec<(String, String)> = expected.iter().filter(|(c, _)| !(c == id || c.starts_with(&format!("{id}/")))).cloned().collect();
+            if exp_rest.is_empty() {
+                continue;
+            }
+            let (v, _, _) = fit(&rest, device, &profiles, &params, &chips, opts, opts.loo_budget, &exp_rest, None)?;
+            let mut devs = profiles.clone();
+            for p in devs.values_mut() {
+                *p = with_values(p, &params, &v);
+            }
+            let mut only = set.clone();
+            only.rows.retain(|r| r.id == id);
+            let rep = evaluate(&only, &devs, Some(&chips));
+            for c in rep.rows {
+                loo.insert((c.case, c.metric), c.error);
+            }
+        }
+    }
+    let after_map: BTreeMap<(String, String), (f64, f64)> = after.rows.iter().map(|c| ((c.case.clone(), c.metric.clone()), (c.predicted, c.error))).collect();
+    let rows: Vec<RowFit> = before
+        .rows
+        .iter()
+        .map(|c| {
+            let key = (c.case.clone(), c.metric.clone());
+            let a = after_map.get(&key);
+            RowFit {
+                case: c.case.clone(),
+                id: c.id.clone(),
+                metric: c.metric.clone(),
+                unit: c.unit.clone(),
+                measured: c.measured,
+                before: c.predicted,
+                after: a.map(|x| x.0),
+                error_before: c.error,
+                error_after: a.map(|x| x.1),
+                error_loo: loo.get(&key).copied(),
+            }
+        })
+        .collect();
+    let abs = |v: Vec<f64>| median(&v.iter().map(|e| e.abs()).collect::<Vec<_>>());
+    let fitted: Vec<Fitted> = params
+        .iter()
+        .zip(&vals)
+        .map(|(p, v)| Fitted { name: p.name.clone(), before: p.value, after: round_sig(*v), min: p.min, max: p.max, source_before: p.source.clone() })
+        .collect();
+    let mut ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    ids.sort();
+    ids.dedup();
+    let out_profile = fitted_profile(profile, &fitted, &set.name, digest, l_after, rows.len());
+    Ok(Calibration {
+        device: device.to_string(),
+        measurements: set.name.clone(),
+        digest: digest.to_string(),
+        strategy: opts.strategy.clone(),
+        evaluations: evals,
+        median_abs_error_before: abs(rows.iter().map(|r| r.error_before).collect()),
+        median_abs_error_after: abs(rows.iter().filter_map(|r| r.error_after).collect()),
+        median_abs_error_loo: abs(rows.iter().filter_map(|r| r.error_loo).collect()),
+        rows_used: ids.len(),
+        params: fitted,
+        rows,
+        loss_before,
+        loss_after: l_after,
+        profile: out_profile,
+    })
+}
+
+/// The profile with fitted values marked: `source: "fit"` plus the data's digest and residual;
+/// the value it replaced is kept under `fit.before`.
+pub fn fitted_profile(profile: &Json, fitted: &[Fitted], set_name: &str, digest: &str, residual: f64, values: usize) -> Json {
+    let mut p = profile.clone();
+    for f in fitted {
+        if let Some(o) = p.get_mut("fields").and_then(|x| x.get_mut(&f.name)).and_then(Json::as_object_mut) {
+            let old_src = o.get("source").cloned().unwrap_or(Json::Null);
+            let old_before = o.get("fit").and_then(|x| x.get("before")).cloned();
+            o.insert("value".into(), json!(f.after));
+            o.insert("source".into(), json!("fit"));
+            let before = old_before.unwrap_or_else(|| json!({ "value": f.before, "source": old_src }));
+            o.insert("fit".into(), json!({ "digest": digest, "residual": round_sig(residual), "values": values, "before": before }));
+        }
+    }
+    if let Some(s) = p.get_mut("sources").and_then(Json::as_object_mut) {
+        s.insert(
+            "fit".into(),
+            json!(format!("fitted by `tunelab calibrate` to '{set_name}' ({digest}): residual = weighted mean |ln(predicted/measured)| = {:.4} over {values} values, within the bounds declared next to each value", residual)),
+        );
+    }
+    p
+}
+
+impl Calibration {
+    /// Plain-text report: parameters, per-value errors before/after/leave-one-out, summary.
+    pub fn to_text(&self) -> String {
+        let pct = |x: Option<f64>| x.map(|e| format!("{:+.1}%", e * 100.0)).unwrap_or_else(|| "-".into());
+        let apct = |x: Option<f64>| x.map(|e| format!("{:.1}%", e * 100.0)).unwrap_or_else(|| "-".into());
+        let mut s = format!("Calibrating {} on '{}' ({}), strategy {}, {} evaluations\n\n", self.device, self.measurements, self.digest, self.strategy, self.evaluations);
+        s += &format!("{:<28} {:>12} {:>12} {:>24}\n", "parameter", "before", "after", "bounds");
+        for p in &self.params {
+            s += &format!("{:<28} {:>12} {:>12} {:>24}\n", p.name, crate::fidelity::num(p.before), crate::fidelity::num(p.after), format!("[{}, {}]", crate::fidelity::num(p.min), crate::fidelity::num(p.max)));
+        }
+        s += &format!("\n{:<50} {:<22} {:>10} {:>9} {:>9} {:>9}\n", "case", "metric", "measured", "before", "after", "LOO");
+        for r in &self.rows {
+            s += &format!("{:<50} {:<22} {:>10} {:>9} {:>9} {:>9}\n", cut(&r.case, 50), cut(&r.metric, 22), crate::fidelity::num(r.measured), pct(Some(r.error_before)), pct(r.error_after), pct(r.error_loo));
+        }
+        s += &format!(
+            "\n{} rows, {} values: median |error| {} before, {} after, {} leave-one-out; residual (weighted mean |ln ratio|) {:.4} -> {:.4}\n",
+            self.rows_used, self.rows.len(), apct(self.median_abs_error_before), apct(self.median_abs_error_after), apct(self.median_abs_error_loo), self.loss_before, self.loss_after
+        );
+        s
+    }
+}
+
+fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n { s.to_string() } else { s.chars().take(n - 1).collect::<String>() + "~" }
+}

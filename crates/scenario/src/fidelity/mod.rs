@@ -1,0 +1,587 @@
+//! Fidelity: Tunelab's predictions next to real measurements.
+//!
+//! A measurement file (`tunelab-measurements/1`, documented in docs/measurements.md) lists rows;
+//! each row names a model, a chip profile, a stage, a pinned configuration and workload (as a
+//! partial scenario), and the measured values with the stage metric each is compared with.
+//! Prediction is generic: the row becomes a `Scenario`, the stage is set up by `stages::setup`
+//! exactly as a tuning run does, and the pinned configuration is priced by the stage's own
+//! objective (`predict_case`). There is no code per row, so improvements to the device model or
+//! the stages show up here without edits, and held-out files in the same format are predicted
+//! the same way. A row the stages cannot express (an unknown parameter, an unloadable model, a
+//! metric the stage does not report) is listed with the stage's own error as the reason.
+
+pub mod plot;
+
+use crate::scenario::{clip, Scenario};
+use crate::stages;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value as Json};
+use std::collections::BTreeMap;
+use tunelab_search::{Config, Outcome};
+
+/// The format id this build reads and writes.
+pub const SCHEMA: &str = "tunelab-measurements/1";
+
+/// A set of measurements (one file).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MeasurementSet {
+    pub schema: String,
+    pub name: String,
+    /// Where the rows came from (free-form: file, sha256, converter).
+    pub converted_from: Json,
+    pub rows: Vec<Row>,
+}
+
+/// One measured setup: a model on a chip, at a pinned configuration, with its measured values.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Row {
+    pub id: String,
+    /// "op", "serving" or "training" (summary groups).
+    pub category: String,
+    /// The bundled chip profile the row is compared against ("910B2").
+    pub chip: String,
+    /// The chip as the source states it, and why `chip` was chosen.
+    pub chip_stated: String,
+    pub chip_note: String,
+    /// A bundled model id, an inline Hugging Face config.json, or an inline operator graph.
+    pub model: Json,
+    /// "operator", "deployment", "training" or "runtime".
+    pub stage: String,
+    /// A partial scenario merged over the defaults: workload, stage options, `space` pins.
+    pub scenario: Json,
+    /// How the configuration is chosen: "pinned" (the space's fixed values, else the stage's
+    /// baseline) or "tuned" (the best a tuning run of the row's scenario finds, e.g. for a
+    /// hand-tiled kernel).
+    pub predict_with: String,
+    /// Measured values compared under `scenario` as is.
+    pub values: Vec<Measured>,
+    /// Further configurations of the same setup (e.g. eager and graph), each with its pins.
+    pub variants: Vec<Variant>,
+    /// Relative weight in a calibration fit (1 = normal; approximate rows less).
+    #[serde(default = "one")]
+    pub weight: f64,
+    /// Set when the converter knows the row cannot be expressed: the reason.
+    pub cannot_express: Option<String>,
+    pub source: String,
+    pub software: Option<String>,
+    pub notes: Option<String>,
+    pub conversion_note: Option<String>,
+}
+
+/// A pinned configuration of a row.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Variant {
+    pub suffix: String,
+    /// Space overrides (usually `{"param": {"fixed": v}}`) merged over the row's.
+    pub space: Json,
+    pub values: Vec<Measured>,
+    pub conversion_note: Option<String>,
+}
+
+/// One measured value.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Measured {
+    /// The source's name for it ("median_time", "decode_step_latency").
+    pub metric: String,
+    pub value: Option<f64>,
+    /// "us", "ms", "s", "tokens/s", "tokens/s/NPU", "req/s".
+    pub unit: String,
+    /// The stage metric it is compared with ("ttft_ms"); None: not compared.
+    pub predict: Option<String>,
+    /// The measured value is per chip: the prediction is divided by the job's chips.
+    pub per_chip: bool,
+    /// Why the value is listed but not compared (derived from another value, ...).
+    pub not_compared: Option<String>,
+    pub unit_stated: Option<String>,
+}
+
+impl MeasurementSet {
+    /// Parses a measurement file; errors name the row and field.
+    pub fn from_json(text: &str) -> Result<MeasurementSet, String> {
+        let v: Json = serde_json::from_str(text).map_err(|e| format!("the measurement file is not valid JSON: {e}"))?;
+        let schema = v.get("schema").and_then(Json::as_str).unwrap_or("");
+        if schema != SCHEMA {
+            return Err(format!("field 'schema': expected \"{SCHEMA}\", got \"{}\" (see docs/measurements.md)", clip(schema)));
+        }
+        let rows = v.get("rows").and_then(Json::as_array).ok_or("field 'rows': missing or not a list")?;
+        if rows.len() > 100_000 {
+            return Err(format!("field 'rows': {} rows is more than the 100000 this build reads", rows.len()));
+        }
+        for (i, r) in rows.iter().enumerate() {
+            let id = r.get("id").and_then(Json::as_str).unwrap_or("");
+            serde_json::from_value::<Row>(r.clone()).map_err(|e| format!("rows[{i}] ('{}'): {e}", clip(id)))?;
+        }
+        let mut set: MeasurementSet = serde_json::from_value(v).map_err(|e| format!("measurement file: {e}"))?;
+        for (i, r) in set.rows.iter_mut().enumerate() {
+            if r.id.trim().is_empty() {
+                return Err(format!("rows[{i}].id: missing"));
+            }
+            if !(r.weight.is_finite() && r.weight >= 0.0) || r.weight > 100.0 {
+                return Err(format!("rows[{i}].weight: must be within [0, 100], got {}", r.weight));
+            }
+            for m in r.values.iter().chain(r.variants.iter().flat_map(|v| v.values.iter())) {
+                if let Some(x) = m.value {
+                    if m.predict.is_some() && !(x.is_finite() && x > 0.0) {
+                        return Err(format!("rows[{i}] ('{}').{}: a compared value must be a positive number, got {x}", clip(&r.id), clip(&m.metric)));
+                    }
+                }
+            }
+        }
+        Ok(set)
+    }
+
+    /// A short digest of the file text (FNV-1a, 64 bits, hex): names the data a fit used.
+    pub fn digest_of(text: &str) -> String {
+        format!("fnv1a64:{:016x}", fnv1a(text.as_bytes()))
+    }
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// FNV-1a over bytes (stable across targets).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// One (row, variant) pair: a single pinned configuration and the values measured under it.
+#[derive(Clone, Debug)]
+pub struct Case<'a> {
+    pub row: &'a Row,
+    pub variant: Option<&'a Variant>,
+}
+
+impl<'a> Case<'a> {
+    pub fn label(&self) -> String {
+        match self.variant {
+            Some(v) if !v.suffix.is_empty() => format!("{}/{}", self.row.id, v.suffix),
+            _ => self.row.id.clone(),
+        }
+    }
+    pub fn values(&self) -> &'a [Measured] {
+        match self.variant {
+            Some(v) => &v.values,
+            None => &self.row.values,
+        }
+    }
+}
+
+/// Every case of a set: a row without variants is one case, else one per variant (the row's own
+/// values, usually all not compared, ride on the first).
+pub fn cases(set: &MeasurementSet) -> Vec<Case<'_>> {
+    let mut out = Vec::new();
+    for r in &set.rows {
+        if r.variants.is_empty() {
+            out.push(Case { row: r, variant: None });
+        } else {
+            for v in &r.variants {
+                out.push(Case { row: r, variant: Some(v) });
+            }
+        }
+    }
+    out
+}
+
+/// Deep-merges `b` into `a` (objects key by key; anything else replaces).
+pub fn merge(a: &mut Json, b: &Json) {
+    match (a, b) {
+        (Json::Object(x), Json::Object(y)) => {
+            for (k, v) in y {
+                merge(x.entry(k.clone()).or_insert(Json::Null), v);
+            }
+        }
+        (a, b) => *a = b.clone(),
+    }
+}
+
+/// The scenario a case is predicted with. `device` replaces the row's chip (an inline profile
+/// during calibration).
+pub fn case_scenario(case: &Case, device: Option<&Json>) -> Result<Scenario, String> {
+    let r = case.row;
+    if r.model.is_null() {
+        return Err("the row names no model".into());
+    }
+    let stage = if r.stage.is_empty() { "deployment" } else { r.stage.as_str() };
+    let mut v = json!({
+        "name": r.id,
+        "stage": stage,
+        "model": r.model,
+        "device": device.cloned().unwrap_or_else(|| Json::String(r.chip.clone())),
+        "budget": 1,
+    });
+    if r.scenario.is_object() {
+        merge(&mut v, &r.scenario);
+    }
+    if let Some(var) = case.variant {
+        if var.space.is_object() {
+            merge(&mut v, &json!({ "space": var.space }));
+        }
+    }
+    Scenario::from_value(v)
+}
+
+/// The configuration a pinned scenario describes: each parameter's only value when pinned,
+/// else the stage's baseline value (the framework default), else its first level.
+pub fn pinned_config(setup: &stages::StageSetup) -> Config {
+    let params = setup.space.params();
+    Config(
+        params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| match (p.levels(), setup.baseline.0.get(i)) {
+                (Some(1), _) => p.level_value(0),
+                (_, Some(b)) if p.contains(b) => b.clone(),
+                _ => p.level_value(0),
+            })
+            .collect(),
+    )
+}
+
+/// The stage metrics of one case, by name, with their units; Err: the reason it cannot be
+/// predicted (the stage's own message).
+pub fn predict_case(case: &Case, device: Option<&Json>) -> Result<(BTreeMap<String, (f64, String)>, f64), String> {
+    let s = case_scenario(case, device)?;
+    let chips = job_chips(&s);
+    let (names, units, values) = if case.row.predict_with == "tuned" {
+        let mut run = crate::Run::new(&s)?;
+        run.run_to_end();
+        let names: Vec<String> = run.metrics().iter().map(|m| m.name.clone()).collect();
+        let units: Vec<String> = run.metrics().iter().map(|m| m.unit.clone()).collect();
+        let best = run.overall_best().map(|(_, t)| t.values.clone()).ok_or("the tuning run found no feasible configuration")?;
+        (names, units, best)
+    } else {
+        let mut setup = stages::setup(&s)?;
+        let c = pinned_config(&setup);
+        let names: Vec<String> = setup.metrics.iter().map(|m| m.name.clone()).collect();
+        let units: Vec<String> = setup.metrics.iter().map(|m| m.unit.clone()).collect();
+        match setup.objective.evaluate(&c) {
+            Outcome::Ok(v) => (names, units, v),
+            Outcome::Infeasible(r) | Outcome::Failed(r) => return Err(format!("the pinned configuration is infeasible: {r}")),
+        }
+    };
+    let chips = chips.or_else(|| config_tp(&s)).unwrap_or(1.0);
+    Ok((names.into_iter().zip(values.into_iter().zip(units)).collect(), chips))
+}
+
+/// Chips of the job: `training.chips` for training.
+fn job_chips(s: &Scenario) -> Option<f64> {
+    if s.stage == crate::Stage::Training {
+        return Some(s.training.get("chips").and_then(Json::as_f64).unwrap_or(8.0));
+    }
+    None
+}
+
+/// The pinned tensor-parallel degree (chips of one serving instance).
+fn config_tp(s: &Scenario) -> Option<f64> {
+    s.space.get("tp").and_then(|o| o.fixed.as_ref()).and_then(Json::as_f64)
+}
+
+/// Seconds per unit for a time unit, None for anything else.
+fn time_scale(u: &str) -> Option<f64> {
+    match u.trim() {
+        "us" | "µs" => Some(1e-6),
+        "ms" => Some(1e-3),
+        "s" => Some(1.0),
+        _ => None,
+    }
+}
+
+/// Whether a unit is a rate (things per second).
+fn is_rate(u: &str) -> bool {
+    let u = u.trim();
+    u.ends_with("/s") || u.contains("/s/") || u == "tok/s"
+}
+
+/// Converts a predicted value in `from` (a stage metric's unit) to the measured `to` unit:
+/// time to time by scale, rate to rate as is, and time per item to a rate (1 / t).
+pub fn convert(x: f64, from: &str, to: &str) -> Result<f64, String> {
+    match (time_scale(from), time_scale(to)) {
+        (Some(a), Some(b)) => return Ok(x * a / b),
+        (Some(a), None) if is_rate(to) => return Ok(1.0 / (x * a).max(1e-300)),
+        _ => {}
+    }
+    if is_rate(from) && is_rate(to) {
+        return Ok(x);
+    }
+    Err(format!("cannot compare a prediction in '{}' with a measurement in '{}'", clip(from), clip(to)))
+}
+
+/// One compared value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Compared {
+    pub id: String,
+    /// "row/variant" when the row has variants, else the row id.
+    pub case: String,
+    pub category: String,
+    pub chip: String,
+    pub metric: String,
+    pub unit: String,
+    pub measured: f64,
+    pub predicted: f64,
+    /// (predicted - measured) / measured.
+    pub error: f64,
+    pub predicted_by: String,
+    pub weight: f64,
+}
+
+/// A value not compared, with the reason.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Unexpressed {
+    pub id: String,
+    pub metric: String,
+    pub reason: String,
+}
+
+/// Median and count of |error| in one group.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupSummary {
+    pub values: usize,
+    pub rows: usize,
+    pub median_abs_error: Option<f64>,
+    pub mean_abs_error: Option<f64>,
+    pub within_20pct: usize,
+}
+
+/// The whole comparison.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Rows of the file and rows with at least one compared value.
+    pub rows_total: usize,
+    pub rows_covered: usize,
+    pub values_compared: usize,
+    pub values_unexpressed: usize,
+    pub overall: GroupSummary,
+    pub by_category: BTreeMap<String, GroupSummary>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FidelityReport {
+    pub name: String,
+    pub rows: Vec<Compared>,
+    pub unexpressed: Vec<Unexpressed>,
+    pub summary: Summary,
+}
+
+/// Predicts every case. `devices` maps a chip name to an inline profile used instead of the
+/// bundled one (calibration); `only_chips` limits the rows to those chips when given.
+pub fn evaluate(set: &MeasurementSet, devices: &BTreeMap<String, Json>, only_chips: Option<&[String]>) -> FidelityReport {
+    let mut rows = Vec::new();
+    let mut unexpressed = Vec::new();
+    for case in cases(set) {
+        let r = case.row;
+        if let Some(chips) = only_chips {
+            if !chips.iter().any(|c| c.eq_ignore_ascii_case(&r.chip)) {
+                continue;
+            }
+        }
+        let push_all = |reason: &str, vals: &[Measured], unexpressed: &mut Vec<Unexpressed>| {
+            for m in vals {
+                unexpressed.push(Unexpressed { id: case.label(), metric: m.metric.clone(), reason: m.not_compared.clone().unwrap_or_else(|| reason.to_string()) });
+            }
+        };
+        if let Some(why) = &r.cannot_express {
+            push_all(&format!("cannot express: {why}"), case.values(), &mut unexpressed);
+            continue;
+        }
+        let compared: Vec<&Measured> = case.values().iter().filter(|m| m.predict.is_some() && m.not_compared.is_none() && m.value.is_some()).collect();
+        let skipped: Vec<Measured> = case.values().iter().filter(|m| !(m.predict.is_some() && m.not_compared.is_none() && m.value.is_some())).cloned().collect();
+        push_all("not compared", &skipped, &mut unexpressed);
+        if compared.is_empty() {
+            continue;
+        }
+        let device = devices.get(&r.chip);
+        match predict_case(&case, device) {
+            Err(why) => {
+                for m in compared {
+                    unexpressed.push(Unexpressed { id: case.label(), metric: m.metric.clone(), reason: format!("cannot express: {why}") });
+                }
+            }
+            Ok((metrics, chips)) => {
+                for m in compared {
+                    let want = m.predict.as_deref().unwrap_or("");
+                    let Some((p, unit)) = metrics.get(want) else {
+                        let known: Vec<&str> = metrics.keys().map(String::as_str).collect();
+                        unexpressed.push(Unexpressed { id: case.label(), metric: m.metric.clone(), reason: format!("cannot express: the {} stage reports no metric '{}' (it has {})", r.stage, clip(want), known.join(", ")) });
+                        continue;
+                    };
+                    let raw = if m.per_chip { p / chips.max(1.0) } else { *p };
+                    match convert(raw, unit, &m.unit) {
+                        Ok(pred) if pred.is_finite() && pred > 0.0 => {
+                            let meas = m.value.unwrap_or(f64::NAN);
+                            rows.push(Compared {
+                                id: r.id.clone(),
+                                case: case.label(),
+                                category: r.category.clone(),
+                                chip: r.chip.clone(),
+                                metric: m.metric.clone(),
+                                unit: m.unit.clone(),
+                                measured: meas,
+                                predicted: pred,
+                                error: (pred - meas) / meas,
+                                predicted_by: format!("{} stage, metric {want}", r.stage),
+                                weight: r.weight,
+                            });
+                        }
+                        Ok(pred) => unexpressed.push(Unexpressed { id: case.label(), metric: m.metric.clone(), reason: format!("the prediction is not a positive number ({pred})") }),
+                        Err(e) => unexpressed.push(Unexpressed { id: case.label(), metric: m.metric.clone(), reason: e }),
+                    }
+                }
+            }
+        }
+    }
+    let total = match only_chips {
+        Some(ch) => set.rows.iter().filter(|r| ch.iter().any(|c| c.eq_ignore_ascii_case(&r.chip))).count(),
+        None => set.rows.len(),
+    };
+    let summary = summarise(&rows, unexpressed.len(), total);
+    FidelityReport { name: set.name.clone(), rows, unexpressed, summary }
+}
+
+/// Median of a list (None when empty); NaN-free input assumed.
+pub fn median(v: &[f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    Some(if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 })
+}
+
+fn group(rows: &[&Compared]) -> GroupSummary {
+    let errs: Vec<f64> = rows.iter().map(|c| c.error.abs()).collect();
+    let mut ids: Vec<&str> = rows.iter().map(|c| c.id.as_str()).collect();
+    ids.sort();
+    ids.dedup();
+    GroupSummary {
+        values: rows.len(),
+        rows: ids.len(),
+        median_abs_error: median(&errs),
+        mean_abs_error: if errs.is_empty() { None } else { Some(errs.iter().sum::<f64>() / errs.len() as f64) },
+        within_20pct: errs.iter().filter(|e| **e <= 0.2).count(),
+    }
+}
+
+pub fn summarise(rows: &[Compared], unexpressed: usize, rows_total: usize) -> Summary {
+    let all: Vec<&Compared> = rows.iter().collect();
+    let mut cats: BTreeMap<String, Vec<&Compared>> = BTreeMap::new();
+    for c in rows {
+        cats.entry(c.category.clone()).or_default().push(c);
+    }
+    let overall = group(&all);
+    Summary {
+        rows_total,
+        rows_covered: overall.rows,
+        values_compared: rows.len(),
+        values_unexpressed: unexpressed,
+        by_category: cats.iter().map(|(k, v)| (k.clone(), group(v))).collect(),
+        overall,
+    }
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map(|e| format!("{:.1}%", e * 100.0)).unwrap_or_else(|| "-".into())
+}
+
+impl FidelityReport {
+    /// The JSON the CLI prints with --json.
+    pub fn to_json(&self) -> Json {
+        json!({
+            "name": self.name,
+            "rows": self.rows.iter().map(|c| json!({
+                "id": c.id, "case": c.case, "category": c.category, "metric": c.metric, "unit": c.unit,
+                "chip": c.chip, "measured": c.measured, "predicted": c.predicted, "error": c.error,
+                "predicted_by": c.predicted_by,
+            })).collect::<Vec<_>>(),
+            "unexpressed": self.unexpressed,
+            "summary": self.summary,
+        })
+    }
+
+    /// Plain-text table.
+    pub fn to_text(&self) -> String {
+        let mut s = format!("Fidelity: {}\n", self.name);
+        s += &format!("{:<52} {:<24} {:>11} {:>11} {:>8}\n", "case", "metric", "measured", "predicted", "error");
+        for c in &self.rows {
+            s += &format!("{:<52} {:<24} {:>11} {:>11} {:>+7.1}%  {}\n", cut(&c.case, 52), cut(&c.metric, 24), num(c.measured), num(c.predicted), c.error * 100.0, c.unit);
+        }
+        s += &self.summary_text();
+        s
+    }
+
+    pub fn summary_text(&self) -> String {
+        let sm = &self.summary;
+        let mut s = format!(
+            "\nCovered {} of {} rows ({} values compared, {} not); median |error| {} overall\n",
+            sm.rows_covered, sm.rows_total, sm.values_compared, sm.values_unexpressed, pct(sm.overall.median_abs_error)
+        );
+        for (k, g) in &sm.by_category {
+            s += &format!("  {:<9} {:>3} rows, {:>3} values: median |error| {:>6}, within 20%: {}/{}\n", k, g.rows, g.values, pct(g.median_abs_error), g.within_20pct, g.values);
+        }
+        s
+    }
+
+    /// The generated page (docs/fidelity.md).
+    pub fn to_markdown(&self, svg_name: Option<&str>) -> String {
+        let sm = &self.summary;
+        let mut s = String::from("# Fidelity: Tunelab against measured Ascend hardware\n\n");
+        s += "Generated by `tunelab fidelity --measurements assets/measurements/ascend-910b.json --markdown`; do not edit by hand.\n";
+        s += "Each row is predicted from the measurement file alone: the row becomes a scenario, its stage is set up as a tuning run would be, and the pinned configuration is priced by the stage's own objective (docs/measurements.md).\n\n";
+        s += &format!("**{}**: {} of {} rows covered, {} values compared, {} listed as not expressible.\n\n", self.name, sm.rows_covered, sm.rows_total, sm.values_compared, sm.values_unexpressed);
+        s += "| category | rows | values | median abs error | mean abs error | within 20% |\n|---|---|---|---|---|---|\n";
+        for (k, g) in sm.by_category.iter().chain(std::iter::once((&"all".to_string(), &sm.overall))) {
+            s += &format!("| {k} | {} | {} | {} | {} | {}/{} |\n", g.rows, g.values, pct(g.median_abs_error), pct(g.mean_abs_error), g.within_20pct, g.values);
+        }
+        s += "\nHow far to trust each kind of number: the median error of a category is the typical miss of a prediction of that kind on this hardware; a single configuration can miss by more (see the table).\n\n";
+        if let Some(svg) = svg_name {
+            s += &format!("![predicted vs measured, log-log]({svg})\n\n");
+        }
+        s += "## Compared values\n\n| case | chip | metric | measured | predicted | error |\n|---|---|---|---|---|---|\n";
+        for c in &self.rows {
+            s += &format!("| {} | {} | {} | {} {} | {} {} | {:+.1}% |\n", md(&c.case), c.chip, md(&c.metric), num(c.measured), md(&c.unit), num(c.predicted), md(&c.unit), c.error * 100.0);
+        }
+        s += "\n## Not compared\n\n| case | value | reason |\n|---|---|---|\n";
+        for u in &self.unexpressed {
+            s += &format!("| {} | {} | {} |\n", md(&u.id), md(&u.metric), md(&u.reason));
+        }
+        s
+    }
+}
+
+fn md(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n { s.to_string() } else { s.chars().take(n - 1).collect::<String>() + "~" }
+}
+
+/// A number with 4 significant digits.
+pub fn num(x: f64) -> String {
+    let a = x.abs();
+    if a >= 1000.0 { format!("{x:.0}") } else if a >= 100.0 { format!("{x:.1}") } else if a >= 1.0 { format!("{x:.2}") } else { format!("{x:.4}") }
+}
+
+/// Reads a measurement file or an msprof op summary (detected by its header). CSV rows are put
+/// on `csv_chip`; the operators an op summary has that Tunelab cannot model come back as
+/// (operator, reason).
+pub fn load_any(text: &str, name: &str, csv_chip: &str) -> Result<(MeasurementSet, Vec<(String, String)>), String> {
+    if crate::calibrate::msprof::looks_like_op_summary(text) {
+        tunelab_sim::device::bundled_device(csv_chip)?;
+        return crate::calibrate::msprof::op_summary_to_set(text, csv_chip, name);
+    }
+    if text.trim_start().starts_with('{') {
+        return MeasurementSet::from_json(text).map(|s| (s, Vec::new()));
+    }
+    Err(format!("'{}' is neither a measurement file (JSON, schema {SCHEMA}) nor an msprof op summary (CSV with 'OP Type' and 'Task Duration(us)' columns)", clip(name)))
+}
