@@ -146,7 +146,7 @@ impl Session {
                     best_config: run.best_trial(i).map(|t| t.config.describe(names)).unwrap_or_default(),
                     infeasible: trials.iter().filter(|t| t.state == TrialState::Infeasible).count(),
                     failed: trials.iter().filter(|t| t.state == TrialState::Failed).count(),
-                    stop_reason: l.study.stop_reason().map(|r| format!("{r:?}").to_lowercase()),
+                    stop_reason: l.study.stop_reason().map(|r| r.message()),
                     snapshot: serde_json::to_value(run.snapshot(i)).unwrap_or(Json::Null),
                     snapshots: self.snapshots[i].clone(),
                 }

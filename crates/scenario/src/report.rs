@@ -163,7 +163,7 @@ impl Report {
                     evaluations: l.study.evaluations(),
                     infeasible: count(TrialState::Infeasible),
                     failed: count(TrialState::Failed),
-                    stop_reason: l.study.stop_reason().map(|r| serde_json::to_value(r).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()),
+                    stop_reason: l.study.stop_reason().map(|r| r.message()),
                     convergence: l.study.convergence().to_vec(),
                 }
             })

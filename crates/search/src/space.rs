@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Rejection-sampling attempts before falling back to enumerating the feasible set.
-const SAMPLE_TRIES: usize = 2_000;
+pub const SAMPLE_TRIES: usize = 2_000;
 /// Largest product space that is enumerated to sample from a tightly constrained space.
 const ENUMERATE_LIMIT: u128 = 2_000_000;
 

@@ -53,6 +53,30 @@ pub enum StopReason {
     Converged,
     /// No improvement within the patience window.
     Patience,
+    /// The space is too large to enumerate and random sampling found no (new) feasible
+    /// configuration: not "exhausted", which would claim every point was tried.
+    NoFeasible,
+}
+
+/// Random draws the study makes looking for a new feasible point before it gives up on a space
+/// too large to enumerate.
+pub const NO_FEASIBLE_SAMPLES: usize = UNSEEN_SAMPLE_CALLS * crate::space::SAMPLE_TRIES;
+const UNSEEN_SAMPLE_CALLS: usize = 200;
+/// Points of a huge space scanned in order as a last resort (bounded: never a walk of the
+/// whole product space).
+const UNSEEN_SCAN: usize = 1_000_000;
+
+impl StopReason {
+    /// A sentence for reports ("no feasible configuration found in 400000 samples").
+    pub fn message(&self) -> String {
+        match self {
+            StopReason::Budget => "budget".into(),
+            StopReason::Exhausted => "exhausted".into(),
+            StopReason::Converged => "converged".into(),
+            StopReason::Patience => "patience".into(),
+            StopReason::NoFeasible => format!("no feasible configuration found in {NO_FEASIBLE_SAMPLES} samples"),
+        }
+    }
 }
 
 /// Something that happened, for observers (progress lines, charts).
@@ -84,6 +108,8 @@ pub struct Study {
     batches: usize,
     best_before_batch: Option<f64>,
     stale_asks: usize,
+    /// Configurations the study proposed itself because the strategy offered nothing new.
+    self_proposed: usize,
     last_improvement_at: usize,
     stop: Option<StopReason>,
     observers: Vec<Observer>,
@@ -108,7 +134,7 @@ impl Study {
             space, metrics, options,
             trials: Vec::new(), seen: HashMap::new(), evaluations: 0, best: None,
             convergence: Vec::new(), pending: VecDeque::new(), batch: Vec::new(), batches: 0, best_before_batch: None,
-            stale_asks: 0, last_improvement_at: 0, stop: None, observers: Vec::new(),
+            stale_asks: 0, self_proposed: 0, last_improvement_at: 0, stop: None, observers: Vec::new(),
         })
     }
 
@@ -157,6 +183,9 @@ impl Study {
     pub fn stop_reason(&self) -> Option<&StopReason> { self.stop.as_ref() }
     /// True once stopped.
     pub fn is_done(&self) -> bool { self.stop.is_some() }
+    /// Configurations the study proposed itself because the strategy offered nothing new (a
+    /// strategy that searches properly needs none before the space is exhausted).
+    pub fn self_proposed(&self) -> usize { self.self_proposed }
     /// Failed evaluations (not counting warm-start trials).
     pub fn failed(&self) -> usize {
         self.trials.iter().filter(|t| !t.warm && t.state == TrialState::Failed).count()
@@ -217,8 +246,13 @@ impl Study {
                 // The strategy is out of ideas: propose an unseen point ourselves, so the budget
                 // is spent as Kernel Tuner's simulation mode would.
                 match self.unseen_point(rng) {
-                    Some(c) => self.pending.push_back(c),
-                    None => return self.finish(StopReason::Exhausted),
+                    Some(c) => {
+                        self.self_proposed += 1;
+                        self.pending.push_back(c);
+                    }
+                    // Exhausted only when every feasible point is known to have been tried.
+                    None if self.space.feasible_points().is_some() => return self.finish(StopReason::Exhausted),
+                    None => return self.finish(StopReason::NoFeasible),
                 }
             } else {
                 self.pending.extend(asked);
@@ -327,7 +361,7 @@ impl Study {
 
     /// A feasible configuration not yet evaluated, or None when the space is used up.
     fn unseen_point(&self, rng: &mut Rng) -> Option<Config> {
-        for _ in 0..200 {
+        for _ in 0..UNSEEN_SAMPLE_CALLS {
             match self.space.sample(rng) {
                 Some(c) if !self.seen.contains_key(&c) => return Some(c),
                 Some(_) => {}
@@ -338,7 +372,7 @@ impl Study {
             let unseen: Vec<&Config> = all.iter().filter(|c| !self.seen.contains_key(*c)).collect();
             return rng.choose(&unseen).map(|c| (*c).clone());
         }
-        // Huge space and 200 repeats in a row: effectively exhausted around what we can reach.
-        self.space.enumerate().find(|c| !self.seen.contains_key(c))
+        // Huge space and no luck sampling: a bounded scan in order, never the whole space.
+        self.space.enumerate().take(UNSEEN_SCAN).find(|c| !self.seen.contains_key(c))
     }
 }

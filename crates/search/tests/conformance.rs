@@ -69,6 +69,8 @@ fn every_strategy_stays_in_bounds_and_respects_constraints() {
     for name in names() {
         let study = run(name, &space, 60, 3, tiling_cost, &[]);
         assert_eq!(study.evaluations(), 60, "{name} did not spend the budget");
+        // 60 of about 2,000 feasible points: the strategy must find new points itself.
+        assert_eq!(study.self_proposed(), 0, "{name} ran out of ideas on a space it has barely explored; the study proposed {} points", study.self_proposed());
         for t in study.trials() {
             assert!(space.contains(&t.config), "{name} proposed {:?}, outside the space", t.config);
             assert_ne!(t.state, TrialState::Infeasible, "{name} proposed an infeasible point");
@@ -90,6 +92,7 @@ fn every_strategy_handles_continuous_and_log_parameters() {
     for name in names() {
         let study = run(name, &space, 40, 2, f, &[]);
         assert_eq!(study.evaluations(), 40, "{name} did not spend the budget on a continuous space");
+        assert_eq!(study.self_proposed(), 0, "{name}: the study had to propose {} points on a continuous space", study.self_proposed());
         assert!(study.trials().iter().all(|t| space.contains(&t.config) && t.is_ok()), "{name} left the space");
     }
 }
@@ -117,6 +120,8 @@ fn every_strategy_exhausts_a_tiny_space_without_repeats() {
     for name in names() {
         let study = run(name, &space, 100, 5, f, &[]);
         assert_eq!(study.stop_reason(), Some(&StopReason::Exhausted), "{name} did not report exhaustion");
+        // The strategy, not the study's fallback, must reach every point.
+        assert_eq!(study.self_proposed(), 0, "{name}: the study proposed {} of the 12 points itself", study.self_proposed());
         assert_eq!(study.evaluations(), 12, "{name}: a 12-point space needs 12 evaluations");
         let mut seen = configs(&study);
         let n = seen.len();
@@ -229,5 +234,20 @@ fn snapshots_report_values_in_the_metrics_own_direction() {
         let key = if name == "genetic" { "population_best" } else { "current" };
         let v = snap[key].as_f64().unwrap();
         assert!(v > 0.0, "{name}: {key} = {v} should be a positive throughput");
+    }
+}
+
+/// Issue 13 #8: a space of more than 2 million points where nothing is feasible is not
+/// "exhausted"; the study says it found no feasible configuration in so many samples.
+#[test]
+fn a_huge_infeasible_space_is_reported_as_such_not_as_exhausted() {
+    let space = Space::new((0..3).map(|i| Param::int(&format!("x{i}"), 0, 199, 1)).collect(), &["x0 + x1 + x2 < 0".into()]).unwrap();
+    assert!(space.cardinality().unwrap() > 2_000_000);
+    for name in ["random", "tpe", "bayes"] {
+        let study = run(name, &space, 20, 1, |_| Outcome::Ok(vec![1.0]), &[]);
+        assert_eq!(study.evaluations(), 0, "{name}");
+        assert_eq!(study.stop_reason(), Some(&StopReason::NoFeasible), "{name}");
+        let m = study.stop_reason().unwrap().message();
+        assert!(m.starts_with("no feasible configuration found in ") && m.ends_with(" samples"), "{m}");
     }
 }
