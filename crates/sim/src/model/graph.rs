@@ -81,6 +81,9 @@ fn one() -> u64 {
 const MAX_DIM: u64 = 1 << 24;
 /// Largest repeat count.
 const MAX_REPEAT: u64 = 1 << 20;
+/// Most operators a graph may list (issue 13: a 20,000-operator link took minutes to set up).
+/// Identical operators are written once with a `repeat` count, so real graphs stay far below.
+pub const MAX_OPS: usize = 4096;
 
 impl GraphOpDesc {
     /// The class, given or inferred.
@@ -222,6 +225,9 @@ pub fn load_graph(obj: &Map<String, Value>) -> Result<LoadedModel, String> {
         .ok_or_else(|| "field 'ops' must be a list of operators".to_string())?;
     if ops_raw.is_empty() {
         return Err("field 'ops' is empty".into());
+    }
+    if ops_raw.len() > MAX_OPS {
+        return Err(format!("field 'ops' lists {} operators; at most {MAX_OPS} (write identical operators once with a 'repeat' count)", ops_raw.len()));
     }
     let mut graph = Vec::with_capacity(ops_raw.len());
     for (i, raw) in ops_raw.iter().enumerate() {
