@@ -198,3 +198,22 @@ fn msprof_op_summary_becomes_measurements() {
     let e = msprof::op_summary_to_set("Op Name,OP Type,Input Shapes,Task Duration(us)\n", "910B2", "s").unwrap_err();
     assert!(e.contains("Input Data Types"), "{e}");
 }
+
+#[test]
+fn a_calibrated_profile_travels_in_the_link_within_its_bound() {
+    let mut s = set();
+    s.rows.retain(|r| r.id.starts_with("op-hbm-copy"));
+    let profile: Json = serde_json::from_str(tunelab_sim::device::bundled_profile_text("910B2").unwrap()).unwrap();
+    let opts = Options { budget: 6, loo_budget: 0, ..Options::default() };
+    let cal = calibrate(&s, "fnv1a64:link", "910B2", &profile, &opts).unwrap();
+    let mut sc = tunelab_scenario::Scenario::default();
+    sc.device = tunelab_scenario::scenario::DeviceRef::Inline(tunelab_scenario::calibrate::compact_profile(&cal.profile));
+    sc.validate().unwrap();
+    let frag = tunelab_scenario::url::encode(&sc);
+    eprintln!("link with the calibrated profile: {} characters (bound {})", frag.len(), tunelab_scenario::url::MAX_FRAGMENT);
+    assert!(frag.len() < tunelab_scenario::url::MAX_FRAGMENT / 8, "{} characters", frag.len());
+    let back = tunelab_scenario::url::decode(&frag).unwrap();
+    assert_eq!(back.device, sc.device, "the profile comes back from the link unchanged");
+    let tunelab_scenario::scenario::DeviceRef::Inline(p) = &back.device else { panic!() };
+    assert_eq!(p["fields"][&cal.params[0].name]["source"], "fit");
+}

@@ -20,7 +20,7 @@ use crate::fidelity::{evaluate, median, FidelityReport, MeasurementSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
-use tunelab_search::{strategies, Config, FnObjective, Metric, Outcome, Param, Rng, Space, Study, StudyOptions, Trial, TrialState, Value};
+use tunelab_search::{strategies, Config, FnObjective, Metric, Outcome, Param, Rng, Space, Strategy, Study, StudyOptions, Trial, TrialState, Value};
 
 /// One fittable parameter of a profile.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -188,15 +188,14 @@ fn loss(rep: &FidelityReport, expected: &[(String, String)], skip_id: Option<&st
     if w > 0.0 { s / w } else { 0.0 }
 }
 
-/// A set restricted to rows other than `id`.
-fn without(set: &MeasurementSet, id: &str) -> MeasurementSet {
-    let mut s = set.clone();
-    s.rows.retain(|r| r.id != id);
-    s
+/// The loss of parameter values `vals` on `set` (profiles of `chips` with the values substituted).
+fn loss_at(set: &MeasurementSet, profiles: &BTreeMap<String, Json>, params: &[FitParam], chips: &[String], expected: &[(String, String)], vals: &[f64]) -> f64 {
+    let devs: BTreeMap<String, Json> = profiles.iter().map(|(c, p)| (c.clone(), with_values(p, params, vals))).collect();
+    loss(&evaluate(set, &devs, Some(chips)), expected, None)
 }
 
-/// Fits `params` on `set` and returns (values, loss, evaluations).
-fn fit(set: &MeasurementSet, device: &str, profiles: &BTreeMap<String, Json>, params: &[FitParam], chips: &[String], opts: &Options, budget: usize, expected: &[(String, String)], skip_id: Option<&str>) -> Result<(Vec<f64>, f64, usize), String> {
+/// The fit's search space: one float per parameter within its bounds.
+fn fit_space(params: &[FitParam]) -> Result<Space, String> {
     let space_params: Vec<Param> = params
         .iter()
         .map(|p| {
@@ -204,146 +203,231 @@ fn fit(set: &MeasurementSet, device: &str, profiles: &BTreeMap<String, Json>, pa
             Param::float(&p.name, p.min, p.max, log, None)
         })
         .collect();
-    let space = Space::new(space_params, &[])?;
-    let metrics = vec![Metric::minimize("loss", "")];
-    let start: Vec<f64> = params.iter().map(|p| p.value).collect();
-    let eval = |vals: &[f64]| -> f64 {
-        let mut devs = profiles.clone();
-        for (chip, prof) in devs.iter_mut() {
-            // The fitted values apply to every chip of the fit (family mode substitutes them
-            // into each chip's own profile; they are microarchitecture parameters).
-            let _ = chip;
-            *prof = with_values(prof, params, vals);
+    Space::new(space_params, &[])
+}
+
+fn values_of(c: &Config) -> Vec<f64> {
+    c.0.iter().map(|v| v.as_f64().unwrap_or(f64::NAN)).collect()
+}
+
+/// A fit in progress: a study of the search engine over the fittable parameters, stepped a few
+/// evaluations at a time (the browser keeps its page responsive between steps).
+pub struct Calibrator {
+    set: MeasurementSet,
+    digest: String,
+    device: String,
+    profile: Json,
+    params: Vec<FitParam>,
+    chips: Vec<String>,
+    profiles: BTreeMap<String, Json>,
+    opts: Options,
+    expected: Vec<(String, String)>,
+    before: FidelityReport,
+    loss_before: f64,
+    study: Study,
+    strategy: Box<dyn Strategy>,
+    rng: Rng,
+}
+
+impl Calibrator {
+    /// Checks the inputs and prices the starting profile. `digest` names the measurement file.
+    pub fn new(set: &MeasurementSet, digest: &str, device: &str, profile: &Json, opts: &Options) -> Result<Calibrator, String> {
+        tunelab_sim::device::Device::from_json(&profile.to_string()).map_err(|e| format!("--device {device}: {e}"))?;
+        let params = fittable(profile);
+        if params.is_empty() {
+            return Err(format!("the {device} profile declares no fittable parameters (fields with numeric 'min' and 'max' bounds)"));
         }
-        let rep = evaluate(set, &devs, Some(chips));
-        loss(&rep, expected, skip_id)
-    };
-    let l0 = eval(&start);
-    if budget == 0 {
-        return Ok((start, l0, 0));
+        if opts.budget > crate::scenario::MAX_BUDGET || opts.loo_budget > crate::scenario::MAX_BUDGET {
+            return Err(format!("budget: at most {} evaluations per fit", crate::scenario::MAX_BUDGET));
+        }
+        let chips = chips_for(set, device, opts.family);
+        if !set.rows.iter().any(|r| chips.iter().any(|c| c.eq_ignore_ascii_case(&r.chip))) {
+            let mut have: Vec<&str> = set.rows.iter().map(|r| r.chip.as_str()).collect();
+            have.sort();
+            have.dedup();
+            return Err(format!("no measurement row is on {device} (rows are on: {}); pass --family to fit on every row of the set", have.join(", ")));
+        }
+        let profiles = base_profiles(device, profile, &chips);
+        let before = evaluate(set, &profiles, Some(&chips));
+        if before.rows.is_empty() {
+            return Err(format!("none of the {device} rows can be predicted, so there is nothing to fit (first reason: {})", before.unexpressed.first().map(|u| u.reason.as_str()).unwrap_or("none")));
+        }
+        let expected: Vec<(String, String)> = before.rows.iter().map(|c| (c.case.clone(), c.metric.clone())).collect();
+        let loss_before = loss(&before, &expected, None);
+        let metrics = vec![Metric::minimize("loss", "")];
+        let mut study = Study::new(fit_space(&params)?, metrics, StudyOptions::budget(opts.budget.max(1)))?;
+        let start: Vec<f64> = params.iter().map(|p| p.value).collect();
+        // The starting profile is a free trial: the fit never ends worse than it began.
+        let warm = Trial { id: 0, config: Config(start.iter().map(|v| Value::Float(*v)).collect()), state: TrialState::Ok, values: vec![loss_before], reason: None, warm: true, evaluation: 0 };
+        study.warm_start(std::slice::from_ref(&warm));
+        let strategy = strategies::by_name(&opts.strategy, &json!({}))?;
+        Ok(Calibrator {
+            set: set.clone(),
+            digest: digest.to_string(),
+            device: device.to_string(),
+            profile: profile.clone(),
+            params,
+            chips,
+            profiles,
+            opts: opts.clone(),
+            expected,
+            before,
+            loss_before,
+            study,
+            strategy,
+            rng: Rng::seed_from_u64(opts.seed),
+        })
     }
-    let mut study = Study::new(space, metrics.clone(), StudyOptions::budget(budget))?;
+
+    /// Up to `n` evaluations of the fit; true once it is done.
+    pub fn step(&mut self, n: usize) -> bool {
+        if self.opts.budget == 0 {
+            return true;
+        }
+        let Calibrator { set, params, chips, profiles, expected, study, strategy, rng, .. } = self;
+        let mut obj = FnObjective::new(vec![Metric::minimize("loss", "")], |c: &Config| {
+            let vals = values_of(c);
+            if vals.iter().any(|v| !v.is_finite()) {
+                return Outcome::Failed("non-numeric parameter".into());
+            }
+            Outcome::Ok(vec![loss_at(set, profiles, params, chips, expected, &vals)])
+        });
+        for _ in 0..n {
+            if study.step(&mut **strategy, &mut obj, rng).is_some() {
+                return true;
+            }
+        }
+        study.is_done()
+    }
+
+    /// (evaluations done, budget).
+    pub fn progress(&self) -> (usize, usize) {
+        (self.study.evaluations(), self.opts.budget)
+    }
+
+    /// The starting profile's comparison.
+    pub fn before(&self) -> &FidelityReport {
+        &self.before
+    }
+
+    /// The best values found so far and their loss.
+    fn best(&self) -> (Vec<f64>, f64) {
+        match self.study.best() {
+            Some(t) => (values_of(&t.config), t.values.first().copied().unwrap_or(self.loss_before)),
+            None => (self.params.iter().map(|p| p.value).collect(), self.loss_before),
+        }
+    }
+
+    /// Finishes: prices the fitted profile, runs the leave-one-out fits (`opts.loo_budget`
+    /// evaluations each; 0 skips them) and writes the calibrated profile.
+    pub fn finish(&self) -> Result<Calibration, String> {
+        let (vals, l_after) = self.best();
+        let (set, params, chips, profiles, opts) = (&self.set, &self.params, &self.chips, &self.profiles, &self.opts);
+        let fitted_profiles: BTreeMap<String, Json> = profiles.iter().map(|(c, p)| (c.clone(), with_values(p, params, &vals))).collect();
+        let after = evaluate(set, &fitted_profiles, Some(chips));
+        // Leave-one-out, per measurement row: refit without it, predict it.
+        let mut loo: BTreeMap<(String, String), f64> = BTreeMap::new();
+        if opts.loo_budget > 0 {
+            let mut ids: Vec<&str> = self.before.rows.iter().map(|c| c.id.as_str()).collect();
+            ids.dedup();
+            for id in ids {
+                let mut rest = set.clone();
+                rest.rows.retain(|r| r.id != id);
+                let exp_rest: Vec<(String, String)> = self.expected.iter().filter(|(c, _)| !(c == id || c.starts_with(&format!("{id}/")))).cloned().collect();
+                if exp_rest.is_empty() {
+                    continue;
+                }
+                let v = fit_values(&rest, profiles, params, chips, opts, &exp_rest)?;
+                let devs: BTreeMap<String, Json> = profiles.iter().map(|(c, p)| (c.clone(), with_values(p, params, &v))).collect();
+                let mut only = set.clone();
+                only.rows.retain(|r| r.id == id);
+                for c in evaluate(&only, &devs, Some(chips)).rows {
+                    loo.insert((c.case, c.metric), c.error);
+                }
+            }
+        }
+        let after_map: BTreeMap<(String, String), (f64, f64)> = after.rows.iter().map(|c| ((c.case.clone(), c.metric.clone()), (c.predicted, c.error))).collect();
+        let rows: Vec<RowFit> = self
+            .before
+            .rows
+            .iter()
+            .map(|c| {
+                let key = (c.case.clone(), c.metric.clone());
+                let a = after_map.get(&key);
+                RowFit {
+                    case: c.case.clone(),
+                    id: c.id.clone(),
+                    metric: c.metric.clone(),
+                    unit: c.unit.clone(),
+                    measured: c.measured,
+                    before: c.predicted,
+                    after: a.map(|x| x.0),
+                    error_before: c.error,
+                    error_after: a.map(|x| x.1),
+                    error_loo: loo.get(&key).copied(),
+                }
+            })
+            .collect();
+        let abs = |v: Vec<f64>| median(&v.iter().map(|e| e.abs()).collect::<Vec<_>>());
+        let fitted: Vec<Fitted> = params
+            .iter()
+            .zip(&vals)
+            .map(|(p, v)| Fitted { name: p.name.clone(), before: p.value, after: round_sig(*v), min: p.min, max: p.max, source_before: p.source.clone() })
+            .collect();
+        let mut ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+        ids.sort();
+        ids.dedup();
+        let out_profile = fitted_profile(&self.profile, &fitted, &set.name, &self.digest, l_after, rows.len());
+        Ok(Calibration {
+            device: self.device.clone(),
+            measurements: set.name.clone(),
+            digest: self.digest.clone(),
+            strategy: opts.strategy.clone(),
+            evaluations: self.study.evaluations(),
+            median_abs_error_before: abs(rows.iter().map(|r| r.error_before).collect()),
+            median_abs_error_after: abs(rows.iter().filter_map(|r| r.error_after).collect()),
+            median_abs_error_loo: abs(rows.iter().filter_map(|r| r.error_loo).collect()),
+            rows_used: ids.len(),
+            params: fitted,
+            rows,
+            loss_before: self.loss_before,
+            loss_after: l_after,
+            profile: out_profile,
+        })
+    }
+}
+
+/// A whole fit (leave-one-out refits use this) with `opts.loo_budget` evaluations.
+fn fit_values(set: &MeasurementSet, profiles: &BTreeMap<String, Json>, params: &[FitParam], chips: &[String], opts: &Options, expected: &[(String, String)]) -> Result<Vec<f64>, String> {
+    let start: Vec<f64> = params.iter().map(|p| p.value).collect();
+    let l0 = loss_at(set, profiles, params, chips, expected, &start);
+    let metrics = vec![Metric::minimize("loss", "")];
+    let mut study = Study::new(fit_space(params)?, metrics.clone(), StudyOptions::budget(opts.loo_budget.max(1)))?;
     let warm = Trial { id: 0, config: Config(start.iter().map(|v| Value::Float(*v)).collect()), state: TrialState::Ok, values: vec![l0], reason: None, warm: true, evaluation: 0 };
     study.warm_start(std::slice::from_ref(&warm));
     let mut strategy = strategies::by_name(&opts.strategy, &json!({}))?;
-    let mut obj = FnObjective::new(metrics, |c: &Config| {
-        let vals: Vec<f64> = c.0.iter().map(|v| v.as_f64().unwrap_or(f64::NAN)).collect();
-        if vals.iter().any(|v| !v.is_finite()) {
-            return Outcome::Failed("non-numeric parameter".into());
-        }
-        Outcome::Ok(vec![eval(&vals)])
-    });
+    let mut obj = FnObjective::new(metrics, |c: &Config| Outcome::Ok(vec![loss_at(set, profiles, params, chips, expected, &values_of(c))]));
     let mut rng = Rng::seed_from_u64(opts.seed);
     study.run(&mut *strategy, &mut obj, &mut rng);
-    let _ = device;
-    let best = study.best().ok_or("the fit found no feasible parameter values")?;
-    let vals: Vec<f64> = best.config.0.iter().map(|v| v.as_f64().unwrap_or(0.0)).collect();
-    let l = best.values.first().copied().unwrap_or(l0);
-    Ok((vals, l, study.evaluations()))
+    Ok(study.best().map(|t| values_of(&t.config)).unwrap_or(start))
 }
 
-/// Fits the profile of `device` (file JSON `profile`) to `set`. `digest` names the measurement
-/// file (see `MeasurementSet::digest_of`).
+/// Fits the profile of `device` (file JSON `profile`) to `set` in one call (the CLI).
 pub fn calibrate(set: &MeasurementSet, digest: &str, device: &str, profile: &Json, opts: &Options) -> Result<Calibration, String> {
-    tunelab_sim::device::Device::from_json(&profile.to_string()).map_err(|e| format!("--device {device}: {e}"))?;
-    let params = fittable(profile);
-    if params.is_empty() {
-        return Err(format!("the {device} profile declares no fittable parameters (fields with numeric 'min' and 'max' bounds)"));
+    let mut c = Calibrator::new(set, digest, device, profile, opts)?;
+    while !c.step(64) {}
+    c.finish()
+}
+
+/// A profile made small for a link: the informational `derived` block and `about` text are
+/// dropped (the simulator recomputes derived numbers when it loads the profile).
+pub fn compact_profile(profile: &Json) -> Json {
+    let mut p = profile.clone();
+    if let Some(o) = p.as_object_mut() {
+        o.remove("derived");
+        o.remove("about");
     }
-    if opts.budget > crate::scenario::MAX_BUDGET {
-        return Err(format!("budget: at most {} evaluations, got {}", crate::scenario::MAX_BUDGET, opts.budget));
-    }
-    let chips = chips_for(set, device, opts.family);
-    if !set.rows.iter().any(|r| chips.iter().any(|c| c.eq_ignore_ascii_case(&r.chip))) {
-        let mut have: Vec<&str> = set.rows.iter().map(|r| r.chip.as_str()).collect();
-        have.sort();
-        have.dedup();
-        return Err(format!("no measurement row is on {device} (rows are on: {}); pass --family to fit on every row of the set", have.join(", ")));
-    }
-    let profiles = base_profiles(device, profile, &chips);
-    let before = evaluate(set, &profiles, Some(&chips));
-    if before.rows.is_empty() {
-        return Err(format!("none of the {device} rows can be predicted, so there is nothing to fit (first reason: {})", before.unexpressed.first().map(|u| u.reason.as_str()).unwrap_or("none")));
-    }
-    let expected: Vec<(String, String)> = before.rows.iter().map(|c| (c.case.clone(), c.metric.clone())).collect();
-    let (vals, l_after, evals) = fit(set, device, &profiles, &params, &chips, opts, opts.budget, &expected, None)?;
-    let loss_before = loss(&before, &expected, None);
-    let mut fitted_profiles = profiles.clone();
-    for p in fitted_profiles.values_mut() {
-        *p = with_values(p, &params, &vals);
-    }
-    let after = evaluate(set, &fitted_profiles, Some(&chips));
-    // Leave-one-out, per measurement row.
-    let mut loo: BTreeMap<(String, String), f64> = BTreeMap::new();
-    if opts.loo_budget > 0 {
-        let mut ids: Vec<&str> = before.rows.iter().map(|c| c.id.as_str()).collect();
-        ids.dedup();
-        for id in ids {
-            let rest = without(set, id);
-            let exp_rest: Vec<(String, String)> = expected.iter().filter(|(c, _)| !(c == id || c.starts_with(&format!("{id}/")))).cloned().collect();
-            if exp_rest.is_empty() {
-                continue;
-            }
-            let (v, _, _) = fit(&rest, device, &profiles, &params, &chips, opts, opts.loo_budget, &exp_rest, None)?;
-            let mut devs = profiles.clone();
-            for p in devs.values_mut() {
-                *p = with_values(p, &params, &v);
-            }
-            let mut only = set.clone();
-            only.rows.retain(|r| r.id == id);
-            let rep = evaluate(&only, &devs, Some(&chips));
-            for c in rep.rows {
-                loo.insert((c.case, c.metric), c.error);
-            }
-        }
-    }
-    let after_map: BTreeMap<(String, String), (f64, f64)> = after.rows.iter().map(|c| ((c.case.clone(), c.metric.clone()), (c.predicted, c.error))).collect();
-    let rows: Vec<RowFit> = before
-        .rows
-        .iter()
-        .map(|c| {
-            let key = (c.case.clone(), c.metric.clone());
-            let a = after_map.get(&key);
-            RowFit {
-                case: c.case.clone(),
-                id: c.id.clone(),
-                metric: c.metric.clone(),
-                unit: c.unit.clone(),
-                measured: c.measured,
-                before: c.predicted,
-                after: a.map(|x| x.0),
-                error_before: c.error,
-                error_after: a.map(|x| x.1),
-                error_loo: loo.get(&key).copied(),
-            }
-        })
-        .collect();
-    let abs = |v: Vec<f64>| median(&v.iter().map(|e| e.abs()).collect::<Vec<_>>());
-    let fitted: Vec<Fitted> = params
-        .iter()
-        .zip(&vals)
-        .map(|(p, v)| Fitted { name: p.name.clone(), before: p.value, after: round_sig(*v), min: p.min, max: p.max, source_before: p.source.clone() })
-        .collect();
-    let mut ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
-    ids.sort();
-    ids.dedup();
-    let out_profile = fitted_profile(profile, &fitted, &set.name, digest, l_after, rows.len());
-    Ok(Calibration {
-        device: device.to_string(),
-        measurements: set.name.clone(),
-        digest: digest.to_string(),
-        strategy: opts.strategy.clone(),
-        evaluations: evals,
-        median_abs_error_before: abs(rows.iter().map(|r| r.error_before).collect()),
-        median_abs_error_after: abs(rows.iter().filter_map(|r| r.error_after).collect()),
-        median_abs_error_loo: abs(rows.iter().filter_map(|r| r.error_loo).collect()),
-        rows_used: ids.len(),
-        params: fitted,
-        rows,
-        loss_before,
-        loss_after: l_after,
-        profile: out_profile,
-    })
+    p
 }
 
 /// The profile with fitted values marked: `source: "fit"` plus the data's digest and residual;
