@@ -11,8 +11,12 @@ impl Scenario {
     pub fn validate(&self) -> Result<(), String> {
         self.check_free_form()?;
         let w = &self.workload;
-        for (f, v) in [("input_len", w.input_len), ("output_len", w.output_len), ("micro_batch", w.micro_batch), ("seq_len", w.seq_len), ("global_batch", w.global_batch)] {
-            positive(&format!("workload.{f}"), v, 10_000_000)?;
+        // One limit per quantity, the simulator's own (a sequence the workload would refuse
+        // must be refused here, not reported later as "no feasible configuration").
+        use tunelab_sim::workload::{MAX_BATCH, MAX_SEQ};
+        let (seq, mb) = (MAX_SEQ as i64, MAX_BATCH as i64);
+        for (f, v, hi) in [("input_len", w.input_len, seq), ("output_len", w.output_len, seq), ("micro_batch", w.micro_batch, mb), ("seq_len", w.seq_len, seq), ("global_batch", w.global_batch, 10_000_000)] {
+            positive(&format!("workload.{f}"), v, hi)?;
         }
         if w.batch != -1 {
             positive("workload.batch", w.batch, 1_000_000).map_err(|e| format!("{e} (or -1 for dynamic batch)"))?;

@@ -23,7 +23,7 @@ fn heatmap_marks_infeasible_cells_with_reasons() {
         for (i, c) in row.iter().enumerate() {
             let (tp, dp) = (h.x_values[i].as_i64().unwrap(), h.y_values[j].as_i64().unwrap());
             if tp * dp != 8 {
-                assert!(c.value.is_none() && c.reason.as_deref().unwrap().contains("tp * pp * dp == 8"), "{c:?}");
+                assert!(c.value.is_none() && c.reason.as_deref().unwrap().contains("tp * pp * cp * dp == 8"), "{c:?}");
             } else if c.value.is_some() {
                 feasible += 1;
             } else {

@@ -2,13 +2,14 @@
 
 use tunelab_sim::model::load_bundled;
 use tunelab_sim::*;
+use tunelab_sim::workload::{forward_graph, op_flops};
 
 fn model(id: &str) -> ModelDesc {
     load_bundled(id).unwrap().model
 }
 
 fn plan(tp: u64, pp: u64, dp: u64, ep: u64) -> ParallelPlan {
-    ParallelPlan { tp, pp, dp, ep, sequence_parallel: false }
+    ParallelPlan { tp, pp, dp, ep, ..ParallelPlan::default() }
 }
 
 fn mm(g: &Graph, name: &str) -> (u64, u64, u64, u64) {
@@ -240,4 +241,83 @@ fn model_flops_follow_the_6n_rule() {
     let macs = (one - attention) / 2.0;
     assert!((macs / 339e9 - 1.0).abs() < 0.03, "{macs}");
     assert!(attention / 2.0 > 50e9 && attention / 2.0 < 70e9, "{attention}");
+}
+
+fn attention_flops(g: &Graph) -> f64 {
+    g.ops.iter().filter(|o| matches!(o.op, Op::Attention { .. })).map(|o| op_flops(&o.op) * o.repeat as f64).sum()
+}
+
+#[test]
+fn sliding_window_caps_long_prefill_attention() {
+    let mistral = model("mistral-7b");
+    let mut full = mistral.clone();
+    full.llm.as_mut().unwrap().sliding_window = None;
+    let opts = GraphOptions::default();
+    let at = |m: &ModelDesc, s: u64| attention_flops(&build_graph(m, &Workload::Prefill { batch: 1, input_len: s }, &plan(1, 1, 1, 1), &opts).unwrap());
+    // Within the window nothing changes; at 32k tokens a 4k window does ~1/4.3 of causal work.
+    assert_eq!(at(&mistral, 4096), at(&full, 4096));
+    let r = at(&mistral, 32768) / at(&full, 32768);
+    assert!((0.2..0.26).contains(&r), "window/full attention at 32k: {r}");
+    // Decode attends to at most the window.
+    let g = build_graph(&mistral, &Workload::Decode { batch: 1, context_len: 20000, output_len: 1 }, &plan(1, 1, 1, 1), &opts).unwrap();
+    let core = g.ops.iter().find(|o| o.name.starts_with("layer.attn.core")).unwrap();
+    assert!(matches!(core.op, Op::Attention { kv_len: 4096, .. }), "{:?}", core.op);
+}
+
+#[test]
+fn mla_projects_through_the_latent_and_qwen3_norms_heads() {
+    let ds = model("deepseek-v2-lite");
+    let opts = GraphOptions::default();
+    let g = build_graph(&ds, &Workload::Prefill { batch: 1, input_len: 1024 }, &plan(1, 1, 1, 1), &opts).unwrap();
+    // kv_down: hidden -> 512 latent + 64 rotary key; kv_up: latent -> 16 heads x (128 + 128).
+    assert_eq!(mm(&g, "layer.attn.kv_down"), (1, 1024, 576, 2048));
+    assert_eq!(mm(&g, "layer_moe.attn.kv_up"), (1, 1024, 16 * 256, 512));
+    assert!(g.find("layer.attn.qkv_proj").is_none());
+    // Decode absorbs the key up-projection: one latent KV head.
+    let d = build_graph(&ds, &Workload::Decode { batch: 4, context_len: 2048, output_len: 1 }, &plan(1, 1, 1, 1), &opts).unwrap();
+    assert!(d.find("layer.attn.mla_q_absorb").is_some());
+    assert!(matches!(d.find("layer.attn.core").unwrap().op, Op::Attention { kv_heads: 1, .. }));
+    let q3 = build_graph(&model("qwen3-32b"), &Workload::Prefill { batch: 1, input_len: 128 }, &plan(2, 1, 1, 1), &opts).unwrap();
+    // 32 query + 4 KV heads per chip at tp 2, each normed over 128.
+    assert!(matches!(q3.find("layer.attn.qk_norm").unwrap().op, Op::Vector { rows, row_len: 128, .. } if rows == 128 * 36));
+}
+
+#[test]
+fn context_parallel_splits_the_sequence_and_exchanges_keys() {
+    let m = model("llama-2-7b");
+    let w = Workload::TrainStep { micro_batch: 1, seq_len: 8192 };
+    let opts = GraphOptions::default();
+    let one = forward_graph(&m, &w, &plan(1, 1, 1, 1), &opts).unwrap();
+    let cp = forward_graph(&m, &w, &ParallelPlan { cp: 4, ..plan(1, 1, 1, 1) }, &opts).unwrap();
+    assert_eq!(mm(&cp, "layer.attn.qkv_proj").1, 2048);
+    assert!(cp.find("layer.cp.kv_allgather").is_some() && one.find("layer.cp.kv_allgather").is_none());
+    // Causal attention work is shared evenly: each of 4 chips does a quarter.
+    let r = attention_flops(&cp) / attention_flops(&one);
+    assert!((r - 0.25).abs() < 0.01, "cp attention share {r}");
+}
+
+/// Issue 9: gradient accumulation must not multiply a once-per-step reduction, and ZeRO-2's
+/// per-micro-batch reduce-scatter is named as such (the schedule compares it with one
+/// micro-batch's backward, not the last one's).
+#[test]
+fn data_parallel_sync_is_once_per_step_unless_zero2_or_3() {
+    let m = model("llama-2-7b");
+    let w = Workload::TrainStep { micro_batch: 1, seq_len: 1024 };
+    for accum in [1u64, 8, 32] {
+        let mut opts = GraphOptions::default();
+        opts.train.grad_accum = accum;
+        opts.train.distributed_optimizer = true;
+        let g = build_graph(&m, &w, &plan(1, 1, 8, 1), &opts).unwrap();
+        assert_eq!(g.find("dp.grad_reduce_scatter").unwrap().repeat, 1);
+        opts.train.distributed_optimizer = false;
+        opts.train.zero_stage = 2;
+        let g = build_graph(&m, &w, &plan(1, 1, 8, 1), &opts).unwrap();
+        assert_eq!(g.find("dp.grad_reduce_scatter_per_micro_batch").unwrap().repeat, accum);
+    }
+    // MoE: routed experts synchronise over dp / ep ranks, apart from the dense parameters.
+    let mut opts = GraphOptions::default();
+    opts.train.grad_accum = 2;
+    let g = build_graph(&model("mixtral-8x7b"), &w, &plan(1, 1, 8, 4), &opts).unwrap();
+    assert!(matches!(g.find("dp.expert_grad_allreduce").unwrap().op, Op::Comm { ranks: 2, .. }));
+    assert!(matches!(g.find("dp.grad_allreduce").unwrap().op, Op::Comm { ranks: 8, .. }));
 }

@@ -99,7 +99,7 @@ fn train_mem(recompute: Recompute, zero: u8, plan: &ParallelPlan) -> MemoryBreak
 
 #[test]
 fn training_memory_follows_zero_and_recomputation() {
-    let plan = ParallelPlan { tp: 2, pp: 1, dp: 8, ep: 1, sequence_parallel: true };
+    let plan = ParallelPlan { tp: 2, pp: 1, dp: 8, ep: 1, sequence_parallel: true, ..ParallelPlan::default() };
     let z: Vec<MemoryBreakdown> = (0..=3).map(|s| train_mem(Recompute::Selective, s, &plan)).collect();
     // ZeRO (Rajbhandari et al. 2020): 2 + 2 + 12 bytes per parameter, sharded stage by stage.
     let psi = z[0].weights / 2;
@@ -128,7 +128,7 @@ fn korthikanti_terms_for_a_gpt_layer() {
     let gpt = TransformerDesc {
         layers: 1, hidden: 4096, heads: 32, kv_heads: 32, head_dim: 128, intermediate: 16384,
         vocab: 50257, tied_embeddings: true, mlp: MlpKind::Gelu, norm: NormKind::LayerNorm,
-        qkv_bias: true, max_position: 2048, moe: None,
+        qkv_bias: true, max_position: 2048, moe: None, qk_norm: false, sliding_window: None, mla: None,
     };
     let (s, b, h, a) = (2048u64, 1u64, 4096u64, 32u64);
     let sbh = s * b * h;
@@ -150,7 +150,7 @@ fn korthikanti_terms_for_a_gpt_layer() {
 #[test]
 fn training_max_micro_batch_orders_too() {
     let m = model("llama-2-7b");
-    let plan = ParallelPlan { tp: 4, pp: 2, dp: 4, ep: 1, sequence_parallel: true };
+    let plan = ParallelPlan { tp: 4, pp: 2, dp: 4, ep: 1, sequence_parallel: true, ..ParallelPlan::default() };
     let opts = GraphOptions {
         precision: Precision::Bf16,
         train: TrainOptions { recompute: Recompute::Selective, zero_stage: 1, grad_accum: 8, ..Default::default() },

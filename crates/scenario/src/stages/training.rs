@@ -1,40 +1,59 @@
-//! The training stage: parallel degrees, micro-batch, recomputation, ZeRO or the distributed
-//! optimiser, sequence parallelism and precision, for a fixed global batch on a fixed number of
-//! chips. The device model costs the per-chip training graph; this file adds the schedule.
+//! The training stage: parallel degrees (TP, PP with virtual stages, DP, CP, EP), micro-batch,
+//! recomputation, ZeRO or the distributed optimiser, sequence parallelism and precision, for a
+//! fixed global batch on a fixed number of chips, as Megatron-LM / MindSpeed-LLM run it. The
+//! device model costs the per-chip training graph (`workload::build_graph`); this file adds the
+//! schedule.
 //!
-//! Step time = pipeline time + exposed data-parallel communication + optimizer:
-//! - pipeline: the 1F1B schedule runs m micro-batches through pp stages in (m + pp - 1) slots, so
-//!   the bubble is (pp - 1) / (m + pp - 1) (Narayanan et al. 2021, "Efficient Large-Scale Language
-//!   Model Training on GPU Clusters Using Megatron-LM", section 2.2.1; GPipe, Huang et al. 2019);
-//! - data-parallel gradient communication overlaps the backward pass of the last micro-batch
-//!   (bucketed all-reduce: Li et al. 2020, "PyTorch Distributed", VLDB); only what exceeds that
-//!   window is exposed. ZeRO-3 parameter gathers are prefetched under the whole compute.
-//! MFU uses the PaLM definition (Chowdhery et al. 2022, appendix B): model FLOPs 6N + 12 L H Q T
-//! per token, recomputation excluded, over chips x peak (as optimistic as the device model's
-//! kernels, whose large matmuls reach ~95% of peak). Learning rate and batch advice is not
-//! simulated; it comes from `crate::empirical`, a labelled published fit.
+//! Step time = pipeline + exposed data-parallel communication + optimizer + framework overhead:
+//! - each operator takes max(device time, host dispatch): torch_npu launches every operator from
+//!   the host in eager mode (`host_op_dispatch_us`, a constant with its derivation);
+//! - pipeline: interleaved 1F1B runs m micro-batches through pp stages of v virtual chunks in
+//!   m + (pp - 1) / v micro-batch slots (Narayanan et al. 2021, "Efficient Large-Scale Language
+//!   Model Training on GPU Clusters Using Megatron-LM", sections 2.2.1-2.2.2); point-to-point
+//!   activation transfers happen 2 v times per micro-batch and are not overlapped;
+//! - data-parallel gradient communication is accounted per micro-batch where it happens per
+//!   micro-batch (ZeRO-2/3), else once per step; with --overlap-grad-reduce (default on) the
+//!   step's one reduction hides under the last micro-batch's backward, the ZeRO-2 per-micro-batch
+//!   reduce-scatter under its own micro-batch's backward; ZeRO-3 parameter gathers are prefetched
+//!   one layer ahead, so each pass's first layer's gather is always exposed and the rest only
+//!   where it outlasts the pass's compute; the distributed optimiser's parameter all-gather is
+//!   exposed unless --overlap-param-gather;
+//! - framework overhead per step and per micro-batch (constants with sources).
+//! MFU uses the published tables' basis (Chowdhery et al. 2022, PaLM appendix B; Megatron's
+//! model-FLOPs): 6 N + 12 L H Q T per token, N active parameters, recomputation excluded, over
+//! chips x peak. Learning rate and batch advice is not simulated; it comes from
+//! `crate::empirical`, a labelled published fit.
 //!
 //! Gradient accumulation is derived, not searched: global batch = micro-batch x accumulation x dp,
 //! so every configuration trains the same tokens per step and step times compare fairly.
 
 use crate::stages::StageSetup;
 use crate::scenario::Scenario;
-use serde::Deserialize;
-use tunelab_search::{Config, Metric, Objective, Outcome, Param, Space, Value};
+use serde::{Deserialize, Serialize};
+use tunelab_search::{Config, Domain, Metric, Objective, Outcome, Param, Space, Value};
 use tunelab_sim::device::Device;
 use tunelab_sim::memory::memory_per_chip;
 use tunelab_sim::model::ModelDesc;
+use tunelab_sim::op::Link;
 use tunelab_sim::tiling::Tiling;
-use tunelab_sim::workload::{build_graph, GraphOptions, ParallelPlan, Recompute, TrainOptions, Workload};
+use tunelab_sim::workload::{build_graph, training_constants, GraphOptions, ParallelPlan, Recompute, TrainOptions, Workload, MAX_BATCH};
 use tunelab_sim::{Op, Precision};
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
+/// Chips per server (Atlas 800T / 900 A2 nodes hold 8 NPUs on one HCCS mesh): groups larger
+/// than this cross nodes over RoCE.
+pub const CHIPS_PER_NODE: u64 = 8;
+
+/// Largest number of levels a training-space parameter may have (a list longer than this is a
+/// mistake, and walking it would stall the page).
+pub const MAX_TRAIN_LEVELS: usize = 4096;
+
 /// `scenario.training` options (all optional).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TrainingOptions {
-    /// Chips in the job (tp x pp x dp).
+    /// Chips in the job (tp x pp x cp x dp).
     pub chips: u64,
     /// Tokens the whole run trains on, for the learning-rate fit (None: 20 per parameter).
     pub train_tokens: Option<f64>,
@@ -44,6 +63,20 @@ pub struct TrainingOptions {
     pub optimizer_sharding: Vec<String>,
     pub precisions: Vec<String>,
     pub sequence_parallel: Vec<String>,
+    /// Expert-parallel degrees to try (empty: every divisor of the chips that divides the
+    /// expert count, for an MoE model; 1 for a dense one).
+    pub expert_parallel: Vec<i64>,
+    /// Context-parallel degrees to try.
+    pub context_parallel: Vec<i64>,
+    /// Virtual pipeline stages per chip to try (interleaved 1F1B).
+    pub virtual_stages: Vec<i64>,
+    /// Megatron --overlap-grad-reduce.
+    pub overlap_grad_reduce: bool,
+    /// Megatron --overlap-param-gather.
+    pub overlap_param_gather: bool,
+    /// Busiest expert's tokens over the mean (None: the documented default, `moe_imbalance` in
+    /// assets/constants/training.json).
+    pub moe_imbalance: Option<f64>,
 }
 
 impl Default for TrainingOptions {
@@ -56,6 +89,12 @@ impl Default for TrainingOptions {
             optimizer_sharding: vec!["zero0".into(), "zero1".into(), "zero2".into(), "zero3".into(), "distributed_optimizer".into()],
             precisions: vec!["bf16".into(), "fp16".into(), "fp32".into()],
             sequence_parallel: vec!["off".into(), "on".into()],
+            expert_parallel: Vec::new(),
+            context_parallel: vec![1],
+            virtual_stages: vec![1],
+            overlap_grad_reduce: true,
+            overlap_param_gather: false,
+            moe_imbalance: None,
         }
     }
 }
@@ -64,12 +103,53 @@ impl TrainingOptions {
     /// Reads `scenario.training`; a wrong field is named.
     pub fn from_scenario(s: &Scenario) -> Result<TrainingOptions, String> {
         let o: TrainingOptions = serde_json::from_value(s.training.clone()).map_err(|e| format!("training: {e}"))?;
-        if o.chips == 0 || o.chips > 4096 {
-            return Err(format!("training.chips: must be 1..=4096, got {}", o.chips));
-        }
+        o.validate()?;
         Ok(o)
     }
+    /// Ranges and choices, naming the field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.chips == 0 || self.chips > 4096 {
+            return Err(format!("training.chips: must be 1..=4096, got {}", self.chips));
+        }
+        let ints = [
+            ("micro_batches", &self.micro_batches, MAX_BATCH as i64),
+            ("expert_parallel", &self.expert_parallel, 4096),
+            ("context_parallel", &self.context_parallel, 4096),
+            ("virtual_stages", &self.virtual_stages, 1024),
+        ];
+        for (f, list, hi) in ints {
+            if list.len() > MAX_TRAIN_LEVELS {
+                return Err(format!("training.{f}: {} choices is too many (at most {MAX_TRAIN_LEVELS})", list.len()));
+            }
+            if let Some(v) = list.iter().find(|v| **v < 1 || **v > hi) {
+                return Err(format!("training.{f}: each value must be 1..={hi}, got {v}"));
+            }
+        }
+        let strs: [(&str, &Vec<String>, &[&str]); 4] = [
+            ("recompute", &self.recompute, &RECOMPUTE),
+            ("optimizer_sharding", &self.optimizer_sharding, &SHARDING),
+            ("precisions", &self.precisions, &PRECISIONS),
+            ("sequence_parallel", &self.sequence_parallel, &ON_OFF),
+        ];
+        for (f, list, known) in strs {
+            if let Some(v) = list.iter().find(|v| !known.contains(&v.as_str())) {
+                return Err(format!("training.{f}: unknown choice '{}' (known: {})", crate::scenario::clip(v), known.join(", ")));
+            }
+        }
+        if let Some(x) = self.moe_imbalance {
+            let k = &training_constants().moe_imbalance;
+            if !(x.is_finite() && x >= k.min && x <= k.max) {
+                return Err(format!("training.moe_imbalance: must be within [{}, {}], got {x}", k.min, k.max));
+            }
+        }
+        Ok(())
+    }
 }
+
+const RECOMPUTE: [&str; 3] = ["none", "selective", "full"];
+const SHARDING: [&str; 6] = ["zero0", "none", "zero1", "zero2", "zero3", "distributed_optimizer"];
+const PRECISIONS: [&str; 3] = ["bf16", "fp16", "fp32"];
+const ON_OFF: [&str; 2] = ["off", "on"];
 
 /// One point of the training space, decoded.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -78,6 +158,8 @@ pub struct TrainPoint {
     pub micro_batch: u64,
     pub train: TrainOptions,
     pub precision: Precision,
+    /// Busiest expert over the mean (MoE models).
+    pub moe_imbalance: f64,
 }
 
 /// Everything the stage reports for one point (metrics plus the explanation).
@@ -90,36 +172,162 @@ pub struct TrainResult {
     pub bubble_fraction: f64,
     pub dp_comm_exposed_ms: f64,
     pub grad_accum: u64,
+    /// Tokens per second per chip (the published tables' unit).
+    pub tokens_per_s_per_chip: f64,
+    /// Where the step goes, ms: compute (incl. TP/EP/CP collectives inside layers), pipeline
+    /// bubble, P2P, exposed DP, optimizer, framework.
+    pub breakdown: Vec<(String, f64)>,
+    /// Which gradient/parameter communication overlaps and which is exposed, in words.
+    pub overlap_note: String,
 }
 
 /// The names of the training space's parameters, in config order.
-pub const PARAMS: [&str; 8] = ["tp", "pp", "dp", "micro_batch", "recompute", "optimizer_sharding", "sequence_parallel", "precision"];
+pub const PARAMS: [&str; 11] = ["tp", "pp", "dp", "micro_batch", "recompute", "optimizer_sharding", "sequence_parallel", "precision", "ep", "cp", "vpp"];
+
+fn divisors(n: u64) -> Vec<i64> {
+    (1..=n as i64).filter(|d| n as i64 % d == 0).collect()
+}
 
 /// The training space for `chips` chips: each parallel degree ranges over the divisors of the
-/// chip count (tensor parallel at most 16, within a node's reach).
+/// chip count (tensor parallel at most 16, within a node's reach); expert parallelism over the
+/// divisors that also divide the expert count.
 pub fn space_params(o: &TrainingOptions) -> Vec<Param> {
-    let div: Vec<Value> = (1..=o.chips as i64).filter(|d| o.chips as i64 % d == 0).map(Value::Int).collect();
+    space_params_for(o, None)
+}
+
+/// `space_params` for a model (its expert count bounds EP).
+pub fn space_params_for(o: &TrainingOptions, model: Option<&ModelDesc>) -> Vec<Param> {
+    let div: Vec<Value> = divisors(o.chips).into_iter().map(Value::Int).collect();
     let tp: Vec<Value> = div.iter().filter(|d| d.as_i64().unwrap_or(0) <= 16).cloned().collect();
     let strs = |v: &[String]| -> Vec<Value> { v.iter().map(|x| Value::Str(x.clone())).collect() };
+    let ints = |v: &[i64]| -> Vec<Value> { v.iter().map(|x| Value::Int(*x)).collect() };
+    let experts = model.and_then(|m| m.llm.as_ref()).and_then(|t| t.moe.as_ref()).map(|m| m.experts);
+    let ep: Vec<Value> = if !o.expert_parallel.is_empty() {
+        ints(&o.expert_parallel)
+    } else {
+        match experts {
+            Some(e) => divisors(o.chips).into_iter().filter(|d| e % *d as u64 == 0).map(Value::Int).collect(),
+            None => vec![Value::Int(1)],
+        }
+    };
     vec![
         Param::categorical("tp", tp),
         Param::categorical("pp", div.clone()),
         Param::categorical("dp", div),
-        Param::categorical("micro_batch", o.micro_batches.iter().map(|b| Value::Int(*b)).collect()),
+        Param::categorical("micro_batch", ints(&o.micro_batches)),
         Param::categorical("recompute", strs(&o.recompute)),
         Param::categorical("optimizer_sharding", strs(&o.optimizer_sharding)),
         Param::categorical("sequence_parallel", strs(&o.sequence_parallel)),
         Param::categorical("precision", strs(&o.precisions)),
+        Param::categorical("ep", ep),
+        Param::categorical("cp", ints(&o.context_parallel)),
+        Param::categorical("vpp", ints(&o.virtual_stages)),
     ]
 }
 
-/// Decodes a configuration (by the names in `names`). Errors name the bad value.
+/// Checks every parameter's values against its domain after the scenario's overrides: degrees,
+/// micro-batch and virtual stages are positive integers within range, strings are known choices,
+/// and no parameter has more than `MAX_TRAIN_LEVELS` levels. Errors name `space.<param>`.
+pub fn check_domains(params: &[Param]) -> Result<(), String> {
+    for p in params {
+        let field = format!("space.{}", crate::scenario::clip(&p.name));
+        let levels = p.levels().unwrap_or(usize::MAX);
+        let too_many = || format!("{field}: {levels} levels is too many for the training stage (at most {MAX_TRAIN_LEVELS}); give a shorter range or a list of choices");
+        let (lo, hi): (i64, i64) = match p.name.as_str() {
+            "micro_batch" => (1, MAX_BATCH as i64),
+            "tp" | "pp" | "dp" | "ep" | "cp" => (1, 4096),
+            "vpp" => (1, 1024),
+            _ => {
+                let known: &[&str] = match p.name.as_str() {
+                    "recompute" => &RECOMPUTE,
+                    "optimizer_sharding" => &SHARDING,
+                    "sequence_parallel" => &ON_OFF,
+                    "precision" => &PRECISIONS,
+                    _ => continue,
+                };
+                if levels > MAX_TRAIN_LEVELS {
+                    return Err(too_many());
+                }
+                for i in 0..levels {
+                    let v = p.level_value(i);
+                    if !v.as_str().is_some_and(|x| known.contains(&x)) {
+                        return Err(format!("{field}: {v:?} is not a choice (known: {})", known.join(", ")));
+                    }
+                }
+                continue;
+            }
+        };
+        match &p.domain {
+            Domain::Int { low, high, .. } | Domain::Pow2 { low, high } => {
+                if *low < lo || *high > hi {
+                    return Err(format!("{field}: values must be integers in {lo}..={hi}, got {low}..={high}"));
+                }
+                if levels > MAX_TRAIN_LEVELS {
+                    return Err(too_many());
+                }
+            }
+            Domain::Float { .. } => return Err(format!("{field}: must be integers in {lo}..={hi}, not a float range")),
+            Domain::Categorical { choices } => {
+                if levels > MAX_TRAIN_LEVELS {
+                    return Err(too_many());
+                }
+                for v in choices {
+                    match v.as_i64() {
+                        Some(x) if (lo..=hi).contains(&x) => {}
+                        _ => return Err(format!("{field}: each value must be an integer in {lo}..={hi}, got {v:?}")),
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The training space's parameters are categorical, so a `low`/`high` override arrives as a float
+/// range; for the integer parameters an integral range is read as the integer range it means.
+fn integral_ranges(params: &mut [Param]) {
+    for p in params.iter_mut() {
+        if !matches!(p.name.as_str(), "micro_batch" | "tp" | "pp" | "dp" | "ep" | "cp" | "vpp") {
+            continue;
+        }
+        if let Domain::Float { low, high, log: false, step } = p.domain {
+            let st = step.unwrap_or(1.0);
+            let whole = |x: f64| x.is_finite() && x.fract() == 0.0 && x.abs() < 9e15;
+            if whole(low) && whole(high) && whole(st) && st >= 1.0 {
+                p.domain = Domain::Int { low: low as i64, high: high as i64, step: st as i64 };
+            }
+        }
+    }
+}
+
+/// Decodes a configuration (by the names in `names`). Errors name the bad value; a missing
+/// parameter takes its default (1, "none", "zero0", "off", "bf16").
 pub fn decode(names: &[String], c: &Config, global_batch: u64) -> Result<TrainPoint, String> {
     let get = |n: &str| names.iter().position(|x| x == n).and_then(|i| c.0.get(i));
-    let int = |n: &str, d: i64| get(n).and_then(|v| v.as_i64()).unwrap_or(d).max(1) as u64;
+    let int = |n: &str, d: i64| -> Result<u64, String> {
+        let v = match get(n) {
+            None => d,
+            Some(v) => v.as_i64().ok_or_else(|| format!("{n}: must be an integer, got {v:?}"))?,
+        };
+        if v < 1 {
+            return Err(format!("{n}: must be at least 1, got {v}"));
+        }
+        Ok(v as u64)
+    };
     let st = |n: &str, d: &str| get(n).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_else(|| d.to_string());
-    let plan = ParallelPlan { tp: int("tp", 1), pp: int("pp", 1), dp: int("dp", 1), ep: 1, sequence_parallel: st("sequence_parallel", "off") == "on" };
-    let micro_batch = int("micro_batch", 1);
+    let plan = ParallelPlan {
+        tp: int("tp", 1)?,
+        pp: int("pp", 1)?,
+        dp: int("dp", 1)?,
+        ep: int("ep", 1)?,
+        cp: int("cp", 1)?,
+        vpp: int("vpp", 1)?,
+        sequence_parallel: st("sequence_parallel", "off") == "on",
+    };
+    let micro_batch = int("micro_batch", 1)?;
+    if micro_batch > MAX_BATCH {
+        return Err(format!("micro_batch: {micro_batch} is over the largest micro-batch {MAX_BATCH}"));
+    }
     let recompute = match st("recompute", "none").as_str() {
         "none" => Recompute::None,
         "selective" => Recompute::Selective,
@@ -142,70 +350,178 @@ pub fn decode(names: &[String], c: &Config, global_batch: u64) -> Result<TrainPo
     };
     let per_step = micro_batch.saturating_mul(plan.dp);
     let grad_accum = if per_step > 0 && global_batch % per_step == 0 { global_batch / per_step } else { 0 };
-    let train = TrainOptions { recompute, zero_stage, distributed_optimizer, mixed_precision: precision != Precision::Fp32, grad_accum };
-    Ok(TrainPoint { plan, micro_batch, train, precision })
+    let train = TrainOptions {
+        recompute,
+        zero_stage,
+        distributed_optimizer,
+        mixed_precision: precision != Precision::Fp32,
+        grad_accum,
+        ..TrainOptions::default()
+    };
+    Ok(TrainPoint { plan, micro_batch, train, precision, moe_imbalance: training_constants().moe_imbalance.value })
+}
+
+/// Which link a parallel group's collectives cross, with Megatron's rank order (TP fastest, then
+/// CP, EP/DP, PP outermost) and `CHIPS_PER_NODE` chips per node.
+fn group_link(inner: u64, degree: u64) -> Link {
+    if inner.saturating_mul(degree) > CHIPS_PER_NODE {
+        Link::InterNode
+    } else {
+        Link::Hccs
+    }
 }
 
 /// Simulates one training step. `Err` is an infeasible point with its reason.
 pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64, global_batch: u64, chips: u64) -> Result<TrainResult, String> {
-    if p.plan.chips() != chips {
-        return Err(format!("tp x pp x dp = {} but the job has {chips} chips", p.plan.chips()));
+    let plan = &p.plan;
+    if plan.chips() != chips {
+        return Err(format!("tp x pp x cp x dp = {} but the job has {chips} chips", plan.chips()));
     }
     if p.train.grad_accum == 0 {
-        return Err(format!("global batch {global_batch} is not a multiple of micro_batch x dp = {}", p.micro_batch * p.plan.dp));
+        return Err(format!("global batch {global_batch} is not a multiple of micro_batch x dp = {}", p.micro_batch * plan.dp));
     }
-    if p.plan.sequence_parallel && p.plan.tp == 1 {
-        return Err("sequence parallelism needs tp > 1".into());
+    if plan.sequence_parallel && plan.tp == 1 {
+        return Err("sequence parallelism shards activations inside the tensor-parallel group, so it needs tp > 1 (at tp = 1 it would change nothing)".into());
     }
+    if plan.ep > 1 && !(plan.dp.saturating_mul(plan.cp)).is_multiple_of(plan.ep) {
+        return Err(format!("ep = {} must divide dp x cp = {} (experts are spread over the data- and context-parallel ranks)", plan.ep, plan.dp * plan.cp));
+    }
+    if plan.cp > 1 && !seq_len.is_multiple_of(2 * plan.cp) {
+        return Err(format!("cp = {}: the sequence length {seq_len} must split into 2 x cp equal chunks (load-balanced causal context parallelism)", plan.cp));
+    }
+    let accum = p.train.grad_accum;
+    if plan.vpp > 1 && !accum.is_multiple_of(plan.pp) {
+        return Err(format!("vpp = {}: the interleaved schedule needs the {accum} micro-batches to be a multiple of pp = {}", plan.vpp, plan.pp));
+    }
+    let k = training_constants();
     let w = Workload::TrainStep { micro_batch: p.micro_batch, seq_len };
-    let opts = GraphOptions { precision: p.precision, train: p.train, ..GraphOptions::default() };
-    let mem = memory_per_chip(model, &w, &p.plan, &opts, Some(&p.train))?;
+    let opts = GraphOptions { precision: p.precision, train: p.train, moe_imbalance: p.moe_imbalance, ..GraphOptions::default() };
+    let mut mem = memory_per_chip(model, &w, plan, &opts, Some(&p.train))?;
+    // The caching allocator: freed blocks stay reserved and activations/gradients fragment.
+    let churn = mem.activations.saturating_add(mem.gradients) as f64;
+    mem.fragmentation = (churn * k.allocator_fragmentation.value) as u64 + k.allocator_reserve_bytes.value as u64;
+    let mem = mem.summed();
     let mem_gib = mem.total as f64 / GIB;
     let cap_gib = device.memory_bytes as f64 / GIB;
     if mem_gib > cap_gib {
         return Err(format!(
-            "out of memory: {mem_gib:.1} GiB per chip (weights {:.1}, gradients {:.1}, optimizer {:.1}, activations {:.1}) > {cap_gib:.0} GiB",
-            mem.weights as f64 / GIB, mem.gradients as f64 / GIB, mem.optimizer as f64 / GIB, mem.activations as f64 / GIB
+            "out of memory: {mem_gib:.1} GiB per chip (weights {:.1}, gradients {:.1}, optimizer {:.1}, activations {:.1}, allocator {:.1}) > {cap_gib:.0} GiB",
+            mem.weights as f64 / GIB, mem.gradients as f64 / GIB, mem.optimizer as f64 / GIB, mem.activations as f64 / GIB, mem.fragmentation as f64 / GIB
         ));
     }
-    let graph = build_graph(model, &w, &p.plan, &opts)?;
-    let (mut compute, mut optimizer, mut dp_comm, mut zero3, mut last_bwd) = (0.0, 0.0, 0.0, 0.0, 0.0);
-    for o in &graph.ops {
-        let e = tunelab_sim::cost::estimate(&o.op, &Tiling::Default, device).map_err(|e| format!("{}: {e}", o.name))?;
-        let t = e.time_us * o.repeat as f64;
-        if o.name.starts_with("dp.zero3") {
-            zero3 += t;
-        } else if o.name.starts_with("dp.") {
-            dp_comm += t;
-        } else if o.name.starts_with("optimizer.") {
-            optimizer += t;
-        } else {
-            compute += t;
-            if o.name.contains("bwd") && !matches!(o.op, Op::Comm { .. }) {
-                last_bwd += t / p.train.grad_accum as f64;
-            }
+    let mut graph = build_graph(model, &w, plan, &opts)?;
+    // Links: TP inside a node; the others by their place in the rank order.
+    let (tp, cp, dp, ep) = (plan.tp, plan.cp, plan.dp, plan.ep);
+    for o in &mut graph.ops {
+        if let Op::Comm { link, .. } = &mut o.op {
+            *link = if o.name.starts_with("dp.expert_") {
+                group_link(tp.saturating_mul(ep), dp.saturating_mul(cp) / ep.max(1))
+            } else if o.name.starts_with("dp.") {
+                group_link(tp, cp.saturating_mul(dp))
+            } else if o.name.contains(".ep.") {
+                group_link(tp, ep)
+            } else if o.name.contains(".cp.") {
+                group_link(tp, cp)
+            } else if o.name.starts_with("pp.") {
+                group_link(tp.saturating_mul(cp).saturating_mul(dp), 2)
+            } else {
+                Link::Hccs
+            };
         }
     }
-    let (m, pp) = (p.train.grad_accum as f64, p.plan.pp as f64);
-    let bubble = (pp - 1.0) / (m + pp - 1.0);
-    let pipeline = compute * (m + pp - 1.0) / m;
-    // ZeRO-3 gathers hide under compute; reduce-scatters and all-reduces under the last backward.
-    let exposed = (dp_comm - last_bwd).max(0.0) + (zero3 - compute).max(0.0);
-    let step_us = pipeline + exposed + optimizer;
+    let host_us = k.host_op_dispatch_us.value;
+    let m = accum as f64;
+    // Per-micro-batch times on the busiest stage, us.
+    let (mut fwd, mut bwd, mut p2p, mut optimizer) = (0.0, 0.0, 0.0, 0.0);
+    let (mut dp_once, mut dp_per_mb, mut zero3_per_mb, mut param_gather) = (0.0, 0.0, 0.0, 0.0);
+    let layers_here = model.llm.as_ref().map_or(1, |t| t.layers.div_ceil(plan.pp)).max(1) as f64;
+    for o in &graph.ops {
+        let e = tunelab_sim::cost::estimate(&o.op, &Tiling::Default, device).map_err(|e| format!("{}: {e}", o.name))?;
+        // Eager mode: the host launches each operator; a device op shorter than the launch
+        // leaves the device waiting (collectives are launched the same way).
+        let one = e.time_us.max(host_us);
+        let t = one * o.repeat as f64;
+        if o.name.starts_with("dp.") {
+            if o.name.contains("zero3_param_allgather") {
+                zero3_per_mb += t / m;
+            } else if o.name.contains("per_micro_batch") {
+                dp_per_mb += t / m;
+            } else if o.name.contains("param_allgather") {
+                param_gather += t;
+            } else {
+                dp_once += t;
+            }
+        } else if o.name.starts_with("optimizer.") {
+            optimizer += t;
+        } else if o.name.starts_with("pp.") {
+            p2p += t / m;
+        } else if o.name.contains("bwd") || o.name.contains("recompute") {
+            bwd += t / m;
+        } else {
+            fwd += t / m;
+        }
+    }
+    let (pp, v) = (plan.pp as f64, plan.vpp as f64);
+    let per_mb = fwd + bwd;
+    // Interleaved 1F1B: m micro-batches plus (pp - 1) / v slots of fill and drain.
+    let slots = if plan.pp > 1 { m + (pp - 1.0) / v } else { m };
+    let bubble_us = (slots - m) * per_mb;
+    // Activations cross 2 v stage boundaries per micro-batch (forward and backward) per chunk.
+    let p2p_us = p2p * v * m;
+    let mb_overhead_us = k.micro_batch_overhead_ms.value * 1e3 * m;
+    // Data-parallel exposure (see the module notes).
+    let overlap = p.train.overlap_grad_reduce;
+    let once_exposed = if overlap { (dp_once - bwd).max(0.0) } else { dp_once };
+    let per_mb_exposed = m * if overlap { (dp_per_mb - bwd).max(0.0) } else { dp_per_mb };
+    // ZeRO-3: half the gathers precede forward passes, half backward passes; prefetching one
+    // layer ahead hides all but the first layer's gather of each pass.
+    let z_half = zero3_per_mb / 2.0;
+    let zero3_exposed = m * ((z_half - fwd).max(0.0) + (z_half - bwd).max(0.0) + 2.0 * z_half / layers_here).min(zero3_per_mb);
+    let gather_exposed = if p.train.overlap_param_gather { (param_gather - fwd).max(0.0) } else { param_gather };
+    let exposed = once_exposed + per_mb_exposed + zero3_exposed + gather_exposed;
+    let framework_us = k.framework_step_ms.value * 1e3;
+    let compute_us = per_mb * m;
+    let step_us = compute_us + bubble_us + p2p_us + mb_overhead_us + exposed + optimizer + framework_us;
     let tokens = global_batch as f64 * seq_len as f64;
     let peak = match p.precision {
         Precision::Fp32 => device.derived.peak_tflops_fp32,
         _ => device.derived.peak_tflops_fp16,
     } * 1e12;
     let mfu = model_flops_per_token(model, seq_len) * tokens / (step_us * 1e-6) / (chips as f64 * peak);
+    let mut notes = Vec::new();
+    let sharding = match (p.train.zero_stage, p.train.distributed_optimizer) {
+        (3, _) => "ZeRO-3: parameter gathers prefetched one layer ahead (first layer of each pass exposed); gradient reduce-scatter per micro-batch under its backward",
+        (2, _) => "ZeRO-2: gradient reduce-scatter every micro-batch, overlapped with that micro-batch's backward",
+        (_, true) | (1, _) => "gradients reduce-scattered once per step",
+        _ => "gradients all-reduced once per step",
+    };
+    notes.push(sharding.to_string());
+    if p.train.zero_stage < 3 {
+        notes.push(if overlap { "the step's reduction overlaps the last micro-batch's backward (--overlap-grad-reduce)".into() } else { "the step's reduction is exposed (no --overlap-grad-reduce)".to_string() });
+    }
+    if param_gather > 0.0 {
+        notes.push(if p.train.overlap_param_gather { "updated-parameter all-gather overlaps the next forward".into() } else { "updated-parameter all-gather exposed after the optimizer".to_string() });
+    }
+    let ms = |x: f64| x / 1e3;
+    let breakdown = vec![
+        ("compute (incl. TP/EP/CP collectives)".to_string(), ms(compute_us)),
+        ("pipeline bubble".to_string(), ms(bubble_us)),
+        ("pipeline P2P".to_string(), ms(p2p_us)),
+        ("exposed DP communication".to_string(), ms(exposed)),
+        ("optimizer".to_string(), ms(optimizer)),
+        ("framework overhead".to_string(), ms(framework_us + mb_overhead_us)),
+    ];
     Ok(TrainResult {
         step_time_ms: step_us / 1e3,
         mfu,
         memory_gib: mem_gib,
         tokens_per_s: tokens / (step_us * 1e-6),
-        bubble_fraction: bubble,
+        bubble_fraction: (slots - m) / slots,
         dp_comm_exposed_ms: exposed / 1e3,
-        grad_accum: p.train.grad_accum,
+        grad_accum: accum,
+        tokens_per_s_per_chip: tokens / (step_us * 1e-6) / chips as f64,
+        breakdown,
+        overlap_note: notes.join("; "),
     })
 }
 
@@ -226,6 +542,7 @@ pub fn metrics() -> Vec<Metric> {
         Metric::minimize("bubble_fraction", ""),
         Metric::minimize("dp_comm_exposed_ms", "ms"),
         Metric::minimize("grad_accum", ""),
+        Metric::maximize("tokens_per_s_per_chip", "tok/s"),
     ]
 }
 
@@ -237,12 +554,18 @@ pub struct TrainingObjective {
     pub seq_len: u64,
     pub global_batch: u64,
     pub chips: u64,
+    pub options: TrainingOptions,
 }
 
 impl TrainingObjective {
     /// Decodes and simulates one configuration.
     pub fn result(&self, c: &Config) -> Result<TrainResult, String> {
-        let p = decode(&self.names, c, self.global_batch)?;
+        let mut p = decode(&self.names, c, self.global_batch)?;
+        p.train.overlap_grad_reduce = self.options.overlap_grad_reduce;
+        p.train.overlap_param_gather = self.options.overlap_param_gather;
+        if let Some(x) = self.options.moe_imbalance {
+            p.moe_imbalance = x;
+        }
         simulate(&self.model, &self.device, &p, self.seq_len, self.global_batch, self.chips)
     }
 }
@@ -253,7 +576,7 @@ impl Objective for TrainingObjective {
     }
     fn evaluate(&mut self, c: &Config) -> Outcome {
         match self.result(c) {
-            Ok(r) => Outcome::Ok(vec![r.step_time_ms, r.mfu, r.memory_gib, r.tokens_per_s, r.bubble_fraction, r.dp_comm_exposed_ms, r.grad_accum as f64]),
+            Ok(r) => Outcome::Ok(vec![r.step_time_ms, r.mfu, r.memory_gib, r.tokens_per_s, r.bubble_fraction, r.dp_comm_exposed_ms, r.grad_accum as f64, r.tokens_per_s_per_chip]),
             Err(e) => Outcome::Infeasible(e),
         }
     }
@@ -277,10 +600,12 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         return Err(format!("'{}' is an operator graph: the training stage needs a transformer description", model.name));
     }
     let (seq_len, global_batch) = (s.workload.seq_len.max(1) as u64, s.workload.global_batch.max(1) as u64);
-    let params = crate::stages::apply_overrides(s, space_params(&o))?;
+    let mut params = crate::stages::apply_overrides(s, space_params_for(&o, Some(&model)))?;
+    integral_ranges(&mut params);
+    check_domains(&params)?;
     let chips = o.chips;
     // Degrees multiply to the chip count; the global batch splits evenly into micro-batches.
-    let mut constraints = vec![format!("tp * pp * dp == {chips}"), format!("{global_batch} % (micro_batch * dp) == 0")];
+    let mut constraints = vec![format!("tp * pp * cp * dp == {chips}"), format!("{global_batch} % (micro_batch * dp) == 0")];
     // Sequence parallelism shards inside the tensor-parallel group, so it needs tp > 1.
     if params.iter().any(|p| p.name == "sequence_parallel") {
         constraints.push("sequence_parallel != \"on\" || tp > 1".into());
@@ -291,27 +616,46 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         Ok(a) => notes.push(a.summary),
         Err(e) => notes.push(format!("no learning-rate advice: {e}")),
     }
-    let objective = TrainingObjective { model, device, names, seq_len, global_batch, chips };
-    let baseline = baseline_config(&space, &objective);
+    let k = training_constants();
+    notes.push(format!(
+        "training step: eager dispatch {} us/op, framework {} ms/step + {} ms/micro-batch, allocator fragmentation {} of activations+gradients + {:.1} GiB reserved, MoE imbalance {} (constants with sources in assets/constants/training.json)",
+        k.host_op_dispatch_us.value, k.framework_step_ms.value, k.micro_batch_overhead_ms.value,
+        k.allocator_fragmentation.value, k.allocator_reserve_bytes.value / GIB, o.moe_imbalance.unwrap_or(k.moe_imbalance.value)
+    ));
+    let objective = TrainingObjective { model, device, names, seq_len, global_batch, chips, options: o };
+    let baseline = baseline_config(&space, &objective)?;
     Ok(StageSetup { space, objective: Box::new(objective), metrics: metrics(), baseline, focus: Vec::new(), focus_budget: 0, notes })
 }
 
 /// The "before" point: pure data parallelism at micro-batch 1 (the plain PyTorch DDP starting
 /// point), with the least memory saving that fits: no sharding, then ZeRO-1, then full
-/// recomputation, then ZeRO-3. The first member of the space if none of them is allowed.
-fn baseline_config(space: &Space, obj: &TrainingObjective) -> Config {
+/// recomputation, then ZeRO-3. If none of them is in the space, a bounded number of the space's
+/// first levels along each axis are tried (never a walk over the whole, user-sized, space), and
+/// if none satisfies the constraints the setup says so.
+fn baseline_config(space: &Space, obj: &TrainingObjective) -> Result<Config, String> {
     let steps = [("none", "zero0"), ("none", "zero1"), ("full", "zero1"), ("full", "zero3")];
     let mut first_valid = None;
     for (rc, zero) in steps {
-        let want = [Value::Int(1), Value::Int(1), Value::Int(obj.chips as i64), Value::Int(1), rc.into(), zero.into(), "off".into(), "bf16".into()];
+        let want = [Value::Int(1), Value::Int(1), Value::Int(obj.chips as i64), Value::Int(1), rc.into(), zero.into(), "off".into(), "bf16".into(), Value::Int(1), Value::Int(1), Value::Int(1)];
         let c = Config(space.params().iter().zip(want).map(|(p, v)| if p.contains(&v) { v } else { p.level_value(0) }).collect());
         if !space.contains(&c) {
             continue;
         }
         if obj.result(&c).is_ok() {
-            return c;
+            return Ok(c);
         }
         first_valid.get_or_insert(c);
     }
-    first_valid.or_else(|| space.enumerate().next()).unwrap_or_else(|| Config(space.params().iter().map(|p| p.level_value(0)).collect()))
+    if let Some(c) = first_valid {
+        return Ok(c);
+    }
+    // Bounded fallback: a seeded sample (a bounded number of draws; enumeration only for a
+    // small space), never a walk over the whole, user-sized, space.
+    if let Some(c) = space.sample(&mut tunelab_search::rng::Rng::seed_from_u64(0)) {
+        return Ok(c);
+    }
+    Err(format!(
+        "training: no configuration found that satisfies the space's constraints (tp * pp * cp * dp == {} and global batch {} divisible by micro_batch * dp); check the space overrides, workload.global_batch and training.chips",
+        obj.chips, obj.global_batch
+    ))
 }

@@ -81,7 +81,11 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
     let (tp, pp, ep) = (plan.tp.max(1), plan.pp.max(1), plan.ep.max(1));
     let (hq, hkv) = (t.heads / tp, (t.kv_heads / tp).max(1));
     let d = t.head_dim;
-    let attn = t.hidden * (hq + 2 * hkv) * d + hq * d * t.hidden;
+    let attn = match &t.mla {
+        // MLA: per-head up-projections split tp-way (the shared down-projections are small).
+        Some(_) => t.attention_params() / tp,
+        None => t.hidden * (hq + 2 * hkv) * d + hq * d * t.hidden,
+    };
     let bias = if t.qkv_bias { (hq + 2 * hkv) * d } else { 0 };
     let layer_other = bias + t.norm_params();
     let dense_linear = t.mlp_params(ceil_div(t.intermediate, tp));
@@ -125,6 +129,18 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
     if first.total() >= last.total() { first } else { last }
 }
 
+/// Routed-expert parameters on one chip (their gradients synchronise over dp x cp / ep ranks,
+/// the rest over dp x cp).
+pub fn expert_params_per_chip(model: &ModelDesc, plan: &ParallelPlan) -> u64 {
+    let Some(t) = &model.llm else { return 0 };
+    let Some(m) = &t.moe else { return 0 };
+    let (tp, pp, ep) = (plan.tp.max(1), plan.pp.max(1), plan.ep.max(1));
+    let layers = ceil_div(t.layers, pp);
+    let (moe_layers, _) = t.moe_and_dense_layers();
+    let moe_here = ceil_div(moe_layers.saturating_mul(layers), t.layers.max(1)).min(layers);
+    (m.experts / ep).saturating_mul(t.mlp_params(ceil_div(m.expert_intermediate, tp))).saturating_mul(moe_here)
+}
+
 /// Parameters on the busiest chip.
 pub fn params_per_chip(model: &ModelDesc, plan: &ParallelPlan) -> u64 {
     chip_params(model, plan).total()
@@ -147,10 +163,18 @@ pub fn workspace_bytes(plan: &ParallelPlan, train: bool) -> u64 {
 pub fn kv_cache_bytes(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOptions, batch: u64, tokens: u64) -> u64 {
     let Some(t) = &model.llm else { return 0 };
     let layers = ceil_div(t.layers, plan.pp.max(1));
-    let kv_local = (t.kv_heads / plan.tp.max(1)).max(1);
-    (2 * layers * kv_local * t.head_dim * opts.kv_dtype().bytes())
-        .saturating_mul(tokens)
-        .saturating_mul(batch)
+    // MLA caches one latent + rotary key per token, replicated on every TP rank; GQA splits its
+    // KV heads over TP (replicated when tp > kv_heads).
+    let per_layer = match &t.mla {
+        Some(m) => m.cache_dim(),
+        None => 2 * (t.kv_heads / plan.tp.max(1)).max(1) * t.head_dim,
+    };
+    // Sliding-window layers keep only the window (a rolling buffer, as Mistral's reference code
+    // and vLLM's sliding-window block manager do).
+    let (slide, window) = t.sliding_window.map_or((0, 0), |w| (ceil_div(w.layers * layers, t.layers.max(1)).min(layers), w.window));
+    let full = layers - slide;
+    let elems = (full * per_layer).saturating_mul(tokens).saturating_add((slide * per_layer).saturating_mul(tokens.min(window)));
+    elems.saturating_mul(opts.kv_dtype().bytes()).saturating_mul(batch)
 }
 
 /// Tokens per sequence the KV cache holds (image tokens of a multimodal model included).
@@ -211,7 +235,8 @@ fn training_activations(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, op
         return Ok(saved.saturating_add(transient));
     };
     let image = model.vision.as_ref().map_or(0, |v| v.image_tokens());
-    let s = seq_len.saturating_add(image);
+    // Context parallelism keeps s / cp tokens of each sequence per chip.
+    let s = ceil_div(seq_len.saturating_add(image), plan.cp.max(1));
     let per_layer = layer_activation_bytes(llm, s, b, plan, t.recompute, opts.flash_attention, bytes);
     // Under full recomputation one layer's activations are rebuilt at a time during backward.
     let rebuilt = if t.recompute == Recompute::Full {

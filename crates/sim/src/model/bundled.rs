@@ -10,16 +10,52 @@ pub fn bundled_models() -> Vec<(&'static str, &'static str)> {
         ("mixtral-8x7b", include_str!("../../../../assets/models/mixtral-8x7b.config.json")),
         ("sd15-unet", include_str!("../../../../assets/models/sd15-unet.graph.json")),
         ("llava-1.5-7b", include_str!("../../../../assets/models/llava-1.5-7b.config.json")),
+        ("llama-2-13b", include_str!("../../../../assets/models/llama-2-13b.config.json")),
+        ("llama-2-70b", include_str!("../../../../assets/models/llama-2-70b.config.json")),
+        ("llama-3-8b", include_str!("../../../../assets/models/llama-3-8b.config.json")),
+        ("llama-3-70b", include_str!("../../../../assets/models/llama-3-70b.config.json")),
+        ("mistral-7b", include_str!("../../../../assets/models/mistral-7b.config.json")),
+        ("qwen-7b", include_str!("../../../../assets/models/qwen-7b.config.json")),
+        ("qwen-72b", include_str!("../../../../assets/models/qwen-72b.config.json")),
+        ("qwen1.5-7b", include_str!("../../../../assets/models/qwen1.5-7b.config.json")),
+        ("qwen2-7b", include_str!("../../../../assets/models/qwen2-7b.config.json")),
+        ("qwen2-72b", include_str!("../../../../assets/models/qwen2-72b.config.json")),
+        ("qwen2.5-32b", include_str!("../../../../assets/models/qwen2.5-32b.config.json")),
+        ("qwen2-57b-a14b", include_str!("../../../../assets/models/qwen2-57b-a14b.config.json")),
+        ("qwen3-32b", include_str!("../../../../assets/models/qwen3-32b.config.json")),
+        ("qwen3-235b-a22b", include_str!("../../../../assets/models/qwen3-235b-a22b.config.json")),
+        ("baichuan2-13b", include_str!("../../../../assets/models/baichuan2-13b.config.json")),
+        ("chatglm3-6b", include_str!("../../../../assets/models/chatglm3-6b.config.json")),
+        ("deepseek-v2-lite", include_str!("../../../../assets/models/deepseek-v2-lite.config.json")),
+        ("deepseek-v3", include_str!("../../../../assets/models/deepseek-v3.config.json")),
     ]
 }
 
 /// Display names of the bundled models (Hugging Face configs carry none).
-const BUNDLED_NAMES: [(&str, &str); 5] = [
+const BUNDLED_NAMES: [(&str, &str); 23] = [
     ("llama-2-7b", "Llama-2-7B"),
     ("qwen2.5-7b", "Qwen2.5-7B"),
     ("mixtral-8x7b", "Mixtral-8x7B"),
     ("sd15-unet", "Stable Diffusion 1.5 UNet"),
     ("llava-1.5-7b", "LLaVA-1.5-7B"),
+    ("llama-2-13b", "Llama-2-13B"),
+    ("llama-2-70b", "Llama-2-70B"),
+    ("llama-3-8b", "Llama-3-8B"),
+    ("llama-3-70b", "Llama-3-70B"),
+    ("mistral-7b", "Mistral-7B"),
+    ("qwen-7b", "Qwen-7B"),
+    ("qwen-72b", "Qwen-72B"),
+    ("qwen1.5-7b", "Qwen1.5-7B"),
+    ("qwen2-7b", "Qwen2-7B"),
+    ("qwen2-72b", "Qwen2-72B"),
+    ("qwen2.5-32b", "Qwen2.5-32B"),
+    ("qwen2-57b-a14b", "Qwen2-57B-A14B"),
+    ("qwen3-32b", "Qwen3-32B"),
+    ("qwen3-235b-a22b", "Qwen3-235B-A22B"),
+    ("baichuan2-13b", "Baichuan2-13B"),
+    ("chatglm3-6b", "ChatGLM3-6B"),
+    ("deepseek-v2-lite", "DeepSeek-V2-Lite"),
+    ("deepseek-v3", "DeepSeek-V3"),
 ];
 
 /// Loads a bundled model by id, with its display name.

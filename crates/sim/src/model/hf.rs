@@ -6,7 +6,8 @@
 //! rejected with the field's name rather than truncated.
 
 use super::{
-    LoadedModel, MlpKind, ModelDesc, ModelFamily, MoeDesc, NormKind, TransformerDesc, VisionDesc,
+    LoadedModel, MlaDesc, MlpKind, ModelDesc, ModelFamily, MoeDesc, NormKind, SlidingWindow,
+    TransformerDesc, VisionDesc,
 };
 use crate::dtype::DType;
 use serde_json::{Map, Value};
@@ -54,8 +55,64 @@ fn dtype_of(obj: &Obj, warnings: &mut Vec<String>) -> DType {
     }
 }
 
-/// Model types read exactly; anything else is read with the same field names and a warning.
-const KNOWN: [&str; 7] = ["llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe"];
+/// Model types read exactly; anything else is read with the usual field names and a warning.
+const KNOWN: [&str; 12] = [
+    "llama", "mistral", "qwen", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "chatglm",
+    "baichuan", "deepseek_v2", "deepseek_v3",
+];
+
+/// Config keys that shape the cost model (read below, under any of their aliases).
+const READ: &[&str] = &[
+    "model_type", "hidden_size", "num_hidden_layers", "num_layers", "num_attention_heads",
+    "num_key_value_heads", "multi_query_attention", "multi_query_group_num", "head_dim",
+    "kv_channels", "intermediate_size", "ffn_hidden_size", "vocab_size", "padded_vocab_size",
+    "max_position_embeddings", "seq_length", "model_max_length", "attention_bias", "add_qkv_bias",
+    "tie_word_embeddings", "num_local_experts", "num_experts", "n_routed_experts",
+    "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size",
+    "n_shared_experts", "mlp_only_layers", "decoder_sparse_step", "first_k_dense_replace",
+    "moe_layer_freq", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+    "v_head_dim", "sliding_window", "use_sliding_window", "max_window_layers", "hidden_act",
+    "torch_dtype", "dtype", "rmsnorm", "no_bias", "num_nextn_predict_layers",
+];
+
+/// Keys known not to change per-token cost or memory (numerics, tokens, training-time
+/// regularisation, loading hints, routing rules that keep top-k fixed). Anything neither read nor
+/// listed here is reported, so a size-bearing key is never silently defaulted.
+const IGNORED: &[&str] = &[
+    "_name_or_path", "name", "architectures", "auto_map", "transformers_version", "_from_model_config",
+    "bos_token_id", "eos_token_id", "pad_token_id", "use_cache", "initializer_range",
+    "rms_norm_eps", "layer_norm_epsilon", "layernorm_epsilon", "layer_norm_eps", "rope_theta",
+    "rope_scaling", "rotary_emb_base", "rotary_pct", "rope_ratio", "original_rope", "attention_dropout",
+    "attn_dropout_prob", "emb_dropout_prob", "hidden_dropout", "hidden_dropout_prob", "pretraining_tp",
+    "output_router_logits", "router_aux_loss_coef", "router_jitter_noise", "norm_topk_prob",
+    "aux_loss_alpha", "seq_aux", "scoring_func", "topk_method", "n_group", "topk_group",
+    "routed_scaling_factor", "ep_size", "tokenizer_class", "bf16", "fp16", "fp32", "onnx_safe",
+    "scale_attn_weights", "softmax_in_fp32", "use_cache_kernel", "use_cache_quantization",
+    "use_dynamic_ntk", "use_flash_attn", "use_logn_attn", "apply_query_key_layer_scaling",
+    "apply_residual_connection_post_layernorm", "attention_softmax_in_fp32", "bias_dropout_fusion",
+    "fp32_residual_connection", "post_layer_norm", "add_bias_linear", "gradient_checkpointing",
+    "z_loss_weight", "quantization_config", "classifier_dropout", "mlp_bias", "partial_rotary_factor",
+    "rope_type", "text_config", "vision_config", "image_token_index", "projector_hidden_act",
+    "vision_feature_layer", "vision_feature_select_strategy", "image_seq_length", "ignore_index",
+    "multi_query_group_num_is_kv", "prefix_projection", "pre_seq_len", "format", "tie_encoder_decoder",
+];
+
+/// The first of `names` present (a config family's own spelling), with the name found.
+fn pick<'a>(obj: &Obj, names: &[&'a str], prefix: &str) -> Result<Option<(u64, &'a str)>, String> {
+    for n in names {
+        if let Some(v) = opt_u64(obj, n, prefix)? {
+            return Ok(Some((v, n)));
+        }
+    }
+    Ok(None)
+}
+
+fn req_any(obj: &Obj, names: &[&str], prefix: &str) -> Result<u64, String> {
+    pick(obj, names, prefix)?.map(|(v, _)| v).ok_or_else(|| {
+        let alts: Vec<String> = names.iter().map(|n| format!("'{prefix}{n}'")).collect();
+        format!("missing field {}", alts.join(" or "))
+    })
+}
 
 /// Parses a decoder-only config (one of `KNOWN`, or an unknown type with the usual fields).
 fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<TransformerDesc, String> {
@@ -67,16 +124,33 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
              the usual config fields; check the parameter count"
         ));
     }
+    let mut unknown: Vec<&str> =
+        obj.keys().map(String::as_str).filter(|k| !READ.contains(k) && !IGNORED.contains(k)).collect();
+    unknown.truncate(12);
+    if !unknown.is_empty() {
+        warnings.push(format!(
+            "{prefix}config keys not modelled (check they do not change the model's size): {}",
+            unknown.join(", ")
+        ));
+    }
     let hidden = req_u64(obj, "hidden_size", prefix)?;
-    let layers = req_u64(obj, "num_hidden_layers", prefix)?;
+    // ChatGLM spells layers, MLP width, vocabulary and context its own way.
+    let layers = req_any(obj, &["num_hidden_layers", "num_layers"], prefix)?;
     let heads = req_u64(obj, "num_attention_heads", prefix)?;
-    let vocab = req_u64(obj, "vocab_size", prefix)?;
+    let vocab = req_any(obj, &["vocab_size", "padded_vocab_size"], prefix)?;
     if heads == 0 {
         return Err(format!("field '{prefix}num_attention_heads' = 0 is out of range"));
     }
-    let kv_heads = opt_u64(obj, "num_key_value_heads", prefix)?.unwrap_or(heads);
-    let head_dim = match opt_u64(obj, "head_dim", prefix)? {
-        Some(d) => d,
+    // ChatGLM: multi_query_group_num KV groups when multi_query_attention is on.
+    let kv_heads = match opt_u64(obj, "num_key_value_heads", prefix)? {
+        Some(v) => v,
+        None if opt_bool(obj, "multi_query_attention").unwrap_or(false) => {
+            req_u64(obj, "multi_query_group_num", prefix)?
+        }
+        None => heads,
+    };
+    let head_dim = match pick(obj, &["head_dim", "kv_channels"], prefix)? {
+        Some((d, _)) => d,
         None if hidden % heads == 0 => hidden / heads,
         None => {
             return Err(format!(
@@ -85,12 +159,20 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
             ))
         }
     };
-    // Qwen2 (and Qwen2-MoE) put a bias on q/k/v unconditionally; others say so explicitly.
+    // Qwen (v1, c_attn), Qwen2 and Qwen2-MoE put a bias on q/k/v unconditionally; ChatGLM says
+    // add_qkv_bias; others attention_bias.
     let qkv_bias = opt_bool(obj, "attention_bias")
-        .unwrap_or(matches!(model_type, "qwen2" | "qwen2_moe"));
+        .or_else(|| opt_bool(obj, "add_qkv_bias"))
+        .unwrap_or(matches!(model_type, "qwen" | "qwen2" | "qwen2_moe"));
     let tied = opt_bool(obj, "tie_word_embeddings").unwrap_or(false);
-    let max_position = opt_u64(obj, "max_position_embeddings", prefix)?.unwrap_or(4096);
-    let dense_inter = opt_u64(obj, "intermediate_size", prefix)?;
+    // ChatGLM and Qwen (v1) train at seq_length; Baichuan names it model_max_length.
+    let max_position = pick(obj, &["max_position_embeddings", "seq_length", "model_max_length"], prefix)?
+        .map_or(4096, |(v, _)| v);
+    let mut dense_inter = pick(obj, &["intermediate_size", "ffn_hidden_size"], prefix)?.map(|(v, _)| v);
+    if model_type == "qwen" {
+        // Qwen (v1) gives twice the MLP width: w1 and w2 each take intermediate_size / 2.
+        dense_inter = dense_inter.map(|v| v / 2);
+    }
 
     // Mixtral: num_local_experts; Qwen MoE: num_experts; DeepSeek: n_routed_experts.
     let mut experts = None;
@@ -116,18 +198,20 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
                     .saturating_mul(expert_intermediate),
             };
             // Qwen MoE: `mlp_only_layers` lists dense layers; `decoder_sparse_step` = s makes
-            // every s-th layer sparse.
+            // every s-th layer sparse; DeepSeek: the first `first_k_dense_replace` layers are
+            // dense and then every `moe_layer_freq`-th.
             let listed = obj
                 .get("mlp_only_layers")
                 .and_then(Value::as_array)
                 .map_or(0, |a| a.len() as u64);
-            let step = opt_u64(obj, "decoder_sparse_step", prefix)?.unwrap_or(1).max(1);
-            let sparse_by_step = layers / step;
+            let step = pick(obj, &["decoder_sparse_step", "moe_layer_freq"], prefix)?
+                .map_or(1, |(v, _)| v)
+                .max(1);
             let first_dense = opt_u64(obj, "first_k_dense_replace", prefix)?.unwrap_or(0);
+            let sparse_by_step = layers.saturating_sub(first_dense) / step;
             let dense_layers = layers
                 .saturating_sub(sparse_by_step)
                 .saturating_add(listed)
-                .saturating_add(first_dense)
                 .min(layers);
             Some(MoeDesc {
                 experts,
@@ -146,22 +230,54 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
         (Some(_), None) => 0,
         (None, None) => return Err(format!("missing field '{prefix}intermediate_size'")),
     };
-    if obj.contains_key("kv_lora_rank") || obj.contains_key("q_lora_rank") {
+    let mla = if obj.contains_key("kv_lora_rank") {
+        let m = MlaDesc {
+            q_lora_rank: opt_u64(obj, "q_lora_rank", prefix)?.unwrap_or(0),
+            kv_lora_rank: req_u64(obj, "kv_lora_rank", prefix)?,
+            qk_nope_head_dim: req_u64(obj, "qk_nope_head_dim", prefix)?,
+            qk_rope_head_dim: req_u64(obj, "qk_rope_head_dim", prefix)?,
+            v_head_dim: req_u64(obj, "v_head_dim", prefix)?,
+        };
+        Some(m)
+    } else {
+        None
+    };
+    // With MLA the attention core works on (nope + rope) query/key and v_head_dim values; its
+    // head_dim is their mean, which gives the two matmuls' FLOPs exactly.
+    let head_dim = match &mla {
+        Some(m) => (m.qk_dim() + m.v_head_dim).div_ceil(2),
+        None => head_dim,
+    };
+    let sliding_window = match obj.get("sliding_window") {
+        Some(Value::Number(_)) => {
+            let w = req_u64(obj, "sliding_window", prefix)?;
+            // Mistral always slides; Qwen2 only with use_sliding_window, and then only in the
+            // layers from max_window_layers on.
+            let on = opt_bool(obj, "use_sliding_window").unwrap_or(model_type == "mistral");
+            let full = if model_type == "mistral" { 0 } else { opt_u64(obj, "max_window_layers", prefix)?.unwrap_or(0) };
+            let sliding = layers.saturating_sub(full);
+            if on && w > 0 && sliding > 0 {
+                Some(SlidingWindow { window: w, layers: sliding })
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    // Every supported decoder uses a gated (SwiGLU-style) MLP; say so if the config hints otherwise.
+    let act = obj.get("hidden_act").and_then(Value::as_str).unwrap_or("silu");
+    if act != "silu" && act != "swiglu" {
+        warnings.push(format!("hidden_act '{act}': costed as a gated MLP like SwiGLU"));
+    }
+    if model_type == "baichuan" && hidden >= 5120 {
         warnings.push(
-            "multi-head latent attention (kv_lora_rank) is not modelled: attention is costed as \
-             grouped-query attention"
+            "Baichuan-13B attends with ALiBi position biases: costed as flash attention with \
+             rotary embeddings (the same matmul work)"
                 .into(),
         );
     }
-    if let Some(Value::Number(w)) = obj.get("sliding_window") {
-        if opt_bool(obj, "use_sliding_window").unwrap_or(model_type == "mistral") {
-            warnings.push(format!("sliding-window attention ({w}) is not modelled: full attention"));
-        }
-    }
-    // Every supported decoder uses a gated (SwiGLU-style) MLP; say so if the config hints otherwise.
-    let act = obj.get("hidden_act").and_then(Value::as_str).unwrap_or("silu");
-    if act != "silu" {
-        warnings.push(format!("hidden_act '{act}': costed as a gated MLP like SwiGLU"));
+    if opt_u64(obj, "num_nextn_predict_layers", prefix)?.unwrap_or(0) > 0 {
+        warnings.push("multi-token-prediction layers (num_nextn_predict_layers) are not modelled".into());
     }
     let mlp = MlpKind::SwiGlu;
     Ok(TransformerDesc {
@@ -178,6 +294,9 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
         qkv_bias,
         max_position,
         moe,
+        qk_norm: matches!(model_type, "qwen3" | "qwen3_moe"),
+        sliding_window,
+        mla,
     })
 }
 
@@ -205,6 +324,9 @@ fn clip_vision(obj: &Obj) -> Result<(TransformerDesc, u64, u64, u64), String> {
         qkv_bias: true,
         max_position: 4096,
         moe: None,
+        qk_norm: false,
+        sliding_window: None,
+        mla: None,
     };
     let image = req_u64(obj, "image_size", p)?;
     let patch = req_u64(obj, "patch_size", p)?;

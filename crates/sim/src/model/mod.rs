@@ -117,6 +117,48 @@ pub struct TransformerDesc {
     pub max_position: u64,
     #[serde(default)]
     pub moe: Option<MoeDesc>,
+    /// RMSNorm over each query and key head before rotary (Qwen3).
+    #[serde(default)]
+    pub qk_norm: bool,
+    /// Sliding-window attention (Mistral; Qwen2 with `use_sliding_window`).
+    #[serde(default)]
+    pub sliding_window: Option<SlidingWindow>,
+    /// Multi-head latent attention (DeepSeek-V2/V3) instead of grouped-query attention.
+    #[serde(default)]
+    pub mla: Option<MlaDesc>,
+}
+
+/// Sliding-window attention: each query sees at most `window` previous keys, in `layers` of the
+/// model's layers (all of them for Mistral; Qwen2 keeps its first `max_window_layers` full).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlidingWindow {
+    pub window: u64,
+    pub layers: u64,
+}
+
+/// Multi-head latent attention (DeepSeek-V2, Liu et al. 2024, section 2.1): queries through an
+/// optional low-rank bottleneck, keys and values from one compressed latent of `kv_lora_rank`
+/// plus a shared rotary key of `qk_rope_head_dim`; the cache holds only latent + rotary key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MlaDesc {
+    /// 0: queries are projected directly (DeepSeek-V2-Lite).
+    #[serde(default)]
+    pub q_lora_rank: u64,
+    pub kv_lora_rank: u64,
+    pub qk_nope_head_dim: u64,
+    pub qk_rope_head_dim: u64,
+    pub v_head_dim: u64,
+}
+
+impl MlaDesc {
+    /// Query/key width per head (no-rotary part plus rotary part).
+    pub fn qk_dim(&self) -> u64 {
+        self.qk_nope_head_dim + self.qk_rope_head_dim
+    }
+    /// Cached elements per token per layer: the latent and the shared rotary key.
+    pub fn cache_dim(&self) -> u64 {
+        self.kv_lora_rank + self.qk_rope_head_dim
+    }
 }
 
 fn default_max_pos() -> u64 {
@@ -221,10 +263,23 @@ impl TransformerDesc {
     }
     fn attention_params_wide(&self) -> u128 {
         let (h, d) = (u128::from(self.hidden), u128::from(self.head_dim));
+        let qk_norm = if self.qk_norm { 2 * d } else { 0 };
+        if let Some(m) = &self.mla {
+            let heads = u128::from(self.heads);
+            let (ql, kvl) = (u128::from(m.q_lora_rank), u128::from(m.kv_lora_rank));
+            let qk = u128::from(m.qk_dim());
+            // q: h -> q_lora (+ norm) -> heads x qk, or h -> heads x qk directly.
+            let q = if ql > 0 { h * ql + ql + ql * heads * qk } else { h * heads * qk };
+            // kv_a: h -> latent + rotary key (+ norm on the latent); kv_b: latent -> heads x (nope + v).
+            let kv = h * (kvl + u128::from(m.qk_rope_head_dim)) + kvl
+                + kvl * heads * u128::from(m.qk_nope_head_dim + m.v_head_dim);
+            let o = heads * u128::from(m.v_head_dim) * h;
+            return q + kv + o;
+        }
         let q = u128::from(self.heads) * d;
         let kv = u128::from(self.kv_heads) * d;
         let bias = if self.qkv_bias { q + 2 * kv } else { 0 };
-        h * (q + 2 * kv) + q * h + bias
+        h * (q + 2 * kv) + q * h + bias + qk_norm
     }
     /// Parameters of a dense MLP of width `inter`.
     pub fn mlp_params(&self, inter: u64) -> u64 {
@@ -242,6 +297,14 @@ impl TransformerDesc {
         match self.norm {
             NormKind::RmsNorm => 2 * self.hidden,
             NormKind::LayerNorm => 4 * self.hidden,
+        }
+    }
+    /// KV-cache elements per token per layer (all KV heads): keys and values, or for MLA the
+    /// latent plus the rotary key.
+    pub fn kv_elems_per_token_layer(&self) -> u64 {
+        match &self.mla {
+            Some(m) => m.cache_dim(),
+            None => 2 * self.kv_heads * self.head_dim,
         }
     }
     /// Layers with MoE feed-forward, and with a dense one.
@@ -323,8 +386,6 @@ impl ModelDesc {
 
     /// KV-cache bytes per token of context for the whole model (all layers, all KV heads).
     pub fn kv_bytes_per_token(&self, kv_dtype: DType) -> u64 {
-        self.llm.as_ref().map_or(0, |t| {
-            (2 * t.layers * t.kv_heads * t.head_dim).saturating_mul(kv_dtype.bytes())
-        })
+        self.llm.as_ref().map_or(0, |t| t.kv_elems_per_token_layer().saturating_mul(t.layers).saturating_mul(kv_dtype.bytes()))
     }
 }

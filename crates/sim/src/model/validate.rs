@@ -64,6 +64,17 @@ pub fn validate_transformer(t: &TransformerDesc, what: &str) -> Result<(), Strin
             t.heads
         ));
     }
+    if let Some(w) = &t.sliding_window {
+        check_range(&f("sliding_window"), w.window, 1, 1 << 24)?;
+        check_range(&f("sliding_window_layers"), w.layers, 1, t.layers)?;
+    }
+    if let Some(m) = &t.mla {
+        check_range(&f("q_lora_rank"), m.q_lora_rank, 0, MAX_WIDTH)?;
+        check_range(&f("kv_lora_rank"), m.kv_lora_rank, 1, MAX_WIDTH)?;
+        check_range(&f("qk_nope_head_dim"), m.qk_nope_head_dim, 0, 4096)?;
+        check_range(&f("qk_rope_head_dim"), m.qk_rope_head_dim, 1, 4096)?;
+        check_range(&f("v_head_dim"), m.v_head_dim, 1, 4096)?;
+    }
     match &t.moe {
         None if t.intermediate == 0 => {
             Err(format!("field {} must be positive for a dense MLP", label(&f("intermediate"))))

@@ -115,29 +115,66 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, moe_layer: bool, 
 
     ops.push(ctx.vector(format!("{p}.input_norm"), OpClass::Norm, norm, ctx.norm_rows(tokens), t.hidden));
     ctx.enter_tp(ops, p, "attn", OpClass::Attention, tokens, t.hidden);
-    let qkv_epi = if t.qkv_bias { Epilogue::Bias } else { Epilogue::None };
-    let qkv_n = (hq + 2 * hkv) * d;
-    ops.push(ctx.mm(format!("{p}.attn.qkv_proj"), OpClass::Attention, tokens, qkv_n, t.hidden, qkv_epi));
-    if g.rotary {
-        let rows = tokens.saturating_mul(hq + hkv);
-        ops.push(ctx.vector(format!("{p}.attn.rotary"), OpClass::Attention, VectorKind::Rotary, rows, d));
+    // Width of the attention output per chip (o_proj's input).
+    let attn_out = match &t.mla {
+        Some(m) => {
+            mla_projections(ctx, ops, p, g, tokens, hq, m);
+            hq * m.v_head_dim
+        }
+        None => {
+            let qkv_epi = if t.qkv_bias { Epilogue::Bias } else { Epilogue::None };
+            let qkv_n = (hq + 2 * hkv) * d;
+            ops.push(ctx.mm(format!("{p}.attn.qkv_proj"), OpClass::Attention, tokens, qkv_n, t.hidden, qkv_epi));
+            if t.qk_norm {
+                // Qwen3: an RMSNorm over every query and key head.
+                let rows = tokens.saturating_mul(hq + hkv);
+                ops.push(ctx.vector(format!("{p}.attn.qk_norm"), OpClass::Attention, VectorKind::RmsNorm, rows, d));
+            }
+            if g.rotary {
+                let rows = tokens.saturating_mul(hq + hkv);
+                ops.push(ctx.vector(format!("{p}.attn.rotary"), OpClass::Attention, VectorKind::Rotary, rows, d));
+            }
+            hq * d
+        }
+    };
+    if ctx.plan.cp > 1 && g.kind != AttentionKind::Decode {
+        // Context parallelism (ring attention): every chip sees every other chip's keys and
+        // values once per layer; Megatron overlaps the ring steps with attention, but the bytes
+        // are counted here as a collective over the CP group.
+        let kv_elems = match &t.mla {
+            Some(m) => hq * (m.qk_dim() + m.v_head_dim),
+            None => 2 * hkv * d,
+        };
+        let bytes = g.batch.saturating_mul(g.q_len).saturating_mul(ctx.plan.cp).saturating_mul(kv_elems).saturating_mul(ctx.vec.bytes());
+        ops.push(ctx.comm(format!("{p}.cp.kv_allgather"), CommKind::AllGather, bytes, ctx.plan.cp));
     }
+    let (kv_heads_core, head_dim_core) = match (&t.mla, g.kind) {
+        // Absorbed MLA decode (DeepSeek-V2 appendix): every query head attends to the one cached
+        // latent (+ rotary key); QK^T on latent + rope, PV on the latent.
+        (Some(m), AttentionKind::Decode) => (1, (m.cache_dim() + m.kv_lora_rank).div_ceil(2)),
+        _ => (hkv, d),
+    };
     let op = Op::Attention {
         kind: g.kind,
         batch: g.batch,
         heads: hq,
-        kv_heads: hkv,
+        kv_heads: kv_heads_core,
         q_len: g.q_len,
         kv_len: g.kv_len,
-        head_dim: d,
+        head_dim: head_dim_core,
         causal: g.causal,
         dtype: ctx.vec,
     };
     ops.push(GraphOp { name: format!("{p}.attn.core"), op, repeat: 1, class: OpClass::Attention });
-    if ctx.quant {
-        ops.push(ctx.vector(format!("{p}.attn.o_quant"), OpClass::Attention, VectorKind::Quantize, tokens, hq * d));
+    if let (Some(m), AttentionKind::Decode) = (&t.mla, g.kind) {
+        // Absorbed value up-projection: latent -> v per head.
+        let op = Op::Matmul { batch: hq, m: tokens, n: m.v_head_dim, k: m.kv_lora_rank, dtype: ctx.mm, weight_dtype: ctx.weight, epilogue: Epilogue::None };
+        ops.push(GraphOp { name: format!("{p}.attn.mla_v_up"), op, repeat: 1, class: OpClass::Attention });
     }
-    ops.push(ctx.mm(format!("{p}.attn.o_proj"), OpClass::Attention, tokens, t.hidden, hq * d, ctx.down_epilogue()));
+    if ctx.quant {
+        ops.push(ctx.vector(format!("{p}.attn.o_quant"), OpClass::Attention, VectorKind::Quantize, tokens, attn_out));
+    }
+    ops.push(ctx.mm(format!("{p}.attn.o_proj"), OpClass::Attention, tokens, t.hidden, attn_out, ctx.down_epilogue()));
     ctx.leave_tp(ops, p, "attn", OpClass::Attention, tokens);
 
     ops.push(ctx.vector(format!("{p}.post_norm"), OpClass::Norm, norm, ctx.norm_rows(tokens), t.hidden));
@@ -152,6 +189,36 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, moe_layer: bool, 
             mlp(ctx, ops, &format!("{p}.mlp"), OpClass::Mlp, tokens, ceil_div(t.intermediate, tp));
             ctx.leave_tp(ops, p, "mlp", OpClass::Mlp, tokens);
         }
+    }
+}
+
+/// MLA's projections (DeepSeek-V2, section 2.1.2): queries directly or through a low-rank
+/// bottleneck, one shared down-projection to the latent plus rotary key (replicated across TP),
+/// and the latent's up-projection to per-head keys and values. Decode absorbs the key
+/// up-projection into the query (the cache holds only the latent).
+fn mla_projections(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, tokens: u64, hq: u64, m: &crate::model::MlaDesc) {
+    let h = ctx.t.hidden;
+    let cls = OpClass::Attention;
+    let qk = m.qk_dim();
+    if m.q_lora_rank > 0 {
+        ops.push(ctx.mm(format!("{p}.attn.q_down"), cls, tokens, m.q_lora_rank, h, Epilogue::None));
+        ops.push(ctx.vector(format!("{p}.attn.q_norm"), cls, VectorKind::RmsNorm, tokens, m.q_lora_rank));
+        ops.push(ctx.mm(format!("{p}.attn.q_up"), cls, tokens, hq * qk, m.q_lora_rank, Epilogue::None));
+    } else {
+        ops.push(ctx.mm(format!("{p}.attn.q_proj"), cls, tokens, hq * qk, h, Epilogue::None));
+    }
+    ops.push(ctx.mm(format!("{p}.attn.kv_down"), cls, tokens, m.cache_dim(), h, Epilogue::None));
+    ops.push(ctx.vector(format!("{p}.attn.kv_norm"), cls, VectorKind::RmsNorm, tokens, m.kv_lora_rank));
+    if g.kind == AttentionKind::Decode {
+        let op = Op::Matmul { batch: hq, m: tokens, n: m.kv_lora_rank, k: m.qk_nope_head_dim, dtype: ctx.mm, weight_dtype: ctx.weight, epilogue: Epilogue::None };
+        ops.push(GraphOp { name: format!("{p}.attn.mla_q_absorb"), op, repeat: 1, class: cls });
+    } else {
+        let n = hq * (m.qk_nope_head_dim + m.v_head_dim);
+        ops.push(ctx.mm(format!("{p}.attn.kv_up"), cls, tokens, n, m.kv_lora_rank, Epilogue::None));
+    }
+    if g.rotary {
+        let rows = tokens.saturating_mul(hq + 1);
+        ops.push(ctx.vector(format!("{p}.attn.rotary"), cls, VectorKind::Rotary, rows, m.qk_rope_head_dim));
     }
 }
 
@@ -198,6 +265,9 @@ fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64, m: &crate:
     let mean = routed as f64 / hit_total as f64;
     let per_expert = (mean * opts.moe_imbalance).ceil().clamp(1.0, routed.max(1) as f64) as u64;
     let copy_bytes = tokens.saturating_mul(m.top_k).saturating_mul(h).saturating_mul(ctx.vec.bytes());
+    // Token permutation: each routed copy is gathered into its expert's contiguous block
+    // (npu_moe_token_permute / Megatron's permute); `moe.combine` below is the unpermute.
+    ops.push(ctx.vector(format!("{p}.moe.permute"), OpClass::Moe, VectorKind::Gather, tokens.saturating_mul(m.top_k), h));
     if ep > 1 {
         ops.push(ctx.comm(format!("{p}.ep.dispatch_alltoall"), CommKind::AllToAll, copy_bytes, ep));
     }
@@ -247,6 +317,38 @@ fn stack(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, layers: u64, opts
         for o in &mut ops[start..] {
             o.repeat = count;
         }
+        if let Some(sw) = &ctx.t.sliding_window {
+            windowed(ops, start, &format!("{prefix}.attn.core"), sw, count, ctx.t.layers);
+        }
+    }
+}
+
+/// Sliding-window layers (`sw.layers` of `layers`, the same share of this group's `count`)
+/// attend to at most `sw.window` keys: their attention core is split off with the windowed
+/// geometry. A causal window w over s > w tokens averages w - w^2 / 2s keys per query.
+fn windowed(ops: &mut Vec<GraphOp>, start: usize, name: &str, sw: &crate::model::SlidingWindow, count: u64, layers: u64) {
+    let here = ceil_div(sw.layers.saturating_mul(count), layers.max(1)).min(count);
+    let Some(i) = ops[start..].iter().position(|o| o.name == name).map(|i| i + start) else { return };
+    let Op::Attention { kind, batch, heads, kv_heads, q_len, kv_len, head_dim, causal, dtype } = ops[i].op else { return };
+    let w = sw.window;
+    let (kv, causal) = if kind == AttentionKind::Decode || !causal || q_len != kv_len {
+        (kv_len.min(w), causal)
+    } else if kv_len <= w {
+        (kv_len, causal)
+    } else {
+        let (wf, sf) = (w as f64, kv_len as f64);
+        ((wf - wf * wf / (2.0 * sf)).ceil() as u64, false)
+    };
+    if here == 0 || (kv == kv_len && causal) {
+        return;
+    }
+    let op = Op::Attention { kind, batch, heads, kv_heads, q_len, kv_len: kv.max(1), head_dim, causal, dtype };
+    let win = GraphOp { name: format!("{name}_window"), op, repeat: here, class: ops[i].class };
+    if here >= count {
+        ops[i] = win;
+    } else {
+        ops[i].repeat = count - here;
+        ops.insert(i + 1, win);
     }
 }
 
@@ -276,7 +378,8 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
         }
         Workload::TrainStep { micro_batch, seq_len } => {
             let s = seq_len.saturating_add(image_tokens);
-            (micro_batch, s, s, prefill_kind, micro_batch.saturating_mul(s))
+            let local = ceil_div(s, plan.cp.max(1));
+            (micro_batch, local, s, prefill_kind, micro_batch.saturating_mul(local))
         }
     };
     let tokens = batch.saturating_mul(q_len);
@@ -297,7 +400,14 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
         let bytes = tokens.saturating_mul(t.hidden).saturating_mul(vec.bytes());
         ops.push(ctx.comm("pp.recv_activations".into(), CommKind::AllToAll, bytes.saturating_mul(2), 2));
     }
-    let g = Geom { batch, q_len, kv_len, kind, causal: true, rotary: true };
+    // Under context parallelism each chip holds s / cp queries of every sequence and, with the
+    // load-balanced causal split Megatron uses, attends to half the keys on average.
+    let (kv_len, causal) = if q_len < kv_len && kind != AttentionKind::Decode {
+        (kv_len.div_ceil(2), false)
+    } else {
+        (kv_len, true)
+    };
+    let g = Geom { batch, q_len, kv_len, kind, causal, rotary: true };
     stack(&ctx, &mut ops, "layer", &g, ceil_div(t.layers, plan.pp), opts);
     ops.push(ctx.vector("final_norm".into(), OpClass::Norm, ctx.norm_kind(), logits_rows, t.hidden));
     let vocab_local = ceil_div(t.vocab, plan.tp);

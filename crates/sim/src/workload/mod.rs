@@ -5,10 +5,12 @@
 //! Why a flat list with repeats: identical layers cost the same, so a 32-layer model is ~15
 //! distinct operators with `repeat = 32`; the device model tiles each distinct operator once.
 
+mod constants;
 mod flops;
 mod llm;
 mod train;
 
+pub use constants::{training_constants, Constant, TrainingConstants, TRAINING_CONSTANTS_JSON};
 pub use flops::{model_flops, op_flops};
 
 use crate::dtype::{DType, Precision};
@@ -145,18 +147,23 @@ pub struct ParallelPlan {
     pub ep: u64,
     /// Megatron sequence parallelism: norms/dropout sharded by sequence inside the TP group.
     pub sequence_parallel: bool,
+    /// Context parallel (training): each sequence split cp-way, keys/values exchanged in a ring.
+    pub cp: u64,
+    /// Virtual pipeline stages per chip (Megatron interleaved 1F1B; 1 = plain 1F1B).
+    pub vpp: u64,
 }
 
 impl Default for ParallelPlan {
     fn default() -> Self {
-        ParallelPlan { tp: 1, pp: 1, dp: 1, ep: 1, sequence_parallel: false }
+        ParallelPlan { tp: 1, pp: 1, dp: 1, ep: 1, sequence_parallel: false, cp: 1, vpp: 1 }
     }
 }
 
 impl ParallelPlan {
-    /// Chips used: tp x pp x dp (expert parallelism reuses the data-parallel ranks).
+    /// Chips used: tp x pp x cp x dp (expert parallelism reuses the data- and context-parallel
+    /// ranks, as in Megatron-Core).
     pub fn chips(&self) -> u64 {
-        self.tp.saturating_mul(self.pp).saturating_mul(self.dp)
+        self.tp.saturating_mul(self.pp).saturating_mul(self.dp).saturating_mul(self.cp.max(1))
     }
 }
 
@@ -186,6 +193,11 @@ pub struct TrainOptions {
     pub mixed_precision: bool,
     /// Micro-batches per optimizer step.
     pub grad_accum: u64,
+    /// Megatron --overlap-grad-reduce: bucketed gradient reduction runs under the backward pass.
+    pub overlap_grad_reduce: bool,
+    /// Megatron --overlap-param-gather (distributed optimizer): the updated-parameter all-gather
+    /// runs under the next step's forward.
+    pub overlap_param_gather: bool,
 }
 
 impl Default for TrainOptions {
@@ -196,6 +208,8 @@ impl Default for TrainOptions {
             distributed_optimizer: false,
             mixed_precision: true,
             grad_accum: 1,
+            overlap_grad_reduce: true,
+            overlap_param_gather: false,
         }
     }
 }
@@ -283,7 +297,7 @@ impl Graph {
 
 /// Checks a plan against a model: degrees positive and dividing what they split.
 pub fn validate_plan(model: &ModelDesc, plan: &ParallelPlan) -> Result<(), String> {
-    for (f, v) in [("tp", plan.tp), ("pp", plan.pp), ("dp", plan.dp), ("ep", plan.ep)] {
+    for (f, v) in [("tp", plan.tp), ("pp", plan.pp), ("dp", plan.dp), ("ep", plan.ep), ("cp", plan.cp), ("vpp", plan.vpp)] {
         if v == 0 || v > 1 << 16 {
             return Err(format!("parallel plan field '{f}' = {v} is out of range (1..=65536)"));
         }
@@ -316,6 +330,15 @@ pub fn validate_plan(model: &ModelDesc, plan: &ParallelPlan) -> Result<(), Strin
     }
     if plan.pp > t.layers {
         return Err(format!("pp = {} exceeds the {} layers", plan.pp, t.layers));
+    }
+    if plan.pp.saturating_mul(plan.vpp) > t.layers {
+        return Err(format!(
+            "pp x vpp = {} x {} exceeds the {} layers (each virtual stage needs a layer)",
+            plan.pp, plan.vpp, t.layers
+        ));
+    }
+    if plan.vpp > 1 && plan.pp == 1 {
+        return Err("vpp > 1 (virtual pipeline stages) needs pp > 1".into());
     }
     match &t.moe {
         Some(m) if !m.experts.is_multiple_of(plan.ep) => {

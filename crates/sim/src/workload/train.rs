@@ -9,7 +9,7 @@
 
 use super::{GraphOp, GraphOptions, ParallelPlan, Recompute};
 use crate::dtype::DType;
-use crate::memory::params_per_chip;
+use crate::memory::{expert_params_per_chip, params_per_chip};
 use crate::model::{ModelDesc, OpClass};
 use crate::op::{CommKind, Epilogue, Op, VectorKind};
 
@@ -92,30 +92,42 @@ pub(super) fn step(model: &ModelDesc, fwd: Vec<GraphOp>, plan: &ParallelPlan, op
         o.repeat = o.repeat.saturating_mul(accum);
     }
 
+    // Gradients synchronise over the data- and context-parallel ranks (Megatron reduces over
+    // dp x cp); routed experts' over dp x cp / ep, since each expert lives on one EP rank.
     let params = params_per_chip(model, plan);
+    let expert = expert_params_per_chip(model, plan).min(params);
     let grad_bytes = if t.mixed_precision { 2 } else { 4 };
-    let bytes = params.saturating_mul(grad_bytes);
-    let dp = plan.dp;
+    let dense_ranks = plan.dp.saturating_mul(plan.cp.max(1));
+    let expert_ranks = (dense_ranks / plan.ep.max(1)).max(1);
     let sharded = t.zero_stage >= 1 || t.distributed_optimizer;
-    if dp > 1 {
+    for (tag, n, ranks) in [("", params - expert, dense_ranks), ("expert_", expert, expert_ranks)] {
+        let bytes = n.saturating_mul(grad_bytes);
+        if ranks <= 1 || bytes == 0 {
+            continue;
+        }
+        let name = |what: &str| format!("dp.{tag}{what}");
         match t.zero_stage {
             // ZeRO-3 gathers each layer's parameters before its forward and its backward, and
             // reduce-scatters gradients every micro-batch (Rajbhandari et al. 2020, section 7).
             3 => {
-                ops.push(comm("dp.zero3_param_allgather", CommKind::AllGather, bytes, dp, accum.saturating_mul(2)));
-                ops.push(comm("dp.grad_reduce_scatter", CommKind::ReduceScatter, bytes, dp, accum));
+                ops.push(comm(&name("zero3_param_allgather"), CommKind::AllGather, bytes, ranks, accum.saturating_mul(2)));
+                ops.push(comm(&name("grad_reduce_scatter_per_micro_batch"), CommKind::ReduceScatter, bytes, ranks, accum));
             }
+            // ZeRO-2 (DeepSpeed) reduce-scatters each micro-batch's gradients into the shard.
             2 => {
-                ops.push(comm("dp.grad_reduce_scatter", CommKind::ReduceScatter, bytes, dp, accum));
-                ops.push(comm("dp.param_allgather", CommKind::AllGather, bytes, dp, 1));
+                ops.push(comm(&name("grad_reduce_scatter_per_micro_batch"), CommKind::ReduceScatter, bytes, ranks, accum));
+                ops.push(comm(&name("param_allgather"), CommKind::AllGather, bytes, ranks, 1));
             }
+            // ZeRO-1 and Megatron's distributed optimizer accumulate locally and reduce-scatter
+            // once per step, then all-gather the updated parameters.
             _ if sharded => {
-                ops.push(comm("dp.grad_reduce_scatter", CommKind::ReduceScatter, bytes, dp, 1));
-                ops.push(comm("dp.param_allgather", CommKind::AllGather, bytes, dp, 1));
+                ops.push(comm(&name("grad_reduce_scatter"), CommKind::ReduceScatter, bytes, ranks, 1));
+                ops.push(comm(&name("param_allgather"), CommKind::AllGather, bytes, ranks, 1));
             }
-            _ => ops.push(comm("dp.grad_allreduce", CommKind::AllReduce, bytes, dp, 1)),
+            _ => ops.push(comm(&name("grad_allreduce"), CommKind::AllReduce, bytes, ranks, 1)),
         }
     }
+    let dp = dense_ranks;
     // Adam reads weights, gradients and two moments and writes weights and moments: 7 fp32
     // tensor passes per parameter. A two-input elementwise op moves 3 passes per element, so
     // the update is one such op over 7/3 x the (possibly sharded) parameter count.
