@@ -34,6 +34,7 @@ pub fn App() -> impl IntoView {
             <div class="side">
                 <ScenarioPanel/>
                 <Controls/>
+                <crate::components::calibrate::CalibratePanel/>
             </div>
             <div class="views">
                 <nav class="tabs" role="tablist">

@@ -2,6 +2,7 @@
 //! components read its signals and call its actions.
 
 pub mod app;
+pub mod calibrate;
 pub mod controls;
 pub mod explore;
 pub mod knowledge;
