@@ -6,6 +6,7 @@
 pub mod browser;
 pub mod charts;
 pub mod components;
+pub mod kb_store;
 pub mod session;
 pub mod state;
 pub mod url_state;

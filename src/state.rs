@@ -13,8 +13,8 @@ pub const SLICE_MS: f64 = 8.0;
 /// Least time between two redraws of the live views during a run. Redrawing is a task of its
 /// own (never in the same task as engine work), so neither grows past a frame or two.
 pub const REDRAW_MS: f64 = 150.0;
-/// Most earlier trials a warm start hands to each strategy.
-pub const WARM_LIMIT: usize = 64;
+/// Most earlier trials a warm start hands to each strategy: the one constant the CLI uses too.
+pub use tunelab_scenario::knowledge::WARM_LIMIT;
 
 /// Where a run stands; `as_str` is what the `status` test hook reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,6 +81,9 @@ pub struct Ctx {
     pub warm: RwSignal<bool>,
     /// What the last warm start did, for the knowledge-base view.
     pub warm_note: RwSignal<String>,
+    /// Configurations pinned for side-by-side comparison (from the trial table, a typed
+    /// configuration, or a click on a chart's point). Cleared when the scenario changes.
+    pub pins: RwSignal<Vec<tunelab_search::Config>>,
     session: StoredValue<Option<Session>, LocalStorage>,
     last_redraw: StoredValue<f64>,
     /// Bumped whenever a run starts or is discarded, so a slice scheduled for an older run
@@ -105,6 +108,7 @@ impl Ctx {
             tab: RwSignal::new(tab),
             warm: RwSignal::new(false),
             warm_note: RwSignal::new(String::new()),
+            pins: RwSignal::new(Vec::new()),
             session: StoredValue::new_local(None),
             last_redraw: StoredValue::new(0.0),
             generation: StoredValue::new(0),
@@ -131,6 +135,7 @@ impl Ctx {
             return false;
         }
         self.scenario.set(s);
+        self.pins.set(Vec::new());
         self.write_url();
         self.reset();
         true
@@ -269,7 +274,7 @@ impl Ctx {
     }
 
     fn warm_start(&self, s: &mut Session) {
-        let kb = crate::components::knowledge::load(*self);
+        let kb = crate::kb_store::load(*self);
         let note = match self.scenario.with_untracked(tunelab_scenario::cases::fingerprint_of) {
             Ok(fp) => {
                 let earlier = kb.warm_trials(&fp, s.run().space(), s.run().metrics(), WARM_LIMIT);

@@ -27,6 +27,7 @@ pub fn App() -> impl IntoView {
     view! {
         <header class="top">
             <h1>"Tunelab"</h1>
+            <p class="scenario-title" data-testid="scenario-title">{move || ctx.scenario.with(tunelab_scenario::context::title)}</p>
             <p class="tagline">"Auto-tuning simulator for AI models on Ascend NPUs. Everything runs in this page (Rust compiled to WebAssembly); every number is a model estimate, not a measurement."</p>
         </header>
         <ErrorBanner/>

@@ -1,33 +1,13 @@
-//! The knowledge base, kept in localStorage: save the finished run as a case, find similar cases,
-//! export and import self-contained packages. A corrupt store is reported and set aside.
+//! The knowledge-base view: save the finished run as a case (titled with the scenario as it is:
+//! model, chip, stage and goal), find similar cases, export and import self-contained packages.
+//! Storage lives in `kb_store`.
 
 use crate::browser;
+use crate::kb_store::{load, save};
 use crate::state::Ctx;
 use leptos::prelude::*;
 use tunelab_scenario::cases::{case_from_run, fingerprint_of};
 use tunelab_scenario::knowledge::{export_package, import_package, KnowledgeBase};
-
-/// localStorage key of the base; a corrupt store is moved to `STORE_KEY.corrupt`.
-pub const STORE_KEY: &str = "tunelab.kb";
-
-/// Loads the base, setting a corrupt store aside (and saying so).
-pub fn load(ctx: Ctx) -> KnowledgeBase {
-    let text = match browser::storage_get(STORE_KEY) {
-        Ok(Some(t)) => t,
-        Ok(None) => return KnowledgeBase::new(),
-        Err(e) => {
-            ctx.fail(format!("The knowledge base is unavailable: {e}"));
-            return KnowledgeBase::new();
-        }
-    };
-    let loaded = KnowledgeBase::load(&text);
-    if let Some((why, original)) = loaded.set_aside {
-        let _ = browser::storage_set(&format!("{STORE_KEY}.corrupt"), &original);
-        let _ = browser::storage_set(STORE_KEY, &KnowledgeBase::new().to_json());
-        ctx.fail(format!("The stored knowledge base was unreadable ({why}); it was set aside under '{STORE_KEY}.corrupt' and a new one started."));
-    }
-    loaded.kb
-}
 
 /// The knowledge-base view.
 #[component]
@@ -35,13 +15,9 @@ pub fn KnowledgePanel() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let kb = RwSignal::new(load(ctx));
     let import_text = RwSignal::new(String::new());
-    let store = move |k: &KnowledgeBase| {
-        if let Err(e) = browser::storage_set(STORE_KEY, &k.to_json()) {
-            ctx.fail(format!("The knowledge base could not be saved: {e}"));
-        }
-    };
+    let store = move |k: &KnowledgeBase| save(ctx, k);
     let save_run = move |_| {
-        let case = ctx.with_session(|s| case_from_run(s.run(), &s.run().scenario().name));
+        let case = ctx.with_session(|s| case_from_run(s.run(), &tunelab_scenario::context::title(s.run().scenario())));
         match case {
             None => ctx.fail("Run a tuning first; its trials become the case."),
             Some(Err(e)) => ctx.fail(e),

@@ -8,6 +8,8 @@ pub mod explore;
 pub mod knowledge;
 pub mod report;
 pub mod scenario_panel;
+pub mod trials;
 pub mod tune;
+pub mod whatif;
 
 pub use app::App;

@@ -79,19 +79,38 @@ pub fn ScenarioPanel() -> impl IntoView {
             Err(e) => ctx.fail(format!("The chip profile was not applied: {e}")),
         }
     };
-    let apply_template = move |ev| {
+    // A template is previewed first (every field it changes), then applied; the scenario before
+    // it is kept so the template can be undone.
+    let pending = RwSignal::new(None::<(String, Scenario, Vec<String>)>);
+    let undo = RwSignal::new(None::<Scenario>);
+    let template_pick = RwSignal::new(String::new());
+    let preview_template = move |ev| {
         let name = event_target_value(&ev);
-        let Some(t) = templates::bundled_templates().into_iter().find(|t| t.name == name) else { return };
-        let mut s = ctx.scenario.get_untracked();
-        let mem = match &s.device {
-            DeviceRef::Name(n) => tunelab_sim::bundled_device(n).ok().map(|d| tunelab_scenario::context::memory_gib(&d)),
-            DeviceRef::Inline(_) => None,
+        template_pick.set(name.clone());
+        let Some(t) = templates::bundled_templates().into_iter().find(|t| t.name == name) else {
+            pending.set(None);
+            return;
         };
-        match templates::apply_template(&t, &mut s, mem) {
-            Ok(()) => {
-                ctx.replace(s);
-            }
+        match ctx.scenario.with_untracked(|s| templates::preview(&t, s)) {
+            Ok((next, lines)) => pending.set(Some((t.title.clone(), next, lines))),
             Err(e) => ctx.fail(format!("Template '{}': {e}", t.title)),
+        }
+    };
+    let apply_template = move |_| {
+        if let Some((_, next, _)) = pending.get_untracked() {
+            let before = ctx.scenario.get_untracked();
+            if ctx.replace(next) {
+                undo.set(Some(before));
+            }
+        }
+        pending.set(None);
+        template_pick.set(String::new());
+    };
+    let undo_template = move |_| {
+        if let Some(before) = undo.get_untracked() {
+            if ctx.replace(before) {
+                undo.set(None);
+            }
         }
     };
     view! {
@@ -152,11 +171,25 @@ pub fn ScenarioPanel() -> impl IntoView {
                 </select>
             </label>
             <label class="field">"Template "
-                <select data-testid="template" on:change=apply_template>
-                    <option value="" selected>"apply a template…"</option>
+                <select data-testid="template" prop:value=move || template_pick.get() on:change=preview_template>
+                    <option value="">"apply a template…"</option>
                     {templates::bundled_templates().into_iter().map(|t| view! { <option value=t.name.clone() title=t.description.clone()>{t.title.clone()}</option> }).collect_view()}
                 </select>
             </label>
+            <Show when=move || pending.with(|p| p.is_some())>
+                <div class="template-preview" data-testid="template-preview">
+                    <p>{move || pending.with(|p| p.as_ref().map(|(t, _, l)| if l.is_empty() { format!("'{t}' changes nothing in this scenario.") } else { format!("'{t}' will change:") }).unwrap_or_default())}</p>
+                    <ul class="small">{move || pending.with(|p| p.as_ref().map(|x| x.2.clone()).unwrap_or_default()).into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
+                    <div class="row">
+                        <button class="primary" data-testid="template-apply" on:click=apply_template>"Apply"</button>
+                        <button data-testid="template-cancel" on:click=move |_| { pending.set(None); template_pick.set(String::new()); }>"Cancel"</button>
+                    </div>
+                </div>
+            </Show>
+            <Show when=move || undo.with(|u| u.is_some())>
+                <button data-testid="template-undo" on:click=undo_template>"Undo template"</button>
+            </Show>
+            <GoalPanel/>
         </section>
     }
 }
@@ -185,4 +218,113 @@ fn read_file(ctx: Ctx, f: web_sys::File, then: impl FnOnce(String) + 'static) {
             None => ctx.fail(format!("'{}' could not be read as text.", f.name())),
         }
     });
+}
+
+/// Limits the panel edits: (constraint, metric it bounds, label, test id).
+const LIMITS: &[(&str, &str, &str, &str)] = &[
+    ("max_ttft_ms", "ttft_ms", "Max TTFT (ms)", "limit-ttft"),
+    ("max_tpot_ms", "tpot_ms", "Max TPOT (ms)", "limit-tpot"),
+    ("max_memory_gib", "memory_gib", "Max memory per chip (GiB)", "limit-memory"),
+];
+
+/// The goal, the limits, the workload and the description, shown and editable.
+#[component]
+fn GoalPanel() -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    // The stage's metrics (recomputed when the stage, model or chip changes, not on every edit).
+    let key = Memo::new(move |_| ctx.scenario.with(|s| (s.stage, serde_json::to_string(&s.model).unwrap_or_default(), serde_json::to_string(&s.device).unwrap_or_default())));
+    let metrics = Memo::new(move |_| {
+        key.track();
+        ctx.scenario.with_untracked(|s| tunelab_scenario::stages::stage_setup(s).map(|st| st.metrics.iter().map(|m| m.name.clone()).collect::<Vec<_>>()).unwrap_or_default())
+    });
+    let goal = move || ctx.scenario.with(|s| tunelab_scenario::context::goal(s));
+    let set_goal = move |ev| {
+        let m = event_target_value(&ev);
+        ctx.edit(|s| {
+            let top = s.objectives.iter().map(|o| o.priority).fold(0.0f64, f64::max);
+            s.objectives.retain(|o| o.metric != m);
+            s.objectives.insert(0, tunelab_scenario::scenario::ObjectiveSpec { metric: m.clone(), priority: top + 1.0, direction: None });
+        });
+    };
+    let limit_value = move |field: &'static str| {
+        ctx.scenario.with(|s| {
+            let c = &s.constraints;
+            match field {
+                "max_ttft_ms" => c.max_ttft_ms,
+                "max_tpot_ms" => c.max_tpot_ms,
+                _ => c.max_memory_gib,
+            }
+        })
+    };
+    let set_limit = move |field: &'static str, text: String| {
+        let v = if text.trim().is_empty() {
+            None
+        } else {
+            match text.trim().parse::<f64>() {
+                Ok(x) if x.is_finite() && x > 0.0 => Some(x),
+                _ => {
+                    ctx.fail(format!("{field}: a limit must be a positive number (or empty for none)"));
+                    return;
+                }
+            }
+        };
+        ctx.edit(|s| match field {
+            "max_ttft_ms" => s.constraints.max_ttft_ms = v,
+            "max_tpot_ms" => s.constraints.max_tpot_ms = v,
+            _ => s.constraints.max_memory_gib = v,
+        });
+    };
+    let int_field = move |label: &'static str, id: &'static str, get: fn(&Scenario) -> i64, set: fn(&mut Scenario, i64)| {
+        view! {
+            <label class="field">{label}" "
+                <input type="number" min="1" data-testid=id prop:value=move || ctx.scenario.with(|s| get(s).to_string()) on:change=move |ev| {
+                    match event_target_value(&ev).trim().parse::<i64>() {
+                        Ok(v) if v >= 1 => { ctx.edit(|s| set(s, v)); }
+                        _ => ctx.fail(format!("{label}: a whole number of at least 1")),
+                    }
+                }/>
+            </label>
+        }
+    };
+    let training = move || ctx.scenario.with(|s| s.stage == Stage::Training);
+    view! {
+        <details class="goal" open>
+            <summary>"Goal, limits and workload"</summary>
+            <label class="field" title=move || tunelab_scenario::metrics::meaning(&goal().0)>"Goal "
+                <select data-testid="goal" prop:value=move || goal().0 on:change=set_goal>
+                    {move || {
+                        let mut names = metrics.get();
+                        let g = goal().0;
+                        if !names.contains(&g) { names.insert(0, g); }
+                        names.into_iter().map(|n| view! { <option value=n.clone()>{tunelab_scenario::metrics::label(&n)}</option> }).collect_view()
+                    }}
+                </select>
+                <span class="muted small">{move || if goal().1 { " maximise" } else { " minimise" }}</span>
+            </label>
+            <p class="muted small">{move || tunelab_scenario::metrics::meaning(&goal().0)}</p>
+            {LIMITS.iter().map(|&(field, metric, label, id)| view! {
+                <Show when=move || metrics.with(|m| m.iter().any(|x| x == metric))>
+                    <label class="field">{label}" "
+                        <input type="number" min="0" step="any" placeholder="none" data-testid=id
+                            prop:value=move || limit_value(field).map(|v| v.to_string()).unwrap_or_default()
+                            on:change=move |ev| set_limit(field, event_target_value(&ev))/>
+                    </label>
+                </Show>
+            }).collect_view()}
+            <Show when=move || !training() fallback=move || view! {
+                {int_field("Sequence length", "workload-seq", |s| s.workload.seq_len, |s, v| s.workload.seq_len = v)}
+                {int_field("Global batch", "workload-global-batch", |s| s.workload.global_batch, |s, v| s.workload.global_batch = v)}
+            }>
+                {int_field("Input tokens", "workload-input", |s| s.workload.input_len, |s, v| s.workload.input_len = v)}
+                {int_field("Output tokens", "workload-output", |s| s.workload.output_len, |s, v| s.workload.output_len = v)}
+                {int_field("Batch", "workload-batch", |s| s.workload.batch, |s, v| s.workload.batch = v)}
+            </Show>
+            <label class="field">"Description "
+                <textarea data-testid="description" rows="2" prop:value=move || ctx.scenario.with(|s| s.description.clone()) on:change=move |ev| {
+                    let d = event_target_value(&ev);
+                    ctx.edit(|s| s.description = d);
+                }></textarea>
+            </label>
+        </details>
+    }
 }

@@ -14,6 +14,8 @@ mod calibrate;
 mod devices;
 mod eval;
 mod fidelity;
+mod guards;
+mod impact;
 mod op;
 mod replay;
 mod run;
@@ -50,6 +52,10 @@ enum Command {
     Eval(eval::Args),
     /// Predicted vs measured for every row of a measurement file (or msprof op summary).
     Fidelity(fidelity::Args),
+    /// What one change (precision, TP, batch, recompute, ZeRO) does at every stage.
+    Impact(impact::Args),
+    /// Over-optimisation guards on a configuration: another chip, protected layers, delta check.
+    Guards(guards::Args),
     /// Fit a chip profile's declared parameters to measurements with the search engine.
     Calibrate(calibrate::Args),
 }
@@ -67,6 +73,8 @@ fn main() {
         Command::Eval(a) => eval::main(a),
         Command::Fidelity(a) => fidelity::main(a),
         Command::Calibrate(a) => calibrate::main(a),
+        Command::Impact(a) => impact::main(a),
+        Command::Guards(a) => guards::main(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

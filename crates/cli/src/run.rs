@@ -70,7 +70,7 @@ pub fn main(a: Args) -> Result<(), String> {
         std::fs::write(out, &json).map_err(|e| format!("cannot write '{out}': {e}"))?;
     }
     if let Some(csv) = a.csv.as_deref() {
-        std::fs::write(csv, tunelab_scenario::report::trials_csv(&run, 0)).map_err(|e| format!("cannot write '{csv}': {e}"))?;
+        std::fs::write(csv, tunelab_scenario::report::trials_csv(&run)).map_err(|e| format!("cannot write '{csv}': {e}"))?;
     }
     if let Some(kb_path) = a.save_case.as_deref() {
         let mut kb = read_kb(kb_path, false)?;

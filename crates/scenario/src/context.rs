@@ -34,3 +34,63 @@ pub fn resolve(s: &Scenario) -> Result<(ModelDesc, Device, Vec<String>), String>
 pub fn memory_gib(d: &Device) -> f64 {
     d.memory_bytes as f64 / (1024.0 * 1024.0 * 1024.0)
 }
+
+/// The model's short name as the scenario refers to it: a bundled id, or for a pasted model
+/// its `_name_or_path` / `name` / `model_type` field ("custom model" when none).
+pub fn model_label(s: &Scenario) -> String {
+    let from_json = |j: &serde_json::Value| -> Option<String> {
+        ["_name_or_path", "name", "model_type"].iter().find_map(|k| j.get(*k).and_then(|v| v.as_str()).filter(|x| !x.trim().is_empty()).map(|x| x.rsplit('/').next().unwrap_or(x).to_string()))
+    };
+    let name = match &s.model {
+        ModelRef::Id(id) if id.trim_start().starts_with('{') => serde_json::from_str(id).ok().as_ref().and_then(from_json),
+        ModelRef::Id(id) => Some(id.clone()),
+        ModelRef::Inline(j) => from_json(j),
+    };
+    crate::scenario::clip(&name.unwrap_or_else(|| "custom model".into()))
+}
+
+/// The chip's name: a bundled name, or an edited profile's `name` ("custom chip").
+pub fn chip_label(s: &Scenario) -> String {
+    let name = match &s.device {
+        DeviceRef::Name(n) => n.clone(),
+        DeviceRef::Inline(j) => j.get("name").and_then(|v| v.as_str()).map(|n| format!("{n} (edited)")).unwrap_or_else(|| "custom chip".into()),
+    };
+    crate::scenario::clip(&name)
+}
+
+/// The goal's metric id and whether it is maximised: the top-priority objective, else the
+/// stage's primary metric (the first it reports).
+pub fn goal(s: &Scenario) -> (String, bool) {
+    use crate::scenario::Stage;
+    // As `stages::goal_order`: the highest priority, the first written among equals.
+    let mut top: Option<&crate::scenario::ObjectiveSpec> = None;
+    for o in &s.objectives {
+        if top.is_none_or(|t| o.priority > t.priority) {
+            top = Some(o);
+        }
+    }
+    if let Some(o) = top {
+        let registry = crate::metrics::info(&o.metric);
+        let max = match o.direction.as_deref() {
+            Some(d) => d == "maximize",
+            None => registry.higher_is_better,
+        };
+        return (o.metric.clone(), max);
+    }
+    // Each stage's first metric (see the stages' `metrics()`).
+    let id = match s.stage {
+        Stage::Operator => "model_time_ms",
+        Stage::Deployment => "tokens_per_s",
+        Stage::Training => "step_time_ms",
+        Stage::Runtime => "energy_j_per_token",
+    };
+    (id.into(), crate::metrics::info(id).higher_is_better)
+}
+
+/// The scenario as one line: "Qwen2.5-7B on 910B4: deployment, maximise throughput per chip".
+/// The header and the knowledge base's case titles use it, so they always name the scenario
+/// as it is now.
+pub fn title(s: &Scenario) -> String {
+    let (g, max) = goal(s);
+    format!("{} on {}: {} stage, {} {}", model_label(s), chip_label(s), s.stage.name(), if max { "maximise" } else { "minimise" }, crate::metrics::label(&g).to_lowercase())
+}

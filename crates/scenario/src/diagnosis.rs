@@ -1,22 +1,28 @@
-//! Diagnosis: where the time goes (per-operator hot spots and their bottleneck class), why (a
-//! cause chain in words, with the numbers as evidence), and what to change (ranked suggestions
-//! whose predicted effect is the simulator run on the changed point, never a guessed speed-up).
+//! Diagnosis of one configuration of any stage: its metrics exactly as the study priced them
+//! (the stage objective, so the diagnosed goal equals the report's "best" to the last digit),
+//! where the time goes (per-operator hot spots and their bottleneck class, for the phase that
+//! dominates the goal), why (a cause chain with the numbers as evidence), and what to change.
 //!
-//! Suggestions are scored as w_e * effectiveness + w_c * (1 - cost) + w_r * (1 - risk), weights
-//! 0.5 / 0.3 / 0.2 by default (editable). Effectiveness is the simulated relative gain in the goal
-//! (throughput or latency); cost and risk are editable priors per kind of change (engineering
-//! effort, chips added; numerical risk from the device model's relative-error estimate), stated
-//! as priors in the output, not measured.
+//! Suggestions are the configuration's neighbours in the stage's own space (one parameter one
+//! level up or down, or another choice), each re-simulated through the stage objective with the
+//! scenario's limits, so a suggestion never names a parameter the stage does not have and its
+//! predicted effect is a simulation, never a guess. They are ranked by their effect on the goal
+//! (the study's primary metric); a change that worsens the goal is not offered as an
+//! improvement but listed as a trade-off when it buys something (a better other metric); per
+//! parameter only the better direction is offered, so no list says both "double" and "halve".
+//! Each carries a score, w_e x effect + w_c x (1 - cost) + w_r x (1 - risk), weights 0.5 / 0.3 /
+//! 0.2 by default (editable); cost and risk are stated priors per kind of change, not measured.
 
-use crate::serving::{cost_phase_with, default_point, point_from_config, tile_mode, Memo, OpCost, Phase, PhaseCost, ServingPoint, TileMode};
-use crate::scenario::Scenario;
+use crate::explore::{breakdown, Breakdown};
+use crate::scenario::{Scenario, Stage};
+use crate::serving::OpCost;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use tunelab_search::Config;
+use tunelab_search::{Config, Direction, Outcome, Value};
 use tunelab_sim::device::Device;
 use tunelab_sim::estimate::Bound;
-use tunelab_sim::model::{ModelDesc, OpClass};
-use tunelab_sim::{AttentionKind, Op, Precision};
+use tunelab_sim::model::OpClass;
+use tunelab_sim::{AttentionKind, Op};
 
 /// Weights of the suggestion score.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -37,16 +43,14 @@ impl Weights {
     pub fn score(&self, effectiveness: f64, cost: f64, risk: f64) -> f64 {
         self.effectiveness * effectiveness + self.cost * (1.0 - cost) + self.risk * (1.0 - risk)
     }
-}
 
-/// What the suggestions optimise.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Goal {
-    /// Tokens per second per chip.
-    Throughput,
-    /// Time of one step (TTFT for prefill, TPOT for decode).
-    Latency,
+    /// The score rule in one line, with these weights.
+    pub fn explain(&self) -> String {
+        format!(
+            "score = {} x effect on the goal + {} x (1 - cost) + {} x (1 - risk); effect is the simulated relative gain (0.1 = 10% better), cost and risk are priors in 0..1",
+            self.effectiveness, self.cost, self.risk
+        )
+    }
 }
 
 /// One operator's share of the step.
@@ -63,44 +67,228 @@ pub struct HotSpot {
     pub attained_tflops: f64,
 }
 
-/// A change, what the simulator predicts for it, and its score.
+/// One metric of the diagnosed configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetricValue {
+    pub name: String,
+    pub unit: String,
+    pub value: f64,
+    pub higher_is_better: bool,
+}
+
+/// A change to one parameter, re-simulated through the stage objective.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Suggestion {
+    /// "batch 64 -> 128".
     pub title: String,
-    /// The serving point after the change (re-simulate it with `serving::cost_phase_with` in the
-    /// diagnosis's tile mode).
-    pub point: ServingPoint,
-    /// Simulated step time after the change and the goal's relative gain (negative: worse).
-    pub predicted_step_ms: Option<f64>,
-    pub predicted_tokens_per_s: Option<f64>,
-    pub effectiveness: f64,
+    pub param: String,
+    pub from: Value,
+    pub to: Value,
+    /// The whole configuration after the change.
+    pub config: Config,
+    /// The stage's metrics after the change (the study's order), when feasible.
+    pub metrics_after: Vec<f64>,
+    /// The goal after the change, and its relative effect (positive: better for the goal).
+    pub goal_after: Option<f64>,
+    pub effect: f64,
+    /// For a trade-off: what it buys ("memory per chip -12%").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buys: Option<String>,
     pub cost: f64,
     pub risk: f64,
     pub score: f64,
-    /// Why it cannot be applied (out of memory, tp does not divide the heads ...).
+    /// Why it cannot be applied (over a limit, out of memory, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub infeasible: Option<String>,
 }
 
-/// The whole diagnosis of one phase of one point.
+/// The diagnosis of one configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Diagnosis {
-    pub phase: Phase,
-    pub point: ServingPoint,
-    pub goal: Goal,
+    pub stage: String,
+    /// Parameter -> value of the diagnosed configuration.
+    pub config: BTreeMap<String, Value>,
+    /// The goal: the study's primary metric, its value (None when infeasible).
+    pub goal: String,
+    pub goal_unit: String,
+    pub goal_higher_is_better: bool,
+    pub goal_value: Option<f64>,
+    /// Every metric, as the study priced the configuration.
+    pub metrics: Vec<MetricValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub infeasible: Option<String>,
+    /// What the hot spots simulate, and why that phase.
+    pub simulated: String,
+    pub phase_why: String,
+    /// The simulated step's time (graph launch included), ms.
     pub step_ms: f64,
-    pub tokens_per_s: f64,
-    pub memory_gib: f64,
     /// Share of the step per bottleneck class, and the hot spots, largest first.
     pub bottlenecks: BTreeMap<String, f64>,
     pub hot_spots: Vec<HotSpot>,
     pub cause_chain: Vec<String>,
+    /// Changes that improve the goal, best effect first.
     pub suggestions: Vec<Suggestion>,
+    /// Changes that worsen the goal but buy something else, smallest loss first.
+    pub trade_offs: Vec<Suggestion>,
+    /// Neighbouring changes that are not feasible, with the reason (a few).
+    pub blocked: Vec<Suggestion>,
     pub weights: Weights,
-    /// "default" (the device model's heuristic tiling) or "tuned" (the deployment stage's
-    /// coordinate descent), as `serving::tile_mode` picks for the scenario.
-    pub tiling: String,
+    pub score_rule: String,
+    /// Training stage: its own diagnosis (pipeline bubble, exposed communication, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub training: Option<crate::train_diagnosis::TrainDiagnosis>,
     pub note: String,
+}
+
+/// Most suggestions, trade-offs and blocked changes listed.
+pub const MAX_LISTED: usize = 8;
+
+/// Cost and risk priors of changing a parameter (engineering effort or chips added; numerical
+/// risk), by the kind of parameter. Priors, stated in the output, not measurements.
+pub fn priors(param: &str, to: &Value) -> (f64, f64) {
+    let leaf = param.rsplit('.').next().unwrap_or(param);
+    match leaf {
+        "tp" | "tensor_parallel" | "dp" | "pp" | "ep" | "cp" => (0.6, 0.15),
+        "precision" => match to.as_str() {
+            Some("w8a8") => (0.6, 0.45),
+            Some("w8a16") => (0.5, 0.3),
+            _ => (0.2, 0.1),
+        },
+        "int8" => (0.5, 0.3),
+        "batch" | "batch_size" | "micro_batch" => (0.1, 0.15),
+        "launch" => (0.2, 0.1),
+        "kv_cache_fraction" | "memory_strategy" => (0.1, 0.2),
+        "flash_attention" | "fuse_epilogues" => (0.2, 0.05),
+        "recompute" | "zero" | "zero_stage" => (0.3, 0.1),
+        _ => (0.2, 0.05),
+    }
+}
+
+/// Diagnoses `config` of the scenario's stage (None: the stage's baseline) with `weights`.
+pub fn diagnose(s: &Scenario, config: Option<&Config>, weights: Weights) -> Result<Diagnosis, String> {
+    let mut st = crate::stages::setup(s)?;
+    let names = st.space.names().to_vec();
+    let config = config.cloned().unwrap_or_else(|| st.baseline.clone());
+    if config.len() != names.len() {
+        return Err(format!("diagnosis: the configuration has {} values, the {} stage has {} parameters", config.len(), s.stage.name(), names.len()));
+    }
+    let goal = st.metrics.first().cloned().ok_or("diagnosis: the stage reports no metric")?;
+    let hib = |d: Direction| d == Direction::Maximize;
+    let evaluate = |st: &mut crate::stages::StageSetup, c: &Config| match st.space.check(c) {
+        Err(e) => Outcome::Infeasible(e),
+        Ok(()) => st.objective.evaluate(c),
+    };
+    let (values, infeasible) = match evaluate(&mut st, &config) {
+        Outcome::Ok(v) => (Some(v), None),
+        Outcome::Infeasible(r) | Outcome::Failed(r) => (None, Some(r)),
+    };
+    let metrics: Vec<MetricValue> = values
+        .as_ref()
+        .map(|v| st.metrics.iter().zip(v).map(|(m, x)| MetricValue { name: m.name.clone(), unit: m.unit.clone(), value: *x, higher_is_better: hib(m.direction) }).collect())
+        .unwrap_or_default();
+    let triples: Vec<(String, f64, String)> = metrics.iter().map(|m| (m.name.clone(), m.value, m.unit.clone())).collect();
+    let device = crate::context::resolve(s)?.1;
+    let b: Option<Breakdown> = breakdown(s, &names, &config, &triples).ok();
+    let (hot, bottlenecks, chain) = match &b {
+        Some(b) => {
+            let (hot, shares) = hot_spots(&b.ops);
+            let label = match b.phase {
+                Some(p) => p.name().to_string(),
+                None if s.stage == Stage::Training => "the training step".into(),
+                None => "the workload".into(),
+            };
+            let chain = causes(&b.ops, &label, b.phase == Some(crate::serving::Phase::Decode), &device, &shares);
+            (hot, shares, chain)
+        }
+        None => (Vec::new(), BTreeMap::new(), Vec::new()),
+    };
+    // Suggestions: every neighbour in the space, through the same objective and limits.
+    let (mut better, mut worse, mut blocked) = (Vec::new(), Vec::new(), Vec::new());
+    if let Some(v0) = values.as_ref() {
+        let g0 = v0[0];
+        for n in st.space.neighbours(&config) {
+            let Some(i) = (0..names.len()).find(|&i| n.0[i] != config.0[i]) else { continue };
+            let (from, to) = (config.0[i].clone(), n.0[i].clone());
+            let (cost, risk) = priors(&names[i], &to);
+            let title = format!("{} {} → {}", names[i], from, to);
+            let mut sg = Suggestion { title, param: names[i].clone(), from, to, config: n.clone(), metrics_after: Vec::new(), goal_after: None, effect: 0.0, buys: None, cost, risk, score: 0.0, infeasible: None };
+            match evaluate(&mut st, &n) {
+                Outcome::Ok(v) => {
+                    let g = v[0];
+                    let rel = (g - g0) / g0.abs().max(1e-300);
+                    sg.effect = if hib(goal.direction) { rel } else { -rel };
+                    sg.goal_after = Some(g);
+                    sg.score = weights.score(sg.effect.clamp(-1.0, 1.0), cost, risk);
+                    sg.metrics_after = v.clone();
+                    if sg.effect > 0.0 {
+                        better.push(sg);
+                    } else {
+                        // What it buys: the other metrics it improves, largest gain first.
+                        let mut gains: Vec<(f64, String)> = st.metrics.iter().enumerate().skip(1).filter_map(|(k, m)| {
+                            let (a, b) = (v0.get(k)?, v.get(k)?);
+                            let r = (b - a) / a.abs().max(1e-300);
+                            let good = if hib(m.direction) { r } else { -r };
+                            (good > 1e-3).then(|| (good, format!("{} {}{}%", crate::metrics::label(&m.name), if r > 0.0 { "+" } else { "" }, crate::metrics::fmt4(r * 100.0))))
+                        }).collect();
+                        gains.sort_by(|a, b| b.0.total_cmp(&a.0));
+                        if !gains.is_empty() {
+                            sg.buys = Some(gains.into_iter().take(3).map(|g| g.1).collect::<Vec<_>>().join(", "));
+                            worse.push(sg);
+                        }
+                    }
+                }
+                Outcome::Infeasible(r) | Outcome::Failed(r) => {
+                    sg.infeasible = Some(r);
+                    sg.score = f64::NEG_INFINITY.max(-1.0);
+                    blocked.push(sg);
+                }
+            }
+        }
+    }
+    // One direction per parameter: the better one.
+    better.sort_by(|a, b| b.effect.total_cmp(&a.effect).then(b.score.total_cmp(&a.score)).then(a.title.cmp(&b.title)));
+    let mut seen: Vec<String> = Vec::new();
+    better.retain(|x| if seen.contains(&x.param) { false } else { seen.push(x.param.clone()); true });
+    better.truncate(MAX_LISTED);
+    worse.retain(|x| !seen.contains(&x.param));
+    worse.sort_by(|a, b| b.effect.total_cmp(&a.effect).then(a.title.cmp(&b.title)));
+    let mut seen_w: Vec<String> = Vec::new();
+    worse.retain(|x| if seen_w.contains(&x.param) { false } else { seen_w.push(x.param.clone()); true });
+    worse.truncate(MAX_LISTED);
+    blocked.truncate(MAX_LISTED);
+    let training = if s.stage == Stage::Training && infeasible.is_none() {
+        crate::train_diagnosis::diagnose_training(s, &names, &config, weights).ok()
+    } else {
+        None
+    };
+    let tiling = match s.stage {
+        Stage::Operator => "this configuration's own tilings",
+        _ if crate::serving::tile_mode(s) == crate::serving::TileMode::Best => "tuned tilings",
+        _ => "default tilings",
+    };
+    Ok(Diagnosis {
+        stage: s.stage.name().into(),
+        config: names.iter().cloned().zip(config.0.iter().cloned()).collect(),
+        goal: goal.name.clone(),
+        goal_unit: goal.unit.clone(),
+        goal_higher_is_better: hib(goal.direction),
+        goal_value: values.as_ref().map(|v| v[0]),
+        metrics,
+        infeasible,
+        simulated: b.as_ref().map(|b| b.label.clone()).unwrap_or_default(),
+        phase_why: b.as_ref().map(|b| b.why.clone()).unwrap_or_default(),
+        step_ms: b.as_ref().map(|b| b.total_ms).unwrap_or(0.0),
+        bottlenecks,
+        hot_spots: hot,
+        cause_chain: chain,
+        suggestions: better,
+        trade_offs: worse,
+        blocked,
+        weights,
+        score_rule: weights.explain(),
+        training,
+        note: format!("Metrics come from the stage objective the study used; hot spots simulate the step at {tiling}. Each suggestion changes one parameter of the stage's space and is re-simulated with the scenario's limits; cost and risk are editable priors."),
+    })
 }
 
 /// The bottleneck class of an engine bound.
@@ -124,45 +312,6 @@ fn bound_words(b: Bound) -> &'static str {
         Bound::Communication => "communication-bound",
         Bound::Launch => "launch-bound",
     }
-}
-
-/// Diagnoses the scenario's decode (or prefill) at a configuration of the deployment space (None:
-/// the scenario's defaults), with the given weights.
-pub fn diagnose(s: &Scenario, names: &[String], config: Option<&Config>, phase: Phase, weights: Weights) -> Result<Diagnosis, String> {
-    let (model, device, _) = crate::context::resolve(s)?;
-    let base = default_point(s, &model);
-    let point = config.map(|c| point_from_config(names, c, base)).unwrap_or(base);
-    let goal = match s.objectives.first().map(|o| o.metric.as_str()) {
-        Some("ttft_ms" | "tpot_ms" | "model_time_ms") => Goal::Latency,
-        _ if phase == Phase::Prefill => Goal::Latency,
-        _ => Goal::Throughput,
-    };
-    diagnose_point(s, &model, &device, point, phase, goal, weights)
-}
-
-/// Diagnoses a resolved model and chip at one serving point.
-pub fn diagnose_point(s: &Scenario, model: &ModelDesc, device: &Device, point: ServingPoint, phase: Phase, goal: Goal, weights: Weights) -> Result<Diagnosis, String> {
-    let (inp, out) = (s.workload.input_len.max(1) as u64, s.workload.output_len.max(1) as u64);
-    let mode = tile_mode(s);
-    let mut memo = Memo::default();
-    let pc = cost_phase_with(model, device, phase, &point, inp, out, &mut memo, mode)?;
-    let per_seq = if phase == Phase::Prefill { inp } else { 1 };
-    let tps = pc.tokens_per_s(per_seq) / point.tp as f64;
-    let total = pc.total_us.max(1e-12);
-    let (hot, bottlenecks) = hot_spots(&pc.ops);
-    let cause_chain = causes(&pc.ops, phase.name(), phase == Phase::Decode, device, &bottlenecks);
-    let mut suggestions = Vec::new();
-    for (title, p, cost, risk) in candidates(&point, model) {
-        let after = cost_phase_with(model, device, phase, &p, inp, out, &mut memo, mode);
-        suggestions.push(evaluate(after, phase, goal, &pc, tps, title, p, cost, risk, &weights, inp));
-    }
-    suggestions.sort_by(|a, b| (a.infeasible.is_some()).cmp(&b.infeasible.is_some()).then(b.score.total_cmp(&a.score)));
-    Ok(Diagnosis {
-        phase, point, goal, step_ms: total / 1e3, tokens_per_s: tps, memory_gib: pc.memory.total as f64 / (1u64 << 30) as f64,
-        bottlenecks, hot_spots: hot, cause_chain, suggestions, weights,
-        tiling: if mode == TileMode::Best { "tuned" } else { "default" }.into(),
-        note: format!("simulated with the analytic device model at {} tilings, eager launch; cost and risk are editable priors", if mode == TileMode::Best { "tuned" } else { "default" }),
-    })
 }
 
 /// Hot spots (largest share first) and the share of the step per bottleneck class.
@@ -229,7 +378,7 @@ trait OpFacts {
     fn is_weight_matmul(&self) -> bool;
 }
 
-impl OpFacts for crate::serving::OpCost {
+impl OpFacts for OpCost {
     /// Decode attention: one query token per sequence streaming the whole KV cache.
     fn is_kv_read(&self) -> bool {
         matches!(self.op, Op::Attention { kind: AttentionKind::Decode, .. })
@@ -239,46 +388,3 @@ impl OpFacts for crate::serving::OpCost {
     }
 }
 
-/// The changes considered: (title, point after, cost prior, risk prior).
-fn candidates(p: &ServingPoint, model: &ModelDesc) -> Vec<(String, ServingPoint, f64, f64)> {
-    let mut v = Vec::new();
-    if !p.flash_attention {
-        v.push(("enable flash attention".into(), ServingPoint { flash_attention: true, ..*p }, 0.2, 0.05));
-    }
-    if !p.fuse_epilogues {
-        v.push(("fuse matmul epilogues (bias, activation, residual)".into(), ServingPoint { fuse_epilogues: true, ..*p }, 0.2, 0.05));
-    }
-    if matches!(p.precision, Precision::Fp16 | Precision::Bf16 | Precision::Fp32) {
-        v.push(("quantise weights to INT8 (W8A16)".into(), ServingPoint { precision: Precision::W8a16, ..*p }, 0.5, 0.3));
-    }
-    if p.precision == Precision::W8a16 {
-        v.push(("quantise activations too (W8A8)".into(), ServingPoint { precision: Precision::W8a8, ..*p }, 0.6, 0.45));
-    }
-    v.push((format!("double the batch to {}", p.batch * 2), ServingPoint { batch: p.batch * 2, ..*p }, 0.1, 0.25));
-    if p.batch > 1 {
-        v.push((format!("halve the batch to {}", p.batch / 2), ServingPoint { batch: p.batch / 2, ..*p }, 0.1, 0.1));
-    }
-    let heads = model.llm.as_ref().map_or(1, |t| t.heads);
-    if heads % (p.tp * 2) == 0 {
-        v.push((format!("tensor parallel {} -> {}", p.tp, p.tp * 2), ServingPoint { tp: p.tp * 2, ..*p }, 0.6, 0.15));
-    }
-    v
-}
-
-#[allow(clippy::too_many_arguments)]
-fn evaluate(after: Result<PhaseCost, String>, phase: Phase, goal: Goal, before: &PhaseCost, tps: f64, title: String, p: ServingPoint, cost: f64, risk: f64, w: &Weights, inp: u64) -> Suggestion {
-    let per_seq = if phase == Phase::Prefill { inp } else { 1 };
-    match after {
-        Ok(after) => {
-            let after_tps = after.tokens_per_s(per_seq) / p.tp as f64;
-            let gain = match goal {
-                Goal::Throughput => (after_tps - tps) / tps.max(1e-12),
-                Goal::Latency => (before.total_us - after.total_us) / before.total_us.max(1e-12),
-            };
-            let eff = gain.clamp(-1.0, 1.0);
-            let score = w.score(eff, cost, risk);
-            Suggestion { title, point: p, predicted_step_ms: Some(after.total_us / 1e3), predicted_tokens_per_s: Some(after_tps), effectiveness: eff, cost, risk, score, infeasible: None }
-        }
-        Err(e) => Suggestion { title, point: p, predicted_step_ms: None, predicted_tokens_per_s: None, effectiveness: 0.0, cost, risk, score: f64::NEG_INFINITY.max(-1.0), infeasible: Some(e) },
-    }
-}

@@ -6,7 +6,7 @@
 //! constraint violations ("does not fit L0A", "out of memory") included.
 
 use crate::scenario::{Scenario, Stage};
-use crate::serving::{cost, cost_with, default_point, graph_options, point_from_config, tile_mode, workload, Memo, OpCost, Phase, TileMode};
+use crate::serving::{cost, default_point, point_from_config, tile_mode, workload, Memo, OpCost, Phase, TileMode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tunelab_search::{Config, Outcome, Param, Value};
@@ -130,9 +130,135 @@ pub struct PointDetail {
     pub ops: Vec<RooflinePoint>,
 }
 
-/// Metrics of a configuration from the stage objective, plus the engine breakdown and roofline
-/// of the step it configures (training: one training step; otherwise a decode step, or the
-/// prefill when the operator stage tiles prefill only).
+/// A configuration's step operator by operator, priced the way its stage prices it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Breakdown {
+    /// What is simulated ("one decode step at tuned tilings, graph launch", ...).
+    pub label: String,
+    pub ops: Vec<OpCost>,
+    pub memory: Option<MemoryBreakdown>,
+    /// The inference phase shown (None: a training step or the operator stage's whole workload).
+    pub phase: Option<Phase>,
+    /// Why this phase: its share of the goal ("decode is 97% of a request ...").
+    pub why: String,
+    /// Time of the simulated step in ms (graph launch included). Operator stage: exactly the
+    /// stage's `model_time_ms`; deployment: one step at the mean context, device time only (the
+    /// stage's TPOT and TTFT are percentiles over simulated requests, host work included).
+    pub total_ms: f64,
+    /// Graph launch: the one launch per step that replaces the operators' own, in ms.
+    pub graph_launch_ms: Option<f64>,
+}
+
+/// Which inference phase dominates the goal, and why, from the stage's metrics of the point:
+/// TTFT is set by the prefill and TPOT by a decode step; for throughput, energy or memory
+/// goals the phase with the larger share of a request's time (prefill vs. output x TPOT).
+pub fn dominant_phase(s: &Scenario, metrics: &[(String, f64, String)]) -> (Phase, String) {
+    let get = |n: &str| metrics.iter().find(|m| m.0 == n).map(|m| m.1);
+    let goal = s.objectives.first().map(|o| o.metric.clone()).or_else(|| metrics.first().map(|m| m.0.clone())).unwrap_or_default();
+    if goal.starts_with("ttft") || goal == "queue_ms" {
+        return (Phase::Prefill, "the goal is time to first token, which prefills set".into());
+    }
+    if goal.starts_with("tpot") || goal.starts_with("itl") {
+        return (Phase::Decode, "the goal is time per output token, which decode steps set".into());
+    }
+    // The serving simulation reports the prefill's share of device time directly.
+    if let Some(share) = get("prefill_share") {
+        let pct = crate::metrics::fmt4(100.0 * share);
+        return if share > 0.5 {
+            (Phase::Prefill, format!("prefills take {pct}% of the device time"))
+        } else {
+            (Phase::Decode, format!("decode steps take {}% of the device time", crate::metrics::fmt4(100.0 - 100.0 * share)))
+        };
+    }
+    let out = s.workload.output_len.max(1) as f64;
+    match (get("ttft_ms"), get("tpot_ms")) {
+        (Some(p), Some(d)) => {
+            let dec = out * d;
+            let share = |x: f64| 100.0 * x / (p + dec).max(1e-12);
+            if p > dec {
+                (Phase::Prefill, format!("the prefill is {}% of a request's time ({} ms against {} decode steps x {} ms)", crate::metrics::fmt4(share(p)), crate::metrics::fmt4(p), out, crate::metrics::fmt4(d)))
+            } else {
+                (Phase::Decode, format!("decode is {}% of a request's time ({} steps x {} ms against a {} ms prefill)", crate::metrics::fmt4(share(dec)), out, crate::metrics::fmt4(d), crate::metrics::fmt4(p)))
+            }
+        }
+        _ => (Phase::Decode, "decode (the phase that generates every output token)".into()),
+    }
+}
+
+/// Prices `config` (parameter `names`) operator by operator, the way the scenario's stage
+/// prices it: the operator stage through its own objective (the configuration's tilings,
+/// fusions and INT8 switches); the deployment and runtime stages one step of the dominant
+/// phase with the stage's tile mode, precision, tensor parallelism and launch mode; the
+/// training stage one training step. `metrics` are the stage's values for the point (for the
+/// dominant phase).
+pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(String, f64, String)]) -> Result<Breakdown, String> {
+    let (model, device, _) = crate::context::resolve(s)?;
+    let (inp, out) = (s.workload.input_len.max(1) as u64, s.workload.output_len.max(1) as u64);
+    match s.stage {
+        Stage::Training => {
+            let gb = s.workload.global_batch.max(1) as u64;
+            let p = crate::training::decode(names, config, gb)?;
+            let w = tunelab_sim::workload::Workload::TrainStep { micro_batch: p.micro_batch, seq_len: s.workload.seq_len.max(1) as u64 };
+            let opts = crate::training::graph_options(&p);
+            let (ops, mem) = cost(&model, &device, &w, &p.plan, &opts)?;
+            let total_ms = ops.iter().map(|o| o.time_us).sum::<f64>() / 1e3;
+            Ok(Breakdown { label: "one micro-batch training step's operators at default tilings".into(), ops, memory: Some(mem), phase: None, why: String::new(), total_ms, graph_launch_ms: None })
+        }
+        Stage::Operator => {
+            let (ops, _) = crate::stages::operator::priced_ops(s, config)?;
+            let mut total = 0.0;
+            for o in &ops {
+                total += o.time_us;
+            }
+            let what = if model.llm.is_none() { "one forward pass".to_string() } else {
+                match s.operator.phase.as_str() {
+                    "prefill" => "the prefill".to_string(),
+                    "decode" => format!("{out} decode steps"),
+                    _ => format!("the prefill and {out} decode steps"),
+                }
+            };
+            Ok(Breakdown { label: format!("{what} at this configuration's tilings and fusions, eager launch"), ops, memory: None, phase: None, why: String::new(), total_ms: total / 1e3, graph_launch_ms: None })
+        }
+        Stage::Deployment | Stage::Runtime => {
+            let p = point_from_config(names, config, default_point(s, &model));
+            let graph_launch = names.iter().zip(&config.0).any(|(n, v)| n == "launch" && v.as_str() == Some("graph"));
+            let (phase, why) = dominant_phase(s, metrics);
+            let w = workload(phase, p.batch, inp, out);
+            let plan = ParallelPlan { tp: p.tp, ..ParallelPlan::default() };
+            // The deployment stage builds its graphs with the precision alone (fusions on).
+            let opts = tunelab_sim::workload::GraphOptions { precision: p.precision, ..Default::default() };
+            let mode = tile_mode(s);
+            let mem = tunelab_sim::memory::memory_per_chip(&model, &w, &plan, &opts, None)?;
+            let graph = tunelab_sim::workload::build_graph(&model, &w, &plan, &opts)?;
+            let mut memo = Memo::default();
+            let mut ops = Vec::with_capacity(graph.ops.len());
+            let mut total = 0.0;
+            for o in graph.ops {
+                let e = memo.op(&o.op, &device, mode).map_err(|r| format!("operator {} cannot run: {r}", o.name))?;
+                total += e.time_us * o.repeat as f64;
+                let own_launch = if graph_launch { e.breakdown.exposed.launch * o.repeat as f64 } else { 0.0 };
+                ops.push(OpCost { time_us: e.time_us * o.repeat as f64 - own_launch, name: o.name, class: o.class, repeat: o.repeat, op: o.op, estimate: e });
+            }
+            let graph_launch_ms = graph_launch.then(|| device.launch_matmul_us / 1e3);
+            if graph_launch {
+                // As the stage does: one captured-graph launch replaces the per-operator launches.
+                let launches: f64 = ops.iter().map(|o| o.estimate.breakdown.exposed.launch * o.repeat as f64).sum();
+                total = total - launches + device.launch_matmul_us;
+            }
+            let label = format!(
+                "{} at {} tilings, {} launch, batch {}, tp {} (device time)",
+                if phase == Phase::Decode { "one decode step at the mean context" } else { "one prefill of the batch" },
+                if mode == TileMode::Best { "tuned" } else { "default" },
+                if graph_launch { "graph" } else { "eager" },
+                p.batch, p.tp
+            );
+            Ok(Breakdown { label, ops, memory: Some(mem), phase: Some(phase), why, total_ms: total / 1e3, graph_launch_ms })
+        }
+    }
+}
+
+/// Metrics of a configuration from the stage objective (the function the study used), plus
+/// the engine breakdown and roofline of the step it configures (`breakdown`).
 pub fn point_detail(s: &Scenario, config: &Config) -> Result<PointDetail, String> {
     let mut st = crate::stages::setup(s)?;
     let names = st.space.names().to_vec();
@@ -141,44 +267,30 @@ pub fn point_detail(s: &Scenario, config: &Config) -> Result<PointDetail, String
         Ok(Outcome::Ok(v)) => (st.metrics.iter().zip(v).map(|(m, x)| (m.name.clone(), x, m.unit.clone())).collect(), None),
         Ok(Outcome::Infeasible(r) | Outcome::Failed(r)) => (Vec::new(), Some(r)),
     };
-    let (model, device, _) = crate::context::resolve(s)?;
-    let (inp, out) = (s.workload.input_len.max(1) as u64, s.workload.output_len.max(1) as u64);
-    let sim = if s.stage == Stage::Training {
-        let gb = s.workload.global_batch.max(1) as u64;
-        let p = crate::training::decode(&names, config, gb)?;
-        let w = tunelab_sim::workload::Workload::TrainStep { micro_batch: p.micro_batch, seq_len: s.workload.seq_len.max(1) as u64 };
-        let opts = tunelab_sim::workload::GraphOptions { precision: p.precision, train: p.train, ..Default::default() };
-        ("one training step (all micro-batches) at default tilings", cost(&model, &device, &w, &p.plan, &opts))
-    } else {
-        let p = point_from_config(&names, config, default_point(s, &model));
-        let phase = if s.stage == Stage::Operator && s.operator.phase == "prefill" { Phase::Prefill } else { Phase::Decode };
-        let w = workload(phase, p.batch, inp, out);
-        let plan = ParallelPlan { tp: p.tp, ..ParallelPlan::default() };
-        let mode = tile_mode(s);
-        let label = match (phase, mode == TileMode::Best) {
-            (Phase::Decode, true) => "one decode step at tuned tilings, eager launch",
-            (Phase::Decode, false) => "one decode step at default tilings, eager launch",
-            (_, true) => "the prefill at tuned tilings, eager launch",
-            (_, false) => "the prefill at default tilings, eager launch",
-        };
-        (label, cost_with(&model, &device, &w, &plan, &graph_options(&p), &mut Memo::default(), mode))
-    };
-    let (label, result) = sim;
+    let device = crate::context::resolve(s)?.1;
     let d = &device.derived;
     let ridge = d.peak_tflops_fp16 * 1e12 / (d.hbm_gbs * 1e9).max(1.0);
     let mut detail = PointDetail {
-        metrics, infeasible, simulated: label.into(), total_ms: 0.0, exposed_ms: BTreeMap::new(), busy_ms: BTreeMap::new(), memory: None,
+        metrics, infeasible, simulated: String::new(), total_ms: 0.0, exposed_ms: BTreeMap::new(), busy_ms: BTreeMap::new(), memory: None,
         intensity: 0.0, attained_tflops: 0.0, peak_tflops: d.peak_tflops_fp16, hbm_gbs: d.hbm_gbs, ridge_intensity: ridge, ops: Vec::new(),
     };
-    let (ops, mem) = match result {
-        Ok(x) => x,
+    if detail.infeasible.is_some() && config.len() != names.len() {
+        return Ok(detail);
+    }
+    let b = match breakdown(s, &names, config, &detail.metrics) {
+        Ok(b) => b,
         Err(e) => {
             detail.infeasible.get_or_insert(e);
             return Ok(detail);
         }
     };
-    fill(&mut detail, &ops);
-    detail.memory = Some(mem);
+    detail.simulated = if b.why.is_empty() { b.label.clone() } else { format!("{} ({})", b.label, b.why) };
+    fill(&mut detail, &b.ops);
+    if let Some(l) = b.graph_launch_ms {
+        detail.exposed_ms.insert(tunelab_sim::estimate::Bound::Launch.name().into(), l);
+    }
+    detail.total_ms = b.total_ms;
+    detail.memory = b.memory;
     Ok(detail)
 }
 
@@ -198,4 +310,34 @@ fn fill(d: &mut PointDetail, ops: &[OpCost]) {
     d.total_ms = total / 1e3;
     d.intensity = if bytes > 0.0 { flops / bytes } else { 0.0 };
     d.attained_tflops = if total > 0.0 { flops / (total * 1e-6) / 1e12 } else { 0.0 };
+}
+
+/// Reads a configuration typed as "name=value,name=value" onto `base` (the rest keep it), each
+/// value matched against the parameter's own values; unknown names and values outside the space
+/// are errors naming them.
+pub fn parse_config(space: &tunelab_search::Space, base: &Config, text: &str) -> Result<Config, String> {
+    let mut c = base.clone();
+    for part in text.split([',', ';', '\n']).map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, value) = part.split_once('=').ok_or_else(|| format!("'{}': expected name=value", crate::scenario::clip(part)))?;
+        let (name, value) = (name.trim(), value.trim());
+        let i = space.index_of(name).ok_or_else(|| format!("'{}' is not a parameter of this stage (some: {})", crate::scenario::clip(name), space.names().iter().take(8).cloned().collect::<Vec<_>>().join(", ")))?;
+        let p = &space.params()[i];
+        let found = (0..p.levels().unwrap_or(0)).map(|l| p.level_value(l)).find(|v| v.to_string() == value || v.as_f64().zip(value.parse::<f64>().ok()).is_some_and(|(a, b)| a == b));
+        let v = match found {
+            Some(v) => v,
+            None => {
+                let candidate = match value.parse::<i64>() {
+                    Ok(x) => Value::Int(x),
+                    Err(_) => value.parse::<f64>().map(Value::Float).unwrap_or_else(|_| Value::Str(value.to_string())),
+                };
+                if !p.contains(&candidate) {
+                    return Err(format!("{name}={}: not a value of the space", crate::scenario::clip(value)));
+                }
+                candidate
+            }
+        };
+        c.0[i] = v;
+    }
+    space.check(&c)?;
+    Ok(c)
 }

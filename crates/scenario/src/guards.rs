@@ -136,3 +136,51 @@ pub fn scenario_point(s: &Scenario) -> Result<ServingPoint, String> {
     let (model, _, _) = crate::context::resolve(s)?;
     Ok(default_point(s, &model))
 }
+
+/// All three guards on one configuration (what the report view and `tunelab guards` show).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GuardsReport {
+    /// The configuration checked, "name=value" pairs.
+    pub config: String,
+    /// The configuration on the target chip (None when no target was given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compatibility: Option<CompatReport>,
+    /// Protected layers at a quantised precision (the configuration's own, or W8A16 when it is
+    /// 16-bit, to show what protection would cost).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protected: Option<ProtectedReport>,
+    /// Expected output error of the configuration against the scenario's defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<DeltaCheck>,
+    /// Why a guard could not run (a stage without an inference graph, an infeasible point ...).
+    pub notes: Vec<String>,
+}
+
+/// Runs the guards on `config` (parameter `names`) of the scenario's stage: compatibility with
+/// `target` (a bundled chip name, if any), layers matching `patterns` kept in 16-bit, and the
+/// delta check of the configuration's serving point against the scenario's defaults.
+pub fn check_all(s: &Scenario, names: &[String], config: &Config, target: Option<&str>, patterns: &[String]) -> Result<GuardsReport, String> {
+    let mut notes = Vec::new();
+    let compatibility = match target.filter(|t| !t.trim().is_empty()) {
+        Some(t) => Some(check_compatibility(s, config, t.trim())?),
+        None => None,
+    };
+    let (model, _, _) = crate::context::resolve(s)?;
+    let base = default_point(s, &model);
+    let point = crate::serving::point_from_config(names, config, base);
+    let (mut protected, mut delta) = (None, None);
+    if model.llm.is_none() {
+        notes.push("protected layers and the delta check need a language model's decode graph".into());
+    } else {
+        let quantised = if matches!(point.precision, tunelab_sim::Precision::W8a16 | tunelab_sim::Precision::W8a8) { point } else { ServingPoint { precision: tunelab_sim::Precision::W8a16, ..point } };
+        match protect_layers(s, &quantised, patterns) {
+            Ok(r) => protected = Some(r),
+            Err(e) => notes.push(format!("protected layers: {e}")),
+        }
+        match delta_check(s, &base, &point) {
+            Ok(d) => delta = Some(d),
+            Err(e) => notes.push(format!("delta check: {e}")),
+        }
+    }
+    Ok(GuardsReport { config: config.describe(names), compatibility, protected, delta, notes })
+}

@@ -21,6 +21,7 @@ pub mod fidelity;
 pub mod guards;
 pub mod impact;
 pub mod knowledge;
+pub mod metrics;
 pub mod report;
 pub mod run;
 pub mod queueing;

@@ -106,8 +106,10 @@ pub struct StrategyResult {
 pub struct DeploymentExport {
     /// `vllm serve` arguments for vLLM-Ascend.
     pub vllm_args: Vec<String>,
-    /// A MindIE-style service configuration (the fields the tuned knobs map to).
+    /// MindIE Service config.json with its documented fields only (`MINDIE_FIELDS`).
     pub mindie_config: Json,
+    /// What has no MindIE field (precision, launch mode, ...), for a comment file beside it.
+    pub mindie_notes: Vec<String>,
 }
 
 impl Report {
@@ -242,6 +244,10 @@ impl Report {
         }
         if let Some(d) = &self.deployment {
             out.push_str(&format!("\nvLLM-Ascend: vllm serve {}\n", d.vllm_args.join(" ")));
+            out.push_str(&format!("MindIE config.json fields: {}\n", serde_json::to_string(&d.mindie_config).unwrap_or_default()));
+            for n in &d.mindie_notes {
+                out.push_str(&format!("  # {n}\n"));
+            }
         }
         if !self.transferred.is_empty() {
             out.push_str(&format!("\ntransferred from similar cases ({}; re-priced on this scenario):\n", self.transferred.len()));
@@ -283,17 +289,22 @@ fn round4(x: f64) -> f64 {
     libm::round(x * 1e4) / 1e4
 }
 
-/// CSV of a lane's trials: id, evaluation, state, every parameter, every metric, reason.
-pub fn trials_csv(run: &Run, lane: usize) -> String {
+/// CSV of every trial of every strategy: strategy, id, evaluation, state, every parameter,
+/// every metric (full precision, as `format_best`), reason.
+pub fn trials_csv(run: &Run) -> String {
     let mut out = String::new();
-    let mut head: Vec<String> = vec!["id".into(), "evaluation".into(), "state".into()];
+    let mut head: Vec<String> = vec!["strategy".into(), "id".into(), "evaluation".into(), "state".into()];
     head.extend(run.space().names().iter().cloned());
     head.extend(run.metrics().iter().map(|m| if m.unit.is_empty() { m.name.clone() } else { format!("{} ({})", m.name, m.unit) }));
     head.push("reason".into());
     out.push_str(&head.iter().map(|h| csv_field(h)).collect::<Vec<_>>().join(","));
     out.push('\n');
-    for t in run.trials(lane) {
-        out.push_str(&csv_row(t, run.metrics().len()));
+    for (i, lane) in run.lanes().iter().enumerate() {
+        for t in run.trials(i) {
+            out.push_str(&csv_field(&lane.spec.name));
+            out.push(',');
+            out.push_str(&csv_row(t, run.metrics().len()));
+        }
     }
     out
 }
@@ -318,6 +329,27 @@ fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s }
 }
 
+/// MindIE Service config.json fields Tunelab writes, by section, each documented in MindIE
+/// Service's configuration reference (config.json, "BackendConfig" / "ModelDeployConfig" /
+/// "ModelConfig" / "ScheduleConfig"; e.g. hiascend.com MindIE 2.0.RC2 mindie_llm0004 and
+/// MindIE 1.0 mindie_service0285). Nothing else is emitted into the config; the rest goes to
+/// the comment file.
+pub const MINDIE_FIELDS: &[(&str, &[&str])] = &[
+    ("", &["Version", "BackendConfig"]),
+    ("BackendConfig", &["npuDeviceIds", "ModelDeployConfig", "ScheduleConfig"]),
+    ("ModelDeployConfig", &["maxSeqLen", "maxInputTokenLen", "truncation", "ModelConfig"]),
+    ("ModelConfig", &["modelName", "modelWeightPath", "worldSize", "npuMemSize"]),
+    ("ScheduleConfig", &["cacheBlockSize", "maxPrefillBatchSize", "maxPrefillTokens", "maxBatchSize", "maxIterTimes"]),
+];
+
+/// `vllm serve` flags Tunelab writes, each documented in vLLM's engine arguments
+/// (docs.vllm.ai "Engine Arguments"); `--quantization ascend` is vLLM-Ascend's quantisation
+/// method (vllm-ascend docs, "Quantization").
+pub const VLLM_FLAGS: &[&str] = &["--tensor-parallel-size", "--max-num-seqs", "--max-model-len", "--gpu-memory-utilization", "--dtype", "--quantization", "--enforce-eager", "--max-num-batched-tokens"];
+
+/// MindIE's recommended KV-cache block size (ScheduleConfig.cacheBlockSize, range [1, 128]).
+const MINDIE_CACHE_BLOCK: i64 = 128;
+
 fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExport {
     let s = run.scenario();
     let int = |k: &str, d: i64| best.get(k).and_then(Value::as_i64).unwrap_or(d);
@@ -327,12 +359,17 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
     let precision = text("precision", "fp16");
     let kv = best.get("kv_cache_fraction").and_then(Value::as_f64).unwrap_or(0.9);
     let eager = text("launch", "graph") == "eager";
-    let max_len = s.workload.input_len.saturating_add(s.workload.output_len);
+    let input = s.workload.input_len.max(1);
+    let max_len = input.saturating_add(s.workload.output_len);
     let model = match &s.model {
         ModelRef::Id(id) if !id.trim_start().starts_with('{') => id.clone(),
         _ => "MODEL_PATH".into(),
     };
-    let mut args = vec![model.clone(), "--tensor-parallel-size".into(), tp.to_string(), "--max-num-seqs".into(), batch.to_string(), "--max-model-len".into(), max_len.to_string(), "--gpu-memory-utilization".into(), format!("{kv}")];
+    let prefill_tokens = (batch as i64).saturating_mul(input as i64);
+    let mut args = vec![
+        model.clone(), "--tensor-parallel-size".into(), tp.to_string(), "--max-num-seqs".into(), batch.to_string(), "--max-model-len".into(), max_len.to_string(),
+        "--gpu-memory-utilization".into(), format!("{kv}"), "--max-num-batched-tokens".into(), prefill_tokens.max(max_len as i64).to_string(),
+    ];
     match precision.as_str() {
         "bf16" => args.extend(["--dtype".into(), "bfloat16".into()]),
         "w8a8" | "w8a16" => args.extend(["--dtype".into(), "float16".into(), "--quantization".into(), "ascend".into()]),
@@ -341,20 +378,45 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
     if eager {
         args.push("--enforce-eager".into());
     }
+    // npuMemSize: GB of NPU memory per chip for the KV cache = the engine's share of the chip
+    // less the weights and activations per chip (MindIE's -1 lets it decide; we give the figure).
+    let npu_mem = crate::context::resolve(s).ok().and_then(|(m, d, _)| {
+        let p = crate::serving::point_from_config(&best.keys().cloned().collect::<Vec<_>>(), &tunelab_search::Config(best.values().cloned().collect()), crate::serving::default_point(s, &m));
+        let w = crate::serving::workload(crate::serving::Phase::Decode, p.batch, input as u64, s.workload.output_len.max(1) as u64);
+        let plan = tunelab_sim::workload::ParallelPlan { tp: p.tp, ..Default::default() };
+        let opts = tunelab_sim::workload::GraphOptions { precision: p.precision, ..Default::default() };
+        let mem = tunelab_sim::memory::memory_per_chip(&m, &w, &plan, &opts, None).ok()?;
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        let free = kv * crate::context::memory_gib(&d) - gib(mem.weights) - gib(mem.activations);
+        Some(libm::floor(free).max(1.0) as i64)
+    });
     let mindie = json!({
-        "_note": "MindIE-style service configuration generated by Tunelab from a simulated tuning; check field names against your MindIE version",
+        "Version": "1.0.0",
         "BackendConfig": {
             "npuDeviceIds": [(0..tp.clamp(1, 64)).collect::<Vec<i64>>()],
             "ModelDeployConfig": {
                 "maxSeqLen": max_len,
-                "maxInputTokenLen": s.workload.input_len,
-                "ModelConfig": [{ "modelName": model, "modelWeightPath": "MODEL_PATH", "worldSize": tp, "quantization": precision }],
+                "maxInputTokenLen": input,
+                "truncation": false,
+                "ModelConfig": [{ "modelName": model, "modelWeightPath": "MODEL_PATH", "worldSize": tp, "npuMemSize": npu_mem.unwrap_or(-1) }],
             },
-            "ScheduleConfig": { "maxBatchSize": batch, "maxPrefillBatchSize": batch, "maxIterTimes": s.workload.output_len },
-            "memoryStrategy": text("memory_strategy", "static"),
-            "kvCacheMemoryFraction": kv,
-            "graphMode": !eager,
+            "ScheduleConfig": {
+                "cacheBlockSize": MINDIE_CACHE_BLOCK,
+                "maxPrefillBatchSize": batch,
+                "maxPrefillTokens": prefill_tokens.max(max_len as i64),
+                "maxBatchSize": batch,
+                "maxIterTimes": s.workload.output_len.max(1),
+            },
         }
     });
-    DeploymentExport { vllm_args: args, mindie_config: mindie }
+    let mut notes = vec![
+        "Generated by Tunelab from a simulated tuning (analytic device model, not a measurement). Merge these fields into your MindIE Service config.json; ServerConfig and LogConfig are yours to keep.".to_string(),
+        format!("precision {precision}: MindIE takes quantised weights from the weight directory (quantise with msModelSlim); config.json has no precision field"),
+        format!("launch {}: MindIE's graph mode is chosen by the model backend, not by config.json", if eager { "eager" } else { "graph" }),
+        format!("KV-cache share of the chip {kv}: written as npuMemSize = {} GB (engine share less weights and activations per chip)", npu_mem.map(|x| x.to_string()).unwrap_or_else(|| "-1 (auto)".into())),
+    ];
+    if let Some(m) = best.get("memory_strategy") {
+        notes.push(format!("memory strategy {m}: no MindIE field; MindIE allocates the KV cache in blocks of cacheBlockSize tokens"));
+    }
+    DeploymentExport { vllm_args: args, mindie_config: mindie, mindie_notes: notes }
 }

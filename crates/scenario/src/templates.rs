@@ -312,3 +312,89 @@ fn fallback() -> Template {
         options: BTreeMap::new(),
     }
 }
+
+/// A bundled chip the template is meant for, when the scenario's chip is not one of them (the
+/// first bundled chip matching the template's first device prefix); None when it fits or the
+/// template suits any chip.
+pub fn chip_for(t: &Template, s: &Scenario) -> Option<String> {
+    if t.devices.iter().any(|d| d == "*") {
+        return None;
+    }
+    let current = match &s.device {
+        crate::scenario::DeviceRef::Name(n) => n.to_ascii_lowercase(),
+        crate::scenario::DeviceRef::Inline(_) => return None,
+    };
+    if t.devices.iter().any(|p| current.starts_with(&p.to_ascii_lowercase())) {
+        return None;
+    }
+    let names = tunelab_sim::device::bundled_names();
+    t.devices.iter().find_map(|p| names.iter().find(|n| n.to_ascii_lowercase().starts_with(&p.to_ascii_lowercase())).map(|n| n.to_string()))
+}
+
+/// What applying `t` to `s` gives, and every field it changes as "path: before → after" lines,
+/// so the app can show the changes before applying them (and undo them after). A chip the
+/// template is not meant for is switched to one it is (`chip_for`), and the memory limit is
+/// taken from that chip.
+pub fn preview(t: &Template, s: &Scenario) -> Result<(Scenario, Vec<String>), String> {
+    let mut next = s.clone();
+    if let Some(chip) = chip_for(t, s) {
+        next.device = crate::scenario::DeviceRef::Name(chip);
+    }
+    let mem = match &next.device {
+        crate::scenario::DeviceRef::Name(n) => tunelab_sim::bundled_device(n).ok().map(|d| crate::context::memory_gib(&d)),
+        crate::scenario::DeviceRef::Inline(_) => None,
+    };
+    apply_template(t, &mut next, mem)?;
+    let a = serde_json::to_value(s).map_err(|e| e.to_string())?;
+    let b = serde_json::to_value(&next).map_err(|e| e.to_string())?;
+    let mut lines = Vec::new();
+    diff("", &a, &b, &mut lines);
+    lines.retain(|l| !l.starts_with("view"));
+    Ok((next, lines))
+}
+
+fn diff(path: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<String>) {
+    use serde_json::Value as J;
+    if a == b {
+        return;
+    }
+    match (a, b) {
+        (J::Object(x), J::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                let p = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                diff(&p, x.get(k).unwrap_or(&J::Null), y.get(k).unwrap_or(&J::Null), out);
+            }
+        }
+        _ => {
+            let show = |v: &J| match v {
+                J::Null => "none".to_string(),
+                J::String(s) => s.clone(),
+                other => {
+                    let t = other.to_string();
+                    if t.chars().count() > 80 { format!("{}…", t.chars().take(80).collect::<String>()) } else { t }
+                }
+            };
+            out.push(format!("{path}: {} → {}", show(a), show(b)));
+        }
+    }
+}
+
+#[cfg(test)]
+mod preview_tests {
+    use super::*;
+
+    #[test]
+    fn edge_template_previews_every_change_and_moves_to_its_chip() {
+        let t = bundled_templates().into_iter().find(|t| t.name == "llm-310p-edge").unwrap();
+        let s = Scenario::default();
+        let (next, lines) = preview(&t, &s).unwrap();
+        println!("{lines:#?}");
+        assert!(lines.iter().any(|l| l.starts_with("device: 910B2 → 310P")), "{lines:?}");
+        assert!(lines.iter().any(|l| l.starts_with("objectives")));
+        assert!(lines.iter().any(|l| l.starts_with("budget")));
+        assert_ne!(next, s);
+        // Applying nothing new: a second preview of the result changes nothing.
+        assert!(preview(&t, &next).unwrap().1.is_empty());
+    }
+}

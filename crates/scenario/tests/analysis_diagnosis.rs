@@ -1,9 +1,10 @@
-//! Diagnosis of Llama-2-7B decode on 910B2: names HBM and the KV cache; every suggestion's
-//! predicted effect equals a re-simulation of the changed point; guards report reasons.
+//! Diagnosis of Llama-2-7B on 910B2: names HBM and the KV cache in the dominant decode phase;
+//! every suggestion is a neighbour in the stage's space whose predicted goal equals the stage
+//! objective on it, and none offered as an improvement lowers the goal; guards report reasons.
 
 use tunelab_scenario::diagnosis::{diagnose, Weights};
 use tunelab_scenario::guards::{delta_check, protect_layers, DEFAULT_PROTECTED};
-use tunelab_scenario::serving::{cost_phase_with, tile_mode, Memo, Phase, ServingPoint, TileMode};
+use tunelab_scenario::serving::ServingPoint;
 use tunelab_scenario::Scenario;
 use tunelab_sim::Precision;
 
@@ -18,9 +19,10 @@ fn scenario() -> Scenario {
 #[test]
 fn decode_is_hbm_bound_on_kv_cache_or_weights() {
     let s = scenario();
-    let d = diagnose(&s, &[], None, Phase::Decode, Weights::default()).unwrap();
+    let d = diagnose(&s, None, Weights::default()).unwrap();
     let first = &d.cause_chain[0];
-    println!("{first}\n{:#?}", &d.cause_chain[1..]);
+    println!("{first}\n{:#?}\n{}", &d.cause_chain[1..], d.phase_why);
+    assert!(d.simulated.starts_with("one decode step"), "{}", d.simulated);
     assert!(first.starts_with("decode is HBM-bound"), "{first}");
     assert!(first.contains("KV-cache") || first.contains("weight reads"), "{first}");
     assert!(d.bottlenecks.get("memory").copied().unwrap_or(0.0) > 0.5);
@@ -33,35 +35,41 @@ fn decode_is_hbm_bound_on_kv_cache_or_weights() {
 fn long_context_decode_names_the_kv_cache() {
     let mut s = scenario();
     s.workload.input_len = 4096;
-    let d = diagnose(&s, &[], None, Phase::Decode, Weights::default()).unwrap();
+    let d = diagnose(&s, None, Weights::default()).unwrap();
     assert!(d.cause_chain[0].contains("KV-cache reads take"), "{}", d.cause_chain[0]);
 }
 
 #[test]
-fn predicted_effects_equal_a_resimulation() {
+fn suggestions_are_resimulated_neighbours_that_serve_the_goal() {
     let s = scenario();
-    let d = diagnose(&s, &[], None, Phase::Decode, Weights::default()).unwrap();
-    let (model, device, _) = tunelab_scenario::context::resolve(&s).unwrap();
+    let d = diagnose(&s, None, Weights::default()).unwrap();
+    let mut st = tunelab_scenario::setup(&s).unwrap();
+    let names = st.space.names().to_vec();
+    let g0 = d.goal_value.unwrap();
     assert!(!d.suggestions.is_empty());
-    for sg in &d.suggestions {
-        let mode = tile_mode(&s);
-        assert_eq!(d.tiling, if mode == TileMode::Best { "tuned" } else { "default" });
-        let re = cost_phase_with(&model, &device, Phase::Decode, &sg.point, 2048, 512, &mut Memo::default(), mode);
-        match (re, sg.predicted_step_ms) {
-            (Ok(pc), Some(ms)) => assert_eq!((pc.total_us / 1e3).to_bits(), ms.to_bits(), "{}", sg.title),
-            (Err(e), None) => assert_eq!(Some(e), sg.infeasible.clone()),
-            (r, p) => panic!("{}: resimulation {r:?} vs prediction {p:?}", sg.title),
+    let mut params = Vec::new();
+    for sg in d.suggestions.iter().chain(&d.trade_offs) {
+        assert!(names.contains(&sg.param), "{} is not a parameter of the stage", sg.param);
+        // The predicted goal is the stage objective run on the changed configuration.
+        match st.objective.evaluate(&sg.config) {
+            tunelab_search::Outcome::Ok(v) => assert_eq!(v[0].to_bits(), sg.goal_after.unwrap().to_bits(), "{}", sg.title),
+            other => panic!("{}: {other:?}", sg.title),
         }
         let w = d.weights;
-        if sg.infeasible.is_none() {
-            let want = w.effectiveness * sg.effectiveness + w.cost * (1.0 - sg.cost) + w.risk * (1.0 - sg.risk);
-            assert!((sg.score - want).abs() < 1e-12);
-        }
+        let want = w.effectiveness * sg.effect.clamp(-1.0, 1.0) + w.cost * (1.0 - sg.cost) + w.risk * (1.0 - sg.risk);
+        assert!((sg.score - want).abs() < 1e-12);
     }
-    // Ranked: feasible first, by score.
-    let feasible: Vec<_> = d.suggestions.iter().filter(|x| x.infeasible.is_none()).collect();
-    assert!(feasible.windows(2).all(|p| p[0].score >= p[1].score));
-    assert!(d.suggestions.iter().any(|x| x.title.contains("W8A16")));
+    for sg in &d.suggestions {
+        // Offered as an improvement: the goal (tokens/s, maximised) gets better.
+        assert!(sg.goal_after.unwrap() > g0, "{} lowers the goal", sg.title);
+        assert!(!params.contains(&sg.param), "two suggestions for {}", sg.param);
+        params.push(sg.param.clone());
+    }
+    assert!(d.suggestions.windows(2).all(|p| p[0].effect >= p[1].effect));
+    for t in &d.trade_offs {
+        assert!(t.goal_after.unwrap() <= g0 && t.buys.is_some(), "{}", t.title);
+    }
+    assert!(d.score_rule.contains("0.5 x effect"));
 }
 
 #[test]

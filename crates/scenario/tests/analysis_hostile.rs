@@ -20,8 +20,8 @@ fn explore_marks_out_of_memory_and_rejects_bad_configs() {
 fn absurd_workloads_and_options_are_messages() {
     let mut w = Scenario::default();
     w.workload.batch = 1_000_000;
-    let e = diagnosis::diagnose(&w, &[], None, serving::Phase::Decode, Default::default()).unwrap_err();
-    assert!(e.contains("out of memory"));
+    let d = diagnosis::diagnose(&w, None, Default::default()).unwrap();
+    assert!(d.infeasible.unwrap().contains("out of memory"));
     let mut r = Scenario::default();
     r.stage = Stage::Runtime;
     r.runtime = serde_json::json!({"peak_rps": 1e300, "trace": [1.0, 0.5]});

@@ -91,7 +91,7 @@ fn every_bundled_scenario_runs_and_improves_on_its_baseline() {
         assert!(!rep.best_config.is_empty(), "{id}");
         let json: serde_json::Value = serde_json::from_str(&rep.to_json()).unwrap();
         assert_eq!(json["best"].to_string(), format_best(best), "{id}");
-        assert!(!tunelab_scenario::report::trials_csv(&r, 0).is_empty());
+        assert!(!tunelab_scenario::report::trials_csv(&r).is_empty());
     }
 }
 

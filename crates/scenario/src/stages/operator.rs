@@ -48,6 +48,9 @@ enum Slot {
 /// One fusion variant: its graphs' slots (already weighted) and its memory need.
 struct Variant {
     slots: Vec<Slot>,
+    /// Per slot: the operator's name (phase-qualified), class and operator, for the
+    /// per-operator breakdown (`priced_ops`).
+    names: Vec<(String, tunelab_sim::model::OpClass, Op)>,
     memory_gib: f64,
     /// Why it cannot run (out of memory, a per-operator memory limit), if so.
     violation: Option<String>,
@@ -82,6 +85,36 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
 
 /// The stage and its parameter blocks (fusion first, then operators by baseline time share).
 pub fn setup_blocks(s: &Scenario) -> Result<(StageSetup, Vec<Block>), String> {
+    let (objective, space, baseline, blocks, focus, focus_budget, notes) = build(s)?;
+    let setup = StageSetup { space, objective: Box::new(objective), metrics: metrics(), baseline, focus, focus_budget, notes };
+    Ok((setup, blocks))
+}
+
+/// Every operator of the workload priced exactly as the stage objective prices `config` (its
+/// tilings, fusions and INT8 switches), with the objective's metrics: the per-operator times
+/// sum, in the same order, to the objective's `model_time_ms`.
+pub fn priced_ops(s: &Scenario, config: &Config) -> Result<(Vec<crate::serving::OpCost>, f64), String> {
+    let (mut obj, space, ..) = build(s)?;
+    space.check(config)?;
+    let v = obj.variant_of(config);
+    if let Some(why) = &obj.variants[v].violation {
+        return Err(why.clone());
+    }
+    let mut out = Vec::with_capacity(obj.variants[v].slots.len());
+    for k in 0..obj.variants[v].slots.len() {
+        let (e, rep) = match obj.variants[v].slots[k] {
+            Slot::Fixed(e, rep) => (e, rep),
+            Slot::Group(g, rep) => (obj.group_estimate(g, config)?, rep),
+        };
+        let (name, class, op) = obj.variants[v].names[k].clone();
+        // `repeat` here is the weighted count (decode steps x repeats), rounded for the engine view.
+        out.push(crate::serving::OpCost { name, class, repeat: libm::round(rep).max(1.0) as u64, op, time_us: e.time_us * rep, estimate: e });
+    }
+    Ok((out, obj.variants[v].memory_gib))
+}
+
+#[allow(clippy::type_complexity)]
+fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, Vec<usize>, usize, Vec<String>), String> {
     let (model, device, notes) = crate::context::resolve(s)?;
     let o = &s.operator;
     let w = &s.workload;
@@ -98,11 +131,11 @@ pub fn setup_blocks(s: &Scenario) -> Result<(StageSetup, Vec<Block>), String> {
             continue;
         }
         if o.phase != "decode" {
-            cases.push(("prefill", b, share, Workload::Prefill { batch: b, input_len: input }));
+            cases.push(("prefill", b, share, crate::serving::workload(crate::serving::Phase::Prefill, b, input, output)));
         }
         if o.phase != "prefill" {
-            let done = output / 2;
-            cases.push(("decode", b, share * output.max(1) as f64, Workload::Decode { batch: b, context_len: input + done, output_len: output - done }));
+            let w = crate::serving::workload(crate::serving::Phase::Decode, b, input, output);
+            cases.push(("decode", b, share * output.max(1) as f64, w));
         }
     }
     // Work items per pass: tokens for a language model, samples for a one-pass model.
@@ -132,6 +165,7 @@ pub fn setup_blocks(s: &Scenario) -> Result<(StageSetup, Vec<Block>), String> {
         for &fu in fuse_opts {
             let g_opts = GraphOptions { precision, flash_attention: fl, fuse_epilogues: fu, ..GraphOptions::default() };
             let (mut slots, mut memory_gib, mut violation) = (Vec::new(), 0.0f64, None);
+            let mut slot_names = Vec::new();
             for (phase, b, weight, wl) in &cases {
                 let graph = build_graph(&model, wl, &ParallelPlan::default(), &g_opts).map_err(|e| format!("{} graph: {e}", phase))?;
                 let mem = memory_per_chip(&model, wl, &ParallelPlan::default(), &g_opts, None)?;
@@ -147,6 +181,8 @@ pub fn setup_blocks(s: &Scenario) -> Result<(StageSetup, Vec<Block>), String> {
                         }
                     }
                     let repeat = gop.repeat as f64 * weight;
+                    let qualified = if cases.len() > 1 { format!("{phase}:{}", gop.name) } else { gop.name.clone() };
+                    slot_names.push((qualified, gop.class, gop.op.clone()));
                     let axes = if o.tiling { search_axes(&gop.op, &device) } else { Vec::new() };
                     let mixed = o.mixed_precision_ops.contains(&gop.name) && matches!(gop.op, Op::Matmul { .. });
                     if axes.is_empty() && !mixed {
@@ -176,7 +212,7 @@ pub fn setup_blocks(s: &Scenario) -> Result<(StageSetup, Vec<Block>), String> {
             if memory_gib > dev_gib && violation.is_none() {
                 violation = Some(format!("out of memory by {:.2} GiB ({memory_gib:.2} GiB needed, {dev_gib:.0} GiB per chip)", memory_gib - dev_gib));
             }
-            variants.push(Variant { slots, memory_gib, violation });
+            variants.push(Variant { slots, names: slot_names, memory_gib, violation });
         }
     }
     if let Some(v) = variants.iter().map(|v| v.violation.clone()).collect::<Option<Vec<_>>>() {
@@ -199,8 +235,7 @@ pub fn setup_blocks(s: &Scenario) -> Result<(StageSetup, Vec<Block>), String> {
         .flat_map(|g| g.axes.iter().map(|a| a.1).chain(g.int8))
         .collect();
     let focus_budget = libm::round(o.search_intensity * s.budget as f64) as usize;
-    let setup = StageSetup { space, objective: Box::new(objective), metrics: metrics(), baseline, focus, focus_budget, notes };
-    Ok((setup, blocks))
+    Ok((objective, space, baseline, blocks, focus, focus_budget, notes))
 }
 
 fn new_group(label: String, op: Op, axes: Vec<tunelab_sim::tiling::Axis>, mixed: bool, o: &crate::scenario::OperatorOptions, device: &Device, params: &mut Vec<Param>) -> Group {

@@ -1,0 +1,74 @@
+//! `tunelab guards SCENARIO.json [--set name=value,...] [--chip 310P3] [--protect lm_head,embed]`:
+//! the over-optimisation guards on one configuration (the baseline, the values given with
+//! `--set`, or with `--best` the tuned best): does it run on another chip (the stage's own
+//! objective, so every device limit is checked), what keeping sensitive layers in 16-bit costs,
+//! and the expected-output-error delta against the scenario's defaults.
+
+use tunelab_scenario::guards::{check_all, DEFAULT_PROTECTED};
+use tunelab_scenario::Run;
+
+/// Arguments of `tunelab guards`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The scenario file.
+    #[arg(value_name = "SCENARIO.json")]
+    scenario: String,
+    /// Parameter values, name=value,... (the rest keep the baseline).
+    #[arg(long, value_name = "name=value,...")]
+    set: Vec<String>,
+    /// Tune first and check the best configuration found.
+    #[arg(long, conflicts_with = "set")]
+    best: bool,
+    /// Check the configuration on this bundled chip too.
+    #[arg(long, value_name = "CHIP")]
+    chip: Option<String>,
+    /// Name patterns of layers kept in 16-bit (default: lm_head,embed,router).
+    #[arg(long, value_name = "pattern,...")]
+    protect: Option<String>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Entry point of the subcommand.
+pub fn main(a: Args) -> Result<(), String> {
+    let s = crate::run::load(&a.scenario)?;
+    let mut run = Run::new(&s).map_err(|e| format!("scenario '{}': {e}", a.scenario))?;
+    let config = if a.best {
+        run.run_to_end();
+        run.overall_best().map(|(_, t)| t.config.clone()).ok_or("no feasible configuration was found to check")?
+    } else {
+        crate::eval::configure(run.space(), run.baseline_config(), &a.set)?
+    };
+    let patterns: Vec<String> = match &a.protect {
+        Some(p) => p.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect(),
+        None => DEFAULT_PROTECTED.iter().map(|x| x.to_string()).collect(),
+    };
+    let r = check_all(&s, run.space().names(), &config, a.chip.as_deref(), &patterns)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r).map_err(|e| e.to_string())?);
+        return Ok(());
+    }
+    println!("configuration: {}", r.config);
+    if let Some(c) = &r.compatibility {
+        if c.compatible {
+            println!("on {}: runs", c.target);
+            for (n, v, u) in &c.metrics {
+                println!("  {:<34} {:>12} {u}", tunelab_scenario::metrics::label(n), tunelab_scenario::metrics::fmt_metric(n, *v));
+            }
+        } else {
+            println!("on {}: does NOT run: {}", c.target, c.problems.join("; "));
+        }
+    }
+    if let Some(p) = &r.protected {
+        println!("protected layers ({}): {} operators kept in 16-bit", p.patterns.join(", "), p.protected_ops.len());
+        println!("  decode step {} ms all quantised, {} ms protected; expected error {:.2e} vs {:.2e} ({})", tunelab_scenario::metrics::fmt4(p.step_ms_all_quantised), tunelab_scenario::metrics::fmt4(p.step_ms_protected), p.rel_error_all_quantised, p.rel_error_protected, p.note);
+    }
+    if let Some(d) = &r.delta {
+        println!("delta check: {} ({})", if d.pass { "pass" } else { "FAIL" }, d.note);
+    }
+    for n in &r.notes {
+        println!("note: {n}");
+    }
+    Ok(())
+}

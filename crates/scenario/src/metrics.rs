@@ -1,0 +1,144 @@
+//! The metric registry: one place that says what every metric the stages report is called on
+//! screen, its unit, what it means in one line and which way is better, plus the number format
+//! the UI uses (about four significant digits; exports keep full precision).
+//!
+//! Why one registry: the report, the diagnosis, the heat map, the trial table and the CLI all
+//! show the same metrics; a label or a meaning written in each view drifts apart.
+
+use serde::Serialize;
+
+/// What a metric is, for people.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct MetricInfo {
+    /// The id the stages report ("tokens_per_s_per_chip").
+    pub id: &'static str,
+    /// A short human label ("Throughput per chip").
+    pub label: &'static str,
+    /// The unit shown ("tokens/s"); empty for a plain ratio.
+    pub unit: &'static str,
+    /// One line: what the number is.
+    pub meaning: &'static str,
+    /// True when a larger value is better.
+    pub higher_is_better: bool,
+    /// Shown as a percentage (a fraction 0..1 in the data).
+    pub percent: bool,
+}
+
+const fn m(id: &'static str, label: &'static str, unit: &'static str, meaning: &'static str, higher_is_better: bool, percent: bool) -> MetricInfo {
+    MetricInfo { id, label, unit, meaning, higher_is_better, percent }
+}
+
+/// Every metric a stage reports.
+pub const METRICS: &[MetricInfo] = &[
+    m("tokens_per_s", "Throughput", "tokens/s", "Tokens per second of the whole instance or job, all its chips (generated tokens when serving, training tokens when training).", true, false),
+    m("tokens_per_s_per_chip", "Throughput per chip", "tokens/s", "Generated tokens per second divided by the chips the instance uses (tensor-parallel degree).", true, false),
+    m("ttft_ms", "Time to first token", "ms", "TTFT: time of the prefill of one batch of prompts, until the first token is out.", false, false),
+    m("tpot_ms", "Time per output token", "ms", "TPOT: time of one decode step at the mean context (prompt plus half the output).", false, false),
+    m("model_time_ms", "Workload time", "ms", "Time of the whole simulated workload: the prefill plus every decode step, operator times summed.", false, false),
+    m("memory_gib", "Memory per chip", "GiB", "Device memory one chip needs or reserves: weights, KV cache, activations and workspace.", false, false),
+    m("energy_j_per_token", "Energy per token", "J/token", "Energy of all the instance's chips per generated token.", false, false),
+    m("energy_j", "Energy", "J", "Energy of one chip for the whole simulated workload.", false, false),
+    m("rel_error", "Model uncertainty", "", "The device model's expected relative error for the least certain operator (0.1 = ±10%); a cost, not an accuracy loss of the network.", false, true),
+    m("power_w", "Power", "W", "Average power of one chip over the request.", false, false),
+    m("utilisation", "Utilisation", "", "Share of the chip's peak in use: useful FLOPs per second over the FP16 cube peak (runtime stage: busy share of the chips).", true, true),
+    m("step_time_ms", "Step time", "ms", "Time of one training step (all micro-batches, communication not hidden).", false, false),
+    m("mfu", "MFU", "", "Model FLOPs utilisation: model FLOPs per second over the peak of all chips.", true, true),
+    m("capacity_rps", "Capacity", "req/s", "Requests per second the instance sustains under the runtime stage's arrival pattern.", true, false),
+    m("bubble_fraction", "Pipeline bubble", "", "Share of a training step the pipeline stages sit idle: (pp - 1) / (micro-batches + pp - 1).", false, true),
+    m("dp_comm_exposed_ms", "Exposed DP communication", "ms", "Data-parallel gradient communication not hidden behind the backward pass, per step.", false, false),
+    m("grad_accum", "Gradient accumulation", "steps", "Micro-batches accumulated per optimiser step (global batch / (micro-batch x data-parallel)).", false, false),
+];
+
+/// The registry entry of a metric id; an id not in the registry gets a readable fallback (its
+/// id with spaces, the unit the stage gave, no meaning), never a panic.
+pub fn info(id: &str) -> MetricInfo {
+    METRICS.iter().find(|m| m.id == id).copied().unwrap_or(MetricInfo {
+        id: "",
+        label: "",
+        unit: "",
+        meaning: "",
+        higher_is_better: false,
+        percent: false,
+    })
+}
+
+/// The label shown for a metric id (the registry's, or the id with spaces).
+pub fn label(id: &str) -> String {
+    match METRICS.iter().find(|m| m.id == id) {
+        Some(m) => m.label.to_string(),
+        None => id.replace('_', " "),
+    }
+}
+
+/// "Label (unit)" for column heads.
+pub fn label_unit(id: &str, unit: &str) -> String {
+    let i = info(id);
+    let u = if i.id.is_empty() { unit } else if i.percent { "%" } else { i.unit };
+    if u.is_empty() { label(id) } else { format!("{} ({u})", label(id)) }
+}
+
+/// The one-line meaning (empty for an unknown id).
+pub fn meaning(id: &str) -> &'static str {
+    info(id).meaning
+}
+
+/// About four significant digits, no exponent for everyday magnitudes: 1265.273496 -> "1265",
+/// 43.7123 -> "43.71", 0.00123456 -> "0.001235". Non-finite values print as "—".
+pub fn fmt4(x: f64) -> String {
+    if !x.is_finite() {
+        return "—".into();
+    }
+    if x == 0.0 {
+        return "0".into();
+    }
+    let a = x.abs();
+    if !(1e-4..1e7).contains(&a) {
+        return format!("{x:.3e}");
+    }
+    let digits = libm::floor(libm::log10(a)) as i32; // 1265 -> 3
+    let decimals = (3 - digits).clamp(0, 8) as usize;
+    let s = format!("{x:.decimals$}");
+    if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
+}
+
+/// A metric's value as the UI shows it: four significant digits, a percentage for fractions.
+pub fn fmt_metric(id: &str, x: f64) -> String {
+    if info(id).percent { format!("{}%", fmt4(x * 100.0)) } else { fmt4(x) }
+}
+
+/// Whether going from `before` to `after` is better for this metric (None: equal or unknown
+/// direction). `higher_is_better` from the study's metric wins over the registry when given.
+pub fn is_better(higher_is_better: bool, before: f64, after: f64) -> Option<bool> {
+    if before == after || !before.is_finite() || !after.is_finite() {
+        return None;
+    }
+    Some((after > before) == higher_is_better)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn four_significant_digits() {
+        assert_eq!(fmt4(1265.273496037568), "1265");
+        assert_eq!(fmt4(43.71234), "43.71");
+        assert_eq!(fmt4(0.00123456), "0.001235");
+        assert_eq!(fmt4(-2.5), "-2.5");
+        assert_eq!(fmt4(12_345_678.0), "1.235e7");
+        assert_eq!(fmt4(f64::NAN), "—");
+        assert_eq!(fmt_metric("rel_error", 0.1234), "12.34%");
+    }
+
+    #[test]
+    fn every_stage_metric_has_a_label_unit_and_meaning() {
+        for id in ["tokens_per_s", "ttft_ms", "tpot_ms", "tokens_per_s_per_chip", "memory_gib", "energy_j_per_token", "rel_error", "power_w", "utilisation", "model_time_ms", "energy_j"] {
+            let i = info(id);
+            assert_eq!(i.id, id, "{id} is not in the registry");
+            assert!(!i.meaning.is_empty() && !i.label.is_empty());
+        }
+        assert_eq!(label("some_new_metric"), "some new metric");
+        assert_eq!(is_better(true, 1.0, 2.0), Some(true));
+        assert_eq!(is_better(false, 1.0, 2.0), Some(false));
+    }
+}

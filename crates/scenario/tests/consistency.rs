@@ -1,0 +1,156 @@
+//! One story everywhere: the report's best, the diagnosis of the best configuration and its
+//! point detail give the same goal value to the last bit (deployment and operator stages); the
+//! engine breakdown sums to the stage's own step time; the header title follows the scenario;
+//! exports carry every strategy's trials and only documented MindIE fields / vLLM flags; every
+//! public analysis module has a caller in the app or the CLI.
+
+use tunelab_scenario::diagnosis::{diagnose, Weights};
+use tunelab_scenario::explore::point_detail;
+use tunelab_scenario::report::{trials_csv, MINDIE_FIELDS, VLLM_FLAGS};
+use tunelab_scenario::scenario::{DeviceRef, ModelRef};
+use tunelab_scenario::{context, Run, Scenario, Stage};
+
+fn deployment(budget: usize) -> Scenario {
+    let mut s = Scenario::default();
+    s.stage = Stage::Deployment;
+    s.budget = budget;
+    s.workload.batch = 16;
+    s
+}
+
+fn finished(s: &Scenario) -> Run {
+    let mut r = Run::new(s).unwrap();
+    r.run_to_end();
+    r
+}
+
+fn same_everywhere(s: &Scenario) {
+    let run = finished(s);
+    let report = run.report();
+    let (_, best) = run.overall_best().expect("a feasible best");
+    let d = diagnose(s, Some(&best.config), Weights::default()).unwrap();
+    assert_eq!(d.goal, report.metric);
+    assert_eq!(d.goal_value.map(f64::to_bits), report.best.map(f64::to_bits), "diagnosis {:?} vs report {:?}", d.goal_value, report.best);
+    assert_eq!(tunelab_scenario::format_best(d.goal_value.unwrap()), tunelab_scenario::format_best(report.best.unwrap()));
+    let p = point_detail(s, &best.config).unwrap();
+    assert!(p.infeasible.is_none(), "{:?}", p.infeasible);
+    assert_eq!(p.metrics[0].1.to_bits(), report.best.unwrap().to_bits());
+    // Every metric of the report's "after" column equals the diagnosis's.
+    for (c, m) in report.comparison.iter().zip(&d.metrics) {
+        assert_eq!(c.metric, m.name);
+        assert_eq!(c.after.map(f64::to_bits), Some(m.value.to_bits()), "{}", c.metric);
+    }
+    println!("{}: best {} = diagnosis {} ({}; {})", s.stage.name(), report.best.unwrap(), d.goal_value.unwrap(), d.simulated, d.phase_why);
+}
+
+#[test]
+fn deployment_diagnosis_equals_report() {
+    let s = deployment(40);
+    same_everywhere(&s);
+    // The breakdown shows the dominant phase in the best configuration's launch mode.
+    let run = finished(&s);
+    let (_, best) = run.overall_best().unwrap();
+    let d = diagnose(&s, Some(&best.config), Weights::default()).unwrap();
+    let launch = best.config.0[run.space().index_of("launch").unwrap()].as_str().unwrap().to_string();
+    assert!(d.simulated.contains(&format!("{launch} launch")), "{} vs {launch}", d.simulated);
+    assert!(d.step_ms > 0.0 && !d.phase_why.is_empty());
+}
+
+#[test]
+fn operator_diagnosis_equals_report_at_tuned_tilings() {
+    let mut s = Scenario::default();
+    s.stage = Stage::Operator;
+    s.budget = 30;
+    same_everywhere(&s);
+    let run = finished(&s);
+    let (_, best) = run.overall_best().unwrap();
+    let p = point_detail(&s, &best.config).unwrap();
+    // The per-operator times sum, in the objective's order, to its model time exactly.
+    assert_eq!(p.total_ms.to_bits(), p.metrics.iter().find(|m| m.0 == "model_time_ms").unwrap().1.to_bits());
+    // Tuned tilings differ from the default: the baseline's detail is slower or equal.
+    let base = point_detail(&s, run.baseline_config()).unwrap();
+    assert!(base.total_ms >= p.total_ms);
+    let d = diagnose(&s, Some(&best.config), Weights::default()).unwrap();
+    let names = run.space().names();
+    for sg in d.suggestions.iter().chain(&d.trade_offs).chain(&d.blocked) {
+        assert!(names.contains(&sg.param), "{} is not an operator-stage parameter", sg.param);
+    }
+}
+
+#[test]
+fn title_follows_model_chip_stage_and_goal() {
+    let mut s = deployment(10);
+    s.model = ModelRef::Id("qwen2.5-7b".into());
+    s.device = DeviceRef::Name("910B4".into());
+    let t = context::title(&s);
+    assert!(t.contains("qwen2.5-7b") && t.contains("910B4") && t.contains("deployment"), "{t}");
+    s.objectives = vec![tunelab_scenario::scenario::ObjectiveSpec { metric: "ttft_ms".into(), priority: 1.0, direction: None }];
+    assert!(context::title(&s).contains("minimise time to first token"), "{}", context::title(&s));
+    s.model = ModelRef::Inline(serde_json::json!({"_name_or_path": "org/My-Model-3B", "model_type": "llama"}));
+    assert!(context::title(&s).starts_with("My-Model-3B on 910B4"), "{}", context::title(&s));
+}
+
+#[test]
+fn csv_has_every_strategy_and_deployment_configs_are_documented() {
+    let mut s = deployment(12);
+    s.compare = vec![tunelab_scenario::scenario::StrategySpec { name: "random".into(), options: serde_json::json!({}) }];
+    if s.strategy.name == "random" {
+        s.compare[0].name = "annealing".into();
+    }
+    let run = finished(&s);
+    let csv = trials_csv(&run);
+    let rows: Vec<&str> = csv.lines().collect();
+    let total: usize = (0..run.lanes().len()).map(|i| run.trials(i).len()).sum();
+    assert_eq!(rows.len() - 1, total);
+    assert!(rows[0].starts_with("strategy,"));
+    for l in run.lanes() {
+        assert!(rows.iter().any(|r| r.starts_with(&format!("{},", l.spec.name))), "{} missing", l.spec.name);
+    }
+    let d = run.report().deployment.expect("deployment export");
+    fn walk(v: &serde_json::Value, section: &str) {
+        let Some(o) = v.as_object() else {
+            if let Some(a) = v.as_array() {
+                a.iter().for_each(|x| walk(x, section));
+            }
+            return;
+        };
+        let allowed = MINDIE_FIELDS.iter().find(|(s, _)| *s == section).map(|x| x.1).unwrap_or_else(|| panic!("section {section} not documented"));
+        for (k, x) in o {
+            assert!(allowed.contains(&k.as_str()), "MindIE field {section}.{k} is not documented");
+            if x.is_object() || x.as_array().is_some_and(|a| a.iter().any(|e| e.is_object())) {
+                walk(x, k);
+            }
+        }
+    }
+    walk(&d.mindie_config, "");
+    for bad in ["graphMode", "kvCacheMemoryFraction", "memoryStrategy", "quantization"] {
+        assert!(!d.mindie_config.to_string().contains(bad), "{bad}");
+    }
+    assert!(d.mindie_config["BackendConfig"]["ModelDeployConfig"]["ModelConfig"][0]["npuMemSize"].as_i64().unwrap() >= 1);
+    assert!(!d.mindie_notes.is_empty());
+    for a in d.vllm_args.iter().filter(|a| a.starts_with("--")) {
+        assert!(VLLM_FLAGS.contains(&a.as_str()), "vLLM flag {a} is not documented");
+    }
+}
+
+#[test]
+fn every_public_analysis_module_has_a_caller_outside_tests() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut text = String::new();
+    fn read_all(dir: &std::path::Path, out: &mut String) {
+        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                read_all(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
+            }
+        }
+    }
+    read_all(&root.join("src"), &mut text);
+    read_all(&root.join("crates/cli/src"), &mut text);
+    for (module, call) in [("diagnosis", "diagnosis::"), ("explore", "explore::"), ("impact", "impact::"), ("guards", "guards::"), ("train_diagnosis", "train_diagnosis::"), ("metrics", "metrics::")] {
+        assert!(text.contains(call), "the public analysis module `{module}` has no caller in the app or the CLI");
+    }
+}
