@@ -236,13 +236,11 @@ impl Table {
             let means: Vec<String> = (0..budgets.len())
                 .map(|k| format!("b{} {:.3}", budgets[k], files.iter().enumerate().map(|(f, _)| self.cells[f][a][k].0).sum::<f64>() / files.len() as f64))
                 .collect();
-            out += &format!(
-                "aggregate: auto mean best/optimum over {} files: {}; auto <= best single strategy at {le}/{points} (file, budget) points, within 0.01 at {within}/{points}",
-                files.len(),
-                means.join(", ")
-            );
+            out += &format!("aggregate: auto mean best/optimum over {} files: {}", files.len(), means.join(", "));
             if others.is_empty() {
-                out += " (no other strategy to compare with)";
+                out += "; no other strategy to compare with";
+            } else {
+                out += &format!("; auto <= best single strategy at {le}/{points} (file, budget) points, within 0.01 at {within}/{points}");
             }
             if kt_n > 0 {
                 out += &format!("; auto <= Kernel Tuner's best at {kt_le}/{kt_n}");
