@@ -40,7 +40,7 @@ pub fn main(a: Args) -> Result<(), String> {
     rep.summary.values_unexpressed = rep.unexpressed.len();
     if let Some(path) = &a.svg {
         let pts = rep.rows.iter().map(|c| (c.measured, c.predicted, c.category.clone())).collect();
-        let svg = plot::scatter_svg(&[plot::Series { label: "Tunelab", points: pts, hollow: false }], &format!("Predicted vs measured: {}", rep.name));
+        let svg = plot::scatter_svg(&[plot::Series { label: "Tunelab", points: pts, hollow: false }], "Predicted vs measured (log-log; each value in its own unit)");
         std::fs::write(path, svg).map_err(|e| format!("--svg {path}: {e}"))?;
     }
     if a.json {
