@@ -39,6 +39,8 @@ pub fn ExplorePanel() -> impl IntoView {
     let on_select = Callback::new(move |(i, j): (usize, usize)| {
         selected.set(Some((i, j)));
         let Some(cfg) = map.with_untracked(|m| m.as_ref().and_then(|m| cell_config(m, &setup.get_untracked().ok()?, i, j))) else { return };
+        // A clicked cell is pinned too, to compare it side by side in the report view.
+        crate::components::trials::pin(ctx, cfg.clone());
         match ctx.scenario.with_untracked(|s| point_detail(s, &cfg)) {
             Ok(d) => detail.set(Some(d)),
             Err(e) => ctx.fail(e),
@@ -55,7 +57,7 @@ pub fn ExplorePanel() -> impl IntoView {
     view! {
         <section class="panel explore">
             <h2>"Explore the space"</h2>
-            <p class="hint">"The stage's primary metric over two parameters, the others at the baseline. Grey hatched cells are infeasible: hover for the reason. Click a cell for its breakdown by engine and its place on the roofline."</p>
+            <p class="hint">"The stage's primary metric over two parameters, the others at the baseline. Grey hatched cells are infeasible: hover for the reason. Click a cell for its breakdown by engine and its place on the roofline; it is pinned for side-by-side comparison in the report view."</p>
             <div class="row">
                 <label>"x " {select(x, "explore-x")}</label>
                 <label>"y " {select(y, "explore-y")}</label>
@@ -102,7 +104,7 @@ pub fn PointView(detail: RwSignal<Option<PointDetail>>, #[prop(optional, into)] 
             <h3>{title}</h3>
             <p class="bad">{move || d().infeasible.map(|r| format!("Infeasible: {r}")).unwrap_or_default()}</p>
             <table><tbody>
-                {move || d().metrics.into_iter().map(|(n, v, u)| view! { <tr><td>{n}</td><td>{tunelab_scenario::format_best(v)}</td><td>{u}</td></tr> }).collect_view()}
+                {move || d().metrics.into_iter().map(|(n, v, u)| view! { <tr><td title=tunelab_scenario::metrics::meaning(&n)>{tunelab_scenario::metrics::label_unit(&n, &u)}</td><td class="num" data-value=tunelab_scenario::format_best(v)>{tunelab_scenario::metrics::fmt_metric(&n, v)}</td></tr> }).collect_view()}
             </tbody></table>
             <div class="charts">
                 <BreakdownChart data=breakdown/>
@@ -132,10 +134,10 @@ fn cell_config(m: &HeatMap, setup: &(Vec<String>, Config), i: usize, j: usize) -
 
 fn heat_data(m: &HeatMap, selected: Option<(usize, usize)>) -> HeatmapData {
     HeatmapData {
-        title: format!("{} over {} × {}", m.metric, m.x_param, m.y_param),
+        title: format!("{} over {} × {}", tunelab_scenario::metrics::label(&m.metric), m.x_param, m.y_param),
         x_label: m.x_param.clone(),
         y_label: m.y_param.clone(),
-        value_label: if m.unit.is_empty() { m.metric.clone() } else { format!("{} ({})", m.metric, m.unit) },
+        value_label: tunelab_scenario::metrics::label_unit(&m.metric, &m.unit),
         x_values: m.x_values.iter().map(|v| v.to_string()).collect(),
         y_values: m.y_values.iter().map(|v| v.to_string()).collect(),
         cells: m.cells.iter().map(|row| row.iter().map(|c| HeatCell { value: c.value.unwrap_or(f64::NAN), infeasible: c.reason.clone() }).collect()).collect(),

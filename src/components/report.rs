@@ -172,7 +172,7 @@ fn diagnosis_view(d: Diagnosis) -> impl IntoView {
             <Show when=move || suggestions.is_empty()>
                 <p class="small">"No single change of one parameter improves the goal: this configuration is a local optimum of the space."</p>
             </Show>
-            <ol data-testid="suggestions">{d.suggestions.iter().map(|s| suggestion_line(&d, s)).map(|l| view! { <li class="good">{l}</li> }).collect_view()}</ol>
+            <ol data-testid="suggestions">{d.suggestions.iter().map(|s| (suggestion_line(&d, s), s.effect, s.config.describe(&d.names), s.goal_after.map(tunelab_scenario::format_best).unwrap_or_default())).map(|(l, e, c, g)| view! { <li class="good" data-effect=e.to_string() data-config=c data-goal=g>{l}</li> }).collect_view()}</ol>
             <Show when=move || !trade.is_empty()>
                 <h3>"Trade-offs (cost some of the goal, buy something else)"</h3>
             </Show>

@@ -36,10 +36,14 @@ pub fn memory_gib(d: &Device) -> f64 {
 }
 
 /// The model's short name as the scenario refers to it: a bundled id, or for a pasted model
-/// its `_name_or_path` / `name` / `model_type` field ("custom model" when none).
+/// its `_name_or_path` / `name` / first architecture / `model_type` ("custom model" when none).
 pub fn model_label(s: &Scenario) -> String {
+    // As the model loader names it: `_name_or_path`, `name`, the first architecture, the type.
     let from_json = |j: &serde_json::Value| -> Option<String> {
-        ["_name_or_path", "name", "model_type"].iter().find_map(|k| j.get(*k).and_then(|v| v.as_str()).filter(|x| !x.trim().is_empty()).map(|x| x.rsplit('/').next().unwrap_or(x).to_string()))
+        let arch = j.get("architectures").and_then(|a| a.get(0)).and_then(|v| v.as_str());
+        ["_name_or_path", "name"].iter().filter_map(|k| j.get(*k).and_then(|v| v.as_str())).chain(arch).chain(j.get("model_type").and_then(|v| v.as_str()))
+            .find(|x| !x.trim().is_empty())
+            .map(|x| format!("{} (pasted)", x.rsplit('/').next().unwrap_or(x)))
     };
     let name = match &s.model {
         ModelRef::Id(id) if id.trim_start().starts_with('{') => serde_json::from_str(id).ok().as_ref().and_then(from_json),
@@ -93,4 +97,30 @@ pub fn goal(s: &Scenario) -> (String, bool) {
 pub fn title(s: &Scenario) -> String {
     let (g, max) = goal(s);
     format!("{} on {}: {} stage, {} {}", model_label(s), chip_label(s), s.stage.name(), if max { "maximise" } else { "minimise" }, crate::metrics::label(&g).to_lowercase())
+}
+
+/// The one native-precision rule: the precision a model runs in when nothing is changed, from
+/// its checkpoint's data type (INT8 checkpoints as W8A8). With `serving`, FP32 checkpoints are
+/// served in FP16, as serving stacks downcast them (FP32 serving is not modelled). The
+/// operator, deployment, serving and guard code all use it, so they agree on the baseline.
+pub fn native_precision(d: tunelab_sim::DType, serving: bool) -> tunelab_sim::Precision {
+    use tunelab_sim::{DType, Precision};
+    match d {
+        DType::Bf16 => Precision::Bf16,
+        DType::Int8 => Precision::W8a8,
+        DType::Fp32 if !serving => Precision::Fp32,
+        _ => Precision::Fp16,
+    }
+}
+
+/// The name a precision has in scenarios and spaces ("fp16", "w8a16", ...).
+pub fn precision_name(p: tunelab_sim::Precision) -> &'static str {
+    use tunelab_sim::Precision;
+    match p {
+        Precision::Fp32 => "fp32",
+        Precision::Fp16 => "fp16",
+        Precision::Bf16 => "bf16",
+        Precision::W8a16 => "w8a16",
+        Precision::W8a8 => "w8a8",
+    }
 }

@@ -106,6 +106,8 @@ pub struct Suggestion {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Diagnosis {
     pub stage: String,
+    /// The stage's parameter names, in the space's order (`Suggestion::config` follows it).
+    pub names: Vec<String>,
     /// Parameter -> value of the diagnosed configuration.
     pub config: BTreeMap<String, Value>,
     /// The goal: the study's primary metric, its value (None when infeasible).
@@ -268,6 +270,7 @@ pub fn diagnose(s: &Scenario, config: Option<&Config>, weights: Weights) -> Resu
     };
     Ok(Diagnosis {
         stage: s.stage.name().into(),
+        names: names.clone(),
         config: names.iter().cloned().zip(config.0.iter().cloned()).collect(),
         goal: goal.name.clone(),
         goal_unit: goal.unit.clone(),

@@ -68,7 +68,8 @@ pub fn protect_layers(s: &Scenario, point: &ServingPoint, patterns: &[String]) -
     // Memory and feasibility of the point itself first (reasons come back as errors).
     cost(&model, &device, &w, &plan, &opts)?;
     let graph = build_graph(&model, &w, &plan, &opts)?;
-    let keep = if model.dtype == DType::Bf16 { DType::Bf16 } else { DType::Fp16 };
+    // Protected layers stay in the model's own 16-bit type (the native-precision rule).
+    let keep = if crate::context::native_precision(model.dtype, true) == tunelab_sim::Precision::Bf16 { DType::Bf16 } else { DType::Fp16 };
     let (mut t_q, mut t_p, mut e_q, mut e_p, mut names) = (0.0, 0.0, 0.0f64, 0.0f64, Vec::new());
     for o in &graph.ops {
         let eq = tunelab_sim::cost::estimate(&o.op, &Tiling::Default, &device).map_err(|e| format!("{}: {e}", o.name))?;

@@ -174,11 +174,7 @@ fn flag(v: &Value, on: &str) -> Option<bool> {
 
 /// The scenario's default serving point for a model: workload batch, model precision.
 pub fn default_point(s: &crate::scenario::Scenario, model: &ModelDesc) -> ServingPoint {
-    let precision = match model.dtype {
-        tunelab_sim::DType::Bf16 => Precision::Bf16,
-        tunelab_sim::DType::Fp32 => Precision::Fp32,
-        _ => Precision::Fp16,
-    };
+    let precision = crate::context::native_precision(model.dtype, true);
     let batch = if s.workload.batch > 0 { s.workload.batch as u64 } else { s.workload.dynamic_batches.first().copied().unwrap_or(1).max(1) as u64 };
     ServingPoint { batch, precision, ..ServingPoint::default() }
 }

@@ -31,7 +31,7 @@ use tunelab_sim::device::Device;
 use tunelab_sim::memory::{footprint, kv_cache_bytes, memory_per_chip, MemoryStrategy};
 use tunelab_sim::model::ModelDesc;
 use tunelab_sim::workload::{validate_plan, GraphOptions, ParallelPlan, Workload};
-use tunelab_sim::{DType, Precision};
+use tunelab_sim::Precision;
 
 const GIB: f64 = (1u64 << 30) as f64;
 
@@ -88,14 +88,13 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     if w.batch == -1 {
         return Err("workload.batch: the deployment stage tunes the batch itself; give a starting batch, not -1".into());
     }
-    let base_precision = match model.dtype {
-        DType::Bf16 => "bf16",
-        _ => "fp16",
-    };
+    let base_precision = crate::context::precision_name(crate::context::native_precision(model.dtype, true));
     let ints = |v: &[i64], d: &[i64]| if v.is_empty() { d.to_vec() } else { v.to_vec() };
     let strs = |v: &[String], d: &[&str]| if v.is_empty() { d.iter().map(|x| x.to_string()).collect() } else { v.to_vec() };
     let mut batches = ints(&d.batches, &[1, 2, 4, 8, 16, 32, 64, 128, 256]);
-    let precisions = strs(&d.precisions, &[base_precision, if base_precision == "fp16" { "bf16" } else { "fp16" }, "w8a16", "w8a8"]);
+    let mut precisions = strs(&d.precisions, &[base_precision, if base_precision == "fp16" { "bf16" } else { "fp16" }, "w8a16", "w8a8"]);
+    let mut seen = Vec::new();
+    precisions.retain(|p| if seen.contains(p) { false } else { seen.push(p.clone()); true });
     for p in &precisions {
         let ok = Precision::parse(p).map_err(|e| format!("deployment.precisions: {e}"))?;
         if ok == Precision::Fp32 {

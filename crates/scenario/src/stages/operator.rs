@@ -20,7 +20,7 @@ use tunelab_sim::estimate::Estimate;
 use tunelab_sim::memory::memory_per_chip;
 use tunelab_sim::tuning::default_tiling;
 use tunelab_sim::workload::{build_graph, GraphOptions, ParallelPlan, Workload};
-use tunelab_sim::{DType, Op, Precision};
+use tunelab_sim::{DType, Op};
 
 /// Axes searched only when loop unrolling is on (K steps per L1 load, M/N steps).
 const UNROLL_AXES: [&str; 4] = ["stepM", "stepN", "stepKa", "stepKb"];
@@ -141,12 +141,7 @@ fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, 
     // Work items per pass: tokens for a language model, samples for a one-pass model.
     let per_seq = |_: u64| if one_pass { 1 } else if o.phase == "prefill" { input } else { output.max(1) };
     let tokens: f64 = batches.iter().map(|&b| b as f64 * per_seq(b) as f64).sum::<f64>() / batches.len() as f64;
-    let precision = match model.dtype {
-        DType::Fp32 => Precision::Fp32,
-        DType::Bf16 => Precision::Bf16,
-        DType::Int8 => Precision::W8a8,
-        DType::Fp16 => Precision::Fp16,
-    };
+    let precision = crate::context::native_precision(model.dtype, false);
     let flash_opts: &[bool] = if o.fusion { &[true, false] } else { &[true] };
     let fuse_opts: &[bool] = if o.epilogue_fusion { &[true, false] } else { &[true] };
     let mut params: Vec<Param> = Vec::new();
