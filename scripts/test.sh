@@ -11,8 +11,11 @@ TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 export CARGO_TARGET_DIR="$TARGET"
 step() { echo; echo "=== $* ==="; }
 
-step "native tests (cargo test --workspace)"
-cargo test --workspace --no-fail-fast
+step "native tests (cargo test --workspace; the fuzz smoke test runs in the next step)"
+cargo test --workspace --no-fail-fast -- --skip fuzz_smoke_
+
+step "fuzz smoke: the fuzz/ targets on seeds + deterministic mutations (stable; long run: fuzz/README.md)"
+cargo test -p tunelab-scenario --test fuzz_smoke -- --nocapture
 
 step "wasm tests: golden trace under Node, components in headless Chromium"
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner CHROMEDRIVER=/usr/bin/chromedriver \

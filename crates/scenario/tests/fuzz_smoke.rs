@@ -1,0 +1,220 @@
+//! Stable-toolchain smoke version of the cargo-fuzz targets in fuzz/: the same target functions
+//! (fuzz/src/lib.rs, included below), each fed its seed inputs plus deterministic mutations of
+//! them (byte flips, deletions, duplications, splices and hostile tokens such as -1, 1e308,
+//! NaN, deep brackets and non-ASCII names). Same inputs every run: a failure reproduces.
+//!
+//! `TUNELAB_FUZZ_ITERS=N` changes the number of mutated inputs per target (default below); the
+//! long, coverage-guided version is `cargo +nightly fuzz run TARGET` (README, "Fuzzing").
+//! The slowest input of each target is printed, never asserted.
+
+#[path = "../../../fuzz/src/lib.rs"]
+mod targets;
+
+use std::time::Instant;
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+
+/// Mutated inputs per target by default (the scenario-running targets are costlier per input).
+fn iters(default: usize) -> usize {
+    std::env::var("TUNELAB_FUZZ_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// splitmix64: a tiny deterministic generator (no dependency, same on every machine).
+struct Mix(u64);
+impl Mix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
+    }
+}
+
+const TOKENS: &[&str] = &[
+    "-1", "0", "1e308", "-1e308", "5e-324", "NaN", "Infinity", "null", "true", "\"\"", "[]", "{}", "[[[[[[[[", "]]]]", "\"é\"",
+    "\"昇腾910B2\"", "99999999999999999999", "4294967297", "-0", "0.5", "\"x\"", ",", ":", "\"", "\\u0000", "1024", "65536",
+];
+
+/// One mutation of `seed` (several edits, the count itself random).
+fn mutate(seed: &[u8], others: &[Vec<u8>], rng: &mut Mix) -> Vec<u8> {
+    let mut v = seed.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        let len = v.len();
+        match rng.below(7) {
+            0 if len > 0 => {
+                let i = rng.below(len);
+                v[i] ^= 1 << rng.below(8);
+            }
+            1 if len > 0 => {
+                let i = rng.below(len);
+                let n = 1 + rng.below(16.min(len - i));
+                v.drain(i..i + n);
+            }
+            2 if len > 0 => {
+                let i = rng.below(len);
+                let n = 1 + rng.below(64.min(len - i));
+                let chunk = v[i..i + n].to_vec();
+                let at = rng.below(len);
+                v.splice(at..at, chunk);
+            }
+            3 => {
+                // Replace a number or insert a hostile token.
+                let tok = TOKENS[rng.below(TOKENS.len())].as_bytes();
+                let digits: Vec<usize> = v.iter().enumerate().filter(|(_, b)| b.is_ascii_digit()).map(|(i, _)| i).collect();
+                if !digits.is_empty() && rng.below(2) == 0 {
+                    let mut i = digits[rng.below(digits.len())];
+                    let mut j = i;
+                    while i > 0 && (v[i - 1].is_ascii_digit() || v[i - 1] == b'.') {
+                        i -= 1;
+                    }
+                    while j < v.len() && (v[j].is_ascii_digit() || v[j] == b'.' || v[j] == b'e') {
+                        j += 1;
+                    }
+                    v.splice(i..j, tok.iter().copied());
+                } else {
+                    let at = rng.below(len + 1);
+                    v.splice(at..at, tok.iter().copied());
+                }
+            }
+            4 if !others.is_empty() => {
+                // Splice in part of another seed.
+                let o = &others[rng.below(others.len())];
+                if !o.is_empty() {
+                    let i = rng.below(o.len());
+                    let n = 1 + rng.below(256.min(o.len() - i));
+                    let at = rng.below(len + 1);
+                    v.splice(at..at, o[i..i + n].iter().copied());
+                }
+            }
+            5 if len > 0 => v.truncate(rng.below(len)),
+            _ => {
+                let at = rng.below(len + 1);
+                v.insert(at, rng.next() as u8);
+            }
+        }
+    }
+    v
+}
+
+/// Runs `target` on every seed and on `n` mutations; prints the count and the slowest input.
+fn drive(name: &str, seeds: Vec<Vec<u8>>, n: usize, target: fn(&[u8])) {
+    assert!(!seeds.is_empty(), "{name}: no seeds");
+    let mut rng = Mix(0x7475_6e65_6c61_6200 ^ name.len() as u64);
+    let mut slowest = (0.0f64, Vec::new());
+    let t0 = Instant::now();
+    let mut inputs = 0;
+    let mut run = |input: Vec<u8>| {
+        let t = Instant::now();
+        target(&input);
+        let dt = t.elapsed().as_secs_f64();
+        if dt > slowest.0 {
+            slowest = (dt, input);
+        }
+    };
+    for s in &seeds {
+        run(s.clone());
+        inputs += 1;
+    }
+    for _ in 0..n {
+        let s = &seeds[rng.below(seeds.len())];
+        run(mutate(s, &seeds, &mut rng));
+        inputs += 1;
+    }
+    println!(
+        "fuzz smoke {name}: {inputs} inputs in {:.2} s, slowest {:.3} s ({} bytes)",
+        t0.elapsed().as_secs_f64(),
+        slowest.0,
+        slowest.1.len()
+    );
+    if slowest.0 > 0.5 && slowest.1.len() < 2000 {
+        println!("  slowest input: {}", String::from_utf8_lossy(&slowest.1));
+    }
+}
+
+fn files(dir: &str, ext: &str) -> Vec<Vec<u8>> {
+    let mut v: Vec<_> = std::fs::read_dir(format!("{ROOT}/{dir}"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(ext))
+        .collect();
+    v.sort();
+    v.into_iter().map(|p| std::fs::read(p).unwrap()).collect()
+}
+
+fn small_scenarios() -> Vec<Vec<u8>> {
+    // Small budgets keep each run short; the fuzz target clamps budgets anyway.
+    files("assets/scenarios", ".json")
+        .into_iter()
+        .chain([
+            br#"{"stage":"deployment","budget":3,"deployment":{"batches":[1,8],"precisions":["fp16","w8a8"]}}"#.to_vec(),
+            br#"{"stage":"training","training":{"chips":8},"budget":3}"#.to_vec(),
+            br#"{"stage":"operator","model":"sd15-unet","device":"310P3","budget":3}"#.to_vec(),
+            br#"{"stage":"runtime","model":"qwen2.5-7b","budget":3}"#.to_vec(),
+        ])
+        .collect()
+}
+
+#[test]
+fn fuzz_smoke_scenario() {
+    drive("scenario", small_scenarios(), iters(400), targets::scenario);
+}
+
+#[test]
+fn fuzz_smoke_url() {
+    let seeds: Vec<Vec<u8>> = small_scenarios()
+        .iter()
+        .filter_map(|s| std::str::from_utf8(s).ok().and_then(|t| Scenario::from_json(t).ok()))
+        .map(|s| tunelab_scenario::url::encode(&s).into_bytes())
+        .chain([b"v1.".to_vec(), b"#v1.eJyrVkrLzClJLVKyUlAqzi9KSS1S0lFQKkotLs0pAQA".to_vec()])
+        .collect();
+    drive("url", seeds, iters(3000), targets::url);
+}
+
+#[test]
+fn fuzz_smoke_device() {
+    drive("device", files("assets/devices", ".json"), iters(3000), targets::device);
+}
+
+#[test]
+fn fuzz_smoke_model() {
+    let mut seeds = files("assets/models", ".json");
+    seeds.push(br#"[{"name":"mm","op":{"op":"matmul","batch":1,"m":64,"n":64,"k":64,"dtype":"fp16","weight_dtype":null,"epilogue":"none"},"repeat":2}]"#.to_vec());
+    drive("model", seeds, iters(400), targets::model);
+}
+
+#[test]
+fn fuzz_smoke_kernel_tuner() {
+    // Small hand-made caches (the bundled multi-MB caches seed the long run: fuzz/README.md).
+    let mut seeds = Vec::new();
+    seeds.push(br#"{"version":"1.0","device_name":"d","kernel_name":"k","tune_params_keys":["a","b"],"tune_params":{"a":[1,2],"b":[4,8]},"objective":"time","cache":{"1,4":{"a":1,"b":4,"time":2.5},"1,8":{"a":1,"b":8,"time":1.5},"2,4":{"a":2,"b":4,"time":"InvalidConfig"},"2,8":{"a":2,"b":8,"time":3.0}}}"#.to_vec());
+    seeds.push(br#"{"device_name":"d","kernel_name":"k","tune_params_keys":["x"],"tune_params":{"x":[1,2,3]},"objective":"GFLOP/s","objective_higher_is_better":true,"cache":{"1":{"x":1,"GFLOP/s":10.0},"2":{"x":2,"GFLOP/s":20.5},"3":{"x":3,"GFLOP/s":"RuntimeFailedConfig"}}}"#.to_vec());
+    drive("kernel_tuner", seeds, iters(3000), targets::kernel_tuner);
+}
+
+#[test]
+fn fuzz_smoke_knowledge() {
+    // A real package and store from a short run.
+    let s = Scenario { budget: 4, ..Scenario::default() };
+    let mut run = tunelab_scenario::Run::new(&s).unwrap();
+    run.run_to_end();
+    let case = tunelab_scenario::cases::case_from_run(&run, "seed é 昇腾").unwrap();
+    let package = tunelab_scenario::knowledge::export_package(&case);
+    let mut kb = tunelab_scenario::knowledge::KnowledgeBase::new();
+    kb.add(case);
+    drive("knowledge", vec![package.into_bytes(), kb.to_json().into_bytes()], iters(400), targets::knowledge);
+}
+
+#[test]
+fn fuzz_smoke_constraints() {
+    let seeds: Vec<Vec<u8>> = ["a * b <= 64", "c == 'x' or a > 2", "b % 4 == 0 and (a + 1) // 2 < b", "d * 2 >= a - 3", "not (a == b)", "a ** 2 < 50"]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+    drive("constraints", seeds, iters(3000), targets::constraints);
+}
+
+use tunelab_scenario::Scenario;

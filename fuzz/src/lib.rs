@@ -1,0 +1,236 @@
+//! Fuzz target functions, one per parser family, shared by the cargo-fuzz binaries
+//! (fuzz/fuzz_targets/*.rs, nightly) and the stable smoke test
+//! (crates/scenario/tests/fuzz_smoke.rs, which includes this file as a module).
+//!
+//! Each function takes arbitrary bytes and panics only when an invariant breaks:
+//! - no panic anywhere in parsing, validation, set-up, a short run or a report;
+//! - no NaN or infinity in a reported metric;
+//! - bounded work per input (budgets are clamped; every study's evaluations stay within them);
+//! - determinism: the same input run twice gives the same digest / the same result.
+//!
+//! Time per input is bounded by the runner: libFuzzer's `-timeout`, and the smoke test prints
+//! its slowest input (figures are printed, never asserted).
+
+#![allow(dead_code)]
+
+use tunelab_scenario::knowledge::{import_package, KnowledgeBase, WARM_LIMIT};
+use tunelab_scenario::{Run, Scenario};
+use tunelab_search::kernel_tuner::KernelTunerCache;
+use tunelab_search::{Config, Outcome, Param, Rng, Space, Study, StudyOptions, Value};
+use tunelab_sim::{default_tiling, estimate, DType, Device, Epilogue, Op, VectorKind};
+
+/// Largest budget a fuzzed scenario is run with (the scenario's own budget is validated first).
+pub const FUZZ_BUDGET: usize = 6;
+
+fn text(data: &[u8]) -> Option<&str> {
+    std::str::from_utf8(data).ok()
+}
+
+fn finite(what: &str, x: f64) {
+    assert!(x.is_finite(), "{what} is not finite: {x}");
+}
+
+/// Clamps a valid scenario to a short run: small budget, at most two strategies.
+fn shorten(mut s: Scenario) -> Scenario {
+    s.budget = s.budget.min(FUZZ_BUDGET);
+    s.compare.truncate(1);
+    s
+}
+
+/// Runs a scenario to the end and checks the report; returns its digest.
+fn run_and_check(s: &Scenario) -> Option<String> {
+    let mut run = Run::new(s).ok()?;
+    let mut steps = 0;
+    while !run.is_done() {
+        run.step(64);
+        steps += 1;
+        assert!(steps < 10_000, "a run of budget {} did not finish", s.budget);
+    }
+    for l in run.lanes() {
+        assert!(l.study.evaluations() <= l.study.options().budget, "a lane spent more than its budget");
+        for t in l.study.trials() {
+            for v in &t.values {
+                finite("a trial's metric", *v);
+            }
+        }
+    }
+    let r = run.report();
+    if let Some(b) = r.best {
+        finite("best", b);
+    }
+    for c in &r.comparison {
+        for x in [c.before, c.after].into_iter().flatten() {
+            finite(&format!("metric {}", c.metric), x);
+        }
+    }
+    for st in &r.strategies {
+        if let Some(b) = st.best {
+            finite("a strategy's best", b);
+        }
+    }
+    let _ = r.to_text();
+    let _ = r.to_json();
+    Some(run.digest())
+}
+
+/// Scenario JSON: parse + validate + a short run + report; a second run gives the same digest.
+pub fn scenario(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    let Ok(s) = Scenario::from_json(t) else { return };
+    let _ = s.to_json();
+    let s = shorten(s);
+    if let Some(d1) = run_and_check(&s) {
+        let d2 = run_and_check(&s).expect("the same scenario set up once and failed the second time");
+        assert_eq!(d1, d2, "same scenario, different trials");
+    }
+}
+
+/// URL fragment: decode; a decoded scenario re-encodes and decodes to itself; its JSON is bounded.
+pub fn url(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    let _ = tunelab_scenario::url::decode_json(t);
+    let Ok(s) = tunelab_scenario::url::decode(t) else { return };
+    let json = s.to_json();
+    assert!(json.len() <= 64 * 1024 * 1024, "a decoded link prints as {} bytes", json.len());
+    let again = tunelab_scenario::url::decode(&tunelab_scenario::url::encode(&s)).expect("a decoded scenario re-encodes");
+    assert_eq!(again, s, "URL round trip changed the scenario");
+}
+
+/// A few operators every device should price (or refuse with a reason).
+fn probe_ops() -> Vec<Op> {
+    vec![
+        Op::Matmul { batch: 1, m: 1024, n: 1024, k: 1024, dtype: DType::Fp16, weight_dtype: None, epilogue: Epilogue::None },
+        Op::Matmul { batch: 1, m: 1, n: 4096, k: 4096, dtype: DType::Bf16, weight_dtype: Some(DType::Int8), epilogue: Epilogue::Bias },
+        Op::Vector { kind: VectorKind::Softmax, rows: 4096, row_len: 4096, dtype: DType::Fp16 },
+        Op::Vector { kind: VectorKind::RmsNorm, rows: 1, row_len: 7, dtype: DType::Fp32 },
+    ]
+}
+
+/// Chip profile: parse; every estimate on a parsed profile is finite and non-negative, twice the same.
+pub fn device(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    let Ok(d) = Device::from_json(t) else { return };
+    let _ = d.to_json();
+    check_device(&d);
+}
+
+fn check_device(d: &Device) {
+    for op in probe_ops() {
+        let tiling = default_tiling(&op, d);
+        let (a, b) = (estimate(&op, &tiling, d), estimate(&op, &tiling, d));
+        match (a, b) {
+            (Ok(e), Ok(f)) => {
+                for (what, x) in [("time_us", e.time_us), ("energy_uj", e.energy_uj), ("hbm_bytes", e.hbm_bytes), ("flops", e.flops)] {
+                    finite(what, x);
+                    assert!(x >= 0.0, "{what} is negative: {x}");
+                }
+                assert_eq!(e.time_us.to_bits(), f.time_us.to_bits(), "estimate is not deterministic");
+            }
+            (Err(_), Err(_)) => {}
+            _ => panic!("the same estimate once feasible, once not"),
+        }
+    }
+}
+
+/// Model description (Hugging Face config, operator graph, serialised model): load; a loaded
+/// model sets up and runs a short deployment (language model) or operator study.
+pub fn model(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    if !t.trim_start().starts_with(['{', '[']) {
+        return;
+    }
+    let Ok(loaded) = tunelab_sim::load_model(t) else { return };
+    let _ = loaded.model.params();
+    let mut s = Scenario { budget: 3, ..Scenario::default() };
+    s.model = tunelab_scenario::scenario::ModelRef::Id(t.to_string());
+    if !loaded.model.is_llm() {
+        s.stage = tunelab_scenario::scenario::Stage::Operator;
+    }
+    if s.validate().is_ok() {
+        let a = run_and_check(&s);
+        let b = run_and_check(&s);
+        assert_eq!(a, b, "same model, different trials");
+    }
+}
+
+/// Kernel Tuner cache: parse; a short replay stays within budget, never beats the optimum, and
+/// replays identically.
+pub fn kernel_tuner(data: &[u8]) {
+    let Ok(cache) = tunelab_search::kernel_tuner::load_bytes(data) else { return };
+    let _ = KernelTunerCache::parse(text(data).unwrap_or(""));
+    let replay = |seed: u64| -> (Option<f64>, usize) {
+        let Ok(mut strategy) = tunelab_search::strategies::by_name("random", &serde_json::json!({})) else { return (None, 0) };
+        let Ok(mut study) = Study::new(cache.space.clone(), vec![cache.metric()], StudyOptions::budget(20)) else { return (None, 0) };
+        let mut obj = cache.objective();
+        let mut rng = Rng::seed_from_u64(seed);
+        study.run(strategy.as_mut(), &mut obj, &mut rng);
+        assert!(study.evaluations() <= 20);
+        (study.best_value(), study.evaluations())
+    };
+    let (a, b) = (replay(1), replay(1));
+    assert_eq!(a.0.map(f64::to_bits), b.0.map(f64::to_bits), "replay is not deterministic");
+    assert_eq!(a.1, b.1);
+    if let (Some(best), Some(opt)) = (a.0, cache.optimum()) {
+        finite("replay best", best);
+        let m = cache.metric();
+        assert!(m.signed(best) >= m.signed(opt), "replay found {best}, better than the cache's optimum {opt}");
+    }
+}
+
+/// Knowledge base store or package: load never fails hard; similarity is in [0, 1] for any
+/// names; a warm start from the cases re-prices every transferred configuration.
+pub fn knowledge(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    let mut kb = KnowledgeBase::load(t).kb;
+    if let Ok(p) = import_package(t) {
+        kb.add(p.case);
+    }
+    if kb.cases.is_empty() {
+        return;
+    }
+    let _ = kb.to_json();
+    for c in &kb.cases {
+        for d in &kb.cases {
+            let s = c.fingerprint.similarity(&d.fingerprint);
+            assert!((0.0..=1.0).contains(&s), "similarity {s}");
+        }
+    }
+    let s = Scenario { budget: 2, ..Scenario::default() };
+    let Ok(fp) = tunelab_scenario::cases::fingerprint_of(&s) else { return };
+    let Ok(mut run) = Run::new(&s) else { return };
+    let warm = kb.warm_trials(&fp, run.space(), run.metrics(), WARM_LIMIT);
+    if warm.is_empty() {
+        return;
+    }
+    run.warm_start(&warm).expect("warm start before any evaluation");
+    assert!(run.transferred().len() <= WARM_LIMIT);
+    for t in run.transferred().to_vec() {
+        match run.evaluate(&t.config) {
+            Outcome::Ok(v) => assert_eq!(v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), t.values.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "a transferred value was not re-priced"),
+            _ => assert!(!t.is_ok(), "an infeasible configuration was transferred as ok"),
+        }
+    }
+}
+
+/// Constraint expression over a fixed space: parses or is refused; checking and sampling are
+/// bounded and deterministic.
+pub fn constraints(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    let params = vec![
+        Param::int("a", 0, 9, 1),
+        Param::pow2("b", 1, 64),
+        Param::categorical("c", vec![Value::from("x"), Value::from("y")]),
+        Param::float("d", 0.5, 2.0, false, None),
+    ];
+    let Ok(space) = Space::new(params, &[t.to_string()]) else { return };
+    let probe = Config(vec![Value::Int(3), Value::Int(8), Value::from("x"), Value::Float(1.0)]);
+    let _ = space.check(&probe);
+    let (mut r1, mut r2) = (Rng::seed_from_u64(7), Rng::seed_from_u64(7));
+    for _ in 0..4 {
+        let (x, y) = (space.sample(&mut r1), space.sample(&mut r2));
+        assert_eq!(x, y, "sampling is not deterministic");
+        if let Some(c) = x {
+            assert!(space.contains(&c), "sample outside the constrained space");
+        }
+    }
+}
