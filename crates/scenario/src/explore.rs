@@ -199,7 +199,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
             let gb = s.workload.global_batch.max(1) as u64;
             let p = crate::training::decode(names, config, gb)?;
             let w = tunelab_sim::workload::Workload::TrainStep { micro_batch: p.micro_batch, seq_len: s.workload.seq_len.max(1) as u64 };
-            let opts = tunelab_sim::workload::GraphOptions { precision: p.precision, train: p.train, ..Default::default() };
+            let opts = crate::training::graph_options(&p);
             let (ops, mem) = cost(&model, &device, &w, &p.plan, &opts)?;
             let total_ms = ops.iter().map(|o| o.time_us).sum::<f64>() / 1e3;
             Ok(Breakdown { label: "one micro-batch training step's operators at default tilings".into(), ops, memory: Some(mem), phase: None, why: String::new(), total_ms, graph_launch_ms: None })

@@ -34,9 +34,10 @@ pub mod tileaxes;
 pub mod train_diagnosis;
 pub mod url;
 pub mod validate;
-/// The training and runtime stages (files under stages/, declared here by their author).
-#[path = "stages/training.rs"]
-pub mod training;
+/// The training stage lives in `stages::` like the others; re-exported so that
+/// `tunelab_scenario::training` paths keep working.
+pub use stages::training;
+/// The runtime stage (file under stages/, declared here by its author).
 #[path = "stages/runtime.rs"]
 pub mod runtime;
 

@@ -35,8 +35,8 @@ pub struct Scenario {
     pub operator: OperatorOptions,
     /// Deployment-stage options.
     pub deployment: DeploymentOptions,
-    /// Training-stage options, interpreted by stages/training.rs.
-    pub training: Json,
+    /// Training-stage options (typed; missing fields take defaults, so old files keep working).
+    pub training: crate::stages::training::TrainingOptions,
     /// Runtime-stage options, interpreted by stages/runtime.rs.
     pub runtime: Json,
     /// Overrides of the stage's search space, by parameter name.
@@ -71,7 +71,7 @@ impl Default for Scenario {
             workload: WorkloadSpec::default(),
             operator: OperatorOptions::default(),
             deployment: DeploymentOptions::default(),
-            training: Json::Object(Default::default()),
+            training: Default::default(),
             runtime: Json::Object(Default::default()),
             space: BTreeMap::new(),
             objectives: Vec::new(),

@@ -275,8 +275,8 @@ pub fn apply_template(t: &Template, s: &mut Scenario, device_memory_gib: Option<
     if let Some(list) = t.options.get("precisions").and_then(|v| v.as_array()) {
         s.deployment.precisions = list.iter().filter_map(|x| x.as_str().map(str::to_string)).collect();
     }
-    if let (Some(p), Some(obj)) = (opt_str("mixed_precision"), s.training.as_object_mut()) {
-        obj.insert("precisions".into(), serde_json::json!([p]));
+    if let Some(p) = opt_str("mixed_precision") {
+        s.training.precisions = vec![p];
     }
     Ok(())
 }

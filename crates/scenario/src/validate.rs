@@ -247,7 +247,7 @@ impl Scenario {
     fn check_free_form(&self) -> Result<(), String> {
         use crate::scenario::{DeviceRef, ModelRef};
         check_free_form_field("view", &self.view, MAX_VIEW_BYTES)?;
-        check_free_form_field("training", &self.training, MAX_OPTIONS_BYTES)?;
+        self.training.validate()?;
         check_free_form_field("runtime", &self.runtime, MAX_OPTIONS_BYTES)?;
         for (k, s) in self.strategies().iter().enumerate() {
             let field = if k == 0 { "strategy.options".to_string() } else { format!("compare[{}].options", k - 1) };

@@ -15,7 +15,7 @@ fn scenario() -> Scenario {
 }
 
 fn point(tp: i64, pp: i64, dp: i64, mb: i64, rc: &str, zero: &str) -> Config {
-    Config(vec![Value::Int(tp), Value::Int(pp), Value::Int(dp), Value::Int(mb), rc.into(), zero.into(), "off".into(), "bf16".into()])
+    Config(vec![Value::Int(tp), Value::Int(pp), Value::Int(dp), Value::Int(mb), rc.into(), zero.into(), "off".into(), "bf16".into(), Value::Int(1), Value::Int(1), Value::Int(1)])
 }
 
 #[test]
@@ -23,7 +23,7 @@ fn memory_falls_with_zero_and_recompute() {
     let s = scenario();
     let mut st = setup(&s).unwrap();
     let names = st.space.names().to_vec();
-    assert_eq!(names.len(), 8);
+    assert_eq!(names.len(), 11);
     let mem = |c: &Config| {
         let (model, device, _) = tunelab_scenario::context::resolve(&s).unwrap();
         let p = decode(&names, c, 64).unwrap();
@@ -73,6 +73,6 @@ fn training_study_runs_and_baseline_is_in_space() {
     assert!(st.space.contains(&st.baseline));
     let out = st.objective.evaluate(&st.baseline.clone());
     assert!(matches!(out, Outcome::Ok(_) | Outcome::Infeasible(_)));
-    s.training = serde_json::json!({"chips": 0});
+    s.training.chips = 0;
     assert!(setup(&s).err().unwrap().contains("chips"));
 }

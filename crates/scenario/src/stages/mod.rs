@@ -10,6 +10,7 @@
 
 pub mod deployment;
 pub mod operator;
+pub mod training;
 
 use crate::scenario::{clip, Scenario, Stage};
 use serde_json::Value as Json;

@@ -102,9 +102,8 @@ impl Default for TrainingOptions {
 impl TrainingOptions {
     /// Reads `scenario.training`; a wrong field is named.
     pub fn from_scenario(s: &Scenario) -> Result<TrainingOptions, String> {
-        let o: TrainingOptions = serde_json::from_value(s.training.clone()).map_err(|e| format!("training: {e}"))?;
-        o.validate()?;
-        Ok(o)
+        s.training.validate()?;
+        Ok(s.training.clone())
     }
     /// Ranges and choices, naming the field.
     pub fn validate(&self) -> Result<(), String> {
@@ -361,6 +360,22 @@ pub fn decode(names: &[String], c: &Config, global_batch: u64) -> Result<TrainPo
     Ok(TrainPoint { plan, micro_batch, train, precision, moe_imbalance: training_constants().moe_imbalance.value })
 }
 
+/// The graph options a training point is priced with (the stage, explore and diagnosis all use
+/// this): Megatron / MindSpeed run each matmul as its own kernel followed by fused vector kernels
+/// (npu_swiglu, fused RMSNorm, bias-dropout-add), so no activation or residual rides on a matmul
+/// epilogue; flash attention is on (every MindSpeed-LLM pretraining script passes
+/// --use-flash-attn).
+pub fn graph_options(p: &TrainPoint) -> GraphOptions {
+    GraphOptions {
+        precision: p.precision,
+        train: p.train,
+        moe_imbalance: p.moe_imbalance,
+        fuse_epilogues: false,
+        flash_attention: true,
+        ..GraphOptions::default()
+    }
+}
+
 /// Which link a parallel group's collectives cross, with Megatron's rank order (TP fastest, then
 /// CP, EP/DP, PP outermost) and `CHIPS_PER_NODE` chips per node.
 fn group_link(inner: u64, degree: u64) -> Link {
@@ -395,7 +410,7 @@ pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64
     }
     let k = training_constants();
     let w = Workload::TrainStep { micro_batch: p.micro_batch, seq_len };
-    let opts = GraphOptions { precision: p.precision, train: p.train, moe_imbalance: p.moe_imbalance, ..GraphOptions::default() };
+    let opts = graph_options(p);
     let mut mem = memory_per_chip(model, &w, plan, &opts, Some(&p.train))?;
     // The caching allocator: freed blocks stay reserved and activations/gradients fragment.
     let churn = mem.activations.saturating_add(mem.gradients) as f64;

@@ -397,7 +397,12 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
     } else {
         // Point-to-point receive of the previous stage's activations, modelled as a two-rank
         // all-to-all whose per-rank contribution is the activation tensor.
-        let bytes = tokens.saturating_mul(t.hidden).saturating_mul(vec.bytes());
+        let mut bytes = tokens.saturating_mul(t.hidden).saturating_mul(vec.bytes());
+        if train {
+            // Megatron's scatter/gather optimisation (Narayanan et al. 2021, section 4.1; the
+            // activations are already sequence-sharded under SP): each TP rank sends 1/tp.
+            bytes = ceil_div(bytes, plan.tp);
+        }
         ops.push(ctx.comm("pp.recv_activations".into(), CommKind::AllToAll, bytes.saturating_mul(2), 2));
     }
     // Under context parallelism each chip holds s / cp queries of every sequence and, with the
