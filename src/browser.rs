@@ -97,3 +97,11 @@ pub fn record_timing(key: &str, ms: f64) {
         let _ = js_sys::Reflect::set(&obj, &JsValue::from_str(key), &JsValue::from_f64(ms));
     }
 }
+
+/// Sets `window[key]` to a JSON value (or the plain string when it is not JSON), for tests and
+/// benchmarks to read (`__tunelabEngine`, `__tunelabLastRace`).
+pub fn set_global(key: &str, value: &str) {
+    let Some(w) = web_sys::window() else { return };
+    let v = js_sys::JSON::parse(value).unwrap_or_else(|_| JsValue::from_str(value));
+    let _ = js_sys::Reflect::set(&w, &JsValue::from_str(key), &v);
+}

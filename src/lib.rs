@@ -7,9 +7,11 @@ pub mod browser;
 pub mod charts;
 pub mod components;
 pub mod kb_store;
+pub mod groups;
 pub mod session;
 pub mod state;
 pub mod url_state;
+pub mod worker;
 
 /// Mounts the app on the page's body.
 pub fn mount() {

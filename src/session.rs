@@ -13,6 +13,13 @@ use tunelab_search::{Direction, TrialState};
 const LOG_LINES: usize = 200;
 /// Strategy snapshots kept per lane for the teaching views.
 const SNAPSHOTS: usize = 100;
+/// Most trials the scatter draws: beyond it, the best, each lane's latest and an even sample of
+/// the rest (drawing cost and DOM size stay bounded however long the run).
+pub const MAX_SCATTER: usize = 700;
+/// Most points the Pareto chart draws: the whole front, then an even sample of the rest.
+pub const MAX_PARETO: usize = 500;
+/// Longest configuration label kept for tooltips (an operator stage has hundreds of parameters).
+const LABEL_CHARS: usize = 160;
 
 /// One strategy's lane, as the views show it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -23,6 +30,8 @@ pub struct LaneView {
     /// Best primary value (`format_best`).
     pub best: Option<String>,
     pub best_config: String,
+    /// The best configuration one line per operator, when the space is grouped (operator stage).
+    pub best_groups: Vec<(String, String)>,
     pub infeasible: usize,
     pub failed: usize,
     pub stop_reason: Option<String>,
@@ -53,6 +62,8 @@ pub struct RunView {
     /// Each Ok trial's metric values (aligned with `objectives`) and its configuration.
     pub ok_points: Vec<(Vec<f64>, String)>,
     pub notes: Vec<String>,
+    /// "250 tiling parameters over 18 operators" when the space is grouped; empty otherwise.
+    pub space_summary: String,
 }
 
 /// A run plus what the views need that the run does not keep.
@@ -61,6 +72,11 @@ pub struct Session {
     log: Vec<String>,
     snapshots: Vec<Vec<Json>>,
     seen_batches: Vec<usize>,
+    /// Each lane's latest snapshot as its worker sent it (the page's mirror of a lane stepped
+    /// in a worker does not run the strategy, so its own snapshot would be stale).
+    remote: Vec<Option<Json>>,
+    /// Each lane's trials described once (tooltips), in `run.trials(i)` order.
+    labels: Vec<Vec<String>>,
 }
 
 impl Session {
@@ -68,7 +84,7 @@ impl Session {
     pub fn new(s: &Scenario) -> Result<Session, String> {
         let run = Run::new(s)?;
         let n = run.lanes().len();
-        Ok(Session { run, log: Vec::new(), snapshots: vec![Vec::new(); n], seen_batches: vec![0; n] })
+        Ok(Session { run, log: Vec::new(), snapshots: vec![Vec::new(); n], seen_batches: vec![0; n], remote: vec![None; n], labels: vec![Vec::new(); n] })
     }
 
     /// Transfer: earlier trials (from similar knowledge-base cases) given to every lane before
@@ -90,14 +106,70 @@ impl Session {
     /// At most `n` study steps (round-robin over lanes); returns true once done.
     pub fn step(&mut self, n: usize) -> bool {
         let p = self.run.step(n);
+        self.note(&p.generations);
+        self.take_snapshots();
+        self.refresh_labels();
+        p.done
+    }
+
+    /// One study step (one evaluation) for every lane still going: Step in the page advances
+    /// all strategies together. Returns true once done.
+    pub fn step_each(&mut self) -> bool {
+        for i in 0..self.run.lanes().len() {
+            let p = self.run.step_lane(i, 1);
+            self.note(&p.generations);
+        }
+        self.take_snapshots();
+        self.refresh_labels();
+        self.run.is_done()
+    }
+
+    /// Mirrors what a lane's worker did (its trials, batches, stop, snapshots and log lines).
+    pub fn absorb(&mut self, u: &crate::worker::protocol::LaneUpdate) -> Result<(), String> {
+        self.run.mirror_lane(u.lane, &u.trials, u.batches, u.stop.clone())?;
+        self.log.extend(u.log.iter().cloned());
+        self.trim_log();
+        if let Some(v) = self.snapshots.get_mut(u.lane) {
+            v.extend(u.snapshots.iter().cloned());
+            if v.len() > SNAPSHOTS {
+                let cut = v.len() - SNAPSHOTS;
+                v.drain(..cut);
+            }
+            self.seen_batches[u.lane] = u.batches;
+        }
+        if let Some(r) = self.remote.get_mut(u.lane) {
+            *r = Some(u.snapshot.clone());
+        }
+        self.refresh_labels();
+        Ok(())
+    }
+
+    fn refresh_labels(&mut self) {
+        let names = self.run.space().names();
+        for (i, l) in self.labels.iter_mut().enumerate() {
+            let trials = self.run.trials(i);
+            for t in &trials[l.len().min(trials.len())..] {
+                l.push(short(&t.config.describe(names)));
+            }
+        }
+    }
+
+    fn note(&mut self, generations: &[tunelab_scenario::run::Generation]) {
         let metric = self.run.metrics()[0].clone();
-        for g in &p.generations {
+        for g in generations {
             self.log.push(format!("{}: {}", g.strategy, g.describe(&metric)));
         }
+        self.trim_log();
+    }
+
+    fn trim_log(&mut self) {
         if self.log.len() > LOG_LINES {
             let cut = self.log.len() - LOG_LINES;
             self.log.drain(..cut);
         }
+    }
+
+    fn take_snapshots(&mut self) {
         for i in 0..self.snapshots.len() {
             let batches = self.run.lanes()[i].study.batches();
             if batches != self.seen_batches[i] {
@@ -110,7 +182,6 @@ impl Session {
                 }
             }
         }
-        p.done
     }
 
     /// Steps until done or `slice_ms` has passed on `now`'s clock; returns true once done.
@@ -132,6 +203,7 @@ impl Session {
         let m = &run.metrics()[0];
         let minimize = m.direction == Direction::Minimize;
         let names = run.space().names();
+        let grouped = crate::groups::is_grouped(names);
         let lanes: Vec<LaneView> = run
             .lanes()
             .iter()
@@ -143,11 +215,12 @@ impl Session {
                     evaluations: l.study.evaluations(),
                     budget: l.study.options().budget,
                     best: run.best_value(i).map(format_best),
-                    best_config: run.best_trial(i).map(|t| t.config.describe(names)).unwrap_or_default(),
+                    best_config: if grouped { String::new() } else { run.best_trial(i).map(|t| t.config.describe(names)).unwrap_or_default() },
+                    best_groups: if grouped { run.best_trial(i).map(|t| crate::groups::grouped_config(names, &t.config)).unwrap_or_default() } else { Vec::new() },
                     infeasible: trials.iter().filter(|t| t.state == TrialState::Infeasible).count(),
                     failed: trials.iter().filter(|t| t.state == TrialState::Failed).count(),
                     stop_reason: l.study.stop_reason().map(|r| r.message()),
-                    snapshot: serde_json::to_value(run.snapshot(i)).unwrap_or(Json::Null),
+                    snapshot: self.remote[i].clone().unwrap_or_else(|| serde_json::to_value(run.snapshot(i)).unwrap_or(Json::Null)),
                     snapshots: self.snapshots[i].clone(),
                 }
             })
@@ -183,13 +256,14 @@ impl Session {
             scatter: self.scatter(minimize),
             objectives: run.metrics().iter().map(|m| (m.name.clone(), m.unit.clone(), m.direction == Direction::Minimize)).collect(),
             ok_points: (0..run.lanes().len())
-                .flat_map(|i| run.trials(i).iter())
-                .filter(|t| t.is_ok() && t.values.len() == run.metrics().len())
-                .map(|t| (t.values.clone(), t.config.describe(names)))
+                .flat_map(|i| run.trials(i).iter().zip(self.labels[i].iter()))
+                .filter(|(t, _)| t.is_ok() && t.values.len() == run.metrics().len())
+                .map(|(t, l)| (t.values.clone(), l.clone()))
                 .collect(),
             lanes,
             log: self.log.clone(),
             notes: run.notes().to_vec(),
+            space_summary: if grouped { crate::groups::summary(names) } else { String::new() },
         }
     }
 
@@ -197,33 +271,40 @@ impl Session {
         let run = &self.run;
         let names = run.space().names();
         let (xi, yi) = (0, if names.len() > 1 { 1 } else { 0 });
-        let mut points = Vec::new();
-        let mut best = None;
-        let mut best_v = f64::INFINITY;
         let sign = if minimize { 1.0 } else { -1.0 };
-        for i in 0..run.lanes().len() {
-            for t in run.trials(i).iter().filter(|t| !t.warm) {
-                let value = t.value().unwrap_or(f64::NAN);
-                if value.is_finite() && sign * value < best_v {
-                    best_v = sign * value;
-                    best = Some(points.len());
-                }
-                points.push(ScatterPoint {
-                    x: axis_coordinate(run.space(), xi, &t.config),
-                    y: axis_coordinate(run.space(), yi, &t.config),
-                    value,
-                    state: match t.state {
-                        TrialState::Ok => PointState::Ok,
-                        TrialState::Infeasible => PointState::Infeasible,
-                        TrialState::Failed => PointState::Failed,
-                    },
-                    label: t.config.describe(names),
-                });
+        // Every evaluated trial as (lane, index); the best over all.
+        let all: Vec<(usize, usize)> = (0..run.lanes().len()).flat_map(|i| (0..run.trials(i).len()).map(move |k| (i, k))).collect();
+        let value = |&(i, k): &(usize, usize)| run.trials(i)[k].value().unwrap_or(f64::NAN);
+        let best_at = all.iter().enumerate().filter(|(_, p)| value(p).is_finite()).min_by(|a, b| (sign * value(a.1)).total_cmp(&(sign * value(b.1)))).map(|(n, _)| n);
+        let keep = decimate(all.len(), MAX_SCATTER, best_at, &lane_tails(run, MAX_SCATTER / 4));
+        let mut points = Vec::with_capacity(keep.len());
+        let mut best = None;
+        for n in keep {
+            let (i, k) = all[n];
+            let t = &run.trials(i)[k];
+            if Some(n) == best_at {
+                best = Some(points.len());
             }
+            points.push(ScatterPoint {
+                x: axis_coordinate(run.space(), xi, &t.config),
+                y: axis_coordinate(run.space(), yi, &t.config),
+                value: t.value().unwrap_or(f64::NAN),
+                state: match t.state {
+                    TrialState::Ok => PointState::Ok,
+                    TrialState::Infeasible => PointState::Infeasible,
+                    TrialState::Failed => PointState::Failed,
+                },
+                label: self.labels[i].get(k).cloned().unwrap_or_default(),
+            });
         }
         let m = &run.metrics()[0];
+        let title = if points.len() < all.len() {
+            format!("Trials over the space ({} of {} drawn: the best, the latest, an even sample)", points.len(), all.len())
+        } else {
+            "Trials over the space".into()
+        };
         ScatterData {
-            title: "Trials over the space".into(),
+            title,
             x_label: names.get(xi).cloned().unwrap_or_default(),
             y_label: names.get(yi).cloned().unwrap_or_default(),
             x_categories: axis_categories(run.space(), xi),
@@ -235,6 +316,68 @@ impl Session {
             ..ScatterData::default()
         }
     }
+}
+
+/// Positions (in the all-lanes order of `Session::scatter`) of each lane's latest `per_run /
+/// lanes` trials, so the newest points always show.
+fn lane_tails(run: &Run, per_run: usize) -> Vec<usize> {
+    let lanes = run.lanes().len().max(1);
+    let each = per_run / lanes;
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for i in 0..run.lanes().len() {
+        let n = run.trials(i).len();
+        out.extend(offset + n.saturating_sub(each)..offset + n);
+        offset += n;
+    }
+    out
+}
+
+/// Which of `n` items to draw when at most `max` may be: all when they fit; else `must` (the
+/// best, the latest), then an even stride over the rest. Sorted, without repeats.
+pub fn decimate(n: usize, max: usize, best: Option<usize>, must: &[usize]) -> Vec<usize> {
+    if n <= max {
+        return (0..n).collect();
+    }
+    let mut keep: Vec<usize> = best.into_iter().chain(must.iter().copied()).filter(|&k| k < n).collect();
+    keep.sort_unstable();
+    keep.dedup();
+    keep.truncate(max);
+    let room = max.saturating_sub(keep.len());
+    if room > 0 {
+        let stride = n as f64 / room as f64;
+        keep.extend((0..room).map(|j| ((j as f64 + 0.5) * stride) as usize).filter(|&k| k < n));
+        keep.sort_unstable();
+        keep.dedup();
+    }
+    keep
+}
+
+/// Indices of the points no other point beats on both coordinates (lower is better), in
+/// O(n log n): sorted by the first, a point is on the front when its second is below all before.
+pub fn front_2d(points: &[(f64, f64)]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..points.len()).filter(|&k| points[k].0.is_finite() && points[k].1.is_finite()).collect();
+    order.sort_by(|&p, &q| points[p].0.total_cmp(&points[q].0).then(points[p].1.total_cmp(&points[q].1)));
+    let mut out = Vec::new();
+    let mut low = f64::INFINITY;
+    for k in order {
+        if points[k].1 < low {
+            low = points[k].1;
+            out.push(k);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// A label cut to `LABEL_CHARS` characters.
+fn short(s: &str) -> String {
+    if s.chars().count() <= LABEL_CHARS {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(LABEL_CHARS).collect();
+    out.push('…');
+    out
 }
 
 /// Most values an axis shows as named categories; longer discrete axes are drawn by value.
@@ -273,7 +416,18 @@ impl RunView {
             title: "Pareto front".into(),
             x_label: axis_label(&ma.0, &ma.1),
             y_label: axis_label(&mb.0, &mb.1),
-            points: self.ok_points.iter().map(|(v, label)| ParetoPoint { a: v[a], b: v[b], feasible: true, label: label.clone() }).collect(),
+            points: {
+                // The whole front, then an even sample of the rest (bounded drawing cost).
+                let signed: Vec<(f64, f64)> = self.ok_points.iter().map(|(v, _)| (if ma.2 { v[a] } else { -v[a] }, if mb.2 { v[b] } else { -v[b] })).collect();
+                let front = if self.ok_points.len() > MAX_PARETO { front_2d(&signed) } else { Vec::new() };
+                decimate(self.ok_points.len(), MAX_PARETO, None, &front)
+                    .into_iter()
+                    .map(|k| {
+                        let (v, label) = &self.ok_points[k];
+                        ParetoPoint { a: v[a], b: v[b], feasible: true, label: label.clone() }
+                    })
+                    .collect()
+            },
             minimize_a: ma.2,
             minimize_b: mb.2,
             ..ParetoData::default()

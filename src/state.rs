@@ -184,8 +184,29 @@ impl Ctx {
         }
     }
 
-    /// Starts or resumes the run.
+    /// Starts or resumes the run (in Web Workers where the browser has them).
     pub fn run(&self) {
+        crate::worker::driver::run(self)
+    }
+
+    /// Pauses a running run.
+    pub fn pause(&self) {
+        crate::worker::driver::pause(self)
+    }
+
+    /// One evaluation for every strategy still going.
+    pub fn step(&self) {
+        crate::worker::driver::step(self)
+    }
+
+    /// Discards the run.
+    pub fn reset(&self) {
+        crate::worker::driver::reset();
+        self.reset_local();
+    }
+
+    /// Starts or resumes the run in slices on the page (no workers).
+    pub(crate) fn run_local(&self) {
         match self.status.get_untracked() {
             Status::Running => {}
             Status::Paused if self.has_session() => {
@@ -208,8 +229,7 @@ impl Ctx {
         }
     }
 
-    /// Pauses a running run.
-    pub fn pause(&self) {
+    pub(crate) fn pause_local(&self) {
         if self.status.get_untracked() == Status::Running {
             self.generation.update_value(|g| *g += 1);
             self.status.set(Status::Paused);
@@ -217,8 +237,8 @@ impl Ctx {
         }
     }
 
-    /// One study step (one evaluation in the next lane).
-    pub fn step(&self) {
+    /// One evaluation for every lane, on the page.
+    pub(crate) fn step_local(&self) {
         match self.status.get_untracked() {
             Status::Running => return,
             Status::Paused if self.has_session() => {}
@@ -228,13 +248,12 @@ impl Ctx {
                 }
             }
         }
-        let done = self.session.try_update_value(|s| s.as_mut().map(|s| s.step(1))).flatten().unwrap_or(false);
+        let done = self.session.try_update_value(|s| s.as_mut().map(|s| s.step_each())).flatten().unwrap_or(false);
         self.publish();
         self.status.set(if done { Status::Done } else { Status::Paused });
     }
 
-    /// Discards the run.
-    pub fn reset(&self) {
+    pub(crate) fn reset_local(&self) {
         self.generation.update_value(|g| *g += 1);
         self.session.set_value(None);
         self.view.set(None);
@@ -246,11 +265,24 @@ impl Ctx {
         self.session.with_value(|s| s.as_ref().map(f))
     }
 
-    fn has_session(&self) -> bool {
+    /// Changes the session (the worker driver mirrors trials into it).
+    pub(crate) fn with_session_mut<R>(&self, f: impl FnOnce(&mut Session) -> R) -> Option<R> {
+        self.session.try_update_value(|s| s.as_mut().map(f)).flatten()
+    }
+
+    pub(crate) fn last_redraw(&self) -> f64 {
+        self.last_redraw.get_value()
+    }
+
+    pub(crate) fn set_last_redraw(&self, t: f64) {
+        self.last_redraw.set_value(t);
+    }
+
+    pub(crate) fn has_session(&self) -> bool {
         self.session.with_value(|s| s.is_some())
     }
 
-    fn start(&self) -> bool {
+    pub(crate) fn start(&self) -> bool {
         self.write_url();
         let t0 = browser::now_ms();
         let made = Session::new(&self.scenario.get_untracked());
@@ -288,7 +320,7 @@ impl Ctx {
         self.warm_note.set(note);
     }
 
-    fn publish(&self) {
+    pub(crate) fn publish(&self) {
         let t0 = browser::now_ms();
         let v = self.with_session(|s| s.view());
         let t1 = browser::now_ms();

@@ -13,6 +13,8 @@ pub fn App() -> impl IntoView {
         // The address always carries the scenario shown, so it can be shared as it is.
         ctx.write_url();
     }
+    // Workers load while the page settles, so the first Run or Step does not wait for them.
+    set_timeout(move || crate::worker::driver::prepare(ctx), std::time::Duration::from_millis(50));
     let h1 = window_event_listener(leptos::ev::hashchange, move |_| ctx.apply_link());
     let h2 = window_event_listener(leptos::ev::popstate, move |_| ctx.apply_link());
     on_cleanup(move || {
@@ -31,7 +33,7 @@ pub fn App() -> impl IntoView {
             <p class="tagline">"Auto-tuning simulator for AI models on Ascend NPUs. Everything runs in this page (Rust compiled to WebAssembly); every number is a model estimate, not a measurement."</p>
         </header>
         <ErrorBanner/>
-        <main>
+        <main class:teach=move || crate::components::tune::teach_layout(&ctx) && ctx.tab.get() == Tab::Tune>
             <div class="side">
                 <ScenarioPanel/>
                 <Controls/>

@@ -1,5 +1,9 @@
-//! The live tuning view: convergence per strategy, trials over the space, the Pareto front, one
-//! card per strategy with its teaching view, and the generation log.
+//! The live tuning view: the space and convergence charts, one card per strategy with its
+//! teaching view and what to watch for, the Pareto front and the generation log.
+//!
+//! Two layouts: the full one (everything, stacked), and the teaching layout (`view.layout =
+//! "teach"` in the scenario, so a link keeps it): space, every strategy's state and the controls
+//! on one screen, with a speed control, as in TensorFlow Playground.
 
 use crate::charts::{AnnealingView, ConvergenceChart, GaView, GpView, ParetoChart, RlView, ScatterChart};
 use crate::components::explore::PointView;
@@ -8,11 +12,42 @@ use crate::state::{Ctx, Status, Tab};
 use leptos::prelude::*;
 use serde_json::Value as Json;
 
+/// Speeds offered, in evaluations per second per strategy (0: as fast as the machine goes).
+pub const SPEEDS: [u32; 7] = [1, 2, 5, 10, 25, 100, 0];
+
+/// True when the scenario asks for the teaching layout.
+pub fn teach_layout(ctx: &Ctx) -> bool {
+    ctx.scenario.with(|s| s.view.get("layout").and_then(Json::as_str) == Some("teach"))
+}
+
+/// The run speed the scenario asks for (evaluations per second per strategy; 0: full speed).
+pub fn speed_of(view: &Json) -> u32 {
+    view.get("speed").and_then(Json::as_u64).map(|v| v.min(10_000) as u32).unwrap_or(0)
+}
+
+/// Sets a key of the scenario's view state (kept in the link; the run is kept).
+fn set_view_key(ctx: &Ctx, key: &str, value: Json) {
+    ctx.scenario.update(|s| {
+        if !s.view.is_object() {
+            s.view = Json::Object(Default::default());
+        }
+        if let Some(o) = s.view.as_object_mut() {
+            if value.is_null() {
+                o.remove(key);
+            } else {
+                o.insert(key.into(), value);
+            }
+        }
+    });
+    ctx.write_url();
+}
+
 /// Live charts and per-strategy cards.
 #[component]
 pub fn TunePanel() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let has_view = move || ctx.view.with(|v| v.is_some());
+    let teach = move || teach_layout(&ctx);
     // Memos: a chart whose data did not change between redraws is not redrawn.
     let conv = Memo::new(move |_| ctx.view.with(|v| v.as_ref().map(|v| v.convergence.clone()).unwrap_or_default()));
     let scatter = Memo::new(move |_| ctx.view.with(|v| v.as_ref().map(|v| v.scatter.clone()).unwrap_or_default()));
@@ -20,7 +55,7 @@ pub fn TunePanel() -> impl IntoView {
     let axes = RwSignal::new((0usize, 1usize));
     let pareto = Memo::new(move |_| ctx.view.with(|v| v.as_ref().and_then(|v| v.pareto(axes.get().0, axes.get().1)).unwrap_or_default()));
     let objectives = move || ctx.view.with(|v| v.as_ref().map(|v| v.objectives.iter().map(|o| o.0.clone()).collect::<Vec<_>>()).unwrap_or_default());
-    let has_pareto = move || objectives().len() >= 2;
+    let has_pareto = move || objectives().len() >= 2 && !teach();
     let pick = move |which: usize| {
         let current = move || if which == 0 { axes.get().0 } else { axes.get().1 };
         let choose = move |ev: leptos::ev::Event| {
@@ -34,7 +69,7 @@ pub fn TunePanel() -> impl IntoView {
             </select>
         }
     };
-    let lane_count = move || ctx.view.with(|v| v.as_ref().map(|v| v.lanes.len()).unwrap_or(0));
+    let lane_count = Memo::new(move |_| ctx.view.with(|v| v.as_ref().map(|v| v.lanes.len()).unwrap_or(0)));
     // The best configuration's breakdown and roofline place: computed when the run stops or
     // pauses (a full simulation of the step, too costly to redo on every live redraw).
     let best_detail = RwSignal::new(None);
@@ -50,15 +85,20 @@ pub fn TunePanel() -> impl IntoView {
             _ => best_detail.set(None),
         }
     });
+    let summary = move || ctx.view.with(|v| v.as_ref().map(|v| v.space_summary.clone()).unwrap_or_default());
     view! {
-        <section class="panel tune" style:display=move || if ctx.tab.get() == Tab::Tune { "block" } else { "none" }>
+        <section class="panel tune" class:teach=teach style:display=move || if ctx.tab.get() == Tab::Tune { "block" } else { "none" }>
+            <TeachBar/>
             <Show when=has_view fallback=|| view! {
-                <p class="hint">"Choose a scenario and strategies on the left, then press Run (or Step to go one evaluation at a time). "
-                "The charts fill in live; several strategies run side by side on the same scenario."</p>
+                <p class="hint">"Choose a scenario and strategies on the left, then press Run (or Step: one evaluation for every ticked strategy). "
+                "The charts fill in live; several strategies run side by side on the same scenario, each in a worker of its own."</p>
             }>
+                <Show when=move || !summary().is_empty()>
+                    <p class="space-summary" data-testid="space-summary">"Space: " {summary}</p>
+                </Show>
                 <div class="charts">
-                    <ConvergenceChart data=conv/>
                     <ScatterChart data=scatter/>
+                    <ConvergenceChart data=conv/>
                     <Show when=has_pareto>
                         <div>
                             <ParetoChart data=pareto/>
@@ -66,12 +106,12 @@ pub fn TunePanel() -> impl IntoView {
                         </div>
                     </Show>
                 </div>
-                <Show when=move || best_detail.with(|d| d.is_some())>
+                <div class="lanes">
+                    {move || (0..lane_count.get()).map(|i| view! { <LaneCard i/> }).collect_view()}
+                </div>
+                <Show when=move || !teach() && best_detail.with(|d| d.is_some())>
                     <PointView detail=best_detail title="Best configuration: engine breakdown, per-operator time, roofline"/>
                 </Show>
-                <div class="lanes">
-                    {move || (0..lane_count()).map(|i| view! { <LaneCard i/> }).collect_view()}
-                </div>
                 <details class="log">
                     <summary>"Generation log"</summary>
                     <pre data-testid="log">{move || ctx.view.with(|v| v.as_ref().map(|v| v.log.join("\n")).unwrap_or_default())}</pre>
@@ -84,7 +124,36 @@ pub fn TunePanel() -> impl IntoView {
     }
 }
 
-/// One strategy: its numbers and, for strategies with one, a teaching view.
+/// The teaching layout switch, the speed control and what Step does.
+#[component]
+fn TeachBar() -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let teach = move || teach_layout(&ctx);
+    let toggle = move |_| set_view_key(&ctx, "layout", if teach_layout(&ctx) { Json::Null } else { "teach".into() });
+    let speed = move || ctx.scenario.with(|s| speed_of(&s.view));
+    let set_speed = move |ev: leptos::ev::Event| {
+        let v: u32 = event_target_value(&ev).parse().unwrap_or(0);
+        set_view_key(&ctx, "speed", if v == 0 { Json::Null } else { v.into() });
+        crate::worker::driver::speed_changed(&ctx);
+    };
+    let label = |v: u32| if v == 0 { "full speed".to_string() } else { format!("{v} evaluations/s") };
+    view! {
+        <div class="teach-bar row">
+            <label class="strategy">
+                <input type="checkbox" data-testid="teach-layout" prop:checked=teach on:change=toggle/>
+                "Teaching layout (space, strategies and controls on one screen)"
+            </label>
+            <label>"Speed "
+                <select data-testid="speed" on:change=set_speed>
+                    {SPEEDS.iter().map(|&v| view! { <option value=v.to_string() selected=move || speed() == v>{label(v)}</option> }).collect_view()}
+                </select>
+            </label>
+            <span class="muted small">"Step: one evaluation for every ticked strategy (population methods too: a generation is several Steps)."</span>
+        </div>
+    }
+}
+
+/// One strategy: its numbers, what to watch for and, for strategies with one, a teaching view.
 #[component]
 fn LaneCard(i: usize) -> impl IntoView {
     let ctx = expect_context::<Ctx>();
@@ -92,6 +161,7 @@ fn LaneCard(i: usize) -> impl IntoView {
     let name = lane.get_untracked().strategy;
     let snaps = Signal::derive(move || lane.with(|l| l.snapshots.clone()));
     let snap = Signal::derive(move || lane.with(|l| l.snapshot.clone()));
+    let unit = ctx.view.with_untracked(|v| v.as_ref().map(|v| v.unit.clone()).unwrap_or_default());
     let teaching = match name.as_str() {
         "genetic" => view! { <GaView snapshots=snaps/> }.into_any(),
         "annealing" => view! { <AnnealingView snapshots=snaps/> }.into_any(),
@@ -100,12 +170,28 @@ fn LaneCard(i: usize) -> impl IntoView {
         _ => view! { <p class="muted">{explain(&name)}</p> }.into_any(),
     };
     let line = move |f: fn(&LaneView) -> String| move || lane.with(f);
+    let grouped = move || lane.with(|l| !l.best_groups.is_empty());
+    let groups = move || {
+        lane.with(|l| {
+            l.best_groups
+                .iter()
+                .map(|(g, line)| view! { <details class="op-group"><summary>{g.clone()}</summary><p class="small">{line.clone()}</p></details> })
+                .collect_view()
+        })
+    };
+    let summary = move || ctx.view.with(|v| v.as_ref().map(|v| v.space_summary.clone()).unwrap_or_default());
     view! {
         <article class="lane" data-testid=format!("lane-{name}")>
             <h3>{name.clone()}</h3>
-            <p>{line(|l| format!("{} / {} evaluations · {} infeasible · {} failed", l.evaluations, l.budget, l.infeasible, l.failed))}</p>
-            <p>"Best: " <strong>{line(|l| l.best.clone().unwrap_or_else(|| "none yet".into()))}</strong></p>
-            <p class="muted small">{line(|l| l.best_config.clone())}</p>
+            <p class="watch" data-testid="watch">{watch_for(&name)}</p>
+            <p data-testid="lane-evaluations">{line(|l| format!("{} / {} evaluations · {} infeasible · {} failed", l.evaluations, l.budget, l.infeasible, l.failed))}</p>
+            <p>"Best: " <strong>{line(|l| l.best.clone().unwrap_or_else(|| "none yet".into()))}</strong> " " {unit}</p>
+            <Show when=grouped fallback=move || view! { <p class="muted small">{line(|l| l.best_config.clone())}</p> }>
+                <details class="best-groups" data-testid="best-groups">
+                    <summary>{move || format!("Best configuration: {}", summary())}</summary>
+                    {groups}
+                </details>
+            </Show>
             <p class="muted small">{line(|l| l.stop_reason.clone().map(|r| format!("stopped: {r}")).unwrap_or_default())}</p>
             {teaching}
             <details><summary>"State"</summary><pre class="small">{line(|l| snapshot_text(&l.snapshot))}</pre></details>
@@ -120,6 +206,23 @@ fn snapshot_text(v: &Json) -> String {
     }
 }
 
+/// One sentence per strategy: what to watch for while it runs.
+pub fn watch_for(name: &str) -> &'static str {
+    match name {
+        "genetic" => "Watch for: the population's mean closing in on its best; once they meet, only mutation brings new ideas.",
+        "annealing" => "Watch for: the temperature falling; early on it accepts worse moves to escape a local optimum, late it only climbs.",
+        "bayes" => "Watch for: the band narrowing where it has sampled; it goes next where the acquisition curve peaks.",
+        "rl" => "Watch for: the bars sharpening as values that gave better results become more likely.",
+        "random" => "Watch for: how rarely it improves after the first few dozen trials; every other strategy must beat it.",
+        "grid" => "Watch for: the orderly sweep; it reaches a good corner only when the order happens to lead there.",
+        "tpe" => "Watch for: the jump after its random start, when its good/bad densities begin to steer the proposals.",
+        "nsga2" => "Watch for: the Pareto front spreading out, not only the best single value improving.",
+        "local" => "Watch for: quick gains next to the incumbent, then restarts once no neighbour is better.",
+        "auto" => "Watch for: which strategy its portfolio lends evaluations to as each shows progress.",
+        _ => "",
+    }
+}
+
 /// One-line explanations of the strategies without a dedicated teaching chart.
 fn explain(name: &str) -> &'static str {
     match name {
@@ -128,7 +231,26 @@ fn explain(name: &str) -> &'static str {
         "tpe" => "TPE splits the trials into good and bad, models each group's density per parameter, and proposes where good is likely and bad is not.",
         "nsga2" => "NSGA-II keeps a population sorted into Pareto fronts and prefers spread-out points, to map the trade-off between objectives.",
         "local" => "Focused local search moves to the best neighbouring configuration of the incumbent, restarting when it is stuck.",
-        "auto" => "Auto picks a strategy from the size and shape of the space and the budget.",
+        "auto" => "Auto shares the budget among strategies by the progress each shows on the shared history.",
         _ => "",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_registered_strategy_has_a_sentence_to_watch_for() {
+        for (name, _) in tunelab_search::strategies::STRATEGIES {
+            assert!(watch_for(name).starts_with("Watch for:"), "{name}");
+        }
+    }
+
+    #[test]
+    fn speed_reads_the_view_state() {
+        assert_eq!(speed_of(&serde_json::json!({"speed": 5})), 5);
+        assert_eq!(speed_of(&serde_json::json!({})), 0);
+        assert_eq!(speed_of(&serde_json::json!({"speed": "fast"})), 0);
     }
 }

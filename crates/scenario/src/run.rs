@@ -192,6 +192,39 @@ impl Run {
         Progress { evaluations: self.evaluations(), budget: self.budget(), done: self.is_done(), generations }
     }
 
+    /// Steps lane `i` alone, at most `max_steps` study steps. Lanes share nothing that changes
+    /// their trials (own strategy, study and generator; a pure objective), so stepping each lane
+    /// on its own (the browser gives each a Web Worker) gives the same trials as `step`.
+    pub fn step_lane(&mut self, i: usize, max_steps: usize) -> Progress {
+        let mut generations = Vec::new();
+        if let Some(lane) = self.lanes.get_mut(i) {
+            for _ in 0..max_steps {
+                if lane.study.is_done() {
+                    break;
+                }
+                lane.study.step(lane.strategy.as_mut(), self.setup.objective.as_mut(), &mut lane.rng);
+                while lane.reported_batches < lane.study.batches() {
+                    lane.reported_batches += 1;
+                    let best = lane.study.best_value();
+                    generations.push(Generation { lane: i, strategy: lane.spec.name.clone(), index: lane.reported_batches, best, previous: lane.reported_best });
+                    lane.reported_best = best;
+                }
+            }
+        }
+        let done = self.lanes.get(i).is_none_or(|l| l.study.is_done());
+        Progress { evaluations: self.evaluations(), budget: self.budget(), done, generations }
+    }
+
+    /// Mirrors lane `i` of a copy of this run that steps elsewhere (see `Study::mirror`): its
+    /// new trials, its batch count and its stop reason.
+    pub fn mirror_lane(&mut self, i: usize, trials: &[Trial], batches: usize, stop: Option<tunelab_search::StopReason>) -> Result<(), String> {
+        let lane = self.lanes.get_mut(i).ok_or_else(|| format!("no lane {i}"))?;
+        lane.study.mirror(trials, batches, stop)?;
+        lane.reported_batches = batches;
+        lane.reported_best = lane.study.best_value();
+        Ok(())
+    }
+
     /// Runs to the end (CLI and tests).
     pub fn run_to_end(&mut self) -> Vec<Generation> {
         let mut all = Vec::new();

@@ -159,6 +159,27 @@ impl Study {
         kept
     }
 
+    /// Mirrors a copy of this study that runs elsewhere (the browser steps each strategy in a
+    /// Web Worker and keeps a mirror on the page for reports): appends that copy's trials as it
+    /// recorded them, so best, convergence and counts are exactly the copy's. Trials must follow
+    /// on from the ones held here (an id already held is skipped); `batches` and `stop` are the
+    /// copy's. Returns an error naming the first trial that does not follow on.
+    pub fn mirror(&mut self, trials: &[Trial], batches: usize, stop: Option<StopReason>) -> Result<(), String> {
+        for t in trials {
+            if t.id < self.trials.len() {
+                continue;
+            }
+            if t.id != self.trials.len() {
+                return Err(format!("mirrored trial {} does not follow trial {}", t.id, self.trials.len()));
+            }
+            self.evaluations = self.evaluations.max(t.evaluation);
+            self.record(t.clone());
+        }
+        self.batches = batches;
+        self.stop = stop;
+        Ok(())
+    }
+
     /// Registers an observer of events.
     pub fn observe(&mut self, f: impl FnMut(&Event) + 'static) {
         self.observers.push(Box::new(f));

@@ -1,0 +1,275 @@
+//! A worker's job: one lane of a run, stepped on its own (see `Run::step_lane`).
+
+use super::protocol::{FromWorker, LaneUpdate, ToWorker};
+use serde_json::Value as Json;
+use tunelab_scenario::Run;
+
+/// Milliseconds of stepping per slice before the worker reads its messages again (Pause and
+/// Step wait at most this long).
+pub const SLICE_MS: f64 = 20.0;
+/// Least time between two updates while running.
+pub const UPDATE_MS: f64 = 100.0;
+
+/// The lanes of a run one worker steps (round-robin among them, like `Run::step`).
+pub struct LaneJob {
+    run: Run,
+    id: u64,
+    lanes: Vec<Own>,
+    busy_ms: f64,
+}
+
+/// What the job tracks per owned lane.
+struct Own {
+    lane: usize,
+    sent: usize,
+    seen_batches: usize,
+    snapshots: Vec<Json>,
+    log: Vec<String>,
+}
+
+impl LaneJob {
+    pub fn new(id: u64, lanes: &[usize], scenario: &tunelab_scenario::Scenario, warm: &[tunelab_search::Trial]) -> Result<LaneJob, String> {
+        let mut run = Run::new(scenario)?;
+        let n = run.lanes().len();
+        if let Some(bad) = lanes.iter().find(|&&l| l >= n) {
+            return Err(format!("the scenario has {n} strategies, no lane {bad}"));
+        }
+        if lanes.is_empty() {
+            return Err("a worker was given no lane to run".into());
+        }
+        if !warm.is_empty() {
+            run.warm_start(warm)?;
+        }
+        // The page builds the same run, so it already holds each lane's starting (warm) trials.
+        let lanes = lanes
+            .iter()
+            .map(|&lane| Own { lane, sent: run.lanes()[lane].study.trials().len(), seen_batches: 0, snapshots: Vec::new(), log: Vec::new() })
+            .collect();
+        Ok(LaneJob { run, id, lanes, busy_ms: 0.0 })
+    }
+
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// True once every owned lane stopped.
+    pub fn done(&self) -> bool {
+        self.lanes.iter().all(|o| self.run.lanes()[o.lane].study.is_done())
+    }
+
+    /// One study step for each owned lane still going; returns true once all are done.
+    pub fn step_each(&mut self) -> bool {
+        let metric = self.run.metrics()[0].clone();
+        for o in &mut self.lanes {
+            let p = self.run.step_lane(o.lane, 1);
+            for g in &p.generations {
+                o.log.push(format!("{}: {}", g.strategy, g.describe(&metric)));
+            }
+            let batches = self.run.lanes()[o.lane].study.batches();
+            if batches != o.seen_batches {
+                o.seen_batches = batches;
+                o.snapshots.push(serde_json::to_value(self.run.snapshot(o.lane)).unwrap_or(Json::Null));
+            }
+        }
+        self.done()
+    }
+
+    /// Steps until done or `ms` passed on `now`'s clock; returns true once done.
+    pub fn slice(&mut self, ms: f64, now: &dyn Fn() -> f64) -> bool {
+        let t0 = now();
+        let done = loop {
+            if self.step_each() {
+                break true;
+            }
+            if now() - t0 >= ms {
+                break false;
+            }
+        };
+        self.busy_ms += now() - t0;
+        done
+    }
+
+    /// Everything new since the last update, one entry per owned lane.
+    pub fn update(&mut self, idle: bool) -> FromWorker {
+        let idle = idle || self.done();
+        let busy_ms = std::mem::take(&mut self.busy_ms);
+        let lanes = self
+            .lanes
+            .iter_mut()
+            .map(|o| {
+                let study = &self.run.lanes()[o.lane].study;
+                let trials = study.trials()[o.sent..].to_vec();
+                o.sent = study.trials().len();
+                LaneUpdate {
+                    run: self.id,
+                    lane: o.lane,
+                    trials,
+                    batches: study.batches(),
+                    stop: study.stop_reason().cloned(),
+                    snapshot: serde_json::to_value(self.run.snapshot(o.lane)).unwrap_or(Json::Null),
+                    snapshots: std::mem::take(&mut o.snapshots),
+                    log: std::mem::take(&mut o.log),
+                    idle,
+                    busy_ms,
+                }
+            })
+            .collect();
+        FromWorker::Update { lanes }
+    }
+}
+
+/// A worker's whole state: its job and whether it is stepping on its own.
+#[derive(Default)]
+pub struct WorkerState {
+    pub job: Option<LaneJob>,
+    pub running: bool,
+    pub last_update: f64,
+}
+
+impl WorkerState {
+    /// Handles one message; returns the replies to send now.
+    pub fn handle(&mut self, msg: ToWorker, now: f64) -> Vec<FromWorker> {
+        match msg {
+            ToWorker::Start { run, lanes, scenario, warm } => {
+                self.running = false;
+                match LaneJob::new(run, &lanes, &scenario, &warm) {
+                    Ok(j) => {
+                        self.job = Some(j);
+                        Vec::new()
+                    }
+                    Err(message) => {
+                        self.job = None;
+                        vec![FromWorker::Error { run, message }]
+                    }
+                }
+            }
+            ToWorker::Go { run } => {
+                if self.job.as_ref().is_some_and(|j| j.id() == run) {
+                    self.running = true;
+                    self.last_update = now;
+                }
+                Vec::new()
+            }
+            ToWorker::Pause { run } => match self.job.as_mut() {
+                Some(j) if j.id() == run => {
+                    self.running = false;
+                    vec![j.update(true)]
+                }
+                _ => Vec::new(),
+            },
+            ToWorker::Step { run } => match self.job.as_mut() {
+                Some(j) if j.id() == run => {
+                    self.running = false;
+                    j.step_each();
+                    vec![j.update(true)]
+                }
+                _ => Vec::new(),
+            },
+            ToWorker::Drop => {
+                self.job = None;
+                self.running = false;
+                Vec::new()
+            }
+        }
+    }
+
+    /// One slice of stepping while running; returns an update when one is due (done, or
+    /// `UPDATE_MS` since the last).
+    pub fn tick(&mut self, now: &dyn Fn() -> f64) -> Option<FromWorker> {
+        if !self.running {
+            return None;
+        }
+        let j = self.job.as_mut()?;
+        if j.slice(SLICE_MS, now) {
+            self.running = false;
+            return Some(j.update(true));
+        }
+        let t = now();
+        if t - self.last_update >= UPDATE_MS {
+            self.last_update = t;
+            return Some(j.update(false));
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::Session;
+    use std::cell::Cell;
+    use tunelab_scenario::{bundled_scenario, Scenario};
+
+    fn compare() -> Scenario {
+        let mut s = bundled_scenario("llama2-7b-910B2-compare").unwrap();
+        s.budget = 40;
+        s
+    }
+
+    fn absorb(page: &mut Session, r: FromWorker) {
+        let FromWorker::Update { lanes } = FromWorker::from_text(&r.to_text()).unwrap() else { panic!("error reply") };
+        for u in &lanes {
+            page.absorb(u).unwrap();
+        }
+    }
+
+    /// Lanes stepped alone in "workers", their updates mirrored into a page session through the
+    /// JSON protocol, give the very trials (digest) of the CLI's round-robin run.
+    #[test]
+    fn workers_mirrored_on_the_page_match_a_straight_run() {
+        let s = compare();
+        let mut page = Session::new(&s).unwrap();
+        let lanes = page.run().lanes().len();
+        assert!(lanes >= 3);
+        let t = Cell::new(0.0);
+        let now = || {
+            t.set(t.get() + 0.5);
+            t.get()
+        };
+        // Lane 0 alone in one worker, the others together in a second one.
+        let mut workers: Vec<WorkerState> = (0..2).map(|_| WorkerState::default()).collect();
+        let owned = [vec![0], (1..lanes).collect::<Vec<_>>()];
+        for (i, w) in workers.iter_mut().enumerate() {
+            let start = ToWorker::Start { run: 7, lanes: owned[i].clone(), scenario: Box::new(s.clone()), warm: Vec::new() };
+            assert!(w.handle(ToWorker::from_text(&start.to_text()).unwrap(), 0.0).is_empty());
+        }
+        // A Step to every lane advances each by one evaluation.
+        for w in workers.iter_mut() {
+            for r in w.handle(ToWorker::Step { run: 7 }, 0.0) {
+                absorb(&mut page, r);
+            }
+        }
+        assert!(page.view().lanes.iter().all(|l| l.evaluations == 1), "{:?}", page.view().lanes.iter().map(|l| l.evaluations).collect::<Vec<_>>());
+        for w in workers.iter_mut() {
+            w.handle(ToWorker::Go { run: 7 }, 0.0);
+        }
+        let mut guard = 0;
+        while !page.done() {
+            guard += 1;
+            assert!(guard < 100_000);
+            for w in workers.iter_mut() {
+                if let Some(r) = w.tick(&now) {
+                    absorb(&mut page, r);
+                }
+            }
+        }
+        let mut straight = Session::new(&s).unwrap();
+        while !straight.step(1000) {}
+        assert_eq!(page.run().digest(), straight.run().digest());
+        assert_eq!(page.view().best, straight.view().best);
+        assert_eq!(page.run().report(), straight.run().report());
+        // Teaching snapshots came across too.
+        assert!(page.view().lanes.iter().any(|l| !l.snapshots.is_empty()));
+    }
+
+    #[test]
+    fn stale_and_bad_messages_are_refused() {
+        let mut w = WorkerState::default();
+        assert!(ToWorker::from_text("{\"kind\":\"nonsense\"}").is_err());
+        let r = w.handle(ToWorker::Start { run: 1, lanes: vec![9], scenario: Box::new(compare()), warm: Vec::new() }, 0.0);
+        assert!(matches!(&r[..], [FromWorker::Error { message, .. }] if message.contains("no lane 9")));
+        w.handle(ToWorker::Start { run: 2, lanes: vec![0], scenario: Box::new(compare()), warm: Vec::new() }, 0.0);
+        assert!(w.handle(ToWorker::Step { run: 1 }, 0.0).is_empty(), "a step for an older run is ignored");
+        assert_eq!(w.handle(ToWorker::Step { run: 2 }, 0.0).len(), 1);
+    }
+}

@@ -1,0 +1,81 @@
+//! Messages between the page and a lane worker, sent as JSON text.
+//!
+//! Why JSON text: both sides are the same Rust types, serde_json is already in the page, and
+//! floats round-trip exactly (`float_roundtrip`), so the page's mirror holds the very bits the
+//! worker computed (the trace digest compares them with the CLI's).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+use tunelab_scenario::Scenario;
+use tunelab_search::{StopReason, Trial};
+
+/// Page to worker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToWorker {
+    /// Build the run of `scenario` and own its lanes `lanes` (one per worker when the machine
+    /// has the cores); `warm` are transfer trials given to every lane before it starts. `run`
+    /// tags every update, so the page drops stale ones.
+    Start { run: u64, lanes: Vec<usize>, scenario: Box<Scenario>, warm: Vec<Trial> },
+    /// Step until done or paused, sending updates on the way.
+    Go { run: u64 },
+    /// Stop stepping after the current slice and send an update.
+    Pause { run: u64 },
+    /// One study step (one evaluation) for each owned lane, then an update.
+    Step { run: u64 },
+    /// Forget the run.
+    Drop,
+}
+
+/// Worker to page.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FromWorker {
+    /// The worker's module loaded and it takes messages (the page holds its messages until then:
+    /// a worker's wasm loads asynchronously, and a message before that would be lost).
+    Ready,
+    /// One update per owned lane.
+    Update { lanes: Vec<LaneUpdate> },
+    Error { run: u64, message: String },
+}
+
+/// What a lane did since its last update.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LaneUpdate {
+    pub run: u64,
+    pub lane: usize,
+    /// Trials recorded since the last update, in order.
+    pub trials: Vec<Trial>,
+    /// Batches told to the strategy so far ("generations").
+    pub batches: usize,
+    pub stop: Option<StopReason>,
+    /// The strategy's latest snapshot, and those taken at each batch since the last update.
+    pub snapshot: Json,
+    pub snapshots: Vec<Json>,
+    /// Generation lines since the last update.
+    pub log: Vec<String>,
+    /// True when the worker stopped stepping with this update (paused, step done, finished).
+    pub idle: bool,
+    /// Milliseconds the worker spent stepping since the last update (for the cores figure).
+    pub busy_ms: f64,
+}
+
+impl ToWorker {
+    pub fn to_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+    pub fn from_text(s: &str) -> Result<ToWorker, String> {
+        serde_json::from_str(s).map_err(|e| format!("worker message: {e}"))
+    }
+}
+
+impl FromWorker {
+    pub fn to_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| {
+            format!("{{\"kind\":\"error\",\"run\":0,\"message\":\"update not serialisable: {}\"}}", e.to_string().replace('"', "'"))
+        })
+    }
+    pub fn from_text(s: &str) -> Result<FromWorker, String> {
+        serde_json::from_str(s).map_err(|e| format!("worker update: {e}"))
+    }
+}

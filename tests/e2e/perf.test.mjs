@@ -1,0 +1,100 @@
+// Benchmarks in headless Chromium (figures are printed, never asserted as timings): every
+// bundled scenario raced by three strategies, the main thread's long tasks, Pause latency, DOM
+// size, first render, and the wall time of a race in one worker per strategy against one worker.
+// What is asserted: each run finishes, with the DOM under 5,000 nodes.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { BASE, launch, open, text, setInput, runToDone } from './helpers.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+const THREE = ['genetic', 'annealing', 'bayes'];
+const QUICK = process.env.TUNELAB_PERF_QUICK === '1';
+
+/** Ticks exactly the three strategies (the first stays ticked while others change). */
+async function tickThree(page) {
+  for (const s of THREE) await page.check(`[data-testid=strategy-${s}]`);
+  const others = await page.$$eval('input[data-testid^=strategy-]:checked', (b) => b.map((x) => x.dataset.testid.slice(9)));
+  for (const s of others.filter((s) => !THREE.includes(s) && s !== 'options')) await page.uncheck(`[data-testid=strategy-${s}]`);
+}
+
+const domNodes = (page) => page.evaluate(() => document.getElementsByTagName('*').length);
+
+test('every bundled scenario, three strategies: finishes, long tasks, DOM size', { timeout: 1800000 }, async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  const first = await page.evaluate(() => window.__firstRender);
+  console.log(`first render: ${first?.toFixed(0)} ms from navigation`);
+  const ids = await page.$$eval('[data-testid=bundled] option', (o) => o.map((x) => x.value).filter((v) => v));
+  for (const id of ids) {
+    await page.selectOption('[data-testid=bundled]', id);
+    await tickThree(page);
+    if (QUICK) await setInput(page, 'budget', 30);
+    const budget = await page.inputValue('[data-testid=budget]');
+    const t0 = Date.now();
+    const { best, longTasks } = await runToDone(page);
+    const wall = Date.now() - t0;
+    const nodes = await domNodes(page);
+    const max = longTasks.length ? Math.max(...longTasks) : 0;
+    const over50 = longTasks.filter((d) => d > 50).length;
+    console.log(`${id}: budget ${budget} x3, ${wall} ms, best ${best}; main-thread long tasks ${longTasks.length} (over 50 ms: ${over50}, longest ${max.toFixed(0)} ms); DOM ${nodes} nodes; engine ${await page.evaluate(() => window.__tunelabEngine)}`);
+    assert.ok(nodes < 5000, `${id}: ${nodes} DOM nodes`);
+    await page.click('[data-testid=reset]');
+  }
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('Pause latency during a long race', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  await page.selectOption('[data-testid=bundled]', 'qwen2.5-7b-910B2-operator');
+  await tickThree(page);
+  await page.click('[data-testid=run]');
+  await page.waitForFunction(() => /^[1-9]\d* of/.test(document.querySelector('.tl-progress-label')?.textContent || ''), null, { timeout: 60000 });
+  await page.waitForTimeout(1500);
+  // Click Pause in the page and time until "paused" shows and until the last trials have come in.
+  const r = await page.evaluate(() => new Promise((resolve) => {
+    const label = () => document.querySelector('.tl-progress-label')?.textContent;
+    const t0 = performance.now();
+    document.querySelector('[data-testid=pause]').click();
+    let shown = null;
+    let last = label();
+    let settled = t0;
+    const poll = () => {
+      const now = performance.now();
+      if (shown === null && document.querySelector('[data-testid=status]')?.textContent === 'paused') shown = now - t0;
+      if (label() !== last) { last = label(); settled = now; }
+      if (now - t0 > 1000) return resolve({ shown, settled: settled - t0, label: last });
+      setTimeout(poll, 2);
+    };
+    poll();
+  }));
+  console.log(`pause: "paused" shown after ${r.shown?.toFixed(1)} ms; last trials drawn ${r.settled.toFixed(1)} ms after the click (${r.label})`);
+  assert.notEqual(r.shown, null);
+  const before = await page.textContent('.tl-progress-label');
+  await page.waitForTimeout(500);
+  assert.equal(await page.textContent('.tl-progress-label'), before, 'nothing moves once paused');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('cores: a three-strategy race in one worker per strategy against one worker', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  const race = async (workers) => {
+    await page.evaluate((w) => (w === null ? localStorage.removeItem('tunelab.workers') : localStorage.setItem('tunelab.workers', String(w))), workers);
+    await page.selectOption('[data-testid=bundled]', 'sd15-unet-310P3-operator');
+    await tickThree(page);
+    await setInput(page, 'budget', QUICK ? 60 : 300);
+    await runToDone(page);
+    const r = await page.evaluate(() => window.__tunelabLastRace);
+    await page.click('[data-testid=reset]');
+    return r;
+  };
+  const one = await race(1);
+  const each = await race(null);
+  console.log(`cores (${await page.evaluate(() => navigator.hardwareConcurrency)} reported): one worker ${one.wall_ms} ms; one per strategy (${each.workers} workers) ${each.wall_ms} ms; speed-up ${(one.wall_ms / each.wall_ms).toFixed(2)}x`);
+  await page.evaluate(() => localStorage.removeItem('tunelab.workers'));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
