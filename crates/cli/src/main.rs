@@ -10,6 +10,7 @@ mod args;
 mod bench;
 mod bench_search;
 mod bench_sim;
+mod completions;
 mod calibrate;
 mod devices;
 mod eval;
@@ -50,6 +51,8 @@ enum Command {
     Url(url::Args),
     /// Price one configuration of a scenario (no tuning) and print every metric.
     Eval(eval::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::Args),
     /// Predicted vs measured for every row of a measurement file (or msprof op summary).
     Fidelity(fidelity::Args),
     /// What one change (precision, TP, batch, recompute, ZeRO) does at every stage.
@@ -71,6 +74,7 @@ fn main() {
         Command::Run(a) => run::main(a),
         Command::Url(a) => url::main(a),
         Command::Eval(a) => eval::main(a),
+        Command::Completions(a) => completions::main(a),
         Command::Fidelity(a) => fidelity::main(a),
         Command::Calibrate(a) => calibrate::main(a),
         Command::Impact(a) => impact::main(a),
