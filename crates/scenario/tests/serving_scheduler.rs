@@ -192,8 +192,44 @@ fn bench_thousand_requests() {
     let t = std::time::Instant::now();
     let st = run(&s, &c);
     let first = t.elapsed();
+    // The same configuration again through the stage objective: every step shape is priced
+    // already, so this is the simulation itself.
+    let mut setup = tunelab_scenario::stages::deployment::setup(&s).unwrap();
+    let mut c8 = c.clone();
+    c8.0.truncate(setup.space.names().len());
+    let _ = setup.objective.evaluate(&c8);
+    let t = std::time::Instant::now();
+    let again = setup.objective.evaluate(&c8);
+    println!("bench: 1000 requests, step shapes already priced: {:.1} ms ({})", t.elapsed().as_secs_f64() * 1e3, if matches!(again, tunelab_search::Outcome::Ok(_)) { "ok" } else { "failed" });
     println!(
         "bench: 1000 requests (llama-2-7b, 910B2, batch 64): first run {:.1} ms incl. pricing; {} steps, {:.0} tokens/s, TTFT p50/p90/p99 {:.0}/{:.0}/{:.0} ms, TPOT p50 {:.1} ms, ITL p99 {:.1} ms, queue {:.0} ms",
         first.as_secs_f64() * 1e3, st.steps, st.output_tokens_per_s, st.ttft_ms.p50, st.ttft_ms.p90, st.ttft_ms.p99, st.tpot_ms.p50, st.itl_ms.p99, st.queue_ms.mean
     );
+}
+
+#[test]
+fn bench_full_deployment_tune() {
+    let s = tunelab_scenario::bundled_scenario("llama2-7b-910B2-deployment").unwrap();
+    let t = std::time::Instant::now();
+    let mut run = tunelab_scenario::Run::new(&s).unwrap();
+    run.run_to_end();
+    let best = run.overall_best().and_then(|(_, t)| t.value()).map(tunelab_scenario::format_best);
+    println!("bench: full llama2-7b-910B2-deployment tune ({} evaluations, scheduler in the loop): {:.2} s; best {}", s.budget, t.elapsed().as_secs_f64(), best.unwrap_or_default());
+}
+
+#[test]
+fn bench_tune_split_pricing_and_simulation() {
+    let s = tunelab_scenario::bundled_scenario("llama2-7b-910B2-deployment").unwrap();
+    let mut setup = tunelab_scenario::stages::deployment::setup(&s).unwrap();
+    let mut rng = tunelab_search::Rng::seed_from_u64(1);
+    let configs: Vec<Config> = (0..300).filter_map(|_| setup.space.sample(&mut rng)).collect();
+    let t = std::time::Instant::now();
+    let ok = configs.iter().filter(|c| matches!(setup.objective.evaluate(c), tunelab_search::Outcome::Ok(_))).count();
+    let first = t.elapsed().as_secs_f64();
+    let t = std::time::Instant::now();
+    for c in &configs {
+        let _ = setup.objective.evaluate(c);
+    }
+    let again = t.elapsed().as_secs_f64();
+    println!("bench: 300 random deployment configurations ({ok} feasible): {first:.2} s first (pricing + simulation), {again:.2} s again (simulation only)");
 }

@@ -73,7 +73,7 @@ impl Default for ServingSpec {
             request_rate: None,
             concurrency: None,
             trace: Vec::new(),
-            requests: 400,
+            requests: 200,
             length_distribution: "uniform".into(),
             length_spread: 0.5,
             block_size: 128,
@@ -327,6 +327,27 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
     let (mut busy_us, mut prefill_us, mut host_us, mut batch_sum, mut peak_used) = (0.0, 0.0, 0.0, 0u64, 0u64);
     let (mut done_count, mut out_tokens, mut in_tokens) = (0usize, 0u64, 0u64);
     let step_limit = 4 * reqs.iter().map(|r| r.input + r.output).sum::<u64>() + 1000;
+    // Finished sequences leave and free their blocks; a closed loop sends the next request.
+    macro_rules! retire {
+        () => {
+            let mut k = 0;
+            while k < running.len() {
+                let s = &running[k];
+                if s.done >= s.target && s.generated >= reqs[s.req].output {
+                    finish[s.req] = now;
+                    free += s.blocks;
+                    running.remove(k);
+                    done_count += 1;
+                    if clients.is_some() && released < n {
+                        arrival[released] = now;
+                        released += 1;
+                    }
+                } else {
+                    k += 1;
+                }
+            }
+        };
+    }
     while done_count < n {
         // Arrivals up to now join the queue in order.
         while next_arrival < released && arrival[next_arrival] <= now + 1e-12 {
@@ -340,6 +361,59 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
                 continue;
             }
             return Err("the serving simulation stalled with requests outstanding (a scheduler bug)".into());
+        }
+        // Fast-forward: while every running sequence decodes and nobody can join, consecutive
+        // steps differ only by one token of context each. Run them as one span, priced at its
+        // middle context, up to the next event (a sequence finishing, an arrival, the KV blocks
+        // running out).
+        let decoding = !running.is_empty() && running.iter().all(|s| s.done >= s.target);
+        let d = running.len() as u64;
+        if decoding && d <= cfg.max_num_batched_tokens && !admissible(&waiting, &running, max_seqs, free, cfg.max_num_batched_tokens.saturating_sub(d), cfg, reqs) {
+            let mut k = running.iter().map(|s| reqs[s.req].output.saturating_sub(s.generated)).min().unwrap_or(1).max(1);
+            let mean_ctx = running.iter().map(|s| s.ctx).sum::<u64>() / d;
+            let one = StepShape { decode_seqs: d, decode_ctx: mean_ctx + 1, emitting: d, ..Default::default() };
+            if next_arrival < released {
+                let dt = pricer.step(&one, cfg.graph_launch)?.time_us * 1e-6;
+                k = k.min(((arrival[next_arrival] - now) / dt.max(1e-12)).max(1.0) as u64);
+            }
+            if cfg.kv_policy == KvPolicy::Paged {
+                while k > 1 && running.iter().map(|s| blocks_for(s.ctx + k).saturating_sub(s.blocks)).sum::<u64>() > free {
+                    k /= 2;
+                }
+            }
+            if k >= 2 && st.steps + k <= step_limit {
+                let shape = StepShape { decode_ctx: mean_ctx + 1 + (k - 1) / 2, ..one };
+                let cost = pricer.step(&shape, cfg.graph_launch)?;
+                let dt = cost.time_us * 1e-6;
+                let kf = k as f64;
+                let first_end = now + dt;
+                now += dt * kf;
+                st.steps += k;
+                busy_us += cost.device_us * kf;
+                prefill_us += cost.prefill_us * kf;
+                host_us += cost.host_us * kf;
+                st.energy_j += cost.energy_uj * 1e-6 * kf;
+                st.flops += cost.flops * kf;
+                st.rel_error = st.rel_error.max(cost.rel_error);
+                st.graph_steps += cost.graph as u64 * k;
+                batch_sum += d * k;
+                out_tokens += d * k;
+                itl.add_n(dt * 1e3, (k - 1) * d);
+                for s in running.iter_mut() {
+                    itl.add((first_end - last_emit[s.req]) * 1e3);
+                    last_emit[s.req] = now;
+                    s.generated += k;
+                    s.ctx += k;
+                    if cfg.kv_policy == KvPolicy::Paged {
+                        let extra = blocks_for(s.ctx).saturating_sub(s.blocks);
+                        s.blocks += extra;
+                        free -= extra;
+                    }
+                }
+                peak_used = peak_used.max(cfg.kv_blocks - free);
+                retire!();
+                continue;
+            }
         }
         st.steps += 1;
         if st.steps > step_limit {
@@ -495,23 +569,7 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
             last_emit[r] = now;
             out_tokens += 1;
         }
-        // Finished sequences leave and free their blocks; a closed loop sends the next request.
-        let mut k = 0;
-        while k < running.len() {
-            let s = &running[k];
-            if s.done >= s.target && s.generated >= reqs[s.req].output {
-                finish[s.req] = now;
-                free += s.blocks;
-                running.remove(k);
-                done_count += 1;
-                if clients.is_some() && released < n {
-                    arrival[released] = now;
-                    released += 1;
-                }
-            } else {
-                k += 1;
-            }
-        }
+        retire!();
     }
     // Statistics.
     let start = arrival.iter().copied().fold(f64::INFINITY, f64::min);
@@ -540,6 +598,26 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
     st.host_share = host_us / (busy_us + host_us).max(1e-12);
     st.kv_peak_fraction = peak_used as f64 / cfg.kv_blocks.max(1) as f64;
     Ok(st)
+}
+
+/// Whether the next waiting sequence could join a step now (a slot, token budget left after the
+/// decodes, and its KV blocks).
+fn admissible(waiting: &VecDeque<Seq>, running: &[Seq], max_seqs: usize, free: u64, budget: u64, cfg: &EngineConfig, reqs: &[Request]) -> bool {
+    let Some(s) = waiting.front() else { return false };
+    if !cfg.chunked_prefill {
+        return can_admit_whole(waiting, running, max_seqs, free, cfg.max_num_batched_tokens, cfg, reqs);
+    }
+    if running.len() >= max_seqs || budget == 0 {
+        return false;
+    }
+    let bs = cfg.block_size.max(1);
+    let r = &reqs[s.req];
+    let need = match cfg.kv_policy {
+        KvPolicy::Paged => (s.done + (s.target - s.done).min(budget)).div_ceil(bs),
+        KvPolicy::Reserve => (r.input + r.output).div_ceil(bs),
+        KvPolicy::ReserveFixed(t) => t.max(r.input + r.output).div_ceil(bs),
+    };
+    need.saturating_sub(s.blocks) <= free
 }
 
 /// Whether a prefill-first (chunking off) step can start the next waiting prompt.
@@ -597,11 +675,13 @@ pub struct Histogram {
     bins: Vec<u64>,
     count: u64,
     sum: f64,
+    /// The last value added and its bin: the sequences of one step mostly share their gap.
+    last: (f64, usize),
 }
 
 impl Default for Histogram {
     fn default() -> Self {
-        Histogram { bins: vec![0; Self::BINS], count: 0, sum: 0.0 }
+        Histogram { bins: vec![0; Self::BINS], count: 0, sum: 0.0, last: (f64::NAN, 0) }
     }
 }
 
@@ -612,14 +692,25 @@ impl Histogram {
     const BINS: usize = 4000;
 
     pub fn add(&mut self, ms: f64) {
-        if !ms.is_finite() {
+        self.add_n(ms, 1);
+    }
+
+    /// Adds `count` equal values.
+    pub fn add_n(&mut self, ms: f64, count: u64) {
+        if !ms.is_finite() || count == 0 {
             return;
         }
-        let x = if ms > 0.0 { (libm::log10(ms) + Self::LOW) * Self::PER_DECADE } else { 0.0 };
-        let b = (x.max(0.0) as usize).min(Self::BINS - 1);
-        self.bins[b] += 1;
-        self.count += 1;
-        self.sum += ms;
+        let b = if ms == self.last.0 {
+            self.last.1
+        } else {
+            let x = if ms > 0.0 { (libm::log10(ms) + Self::LOW) * Self::PER_DECADE } else { 0.0 };
+            let b = (x.max(0.0) as usize).min(Self::BINS - 1);
+            self.last = (ms, b);
+            b
+        };
+        self.bins[b] += count;
+        self.count += count;
+        self.sum += ms * count as f64;
     }
 
     /// p50 / p90 / p99 (each bin's upper edge) and the mean.

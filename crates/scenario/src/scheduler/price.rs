@@ -8,9 +8,10 @@
 //! tokens plus one per decoding sequence); the attention core is per sequence (decode attention
 //! over each cache, flash attention of each prompt chunk over its prefix); the LM head runs for
 //! the sequences that emit a token. Each part is costed through the device model from the same
-//! operator graphs the other stages use (`workload::build_graph`), and memoised by its shape
-//! (lengths rounded up to a 1/16-octave grid), so a 1,000-request simulation prices a few hundred
-//! distinct shapes, not thousands of steps.
+//! operator graphs the other stages use (`workload::build_graph`), priced at grid sizes (exact up
+//! to 8, then points half an octave apart) and interpolated linearly between them, and
+//! memoised, so a 1,000-request simulation prices a few hundred operator shapes, not thousands of
+//! steps.
 //!
 //! Host costs (assets/constants/serving-host.json): in eager mode every operator is dispatched
 //! by the CPU, asynchronously ahead of the device, so each operator takes the longer of its
@@ -112,6 +113,20 @@ pub struct Part {
 }
 
 impl Part {
+    /// `a + (b - a) t`, field by field (the error bound is the larger one).
+    fn lerp(a: &Part, b: &Part, t: f64) -> Part {
+        let l = |x: f64, y: f64| x + (y - x) * t;
+        Part {
+            device_us: l(a.device_us, b.device_us),
+            launch_us: l(a.launch_us, b.launch_us),
+            ops: l(a.ops, b.ops),
+            eager_us: l(a.eager_us, b.eager_us),
+            energy_uj: l(a.energy_uj, b.energy_uj),
+            flops: l(a.flops, b.flops),
+            rel_error: a.rel_error.max(b.rel_error),
+        }
+    }
+
     fn add(&mut self, o: &Part) {
         self.device_us += o.device_us;
         self.launch_us += o.launch_us;
@@ -158,15 +173,48 @@ pub struct StepCost {
     pub graph: bool,
 }
 
-/// Rounds up to a 1/16-octave grid (exact up to 32): at most 6.25% above `x`.
-pub fn bucket(x: u64) -> u64 {
-    if x <= 32 {
-        return x.max(1);
+/// The grid points around `x` and the position between them: exact up to 8, then points half
+/// an octave apart (8, 12, 16, 24, 32, 48, ...), so costs are priced at two sizes per octave
+/// and interpolated linearly in between. Operator time is close to affine in tokens, sequences
+/// and context over such a span (flat while memory-bound, proportional once compute-bound);
+/// the grid keeps a full deployment tune to a few thousand operator pricings.
+pub fn grid(x: u64) -> (u64, u64, f64) {
+    let x = x.max(1);
+    if x <= 8 {
+        return (x, x, 0.0);
     }
-    let shift = 63 - x.leading_zeros() as u64 - 4;
-    let q = 1u64 << shift;
-    x.div_ceil(q).saturating_mul(q)
+    let p = 1u64 << (63 - x.leading_zeros() as u64); // largest power of two <= x
+    let mid = p + p / 2;
+    let (lo, hi) = if x < mid { (p, mid) } else { (mid, 2 * p) };
+    if lo == x {
+        return (x, x, 0.0);
+    }
+    (lo, hi, (x - lo) as f64 / (hi - lo) as f64)
 }
+
+/// FxHash (the rustc hasher): the caches are hit once per step, and SipHash's DoS resistance
+/// buys nothing for keys the simulation makes itself. Deterministic on every target.
+#[derive(Default, Clone, Copy)]
+pub struct Fx(u64);
+
+impl std::hash::Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(*b as u64);
+        }
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+}
+
+type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
 
 /// Prices steps for one model, chip, parallel plan and graph options, memoising by shape.
 pub struct StepPricer {
@@ -177,11 +225,11 @@ pub struct StepPricer {
     pub host: HostCosts,
     mode: TileMode,
     memo: Memo,
-    body: HashMap<u64, Part>,
-    head: HashMap<u64, Part>,
-    dec_attn: HashMap<(u64, u64), Part>,
-    pre_attn: HashMap<(u64, u64, u64), Part>,
-    vision: HashMap<u64, Part>,
+    body: FxMap<u64, Part>,
+    head: FxMap<u64, Part>,
+    dec_attn: FxMap<(u64, u64), Part>,
+    pre_attn: FxMap<(u64, u64, u64), Part>,
+    vision: FxMap<u64, Part>,
 }
 
 const HEAD_OPS: [&str; 3] = ["final_norm", "lm_head", "tp.logits_allgather"];
@@ -196,11 +244,11 @@ impl StepPricer {
             host: HostCosts::bundled(),
             mode,
             memo: Memo::default(),
-            body: HashMap::new(),
-            head: HashMap::new(),
-            dec_attn: HashMap::new(),
-            pre_attn: HashMap::new(),
-            vision: HashMap::new(),
+            body: FxMap::default(),
+            head: FxMap::default(),
+            dec_attn: FxMap::default(),
+            pre_attn: FxMap::default(),
+            vision: FxMap::default(),
         }
     }
 
@@ -228,7 +276,15 @@ impl StepPricer {
     /// Linear layers, norms, embeddings and collectives over `tokens` rows (no attention core,
     /// no LM head).
     fn body(&mut self, tokens: u64) -> Result<Part, String> {
-        let t = bucket(tokens);
+        let (lo, hi, f) = grid(tokens);
+        let a = self.body_at(lo)?;
+        if hi == lo {
+            return Ok(a);
+        }
+        Ok(Part::lerp(&a, &self.body_at(hi)?, f))
+    }
+
+    fn body_at(&mut self, t: u64) -> Result<Part, String> {
         if let Some(p) = self.body.get(&t) {
             return Ok(*p);
         }
@@ -243,7 +299,15 @@ impl StepPricer {
         if rows == 0 {
             return Ok(Part::default());
         }
-        let r = bucket(rows);
+        let (lo, hi, f) = grid(rows);
+        let a = self.head_at(lo)?;
+        if hi == lo {
+            return Ok(a);
+        }
+        Ok(Part::lerp(&a, &self.head_at(hi)?, f))
+    }
+
+    fn head_at(&mut self, r: u64) -> Result<Part, String> {
         if let Some(p) = self.head.get(&r) {
             return Ok(*p);
         }
@@ -258,7 +322,22 @@ impl StepPricer {
         if seqs == 0 {
             return Ok(Part::default());
         }
-        let key = (seqs, bucket(ctx));
+        // Bilinear over (sequences, context) grid points.
+        let (d0, d1, fd) = grid(seqs);
+        let (c0, c1, fc) = grid(ctx);
+        let row = |me: &mut Self, d: u64| -> Result<Part, String> {
+            let a = me.decode_attention_at(d, c0)?;
+            if c1 == c0 { Ok(a) } else { Ok(Part::lerp(&a, &me.decode_attention_at(d, c1)?, fc)) }
+        };
+        let a = row(self, d0)?;
+        if d1 == d0 {
+            return Ok(a);
+        }
+        Ok(Part::lerp(&a, &row(self, d1)?, fd))
+    }
+
+    fn decode_attention_at(&mut self, seqs: u64, ctx: u64) -> Result<Part, String> {
+        let key = (seqs, ctx);
         if let Some(p) = self.dec_attn.get(&key) {
             return Ok(*p);
         }
@@ -268,12 +347,32 @@ impl StepPricer {
         Ok(p)
     }
 
-    /// Flash (or unfused) attention of `seqs` prompt chunks of `q` tokens each over `kv` keys.
+    /// Flash (or unfused) attention of `seqs` prompt chunks of `q` tokens each over `kv` keys
+    /// (trilinear over the grid).
     fn prefill_attention(&mut self, seqs: u64, q: u64, kv: u64) -> Result<Part, String> {
         if seqs == 0 {
             return Ok(Part::default());
         }
-        let (q, kv) = (bucket(q), bucket(kv.max(q)));
+        let kv = kv.max(q);
+        let (n0, n1, fn_) = grid(seqs);
+        let (q0, q1, fq) = grid(q);
+        let (k0, k1, fk) = grid(kv);
+        let row = |me: &mut Self, n: u64, q: u64| -> Result<Part, String> {
+            let a = me.prefill_attention_at(n, q, k0.max(q))?;
+            if k1 == k0 { Ok(a) } else { Ok(Part::lerp(&a, &me.prefill_attention_at(n, q, k1.max(q))?, fk)) }
+        };
+        let plane = |me: &mut Self, n: u64| -> Result<Part, String> {
+            let a = row(me, n, q0)?;
+            if q1 == q0 { Ok(a) } else { Ok(Part::lerp(&a, &row(me, n, q1)?, fq)) }
+        };
+        let a = plane(self, n0)?;
+        if n1 == n0 {
+            return Ok(a);
+        }
+        Ok(Part::lerp(&a, &plane(self, n1)?, fn_))
+    }
+
+    fn prefill_attention_at(&mut self, seqs: u64, q: u64, kv: u64) -> Result<Part, String> {
         let key = (seqs, q, kv);
         if let Some(p) = self.pre_attn.get(&key) {
             return Ok(*p);
@@ -380,11 +479,13 @@ mod tests {
     }
 
     #[test]
-    fn bucket_rounds_up_by_at_most_a_sixteenth() {
-        for x in [1u64, 7, 32, 33, 100, 1000, 1025, 4097, 123_457] {
-            let b = bucket(x);
-            assert!(b >= x && (b - x) as f64 <= x as f64 / 16.0 + 1.0, "{x} -> {b}");
+    fn grid_brackets_within_half_an_octave() {
+        for x in [1u64, 7, 8, 9, 12, 13, 16, 17, 33, 100, 1000, 1025, 4097, 123_457] {
+            let (lo, hi, f) = grid(x);
+            assert!(lo <= x && x <= hi && (0.0..1.0).contains(&f), "{x}");
+            assert!((hi - lo) as f64 <= x as f64 / 2.0 + 1.0, "{x}: {lo}..{hi}");
+            assert!((lo as f64 + (hi - lo) as f64 * f - x as f64).abs() < 1e-9);
         }
-        assert_eq!(bucket(1024), 1024);
+        assert_eq!(grid(1024), (1024, 1024, 0.0));
     }
 }
