@@ -18,7 +18,9 @@ Values are copied unchanged from the source's `measured` block.
 
 import hashlib
 import json
+import math
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,6 +42,7 @@ def llama(h, inter, layers, heads, kv, vocab, maxpos, dtype="float16", theta=100
 
 MODELS = {
     "Llama-2-7B": "llama-2-7b",
+    "Llama-2-13B": llama(5120, 13824, 40, 40, 40, 32000, 4096),
     "LLaMA2-13B": llama(5120, 13824, 40, 40, 40, 32000, 4096),
     "Llama-2-70B": llama(8192, 28672, 80, 64, 8, 32000, 4096),
     "LLaMA2-70B": llama(8192, 28672, 80, 64, 8, 32000, 4096, dtype="bfloat16"),
@@ -63,6 +66,19 @@ MODELS = {
                             moe_intermediate_size=2560, shared_expert_intermediate_size=20480, num_experts=64,
                             num_experts_per_tok=8, decoder_sparse_step=1),
     "Mixtral-8x7B": "mixtral-8x7b",
+    "Mistral-7B": llama(4096, 14336, 32, 32, 8, 32000, 32768, dtype="bfloat16", mt="mistral"),
+    "Llama-3.1-8B": llama(4096, 14336, 32, 32, 8, 128256, 131072, dtype="bfloat16", theta=500000.0),
+    "Llama-3.1-70B": llama(8192, 28672, 80, 64, 8, 128256, 131072, dtype="bfloat16", theta=500000.0),
+    "Qwen2.5-0.5B": llama(896, 4864, 24, 14, 2, 151936, 32768, dtype="bfloat16", mt="qwen2", theta=1000000.0, tie_word_embeddings=True),
+    "Qwen2.5-1.5B": llama(1536, 8960, 28, 12, 2, 151936, 32768, dtype="bfloat16", mt="qwen2", theta=1000000.0, tie_word_embeddings=True),
+    "Qwen2.5-3B": llama(2048, 11008, 36, 16, 2, 151936, 32768, dtype="bfloat16", mt="qwen2", theta=1000000.0, tie_word_embeddings=True),
+    "Qwen2.5-14B": llama(5120, 13824, 48, 40, 8, 152064, 32768, dtype="bfloat16", mt="qwen2", theta=1000000.0),
+    "Qwen2.5-72B": llama(8192, 29568, 80, 64, 8, 152064, 32768, dtype="bfloat16", mt="qwen2", theta=1000000.0),
+    "Qwen3-8B": llama(4096, 12288, 36, 32, 8, 151936, 40960, dtype="bfloat16", mt="qwen3", theta=1000000.0, head_dim=128),
+    "Qwen3-14B": llama(5120, 17408, 40, 40, 8, 151936, 40960, dtype="bfloat16", mt="qwen3", theta=1000000.0, head_dim=128),
+    "Qwen3-30B-A3B": llama(2048, 6144, 48, 32, 4, 151936, 40960, dtype="bfloat16", mt="qwen3_moe", theta=1000000.0,
+                           head_dim=128, moe_intermediate_size=768, num_experts=128, num_experts_per_tok=8,
+                           decoder_sparse_step=1, norm_topk_prob=True),
     "Baichuan2-13B": llama(5120, 13696, 40, 40, 40, 125696, 4096, dtype="bfloat16", mt="baichuan"),
     "ChatGLM3-6B": {"model_type": "chatglm", "num_layers": 28, "hidden_size": 4096, "ffn_hidden_size": 13696,
                     "num_attention_heads": 32, "multi_query_attention": True, "multi_query_group_num": 2,
@@ -78,9 +94,15 @@ MODELS = {
 }
 
 
+def norm(name):
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
 def model_for(name):
-    for key in sorted(MODELS, key=len, reverse=True):
-        if name.lower().startswith(key.lower()):
+    """The config of a model named by the source (case, '-', '.', ' ' ignored; longest match)."""
+    n = norm(name)
+    for key in sorted(MODELS, key=lambda k: len(norm(k)), reverse=True):
+        if n.startswith(norm(key)):
             return key, MODELS[key]
     return None, None
 
@@ -133,67 +155,106 @@ def chip_of(stated, default="910B2"):
 # Per-category conversion
 # ---------------------------------------------------------------------------------------------
 
-def convert_op(r):
-    st, m = r["setup"], r["measured"]
-    rid = r["id"]
-    row = {"stage": "operator", "scenario": OP_SCENARIO}
-    if rid.startswith("op-hbm-copy"):
+def dtype_of(text, default="fp16"):
+    t = str(text).lower()
+    if "bf16" in t or "bfloat16" in t:
+        return "bf16"
+    if "int8" in t:
+        return "int8"
+    if "float32" in t or "fp32" in t:
+        return "fp32"
+    if "float16" in t or "fp16" in t:
+        return "fp16"
+    return default
+
+
+DTYPE_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2, "int8": 1}
+TIME_UNITS = ("us", "ms", "s")
+
+
+def op_of(st):
+    """The operator a row's setup describes, by its content: (name, op, notes, weight, tuned)."""
+    opn = str(st.get("operation", "")).lower()
+    dt = dtype_of(st.get("dtype", ""))
+    flat = opn.replace("-", "").replace(" ", "").replace("_", "")
+    if "copy" in opn:
         # A device-to-device copy: one read and one write per element, no arithmetic. In the
         # operator vocabulary that is a gather of whole rows (in bytes = out bytes, 0 instr).
-        n = st["elements"]
-        op = {"op": "vector", "kind": "gather", "rows": n // 4096, "row_len": 4096, "dtype": "fp32"}
-        row["model"] = one_op_graph("copy", op, "fp32")
-        row["values"] = [value("median_time", m["median_time"]["value"], "us", "model_time_ms"),
-                         skip("achieved_bandwidth", m["achieved_bandwidth"]["value"], m["achieved_bandwidth"]["unit"],
-                              "derived from median_time by the source; compared once, as time")]
-    elif rid.startswith("op-matmul"):
-        op = {"op": "matmul", "batch": 1, "m": st["M"], "n": st["N"], "k": st["K"], "dtype": "fp32"}
-        row["model"] = one_op_graph("matmul", op, "fp32")
-        row["values"] = [value("median_time_per_matmul", m["median_time_per_matmul"]["value"], "us", "model_time_ms"),
-                         skip("achieved", m["achieved"]["value"], m["achieved"]["unit"], "derived from the time; compared once, as time")]
-        row["weight"] = 0.5
-    elif rid.startswith("op-fa-npu_fusion_attention"):
-        s = st["seq_len_q=kv"]
-        op = {"op": "attention", "kind": "flash", "batch": 1, "heads": st["num_heads"], "kv_heads": st["num_heads"],
-              "q_len": s, "kv_len": s, "head_dim": st["head_dim"], "causal": False, "dtype": "fp16"}
-        row["model"] = one_op_graph("flash_attention", op, "fp16")
-        row["values"] = [value("median_latency", m["median_latency"]["value"], "us", "model_time_ms")]
-    elif rid.startswith("op-fa-torch_npu"):
-        s = st["seq_len_q=kv"]
-        op = {"op": "attention", "kind": "flash", "batch": st["batch"], "heads": st["num_heads"], "kv_heads": st["num_heads"],
-              "q_len": s, "kv_len": s, "head_dim": st["head_dim"], "causal": False, "dtype": "fp16"}
-        row["model"] = one_op_graph("flash_attention", op, "fp16")
-        row["values"] = [value("latency", m["latency"]["value"], "us", "model_time_ms"),
-                         skip("throughput", m["throughput"]["value"], m["throughput"]["unit"], "derived from latency; compared once, as time"),
-                         skip("utilization_reported", m["utilization_reported"]["value"], m["utilization_reported"]["unit"], "derived from latency")]
-    elif rid.startswith("op-fa-npu_fused_attention-hosttimed"):
-        op = {"op": "attention", "kind": "flash", "batch": st["batch"], "heads": 1, "kv_heads": 1,
-              "q_len": st["S0(query)"], "kv_len": st["S1(kv)"], "head_dim": st["head_dim"], "causal": False, "dtype": "fp16"}
-        row["model"] = one_op_graph("flash_attention", op, "fp16")
-        row["values"] = [value("latency_x86_64_host", m["latency_x86_64_host"]["value"], "us", "model_time_ms"),
-                         skip("latency_aarch64_host", m["latency_aarch64_host"]["value"], "us",
-                              "same kernel timed from a second host; the x86_64 value is compared")]
-        row["weight"] = 0.5
-        row["conversion_note"] = "head count not stated: one head assumed (host-timed, so launch costs are included)"
-    elif rid.startswith("op-gemm"):
-        op = {"op": "matmul", "batch": 1, "m": st["M"], "n": st["N"], "k": st["K"], "dtype": "fp16"}
-        row["model"] = one_op_graph("gemm", op, "fp16")
-        # A hand-written, hand-tiled kernel: compared with Tunelab's tuned tiling, not the default.
+        n = st.get("elements") or int(st["source_tensor_MiB"] * 2 ** 20 / DTYPE_BYTES[dt])
+        row_len = math.gcd(n, 4096)
+        return "copy", {"op": "vector", "kind": "gather", "rows": n // row_len, "row_len": row_len, "dtype": dt}, None, 1.0, False
+    if "allreduce" in flat or "allgather" in flat or "reducescatter" in flat:
+        kind = "all_reduce" if "allreduce" in flat else ("all_gather" if "allgather" in flat else "reduce_scatter")
+        dims = [int(x) for x in re.findall(r"\d+", str(st.get("tensor", "")).split("(")[0].split("~")[0])]
+        tdt = dtype_of(st.get("tensor", ""), dt)
+        nbytes = st.get("bytes") or (math.prod(dims[:2]) * DTYPE_BYTES[tdt] if len(dims) >= 2 else None)
+        if not nbytes:
+            return None, None, "collective without a tensor size", 1.0, False
+        return kind, {"op": "comm", "kind": kind, "bytes": nbytes, "ranks": st["ranks"], "link": "hccs", "algorithm": "ring"}, None, 1.0, False
+    if "attention" in opn:
+        q = st.get("seq_len_q=kv") or st.get("S0(query)") or st.get("seq_len_q")
+        kv = st.get("seq_len_q=kv") or st.get("S1(kv)") or st.get("seq_len_kv")
+        heads = st.get("num_heads")
+        note = None if heads else "head count not stated: one head assumed"
+        heads = heads or 1
+        batch = st.get("batch") or st.get("sequence_count(batch)") or 1
+        causal = st.get("causal") is True
+        op = {"op": "attention", "kind": "flash", "batch": batch, "heads": heads, "kv_heads": st.get("num_kv_heads", heads),
+              "q_len": q, "kv_len": kv, "head_dim": st["head_dim"], "causal": causal, "dtype": dt}
+        weight = 1.0
+        if "host_cpu" in st:
+            note = (note + " (host-timed, so launch costs are included)") if note else "host-timed, so launch costs are included"
+            weight = 0.5
+        return "flash_attention", op, note, weight, False
+    if all(k in st for k in ("M", "N", "K")):
+        op = {"op": "matmul", "batch": st.get("batch", 1), "m": st["M"], "n": st["N"], "k": st["K"], "dtype": dt}
+        # A hand-written, hand-tiled kernel is compared with Tunelab's tuned tiling; a framework
+        # call with the default tiling. FP32 on the cube may run as HF32: weighted down.
+        tuned = "custom" in opn or "kernel" in opn
+        weight = 0.5 if dt == "fp32" else 1.0
+        return ("gemm" if tuned else "matmul"), op, None, weight, tuned
+    return None, None, "no operator in Tunelab's vocabulary matches '%s'" % st.get("operation", ""), 1.0, False
+
+
+def primary_time(m):
+    """The measured time a row is compared on: a x86-host timing, a median, else the first."""
+    times = [k for k, v in m.items() if isinstance(v, dict) and v.get("unit") in TIME_UNITS and "pipelined" not in k]
+    for pref in ("x86", "median", ""):
+        for k in times:
+            if pref in k:
+                return k
+    return None
+
+
+def convert_op(r):
+    st, m = r["setup"], r["measured"]
+    row = {"stage": "operator", "scenario": OP_SCENARIO}
+    name, op, note, weight, tuned = op_of(st)
+    if op is None:
+        row["cannot_express"] = note
+        row["values"] = [skip(k, v.get("value"), v.get("unit"), "row not expressible") for k, v in m.items()]
+        return row
+    row["model"] = one_op_graph(name, op, op["dtype"] if "dtype" in op else "fp16")
+    if tuned:
         row["scenario"] = {"operator": dict(OP_SCENARIO["operator"], tiling=True), "workload": {"batch": 1},
                            "strategy": {"name": "auto"}, "budget": 300, "seed": 1}
         row["predict_with"] = "tuned"
-        row["values"] = [value("compute_only_time", m["compute_only_time"]["value"], "us", "model_time_ms"),
-                         skip("throughput", m["throughput"]["value"], m["throughput"]["unit"], "derived from the time")]
-    elif rid.startswith("comm-allreduce"):
-        nbytes = 5504 * 1536 * 2
-        op = {"op": "comm", "kind": "all_reduce", "bytes": nbytes, "ranks": st["ranks"], "link": "hccs", "algorithm": "ring"}
-        row["model"] = one_op_graph("all_reduce", op, "fp16")
-        row["values"] = [value("comm_time", m["comm_time"]["value"], "us", "model_time_ms"),
-                         skip("bandwidth_reported", m["bandwidth_reported"]["value"], m["bandwidth_reported"]["unit"], "derived from the time"),
-                         skip("pipelined_with_gemm_total", m["pipelined_with_gemm_total"]["value"], "us",
-                              "overlap of a GEMM with the all-reduce: a two-operator schedule, not one operator")]
-    else:
-        row["cannot_express"] = "no conversion rule for this operator row"
+    if weight != 1.0:
+        row["weight"] = weight
+    if note:
+        row["conversion_note"] = note
+    key = primary_time(m)
+    vals = []
+    for k, v in m.items():
+        if k == key:
+            vals.append(value(k, v["value"], v["unit"], "model_time_ms"))
+        elif "pipelined" in k:
+            vals.append(skip(k, v["value"], v["unit"], "overlap of a GEMM with the all-reduce: a two-operator schedule, not one operator"))
+        elif isinstance(v, dict) and v.get("unit") in TIME_UNITS:
+            vals.append(skip(k, v["value"], v["unit"], "a second timing of the same kernel (another host); %s is compared" % key))
+        else:
+            vals.append(skip(k, v.get("value"), v.get("unit"), "derived from %s by the source; compared once, as time" % key))
+    row["values"] = vals
     return row
 
 
@@ -217,41 +278,49 @@ def convert_serving(r):
     dtype = st.get("dtype", "float16")
     prec = "bf16" if "bf" in dtype else "fp16"
     # Static-batch rows (torchair examples): prefill of the padded batch, then decode steps.
-    if "batch_size" in st and "input_len" in st and "padded" in str(st["input_len"]) or rid.startswith("srv-llama2-7b-tp1"):
+    static = any(k.split("(")[0].endswith(("prefill", "decode", "prefill_latency", "decode_step_latency")) or k.startswith(("prefill", "decode")) for k in m)
+    if "batch_size" in st and static:
         batch = st["batch_size"]
+        digits = re.findall(r"\d+", str(st.get("input_len", "1024")))
+        inp = int(digits[0]) if digits else 1024
+        out = int(st.get("max_new_tokens", 1024))
         # Static mode: a padded batch, one prefill then decode steps (what the torchair example
         # scripts time), not a request stream.
-        base = {"workload": {"batch": batch, "input_len": 1024, "output_len": 1024},
+        base = {"workload": {"batch": batch, "input_len": inp, "output_len": out},
                 "deployment": {"tile_operators": False, "serving": {"mode": "static"}}}
-        if rid == "srv-llama2-7b-tp1-bs1-modes":
-            row["variants"] = [
-                {"suffix": "eager", "space": fixed(batch=batch, precision="fp16", tp=tp, launch="eager"),
-                 "values": [value("eager_prefill", m["eager_prefill"]["value"], "ms", "ttft_ms"),
-                            value("eager_decode", m["eager_decode"]["value"], "ms", "tpot_ms")]},
-                {"suffix": "graph", "space": fixed(batch=batch, precision="fp16", tp=tp, launch="graph"),
-                 "values": [value("maxautotune_prefill", m["maxautotune_prefill"]["value"], "ms", "ttft_ms"),
-                            value("maxautotune_decode", m["maxautotune_decode"]["value"], "ms", "tpot_ms")]},
-            ]
+        # Several configurations measured side by side ("eager_prefill", "maxautotune_decode",
+        # "a8w8c8_prefill", ...): one variant per prefix, named by what it pins.
+        prefixes = []
+        for k in m:
+            if "_" in k and k.rsplit("_", 1)[1] in ("prefill", "decode", "memory") and not k.startswith(("prefill", "decode")):
+                p = k.rsplit("_", 1)[0]
+                if p not in prefixes:
+                    prefixes.append(p)
+        if prefixes:
             row["scenario"] = base
-            row["values"] = [skip("reduce_overhead_prefill", m["reduce_overhead_prefill"]["value"], "ms",
-                                  "torch.compile reduce-overhead (NPU graph capture without torchair fusions) is neither launch mode Tunelab models"),
-                             skip("reduce_overhead_decode", m["reduce_overhead_decode"]["value"], "ms/step",
-                                  "torch.compile reduce-overhead is neither launch mode Tunelab models"),
-                             skip("memory_maxautotune", m["memory_maxautotune"]["value"], "MB",
-                                  "framework memory incl. caching-allocator reserve; not compared")]
-            return row
-        if rid == "srv-llama2-7b-tp1-bs4-a8w8c8":
-            row["variants"] = [
-                {"suffix": "fp16", "space": fixed(batch=batch, precision="fp16", tp=tp, launch="graph"),
-                 "values": [value("fp16_prefill", m["fp16_prefill"]["value"], "ms", "ttft_ms"),
-                            value("fp16_decode", m["fp16_decode"]["value"], "ms", "tpot_ms")]},
-                {"suffix": "w8a8", "space": fixed(batch=batch, precision="w8a8", tp=tp, launch="graph"),
-                 "values": [value("a8w8c8_prefill", m["a8w8c8_prefill"]["value"], "ms", "ttft_ms"),
-                            value("a8w8c8_decode", m["a8w8c8_decode"]["value"], "ms", "tpot_ms")],
-                 "conversion_note": "A8W8 modelled; the INT8 KV cache (C8) is not"},
-            ]
-            row["scenario"] = base
-            row["values"] = [skip(k, m[k]["value"], "MB", "framework memory; not compared") for k in ("fp16_memory", "a8w8c8_memory")]
+            row["variants"], skipped, notes = [], [], []
+            for p in prefixes:
+                launch = "eager" if p == "eager" else "graph"
+                precision = "w8a8" if p.startswith(("a8w8", "w8a8")) else ("fp16" if p == "fp16" else prec)
+                if p == "reduce_overhead":
+                    for k in (k for k in m if k.startswith(p + "_")):
+                        skipped.append(skip(k, m[k]["value"], m[k]["unit"],
+                                            "torch.compile reduce-overhead (NPU graph capture without torchair fusions) is neither launch mode Tunelab models"))
+                    continue
+                vals = []
+                for kind, metric in (("prefill", "ttft_ms"), ("decode", "tpot_ms")):
+                    k = p + "_" + kind
+                    if k in m:
+                        vals.append(value(k, m[k]["value"], "ms", metric))
+                suffix = {"maxautotune": "graph"}.get(p, "w8a8" if precision == "w8a8" else p)
+                var = {"suffix": suffix, "space": fixed(batch=batch, precision=precision, tp=tp, launch=launch), "values": vals}
+                if p.startswith("a8w8c8"):
+                    var["conversion_note"] = "A8W8 modelled; the INT8 KV cache (C8) is not"
+                row["variants"].append(var)
+            for k, v in m.items():
+                if k.endswith("memory") or k.startswith("memory"):
+                    skipped.append(skip(k, v["value"], v["unit"], "framework memory incl. caching-allocator reserve; not compared"))
+            row["values"] = skipped
             return row
         base["space"] = fixed(batch=batch, precision=prec, tp=tp, launch="graph")
         row["scenario"] = base

@@ -437,7 +437,7 @@ pub fn evaluate(set: &MeasurementSet, devices: &BTreeMap<String, Json>, only_chi
                                 error: (pred - meas) / meas,
                                 predicted_by: format!("{} stage, metric {want}", r.stage),
                                 weight: r.weight,
-                                group: format!("{}:{want}:{:016x}", r.chip, fnv1a(r.model.to_string().as_bytes())),
+                                group: format!("{}:{want}:{:016x}", r.chip, fnv1a(group_model(r).to_string().as_bytes())),
                             });
                         }
                         Ok(pred) => unexpressed.push(Unexpressed { id: case.label(), metric: m.metric.clone(), reason: format!("the prediction is not a positive number ({pred})") }),
@@ -453,6 +453,19 @@ pub fn evaluate(set: &MeasurementSet, devices: &BTreeMap<String, Json>, only_chi
     };
     let summary = summarise(&rows, unexpressed.len(), total);
     FidelityReport { name: set.name.clone(), rows, unexpressed, summary }
+}
+
+/// What identifies a row's "kind" for ranking: the model, or for an operator row its operators
+/// with the sizes removed (flash attention at 1k and 8k tokens rank against each other).
+fn group_model(r: &Row) -> Json {
+    fn strip(v: &Json) -> Json {
+        match v {
+            Json::Object(o) => Json::Object(o.iter().filter(|(_, x)| !x.is_number()).map(|(k, x)| (k.clone(), strip(x))).collect()),
+            Json::Array(a) => Json::Array(a.iter().map(strip).collect()),
+            other => other.clone(),
+        }
+    }
+    if r.stage == "operator" { strip(&r.model) } else { r.model.clone() }
 }
 
 /// Median of a list (None when empty); NaN-free input assumed.
