@@ -9,6 +9,7 @@ pub const BUNDLED_SCENARIOS: &[(&str, &str)] = &[
     ("operator-autotune-llama2-7b", include_str!("../../../assets/scenarios/operator-autotune-llama2-7b.json")),
     ("llama2-7b-910B2-compare", include_str!("../../../assets/scenarios/llama2-7b-910B2-compare.json")),
     ("llama2-7b-8x910B2-training", include_str!("../../../assets/scenarios/llama2-7b-8x910B2-training.json")),
+    ("deepseek-v2-lite-8x910B2-training", include_str!("../../../assets/scenarios/deepseek-v2-lite-8x910B2-training.json")),
     ("qwen2.5-7b-910B2-runtime", include_str!("../../../assets/scenarios/qwen2.5-7b-910B2-runtime.json")),
     ("mixtral-8x7b-910B2-deployment", include_str!("../../../assets/scenarios/mixtral-8x7b-910B2-deployment.json")),
     ("sd15-unet-310P3-operator", include_str!("../../../assets/scenarios/sd15-unet-310P3-operator.json")),

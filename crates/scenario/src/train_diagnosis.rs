@@ -12,7 +12,7 @@ use crate::training::{decode, simulate, TrainPoint, TrainResult, TrainingOptions
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tunelab_search::{Config, Metric, Trial, TrialState};
-use tunelab_sim::workload::{GraphOptions, Recompute, Workload};
+use tunelab_sim::workload::{Recompute, Workload};
 
 /// A training change, its simulated result and its score.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -46,16 +46,18 @@ pub fn diagnose_training(s: &Scenario, names: &[String], config: &Config, weight
     let (model, device, _) = crate::context::resolve(s)?;
     let o = TrainingOptions::from_scenario(s)?;
     let (seq, gb) = (s.workload.seq_len.max(1) as u64, s.workload.global_batch.max(1) as u64);
-    let p = decode(names, config, gb)?;
+    let mut p = decode(names, config, gb)?;
+    o.apply(&mut p);
     let r = simulate(&model, &device, &p, seq, gb, o.chips)?;
     let w = Workload::TrainStep { micro_batch: p.micro_batch, seq_len: seq };
-    let opts = GraphOptions { precision: p.precision, train: p.train, ..GraphOptions::default() };
+    let opts = crate::training::graph_options(&p);
     let (ops, _) = crate::serving::cost(&model, &device, &w, &p.plan, &opts)?;
     let (hot, shares) = hot_spots(&ops);
     let mut chain = causes(&ops, "the training step", false, &device, &shares);
     if r.bubble_fraction >= 0.05 {
         chain.push(format!("the pipeline bubble idles {:.0}% of each step: (pp - 1) / (m + pp - 1) with pp = {} and m = {} micro-batches", r.bubble_fraction * 100.0, p.plan.pp, r.grad_accum));
     }
+    chain.push(format!("gradient and parameter communication: {}", r.overlap_note));
     if r.dp_comm_exposed_ms > 0.05 * r.step_time_ms {
         chain.push(format!("{:.0} ms of data-parallel communication is not hidden behind the backward pass ({:.0}% of the step)", r.dp_comm_exposed_ms, 100.0 * r.dp_comm_exposed_ms / r.step_time_ms));
     }

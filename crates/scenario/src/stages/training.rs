@@ -105,6 +105,14 @@ impl TrainingOptions {
         s.training.validate()?;
         Ok(s.training.clone())
     }
+    /// Sets the scenario-wide switches (overlap, MoE imbalance) on a decoded point.
+    pub fn apply(&self, p: &mut TrainPoint) {
+        p.train.overlap_grad_reduce = self.overlap_grad_reduce;
+        p.train.overlap_param_gather = self.overlap_param_gather;
+        if let Some(x) = self.moe_imbalance {
+            p.moe_imbalance = x;
+        }
+    }
     /// Ranges and choices, naming the field.
     pub fn validate(&self) -> Result<(), String> {
         if self.chips == 0 || self.chips > 4096 {
@@ -576,11 +584,7 @@ impl TrainingObjective {
     /// Decodes and simulates one configuration.
     pub fn result(&self, c: &Config) -> Result<TrainResult, String> {
         let mut p = decode(&self.names, c, self.global_batch)?;
-        p.train.overlap_grad_reduce = self.options.overlap_grad_reduce;
-        p.train.overlap_param_gather = self.options.overlap_param_gather;
-        if let Some(x) = self.options.moe_imbalance {
-            p.moe_imbalance = x;
-        }
+        self.options.apply(&mut p);
         simulate(&self.model, &self.device, &p, self.seq_len, self.global_batch, self.chips)
     }
 }
