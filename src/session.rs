@@ -82,7 +82,15 @@ pub struct Session {
 impl Session {
     /// Builds the run of a scenario (validation errors come back as messages).
     pub fn new(s: &Scenario) -> Result<Session, String> {
-        let run = Run::new(s)?;
+        Session::from_run(Run::new(s)?)
+    }
+
+    /// The page's mirror of a run stepped in workers: the baseline comes priced from a worker.
+    pub fn mirror(s: &Scenario, baseline: tunelab_search::Outcome) -> Result<Session, String> {
+        Session::from_run(Run::with_baseline(s, baseline)?)
+    }
+
+    fn from_run(run: Run) -> Result<Session, String> {
         let n = run.lanes().len();
         Ok(Session { run, log: Vec::new(), snapshots: vec![Vec::new(); n], seen_batches: vec![0; n], remote: vec![None; n], labels: vec![Vec::new(); n] })
     }
@@ -481,3 +489,4 @@ mod tests {
         assert_eq!(a.view().best, r.best.map(format_best));
     }
 }
+

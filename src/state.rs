@@ -283,9 +283,14 @@ impl Ctx {
     }
 
     pub(crate) fn start(&self) -> bool {
+        self.start_with(Session::new)
+    }
+
+    /// Starts with a session `make` builds (the worker driver's mirror takes a priced baseline).
+    pub(crate) fn start_with(&self, make: impl FnOnce(&Scenario) -> Result<Session, String>) -> bool {
         self.write_url();
         let t0 = browser::now_ms();
-        let made = Session::new(&self.scenario.get_untracked());
+        let made = make(&self.scenario.get_untracked());
         browser::record_timing("start", browser::now_ms() - t0);
         match made {
             Ok(mut s) => {

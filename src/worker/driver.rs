@@ -41,9 +41,19 @@ struct Slot {
     _closures: Vec<wasm_bindgen::closure::Closure<dyn FnMut(web_sys::MessageEvent)>>,
 }
 
+/// What a race does once its workers have built the run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Then {
+    Go,
+    Step,
+}
+
 /// The race in progress in workers.
 struct Race {
     id: u64,
+    then: Then,
+    /// The page's mirror is built (it waits for a worker's priced baseline).
+    mirrored: bool,
     /// Workers used, in the pool's order.
     workers: Vec<usize>,
     started: f64,
@@ -65,13 +75,16 @@ thread_local! {
     static D: RefCell<Driver> = RefCell::new(Driver::default());
 }
 
-/// Workers a race of `lanes` strategies uses: one per strategy (at most `MAX_WORKERS`), or the
-/// number in `localStorage["tunelab.workers"]` (0: step on the page).
+/// Workers a race of `lanes` strategies uses: one per strategy, as many as the machine has cores
+/// beside the page's own (`navigator.hardwareConcurrency - 1`, at least 1, at most
+/// `MAX_WORKERS`); or the number in `localStorage["tunelab.workers"]` (0: step on the page).
+/// Leaving the page a core keeps its redraws short on a small machine.
 pub fn workers_for(lanes: usize) -> usize {
     let wanted = browser::storage_get("tunelab.workers").ok().flatten().and_then(|v| v.trim().parse::<usize>().ok());
+    let cores = web_sys::window().map(|w| w.navigator().hardware_concurrency() as usize).unwrap_or(2);
     match wanted {
         Some(n) => n.min(lanes).min(MAX_WORKERS),
-        None => lanes.clamp(1, MAX_WORKERS),
+        None => lanes.min(cores.saturating_sub(1).max(1)).clamp(1, MAX_WORKERS),
     }
 }
 
@@ -181,9 +194,7 @@ pub fn run(ctx: &Ctx) {
             set_timeout(
                 move || {
                     if ctx.status.get_untracked() == Status::Running {
-                        if let Some(id) = begin(&ctx) {
-                            go(&ctx, id);
-                        }
+                        begin(&ctx, Then::Go);
                     }
                 },
                 Duration::from_millis(0),
@@ -268,11 +279,7 @@ pub fn step(ctx: &Ctx) {
             if !ensure(workers_for(lanes)) {
                 return ctx.step_local();
             }
-            if let Some(id) = begin(ctx) {
-                for k in race_workers() {
-                    post(k, &ToWorker::Step { run: id });
-                }
-            }
+            begin(ctx, Then::Step);
         }
     }
 }
@@ -286,29 +293,32 @@ pub fn reset() {
     }
 }
 
-/// Builds the page's mirror and starts the lanes in workers; the race id, or None when the
-/// scenario cannot run (the banner says why).
-fn begin(ctx: &Ctx) -> Option<u64> {
+/// Starts the lanes in workers. The page's mirror is built when the first worker reports the
+/// baseline it priced (so the page never prices it), then `then` runs. With a warm start the
+/// mirror is built first (the transfer trials come from it). False when it cannot start.
+fn begin(ctx: &Ctx, then: Then) -> bool {
     reset();
-    if !ctx.start() {
-        return None;
-    }
-    let (scenario, lanes, warm) = ctx.with_session(|s| {
-        let run = s.run();
+    let scenario = ctx.scenario.get_untracked();
+    let lanes = scenario.strategies().len();
+    let mut warm = Vec::new();
+    let mirrored = ctx.warm.get_untracked();
+    if mirrored {
+        if !ctx.start() {
+            return false;
+        }
         // Transfer trials the page gave its mirror (the baseline every lane starts from is
         // among them; a worker's run already holds it and skips it).
-        let warm: Vec<_> = run.lanes().first().map(|l| l.study.trials().iter().take_while(|t| t.warm).cloned().collect()).unwrap_or_default();
-        (run.scenario().clone(), run.lanes().len(), warm)
-    })?;
+        warm = ctx.with_session(|s| s.run().lanes().first().map(|l| l.study.trials().iter().take_while(|t| t.warm).cloned().collect()).unwrap_or_default()).unwrap_or_default();
+    }
     let n = workers_for(lanes).max(1);
     if !ensure(n) {
-        return None;
+        return false;
     }
     let id = D.with(|d| {
         let mut d = d.borrow_mut();
         d.next_id += 1;
         let id = d.next_id;
-        d.race = Some(Race { id, workers: (0..n).collect(), started: browser::now_ms(), busy_ms: 0.0 });
+        d.race = Some(Race { id, then, mirrored, workers: (0..n).collect(), started: browser::now_ms(), busy_ms: 0.0 });
         id
     });
     for k in 0..n {
@@ -316,7 +326,23 @@ fn begin(ctx: &Ctx) -> Option<u64> {
         post(k, &ToWorker::Start { run: id, lanes: owned, scenario: Box::new(scenario.clone()), warm: warm.clone() });
     }
     browser::set_global("__tunelabEngine", &format!("workers:{n}"));
-    Some(id)
+    if mirrored {
+        act(ctx, id, then);
+    }
+    true
+}
+
+/// Runs or steps a race whose mirror is ready.
+fn act(ctx: &Ctx, id: u64, then: Then) {
+    match then {
+        Then::Go if ctx.status.get_untracked() == Status::Running => go(ctx, id),
+        Then::Go => {}
+        Then::Step => {
+            for k in race_workers() {
+                post(k, &ToWorker::Step { run: id });
+            }
+        }
+    }
 }
 
 fn on_worker_error(k: usize, msg: String) {
@@ -357,6 +383,26 @@ fn on_message(k: usize, text: &str) {
             });
             for (w, t) in queued.unwrap_or_default() {
                 let _ = w.post_message(&wasm_bindgen::JsValue::from_str(&t));
+            }
+        }
+        FromWorker::Started { run, baseline } => {
+            let pending = D.with(|d| {
+                let mut d = d.borrow_mut();
+                match d.race.as_mut() {
+                    Some(r) if r.id == run && !r.mirrored => {
+                        r.mirrored = true;
+                        Some(r.then)
+                    }
+                    _ => None,
+                }
+            });
+            if let Some(then) = pending {
+                let baseline: tunelab_search::Outcome = baseline.into();
+                if ctx.start_with(move |s| crate::session::Session::mirror(s, baseline)) {
+                    act(&ctx, run, then);
+                } else {
+                    reset();
+                }
             }
         }
         FromWorker::Error { run, message } => {

@@ -12,7 +12,7 @@ pub const UPDATE_MS: f64 = 100.0;
 
 /// The lanes of a run one worker steps (round-robin among them, like `Run::step`).
 pub struct LaneJob {
-    run: Run,
+    pub(crate) run: Run,
     id: u64,
     lanes: Vec<Own>,
     busy_ms: f64,
@@ -134,8 +134,9 @@ impl WorkerState {
                 self.running = false;
                 match LaneJob::new(run, &lanes, &scenario, &warm) {
                     Ok(j) => {
+                        let baseline = super::protocol::Baseline::from(j.run.baseline());
                         self.job = Some(j);
-                        Vec::new()
+                        vec![FromWorker::Started { run, baseline }]
                     }
                     Err(message) => {
                         self.job = None;
@@ -218,8 +219,7 @@ mod tests {
     #[test]
     fn workers_mirrored_on_the_page_match_a_straight_run() {
         let s = compare();
-        let mut page = Session::new(&s).unwrap();
-        let lanes = page.run().lanes().len();
+        let lanes = Session::new(&s).unwrap().run().lanes().len();
         assert!(lanes >= 3);
         let t = Cell::new(0.0);
         let now = || {
@@ -229,10 +229,16 @@ mod tests {
         // Lane 0 alone in one worker, the others together in a second one.
         let mut workers: Vec<WorkerState> = (0..2).map(|_| WorkerState::default()).collect();
         let owned = [vec![0], (1..lanes).collect::<Vec<_>>()];
+        let mut started = None;
         for (i, w) in workers.iter_mut().enumerate() {
             let start = ToWorker::Start { run: 7, lanes: owned[i].clone(), scenario: Box::new(s.clone()), warm: Vec::new() };
-            assert!(w.handle(ToWorker::from_text(&start.to_text()).unwrap(), 0.0).is_empty());
+            let r = w.handle(ToWorker::from_text(&start.to_text()).unwrap(), 0.0);
+            assert!(matches!(&r[..], [FromWorker::Started { run: 7, .. }]));
+            started.get_or_insert(r[0].clone());
         }
+        // The page's mirror takes the baseline a worker priced (after a JSON round trip).
+        let FromWorker::Started { baseline, .. } = FromWorker::from_text(&started.unwrap().to_text()).unwrap() else { panic!() };
+        let mut page = Session::mirror(&s, baseline.into()).unwrap();
         // A Step to every lane advances each by one evaluation.
         for w in workers.iter_mut() {
             for r in w.handle(ToWorker::Step { run: 7 }, 0.0) {
@@ -268,7 +274,7 @@ mod tests {
         assert!(ToWorker::from_text("{\"kind\":\"nonsense\"}").is_err());
         let r = w.handle(ToWorker::Start { run: 1, lanes: vec![9], scenario: Box::new(compare()), warm: Vec::new() }, 0.0);
         assert!(matches!(&r[..], [FromWorker::Error { message, .. }] if message.contains("no lane 9")));
-        w.handle(ToWorker::Start { run: 2, lanes: vec![0], scenario: Box::new(compare()), warm: Vec::new() }, 0.0);
+        assert_eq!(w.handle(ToWorker::Start { run: 2, lanes: vec![0], scenario: Box::new(compare()), warm: Vec::new() }, 0.0).len(), 1);
         assert!(w.handle(ToWorker::Step { run: 1 }, 0.0).is_empty(), "a step for an older run is ignored");
         assert_eq!(w.handle(ToWorker::Step { run: 2 }, 0.0).len(), 1);
     }

@@ -34,6 +34,9 @@ pub enum FromWorker {
     /// The worker's module loaded and it takes messages (the page holds its messages until then:
     /// a worker's wasm loads asynchronously, and a message before that would be lost).
     Ready,
+    /// The run is built; the baseline's outcome as the worker priced it (the page's mirror takes
+    /// it rather than pricing it again on the page's thread).
+    Started { run: u64, baseline: Baseline },
     /// One update per owned lane.
     Update { lanes: Vec<LaneUpdate> },
     Error { run: u64, message: String },
@@ -77,5 +80,34 @@ impl FromWorker {
     }
     pub fn from_text(s: &str) -> Result<FromWorker, String> {
         serde_json::from_str(s).map_err(|e| format!("worker update: {e}"))
+    }
+}
+
+/// The baseline's outcome (`tunelab_search::Outcome`, which has no serde form).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+pub enum Baseline {
+    Ok(Vec<f64>),
+    Infeasible(String),
+    Failed(String),
+}
+
+impl From<&tunelab_search::Outcome> for Baseline {
+    fn from(o: &tunelab_search::Outcome) -> Self {
+        match o {
+            tunelab_search::Outcome::Ok(v) => Baseline::Ok(v.clone()),
+            tunelab_search::Outcome::Infeasible(r) => Baseline::Infeasible(r.clone()),
+            tunelab_search::Outcome::Failed(r) => Baseline::Failed(r.clone()),
+        }
+    }
+}
+
+impl From<Baseline> for tunelab_search::Outcome {
+    fn from(b: Baseline) -> Self {
+        match b {
+            Baseline::Ok(v) => tunelab_search::Outcome::Ok(v),
+            Baseline::Infeasible(r) => tunelab_search::Outcome::Infeasible(r),
+            Baseline::Failed(r) => tunelab_search::Outcome::Failed(r),
+        }
     }
 }

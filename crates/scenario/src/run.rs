@@ -91,12 +91,25 @@ pub fn lane_rng(seed: u64, i: usize) -> Rng {
 impl Run {
     /// Validates the scenario, builds its stage and one study per strategy.
     pub fn new(s: &Scenario) -> Result<Run, String> {
+        Run::build(s, None)
+    }
+
+    /// The same run, with the baseline's outcome priced elsewhere: the browser's page mirrors a
+    /// run its Web Workers step, and takes the baseline from a worker instead of pricing it again
+    /// on the page's thread (a deployment baseline costs 100+ ms).
+    pub fn with_baseline(s: &Scenario, baseline: Outcome) -> Result<Run, String> {
+        Run::build(s, Some(baseline))
+    }
+
+    fn build(s: &Scenario, known: Option<Outcome>) -> Result<Run, String> {
         s.validate()?;
         let (mut setup, blocks) = stages::setup_with_blocks(s)?;
-        let baseline = if setup.space.contains(&setup.baseline) {
-            setup.objective.evaluate(&setup.baseline)
-        } else {
+        let baseline = if !setup.space.contains(&setup.baseline) {
             Outcome::Infeasible("the default configuration is outside the tuned space".into())
+        } else if let Some(b) = known {
+            b
+        } else {
+            setup.objective.evaluate(&setup.baseline)
         };
         // Every lane starts from the defaults, as a free (warm) trial: the trace starts at the
         // "before" point and the best found is never worse than it.
