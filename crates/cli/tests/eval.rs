@@ -29,7 +29,7 @@ fn eval_names_unknown_parameters_and_out_of_space_values() {
     let scenario = "assets/scenarios/llama2-7b-910B2-deployment.json";
     let (code, _, err) = tunelab(&["eval", scenario, "--set", "batchsize=8"]);
     assert_eq!(code, 2);
-    assert!(err.starts_with("error: ") && err.contains("'batchsize'") && err.contains("precision"), "{err}");
+    assert!(err.lines().any(|l| l.starts_with("error: ")) && err.contains("'batchsize'") && err.contains("precision"), "{err}");
     let (code, _, err) = tunelab(&["eval", scenario, "--set", "precision=int3"]);
     assert_eq!(code, 2);
     assert!(err.contains("'precision'") && err.contains("bf16"), "{err}");
