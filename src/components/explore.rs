@@ -65,6 +65,9 @@ pub fn ExplorePanel() -> impl IntoView {
             </div>
             <Show when=move || map.with(|m| m.is_some())>
                 <HeatmapChart data=data on_select=on_select/>
+                <button data-testid="explore-svg" on:click=move |_| {
+                    if let Err(e) = crate::browser::download("tunelab-heatmap.svg", "image/svg+xml", &crate::charts::heatmap::to_svg_string(&data.get_untracked())) { ctx.fail(e); }
+                }>"Heat map as SVG"</button>
             </Show>
             <Show when=move || detail.with(|d| d.is_some())>
                 <PointView detail=detail/>
@@ -99,9 +102,22 @@ pub fn PointView(detail: RwSignal<Option<PointDetail>>, #[prop(optional, into)] 
         items: d().ops.iter().map(|o| (o.name.clone(), o.time_ms)).collect(),
         top: 10,
     });
+    let ctx = expect_context::<Ctx>();
+    let export = move |_| {
+        let files = [
+            ("tunelab-engines.svg", crate::charts::breakdown::to_svg_string(&breakdown.get_untracked())),
+            ("tunelab-roofline.svg", crate::charts::roofline::to_svg_string(&roofline.get_untracked())),
+        ];
+        for (name, svg) in files {
+            if let Err(e) = crate::browser::download(name, "image/svg+xml", &svg) {
+                ctx.fail(e);
+            }
+        }
+    };
     view! {
         <div class="point" data-testid="point-detail">
             <h3>{title}</h3>
+            <button class="small" data-testid="point-svg" on:click=export>"Charts as SVG"</button>
             <p class="bad">{move || d().infeasible.map(|r| format!("Infeasible: {r}")).unwrap_or_default()}</p>
             <table><tbody>
                 {move || d().metrics.into_iter().map(|(n, v, u)| view! { <tr><td title=tunelab_scenario::metrics::meaning(&n)>{tunelab_scenario::metrics::label_unit(&n, &u)}</td><td class="num" data-value=tunelab_scenario::format_best(v)>{tunelab_scenario::metrics::fmt_metric(&n, v)}</td></tr> }).collect_view()}

@@ -174,7 +174,7 @@ fn diagnosis_view(d: Diagnosis) -> impl IntoView {
             </Show>
             <ol data-testid="suggestions">{d.suggestions.iter().map(|s| (suggestion_line(&d, s), s.effect, s.config.describe(&d.names), s.goal_after.map(tunelab_scenario::format_best).unwrap_or_default())).map(|(l, e, c, g)| view! { <li class="good" data-effect=e.to_string() data-config=c data-goal=g>{l}</li> }).collect_view()}</ol>
             <Show when=move || !trade.is_empty()>
-                <h3>"Trade-offs (cost some of the goal, buy something else)"</h3>
+                <h3>"Trade-offs (no gain for the goal, or a loss, but they buy something else)"</h3>
             </Show>
             <ol data-testid="trade-offs">{d.trade_offs.iter().map(|s| suggestion_line(&d, s)).map(|l| view! { <li class="tradeoff">{l}</li> }).collect_view()}</ol>
             <details>

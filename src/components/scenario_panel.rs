@@ -116,7 +116,7 @@ pub fn ScenarioPanel() -> impl IntoView {
     view! {
         <section class="panel scenario">
             <h2>"Scenario"</h2>
-            <p class="scenario-name" data-testid="scenario-name">{move || ctx.scenario.with(|s| if s.name.is_empty() { "(unnamed scenario)".to_string() } else { s.name.clone() })}</p>
+            <p class="muted small">"Name: " <span class="scenario-name" data-testid="scenario-name">{move || ctx.scenario.with(|s| if s.name.is_empty() { "(unnamed scenario)".to_string() } else { s.name.clone() })}</span></p>
             <label class="field">"Bundled scenario "
                 <select data-testid="bundled" on:change=pick_bundled>
                     <option value="" selected>"choose…"</option>

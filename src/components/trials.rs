@@ -14,7 +14,7 @@ use tunelab_scenario::metrics::{fmt_metric, label, label_unit, meaning};
 use tunelab_search::{Config, TrialState};
 
 /// Most rows the table shows (sorted first, so the best are always there).
-pub const MAX_ROWS: usize = 200;
+pub const MAX_ROWS: usize = 100;
 /// Most configurations pinned at once.
 pub const MAX_PINS: usize = 4;
 
@@ -146,7 +146,7 @@ pub fn TrialsPanel() -> impl IntoView {
                                 view! { <tr class="clickable" on:click=move |_| pin(ctx, c.clone())>
                                     <td>{row.strategy}</td><td class="num">{row.id}</td><td>{row.state}</td>
                                     {shown.iter().map(|(i, (n, _, _))| view! { <td class="num">{row.values.get(*i).map(|v| fmt_metric(n, *v)).unwrap_or_else(|| "—".into())}</td> }).collect_view()}
-                                    <td class="small">{row.described}</td>
+                                    <td class="small config" title=row.described.clone()>{row.described.clone()}</td>
                                 </tr> }
                             }).collect_view()}
                         </tbody></table>
