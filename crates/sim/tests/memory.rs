@@ -160,3 +160,37 @@ fn training_max_micro_batch_orders_too() {
     let fit: Vec<u64> = MemoryStrategy::ALL.iter().map(|&s| max_batch(&m, &w, &plan, &opts, s, CHIP_910B2)).collect();
     assert!(fit[2] >= fit[1] && fit[1] >= fit[0] && fit[0] >= 1, "{fit:?}");
 }
+
+#[test]
+fn mla_and_sliding_window_shrink_the_kv_cache_and_vpp_costs_activation_memory() {
+    use tunelab_sim::memory::kv_cache_bytes;
+    use tunelab_sim::model::load_bundled;
+    let opts = GraphOptions::default();
+    let ds = load_bundled("deepseek-v2-lite").unwrap().model;
+    // MLA: 27 layers x (512 latent + 64 rotary) fp16 per token, the same on every TP rank.
+    assert_eq!(kv_cache_bytes(&ds, &tp(1), &opts, 1, 1000), 27 * 576 * 2 * 1000);
+    assert_eq!(kv_cache_bytes(&ds, &tp(2), &opts, 1, 1000), 27 * 576 * 2 * 1000);
+    // Mistral's 4096-token window caps the cache of a 32k context.
+    let m = load_bundled("mistral-7b").unwrap().model;
+    assert_eq!(kv_cache_bytes(&m, &tp(1), &opts, 1, 32768), kv_cache_bytes(&m, &tp(1), &opts, 1, 4096));
+    // Interleaving keeps more micro-batches' activations on the first stage.
+    let llama = load_bundled("llama-2-7b").unwrap().model;
+    let w = Workload::TrainStep { micro_batch: 1, seq_len: 4096 };
+    let t = TrainOptions { grad_accum: 16, ..Default::default() };
+    let act = |vpp: u64| {
+        let plan = ParallelPlan { tp: 2, pp: 4, dp: 1, vpp, ..ParallelPlan::default() };
+        memory_per_chip(&llama, &w, &plan, &opts, Some(&t)).unwrap().activations
+    };
+    assert!(act(2) > act(1), "vpp 2 {} vs 1 {}", act(2), act(1));
+}
+
+#[test]
+fn training_constants_parse_within_their_bounds() {
+    use tunelab_sim::workload::{training_constants, TrainingConstants, TRAINING_CONSTANTS_JSON};
+    let k = training_constants();
+    for (name, c) in k.all() {
+        assert!(c.min <= c.value && c.value <= c.max && !c.source.is_empty(), "{name}");
+    }
+    let bad = TRAINING_CONSTANTS_JSON.replacen("\"value\": 10.7", "\"value\": 1e9", 1);
+    assert!(TrainingConstants::from_json(&bad).unwrap_err().contains("host_op_dispatch_us"));
+}

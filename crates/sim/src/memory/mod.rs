@@ -249,7 +249,14 @@ fn training_activations(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, op
     // therefore stores L layers' worth when there are at least pp micro-batches (Korthikanti
     // et al. 2022, section 4.2.3).
     let in_flight = plan.pp.max(1).min(t.grad_accum.max(1));
-    let first = per_layer.saturating_mul(layers).saturating_mul(in_flight);
+    let mut first = per_layer.saturating_mul(layers).saturating_mul(in_flight);
+    if plan.vpp > 1 && plan.pp > 1 {
+        // The interleaved schedule warms up with more micro-batch chunks in flight: the first
+        // stage holds 1 + (pp - 1) / (pp x v) times as much (Narayanan et al. 2021, section
+        // 2.2.2; Korthikanti et al. 2022, section 4.2.3).
+        let (p, v) = (u128::from(plan.pp), u128::from(plan.vpp));
+        first = u64::try_from(u128::from(first) * (p * v + p - 1) / (p * v)).unwrap_or(u64::MAX);
+    }
     let vision = model.vision.as_ref().map_or(0, |v| {
         let seq = v.image_tokens() + 1;
         layer_activation_bytes(&v.encoder, seq, b, plan, t.recompute, opts.flash_attention, bytes)
