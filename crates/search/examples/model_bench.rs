@@ -1,5 +1,5 @@
 //! Figures for the model-based strategies (prints, never asserts):
-//! `cargo run --release -p tunelab-search --example model_bench [CACHE.json [STRATEGY[:OPTIONS_JSON] ...]]`
+//! `cargo run --release -p tunelab-search --example model_bench [CACHE.json[.gz] [STRATEGY[:OPTIONS_JSON] ...]]`
 //! 1. wall time of a 200-evaluation run of each model-based strategy over a 10,000-point space;
 //! 2. with a Kernel Tuner cache: mean, min and max best/optimum over seeds 0-9 at budgets
 //!    50, 100 and 200.
@@ -121,8 +121,7 @@ fn main() {
     }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(path) = args.first() else { return };
-    let text = std::fs::read_to_string(path).expect("read cache");
-    let cache = KernelTunerCache::parse(&text).expect("parse cache");
+    let cache: KernelTunerCache = tunelab_search::kernel_tuner::load_bytes(&std::fs::read(path).expect("read cache")).expect("parse cache");
     let optimum = cache.optimum().expect("optimum");
     let names: Vec<String> = if args.len() > 1 { args[1..].to_vec() } else { vec!["bayes".into(), "tpe".into(), "rl".into(), "random".into()] };
     if std::env::var("BENCH_SYNTHETIC").is_ok() {
