@@ -88,3 +88,21 @@ fn exposed_dp_communication_does_not_grow_with_accumulation() {
         assert!(per_mb(2, if zero == "zero2" { 32.0 } else { 1.0 }) <= per_mb(0, 1.0) + 1e-9, "{zero}: {exposed:?}");
     }
 }
+
+/// Issue 9: ZeRO-3 parameter gathers counted as free whenever they totalled less than compute.
+/// Prefetching hides a layer's gather behind the previous layer only, so each pass's first
+/// gather is exposed.
+#[test]
+fn zero3_gathers_are_not_free() {
+    let s = Scenario { stage: Stage::Training, ..Scenario::default() };
+    let st = setup(&s).unwrap();
+    let (model, device, _) = tunelab_scenario::context::resolve(&s).unwrap();
+    let at = |zero: &str| {
+        let c = Config(vec![Value::Int(1), Value::Int(1), Value::Int(8), Value::Int(1), "full".into(), zero.into(), "off".into(), "bf16".into(), Value::Int(1), Value::Int(1), Value::Int(1)]);
+        let p = decode(st.space.names(), &c, 64).unwrap();
+        simulate(&model, &device, &p, 4096, 64, 8).unwrap()
+    };
+    let z3 = at("zero3");
+    assert!(z3.dp_comm_exposed_ms > 0.0, "{}", z3.dp_comm_exposed_ms);
+    assert!(z3.overlap_note.contains("first layer"), "{}", z3.overlap_note);
+}
