@@ -8,8 +8,10 @@ use crate::estimate::Estimate;
 use crate::op::{AttentionKind, Op};
 use crate::tiling::{Axis, FlashTiling, MatmulTiling, Tiling, VectorTiling, MATMUL_AXES};
 
-/// Ways to split an aligned dimension over cores (covers 20- and 24-core chips evenly).
-const SPLITS: [u64; 10] = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32];
+/// Ways to split an aligned dimension over cores: 24-core chips (2 x 3 x 4) and 20-core chips
+/// (4 x 5, 2 x 10), whose core count has a factor of 5.
+const NSPLITS: usize = 13;
+const SPLITS: [u64; NSPLITS] = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32];
 const BASE_MN: [u64; 5] = [16, 32, 64, 128, 256];
 const BASE_K_C0: [u64; 5] = [1, 2, 4, 8, 16];
 const STEP_MN: [u32; 2] = [1, 2];
@@ -19,7 +21,7 @@ const FLASH_Q: [u32; 5] = [16, 32, 64, 128, 256];
 const FLASH_KV: [u32; 6] = [16, 32, 64, 128, 256, 512];
 
 /// Candidate per-core block sizes for an aligned dimension: even splits, aligned to 16.
-fn single_core_values(aligned: u64, out: &mut [u64; 10]) -> usize {
+fn single_core_values(aligned: u64, out: &mut [u64; NSPLITS]) -> usize {
     let mut n = 0;
     for d in SPLITS {
         let v = cost::align(aligned.div_ceil(d), 16);
@@ -62,7 +64,7 @@ pub fn tiling_axes(op: &Op, device: &Device) -> Vec<Axis> {
     if let Some(p) = matmul_problem(op) {
         let c = matmul::Ctx::new(p, device);
         let (mal, nal, kal) = c.aligned();
-        let (mut sm, mut sn) = ([0u64; 10], [0u64; 10]);
+        let (mut sm, mut sn) = ([0u64; NSPLITS], [0u64; NSPLITS]);
         let (nsm, nsn) = (single_core_values(mal, &mut sm), single_core_values(nal, &mut sn));
         let (mut bm, mut bn, mut bk) = ([0u64; 5], [0u64; 5], [0u64; 5]);
         let kc: [u64; 5] = BASE_K_C0.map(|f| f * c.c0());
@@ -144,25 +146,47 @@ pub fn tiling_from_assignment(op: &Op, values: &[(String, i64)]) -> Result<Tilin
     }
 }
 
-/// The heuristic matmul tiling, cheap enough to use inside whole-model estimates: the per-core
-/// split with the best per-core roofline (cube time or panel traffic at the L2 rate), then
-/// the best of a few standard shapes (128x256, 256x128, 128x128 base tiles, K steps giving
-/// 512-byte bursts, stepM/stepN 1, 2 or 4, both loop orders): under a hundred evaluations.
-pub fn default_matmul(c: &matmul::Ctx, d: &Device) -> MatmulTiling {
-    let (mal, nal, kal) = c.aligned();
-    let (mut sm, mut sn) = ([0u64; 10], [0u64; 10]);
-    let (nsm, nsn) = (single_core_values(mal, &mut sm), single_core_values(nal, &mut sn));
-    // Per-core roofline of each split: waves x max(cube cycles, panel traffic at the L2 rate).
+/// One of the heuristic's standard inner tilings for a per-core split: base tiles `bm` x `bn`
+/// (clipped to the split), 128 bytes of K per base step, K steps giving 512-byte bursts,
+/// stepM / stepN as given, L1 double-buffered (halved when L1 is short), L0A / L0B
+/// double-buffered when they fit.
+fn standard(c: &matmul::Ctx, d: &Device, split: (u64, u64), base: (u64, u64), s_m: u32, s_n: u32, order: u8) -> MatmulTiling {
+    let (_, _, kal) = c.aligned();
     let (al, bl) = c.operand_bytes();
-    let cores = d.cube_cores.max(1) as f64;
-    let macs = (256 * c.c0()) as f64;
-    let mut best = (f64::INFINITY, 0u64, 16u64, 16u64);
+    let (bm, bn) = (base.0.min(split.0), base.1.min(split.1));
+    let bk = (128 / al.max(1)).max(c.c0()).min(kal);
+    let sk = (512 / (bk * al).max(1)).clamp(1, 8) as u32;
+    let mut t = MatmulTiling {
+        single_core_m: split.0 as u32, single_core_n: split.1 as u32, base_m: bm as u32, base_n: bn as u32, base_k: bk as u32,
+        depth_a1: 2 * s_m * sk, depth_b1: 2 * s_n * sk, step_m: s_m, step_n: s_n, step_ka: sk, step_kb: sk,
+        iterate_order: order, db_l0a: 2 * bm * bk * al <= d.l0a_bytes, db_l0b: 2 * bk * bn * bl <= d.l0b_bytes, db_l0c: false,
+    };
+    if (t.depth_a1 as u64 * bm * bk * al) + (t.depth_b1 as u64 * bn * bk * bl) > d.l1_bytes {
+        t.depth_a1 /= 2;
+        t.depth_b1 /= 2;
+    }
+    t
+}
+
+/// The heuristic matmul tiling, cheap enough to use inside whole-model estimates: every
+/// per-core split is scored by the cost model itself (`matmul::time_us` of the standard
+/// 128 x 256 tiling, so traffic is charged exactly as the estimate charges it: HBM first
+/// reads at the GM rate, L2 re-reads at the L2 rate, waves over the cores), then the best of
+/// a few standard shapes (128x256, 256x128, 128x128 base tiles, stepM/stepN 1, 2 or 4, both
+/// loop orders) on the winning split: a few hundred evaluations at most.
+pub fn default_matmul(c: &matmul::Ctx, d: &Device) -> MatmulTiling {
+    let (mal, nal, _) = c.aligned();
+    let (mut sm, mut sn) = ([0u64; NSPLITS], [0u64; NSPLITS]);
+    let (nsm, nsn) = (single_core_values(mal, &mut sm), single_core_values(nal, &mut sn));
+    let mut best = (f64::INFINITY, 0u64, sm[0].max(16), sn[0].max(16));
     for &a in &sm[..nsm] {
         for &b in &sn[..nsn] {
-            let blocks = mal.div_ceil(a) as f64 * nal.div_ceil(b) as f64 * c.batch() as f64;
-            let (af, bf, kf) = (a.min(mal) as f64, b.min(nal) as f64, kal as f64);
-            let per_block = (af * bf * kf / macs).max((af * al as f64 + bf * bl as f64) * kf / d.l2_read_bytes_per_cycle);
-            let score = (blocks / cores).ceil() * per_block;
+            let mut score = f64::INFINITY;
+            for base in [(128u64, 256u64), (256, 128)] {
+                if let Some(x) = matmul::time_us(c, &standard(c, d, (a, b), base, 1, 1, 0)) {
+                    score = score.min(x);
+                }
+            }
             // Splits of a huge problem can pass 2^32 each: the area saturates, never overflows.
             let area = cost::mul_sat(a, b);
             if score < best.0 || (score == best.0 && area > best.1) {
@@ -170,29 +194,13 @@ pub fn default_matmul(c: &matmul::Ctx, d: &Device) -> MatmulTiling {
             }
         }
     }
-    let mut fallback = base_matmul(c.c0());
-    fallback.single_core_m = best.2 as u32;
-    fallback.single_core_n = best.3 as u32;
-    fallback.base_m = 128.min(mal) as u32;
-    fallback.base_n = 256.min(nal) as u32;
-    fallback.base_k = (fallback.base_k as u64).min(kal) as u32;
+    let split = (best.2, best.3);
     let mut pick: Option<(f64, MatmulTiling)> = None;
-    for (bm, bn) in [(128u64, 256u64), (256, 128), (128, 128)] {
-        let (bm, bn) = (bm.min(best.2), bn.min(best.3));
-        let bk = (128 / al.max(1)).max(c.c0()).min(kal);
-        let sk = (512 / (bk * al).max(1)).clamp(1, 8) as u32;
+    for base in [(128u64, 256u64), (256, 128), (128, 128)] {
         for s_m in [1u32, 2, 4] {
             for s_n in [1u32, 2, 4] {
                 for order in 0..2u8 {
-                    let mut t = MatmulTiling {
-                        single_core_m: best.2 as u32, single_core_n: best.3 as u32, base_m: bm as u32, base_n: bn as u32, base_k: bk as u32,
-                        depth_a1: 2 * s_m * sk, depth_b1: 2 * s_n * sk, step_m: s_m, step_n: s_n, step_ka: sk, step_kb: sk,
-                        iterate_order: order, db_l0a: 2 * bm * bk * al <= d.l0a_bytes, db_l0b: 2 * bk * bn * bl <= d.l0b_bytes, db_l0c: false,
-                    };
-                    if (t.depth_a1 as u64 * bm * bk * al) + (t.depth_b1 as u64 * bn * bk * bl) > d.l1_bytes {
-                        t.depth_a1 /= 2;
-                        t.depth_b1 /= 2;
-                    }
+                    let t = standard(c, d, split, base, s_m, s_n, order);
                     if let Some(time) = matmul::time_us(c, &t) {
                         if pick.is_none_or(|p| time < p.0) {
                             pick = Some((time, t));
@@ -202,7 +210,7 @@ pub fn default_matmul(c: &matmul::Ctx, d: &Device) -> MatmulTiling {
             }
         }
     }
-    pick.map_or(fallback, |p| p.1)
+    pick.map_or_else(|| standard(c, d, split, (128, 256), 1, 1, 0), |p| p.1)
 }
 
 /// The model's own heuristic tiling for `op`.
@@ -275,9 +283,9 @@ pub fn best_tiling(op: &Op, device: &Device) -> Option<(Tiling, Estimate, usize)
 
 /// Candidate lists of one matmul problem (fixed arrays: no allocation).
 struct Lists {
-    sm: [u64; 10],
+    sm: [u64; NSPLITS],
     nsm: usize,
-    sn: [u64; 10],
+    sn: [u64; NSPLITS],
     nsn: usize,
     bm: [u64; 5],
     nbm: usize,
@@ -289,7 +297,7 @@ struct Lists {
 
 fn lists(c: &matmul::Ctx) -> Lists {
     let (mal, nal, kal) = c.aligned();
-    let mut l = Lists { sm: [0; 10], nsm: 0, sn: [0; 10], nsn: 0, bm: [0; 5], nbm: 0, bn: [0; 5], nbn: 0, bk: [0; 5], nbk: 0 };
+    let mut l = Lists { sm: [0; NSPLITS], nsm: 0, sn: [0; NSPLITS], nsn: 0, bm: [0; 5], nbm: 0, bn: [0; 5], nbn: 0, bk: [0; 5], nbk: 0 };
     l.nsm = single_core_values(mal, &mut l.sm);
     l.nsn = single_core_values(nal, &mut l.sn);
     let kc: [u64; 5] = BASE_K_C0.map(|f| f * c.c0());
@@ -374,7 +382,7 @@ pub fn best_matmul(c: &matmul::Ctx, d: &Device) -> Option<(MatmulTiling, usize)>
     let mut t = base_matmul(c.c0());
     let mut inner = 0usize;
     for_each_inner(c, d, &l, &mut t, |_| false, false, |_| inner += 1);
-    let mut outers = [(0.0f64, 0u64, 0u64); 100];
+    let mut outers = [(0.0f64, 0u64, 0u64); NSPLITS * NSPLITS];
     let mut n = 0;
     for &a in &l.sm[..l.nsm] {
         for &b in &l.sn[..l.nsn] {

@@ -6,7 +6,8 @@
 //! there are fewer (batch, kv head) pairs than cores (flash-decoding).
 //!
 //! On split chips (910B) S leaves L0C through GM/L2 to the vector cores and P comes back the
-//! same way; on coupled chips it stays on the core (L0C -> UB -> L1).
+//! same way, paying `fa_handoff_cycles` per KV block (profile); on coupled chips it stays on
+//! the core (L0C -> UB -> L1).
 
 use super::{add, align, error, finish, matmul, overlap, part, sum, vector, Raw, CUBE, FIXPIPE, HBM, L2, LAUNCH, MTE1, MTE2, MTE3, VECTOR};
 use crate::device::{Arch, Device};
@@ -183,7 +184,7 @@ fn flash(a: &Att, t: &FlashTiling, dev: &Device) -> Result<Raw, Infeasible> {
     let kv_bytes = 2.0 * bkvf * df * kvb;
     let load = if decode { part(MTE2, kv_bytes / dev.gm_bytes_per_cycle) } else { part(L2, kv_bytes / dev.l2_read_bytes_per_cycle) };
     let ratio = dev.cube_clock_mhz / dev.vector_clock_mhz;
-    let epc32 = dev.vector_lanes_fp16 / 2.0;
+    let epc32 = dev.vector_lanes_fp16 / 2.0 * dev.vector_efficiency;
     // Online softmax: max, sub, exp, sum, scale, cast per score; rescale O (2 per element).
     let vec = part(VECTOR, (rows as f64 * bkvf * 6.0 + rows as f64 * dalf * 2.0) / epc32 * ratio);
     // FixPipe drains S (cast to the input type on the way out) and the partial O (FP32).
@@ -211,6 +212,14 @@ fn flash(a: &Att, t: &FlashTiling, dev: &Device) -> Result<Raw, Infeasible> {
     for (j, s) in stages.iter().enumerate() {
         item = add(&item, &super::scale(s, if j == slow { nb } else { 1.0 }));
     }
+    // Split chips: every KV block crosses between AIC and AIV and back (S out through FixPipe
+    // and GM/L2, cross-core flags, P back to L1); the hand-off latency is not hidden, because
+    // the next block's P @ V waits on this block's softmax.
+    let handoff = match dev.arch {
+        Arch::Split => dev.fa_handoff_cycles,
+        Arch::Coupled => 0.0,
+    };
+    item[L2] += nb * handoff;
     // Q in, O out once per item.
     item[MTE2] += bqf * df * kvb / dev.gm_bytes_per_cycle;
     item[MTE3] += bqf * df * kvb / dev.ub_to_gm_bytes_per_cycle;
@@ -221,6 +230,7 @@ fn flash(a: &Att, t: &FlashTiling, dev: &Device) -> Result<Raw, Infeasible> {
     for s in &stages {
         busy = add(&busy, &super::scale(s, nb * us));
     }
+    busy[L2] += nb * handoff * us;
     // Device memory: Q, O, and K/V once if they fit in L2, else once per query block.
     let kv_unique = 2.0 * (a.b * a.kvh) as f64 * kvf * df * kvb;
     let q_o = 2.0 * (a.b * a.h) as f64 * qf * df * kvb;

@@ -7,6 +7,19 @@
 //! buffers (D `_10_0033`). Blocks run in waves over the cube cores; the chip-wide memory
 //! bandwidth (S2) bounds the whole kernel, with operands re-read from L2 when they fit it.
 //! The hot path (`core`) allocates nothing and returns a numeric `Reject` rather than a string.
+//!
+//! Pipeline hand-offs (profile `cube_kstep_sync_cycles`, `l1_load_sync_cycles`,
+//! `fixpipe_sync_cycles`): every MMAD waits on the MTE1 -> M flag and sets M -> MTE1, every L1
+//! panel load waits on MTE1 -> MTE2 before it may overwrite a buffer, every output tile hands
+//! L0C to FixPipe. These are paid per K step / load / tile, so large matmuls stop short of the
+//! cube peak by mechanism, and small base tiles pay more of them.
+//!
+//! L2 reuse: all bytes a core requests beyond the first read of each operand byte are re-reads.
+//! Cores of one wave walk K in step, so concurrent re-reads of a shared panel hit L2; a
+//! re-read in a later wave hits only if what one wave touches (its A rows and B columns over
+//! the whole K, the wave footprint) stays in L2: the miss share is `1 - L2 / footprint` once
+//! the footprint exceeds L2, a smooth transition. Each core's MTE2 reads through L2 at the L2
+//! rate; the device-memory side (first reads and misses) is the chip-wide sustained HBM bound.
 
 use super::{align, error, finish, max_f, mul_sat, overlap_s, Parts, Raw, Stage, CUBE, FIXPIPE, HBM, L2, LAUNCH, MTE1, MTE2, VECTOR};
 use crate::device::{Arch, Device};
@@ -81,6 +94,11 @@ pub struct Ctx {
     pub(crate) inv_hbm: f64,
     pub(crate) l2_bytes: f64,
     pub(crate) launch_us: f64,
+    pub(crate) kstep_sync: f64,
+    /// Operand bytes if each element were read once (the L2 model's unique bytes).
+    pub(crate) unique: f64,
+    pub(crate) l1_sync: f64,
+    pub(crate) fix_sync: f64,
 }
 
 impl Ctx {
@@ -101,6 +119,9 @@ impl Ctx {
             Epilogue::SwiGlu => 5.0,                // silu (exp, add, div) then two muls
             Epilogue::ResidualAdd => 1.0,
         };
+        let (mal, nal, kal) = (align(p.m, 16), align(p.n, 16), align(p.k, c0));
+        let a_gm = p.a.bytes() as f64 * p.a_gm_scale;
+        let b_gm = p.b.bytes() as f64;
         Ctx {
             p,
             c0,
@@ -130,6 +151,10 @@ impl Ctx {
             inv_hbm: 1.0 / (d.derived.hbm_gbs * 1.0e3),
             l2_bytes: d.l2_bytes as f64,
             launch_us: d.launch_matmul_us,
+            kstep_sync: d.cube_kstep_sync_cycles,
+            unique: p.batch as f64 * (mal as f64 * kal as f64 * a_gm + kal as f64 * nal as f64 * b_gm),
+            l1_sync: d.l1_load_sync_cycles,
+            fix_sync: d.fixpipe_sync_cycles,
         }
     }
 
@@ -179,8 +204,7 @@ struct Terms {
     n_out: f64,
     a_db: bool,
     b_db: bool,
-    pa_fa: f64,
-    pb_fb: f64,
+    hbm_reads: f64,
     blocks: u64,
     waves: u64,
     cores: u64,
@@ -217,7 +241,6 @@ fn terms(c: &Ctx, t: &MatmulTiling) -> Result<Terms, Reject> {
     // each 16 x C0 fractal is 512 contiguous bytes), so its runs are always full.
     let run_a = (mul_sat(ska, ek).min(kal)) as f64 * c.a_gm;
     let slow_a = if run_a < 512.0 { 512.0 / max_f(run_a, 1.0) } else { 1.0 };
-    let slow_b = 1.0;
     let pa = bmf * kf * c.a_gm;
     let pb = kf * bnf * c.b_gm;
     let (fa, fb) = (fa as f64, fb as f64);
@@ -225,29 +248,46 @@ fn terms(c: &Ctx, t: &MatmulTiling) -> Result<Terms, Reject> {
     let a_l0 = bmf * kf * c.a_l as f64 * if nk == 1 && !m_inner { 1.0 } else { nn as f64 };
     let b_l0 = kf * bnf * c.b_l as f64 * if nk == 1 && m_inner { 1.0 } else { nm as f64 };
     let out_bytes = bmf * bnf * c.c_out;
-    let blocks = mul_sat(mul_sat(c.p.batch, cdiv(c.mal, bm)), cdiv(c.nal, bn));
+    let (mb, nb) = (cdiv(c.mal, bm), cdiv(c.nal, bn));
+    let blocks = mul_sat(mul_sat(c.p.batch, mb), nb);
     let cores = blocks.min(c.cores).max(1);
+    // L2: requested vs unique bytes, and the footprint of one wave (blocks in N-inner raster
+    // order: up to `cores` columns of one row, or whole rows).
+    let unique = c.unique;
+    let requested = blocks as f64 * (pa * fa + pb * fb);
+    let gn = nb.min(cores);
+    let gm = if nb >= cores { 1 } else { cdiv(cores, nb) };
+    let footprint = (gm as f64 * pa + gn as f64 * pb).min(unique);
+    let miss = if footprint > c.l2_bytes { 1.0 - c.l2_bytes / footprint } else { 0.0 };
+    let reread = max_f(requested - unique, 0.0);
+    let hbm_reads = unique + reread * miss;
+    // Per core: every byte reaches MTE2 through L2 at the L2 rate (first reads on MTE2,
+    // re-reads on L2); the device-memory side of first reads and misses is the chip-wide HBM
+    // bound (`hbm_bytes`), so per-block costs never fall as the problem grows.
+    let n_l1 = mul_sat(mul_sat(cm, cn), cdiv(nk, ska.min(skb))) as f64;
+    let n_mmad = mul_sat(mul_sat(nm, nn), nk) as f64;
+    let n_out = mul_sat(nm, nn) as f64;
     Ok(Terms {
-        cube: bmf * bnf * kf * c.inv_macs,
+        // Each MMAD also pays its issue / flag hand-off on the cube pipe.
+        cube: bmf * bnf * kf * c.inv_macs + n_mmad * c.kstep_sync,
         ta: a_l0 * c.inv_l1a,
         tb: b_l0 * c.inv_l1b,
-        a_first: pa * c.inv_gm * slow_a,
+        a_first: pa * c.inv_l2 * slow_a + 0.5 * n_l1 * c.l1_sync,
         a_re: pa * (fa - 1.0) * c.inv_l2 * slow_a,
-        b_first: pb * c.inv_gm * slow_b,
-        b_re: pb * (fb - 1.0) * c.inv_l2 * slow_b,
+        b_first: pb * c.inv_l2 + 0.5 * n_l1 * c.l1_sync,
+        b_re: pb * (fb - 1.0) * c.inv_l2,
         // W8A16: the vector unit casts and scales every loaded weight (2 instructions).
         b_vec: if c.dequant { kf * bnf * fb * 2.0 * c.inv_vec } else { 0.0 },
-        fix: out_bytes * c.inv_fix,
+        fix: out_bytes * c.inv_fix + n_out * c.fix_sync,
         fix_vec: bmf * bnf * c.epi_instr * c.inv_vec,
         fix_mte2: if c.p.epilogue == Epilogue::ResidualAdd { out_bytes * c.inv_gm } else { 0.0 },
-        n_mmad: mul_sat(mul_sat(nm, nn), nk) as f64,
-        n_l1: mul_sat(mul_sat(cm, cn), cdiv(nk, ska.min(skb))) as f64,
-        n_out: mul_sat(nm, nn) as f64,
+        n_mmad,
+        n_l1,
+        n_out,
         // In u64: the u32 product could overflow for an absurd tiling.
         a_db: t.depth_a1 as u64 >= mul_sat(2, mul_sat(t.step_m as u64, t.step_ka as u64)),
         b_db: t.depth_b1 as u64 >= mul_sat(2, mul_sat(t.step_n as u64, t.step_kb as u64)),
-        pa_fa: pa * fa,
-        pb_fb: pb * fb,
+        hbm_reads,
         blocks,
         waves: cdiv(blocks, cores),
         cores,
@@ -271,17 +311,12 @@ fn block<S: Stage>(x: &Terms, t: &MatmulTiling) -> S {
     if t.db_l0c { overlap_s(s2, fix, x.n_out) } else { s2.plus(&fix) }
 }
 
-/// Device-memory bytes: operands once if they fit in L2, else the overflow share of the
-/// re-reads; plus the output (and the residual read).
+/// Device-memory bytes: the operand reads the L2 model lets through (see the module note),
+/// plus the output (and the residual read).
 #[inline(always)]
 fn hbm_bytes(c: &Ctx, x: &Terms) -> f64 {
-    let bf = c.p.batch as f64;
-    let kf = c.kal as f64;
-    let unique = bf * (c.mal as f64 * kf * c.a_gm + kf * c.nal as f64 * c.b_gm);
-    let requested = x.blocks as f64 * (x.pa_fa + x.pb_fb);
-    let reads = if unique <= c.l2_bytes { unique } else { unique + max_f(requested - unique, 0.0) * (1.0 - c.l2_bytes / unique) };
-    let out_total = bf * c.p.m as f64 * c.p.n as f64 * c.c_out;
-    reads + if c.p.epilogue == Epilogue::ResidualAdd { 2.0 * out_total } else { out_total }
+    let out_total = c.p.batch as f64 * c.p.m as f64 * c.p.n as f64 * c.c_out;
+    x.hbm_reads + if c.p.epilogue == Epilogue::ResidualAdd { 2.0 * out_total } else { out_total }
 }
 
 /// Only the total time of a tiling, for searches (None when infeasible). No allocation.
@@ -301,16 +336,26 @@ pub fn lower_bound_us(c: &Ctx, single_core_m: u64, single_core_n: u64) -> f64 {
     let blocks = c.p.batch.saturating_mul(cdiv(c.mal, bm)).saturating_mul(cdiv(c.nal, bn));
     let waves = cdiv(blocks, blocks.min(c.cores).max(1));
     let (bmf, bnf, kf) = (bm as f64, bn as f64, c.kal as f64);
-    // Each block reads its panels at least once: at the per-core GM rate, and into the
-    // chip-wide total (with the L2 overflow share when the operands do not fit in L2).
+    // Each block reads its panels at least once, at best at the faster of the GM and L2 rates;
+    // chip-wide, the unique bytes plus the missed share of the least possible re-reads.
     let (pa, pb) = (bmf * kf * c.a_gm, kf * bnf * c.b_gm);
-    let core = (bmf * bnf * kf * c.inv_macs).max((pa + pb) * c.inv_gm) * waves as f64 * c.us_per_cycle;
-    let bf = c.p.batch as f64;
-    let unique = bf * (c.mal as f64 * kf * c.a_gm + kf * c.nal as f64 * c.b_gm);
-    let requested = blocks as f64 * (pa + pb);
-    let reads = if unique <= c.l2_bytes { unique } else { unique + (requested - unique).max(0.0) * (1.0 - c.l2_bytes / unique) };
-    let mem = (reads + bf * c.p.m as f64 * c.p.n as f64 * c.c_out) * c.inv_hbm;
+    let inv_min = c.inv_l2;
+    let core = (bmf * bnf * kf * c.inv_macs).max((pa + pb) * inv_min) * waves as f64 * c.us_per_cycle;
+    let mem = (min_reads(c, blocks, bm, bn) + c.p.batch as f64 * c.p.m as f64 * c.p.n as f64 * c.c_out) * c.inv_hbm;
     core.max(mem) + c.launch_us
+}
+
+/// The fewest operand bytes from device memory any tiling with this split can need (each
+/// panel requested once per block; see `terms` for the same L2 model).
+fn min_reads(c: &Ctx, blocks: u64, bm: u64, bn: u64) -> f64 {
+    let kf = c.kal as f64;
+    let (pa, pb) = (bm as f64 * kf * c.a_gm, kf * bn as f64 * c.b_gm);
+    let unique = c.p.batch as f64 * (c.mal as f64 * kf * c.a_gm + kf * c.nal as f64 * c.b_gm);
+    let cores = blocks.min(c.cores).max(1);
+    let nb = cdiv(c.nal, bn);
+    let footprint = (cdiv(cores, nb) as f64 * pa + nb.min(cores) as f64 * pb).min(unique);
+    let miss = if footprint > c.l2_bytes { 1.0 - c.l2_bytes / footprint } else { 0.0 };
+    unique + (blocks as f64 * (pa + pb) - unique).max(0.0) * miss
 }
 
 /// Lower bound for any tiling with this split and these base sizes (steps, buffering and
@@ -328,8 +373,9 @@ pub fn base_lower_bound_us(c: &Ctx, t: &MatmulTiling) -> f64 {
     let b = kf * bnf * c.b_l as f64 * c.inv_l1b;
     let (m_inner, n_inner) = if nk == 1 { (a * nn as f64 + b, a + b * nm as f64) } else { (a * nn as f64 + b * nm as f64, a * nn as f64 + b * nm as f64) };
     let mte1 = m_inner.min(n_inner);
-    let load = (bmf * kf * c.a_gm + kf * bnf * c.b_gm) * c.inv_gm;
-    let cube = bmf * bnf * kf * c.inv_macs;
+    let inv_min = c.inv_l2;
+    let load = (bmf * kf * c.a_gm + kf * bnf * c.b_gm) * inv_min;
+    let cube = bmf * bnf * kf * c.inv_macs + mul_sat(mul_sat(nm, nn), nk) as f64 * c.kstep_sync;
     let blocks = c.p.batch.saturating_mul(cdiv(c.mal, bm)).saturating_mul(cdiv(c.nal, bn));
     let waves = cdiv(blocks, blocks.min(c.cores).max(1));
     let core = cube.max(mte1).max(load) * waves as f64 * c.us_per_cycle + c.launch_us;

@@ -5,7 +5,8 @@
 //! reduce-add, rsqrt per row, scale, gamma = about 5), not from measurements. The vector unit
 //! moves 256 bytes per cycle: 128 FP16 lanes (S2) or 64 FP32; BF16 and INT8 are computed in
 //! FP32. UB blocks are 32 bytes and tiles must be 32-byte aligned (D `_10_0010`). Double
-//! buffering overlaps copy-in, compute and copy-out (D `_10_0033`).
+//! buffering overlaps copy-in, compute and copy-out (D `_10_0033`). The vector pipe sustains
+//! `vector_efficiency` of its peak and pays `vector_tile_sync_cycles` per UB tile (profile).
 
 use super::{error, finish, Raw, HBM, LAUNCH, MTE2, MTE3, VECTOR};
 use crate::device::Device;
@@ -153,12 +154,14 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
     let per_core = (tiles / vcores).ceil();
     let cores_used = tiles.min(vcores);
     let compute_bytes = if s.t == DType::Fp16 { 2.0 } else { 4.0 };
-    let epc = d.vector_lanes_fp16 * 2.0 / compute_bytes;
+    // Sustained lanes: the peak times the profile's vector efficiency.
+    let epc = d.vector_lanes_fp16 * 2.0 / compute_bytes * d.vector_efficiency;
     // Per tile, in vector-clock cycles. Reductions write one value per row.
     let rows_per_tile = if sp.row { (tile / row_al as f64).max(1.0) } else { 0.0 };
     let out_tile = tile * sp.out_b + if s.kind == VectorKind::Reduce { rows_per_tile * s.t.bytes() as f64 } else { 0.0 };
     let mte2 = tile * sp.in_b * passes / d.gm_bytes_per_cycle;
-    let vec = tile * sp.instr / epc;
+    // Each tile also pays its hand-offs (MTE2 -> V -> MTE3 flags, loop control).
+    let vec = tile * sp.instr / epc + d.vector_tile_sync_cycles;
     let mte3 = out_tile / d.ub_to_gm_bytes_per_cycle;
     let us = 1.0 / d.vector_clock_mhz;
     let stages = [(MTE2, mte2), (VECTOR, vec), (MTE3, mte3)];
