@@ -76,10 +76,10 @@ pub fn main(a: Args) -> Result<(), String> {
         return Ok(());
     }
     let f = |x: Option<f64>| x.map(tunelab_scenario::metrics::fmt4).unwrap_or_else(|| "-".into());
-    println!("{:<11} {:<16} {:>12} {:>12} {:>10}", "stage", "measure", "before", "after", "better by");
+    println!("{:<11} {:<22} {:>12} {:>12} {:>10}", "stage", "measure", "before", "after", "better by");
     for row in &r.rows {
         let imp = row.improvement.map(|x| format!("{:+.1}%", x * 100.0)).unwrap_or_default();
-        println!("{:<11} {:<16} {:>12} {:>12} {:>10}  {}", row.stage, format!("{} ({})", row.measure, row.unit), f(row.before), f(row.after), imp, row.note.as_deref().unwrap_or(""));
+        println!("{:<11} {:<22} {:>12} {:>12} {:>10}  {}", row.stage, format!("{} ({})", row.measure, row.unit), f(row.before), f(row.after), imp, row.note.as_deref().unwrap_or(""));
     }
     println!("composite {:+.4} = {} x TPOT + {} x training memory + {} x model size (relative improvements; positive is better)", r.composite, r.weights.latency, r.weights.training_memory, r.weights.model_size);
     Ok(())

@@ -1,0 +1,46 @@
+//! `tunelab impact` and `tunelab guards` reach the analyses: the numbers are the library's, bad
+//! input is a named error with exit status 2.
+
+use std::process::Command;
+
+fn tunelab(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tunelab")).args(args).current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).output().expect("runs");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+const SCENARIO: &str = "assets/scenarios/llama2-7b-910B2-deployment.json";
+
+#[test]
+fn impact_prints_every_stage_and_the_composite_of_the_library() {
+    let (code, out, err) = tunelab(&["impact", SCENARIO, "--precision", "w8a16", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let s = tunelab_scenario::Scenario::from_json(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../", "assets/scenarios/llama2-7b-910B2-deployment.json")).unwrap()).unwrap();
+    let change = tunelab_scenario::impact::Change { precision: Some("w8a16".into()), ..Default::default() };
+    let lib = tunelab_scenario::impact::analyse(&s, &change, Default::default()).unwrap();
+    assert_eq!(v["composite"].as_f64().unwrap().to_bits(), lib.composite.to_bits());
+    assert!(lib.composite > 0.0, "W8A16 shrinks the model and speeds decode");
+    // Weights are editable; a bad one is named.
+    let (code, out, _) = tunelab(&["impact", SCENARIO, "--precision", "w8a16", "--weights", "latency=1,training_memory=0,model_size=0"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("composite") && out.contains("1 x TPOT"), "{out}");
+    let (code, _, err) = tunelab(&["impact", SCENARIO, "--weights", "speed=1", "--tp", "2"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown weight 'speed'"), "{err}");
+    let (code, _, err) = tunelab(&["impact", SCENARIO]);
+    assert_eq!(code, 2);
+    assert!(err.contains("give at least one change"), "{err}");
+}
+
+#[test]
+fn guards_check_another_chip_protected_layers_and_the_delta() {
+    let (code, out, err) = tunelab(&["guards", SCENARIO, "--set", "batch=32,precision=w8a16", "--chip", "910B4", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["compatibility"]["target"], "910B4");
+    assert!(v["protected"]["protected_ops"].as_array().unwrap().iter().any(|o| o.as_str().unwrap().contains("lm_head")));
+    assert!(v["delta"]["rel_error_after"].as_f64().unwrap() > v["delta"]["rel_error_before"].as_f64().unwrap(), "INT8 weights add expected error");
+    let (code, _, err) = tunelab(&["guards", SCENARIO, "--chip", "nope"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("nope"), "{err}");
+}
