@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-./scripts/setup.sh
+bash ./scripts/setup.sh
 export PATH="$ROOT/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 export CARGO_TARGET_DIR="$TARGET"
