@@ -34,6 +34,12 @@ pub struct Args {
     /// substituted (for a chip with no rows of its own; the values are microarchitectural).
     #[arg(long)]
     family: bool,
+    /// Weight of the prior toward the profile's own values (0: a pure least-error fit).
+    #[arg(long, default_value_t = 0.2)]
+    prior: f64,
+    /// Only rows of these categories (comma-separated: op, serving, training).
+    #[arg(long, value_delimiter = ',')]
+    categories: Vec<String>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
@@ -55,7 +61,7 @@ pub fn main(a: Args) -> Result<(), String> {
     for (op, why) in &skipped {
         eprintln!("note: not used: {op}: {why}");
     }
-    let opts = Options { strategy: a.strategy.clone(), budget: a.budget, loo_budget: a.loo_budget, seed: a.seed, family: a.family };
+    let opts = Options { strategy: a.strategy.clone(), budget: a.budget, loo_budget: a.loo_budget, seed: a.seed, family: a.family, prior: a.prior, categories: a.categories.clone() };
     let digest = MeasurementSet::digest_of(&text);
     let cal = calibrate(&set, &digest, &chip, &profile, &opts)?;
     if a.json {

@@ -83,11 +83,16 @@ pub struct Options {
     /// Fit on every row of the set (each predicted on its own chip's profile with the fitted
     /// values substituted) instead of only the rows measured on the profile's chip.
     pub family: bool,
+    /// Weight of the prior toward the starting values (0: none; 0.2: moving every parameter
+    /// across its whole range costs as much as a mean |ln ratio| of 0.2 over the rows).
+    pub prior: f64,
+    /// Only rows of these categories ("op", "serving", "training"); empty: all.
+    pub categories: Vec<String>,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { strategy: "auto".into(), budget: 200, loo_budget: 60, seed: 1, family: false }
+        Options { strategy: "auto".into(), budget: 200, loo_budget: 60, seed: 1, family: false, prior: 0.2, categories: Vec::new() }
     }
 }
 
@@ -189,9 +194,28 @@ fn loss(rep: &FidelityReport, expected: &[(String, String)], skip_id: Option<&st
 }
 
 /// The loss of parameter values `vals` on `set` (profiles of `chips` with the values substituted).
-fn loss_at(set: &MeasurementSet, profiles: &BTreeMap<String, Json>, params: &[FitParam], chips: &[String], expected: &[(String, String)], vals: &[f64]) -> f64 {
+fn loss_at(set: &MeasurementSet, profiles: &BTreeMap<String, Json>, params: &[FitParam], chips: &[String], expected: &[(String, String)], vals: &[f64], prior: f64) -> f64 {
     let devs: BTreeMap<String, Json> = profiles.iter().map(|(c, p)| (c.clone(), with_values(p, params, vals))).collect();
-    loss(&evaluate(set, &devs, Some(chips)), expected, None)
+    loss(&evaluate(set, &devs, Some(chips)), expected, None) + prior * prior_penalty(params, vals)
+}
+
+/// Where a value sits in its bounds, 0..=1 (log scale when the bounds span 4x or more).
+fn unit(p: &FitParam, v: f64) -> f64 {
+    if p.min > 0.0 && p.max / p.min >= 4.0 {
+        (libm::log(v.max(p.min)) - libm::log(p.min)) / (libm::log(p.max) - libm::log(p.min))
+    } else {
+        (v - p.min) / (p.max - p.min)
+    }
+}
+
+/// Mean squared move of the parameters from their starting (documented) values, in units of
+/// their bound ranges: the prior that keeps a fit from spending parameters on rows they do not
+/// explain (a move across the whole range costs `prior`).
+fn prior_penalty(params: &[FitParam], vals: &[f64]) -> f64 {
+    if params.is_empty() {
+        return 0.0;
+    }
+    params.iter().zip(vals).map(|(p, v)| (unit(p, *v) - unit(p, p.value)).powi(2)).sum::<f64>() / params.len() as f64
 }
 
 /// The fit's search space: one float per parameter within its bounds.
@@ -232,6 +256,14 @@ pub struct Calibrator {
 impl Calibrator {
     /// Checks the inputs and prices the starting profile. `digest` names the measurement file.
     pub fn new(set: &MeasurementSet, digest: &str, device: &str, profile: &Json, opts: &Options) -> Result<Calibrator, String> {
+        if !(opts.prior.is_finite() && opts.prior >= 0.0) {
+            return Err(format!("prior: must be a number >= 0, got {}", opts.prior));
+        }
+        let mut set = set.clone();
+        if !opts.categories.is_empty() {
+            set.rows.retain(|r| opts.categories.iter().any(|c| c == &r.category));
+        }
+        let set = &set;
         tunelab_sim::device::Device::from_json(&profile.to_string()).map_err(|e| format!("--device {device}: {e}"))?;
         let params = fittable(profile);
         if params.is_empty() {
@@ -284,13 +316,14 @@ impl Calibrator {
         if self.opts.budget == 0 {
             return true;
         }
+        let prior = self.opts.prior;
         let Calibrator { set, params, chips, profiles, expected, study, strategy, rng, .. } = self;
         let mut obj = FnObjective::new(vec![Metric::minimize("loss", "")], |c: &Config| {
             let vals = values_of(c);
             if vals.iter().any(|v| !v.is_finite()) {
                 return Outcome::Failed("non-numeric parameter".into());
             }
-            Outcome::Ok(vec![loss_at(set, profiles, params, chips, expected, &vals)])
+            Outcome::Ok(vec![loss_at(set, profiles, params, chips, expected, &vals, prior)])
         });
         for _ in 0..n {
             if study.step(&mut **strategy, &mut obj, rng).is_some() {
@@ -321,7 +354,8 @@ impl Calibrator {
     /// Finishes: prices the fitted profile, runs the leave-one-out fits (`opts.loo_budget`
     /// evaluations each; 0 skips them) and writes the calibrated profile.
     pub fn finish(&self) -> Result<Calibration, String> {
-        let (vals, l_after) = self.best();
+        let (vals, _) = self.best();
+        let l_after = loss_at(&self.set, &self.profiles, &self.params, &self.chips, &self.expected, &vals, 0.0);
         let (set, params, chips, profiles, opts) = (&self.set, &self.params, &self.chips, &self.profiles, &self.opts);
         let fitted_profiles: BTreeMap<String, Json> = profiles.iter().map(|(c, p)| (c.clone(), with_values(p, params, &vals))).collect();
         let after = evaluate(set, &fitted_profiles, Some(chips));
@@ -400,13 +434,13 @@ impl Calibrator {
 /// A whole fit (leave-one-out refits use this) with `opts.loo_budget` evaluations.
 fn fit_values(set: &MeasurementSet, profiles: &BTreeMap<String, Json>, params: &[FitParam], chips: &[String], opts: &Options, expected: &[(String, String)]) -> Result<Vec<f64>, String> {
     let start: Vec<f64> = params.iter().map(|p| p.value).collect();
-    let l0 = loss_at(set, profiles, params, chips, expected, &start);
+    let l0 = loss_at(set, profiles, params, chips, expected, &start, opts.prior);
     let metrics = vec![Metric::minimize("loss", "")];
     let mut study = Study::new(fit_space(params)?, metrics.clone(), StudyOptions::budget(opts.loo_budget.max(1)))?;
     let warm = Trial { id: 0, config: Config(start.iter().map(|v| Value::Float(*v)).collect()), state: TrialState::Ok, values: vec![l0], reason: None, warm: true, evaluation: 0 };
     study.warm_start(std::slice::from_ref(&warm));
     let mut strategy = strategies::by_name(&opts.strategy, &json!({}))?;
-    let mut obj = FnObjective::new(metrics, |c: &Config| Outcome::Ok(vec![loss_at(set, profiles, params, chips, expected, &values_of(c))]));
+    let mut obj = FnObjective::new(metrics, |c: &Config| Outcome::Ok(vec![loss_at(set, profiles, params, chips, expected, &values_of(c), opts.prior)]));
     let mut rng = Rng::seed_from_u64(opts.seed);
     study.run(&mut *strategy, &mut obj, &mut rng);
     Ok(study.best().map(|t| values_of(&t.config)).unwrap_or(start))

@@ -96,6 +96,10 @@ fn prod(d: &[u64]) -> u64 {
 
 /// The Tunelab operator for an op-summary row, or why there is none.
 pub fn to_op(op_type: &str, in_shapes: &str, in_types: &str, out_shapes: &str) -> Result<Json, String> {
+    let lower = op_type.to_ascii_lowercase();
+    if lower.starts_with("hcom") || lower.contains("allreduce") || lower.contains("allgather") || lower.contains("reducescatter") || lower.contains("alltoall") {
+        return Err("a collective (HCCL task): the op summary gives neither its rank count nor its algorithm".into());
+    }
     let sh = shapes(in_shapes)?;
     let types: Vec<&str> = in_types.split(';').collect();
     let t0 = types.first().and_then(|t| dtype(t)).ok_or_else(|| format!("unsupported input data type '{}'", crate::scenario::clip(in_types)))?;
