@@ -72,7 +72,19 @@ pub fn main(a: Args) -> Result<(), String> {
         println!("{}", serde_json::to_string_pretty(&out).map_err(|e| format!("cannot encode the result: {e}"))?);
         return Ok(());
     }
-    println!("configuration  {}", config.describe(&names));
+    if names.len() <= 24 {
+        println!("configuration  {}", config.describe(&names));
+    } else {
+        // Operator stages have hundreds of tiling parameters: show what differs from the baseline.
+        let changed: Vec<String> = names
+            .iter()
+            .zip(config.0.iter().zip(&run.baseline_config().0))
+            .filter(|(_, (v, b))| v != b)
+            .map(|(n, (v, _))| format!("{n}={v}"))
+            .collect();
+        let shown = if changed.is_empty() { "the baseline".to_string() } else { changed.join(", ") };
+        println!("configuration  {shown} (every other parameter at the baseline; {} in all, --json lists them)", names.len());
+    }
     match &outcome {
         Outcome::Ok(v) => {
             let base = match &baseline {
