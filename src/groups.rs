@@ -75,6 +75,15 @@ pub fn grouped_config(names: &[String], config: &tunelab_search::Config) -> Vec<
         .collect()
 }
 
+/// A parameter menu's groups: one (operator, full names) per operator when the space is grouped
+/// (Explore's menus use `<optgroup>`s), else one unlabelled group of every name.
+pub fn option_groups(names: &[String]) -> Vec<(Option<String>, Vec<String>)> {
+    if !is_grouped(names) {
+        return vec![(None, names.to_vec())];
+    }
+    param_groups(names).into_iter().map(|g| (Some(g.name), g.params.iter().map(|&i| names[i].clone()).collect())).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,6 +107,11 @@ mod tests {
         let setup = tunelab_scenario::setup(&s).unwrap();
         let names = setup.space.names();
         assert!(is_grouped(names));
+        let menus = option_groups(names);
+        assert!(menus.iter().all(|(l, _)| l.is_some()));
+        assert_eq!(menus.iter().map(|(_, v)| v.len()).sum::<usize>(), names.len());
+        let small: Vec<String> = vec!["batch".into(), "tp".into()];
+        assert_eq!(option_groups(&small), vec![(None, small.clone())]);
         let g = param_groups(names);
         assert!(g.len() >= 5, "{} groups", g.len());
         assert_eq!(g.iter().map(|g| g.params.len()).sum::<usize>(), names.len());

@@ -157,7 +157,7 @@ impl Session {
         for (i, l) in self.labels.iter_mut().enumerate() {
             let trials = self.run.trials(i);
             for t in &trials[l.len().min(trials.len())..] {
-                l.push(short(&t.config.describe(names)));
+                l.push(label_of(names, &t.config));
             }
         }
     }
@@ -378,6 +378,23 @@ pub fn front_2d(points: &[(f64, f64)]) -> Vec<usize> {
     out
 }
 
+/// A tooltip label: "a=1, b=x" as `Config::describe` writes it, built only up to
+/// `LABEL_CHARS` characters (an operator stage's trial has hundreds of parameters; describing
+/// them all for every trial cost the page's thread more than drawing).
+fn label_of(names: &[String], c: &tunelab_search::Config) -> String {
+    let mut out = String::new();
+    for (n, v) in names.iter().zip(&c.0) {
+        if !out.is_empty() {
+            out.push_str(", ");
+        }
+        out.push_str(&format!("{n}={v}"));
+        if out.chars().count() > LABEL_CHARS {
+            return short(&out);
+        }
+    }
+    out
+}
+
 /// A label cut to `LABEL_CHARS` characters.
 fn short(s: &str) -> String {
     if s.chars().count() <= LABEL_CHARS {
@@ -478,6 +495,14 @@ mod tests {
         assert_eq!(a.view().best, b.view().best);
         assert!(a.view().best.is_some());
         assert_eq!(a.view().evaluations, b.view().evaluations);
+    }
+
+    #[test]
+    fn labels_are_the_description_cut_short() {
+        let names: Vec<String> = (0..300).map(|i| format!("op{i}.baseM")).collect();
+        let c = tunelab_search::Config((0..300).map(|i| tunelab_search::Value::Int(i)).collect());
+        assert_eq!(label_of(&names, &c), short(&c.describe(&names)));
+        assert_eq!(label_of(&names[..2], &tunelab_search::Config(c.0[..2].to_vec())), "op0.baseM=0, op1.baseM=1");
     }
 
     #[test]

@@ -50,7 +50,18 @@ pub fn ExplorePanel() -> impl IntoView {
     let select = move |sig: RwSignal<String>, id: &'static str| {
         view! {
             <select data-testid=id prop:value=move || sig.get() on:change=move |ev| sig.set(event_target_value(&ev))>
-                {move || names().into_iter().map(|n| view! { <option value=n.clone()>{n.clone()}</option> }).collect_view()}
+                // Grouped per operator (an operator stage has hundreds of parameters).
+                {move || crate::groups::option_groups(&names()).into_iter().map(|(label, items)| {
+                    let short = label.is_some();
+                    let opts = items.into_iter().map(|n| {
+                        let text = if short { crate::groups::short_name(&n).to_string() } else { n.clone() };
+                        view! { <option value=n>{text}</option> }
+                    }).collect_view();
+                    match label {
+                        Some(l) => view! { <optgroup label=l>{opts}</optgroup> }.into_any(),
+                        None => opts.into_any(),
+                    }
+                }).collect_view()}
             </select>
         }
     };

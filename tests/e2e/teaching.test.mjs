@@ -81,7 +81,11 @@ test('the operator stage is grouped per operator and collapsible', async () => {
   const height = await page.$eval('.lane', (l) => l.getBoundingClientRect().height);
   assert.ok(height < 900, `card height ${height}`);
   const nodes = await page.evaluate(() => document.getElementsByTagName('*').length);
-  console.log(`operator stage: ${summary}; ${groups} groups; card ${Math.round(height)} px; DOM ${nodes} nodes`);
+  // Explore's parameter menus are grouped per operator too.
+  await page.click('[data-testid=tab-explore]');
+  const menu = await page.$$eval('[data-testid=explore-x] optgroup', (g) => g.map((x) => x.label));
+  assert.ok(menu.length > 3, `${menu.length} operator groups in the Explore menu`);
+  console.log(`operator stage: ${summary}; ${groups} groups in a card, ${menu.length} in Explore's menus; card ${Math.round(height)} px; DOM ${nodes} nodes`);
   assert.deepEqual(errors, []);
   await context.close();
 });
