@@ -1,5 +1,5 @@
 //! `tunelab bench [--json]`: the engine's speed figures (search overhead, device-model
-//! throughput). Figures are printed, never asserted: they depend on the machine.
+//! throughput, the serving simulation and a deployment tune with it). Figures are printed, never asserted: they depend on the machine.
 
 /// Arguments of `tunelab bench`.
 #[derive(clap::Args)]
@@ -12,6 +12,7 @@ pub struct Args {
 pub fn main(a: Args) -> Result<(), String> {
     let mut figures = crate::bench_sim::figures();
     figures.extend(crate::bench_search::figures());
+    figures.extend(crate::bench_serving::figures());
     if a.json {
         let obj: serde_json::Map<String, serde_json::Value> = figures.into_iter().collect();
         println!("{}", serde_json::Value::Object(obj));

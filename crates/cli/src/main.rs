@@ -9,6 +9,7 @@
 mod args;
 mod bench;
 mod bench_search;
+mod bench_serving;
 mod bench_sim;
 mod completions;
 mod calibrate;

@@ -4,7 +4,10 @@ use tunelab_scenario::*;
 
 #[test]
 fn explore_marks_out_of_memory_and_rejects_bad_configs() {
-    let s = Scenario::default();
+    // The static simple mode holds every sequence's whole KV cache at once, so big batches run
+    // out of memory (the scheduler would only admit fewer sequences).
+    let mut s = Scenario::default();
+    s.deployment.serving.mode = "static".into();
     let h = explore::heatmap(&s, "batch", "tp", None).unwrap();
     assert!(h.cells.iter().flatten().filter_map(|c| c.reason.as_deref()).any(|r| r.contains("out of memory")));
     let d = explore::point_detail(&s, &tunelab_search::Config(vec![])).unwrap();

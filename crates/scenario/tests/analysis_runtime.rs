@@ -21,9 +21,12 @@ fn spike_breach_is_detected_and_retuning_helps() {
         println!("{e:?}");
     }
     assert_eq!(t.steps.len(), 48);
-    // The spike (19:00-21:00, steps 38-41) pushes the load past what the serving configuration
-    // can take: the monitor sees it and re-tunes.
-    let spike = t.events.iter().find(|e| e.kind == "breach" && (38..42).contains(&e.step)).expect("the spike causes a breach");
+    // The load rises through the day to the spike (19:00-21:00, steps 38-41), past what the
+    // first configuration can take under the SLO (with the scheduler, Poisson bursts breach
+    // the p90 TTFT before the spike itself): the monitor sees it and re-tunes, and the spike
+    // is then served within the SLO or re-tuned for again.
+    let spike = t.events.iter().find(|e| e.kind == "breach" && e.step < 42).expect("the rising load causes a breach by the spike");
+    assert!((38..42).all(|i| !t.steps[i].breach || t.events.iter().any(|e| e.step == i)));
     assert!(spike.warm_trials > 0, "re-tune is warm-started");
     for e in t.events.iter().filter(|e| e.kind == "breach") {
         let after = &t.steps[e.step];

@@ -43,7 +43,8 @@ pub struct ServingSpec {
     /// prefill of the whole batch, TPOT one decode step at the mean context).
     pub mode: String,
     /// "closed" (a fixed number of clients, each sending its next request when the last
-    /// finishes), "poisson" (random arrivals at `request_rate`) or "trace" (`trace` times).
+    /// finishes), "poisson" (random arrivals at `request_rate`), "burst" (every request at
+    /// once, a benchmark's `--request-rate inf`) or "trace" (`trace` times).
     pub arrival: String,
     /// Requests per second for "poisson".
     pub request_rate: Option<f64>,
@@ -96,6 +97,7 @@ impl ServingSpec {
             return Err(format!("{f}.mode: expected scheduler or static, got '{}'", crate::scenario::clip(&self.mode)));
         }
         match self.arrival.as_str() {
+            "burst" => {}
             "closed" => {
                 if self.concurrency == Some(0) {
                     return Err(format!("{f}.concurrency: must be at least 1"));
@@ -114,7 +116,7 @@ impl ServingSpec {
                     return Err(format!("{f}.trace[{i}]: arrival times are non-negative seconds"));
                 }
             }
-            other => return Err(format!("{f}.arrival: expected closed, poisson or trace, got '{}'", crate::scenario::clip(other))),
+            other => return Err(format!("{f}.arrival: expected closed, poisson, burst or trace, got '{}'", crate::scenario::clip(other))),
         }
         if self.requests == 0 || self.requests > MAX_REQUESTS {
             return Err(format!("{f}.requests: {} must be in 1..={MAX_REQUESTS}", self.requests));

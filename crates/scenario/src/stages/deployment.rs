@@ -62,9 +62,6 @@ pub fn metrics() -> Vec<Metric> {
     ]
 }
 
-/// Index of `prefill_share` in `metrics()` (read by `dominant_phase`).
-const PREFILL_SHARE: usize = 20;
-
 struct DeploymentObjective {
     model: ModelDesc,
     device: Device,
@@ -137,6 +134,7 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         let arrivals = match spec.arrival.as_str() {
             "poisson" => format!("Poisson arrivals at {} req/s", spec.request_rate.unwrap_or(0.0)),
             "trace" => format!("{} traced arrivals", spec.trace.len()),
+            "burst" => "every request arriving at once".into(),
             _ => match spec.concurrency {
                 Some(c) => format!("a closed loop of {c} clients"),
                 None => "a closed loop with as many clients as the batch (max_num_seqs)".into(),
@@ -158,23 +156,6 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let obj = DeploymentObjective { model, device, input: w.input_len as u64, output: w.output_len as u64, mode, spec, slo, reqs, pricers: HashMap::new() };
     obj.check_fits_somewhere(&tps, &precisions)?;
     Ok(StageSetup { space, objective: Box::new(obj), metrics: metrics(), baseline, focus: Vec::new(), focus_budget: 0, notes })
-}
-
-/// The phase that dominates the goal of a deployment result (`values` in `metrics()` order):
-/// prefill when the goal is a TTFT metric or prompt tokens take most of the device time,
-/// decode otherwise. The report and the diagnosis diagnose this phase.
-pub fn dominant_phase(goal: &str, values: &[f64]) -> crate::serving::Phase {
-    use crate::serving::Phase;
-    if goal.starts_with("ttft") || goal == "queue_ms" {
-        return Phase::Prefill;
-    }
-    if goal.starts_with("tpot") || goal.starts_with("itl") {
-        return Phase::Decode;
-    }
-    match values.get(PREFILL_SHARE) {
-        Some(share) if *share > 0.5 => Phase::Prefill,
-        _ => Phase::Decode,
-    }
 }
 
 fn memory_strategy(m: &str) -> Result<MemoryStrategy, String> {
@@ -401,6 +382,54 @@ pub fn serve(s: &Scenario, names: &[String], c: &Config) -> Result<ServingStats,
     validate_plan(&obj.model, &plan)?;
     let r = if obj.spec.is_static() { obj.serve_static(&k, &opts, &plan)? } else { obj.serve_sched(&k, &opts, &plan)? };
     r.map(|s| s.stats)
+}
+
+/// The deployment objective serving configurations at a given Poisson request rate (what the
+/// runtime stage replays a changing load with). The requests are drawn once at unit rate, so
+/// every rate sees the same lengths and the same arrival pattern, stretched.
+pub struct Server {
+    obj: DeploymentObjective,
+    unit_arrivals: Vec<f64>,
+    cache: HashMap<(Config, u64), Result<ServingStats, String>>,
+}
+
+impl Server {
+    pub fn new(s: &Scenario) -> Result<Server, String> {
+        let mut obj = setup_raw(s)?;
+        obj.spec.arrival = "poisson".into();
+        obj.spec.request_rate = Some(1.0);
+        obj.spec.concurrency = None;
+        let extra = obj.model.vision.as_ref().map_or(0, |v| v.image_tokens());
+        obj.reqs = requests(&obj.spec, obj.input, obj.output, extra, s.seed);
+        let unit_arrivals = obj.reqs.iter().map(|r| r.arrival_s).collect();
+        Ok(Server { obj, unit_arrivals, cache: HashMap::new() })
+    }
+
+    /// Serves configuration `c` (in the stage's parameter order) at `rate` requests/s; an
+    /// infeasible configuration is an error with the reason.
+    pub fn at_rate(&mut self, c: &Config, rate: f64) -> Result<ServingStats, String> {
+        let key = (c.clone(), rate.to_bits());
+        if let Some(r) = self.cache.get(&key) {
+            return r.clone();
+        }
+        let r = self.run(c, rate);
+        self.cache.insert(key, r.clone());
+        r
+    }
+
+    fn run(&mut self, c: &Config, rate: f64) -> Result<ServingStats, String> {
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(format!("request rate {rate} must be positive"));
+        }
+        for (r, t) in self.obj.reqs.iter_mut().zip(&self.unit_arrivals) {
+            r.arrival_s = t / rate;
+        }
+        let k = knobs(c)?;
+        let plan = ParallelPlan { tp: k.tp, ..Default::default() };
+        let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
+        validate_plan(&self.obj.model, &plan)?;
+        self.obj.serve_sched(&k, &opts, &plan)?.map(|s| s.stats)
+    }
 }
 
 fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {

@@ -2,8 +2,11 @@
 //! breach, and re-tuning of the deployment when it happens, with energy per token as the goal
 //! (power versus performance) and the SLO as the constraint.
 //!
-//! The deployment stage's simulator gives per-batch latency (TTFT of a prefill, TPOT of a decode
-//! step at the configured batch); `crate::queueing` turns it into waiting time at an arrival rate.
+//! Each load is replayed with the continuous-batching scheduler (`crate::scheduler`): the
+//! scenario's requests arrive as a Poisson stream at the step's rate and TTFT / TPOT are the
+//! simulated percentiles, queueing included; capacity is the deployment objective's closed loop
+//! at max_num_seqs. In the static simple mode (`deployment.serving.mode = "static"`) the
+//! per-batch latency goes through `crate::queueing`'s M/G/c approximation instead.
 //! Energy at a load adds the idle power of the chips over the idle share of the time to the
 //! simulated energy per token of a busy batch, so a small deployment wins at night and a larger
 //! one is needed at the peak. Re-tuning is warm-started: every configuration simulated earlier is
@@ -149,6 +152,9 @@ struct Serving {
 
 struct Env {
     cache: Rc<RefCell<Cache>>,
+    /// The scheduler simulation at a request rate (None in the static simple mode, which uses
+    /// the M/G/c approximation instead).
+    server: Option<RefCell<crate::stages::deployment::Server>>,
     output_len: f64,
     idle_w: f64,
     slo_ttft: f64,
@@ -163,6 +169,31 @@ impl Env {
             Outcome::Ok(v) => v,
             Outcome::Infeasible(r) | Outcome::Failed(r) => return Err(r),
         };
+        if let Some(server) = &self.server {
+            // Capacity: the deployment objective's closed loop at max_num_seqs (a full server).
+            let capacity = cache.metric(&v, "requests_per_s").ok_or("the deployment stage reports no requests_per_s")?;
+            let chips = cache.param(c, &["tp", "tensor_parallel"]).unwrap_or(1.0).max(1.0);
+            drop(cache);
+            let utilisation = if capacity > 0.0 { rate / capacity } else { f64::INFINITY };
+            if rate <= 0.0 {
+                let q = QueueState { utilisation: 0.0, wait_probability: 0.0, mean_wait_ms: Some(0.0), wait_pct_ms: Some(0.0), capacity_rps: capacity };
+                let tpot = v.get(2).copied().unwrap_or(0.0);
+                return Ok(Serving { q, ttft_ms: v.get(1).copied(), tpot_ms: tpot, energy: v.get(5).copied().unwrap_or(0.0), power_w: 0.0 });
+            }
+            let st = server.borrow_mut().at_rate(c, rate)?;
+            let pick = |p: &crate::scheduler::Pcts| if self.pct >= 0.95 { p.p99 } else if self.pct >= 0.7 { p.p90 } else { p.p50 };
+            let tokens = (st.output_tokens_per_s * st.duration_s).max(1.0);
+            let idle_s = st.duration_s * (1.0 - st.busy_fraction).max(0.0);
+            let energy = chips * (st.energy_j + self.idle_w * idle_s) / tokens;
+            let q = QueueState {
+                utilisation,
+                wait_probability: 1.0 - st.slo_attained.min(1.0),
+                mean_wait_ms: Some(st.queue_ms.mean),
+                wait_pct_ms: Some(pick(&st.queue_ms)),
+                capacity_rps: capacity,
+            };
+            return Ok(Serving { q, ttft_ms: Some(pick(&st.ttft_ms)), tpot_ms: pick(&st.tpot_ms), energy, power_w: energy * st.output_tokens_per_s });
+        }
         let ttft = cache.metric(&v, "ttft_ms").ok_or("the deployment stage reports no ttft_ms")?;
         let tpot = cache.metric(&v, "tpot_ms").ok_or("the deployment stage reports no tpot_ms")?;
         let tps = cache.metric(&v, "tokens_per_s").unwrap_or(0.0);
@@ -271,11 +302,20 @@ fn prepare(s: &Scenario) -> Result<Prepared, String> {
     d.stage = Stage::Deployment;
     d.objectives.clear();
     d.constraints = Constraints { max_memory_gib: s.constraints.max_memory_gib, ..Default::default() };
+    // With the scheduler, the deployment objective measures capacity (a closed loop as full as
+    // max_num_seqs) and the server replays each load as Poisson arrivals at its rate.
+    let scheduled = !d.deployment.serving.is_static();
+    if scheduled {
+        d.deployment.serving.arrival = "closed".into();
+        d.deployment.serving.concurrency = None;
+    }
     let dep = crate::stages::deployment::setup(&d)?;
+    let server = if scheduled { Some(RefCell::new(crate::stages::deployment::Server::new(&d)?)) } else { None };
     let (_, device, _) = crate::context::resolve(s)?;
     let cache = Cache { inner: dep.objective, names: dep.space.names().to_vec(), metrics: dep.metrics, seen: HashMap::new(), evaluations: 0 };
     let env = Env {
         cache: Rc::new(RefCell::new(cache)),
+        server,
         output_len: s.workload.output_len.max(1) as f64,
         idle_w: device.power_idle_w.max(0.0),
         slo_ttft,
