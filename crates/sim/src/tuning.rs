@@ -345,7 +345,7 @@ fn for_each_inner(
                                 // Deeper than double-buffered costs the same as double-buffered
                                 // (the model only tells one L1 load from two), so when costing,
                                 // those tilings cannot win and are skipped.
-                                if da1 % (s_m * s_ka) != 0 || a_l1 > l1 || (costing && da1 > 2 * s_m * s_ka) {
+                                if !da1.is_multiple_of(s_m * s_ka) || a_l1 > l1 || (costing && da1 > 2 * s_m * s_ka) {
                                     continue;
                                 }
                                 (t.step_m, t.step_ka, t.depth_a1) = (s_m, s_ka, da1);
@@ -353,7 +353,7 @@ fn for_each_inner(
                                     for &s_kb in &STEP_K {
                                         for &db1 in &DEPTHS {
                                             let db1 = db1 as u32;
-                                            if db1 % (s_n * s_kb) != 0 || a_l1 + db1 as u64 * b_tile > l1 || (costing && db1 > 2 * s_n * s_kb) {
+                                            if !db1.is_multiple_of(s_n * s_kb) || a_l1 + db1 as u64 * b_tile > l1 || (costing && db1 > 2 * s_n * s_kb) {
                                                 continue;
                                             }
                                             (t.step_n, t.step_kb, t.depth_b1) = (s_n, s_kb, db1);

@@ -25,11 +25,11 @@ const DTYPES: [DType; 4] = [DType::Fp32, DType::Fp16, DType::Bf16, DType::Int8];
 fn random_op(g: &mut Gen) -> Op {
     let t = g.pick(&DTYPES);
     match g.next() % 6 {
-        0 | 1 => Op::Matmul { batch: 1 + g.next() % 4, m: g.dim(), n: g.dim(), k: g.dim(), dtype: t, weight_dtype: if g.next() % 4 == 0 { Some(DType::Int8) } else { None }, epilogue: g.pick(&[Epilogue::None, Epilogue::Bias, Epilogue::BiasGelu, Epilogue::ResidualAdd]) },
+        0 | 1 => Op::Matmul { batch: 1 + g.next() % 4, m: g.dim(), n: g.dim(), k: g.dim(), dtype: t, weight_dtype: if g.next().is_multiple_of(4) { Some(DType::Int8) } else { None }, epilogue: g.pick(&[Epilogue::None, Epilogue::Bias, Epilogue::BiasGelu, Epilogue::ResidualAdd]) },
         2 => Op::Vector { kind: g.pick(&[VectorKind::Elementwise, VectorKind::Softmax, VectorKind::RmsNorm, VectorKind::LayerNorm, VectorKind::Rotary, VectorKind::Reduce, VectorKind::Cast, VectorKind::Quantize, VectorKind::Gather, VectorKind::Activation, VectorKind::SwiGlu]), rows: g.dim(), row_len: g.dim(), dtype: t },
         3 => {
             let kvh = g.pick(&[1u64, 2, 8]);
-            Op::Attention { kind: g.pick(&[AttentionKind::Unfused, AttentionKind::Flash, AttentionKind::Decode]), batch: 1 + g.next() % 4, heads: kvh * g.pick(&[1u64, 4]), kv_heads: kvh, q_len: g.dim(), kv_len: g.dim(), head_dim: g.pick(&[64u64, 128]), causal: g.next() % 2 == 0, dtype: g.pick(&[DType::Fp16, DType::Bf16]) }
+            Op::Attention { kind: g.pick(&[AttentionKind::Unfused, AttentionKind::Flash, AttentionKind::Decode]), batch: 1 + g.next() % 4, heads: kvh * g.pick(&[1u64, 4]), kv_heads: kvh, q_len: g.dim(), kv_len: g.dim(), head_dim: g.pick(&[64u64, 128]), causal: g.next().is_multiple_of(2), dtype: g.pick(&[DType::Fp16, DType::Bf16]) }
         }
         4 => Op::Conv2d { batch: 1 + g.next() % 2, in_ch: 1 + g.next() % 320, out_ch: 1 + g.next() % 320, h: 8 + g.next() % 64, w: 8 + g.next() % 64, kh: 3, kw: 3, stride: 1 + g.next() % 2, pad: 1, dtype: g.pick(&[DType::Fp16, DType::Bf16]) },
         _ => Op::Comm { kind: g.pick(&[CommKind::AllReduce, CommKind::AllGather, CommKind::ReduceScatter, CommKind::AllToAll]), bytes: g.next() % (1 << 30), ranks: 1 + g.next() % 16, link: g.pick(&[Link::Hccs, Link::InterNode, Link::Pcie]), algorithm: g.pick(&[CommAlgorithm::Ring, CommAlgorithm::Tree]) },

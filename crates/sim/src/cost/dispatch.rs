@@ -20,8 +20,8 @@
 //! Derivation of the per-launch cost (see the profile notes): back-to-back `torch.matmul`
 //! calls of 255^3..768^3 take 16-22 us each on 910B2 (op-matmul-fp32-768cube, host-bound);
 //! Llama-2-7B decode on 800I A2 takes 28.1 ms eager vs 14.2 ms in graph mode. The modelled
-//! decode step issues ~34 framework launches per layer (8 + 1 + 10 + 1 + 1 + 1 + 8 + 1 + 2 + 1
-//! + 1), ~1100 for 32 layers: 28.1 ms host-bound gives ~25 us per launch, the matmul floor
+//! decode step issues ~34 framework launches per layer (norms 2 x 8, rotary 10, five matmuls,
+//! attention, SwiGLU 2, two residual adds), ~1130 for 32 layers: 28.1 ms host-bound gives ~25 us per launch, the matmul floor
 //! ~18 us; 20 us sits between them, bounded by [5, 60] us (below 5 us no Python framework
 //! dispatch has been reported; above 60 us a 7B decode step would exceed 65 ms eager).
 
