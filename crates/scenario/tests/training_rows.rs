@@ -74,9 +74,22 @@ fn training_rows_predicted_vs_measured() {
         let dp = r.chips / (r.tp * r.pp * r.cp);
         let plan = ParallelPlan { tp: r.tp, pp: r.pp, dp, ep: r.ep, cp: r.cp, vpp: r.vpp, sequence_parallel: r.sp };
         let accum = r.gb / (r.mb * dp);
-        let train = TrainOptions { recompute: r.recompute, distributed_optimizer: r.dist_opt, grad_accum: accum, ..TrainOptions::default() };
+        let train = TrainOptions { recompute: r.recompute, distributed_optimizer: r.dist_opt, grad_accum: accum, fp32_grads: true, ..TrainOptions::default() };
         let p = TrainPoint { plan, micro_batch: r.mb, train, precision: Precision::Bf16, moe_imbalance: training_constants().moe_imbalance.value };
-        match simulate(&model, &device, &p, r.seq, r.gb, r.chips) {
+        // Like the stage's baseline: the least recomputation that fits when the row states none.
+        let mut res = simulate(&model, &device, &p, r.seq, r.gb, r.chips);
+        let mut used = r.recompute;
+        for rc in [Recompute::Selective, Recompute::Full] {
+            if matches!(&res, Err(e) if e.contains("out of memory")) && r.recompute == Recompute::None {
+                let q = TrainPoint { train: TrainOptions { recompute: rc, ..p.train }, ..p };
+                res = simulate(&model, &device, &q, r.seq, r.gb, r.chips);
+                used = rc;
+            }
+        }
+        if used != r.recompute {
+            println!("  ({}: recompute {used:?} to fit)", r.id);
+        }
+        match res {
             Ok(res) => {
                 let pred = res.tokens_per_s_per_chip;
                 assert!(pred.is_finite() && pred > 0.0, "{}: {pred}", r.id);

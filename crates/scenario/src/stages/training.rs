@@ -363,6 +363,10 @@ pub fn decode(names: &[String], c: &Config, global_batch: u64) -> Result<TrainPo
         distributed_optimizer,
         mixed_precision: precision != Precision::Fp32,
         grad_accum,
+        // Megatron's DDP (with or without its distributed optimizer) forces fp32 gradient
+        // accumulation and reduction for bf16 (megatron/training/arguments.py); the ZeRO
+        // choices model DeepSpeed, which reduces in the training type.
+        fp32_grads: precision == Precision::Bf16 && zero_stage == 0,
         ..TrainOptions::default()
     };
     Ok(TrainPoint { plan, micro_batch, train, precision, moe_imbalance: training_constants().moe_imbalance.value })
@@ -528,8 +532,8 @@ pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64
     let ms = |x: f64| x / 1e3;
     let breakdown = vec![
         ("compute (incl. TP/EP/CP collectives)".to_string(), ms(compute_us)),
-        ("pipeline bubble".to_string(), ms(bubble_us)),
-        ("pipeline P2P".to_string(), ms(p2p_us)),
+        ("bubble (pipeline fill and drain)".to_string(), ms(bubble_us)),
+        ("p2p (pipeline activation transfers)".to_string(), ms(p2p_us)),
         ("exposed DP communication".to_string(), ms(exposed)),
         ("optimizer".to_string(), ms(optimizer)),
         ("framework overhead".to_string(), ms(framework_us + mb_overhead_us)),

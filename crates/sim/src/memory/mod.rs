@@ -216,7 +216,12 @@ pub fn memory_per_chip(
     let psi = params.total();
     let dp = plan.dp.max(1);
     let shard = |bytes: u64, on: bool| if on { ceil_div(bytes, dp) } else { bytes };
-    let (w_bytes, g_bytes, o_bytes) = if t.mixed_precision { (2, 2, 12) } else { (4, 4, 8) };
+    let (w_bytes, mut g_bytes, o_bytes) = if t.mixed_precision { (2, 2, 12) } else { (4, 4, 8) };
+    if t.fp32_grads {
+        // Megatron with bf16: gradients accumulate in an fp32 main_grad buffer (6 + 12/d bytes
+        // per parameter with the distributed optimizer; Megatron-LM docs, distrib_optimizer.md).
+        g_bytes = 4;
+    }
     let weights = shard(psi.saturating_mul(w_bytes), t.zero_stage >= 3);
     let gradients = shard(psi.saturating_mul(g_bytes), t.zero_stage >= 2);
     let optimizer = shard(psi.saturating_mul(o_bytes), t.zero_stage >= 1 || t.distributed_optimizer);

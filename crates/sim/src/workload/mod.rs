@@ -198,6 +198,9 @@ pub struct TrainOptions {
     /// Megatron --overlap-param-gather (distributed optimizer): the updated-parameter all-gather
     /// runs under the next step's forward.
     pub overlap_param_gather: bool,
+    /// Gradients accumulated and reduced in fp32 (Megatron's --accumulate-allreduce-grads-in-fp32,
+    /// forced on for bf16 training): 4 bytes per gradient in memory and on the wire.
+    pub fp32_grads: bool,
 }
 
 impl Default for TrainOptions {
@@ -210,6 +213,7 @@ impl Default for TrainOptions {
             grad_accum: 1,
             overlap_grad_reduce: true,
             overlap_param_gather: false,
+            fp32_grads: false,
         }
     }
 }

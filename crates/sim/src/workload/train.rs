@@ -96,7 +96,8 @@ pub(super) fn step(model: &ModelDesc, fwd: Vec<GraphOp>, plan: &ParallelPlan, op
     // dp x cp); routed experts' over dp x cp / ep, since each expert lives on one EP rank.
     let params = params_per_chip(model, plan);
     let expert = expert_params_per_chip(model, plan).min(params);
-    let grad_bytes = if t.mixed_precision { 2 } else { 4 };
+    // fp32 main gradients (Megatron's bf16 default) are reduced in fp32.
+    let grad_bytes = if t.mixed_precision && !t.fp32_grads { 2 } else { 4 };
     let dense_ranks = plan.dp.saturating_mul(plan.cp.max(1));
     let expert_ranks = (dense_ranks / plan.ep.max(1)).max(1);
     let sharded = t.zero_stage >= 1 || t.distributed_optimizer;
