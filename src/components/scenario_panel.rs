@@ -314,6 +314,7 @@ fn GoalPanel() -> impl IntoView {
             <Show when=move || !training() fallback=move || view! {
                 {int_field("Sequence length", "workload-seq", |s| s.workload.seq_len, |s, v| s.workload.seq_len = v)}
                 {int_field("Global batch", "workload-global-batch", |s| s.workload.global_batch, |s, v| s.workload.global_batch = v)}
+                {int_field("Chips", "training-chips", |s| s.training.chips as i64, |s, v| s.training.chips = v.clamp(1, 4096) as u64)}
             }>
                 {int_field("Input tokens", "workload-input", |s| s.workload.input_len, |s, v| s.workload.input_len = v)}
                 {int_field("Output tokens", "workload-output", |s| s.workload.output_len, |s, v| s.workload.output_len = v)}
