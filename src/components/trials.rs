@@ -120,7 +120,7 @@ pub fn TrialsPanel() -> impl IntoView {
     };
     view! {
         <h2>"Trials"</h2>
-        <p class="hint">"Every trial of every strategy. Click a column head to sort, a row to pin it; or type a configuration (name=value, ...) to pin it."</p>
+        <p class="hint">"Every trial of every strategy. Click a column head to sort, a row to pin it; or type a configuration (name=value, ...) to pin it. Points clicked in the trial scatter, the Pareto front or the heat map are pinned too."</p>
         <div class="row">
             <input type="text" class="wide" data-testid="pin-text" placeholder="batch=64, tp=2" prop:value=move || typed.get() on:input=move |ev| typed.set(event_target_value(&ev))/>
             <button data-testid="pin-typed" on:click=pin_typed>"Pin"</button>
@@ -204,5 +204,26 @@ fn pins_view(pinned: Vec<(String, Result<PointDetail, String>)>) -> impl IntoVie
             </tbody></table>
         </div>
         <p class="muted small">{format!("Goal: {}", metric_rows.first().map(|m| label(&m.0)).unwrap_or_default())}</p>
+    }
+}
+
+/// Pins the trial behind a clicked chart mark: the mark's tooltip (`<title>`) starts with the
+/// configuration as `Config::describe` writes it ("best — " first for the best), then " — "
+/// and the values. A click outside a mark does nothing; a tooltip cut short (very large spaces)
+/// says to pin from the trial table instead.
+pub fn pin_from_click(ctx: Ctx, ev: &leptos::ev::MouseEvent) {
+    use wasm_bindgen::JsCast;
+    let Some(el) = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
+    let title = el.query_selector(":scope > title").ok().flatten().and_then(|t| t.text_content());
+    let Some(tip) = title.filter(|t| t.contains('=')) else { return };
+    let tip = tip.strip_prefix("best — ").unwrap_or(&tip);
+    let config = tip.split(" — ").next().unwrap_or("").trim();
+    if config.ends_with('…') {
+        return ctx.fail("This point's configuration is too long for its tooltip; pin it from the trial table (Diagnosis & report).");
+    }
+    let r = ctx.scenario.with_untracked(|s| tunelab_scenario::stages::setup(s).and_then(|st| parse_config(&st.space, &st.baseline, config)));
+    match r {
+        Ok(c) => pin(ctx, c),
+        Err(e) => ctx.fail(format!("Pin: {e}")),
     }
 }

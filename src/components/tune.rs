@@ -97,11 +97,11 @@ pub fn TunePanel() -> impl IntoView {
                     <p class="space-summary" data-testid="space-summary">"Space: " {summary}</p>
                 </Show>
                 <div class="charts">
-                    <ScatterChart data=scatter/>
+                    <div class="pin-target" on:click=move |ev| crate::components::trials::pin_from_click(ctx, &ev)><ScatterChart data=scatter/></div>
                     <ConvergenceChart data=conv/>
                     <Show when=has_pareto>
                         <div>
-                            <ParetoChart data=pareto/>
+                            <div class="pin-target" on:click=move |ev| crate::components::trials::pin_from_click(ctx, &ev)><ParetoChart data=pareto/></div>
                             <p class="row small">"Pareto front of " {pick(0)} " against " {pick(1)}</p>
                         </div>
                     </Show>
