@@ -37,9 +37,8 @@ pub mod validate;
 /// The training stage lives in `stages::` like the others; re-exported so that
 /// `tunelab_scenario::training` paths keep working.
 pub use stages::training;
-/// The runtime stage (file under stages/, declared here by its author).
-#[path = "stages/runtime.rs"]
-pub mod runtime;
+/// The runtime stage lives in `stages::` too; re-exported for `tunelab_scenario::runtime` paths.
+pub use stages::runtime;
 
 pub use scenario::{Scenario, Stage, SCENARIO_VERSION};
 pub use bundled::{bundled_scenario, bundled_scenarios};

@@ -37,8 +37,8 @@ pub struct Scenario {
     pub deployment: DeploymentOptions,
     /// Training-stage options (typed; missing fields take defaults, so old files keep working).
     pub training: crate::stages::training::TrainingOptions,
-    /// Runtime-stage options, interpreted by stages/runtime.rs.
-    pub runtime: Json,
+    /// Runtime-stage options (typed; see `stages::runtime::RuntimeOptions`).
+    pub runtime: crate::stages::runtime::RuntimeOptions,
     /// Overrides of the stage's search space, by parameter name.
     pub space: BTreeMap<String, SpaceOverride>,
     /// Goals in priority order of `priority` (highest first); the first is the primary metric.
@@ -72,7 +72,7 @@ impl Default for Scenario {
             operator: OperatorOptions::default(),
             deployment: DeploymentOptions::default(),
             training: Default::default(),
-            runtime: Json::Object(Default::default()),
+            runtime: Default::default(),
             space: BTreeMap::new(),
             objectives: Vec::new(),
             constraints: Constraints::default(),

@@ -248,7 +248,7 @@ impl Scenario {
         use crate::scenario::{DeviceRef, ModelRef};
         check_free_form_field("view", &self.view, MAX_VIEW_BYTES)?;
         self.training.validate()?;
-        check_free_form_field("runtime", &self.runtime, MAX_OPTIONS_BYTES)?;
+        self.runtime.validate()?;
         for (k, s) in self.strategies().iter().enumerate() {
             let field = if k == 0 { "strategy.options".to_string() } else { format!("compare[{}].options", k - 1) };
             check_free_form_field(&field, &s.options, MAX_OPTIONS_BYTES)?;

@@ -27,13 +27,16 @@ fn absurd_workloads_and_options_are_messages() {
     assert!(d.infeasible.unwrap().contains("out of memory"));
     let mut r = Scenario::default();
     r.stage = Stage::Runtime;
-    r.runtime = serde_json::json!({"peak_rps": 1e300, "trace": [1.0, 0.5]});
+    r.runtime.peak_rps = Some(1e300);
+    r.runtime.trace = runtime::TraceSpec::Loads(vec![1.0, 0.5]);
     let t = runtime::simulate_runtime(&r).unwrap();
     assert!(t.steps[0].breach);
-    r.runtime = serde_json::json!({"peak_rps": -1});
+    r.runtime = Default::default();
+    r.runtime.peak_rps = Some(-1.0);
     assert!(runtime::simulate_runtime(&r).unwrap_err().contains("positive"));
-    r.runtime = serde_json::json!({"percentile": "x"});
-    assert!(runtime::simulate_runtime(&r).unwrap_err().starts_with("runtime:"));
+    // Typed options: a wrong type is refused when the scenario is read, naming the field.
+    let e = Scenario::from_json(r#"{"stage": "runtime", "runtime": {"percentile": "x"}}"#).unwrap_err();
+    assert!(e.contains("runtime"), "{e}");
     let mut tr = Scenario::default();
     tr.stage = Stage::Training;
     tr.training.chips = 3;

@@ -48,9 +48,9 @@ fn runtime_is_deterministic_and_checks_its_options() {
     let s = scenario();
     assert_eq!(simulate_runtime(&s).unwrap(), simulate_runtime(&s).unwrap());
     let mut bad = scenario();
-    bad.runtime = serde_json::json!({"trace": "weekly"});
+    bad.runtime.trace = tunelab_scenario::runtime::TraceSpec::Name("weekly".into());
     assert!(simulate_runtime(&bad).unwrap_err().contains("unknown trace"));
-    bad.runtime = serde_json::json!({"trace": [0.5, 2.0]});
+    bad.runtime.trace = tunelab_scenario::runtime::TraceSpec::Loads(vec![0.5, 2.0]);
     assert!(simulate_runtime(&bad).is_err());
     let mut st = tunelab_scenario::runtime::setup(&s).ok().expect("runtime stage builds");
     let out = st.objective.evaluate(&st.baseline.clone());

@@ -10,6 +10,7 @@
 
 pub mod deployment;
 pub mod operator;
+pub mod runtime;
 pub mod training;
 
 use crate::scenario::{clip, Scenario, Stage};
@@ -55,7 +56,7 @@ pub fn stage_setup(s: &Scenario) -> Result<StageSetup, String> {
         Stage::Operator => operator::setup(s),
         Stage::Deployment => deployment::setup(s),
         Stage::Training => crate::training::setup(s),
-        Stage::Runtime => crate::runtime::setup(s),
+        Stage::Runtime => runtime::setup(s),
     }
 }
 

@@ -16,18 +16,25 @@ use crate::stages::StageSetup;
 use crate::queueing::{bundled_trace, queue, QueueState};
 use crate::scenario::{Constraints, Scenario, Stage};
 use serde::{Deserialize, Serialize};
-use serde_json::Value as Json;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 use tunelab_search::{Config, Metric, Objective, Outcome, Rng, Space, Study, StudyOptions, Trial};
 
+/// The load curve: a bundled trace name, or relative loads in (0, 1].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TraceSpec {
+    Name(String),
+    Loads(Vec<f64>),
+}
+
 /// `scenario.runtime` options (all optional).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RuntimeOptions {
     /// A bundled trace name, or a list of relative loads in (0, 1].
-    pub trace: Json,
+    pub trace: TraceSpec,
     /// Requests per second at relative load 1.0 (None: see `spike_factor`).
     pub peak_rps: Option<f64>,
     /// Without `peak_rps`, the peak is this multiple of the first chosen configuration's capacity.
@@ -46,10 +53,35 @@ pub struct RuntimeOptions {
     pub scale_down_below: f64,
 }
 
+impl RuntimeOptions {
+    /// The trace's name and relative loads; every option checked, naming the field.
+    pub fn validate(&self) -> Result<(String, Vec<f64>), String> {
+        let (trace_name, rel) = match &self.trace {
+            TraceSpec::Name(n) => (n.clone(), bundled_trace(n)?),
+            TraceSpec::Loads(v) => {
+                if v.is_empty() || v.len() > 1_000 || v.iter().any(|x| !(x.is_finite() && *x > 0.0 && *x <= 1.0)) {
+                    return Err("runtime.trace: a custom trace is 1..1000 relative loads in (0, 1]".into());
+                }
+                ("custom".into(), v.clone())
+            }
+        };
+        if !(self.percentile > 0.0 && self.percentile < 1.0) || !(self.headroom > 0.0 && self.headroom <= 1.0) {
+            return Err("runtime: percentile must be in (0, 1) and headroom in (0, 1]".into());
+        }
+        if self.peak_rps.is_some_and(|p| !(p.is_finite() && p > 0.0)) || !(self.spike_factor.is_finite() && self.spike_factor > 0.0) {
+            return Err("runtime: peak_rps and spike_factor must be positive".into());
+        }
+        if !(self.step_minutes.is_finite() && self.step_minutes > 0.0) || !(0.0..=1.0).contains(&self.scale_down_below) {
+            return Err("runtime: step_minutes must be positive and scale_down_below in [0, 1]".into());
+        }
+        Ok((trace_name, rel))
+    }
+}
+
 impl Default for RuntimeOptions {
     fn default() -> Self {
         RuntimeOptions {
-            trace: Json::String("diurnal_spike".into()),
+            trace: TraceSpec::Name("diurnal_spike".into()),
             peak_rps: None,
             spike_factor: 1.25,
             step_minutes: 30.0,
@@ -274,27 +306,8 @@ struct Prepared {
 }
 
 fn prepare(s: &Scenario) -> Result<Prepared, String> {
-    let opts: RuntimeOptions = serde_json::from_value(s.runtime.clone()).map_err(|e| format!("runtime: {e}"))?;
-    let (trace_name, rel) = match &opts.trace {
-        Json::String(n) => (n.clone(), bundled_trace(n)?),
-        Json::Array(a) => {
-            let v: Vec<f64> = a.iter().filter_map(|x| x.as_f64()).collect();
-            if v.len() != a.len() || v.is_empty() || v.len() > 1_000 || v.iter().any(|x| !(x.is_finite() && *x > 0.0 && *x <= 1.0)) {
-                return Err("runtime.trace: a custom trace is 1..1000 relative loads in (0, 1]".into());
-            }
-            ("custom".into(), v)
-        }
-        _ => return Err("runtime.trace: a bundled trace name or a list of relative loads".into()),
-    };
-    if !(opts.percentile > 0.0 && opts.percentile < 1.0) || !(opts.headroom > 0.0 && opts.headroom <= 1.0) {
-        return Err("runtime: percentile must be in (0, 1) and headroom in (0, 1]".into());
-    }
-    if opts.peak_rps.is_some_and(|p| !(p.is_finite() && p > 0.0)) || !(opts.spike_factor.is_finite() && opts.spike_factor > 0.0) {
-        return Err("runtime: peak_rps and spike_factor must be positive".into());
-    }
-    if !(opts.step_minutes.is_finite() && opts.step_minutes > 0.0) || !(0.0..=1.0).contains(&opts.scale_down_below) {
-        return Err("runtime: step_minutes must be positive and scale_down_below in [0, 1]".into());
-    }
+    let opts = s.runtime.clone();
+    let (trace_name, rel) = opts.validate()?;
     let slo_ttft = opts.slo_ttft_ms.or(s.constraints.max_ttft_ms).unwrap_or(2000.0);
     let slo_tpot = opts.slo_tpot_ms.or(s.constraints.max_tpot_ms).unwrap_or(100.0);
     // The deployment stage simulates per-batch latency; the SLO is applied here, after queueing.
