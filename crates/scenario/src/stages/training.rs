@@ -5,8 +5,9 @@
 //! schedule.
 //!
 //! Step time = pipeline + exposed data-parallel communication + optimizer + framework overhead:
-//! - each operator takes max(device time, host dispatch): torch_npu launches every operator from
-//!   the host in eager mode (`host_op_dispatch_us`, a constant with its derivation);
+//! - a micro-batch takes the longer of its device time and its eager launch time: torch_npu
+//!   launches every operator from the host (the chip profile's `eager_host_us_per_launch`,
+//!   `cost::dispatch`), and the launch queue hides whichever is shorter;
 //! - pipeline: interleaved 1F1B runs m micro-batches through pp stages of v virtual chunks in
 //!   m + (pp - 1) / v micro-batch slots (Narayanan et al. 2021, "Efficient Large-Scale Language
 //!   Model Training on GPU Clusters Using Megatron-LM", sections 2.2.1-2.2.2); point-to-point
@@ -34,6 +35,7 @@ use tunelab_search::{Config, Domain, Metric, Objective, Outcome, Param, Space, V
 use tunelab_sim::device::Device;
 use tunelab_sim::memory::memory_per_chip;
 use tunelab_sim::model::ModelDesc;
+use tunelab_sim::cost::dispatch::{self, LaunchMode};
 use tunelab_sim::op::Link;
 use tunelab_sim::tiling::Tiling;
 use tunelab_sim::workload::{build_graph, training_constants, GraphOptions, ParallelPlan, Recompute, TrainOptions, Workload, MAX_BATCH};
@@ -456,18 +458,17 @@ pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64
             };
         }
     }
-    let host_us = k.host_op_dispatch_us.value;
     let m = accum as f64;
+    // Host time to launch one micro-batch's layer operators in eager mode (the chip profile's
+    // per-launch cost, cost::dispatch); the queue hides it unless it outlasts the device time.
+    let mut host_mb = 0.0;
     // Per-micro-batch times on the busiest stage, us.
     let (mut fwd, mut bwd, mut p2p, mut optimizer) = (0.0, 0.0, 0.0, 0.0);
     let (mut dp_once, mut dp_per_mb, mut zero3_per_mb, mut param_gather) = (0.0, 0.0, 0.0, 0.0);
     let layers_here = model.llm.as_ref().map_or(1, |t| t.layers.div_ceil(plan.pp)).max(1) as f64;
     for o in &graph.ops {
         let e = tunelab_sim::cost::estimate(&o.op, &Tiling::Default, device).map_err(|e| format!("{}: {e}", o.name))?;
-        // Eager mode: the host launches each operator; a device op shorter than the launch
-        // leaves the device waiting (collectives are launched the same way).
-        let one = e.time_us.max(host_us);
-        let t = one * o.repeat as f64;
+        let t = e.time_us * o.repeat as f64;
         if o.name.starts_with("dp.") {
             if o.name.contains("zero3_param_allgather") {
                 zero3_per_mb += t / m;
@@ -487,7 +488,14 @@ pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64
         } else {
             fwd += t / m;
         }
+        if !o.name.starts_with("dp.") && !o.name.starts_with("optimizer.") {
+            host_mb += dispatch::host_us(device, &o.op, LaunchMode::Eager) * o.repeat as f64 / m;
+        }
     }
+    // Eager mode: the host runs ahead through the launch queue, so a micro-batch takes the
+    // longer of its device time and its launch time (cost::dispatch::step_us).
+    let host_excess = (host_mb - (fwd + bwd)).max(0.0);
+    fwd += host_excess;
     let (pp, v) = (plan.pp as f64, plan.vpp as f64);
     let per_mb = fwd + bwd;
     // Interleaved 1F1B: m micro-batches plus (pp - 1) / v slots of fill and drain.
@@ -641,8 +649,8 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     }
     let k = training_constants();
     notes.push(format!(
-        "training step: eager dispatch {} us/op, framework {} ms/step + {} ms/micro-batch, allocator fragmentation {} of activations+gradients + {:.1} GiB reserved, MoE imbalance {} (constants with sources in assets/constants/training.json)",
-        k.host_op_dispatch_us.value, k.framework_step_ms.value, k.micro_batch_overhead_ms.value,
+        "training step: eager launches at the chip's {} us each, framework {} ms/step + {} ms/micro-batch, allocator fragmentation {} of activations+gradients + {:.1} GiB reserved, MoE imbalance {} (constants with sources in assets/constants/training.json)",
+        device.eager_host_us_per_launch, k.framework_step_ms.value, k.micro_batch_overhead_ms.value,
         k.allocator_fragmentation.value, k.allocator_reserve_bytes.value / GIB, o.moe_imbalance.unwrap_or(k.moe_imbalance.value)
     ));
     let objective = TrainingObjective { model, device, names, seq_len, global_batch, chips, options: o };

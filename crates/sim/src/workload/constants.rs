@@ -17,7 +17,6 @@ pub struct Constant {
 /// The training constants (see the JSON file for each source).
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 pub struct TrainingConstants {
-    pub host_op_dispatch_us: Constant,
     pub framework_step_ms: Constant,
     pub micro_batch_overhead_ms: Constant,
     pub allocator_fragmentation: Constant,
@@ -40,9 +39,8 @@ impl TrainingConstants {
         Ok(c)
     }
     /// (name, constant) for every entry, for reports.
-    pub fn all(&self) -> [(&'static str, &Constant); 6] {
+    pub fn all(&self) -> [(&'static str, &Constant); 5] {
         [
-            ("host_op_dispatch_us", &self.host_op_dispatch_us),
             ("framework_step_ms", &self.framework_step_ms),
             ("micro_batch_overhead_ms", &self.micro_batch_overhead_ms),
             ("allocator_fragmentation", &self.allocator_fragmentation),
