@@ -469,6 +469,10 @@ pub fn compact_profile(profile: &Json) -> Json {
 pub fn fitted_profile(profile: &Json, fitted: &[Fitted], set_name: &str, digest: &str, residual: f64, values: usize) -> Json {
     let mut p = profile.clone();
     for f in fitted {
+        // A value the fit left where it was is not a fitted value: its source stays.
+        if (f.after - f.before).abs() <= 1e-9 * f.before.abs().max(1.0) {
+            continue;
+        }
         if let Some(o) = p.get_mut("fields").and_then(|x| x.get_mut(&f.name)).and_then(Json::as_object_mut) {
             let old_src = o.get("source").cloned().unwrap_or(Json::Null);
             let old_before = o.get("fit").and_then(|x| x.get("before")).cloned();
