@@ -88,6 +88,36 @@ test('deployment: diagnosis equals the report, suggestions serve the goal, a pin
   await context.close();
 });
 
+test('a point clicked in the trial scatter is pinned with the metrics tunelab eval gives', async (t) => {
+  const { page, context, errors } = await open(browser, BASE);
+  await setInput(page, 'budget', 16);
+  await runToDone(page);
+  // The best point of the scatter (a circle whose tooltip starts with "best — ").
+  const clicked = await page.evaluate(() => {
+    const marks = [...document.querySelectorAll('.pin-target circle')].filter((c) => c.querySelector(':scope > title'));
+    const best = marks.find((c) => c.querySelector(':scope > title').textContent.startsWith('best — ')) || marks[0];
+    if (!best) return null;
+    best.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    return best.querySelector(':scope > title').textContent;
+  });
+  assert.ok(clicked, 'the scatter has marks with tooltips');
+  await page.click('[data-testid=tab-report]');
+  await page.waitForSelector('[data-testid=pins] td[data-config]');
+  const config = await page.getAttribute('[data-testid=pins] td[data-config]', 'data-config');
+  assert.ok(clicked.includes(config.split(',')[0]), `pinned ${config} from ${clicked}`);
+  if (CLI) {
+    const e = cliEval(page.url(), config);
+    const pinned = await page.$$eval('[data-testid=pins] td[data-metric]', (l) => Object.fromEntries(l.map((x) => [x.dataset.metric, x.dataset.value])));
+    for (const [name, v] of Object.entries(pinned)) {
+      if (v !== '') assert.equal(Number(v), e.metrics[name], `${name}`);
+    }
+  } else {
+    t.diagnostic('TUNELAB_CLI not set: pinned-vs-eval comparison skipped');
+  }
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('operator stage: diagnosis equals the report at tuned tilings', async () => {
   const { page, context, errors } = await open(browser, BASE);
   await page.selectOption('[data-testid=stage]', 'operator');
