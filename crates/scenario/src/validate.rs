@@ -249,6 +249,7 @@ impl Scenario {
         check_free_form_field("view", &self.view, MAX_VIEW_BYTES)?;
         self.training.validate()?;
         self.runtime.validate()?;
+        self.deployment.serving.validate()?;
         for (k, s) in self.strategies().iter().enumerate() {
             let field = if k == 0 { "strategy.options".to_string() } else { format!("compare[{}].options", k - 1) };
             check_free_form_field(&field, &s.options, MAX_OPTIONS_BYTES)?;
