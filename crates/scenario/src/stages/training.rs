@@ -20,6 +20,7 @@
 //!   where it outlasts the pass's compute; the distributed optimiser's parameter all-gather is
 //!   exposed unless --overlap-param-gather;
 //! - framework overhead per step and per micro-batch (constants with sources).
+//!
 //! MFU uses the published tables' basis (Chowdhery et al. 2022, PaLM appendix B; Megatron's
 //! model-FLOPs): 6 N + 12 L H Q T per token, N active parameters, recomputation excluded, over
 //! chips x peak. Learning rate and batch advice is not simulated; it comes from
@@ -358,7 +359,7 @@ pub fn decode(names: &[String], c: &Config, global_batch: u64) -> Result<TrainPo
         o => return Err(format!("precision: training supports bf16, fp16 or fp32, got '{o}'")),
     };
     let per_step = micro_batch.saturating_mul(plan.dp);
-    let grad_accum = if per_step > 0 && global_batch % per_step == 0 { global_batch / per_step } else { 0 };
+    let grad_accum = if per_step > 0 && global_batch.is_multiple_of(per_step) { global_batch / per_step } else { 0 };
     let train = TrainOptions {
         recompute,
         zero_stage,
