@@ -83,9 +83,9 @@ test('cores: a three-strategy race in one worker per strategy against one worker
   const { page, context, errors } = await open(browser, BASE);
   const race = async (workers) => {
     await page.evaluate((w) => (w === null ? localStorage.removeItem('tunelab.workers') : localStorage.setItem('tunelab.workers', String(w))), workers);
-    await page.selectOption('[data-testid=bundled]', 'sd15-unet-310P3-operator');
+    await page.selectOption('[data-testid=bundled]', 'qwen2.5-7b-910B2-operator');
     await tickThree(page);
-    await setInput(page, 'budget', QUICK ? 60 : 300);
+    await setInput(page, 'budget', QUICK ? 100 : 1000);
     await runToDone(page);
     const r = await page.evaluate(() => window.__tunelabLastRace);
     await page.click('[data-testid=reset]');
