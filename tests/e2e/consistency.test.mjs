@@ -147,13 +147,17 @@ test('a template previews its changes and can be undone', async () => {
   await context.close();
 });
 
-test('phone: the report does not overflow horizontally', async () => {
+test('phone: nothing overflows horizontally (start, Tune after a run, report)', async () => {
   const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
   const page = await context.newPage();
   await page.goto(BASE);
   await page.waitForSelector('[data-testid=run]');
+  const start = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(start <= 390, `the start page is ${start} px wide on a 390 px screen`);
   await setInput(page, 'budget', 12);
   await runToDone(page);
+  const tune = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(tune <= 390, `the Tune view after a run is ${tune} px wide on a 390 px screen`);
   await diagnoseBest(page);
   const width = await page.evaluate(() => document.documentElement.scrollWidth);
   await shot(page, 'consistency-report-390.png');
