@@ -13,13 +13,12 @@
 //! memoised, so a 1,000-request simulation prices a few hundred operator shapes, not thousands of
 //! steps.
 //!
-//! Host costs (assets/constants/serving-host.json): in eager mode every operator is dispatched
-//! by the CPU, asynchronously ahead of the device, so each operator takes the longer of its
-//! device time and its dispatch (short decode operators wait for the host, long prefill
-//! matmuls hide it);
-//! in graph mode one captured graph replaces the launches (decode-only steps up to the capture
-//! size, as vLLM does; steps carrying prefill tokens run eagerly). Every step also waits for the
-//! scheduler, sampling and detokenisation: a fixed part plus a part per running sequence.
+//! Host costs: dispatch comes from the chip profile through `tunelab_sim::cost::dispatch` (eager:
+//! every framework launch costs host time and the host runs ahead of the device, so a step takes
+//! the longer of the two; graph: one captured-graph launch per step), with graphs used for
+//! decode-only steps up to the capture size, as vLLM does (steps carrying prefill tokens run
+//! eagerly). Every step also waits for the scheduler, sampling and detokenisation
+//! (assets/constants/serving-host.json): a fixed part plus a part per running sequence.
 
 use crate::graphcost::{Memo, TileMode};
 use serde::Deserialize;
@@ -27,6 +26,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 use tunelab_sim::device::Device;
 use tunelab_sim::model::ModelDesc;
+use tunelab_sim::cost::dispatch::{self, LaunchMode};
 use tunelab_sim::op::AttentionKind;
 use tunelab_sim::workload::{build_graph, GraphOp, GraphOptions, ParallelPlan, Workload};
 use tunelab_sim::Op;
@@ -49,9 +49,6 @@ struct HostFile {
 /// Host-side costs of a serving engine (see the constants file for each value's source).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HostCosts {
-    pub eager_dispatch_us_per_op: f64,
-    pub graph_launch_us: f64,
-    pub graph_us_per_op: f64,
     pub step_host_us: f64,
     pub step_host_us_per_seq: f64,
     pub graph_capture_max_batch: u64,
@@ -63,9 +60,6 @@ impl HostCosts {
     pub fn bundled() -> HostCosts {
         static H: OnceLock<HostCosts> = OnceLock::new();
         *H.get_or_init(|| Self::parse(HOST_JSON).unwrap_or(HostCosts {
-            eager_dispatch_us_per_op: 50.0,
-            graph_launch_us: 60.0,
-            graph_us_per_op: 1.0,
             step_host_us: 1000.0,
             step_host_us_per_seq: 50.0,
             graph_capture_max_batch: 256,
@@ -85,9 +79,6 @@ impl HostCosts {
             Ok(x.value)
         };
         Ok(HostCosts {
-            eager_dispatch_us_per_op: get("eager_dispatch_us_per_op")?,
-            graph_launch_us: get("graph_launch_us")?,
-            graph_us_per_op: get("graph_us_per_op")?,
             step_host_us: get("step_host_us")?,
             step_host_us_per_seq: get("step_host_us_per_seq")?,
             graph_capture_max_batch: get("graph_capture_max_batch")? as u64,
@@ -104,9 +95,8 @@ pub struct Part {
     pub launch_us: f64,
     /// Operator launches (repeats included).
     pub ops: f64,
-    /// Eager time: each operator takes the longer of its device time and its host dispatch
-    /// (the host runs ahead of the device, so short operators wait for the host).
-    pub eager_us: f64,
+    /// Host time to issue the operators eagerly (`cost::dispatch::host_us`, repeats included).
+    pub host_us: f64,
     pub energy_uj: f64,
     pub flops: f64,
     pub rel_error: f64,
@@ -120,7 +110,7 @@ impl Part {
             device_us: l(a.device_us, b.device_us),
             launch_us: l(a.launch_us, b.launch_us),
             ops: l(a.ops, b.ops),
-            eager_us: l(a.eager_us, b.eager_us),
+            host_us: l(a.host_us, b.host_us),
             energy_uj: l(a.energy_uj, b.energy_uj),
             flops: l(a.flops, b.flops),
             rel_error: a.rel_error.max(b.rel_error),
@@ -131,7 +121,7 @@ impl Part {
         self.device_us += o.device_us;
         self.launch_us += o.launch_us;
         self.ops += o.ops;
-        self.eager_us += o.eager_us;
+        self.host_us += o.host_us;
         self.energy_uj += o.energy_uj;
         self.flops += o.flops;
         self.rel_error = self.rel_error.max(o.rel_error);
@@ -258,14 +248,13 @@ impl StepPricer {
 
     fn cost_ops<'a>(&mut self, ops: impl Iterator<Item = (&'a Op, u64, &'a str)>) -> Result<Part, String> {
         let mut p = Part::default();
-        let dispatch = self.host.eager_dispatch_us_per_op;
         for (op, repeat, name) in ops {
             let e = self.memo.op(op, &self.device, self.mode).map_err(|r| format!("operator {name} cannot run: {r}"))?;
             let r = repeat as f64;
             p.device_us += e.time_us * r;
             p.launch_us += e.breakdown.exposed.launch * r;
             p.ops += r;
-            p.eager_us += e.time_us.max(dispatch) * r;
+            p.host_us += dispatch::host_us(&self.device, op, LaunchMode::Eager) * r;
             p.energy_uj += e.energy_uj * r;
             p.flops += e.flops * r;
             p.rel_error = p.rel_error.max(e.relative_error);
@@ -431,12 +420,11 @@ impl StepPricer {
         let seqs = s.decode_seqs + s.prefill_seqs;
         let step_host = h.step_host_us + h.step_host_us_per_seq * seqs as f64;
         let graph = graph_launch && s.prefill_tokens == 0 && s.decode_seqs <= h.graph_capture_max_batch;
-        let (device_us, time_us) = if graph {
-            let d = all.device_us - all.launch_us + h.graph_launch_us + h.graph_us_per_op * all.ops;
-            (d, d + step_host)
-        } else {
-            (all.device_us, all.eager_us.max(all.device_us) + step_host)
-        };
+        // The chip profile's dispatch model (`cost::dispatch`): graph = one graph launch plus
+        // the device time; eager = the longer of host and device totals plus the first launch.
+        let (mode, host) = if graph { (LaunchMode::Graph, 0.0) } else { (LaunchMode::Eager, all.host_us) };
+        let device_us = all.device_us;
+        let time_us = dispatch::step_us(&self.device, mode, device_us, host) + step_host;
         Ok(StepCost {
             time_us,
             device_us,
@@ -473,7 +461,7 @@ mod tests {
     #[test]
     fn bundled_host_costs_parse_within_bounds() {
         let h = HostCosts::parse(HOST_JSON).unwrap();
-        assert!(h.eager_dispatch_us_per_op > 0.0 && h.step_host_us > 0.0);
+        assert!(h.step_host_us > 0.0 && h.step_host_us_per_seq > 0.0);
         let bad = HOST_JSON.replace("\"value\": 1000.0", "\"value\": 1e9");
         assert!(HostCosts::parse(&bad).unwrap_err().contains("step_host_us"));
     }
