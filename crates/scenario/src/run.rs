@@ -9,7 +9,7 @@ use crate::blocks::Blockwise;
 use crate::focus::Focused;
 use crate::scenario::{Scenario, StrategySpec};
 use crate::stages::{self, StageSetup};
-use tunelab_search::{pareto, Config, Metric, Outcome, Rng, Snapshot, Space, Strategy, Study, StudyOptions, Trial, TrialState};
+use tunelab_search::{pareto, Config, Metric, Objective, Outcome, Rng, Snapshot, Space, Strategy, Study, StudyOptions, Trial, TrialState};
 
 /// One strategy's study inside a run.
 pub struct Lane {
@@ -21,6 +21,20 @@ pub struct Lane {
     reported_batches: usize,
     /// Best value at the last reported generation.
     reported_best: Option<f64>,
+}
+
+impl Lane {
+    /// One study step of this lane (lane `i` of the run), reporting each batch it completes as a
+    /// generation line: the one step both `Run::step` and `Run::step_lane` take.
+    fn step_once(&mut self, i: usize, objective: &mut dyn Objective, generations: &mut Vec<Generation>) {
+        self.study.step(self.strategy.as_mut(), objective, &mut self.rng);
+        while self.reported_batches < self.study.batches() {
+            self.reported_batches += 1;
+            let best = self.study.best_value();
+            generations.push(Generation { lane: i, strategy: self.spec.name.clone(), index: self.reported_batches, best, previous: self.reported_best });
+            self.reported_best = best;
+        }
+    }
 }
 
 /// A finished generation (batch told to the strategy): the progress line's data.
@@ -193,13 +207,7 @@ impl Run {
                     continue;
                 }
                 left -= 1;
-                lane.study.step(lane.strategy.as_mut(), self.setup.objective.as_mut(), &mut lane.rng);
-                while lane.reported_batches < lane.study.batches() {
-                    lane.reported_batches += 1;
-                    let best = lane.study.best_value();
-                    generations.push(Generation { lane: i, strategy: lane.spec.name.clone(), index: lane.reported_batches, best, previous: lane.reported_best });
-                    lane.reported_best = best;
-                }
+                lane.step_once(i, self.setup.objective.as_mut(), &mut generations);
             }
         }
         Progress { evaluations: self.evaluations(), budget: self.budget(), done: self.is_done(), generations }
@@ -215,13 +223,7 @@ impl Run {
                 if lane.study.is_done() {
                     break;
                 }
-                lane.study.step(lane.strategy.as_mut(), self.setup.objective.as_mut(), &mut lane.rng);
-                while lane.reported_batches < lane.study.batches() {
-                    lane.reported_batches += 1;
-                    let best = lane.study.best_value();
-                    generations.push(Generation { lane: i, strategy: lane.spec.name.clone(), index: lane.reported_batches, best, previous: lane.reported_best });
-                    lane.reported_best = best;
-                }
+                lane.step_once(i, self.setup.objective.as_mut(), &mut generations);
             }
         }
         let done = self.lanes.get(i).is_none_or(|l| l.study.is_done());
