@@ -29,137 +29,31 @@
 //! Gradient accumulation is derived, not searched: global batch = micro-batch x accumulation x dp,
 //! so every configuration trains the same tokens per step and step times compare fairly.
 
-use crate::stages::StageSetup;
+mod memory;
+mod options;
+mod space;
+
+pub use memory::memory_gib;
+pub use options::{TrainingOptions, MAX_TRAIN_LEVELS};
+pub use space::{check_domains, decode, graph_options, space_params, space_params_for, PARAMS};
+
 use crate::scenario::Scenario;
-use serde::{Deserialize, Serialize};
-use tunelab_search::{Config, Domain, Metric, Objective, Outcome, Param, Space, Value};
-use tunelab_sim::device::Device;
-use tunelab_sim::memory::memory_per_chip;
-use tunelab_sim::model::ModelDesc;
+use crate::stages::StageSetup;
+use memory::GIB;
+use space::integral_ranges;
+use tunelab_search::{Config, Metric, Objective, Outcome, Space, Value};
 use tunelab_sim::cost::dispatch::{self, LaunchMode};
+use tunelab_sim::device::Device;
+use tunelab_sim::model::ModelDesc;
 use tunelab_sim::op::Link;
 use tunelab_sim::tiling::Tiling;
-use tunelab_sim::workload::{build_graph, training_constants, GraphOptions, ParallelPlan, Recompute, TrainOptions, Workload, MAX_BATCH};
+use tunelab_sim::workload::{build_graph, training_constants, ParallelPlan, TrainOptions, Workload};
 use tunelab_sim::{Op, Precision};
-
-const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// Chips per server (Atlas 800T / 900 A2 nodes hold 8 NPUs on one HCCS mesh): groups larger
 /// than this cross nodes over RoCE.
 pub const CHIPS_PER_NODE: u64 = 8;
 
-/// Largest number of levels a training-space parameter may have (a list longer than this is a
-/// mistake, and walking it would stall the page).
-pub const MAX_TRAIN_LEVELS: usize = 4096;
-
-/// `scenario.training` options (all optional).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct TrainingOptions {
-    /// Chips in the job (tp x pp x cp x dp).
-    pub chips: u64,
-    /// Tokens the whole run trains on, for the learning-rate fit (None: 20 per parameter).
-    pub train_tokens: Option<f64>,
-    pub micro_batches: Vec<i64>,
-    pub recompute: Vec<String>,
-    /// "zero0".."zero3", "distributed_optimizer".
-    pub optimizer_sharding: Vec<String>,
-    pub precisions: Vec<String>,
-    pub sequence_parallel: Vec<String>,
-    /// Expert-parallel degrees to try (empty: every divisor of the chips that divides the
-    /// expert count, for an MoE model; 1 for a dense one).
-    pub expert_parallel: Vec<i64>,
-    /// Context-parallel degrees to try.
-    pub context_parallel: Vec<i64>,
-    /// Virtual pipeline stages per chip to try (interleaved 1F1B).
-    pub virtual_stages: Vec<i64>,
-    /// Megatron --overlap-grad-reduce.
-    pub overlap_grad_reduce: bool,
-    /// Megatron --overlap-param-gather.
-    pub overlap_param_gather: bool,
-    /// Busiest expert's tokens over the mean (None: the documented default, `moe_imbalance` in
-    /// assets/constants/training.json).
-    pub moe_imbalance: Option<f64>,
-}
-
-impl Default for TrainingOptions {
-    fn default() -> Self {
-        TrainingOptions {
-            chips: 8,
-            train_tokens: None,
-            micro_batches: vec![1, 2, 4, 8],
-            recompute: vec!["none".into(), "selective".into(), "full".into()],
-            optimizer_sharding: vec!["zero0".into(), "zero1".into(), "zero2".into(), "zero3".into(), "distributed_optimizer".into()],
-            precisions: vec!["bf16".into(), "fp16".into(), "fp32".into()],
-            sequence_parallel: vec!["off".into(), "on".into()],
-            expert_parallel: Vec::new(),
-            context_parallel: vec![1],
-            virtual_stages: vec![1],
-            overlap_grad_reduce: true,
-            overlap_param_gather: false,
-            moe_imbalance: None,
-        }
-    }
-}
-
-impl TrainingOptions {
-    /// Reads `scenario.training`; a wrong field is named.
-    pub fn from_scenario(s: &Scenario) -> Result<TrainingOptions, String> {
-        s.training.validate()?;
-        Ok(s.training.clone())
-    }
-    /// Sets the scenario-wide switches (overlap, MoE imbalance) on a decoded point.
-    pub fn apply(&self, p: &mut TrainPoint) {
-        p.train.overlap_grad_reduce = self.overlap_grad_reduce;
-        p.train.overlap_param_gather = self.overlap_param_gather;
-        if let Some(x) = self.moe_imbalance {
-            p.moe_imbalance = x;
-        }
-    }
-    /// Ranges and choices, naming the field.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.chips == 0 || self.chips > 4096 {
-            return Err(format!("training.chips: must be 1..=4096, got {}", self.chips));
-        }
-        let ints = [
-            ("micro_batches", &self.micro_batches, MAX_BATCH as i64),
-            ("expert_parallel", &self.expert_parallel, 4096),
-            ("context_parallel", &self.context_parallel, 4096),
-            ("virtual_stages", &self.virtual_stages, 1024),
-        ];
-        for (f, list, hi) in ints {
-            if list.len() > MAX_TRAIN_LEVELS {
-                return Err(format!("training.{f}: {} choices is too many (at most {MAX_TRAIN_LEVELS})", list.len()));
-            }
-            if let Some(v) = list.iter().find(|v| **v < 1 || **v > hi) {
-                return Err(format!("training.{f}: each value must be 1..={hi}, got {v}"));
-            }
-        }
-        let strs: [(&str, &Vec<String>, &[&str]); 4] = [
-            ("recompute", &self.recompute, &RECOMPUTE),
-            ("optimizer_sharding", &self.optimizer_sharding, &SHARDING),
-            ("precisions", &self.precisions, &PRECISIONS),
-            ("sequence_parallel", &self.sequence_parallel, &ON_OFF),
-        ];
-        for (f, list, known) in strs {
-            if let Some(v) = list.iter().find(|v| !known.contains(&v.as_str())) {
-                return Err(format!("training.{f}: unknown choice '{}' (known: {})", crate::scenario::clip(v), known.join(", ")));
-            }
-        }
-        if let Some(x) = self.moe_imbalance {
-            let k = &training_constants().moe_imbalance;
-            if !(x.is_finite() && x >= k.min && x <= k.max) {
-                return Err(format!("training.moe_imbalance: must be within [{}, {}], got {x}", k.min, k.max));
-            }
-        }
-        Ok(())
-    }
-}
-
-const RECOMPUTE: [&str; 3] = ["none", "selective", "full"];
-const SHARDING: [&str; 6] = ["zero0", "none", "zero1", "zero2", "zero3", "distributed_optimizer"];
-const PRECISIONS: [&str; 3] = ["bf16", "fp16", "fp32"];
-const ON_OFF: [&str; 2] = ["off", "on"];
 
 /// One point of the training space, decoded.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -191,205 +85,6 @@ pub struct TrainResult {
     pub overlap_note: String,
 }
 
-/// The names of the training space's parameters, in config order.
-pub const PARAMS: [&str; 11] = ["tp", "pp", "dp", "micro_batch", "recompute", "optimizer_sharding", "sequence_parallel", "precision", "ep", "cp", "vpp"];
-
-fn divisors(n: u64) -> Vec<i64> {
-    (1..=n as i64).filter(|d| n as i64 % d == 0).collect()
-}
-
-/// The training space for `chips` chips: each parallel degree ranges over the divisors of the
-/// chip count (tensor parallel at most 16, within a node's reach); expert parallelism over the
-/// divisors that also divide the expert count.
-pub fn space_params(o: &TrainingOptions) -> Vec<Param> {
-    space_params_for(o, None)
-}
-
-/// `space_params` for a model (its expert count bounds EP).
-pub fn space_params_for(o: &TrainingOptions, model: Option<&ModelDesc>) -> Vec<Param> {
-    let div: Vec<Value> = divisors(o.chips).into_iter().map(Value::Int).collect();
-    let tp: Vec<Value> = div.iter().filter(|d| d.as_i64().unwrap_or(0) <= 16).cloned().collect();
-    let strs = |v: &[String]| -> Vec<Value> { v.iter().map(|x| Value::Str(x.clone())).collect() };
-    let ints = |v: &[i64]| -> Vec<Value> { v.iter().map(|x| Value::Int(*x)).collect() };
-    let experts = model.and_then(|m| m.llm.as_ref()).and_then(|t| t.moe.as_ref()).map(|m| m.experts);
-    let ep: Vec<Value> = if !o.expert_parallel.is_empty() {
-        ints(&o.expert_parallel)
-    } else {
-        match experts {
-            Some(e) => divisors(o.chips).into_iter().filter(|d| e % *d as u64 == 0).map(Value::Int).collect(),
-            None => vec![Value::Int(1)],
-        }
-    };
-    vec![
-        Param::categorical("tp", tp),
-        Param::categorical("pp", div.clone()),
-        Param::categorical("dp", div),
-        Param::categorical("micro_batch", ints(&o.micro_batches)),
-        Param::categorical("recompute", strs(&o.recompute)),
-        Param::categorical("optimizer_sharding", strs(&o.optimizer_sharding)),
-        Param::categorical("sequence_parallel", strs(&o.sequence_parallel)),
-        Param::categorical("precision", strs(&o.precisions)),
-        Param::categorical("ep", ep),
-        Param::categorical("cp", ints(&o.context_parallel)),
-        Param::categorical("vpp", ints(&o.virtual_stages)),
-    ]
-}
-
-/// Checks every parameter's values against its domain after the scenario's overrides: degrees,
-/// micro-batch and virtual stages are positive integers within range, strings are known choices,
-/// and no parameter has more than `MAX_TRAIN_LEVELS` levels. Errors name `space.<param>`.
-pub fn check_domains(params: &[Param]) -> Result<(), String> {
-    for p in params {
-        let field = format!("space.{}", crate::scenario::clip(&p.name));
-        let levels = p.levels().unwrap_or(usize::MAX);
-        let too_many = || format!("{field}: {levels} levels is too many for the training stage (at most {MAX_TRAIN_LEVELS}); give a shorter range or a list of choices");
-        let (lo, hi): (i64, i64) = match p.name.as_str() {
-            "micro_batch" => (1, MAX_BATCH as i64),
-            "tp" | "pp" | "dp" | "ep" | "cp" => (1, 4096),
-            "vpp" => (1, 1024),
-            _ => {
-                let known: &[&str] = match p.name.as_str() {
-                    "recompute" => &RECOMPUTE,
-                    "optimizer_sharding" => &SHARDING,
-                    "sequence_parallel" => &ON_OFF,
-                    "precision" => &PRECISIONS,
-                    _ => continue,
-                };
-                if levels > MAX_TRAIN_LEVELS {
-                    return Err(too_many());
-                }
-                for i in 0..levels {
-                    let v = p.level_value(i);
-                    if !v.as_str().is_some_and(|x| known.contains(&x)) {
-                        return Err(format!("{field}: {v:?} is not a choice (known: {})", known.join(", ")));
-                    }
-                }
-                continue;
-            }
-        };
-        match &p.domain {
-            Domain::Int { low, high, .. } | Domain::Pow2 { low, high } => {
-                if *low < lo || *high > hi {
-                    return Err(format!("{field}: values must be integers in {lo}..={hi}, got {low}..={high}"));
-                }
-                if levels > MAX_TRAIN_LEVELS {
-                    return Err(too_many());
-                }
-            }
-            Domain::Float { .. } => return Err(format!("{field}: must be integers in {lo}..={hi}, not a float range")),
-            Domain::Categorical { choices } => {
-                if levels > MAX_TRAIN_LEVELS {
-                    return Err(too_many());
-                }
-                for v in choices {
-                    match v.as_i64() {
-                        Some(x) if (lo..=hi).contains(&x) => {}
-                        _ => return Err(format!("{field}: each value must be an integer in {lo}..={hi}, got {v:?}")),
-                    }
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The training space's parameters are categorical, so a `low`/`high` override arrives as a float
-/// range; for the integer parameters an integral range is read as the integer range it means.
-fn integral_ranges(params: &mut [Param]) {
-    for p in params.iter_mut() {
-        if !matches!(p.name.as_str(), "micro_batch" | "tp" | "pp" | "dp" | "ep" | "cp" | "vpp") {
-            continue;
-        }
-        if let Domain::Float { low, high, log: false, step } = p.domain {
-            let st = step.unwrap_or(1.0);
-            let whole = |x: f64| x.is_finite() && x.fract() == 0.0 && x.abs() < 9e15;
-            if whole(low) && whole(high) && whole(st) && st >= 1.0 {
-                p.domain = Domain::Int { low: low as i64, high: high as i64, step: st as i64 };
-            }
-        }
-    }
-}
-
-/// Decodes a configuration (by the names in `names`). Errors name the bad value; a missing
-/// parameter takes its default (1, "none", "zero0", "off", "bf16").
-pub fn decode(names: &[String], c: &Config, global_batch: u64) -> Result<TrainPoint, String> {
-    let get = |n: &str| names.iter().position(|x| x == n).and_then(|i| c.0.get(i));
-    let int = |n: &str, d: i64| -> Result<u64, String> {
-        let v = match get(n) {
-            None => d,
-            Some(v) => v.as_i64().ok_or_else(|| format!("{n}: must be an integer, got {v:?}"))?,
-        };
-        if v < 1 {
-            return Err(format!("{n}: must be at least 1, got {v}"));
-        }
-        Ok(v as u64)
-    };
-    let st = |n: &str, d: &str| get(n).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_else(|| d.to_string());
-    let plan = ParallelPlan {
-        tp: int("tp", 1)?,
-        pp: int("pp", 1)?,
-        dp: int("dp", 1)?,
-        ep: int("ep", 1)?,
-        cp: int("cp", 1)?,
-        vpp: int("vpp", 1)?,
-        sequence_parallel: st("sequence_parallel", "off") == "on",
-    };
-    let micro_batch = int("micro_batch", 1)?;
-    if micro_batch > MAX_BATCH {
-        return Err(format!("micro_batch: {micro_batch} is over the largest micro-batch {MAX_BATCH}"));
-    }
-    let recompute = match st("recompute", "none").as_str() {
-        "none" => Recompute::None,
-        "selective" => Recompute::Selective,
-        "full" => Recompute::Full,
-        o => return Err(format!("recompute: unknown choice '{o}' (none, selective, full)")),
-    };
-    let (zero_stage, distributed_optimizer) = match st("optimizer_sharding", "zero0").as_str() {
-        "zero0" | "none" => (0, false),
-        "zero1" => (1, false),
-        "zero2" => (2, false),
-        "zero3" => (3, false),
-        "distributed_optimizer" => (0, true),
-        o => return Err(format!("optimizer_sharding: unknown choice '{o}' (zero0..zero3, distributed_optimizer)")),
-    };
-    let precision = match st("precision", "bf16").as_str() {
-        "bf16" => Precision::Bf16,
-        "fp16" => Precision::Fp16,
-        "fp32" => Precision::Fp32,
-        o => return Err(format!("precision: training supports bf16, fp16 or fp32, got '{o}'")),
-    };
-    let per_step = micro_batch.saturating_mul(plan.dp);
-    let grad_accum = if per_step > 0 && global_batch.is_multiple_of(per_step) { global_batch / per_step } else { 0 };
-    let train = TrainOptions {
-        recompute,
-        zero_stage,
-        distributed_optimizer,
-        mixed_precision: precision != Precision::Fp32,
-        grad_accum,
-        // Megatron's DDP (with or without its distributed optimizer) forces fp32 gradient
-        // accumulation and reduction for bf16 (megatron/training/arguments.py); the ZeRO
-        // choices model DeepSpeed, which reduces in the training type.
-        fp32_grads: precision == Precision::Bf16 && zero_stage == 0,
-        ..TrainOptions::default()
-    };
-    Ok(TrainPoint { plan, micro_batch, train, precision, moe_imbalance: training_constants().moe_imbalance.value })
-}
-
-/// The graph options a training point is priced with (the stage, explore and diagnosis all use
-/// this): Megatron / MindSpeed run each matmul as its own kernel followed by fused vector kernels
-/// (npu_swiglu, fused RMSNorm, bias-dropout-add), so no activation or residual rides on a matmul
-/// epilogue; flash attention is on (every MindSpeed-LLM pretraining script passes
-/// --use-flash-attn).
-pub fn graph_options(p: &TrainPoint) -> GraphOptions {
-    GraphOptions {
-        precision: p.precision,
-        train: p.train,
-        moe_imbalance: p.moe_imbalance,
-        fuse_epilogues: false,
-        flash_attention: true,
-        ..GraphOptions::default()
-    }
-}
 
 /// Which link a parallel group's collectives cross, with Megatron's rank order (TP fastest, then
 /// CP, EP/DP, PP outermost) and `CHIPS_PER_NODE` chips per node.
@@ -426,19 +121,7 @@ pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64
     let k = training_constants();
     let w = Workload::TrainStep { micro_batch: p.micro_batch, seq_len };
     let opts = graph_options(p);
-    let mut mem = memory_per_chip(model, &w, plan, &opts, Some(&p.train))?;
-    // The caching allocator: freed blocks stay reserved and activations/gradients fragment.
-    let churn = mem.activations.saturating_add(mem.gradients) as f64;
-    mem.fragmentation = (churn * k.allocator_fragmentation.value) as u64 + k.allocator_reserve_bytes.value as u64;
-    let mem = mem.summed();
-    let mem_gib = mem.total as f64 / GIB;
-    let cap_gib = device.memory_bytes as f64 / GIB;
-    if mem_gib > cap_gib {
-        return Err(format!(
-            "out of memory: {mem_gib:.1} GiB per chip (weights {:.1}, gradients {:.1}, optimizer {:.1}, activations {:.1}, allocator {:.1}) > {cap_gib:.0} GiB",
-            mem.weights as f64 / GIB, mem.gradients as f64 / GIB, mem.optimizer as f64 / GIB, mem.activations as f64 / GIB, mem.fragmentation as f64 / GIB
-        ));
-    }
+    let mem_gib = memory::memory_gib(model, device, p, &w, &opts)?;
     let mut graph = build_graph(model, &w, plan, &opts)?;
     // Links: TP inside a node; the others by their place in the rank order.
     let (tp, cp, dp, ep) = (plan.tp, plan.cp, plan.dp, plan.ep);

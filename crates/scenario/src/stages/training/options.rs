@@ -1,0 +1,120 @@
+//! `scenario.training`: the stage's options (chips, the levels of each search axis, the
+//! scenario-wide overlap switches and MoE routing imbalance), checked when the scenario is read.
+
+use super::TrainPoint;
+use crate::scenario::Scenario;
+use serde::{Deserialize, Serialize};
+use tunelab_sim::workload::{training_constants, MAX_BATCH};
+
+/// Largest number of levels a training-space parameter may have (a list longer than this is a
+/// mistake, and walking it would stall the page).
+pub const MAX_TRAIN_LEVELS: usize = 4096;
+
+/// `scenario.training` options (all optional).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TrainingOptions {
+    /// Chips in the job (tp x pp x cp x dp).
+    pub chips: u64,
+    /// Tokens the whole run trains on, for the learning-rate fit (None: 20 per parameter).
+    pub train_tokens: Option<f64>,
+    pub micro_batches: Vec<i64>,
+    pub recompute: Vec<String>,
+    /// "zero0".."zero3", "distributed_optimizer".
+    pub optimizer_sharding: Vec<String>,
+    pub precisions: Vec<String>,
+    pub sequence_parallel: Vec<String>,
+    /// Expert-parallel degrees to try (empty: every divisor of the chips that divides the
+    /// expert count, for an MoE model; 1 for a dense one).
+    pub expert_parallel: Vec<i64>,
+    /// Context-parallel degrees to try.
+    pub context_parallel: Vec<i64>,
+    /// Virtual pipeline stages per chip to try (interleaved 1F1B).
+    pub virtual_stages: Vec<i64>,
+    /// Megatron --overlap-grad-reduce.
+    pub overlap_grad_reduce: bool,
+    /// Megatron --overlap-param-gather.
+    pub overlap_param_gather: bool,
+    /// Busiest expert's tokens over the mean (None: the documented default, `moe_imbalance` in
+    /// assets/constants/training.json).
+    pub moe_imbalance: Option<f64>,
+}
+
+impl Default for TrainingOptions {
+    fn default() -> Self {
+        TrainingOptions {
+            chips: 8,
+            train_tokens: None,
+            micro_batches: vec![1, 2, 4, 8],
+            recompute: vec!["none".into(), "selective".into(), "full".into()],
+            optimizer_sharding: vec!["zero0".into(), "zero1".into(), "zero2".into(), "zero3".into(), "distributed_optimizer".into()],
+            precisions: vec!["bf16".into(), "fp16".into(), "fp32".into()],
+            sequence_parallel: vec!["off".into(), "on".into()],
+            expert_parallel: Vec::new(),
+            context_parallel: vec![1],
+            virtual_stages: vec![1],
+            overlap_grad_reduce: true,
+            overlap_param_gather: false,
+            moe_imbalance: None,
+        }
+    }
+}
+
+impl TrainingOptions {
+    /// Reads `scenario.training`; a wrong field is named.
+    pub fn from_scenario(s: &Scenario) -> Result<TrainingOptions, String> {
+        s.training.validate()?;
+        Ok(s.training.clone())
+    }
+    /// Sets the scenario-wide switches (overlap, MoE imbalance) on a decoded point.
+    pub fn apply(&self, p: &mut TrainPoint) {
+        p.train.overlap_grad_reduce = self.overlap_grad_reduce;
+        p.train.overlap_param_gather = self.overlap_param_gather;
+        if let Some(x) = self.moe_imbalance {
+            p.moe_imbalance = x;
+        }
+    }
+    /// Ranges and choices, naming the field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.chips == 0 || self.chips > 4096 {
+            return Err(format!("training.chips: must be 1..=4096, got {}", self.chips));
+        }
+        let ints = [
+            ("micro_batches", &self.micro_batches, MAX_BATCH as i64),
+            ("expert_parallel", &self.expert_parallel, 4096),
+            ("context_parallel", &self.context_parallel, 4096),
+            ("virtual_stages", &self.virtual_stages, 1024),
+        ];
+        for (f, list, hi) in ints {
+            if list.len() > MAX_TRAIN_LEVELS {
+                return Err(format!("training.{f}: {} choices is too many (at most {MAX_TRAIN_LEVELS})", list.len()));
+            }
+            if let Some(v) = list.iter().find(|v| **v < 1 || **v > hi) {
+                return Err(format!("training.{f}: each value must be 1..={hi}, got {v}"));
+            }
+        }
+        let strs: [(&str, &Vec<String>, &[&str]); 4] = [
+            ("recompute", &self.recompute, &RECOMPUTE),
+            ("optimizer_sharding", &self.optimizer_sharding, &SHARDING),
+            ("precisions", &self.precisions, &PRECISIONS),
+            ("sequence_parallel", &self.sequence_parallel, &ON_OFF),
+        ];
+        for (f, list, known) in strs {
+            if let Some(v) = list.iter().find(|v| !known.contains(&v.as_str())) {
+                return Err(format!("training.{f}: unknown choice '{}' (known: {})", crate::scenario::clip(v), known.join(", ")));
+            }
+        }
+        if let Some(x) = self.moe_imbalance {
+            let k = &training_constants().moe_imbalance;
+            if !(x.is_finite() && x >= k.min && x <= k.max) {
+                return Err(format!("training.moe_imbalance: must be within [{}, {}], got {x}", k.min, k.max));
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(super) const RECOMPUTE: [&str; 3] = ["none", "selective", "full"];
+pub(super) const SHARDING: [&str; 6] = ["zero0", "none", "zero1", "zero2", "zero3", "distributed_optimizer"];
+pub(super) const PRECISIONS: [&str; 3] = ["bf16", "fp16", "fp32"];
+pub(super) const ON_OFF: [&str; 2] = ["off", "on"];
