@@ -1,0 +1,423 @@
+//! The continuous-batching simulation itself: admission, chunked prefill, paged KV blocks and
+//! preemption, step by step (see the module notes of `scheduler`).
+
+use super::price::{StepPricer, StepShape};
+use super::{pcts, Histogram, Request, ServingStats};
+use std::collections::VecDeque;
+
+/// The engine's settings for one simulation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EngineConfig {
+    pub max_num_seqs: u64,
+    pub max_num_batched_tokens: u64,
+    pub chunked_prefill: bool,
+    pub block_size: u64,
+    /// KV blocks available.
+    pub kv_blocks: u64,
+    /// How sequences hold KV blocks.
+    pub kv_policy: KvPolicy,
+    pub graph_launch: bool,
+}
+
+/// How a sequence holds KV blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KvPolicy {
+    /// Blocks paged in as the sequence grows; preemption when none is free.
+    Paged,
+    /// The request's own prompt plus output reserved at admission.
+    Reserve,
+    /// This many tokens reserved at admission for every sequence.
+    ReserveFixed(u64),
+}
+
+#[derive(Clone, Debug)]
+struct Seq {
+    req: usize,
+    /// Prompt tokens to (re)compute before decoding and how many are done.
+    target: u64,
+    done: u64,
+    generated: u64,
+    /// KV blocks held and tokens in the cache.
+    blocks: u64,
+    ctx: u64,
+}
+
+/// Latency limits the goodput counts against (ms; None: no limit).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Slo {
+    pub ttft_ms: Option<f64>,
+    pub tpot_ms: Option<f64>,
+}
+
+/// Runs the simulation. Errors name the setting that makes it impossible (a request that can
+/// never fit in the KV cache, a prompt over the token budget without chunked prefill).
+pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, slo: Slo, pricer: &mut StepPricer) -> Result<ServingStats, String> {
+    let n = reqs.len();
+    if n == 0 {
+        return Err("the serving simulation needs at least one request".into());
+    }
+    let bs = cfg.block_size.max(1);
+    let blocks_for = |tokens: u64| tokens.div_ceil(bs);
+    let longest = reqs.iter().map(|r| r.input + r.output).max().unwrap_or(1);
+    let need_one = match cfg.kv_policy {
+        KvPolicy::ReserveFixed(t) => blocks_for(t.max(longest)),
+        _ => blocks_for(longest),
+    };
+    if need_one > cfg.kv_blocks {
+        return Err(format!(
+            "KV cache too small: {} blocks of {bs} tokens ({} tokens) cannot hold one request of {} tokens{}",
+            cfg.kv_blocks,
+            cfg.kv_blocks * bs,
+            longest,
+            if let KvPolicy::ReserveFixed(t) = cfg.kv_policy { format!(" (the static allocator reserves {t} per sequence)") } else { String::new() }
+        ));
+    }
+    let longest_prompt = reqs.iter().map(|r| r.input).max().unwrap_or(1);
+    if !cfg.chunked_prefill && longest_prompt > cfg.max_num_batched_tokens {
+        return Err(format!(
+            "max_num_batched_tokens {} is below the longest prompt ({longest_prompt} tokens); without chunked prefill a prompt must fit in one step",
+            cfg.max_num_batched_tokens
+        ));
+    }
+    let max_seqs = cfg.max_num_seqs.max(1) as usize;
+    // Closed loop: the first `clients` requests arrive at 0, each later one when one finishes.
+    let clients = concurrency.map(|c| c.max(1) as usize);
+    let mut arrival: Vec<f64> = reqs.iter().map(|r| r.arrival_s).collect();
+    let mut next_arrival = 0usize; // next request not yet in `waiting`
+    let mut released = clients.map_or(n, |c| c.min(n)); // closed loop: requests released so far
+    let mut waiting: VecDeque<Seq> = VecDeque::new();
+    let mut running: Vec<Seq> = Vec::new();
+    let mut free = cfg.kv_blocks;
+    let mut now = 0.0f64; // seconds
+    let (mut scheduled, mut first_tok, mut finish) = (vec![f64::NAN; n], vec![f64::NAN; n], vec![f64::NAN; n]);
+    let mut itl = Histogram::default();
+    let mut last_emit = vec![0.0f64; n];
+    let mut st = ServingStats { requests: n, kv_blocks: cfg.kv_blocks, ..Default::default() };
+    let (mut busy_us, mut prefill_us, mut host_us, mut batch_sum, mut peak_used) = (0.0, 0.0, 0.0, 0u64, 0u64);
+    let (mut done_count, mut out_tokens, mut in_tokens) = (0usize, 0u64, 0u64);
+    let step_limit = 4 * reqs.iter().map(|r| r.input + r.output).sum::<u64>() + 1000;
+    // Finished sequences leave and free their blocks; a closed loop sends the next request.
+    macro_rules! retire {
+        () => {
+            let mut k = 0;
+            while k < running.len() {
+                let s = &running[k];
+                if s.done >= s.target && s.generated >= reqs[s.req].output {
+                    finish[s.req] = now;
+                    free += s.blocks;
+                    running.remove(k);
+                    done_count += 1;
+                    if clients.is_some() && released < n {
+                        arrival[released] = now;
+                        released += 1;
+                    }
+                } else {
+                    k += 1;
+                }
+            }
+        };
+    }
+    while done_count < n {
+        // Arrivals up to now join the queue in order.
+        while next_arrival < released && arrival[next_arrival] <= now + 1e-12 {
+            let r = &reqs[next_arrival];
+            waiting.push_back(Seq { req: next_arrival, target: r.input, done: 0, generated: 0, blocks: 0, ctx: 0 });
+            next_arrival += 1;
+        }
+        if running.is_empty() && waiting.is_empty() {
+            if next_arrival < released {
+                now = arrival[next_arrival];
+                continue;
+            }
+            return Err("the serving simulation stalled with requests outstanding (a scheduler bug)".into());
+        }
+        // Fast-forward: while every running sequence decodes and nobody can join, consecutive
+        // steps differ only by one token of context each. Run them as one span, priced at its
+        // middle context, up to the next event (a sequence finishing, an arrival, the KV blocks
+        // running out).
+        let decoding = !running.is_empty() && running.iter().all(|s| s.done >= s.target);
+        let d = running.len() as u64;
+        if decoding && d <= cfg.max_num_batched_tokens && !admissible(&waiting, &running, max_seqs, free, cfg.max_num_batched_tokens.saturating_sub(d), cfg, reqs) {
+            let mut k = running.iter().map(|s| reqs[s.req].output.saturating_sub(s.generated)).min().unwrap_or(1).max(1);
+            let mean_ctx = running.iter().map(|s| s.ctx).sum::<u64>() / d;
+            let one = StepShape { decode_seqs: d, decode_ctx: mean_ctx + 1, emitting: d, ..Default::default() };
+            if next_arrival < released {
+                let dt = pricer.step(&one, cfg.graph_launch)?.time_us * 1e-6;
+                k = k.min(((arrival[next_arrival] - now) / dt.max(1e-12)).max(1.0) as u64);
+            }
+            if cfg.kv_policy == KvPolicy::Paged {
+                while k > 1 && running.iter().map(|s| blocks_for(s.ctx + k).saturating_sub(s.blocks)).sum::<u64>() > free {
+                    k /= 2;
+                }
+            }
+            if k >= 2 && st.steps + k <= step_limit {
+                let shape = StepShape { decode_ctx: mean_ctx + 1 + (k - 1) / 2, ..one };
+                let cost = pricer.step(&shape, cfg.graph_launch)?;
+                let dt = cost.time_us * 1e-6;
+                let kf = k as f64;
+                let first_end = now + dt;
+                now += dt * kf;
+                st.steps += k;
+                busy_us += cost.device_us * kf;
+                prefill_us += cost.prefill_us * kf;
+                host_us += cost.host_us * kf;
+                st.energy_j += cost.energy_uj * 1e-6 * kf;
+                st.flops += cost.flops * kf;
+                st.rel_error = st.rel_error.max(cost.rel_error);
+                st.graph_steps += cost.graph as u64 * k;
+                batch_sum += d * k;
+                out_tokens += d * k;
+                itl.add_n(dt * 1e3, (k - 1) * d);
+                for s in running.iter_mut() {
+                    itl.add((first_end - last_emit[s.req]) * 1e3);
+                    last_emit[s.req] = now;
+                    s.generated += k;
+                    s.ctx += k;
+                    if cfg.kv_policy == KvPolicy::Paged {
+                        let extra = blocks_for(s.ctx).saturating_sub(s.blocks);
+                        s.blocks += extra;
+                        free -= extra;
+                    }
+                }
+                peak_used = peak_used.max(cfg.kv_blocks - free);
+                retire!();
+                continue;
+            }
+        }
+        st.steps += 1;
+        if st.steps > step_limit {
+            return Err(format!("the serving simulation did not finish within {step_limit} steps"));
+        }
+        let mut budget = cfg.max_num_batched_tokens.max(1);
+        // (index into running, tokens of prompt this step) and the decoding indices.
+        let mut chunks: Vec<(usize, u64)> = Vec::new();
+        let mut decodes: Vec<usize> = Vec::new();
+        let prefill_first = !cfg.chunked_prefill && !waiting.is_empty() && can_admit_whole(&waiting, &running, max_seqs, free, budget, cfg, reqs);
+        if !prefill_first {
+            // 1. Decodes, preempting the newest sequence when a block is missing.
+            let mut i = 0;
+            while i < running.len() {
+                let s = &running[i];
+                if s.done < s.target {
+                    i += 1;
+                    continue;
+                }
+                if cfg.kv_policy == KvPolicy::Paged {
+                    let need = blocks_for(s.ctx + 1);
+                    let mut short = need.saturating_sub(running[i].blocks);
+                    while short > free {
+                        // The newest running sequence gives its blocks back and is recomputed.
+                        let victim = running.len() - 1;
+                        let mut v = running.remove(victim);
+                        free += v.blocks;
+                        v.blocks = 0;
+                        v.target = reqs[v.req].input + v.generated;
+                        v.done = 0;
+                        v.ctx = 0;
+                        st.preemptions += 1;
+                        waiting.push_front(v);
+                        decodes.retain(|&d| d < running.len());
+                        if victim == i {
+                            short = 0;
+                            break;
+                        }
+                    }
+                    if i >= running.len() {
+                        break;
+                    }
+                    if short > 0 {
+                        running[i].blocks += short;
+                        free -= short;
+                    }
+                }
+                if budget == 0 {
+                    break;
+                }
+                decodes.push(i);
+                budget -= 1;
+                i += 1;
+            }
+        }
+        if cfg.chunked_prefill || prefill_first || decodes.is_empty() {
+            // 2. Prompts already part-way through.
+            for (i, s) in running.iter_mut().enumerate() {
+                if budget == 0 {
+                    break;
+                }
+                if s.done < s.target {
+                    let c = (s.target - s.done).min(budget);
+                    if !cfg.chunked_prefill && c < s.target - s.done {
+                        continue;
+                    }
+                    let upto = s.done + c;
+                    if !grow(s, upto, cfg, reqs, &mut free, blocks_for) {
+                        continue;
+                    }
+                    chunks.push((i, c));
+                    budget -= c;
+                }
+            }
+            // 3. New sequences in arrival order.
+            while budget > 0 && running.len() < max_seqs {
+                let Some(s) = waiting.front() else { break };
+                let remaining = s.target - s.done;
+                // Without chunking a prompt runs whole; a recomputed one longer than the budget
+                // (prompt plus the tokens generated before its preemption) runs alone.
+                let c = if !cfg.chunked_prefill && chunks.is_empty() { remaining } else { remaining.min(budget) };
+                if !cfg.chunked_prefill && c < remaining {
+                    break;
+                }
+                let mut s = waiting.pop_front().unwrap_or_else(|| unreachable!());
+                let upto = s.done + c;
+                if !grow(&mut s, upto, cfg, reqs, &mut free, blocks_for) {
+                    waiting.push_front(s);
+                    break;
+                }
+                if scheduled[s.req].is_nan() {
+                    scheduled[s.req] = now;
+                }
+                running.push(s);
+                chunks.push((running.len() - 1, c));
+                budget = budget.saturating_sub(c);
+            }
+        }
+        if chunks.is_empty() && decodes.is_empty() {
+            // Nothing fits: only possible while a preempted sequence waits for blocks that
+            // finishing sequences will free; with nothing running that cannot happen.
+            return Err("the serving simulation could not schedule anything (KV cache exhausted)".into());
+        }
+        // Price the step.
+        let prefill_tokens: u64 = chunks.iter().map(|c| c.1).sum();
+        let prefill_kv = if chunks.is_empty() { 0 } else { chunks.iter().map(|&(i, c)| running[i].done + c).sum::<u64>() / chunks.len() as u64 };
+        let new_requests = chunks.iter().filter(|&&(i, _)| running[i].done == 0 && running[i].generated == 0).count() as u64;
+        let decode_ctx = if decodes.is_empty() { 0 } else { decodes.iter().map(|&i| running[i].ctx + 1).sum::<u64>() / decodes.len() as u64 };
+        let emitting = decodes.len() as u64 + chunks.iter().filter(|&&(i, c)| running[i].done + c >= running[i].target).count() as u64;
+        let shape = StepShape {
+            prefill_seqs: chunks.len() as u64,
+            prefill_tokens,
+            prefill_kv,
+            new_requests,
+            decode_seqs: decodes.len() as u64,
+            decode_ctx,
+            emitting,
+        };
+        let cost = pricer.step(&shape, cfg.graph_launch)?;
+        let dt = cost.time_us * 1e-6;
+        now += dt;
+        busy_us += cost.device_us;
+        prefill_us += cost.prefill_us;
+        host_us += cost.host_us;
+        st.energy_j += cost.energy_uj * 1e-6;
+        st.flops += cost.flops;
+        st.rel_error = st.rel_error.max(cost.rel_error);
+        st.graph_steps += cost.graph as u64;
+        batch_sum += (chunks.len() + decodes.len()) as u64;
+        in_tokens += prefill_tokens;
+        peak_used = peak_used.max(cfg.kv_blocks - free);
+        // Apply the step.
+        for &(i, c) in &chunks {
+            let s = &mut running[i];
+            s.done += c;
+            s.ctx += c;
+            if s.done >= s.target {
+                s.generated += 1;
+                out_tokens += 1;
+                if first_tok[s.req].is_nan() {
+                    first_tok[s.req] = now;
+                } else {
+                    itl.add((now - last_emit[s.req]) * 1e3);
+                }
+                last_emit[s.req] = now;
+            }
+        }
+        for &i in &decodes {
+            running[i].generated += 1;
+            running[i].ctx += 1;
+            let r = running[i].req;
+            itl.add((now - last_emit[r]) * 1e3);
+            last_emit[r] = now;
+            out_tokens += 1;
+        }
+        retire!();
+    }
+    // Statistics.
+    let start = arrival.iter().copied().fold(f64::INFINITY, f64::min);
+    let end = finish.iter().copied().fold(0.0, f64::max);
+    st.duration_s = (end - start).max(1e-12);
+    st.output_tokens_per_s = out_tokens as f64 / st.duration_s;
+    st.total_tokens_per_s = (out_tokens + in_tokens) as f64 / st.duration_s;
+    st.requests_per_s = n as f64 / st.duration_s;
+    let ms = |v: Vec<f64>| pcts(v.into_iter().map(|x| x * 1e3).collect());
+    let ttft: Vec<f64> = (0..n).map(|i| first_tok[i] - arrival[i]).collect();
+    let tpot: Vec<f64> = (0..n).map(|i| if reqs[i].output > 1 { (finish[i] - first_tok[i]) / (reqs[i].output - 1) as f64 } else { 0.0 }).collect();
+    let queue: Vec<f64> = (0..n).map(|i| scheduled[i] - arrival[i]).collect();
+    let compute: Vec<f64> = (0..n).map(|i| first_tok[i] - scheduled[i]).collect();
+    let ok = (0..n).filter(|&i| slo.ttft_ms.is_none_or(|l| ttft[i] * 1e3 <= l) && slo.tpot_ms.is_none_or(|l| tpot[i] * 1e3 <= l)).count();
+    st.slo_attained = ok as f64 / n as f64;
+    st.goodput_rps = ok as f64 / st.duration_s;
+    st.ttft_ms = ms(ttft);
+    st.tpot_ms = ms(tpot);
+    st.queue_ms = ms(queue);
+    st.ttft_compute_ms = ms(compute);
+    st.itl_ms = itl.pcts();
+    st.mean_batch = batch_sum as f64 / st.steps.max(1) as f64;
+    let wall_us = st.duration_s * 1e6;
+    st.busy_fraction = (busy_us / wall_us).min(1.0);
+    st.prefill_share = if busy_us > 0.0 { prefill_us / busy_us } else { 0.0 };
+    st.host_share = host_us / (busy_us + host_us).max(1e-12);
+    st.kv_peak_fraction = peak_used as f64 / cfg.kv_blocks.max(1) as f64;
+    Ok(st)
+}
+
+/// Whether the next waiting sequence could join a step now (a slot, token budget left after the
+/// decodes, and its KV blocks).
+fn admissible(waiting: &VecDeque<Seq>, running: &[Seq], max_seqs: usize, free: u64, budget: u64, cfg: &EngineConfig, reqs: &[Request]) -> bool {
+    let Some(s) = waiting.front() else { return false };
+    if !cfg.chunked_prefill {
+        return can_admit_whole(waiting, running, max_seqs, free, cfg.max_num_batched_tokens, cfg, reqs);
+    }
+    if running.len() >= max_seqs || budget == 0 {
+        return false;
+    }
+    let bs = cfg.block_size.max(1);
+    let r = &reqs[s.req];
+    let need = match cfg.kv_policy {
+        KvPolicy::Paged => (s.done + (s.target - s.done).min(budget)).div_ceil(bs),
+        KvPolicy::Reserve => (r.input + r.output).div_ceil(bs),
+        KvPolicy::ReserveFixed(t) => t.max(r.input + r.output).div_ceil(bs),
+    };
+    need.saturating_sub(s.blocks) <= free
+}
+
+/// Whether a prefill-first (chunking off) step can start the next waiting prompt.
+fn can_admit_whole(waiting: &VecDeque<Seq>, running: &[Seq], max_seqs: usize, free: u64, budget: u64, cfg: &EngineConfig, reqs: &[Request]) -> bool {
+    let Some(s) = waiting.front() else { return false };
+    if running.len() >= max_seqs || (s.target > budget && s.done == 0 && s.generated == 0) {
+        return false;
+    }
+    let bs = cfg.block_size.max(1);
+    let need = match cfg.kv_policy {
+        KvPolicy::Paged => s.target.div_ceil(bs),
+        KvPolicy::Reserve => (reqs[s.req].input + reqs[s.req].output).div_ceil(bs),
+        KvPolicy::ReserveFixed(t) => t.max(reqs[s.req].input + reqs[s.req].output).div_ceil(bs),
+    };
+    need <= free
+}
+
+/// Gives a sequence the blocks it needs to hold `tokens` (paged) or its whole reservation
+/// (reserving policies, at first admission). False when they are not free.
+fn grow(s: &mut Seq, tokens: u64, cfg: &EngineConfig, reqs: &[Request], free: &mut u64, blocks_for: impl Fn(u64) -> u64) -> bool {
+    let r = &reqs[s.req];
+    let want = match cfg.kv_policy {
+        KvPolicy::Paged => blocks_for(tokens),
+        KvPolicy::Reserve => blocks_for(r.input + r.output),
+        KvPolicy::ReserveFixed(t) => blocks_for(t.max(r.input + r.output)),
+    };
+    let extra = want.saturating_sub(s.blocks);
+    if extra > *free {
+        return false;
+    }
+    *free -= extra;
+    s.blocks += extra;
+    true
+}

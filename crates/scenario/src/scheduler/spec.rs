@@ -1,0 +1,161 @@
+//! `deployment.serving` (the request stream and scheduler settings a scenario states) and the
+//! requests drawn from it.
+
+use serde::{Deserialize, Serialize};
+use tunelab_search::Rng;
+
+/// Largest number of requests one simulation accepts.
+pub const MAX_REQUESTS: usize = 100_000;
+
+/// `deployment.serving`: the request stream and the engine's scheduler settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ServingSpec {
+    /// "scheduler" (continuous batching; the default) or "static" (simple mode: TTFT is one
+    /// prefill of the whole batch, TPOT one decode step at the mean context).
+    pub mode: String,
+    /// "closed" (a fixed number of clients, each sending its next request when the last
+    /// finishes), "poisson" (random arrivals at `request_rate`), "burst" (every request at
+    /// once, a benchmark's `--request-rate inf`) or "trace" (`trace` times).
+    pub arrival: String,
+    /// Requests per second for "poisson".
+    pub request_rate: Option<f64>,
+    /// Clients of a closed loop (default: the configuration's max_num_seqs, a full server).
+    pub concurrency: Option<u64>,
+    /// Arrival times in seconds for "trace".
+    pub trace: Vec<f64>,
+    /// Requests simulated.
+    pub requests: usize,
+    /// "fixed", "uniform" (mean x [1 - spread, 1 + spread]) or "lognormal" (coefficient of
+    /// variation `spread`), for both input and output lengths around the workload's means.
+    pub length_distribution: String,
+    pub length_spread: f64,
+    /// KV-cache page size in tokens (vLLM-Ascend and MindIE default to 128 on Ascend).
+    pub block_size: u64,
+    /// Token budgets per step to consider (the space's `max_num_batched_tokens`).
+    pub max_num_batched_tokens: Vec<i64>,
+    /// Chunked-prefill settings to consider ("on", "off").
+    pub chunked_prefill: Vec<String>,
+}
+
+impl Default for ServingSpec {
+    fn default() -> Self {
+        ServingSpec {
+            mode: "scheduler".into(),
+            arrival: "closed".into(),
+            request_rate: None,
+            concurrency: None,
+            trace: Vec::new(),
+            requests: 200,
+            length_distribution: "uniform".into(),
+            length_spread: 0.5,
+            block_size: 128,
+            max_num_batched_tokens: Vec::new(),
+            chunked_prefill: Vec::new(),
+        }
+    }
+}
+
+impl ServingSpec {
+    /// Whether the static simple mode is asked for.
+    pub fn is_static(&self) -> bool {
+        self.mode == "static"
+    }
+
+    /// Checks every field, naming the one at fault.
+    pub fn validate(&self) -> Result<(), String> {
+        let f = "deployment.serving";
+        if !matches!(self.mode.as_str(), "scheduler" | "static") {
+            return Err(format!("{f}.mode: expected scheduler or static, got '{}'", crate::scenario::clip(&self.mode)));
+        }
+        match self.arrival.as_str() {
+            "burst" => {}
+            "closed" => {
+                if self.concurrency == Some(0) {
+                    return Err(format!("{f}.concurrency: must be at least 1"));
+                }
+            }
+            "poisson" => match self.request_rate {
+                Some(r) if r.is_finite() && r > 0.0 && r <= 1e6 => {}
+                Some(r) => return Err(format!("{f}.request_rate: {r} must be in (0, 1e6] requests/s")),
+                None => return Err(format!("{f}.request_rate: poisson arrivals need a rate in requests/s")),
+            },
+            "trace" => {
+                if self.trace.is_empty() || self.trace.len() > MAX_REQUESTS {
+                    return Err(format!("{f}.trace: give 1..={MAX_REQUESTS} arrival times in seconds"));
+                }
+                if let Some(i) = self.trace.iter().position(|t| !(t.is_finite() && *t >= 0.0)) {
+                    return Err(format!("{f}.trace[{i}]: arrival times are non-negative seconds"));
+                }
+            }
+            other => return Err(format!("{f}.arrival: expected closed, poisson, burst or trace, got '{}'", crate::scenario::clip(other))),
+        }
+        if self.requests == 0 || self.requests > MAX_REQUESTS {
+            return Err(format!("{f}.requests: {} must be in 1..={MAX_REQUESTS}", self.requests));
+        }
+        match self.length_distribution.as_str() {
+            "fixed" => {}
+            "uniform" if (0.0..1.0).contains(&self.length_spread) => {}
+            "lognormal" if self.length_spread.is_finite() && self.length_spread >= 0.0 && self.length_spread <= 4.0 => {}
+            "uniform" | "lognormal" => return Err(format!("{f}.length_spread: {} is out of range (uniform: [0, 1), lognormal: [0, 4])", self.length_spread)),
+            other => return Err(format!("{f}.length_distribution: expected fixed, uniform or lognormal, got '{}'", crate::scenario::clip(other))),
+        }
+        if self.block_size == 0 || self.block_size > 4096 {
+            return Err(format!("{f}.block_size: {} must be in 1..=4096 tokens", self.block_size));
+        }
+        if let Some(b) = self.max_num_batched_tokens.iter().find(|b| **b < 1 || **b > 1 << 20) {
+            return Err(format!("{f}.max_num_batched_tokens: {b} must be in 1..=1048576"));
+        }
+        if let Some(c) = self.chunked_prefill.iter().find(|c| *c != "on" && *c != "off") {
+            return Err(format!("{f}.chunked_prefill: expected on or off, got '{}'", crate::scenario::clip(c)));
+        }
+        Ok(())
+    }
+}
+
+/// One simulated request: its arrival and lengths (the prompt includes a multimodal model's
+/// image tokens).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Request {
+    pub arrival_s: f64,
+    pub input: u64,
+    pub output: u64,
+}
+
+/// Draws the requests of a spec (closed-loop arrivals are set by the simulation; here 0).
+pub fn requests(spec: &ServingSpec, input_mean: u64, output_mean: u64, extra_prompt: u64, seed: u64) -> Vec<Request> {
+    let mut rng = Rng::seed_from_u64(seed ^ 0x5E7F_1A6B_0C2D_3E4F);
+    let n = if spec.arrival == "trace" { spec.trace.len() } else { spec.requests };
+    let mut t = 0.0;
+    let mut out = Vec::with_capacity(n);
+    let mut trace: Vec<f64> = spec.trace.clone();
+    trace.sort_by(|a, b| a.total_cmp(b));
+    for i in 0..n {
+        let arrival_s = match spec.arrival.as_str() {
+            "poisson" => {
+                let rate = spec.request_rate.unwrap_or(1.0);
+                t += -libm::log(1.0 - rng.unit()) / rate;
+                t
+            }
+            "trace" => trace[i],
+            _ => 0.0,
+        };
+        let input = draw(&mut rng, spec, input_mean) + extra_prompt;
+        let output = draw(&mut rng, spec, output_mean);
+        out.push(Request { arrival_s, input, output });
+    }
+    out
+}
+
+fn draw(rng: &mut Rng, spec: &ServingSpec, mean: u64) -> u64 {
+    let m = mean.max(1) as f64;
+    let x = match spec.length_distribution.as_str() {
+        "uniform" => m * rng.uniform(1.0 - spec.length_spread, 1.0 + spec.length_spread),
+        "lognormal" => {
+            let s2 = libm::log(1.0 + spec.length_spread * spec.length_spread);
+            m * libm::exp(libm::sqrt(s2) * rng.normal() - s2 / 2.0)
+        }
+        _ => m,
+    };
+    (libm::round(x) as u64).clamp(1, 1 << 22)
+}
