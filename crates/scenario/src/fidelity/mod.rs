@@ -11,6 +11,11 @@
 //! metric the stage does not report) is listed with the stage's own error as the reason.
 
 pub mod plot;
+mod render;
+mod summary;
+
+pub use render::num;
+pub use summary::{median, summarise, GroupSummary, Summary};
 
 use crate::scenario::{clip, Scenario};
 use crate::stages;
@@ -345,32 +350,6 @@ pub struct Unexpressed {
     pub reason: String,
 }
 
-/// Median and count of |error| in one group.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct GroupSummary {
-    pub values: usize,
-    pub rows: usize,
-    pub median_abs_error: Option<f64>,
-    pub mean_abs_error: Option<f64>,
-    pub within_20pct: usize,
-    /// Pairs of values in one group (same model, chip and metric) whose measured values differ
-    /// by more than 5%, and how many of them the predictions put in the measured order.
-    pub ranked_pairs: usize,
-    pub ranked_in_order: usize,
-}
-
-/// The whole comparison.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    /// Rows of the file and rows with at least one compared value.
-    pub rows_total: usize,
-    pub rows_covered: usize,
-    pub values_compared: usize,
-    pub values_unexpressed: usize,
-    pub overall: GroupSummary,
-    pub by_category: BTreeMap<String, GroupSummary>,
-}
-
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FidelityReport {
     pub name: String,
@@ -466,159 +445,6 @@ fn group_model(r: &Row) -> Json {
         }
     }
     if r.stage == "operator" { strip(&r.model) } else { r.model.clone() }
-}
-
-/// Median of a list (None when empty); NaN-free input assumed.
-pub fn median(v: &[f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    let n = s.len();
-    Some(if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 })
-}
-
-/// (pairs, pairs in the measured order) within groups.
-fn ranking(rows: &[&Compared]) -> (usize, usize) {
-    let (mut n, mut ok) = (0, 0);
-    for (i, a) in rows.iter().enumerate() {
-        for b in &rows[i + 1..] {
-            if a.group != b.group || a.metric == b.metric && a.case == b.case {
-                continue;
-            }
-            let dm = (a.measured - b.measured) / a.measured.max(b.measured);
-            if dm.abs() <= 0.05 {
-                continue;
-            }
-            n += 1;
-            if (a.predicted - b.predicted) * dm > 0.0 {
-                ok += 1;
-            }
-        }
-    }
-    (n, ok)
-}
-
-fn group(rows: &[&Compared]) -> GroupSummary {
-    let pairs = ranking(rows);
-    let errs: Vec<f64> = rows.iter().map(|c| c.error.abs()).collect();
-    let mut ids: Vec<&str> = rows.iter().map(|c| c.id.as_str()).collect();
-    ids.sort();
-    ids.dedup();
-    GroupSummary {
-        values: rows.len(),
-        rows: ids.len(),
-        median_abs_error: median(&errs),
-        mean_abs_error: if errs.is_empty() { None } else { Some(errs.iter().sum::<f64>() / errs.len() as f64) },
-        within_20pct: errs.iter().filter(|e| **e <= 0.2).count(),
-        ranked_pairs: pairs.0,
-        ranked_in_order: pairs.1,
-    }
-}
-
-pub fn summarise(rows: &[Compared], unexpressed: usize, rows_total: usize) -> Summary {
-    let all: Vec<&Compared> = rows.iter().collect();
-    let mut cats: BTreeMap<String, Vec<&Compared>> = BTreeMap::new();
-    for c in rows {
-        cats.entry(c.category.clone()).or_default().push(c);
-    }
-    let overall = group(&all);
-    Summary {
-        rows_total,
-        rows_covered: overall.rows,
-        values_compared: rows.len(),
-        values_unexpressed: unexpressed,
-        by_category: cats.iter().map(|(k, v)| (k.clone(), group(v))).collect(),
-        overall,
-    }
-}
-
-fn pct(x: Option<f64>) -> String {
-    x.map(|e| format!("{:.1}%", e * 100.0)).unwrap_or_else(|| "-".into())
-}
-
-impl FidelityReport {
-    /// The JSON the CLI prints with --json.
-    pub fn to_json(&self) -> Json {
-        json!({
-            "name": self.name,
-            "rows": self.rows.iter().map(|c| json!({
-                "id": c.id, "case": c.case, "category": c.category, "metric": c.metric, "unit": c.unit,
-                "chip": c.chip, "measured": c.measured, "predicted": c.predicted, "error": c.error,
-                "predicted_by": c.predicted_by,
-            })).collect::<Vec<_>>(),
-            "unexpressed": self.unexpressed,
-            "summary": self.summary,
-        })
-    }
-
-    /// Plain-text table.
-    pub fn to_text(&self) -> String {
-        let mut s = format!("Fidelity: {}\n", self.name);
-        s += &format!("{:<52} {:<24} {:>11} {:>11} {:>8}\n", "case", "metric", "measured", "predicted", "error");
-        for c in &self.rows {
-            s += &format!("{:<52} {:<24} {:>11} {:>11} {:>+7.1}%  {}\n", cut(&c.case, 52), cut(&c.metric, 24), num(c.measured), num(c.predicted), c.error * 100.0, c.unit);
-        }
-        s += &self.summary_text();
-        s
-    }
-
-    pub fn summary_text(&self) -> String {
-        let sm = &self.summary;
-        let mut s = format!(
-            "\nCovered {} of {} rows ({} values compared, {} not); median |error| {} overall\n",
-            sm.rows_covered, sm.rows_total, sm.values_compared, sm.values_unexpressed, pct(sm.overall.median_abs_error)
-        );
-        for (k, g) in &sm.by_category {
-            s += &format!(
-                "  {:<9} {:>3} rows, {:>3} values: median |error| {:>6}, within 20%: {}/{}, ranked as measured: {}/{} pairs\n",
-                k, g.rows, g.values, pct(g.median_abs_error), g.within_20pct, g.values, g.ranked_in_order, g.ranked_pairs
-            );
-        }
-        s
-    }
-
-    /// The generated page (docs/fidelity.md).
-    pub fn to_markdown(&self, svg_name: Option<&str>) -> String {
-        let sm = &self.summary;
-        let mut s = String::from("# Fidelity: Tunelab against measured Ascend hardware\n\n");
-        s += "Generated by `tunelab fidelity --measurements assets/measurements/ascend-910b.json --markdown`; do not edit by hand.\n";
-        s += "Each row is predicted from the measurement file alone: the row becomes a scenario, its stage is set up as a tuning run would be, and the pinned configuration is priced by the stage's own objective (docs/measurements.md).\n\n";
-        s += &format!("**{}**: {} of {} rows covered, {} values compared, {} listed as not expressible.\n\n", self.name, sm.rows_covered, sm.rows_total, sm.values_compared, sm.values_unexpressed);
-        s += "| category | rows | values | median abs error | mean abs error | within 20% | pairs ranked as measured |\n|---|---|---|---|---|---|---|\n";
-        for (k, g) in sm.by_category.iter().chain(std::iter::once((&"all".to_string(), &sm.overall))) {
-            s += &format!("| {k} | {} | {} | {} | {} | {}/{} | {}/{} |\n", g.rows, g.values, pct(g.median_abs_error), pct(g.mean_abs_error), g.within_20pct, g.values, g.ranked_in_order, g.ranked_pairs);
-        }
-        s += "\nPairs ranked as measured: within one model, chip and metric (e.g. a model's decode step at batch 1 and 32, or eager and graph launch), pairs whose measured values differ by more than 5%, and how many the predictions order the same way; this is how often Tunelab's choice between two such configurations agrees with the hardware.\n";
-        s += "\nHow far to trust each kind of number: the median error of a category is the typical miss of a prediction of that kind on this hardware; a single configuration can miss by more (see the table).\n\n";
-        if let Some(svg) = svg_name {
-            s += &format!("![predicted vs measured, log-log]({svg})\n\n");
-        }
-        s += "## Compared values\n\n| case | chip | metric | measured | predicted | error |\n|---|---|---|---|---|---|\n";
-        for c in &self.rows {
-            s += &format!("| {} | {} | {} | {} {} | {} {} | {:+.1}% |\n", md(&c.case), c.chip, md(&c.metric), num(c.measured), md(&c.unit), num(c.predicted), md(&c.unit), c.error * 100.0);
-        }
-        s += "\n## Not compared\n\n| case | value | reason |\n|---|---|---|\n";
-        for u in &self.unexpressed {
-            s += &format!("| {} | {} | {} |\n", md(&u.id), md(&u.metric), md(&u.reason));
-        }
-        s
-    }
-}
-
-fn md(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
-fn cut(s: &str, n: usize) -> String {
-    if s.chars().count() <= n { s.to_string() } else { s.chars().take(n - 1).collect::<String>() + "~" }
-}
-
-/// A number with 4 significant digits.
-pub fn num(x: f64) -> String {
-    let a = x.abs();
-    if a >= 1000.0 { format!("{x:.0}") } else if a >= 100.0 { format!("{x:.1}") } else if a >= 1.0 { format!("{x:.2}") } else { format!("{x:.4}") }
 }
 
 /// Reads a measurement file or an msprof op summary (detected by its header). CSV rows are put

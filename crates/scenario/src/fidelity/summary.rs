@@ -1,0 +1,99 @@
+//! The summary of a comparison: median and mean |error| per category, and how often pairs of
+//! configurations are ranked as measured.
+
+use super::Compared;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Median and count of |error| in one group.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupSummary {
+    pub values: usize,
+    pub rows: usize,
+    pub median_abs_error: Option<f64>,
+    pub mean_abs_error: Option<f64>,
+    pub within_20pct: usize,
+    /// Pairs of values in one group (same model, chip and metric) whose measured values differ
+    /// by more than 5%, and how many of them the predictions put in the measured order.
+    pub ranked_pairs: usize,
+    pub ranked_in_order: usize,
+}
+
+/// The whole comparison.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Rows of the file and rows with at least one compared value.
+    pub rows_total: usize,
+    pub rows_covered: usize,
+    pub values_compared: usize,
+    pub values_unexpressed: usize,
+    pub overall: GroupSummary,
+    pub by_category: BTreeMap<String, GroupSummary>,
+}
+
+/// Median of a list (None when empty); NaN-free input assumed.
+pub fn median(v: &[f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let n = s.len();
+    Some(if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 })
+}
+
+/// (pairs, pairs in the measured order) within groups.
+fn ranking(rows: &[&Compared]) -> (usize, usize) {
+    let (mut n, mut ok) = (0, 0);
+    for (i, a) in rows.iter().enumerate() {
+        for b in &rows[i + 1..] {
+            if a.group != b.group || a.metric == b.metric && a.case == b.case {
+                continue;
+            }
+            let dm = (a.measured - b.measured) / a.measured.max(b.measured);
+            if dm.abs() <= 0.05 {
+                continue;
+            }
+            n += 1;
+            if (a.predicted - b.predicted) * dm > 0.0 {
+                ok += 1;
+            }
+        }
+    }
+    (n, ok)
+}
+
+fn group(rows: &[&Compared]) -> GroupSummary {
+    let pairs = ranking(rows);
+    let errs: Vec<f64> = rows.iter().map(|c| c.error.abs()).collect();
+    let mut ids: Vec<&str> = rows.iter().map(|c| c.id.as_str()).collect();
+    ids.sort();
+    ids.dedup();
+    GroupSummary {
+        values: rows.len(),
+        rows: ids.len(),
+        median_abs_error: median(&errs),
+        mean_abs_error: if errs.is_empty() { None } else { Some(errs.iter().sum::<f64>() / errs.len() as f64) },
+        within_20pct: errs.iter().filter(|e| **e <= 0.2).count(),
+        ranked_pairs: pairs.0,
+        ranked_in_order: pairs.1,
+    }
+}
+
+pub fn summarise(rows: &[Compared], unexpressed: usize, rows_total: usize) -> Summary {
+    let all: Vec<&Compared> = rows.iter().collect();
+    let mut cats: BTreeMap<String, Vec<&Compared>> = BTreeMap::new();
+    for c in rows {
+        cats.entry(c.category.clone()).or_default().push(c);
+    }
+    let overall = group(&all);
+    Summary {
+        rows_total,
+        rows_covered: overall.rows,
+        values_compared: rows.len(),
+        values_unexpressed: unexpressed,
+        by_category: cats.iter().map(|(k, v)| (k.clone(), group(v))).collect(),
+        overall,
+    }
+}
+
