@@ -64,7 +64,7 @@ mod tests {
         let pp = ParetoPoint { a: v, b: v, feasible: true, label: EVIL.into() };
         let cell = HeatCell { value: v, infeasible: None };
         let bad = HeatCell { value: v, infeasible: Some(EVIL.into()) };
-        let snap = json!({"generation": 1, "population_best": v, "temperature": v, "candidates": [{"x": 0.5, "mean": v, "std": 1.0, "acquisition": v}], "choice_probabilities": {EVIL: [v, 0.5]}});
+        let snap = json!({"generation": 1, "population_best": v, "temperature": v, "candidates": [{"x": 0.5, "mean": v, "std": 1.0, "value": v, "low": v, "high": v, "acquisition": v}], "choice_probabilities": {EVIL: [v, 0.5]}});
         let snaps = vec![snap.clone(); n];
         vec![
             convergence::to_svg_string(&ConvergenceData { title: EVIL.into(), y_label: EVIL.into(), series: vec![ConvergenceSeries { name: EVIL.into(), points: pts(1.0) }, ConvergenceSeries { name: "b".into(), points: pts(0.0) }], log_y: true }),
@@ -76,7 +76,7 @@ mod tests {
             heatmap::to_svg_string(&HeatmapData { x_label: EVIL.into(), x_values: vec![EVIL.into(); n], y_values: vec!["1".into(); 2], cells: vec![vec![cell; n], vec![bad; n]], selected: Some((0, 0)), ..Default::default() }),
             teaching::ga_svg_string(&snaps),
             teaching::annealing_svg_string(&snaps),
-            teaching_model::gp_svg_string(&snap, EVIL),
+            teaching_model::gp_svg_string(&snap, EVIL, EVIL),
             teaching_model::rl_svg_string(&snap),
             progress::to_svg_string(n, 3, EVIL),
         ]

@@ -16,22 +16,38 @@ pub const GP_TEXT: &str = "Bayesian optimisation fits a Gaussian process to the 
 /// What the reinforcement-learning tuner does, in two sentences.
 pub const RL_TEXT: &str = "The reinforcement-learning tuner keeps, for each parameter, a probability of choosing each of its values. Choices that led to better-than-average results become more likely, so the bars sharpen as it learns.";
 
-/// One GP candidate: (unit x, predicted mean, standard deviation, acquisition).
-pub type GpCandidate = (f64, f64, f64, f64);
+/// One GP candidate in the goal's units: (unit x, predicted value, band low, band high,
+/// acquisition). The band is the model's ± 2 standard deviations mapped back to the goal.
+pub type GpCandidate = (f64, f64, f64, f64, f64);
 
-/// The snapshot's "candidates" with finite fields, sorted by x.
+/// The snapshot's "candidates" with finite fields, sorted by x, in the goal's units ("value",
+/// "low", "high" as the strategy maps them back). A snapshot without those (an older engine)
+/// gives none: the card never draws the model's transformed scale as if it were the goal's.
 pub fn gp_candidates(snap: &Value) -> Vec<GpCandidate> {
     let mut v: Vec<GpCandidate> = snap
         .get("candidates")
         .and_then(Value::as_array)
         .map(|a| {
             a.iter()
-                .filter_map(|c| Some((num(c, "x")?, num(c, "mean")?, num(c, "std").unwrap_or(0.0).max(0.0), num(c, "acquisition").unwrap_or(0.0))))
+                .filter_map(|c| {
+                    let (v, lo, hi) = (num(c, "value")?, num(c, "low")?, num(c, "high")?);
+                    Some((num(c, "x")?, v, lo.min(v), hi.max(v), num(c, "acquisition").unwrap_or(0.0)))
+                })
                 .collect()
         })
         .unwrap_or_default();
     v.sort_by(|a, b| a.0.total_cmp(&b.0));
     v
+}
+
+/// How the model's scale maps back to the goal, in words, for the snapshot's "goal_scale".
+pub fn scale_words(snap: &Value) -> &'static str {
+    match snap.get("goal_scale").and_then(Value::as_str) {
+        Some("log") => "mapped back from the model's log scale",
+        Some("rank") => "the model fits ranks, so a prediction is a place among the values seen, shown as the observed value there",
+        Some("blend") => "mapped back from the model's scale (ranks blended with logs) through the values seen",
+        _ => "in the goal's units",
+    }
 }
 
 /// The snapshot's "choice_probabilities" as (parameter, probabilities) in key order;
@@ -50,15 +66,17 @@ pub fn rl_probabilities(snap: &Value) -> Vec<(String, Vec<f64>)> {
         .unwrap_or_default()
 }
 
-/// The GP view as standalone SVG text; `x_label` names the projected parameter.
-pub fn gp_svg_string(snap: &Value, x_label: &str) -> String {
+/// The GP view as standalone SVG text; `x_label` names the projected parameter, `goal` the
+/// goal with its unit ("tokens_per_s (tokens/s)"), the value axis's label.
+pub fn gp_svg_string(snap: &Value, x_label: &str, goal: &str) -> String {
     let c = gp_candidates(snap);
     let (w, h) = (480.0, 380.0);
     let x_label = if x_label.is_empty() { "first parameter (unit scale 0–1)" } else { x_label };
+    let y_label = if goal.is_empty() { "predicted value".to_string() } else { format!("predicted {goal}") };
     let up = Frame { bottom: h - 200.0, ..Frame::new(w, h) }.with_right(120.0);
     let low = Frame { top: 236.0, bottom: 48.0, ..Frame::new(w, h) }.with_right(120.0);
     let title = "Bayesian optimisation: model and acquisition";
-    let desc = format!("{GP_TEXT} Candidates are projected on {x_label}.");
+    let desc = format!("{GP_TEXT} Candidates are projected on {x_label}; predictions {}.", scale_words(snap));
     let mut svg = Svg::new(w, h, "tl-teach-gp", title, &desc);
     axes::title(&mut svg, &up, title);
     if c.is_empty() {
@@ -66,37 +84,37 @@ pub fn gp_svg_string(snap: &Value, x_label: &str) -> String {
         return svg.finish();
     }
     let xs = Scale::linear(extent(c.iter().map(|p| p.0)).map(|e| (e.0.min(0.0), e.1.max(1.0))).unwrap_or((0.0, 1.0)), up.x_range());
-    let ye = extent(c.iter().flat_map(|p| [p.1 - 2.0 * p.2, p.1 + 2.0 * p.2])).unwrap_or((0.0, 1.0));
+    let ye = extent(c.iter().flat_map(|p| [p.2, p.3])).unwrap_or((0.0, 1.0));
     let ys = Scale::linear(ye, up.y_range());
-    axes::axes_with(&mut svg, &up, &xs, &ys, "", "predicted value", &xs.ticks(5), &ys.ticks(4), &format_num, &format_num);
+    axes::axes_with(&mut svg, &up, &xs, &ys, "", &y_label, &xs.ticks(5), &ys.ticks(4), &format_num, &format_num);
     let at = |p: &GpCandidate, y: f64| Some((xs.map(p.0)?, ys.map_clamped(y)?));
-    let mut band: Vec<(f64, f64)> = c.iter().filter_map(|p| at(p, p.1 + 2.0 * p.2)).collect();
-    band.extend(c.iter().rev().filter_map(|p| at(p, p.1 - 2.0 * p.2)));
+    let mut band: Vec<(f64, f64)> = c.iter().filter_map(|p| at(p, p.3)).collect();
+    band.extend(c.iter().rev().filter_map(|p| at(p, p.2)));
     let band_pts = points_attr(&band);
-    svg.el("polygon", &[("points", &band_pts), ("fill", series_colour(5)), ("fill-opacity", "0.3")], Some("uncertainty: mean ± 2 standard deviations"));
+    svg.el("polygon", &[("points", &band_pts), ("fill", series_colour(5)), ("fill-opacity", "0.3")], Some("uncertainty: the model's ± 2 standard deviations, in the goal's units"));
     let mean: Vec<(f64, f64)> = c.iter().filter_map(|p| at(p, p.1)).collect();
-    svg.polyline(&mean, &[("stroke", series_colour(0)), ("stroke-width", "2")], Some("predicted mean"));
+    svg.polyline(&mean, &[("stroke", series_colour(0)), ("stroke-width", "2")], Some("predicted value"));
     for p in &c {
         let Some((x, y)) = at(p, p.1) else { continue };
-        let tip = format!("x {}: mean {} ± {}, acquisition {}", format_num(p.0), format_num(p.1), format_num(2.0 * p.2), format_num(p.3));
+        let tip = format!("x {}: predicted {} (between {} and {}), acquisition {}", format_num(p.0), format_num(p.1), format_num(p.2), format_num(p.3), format_num(p.4));
         let (cx, cy) = (px(x), px(y));
         svg.el("circle", &[("cx", &cx), ("cy", &cy), ("r", "2.5"), ("fill", series_colour(0))], Some(&tip));
     }
     // Acquisition panel, same x.
-    let ae = extent(c.iter().map(|p| p.3)).unwrap_or((0.0, 1.0));
+    let ae = extent(c.iter().map(|p| p.4)).unwrap_or((0.0, 1.0));
     let ya = Scale::linear((ae.0.min(0.0), ae.1), low.y_range());
     axes::axes_with(&mut svg, &low, &xs, &ya, x_label, "acquisition", &xs.ticks(5), &ya.ticks(3), &format_num, &format_num);
-    let acq: Vec<(f64, f64)> = c.iter().filter_map(|p| Some((xs.map(p.0)?, ya.map(p.3)?))).collect();
+    let acq: Vec<(f64, f64)> = c.iter().filter_map(|p| Some((xs.map(p.0)?, ya.map(p.4)?))).collect();
     svg.polyline(&acq, &[("stroke", series_colour(1)), ("stroke-width", "2")], Some("acquisition"));
-    if let Some(best) = c.iter().max_by(|a, b| a.3.total_cmp(&b.3)) {
+    if let Some(best) = c.iter().max_by(|a, b| a.4.total_cmp(&b.4)) {
         if let Some(x) = xs.map(best.0) {
             let (ytop, ybot) = (up.y_range().1, low.y_range().0);
-            let tip = format!("next evaluation: x {}, acquisition {}", format_num(best.0), format_num(best.3));
+            let tip = format!("next evaluation: x {}, acquisition {}", format_num(best.0), format_num(best.4));
             svg.polyline(&[(x, ytop), (x, ybot)], &[("stroke", series_colour(3)), ("stroke-dasharray", "4 3"), ("stroke-width", "1.5")], Some(&tip));
         }
     }
     let entries = [
-        (Swatch::Line(series_colour(0), ""), "mean".to_string()),
+        (Swatch::Line(series_colour(0), ""), "predicted".to_string()),
         (Swatch::Box(series_colour(5)), "± 2σ".to_string()),
         (Swatch::Line(series_colour(1), ""), "acquisition".to_string()),
         (Swatch::Line(series_colour(3), "4 3"), "next point".to_string()),
@@ -146,19 +164,38 @@ pub fn rl_svg_string(snap: &Value) -> String {
     svg.finish()
 }
 
-fn gp_summary(s: &Value) -> String {
+/// The card's sentence: the next point's prediction in the goal's units, with its uncertainty
+/// (± half the band; the band itself when mapping back made it lopsided), and how the model's
+/// scale was mapped back. `unit` is the goal's unit ("tokens/s").
+fn gp_summary(s: &Value, unit: &str) -> String {
     let phase = s.get("phase").and_then(Value::as_str).unwrap_or("");
-    match num(s, "training_points") {
-        Some(n) => format!(
-            "Now: {} trials in the model, length scale {}, next point predicted {} ± {}.",
-            format_num(n),
-            num(s, "length_scale").map(format_num).unwrap_or_else(|| "n/a".into()),
-            num(s, "gp_mean").map(format_num).unwrap_or_else(|| "n/a".into()),
-            num(s, "gp_std").map(|v| format_num(2.0 * v)).unwrap_or_else(|| "n/a".into())
-        ),
-        None if !phase.is_empty() => format!("Now: {phase} phase."),
-        None => String::new(),
-    }
+    let Some(n) = num(s, "training_points") else {
+        return if phase.is_empty() { String::new() } else { format!("Now: {phase} phase.") };
+    };
+    let u = |v: f64| if unit.is_empty() { format_num(v) } else { format!("{} {unit}", format_num(v)) };
+    let prediction = match (num(s, "predicted"), num(s, "predicted_low"), num(s, "predicted_high")) {
+        (Some(v), Some(lo), Some(hi)) => {
+            let half = (hi - lo) / 2.0;
+            let lopsided = (hi - v - (v - lo)).abs() > 0.2 * half.max(1e-300);
+            let mut out = if lopsided {
+                format!("next point predicted {} (likely between {} and {})", u(v), format_num(lo), u(hi))
+            } else {
+                format!("next point predicted {} ± {}", u(v), format_num(half))
+            };
+            if s.get("goal_scale").and_then(Value::as_str) == Some("rank") {
+                if let Some(q) = num(s, "predicted_quantile") {
+                    out.push_str(&format!(", a place where {}% of the values seen are better", format_num((100.0 * q).round())));
+                }
+            }
+            format!("{out}; {}", scale_words(s))
+        }
+        _ => "no prediction yet".to_string(),
+    };
+    format!(
+        "Now: {} trials in the model, length scale {} (of the 0–1 box), {prediction}.",
+        format_num(n),
+        num(s, "length_scale").map(format_num).unwrap_or_else(|| "n/a".into()),
+    )
 }
 
 fn rl_summary(s: &Value) -> String {
@@ -174,9 +211,15 @@ pub fn GpView(
     /// Name of the projected parameter (defaults to "first parameter (unit scale 0–1)").
     #[prop(optional, into)]
     x_label: String,
+    /// The goal's unit ("tokens/s"), said with every prediction.
+    #[prop(optional, into)]
+    unit: String,
+    /// The goal with its unit, the value axis's label ("tokens_per_s (tokens/s)").
+    #[prop(optional, into)]
+    goal: String,
 ) -> impl IntoView {
-    let svg = Signal::derive(move || snapshot.with(|s| gp_svg_string(s, &x_label)));
-    let summary = Signal::derive(move || snapshot.with(gp_summary));
+    let svg = Signal::derive(move || snapshot.with(|s| gp_svg_string(s, &x_label, &goal)));
+    let summary = Signal::derive(move || snapshot.with(|s| gp_summary(s, &unit)));
     figure("gp", svg, GP_TEXT, summary)
 }
 
@@ -199,19 +242,34 @@ mod tests {
 
     #[test]
     fn gp_reads_and_sorts_candidates() {
-        let s = json!({"training_points": 5, "candidates": [
-            {"x": 0.8, "mean": 2.0, "std": 0.5, "acquisition": 0.1},
-            {"x": 0.2, "mean": 3.0, "std": 1.0, "acquisition": 0.4},
-            {"x": "bad", "mean": 1.0}
+        let s = json!({"training_points": 5, "goal_scale": "log", "predicted": 1234.0, "predicted_low": 1178.0, "predicted_high": 1290.0, "gp_mean": -7.1, "gp_std": 0.02, "candidates": [
+            {"x": 0.8, "mean": -7.0, "std": 0.5, "value": 1100.0, "low": 900.0, "high": 1300.0, "acquisition": 0.1},
+            {"x": 0.2, "mean": -7.2, "std": 1.0, "value": 1300.0, "low": 1000.0, "high": 1700.0, "acquisition": 0.4},
+            {"x": "bad", "mean": 1.0},
+            {"x": 0.5, "mean": -7.1, "std": 0.3, "acquisition": 0.2}
         ]});
         let c = gp_candidates(&s);
-        assert_eq!(c.len(), 2);
+        assert_eq!(c.len(), 2, "candidates without goal-unit values are not drawn");
         assert_eq!(c[0].0, 0.2);
-        let svg = gp_svg_string(&s, "baseM");
+        let svg = gp_svg_string(&s, "baseM", "tokens_per_s (tokens/s)");
         assert!(svg.contains("<polygon") && svg.contains("next evaluation: x 0.2"));
-        assert!(svg.contains(">baseM</text>"));
-        assert!(gp_svg_string(&json!({}), "").contains("not fitted yet"));
-        assert!(gp_summary(&s).contains("5 trials"));
+        assert!(svg.contains(">baseM</text>") && svg.contains("predicted tokens_per_s (tokens/s)"));
+        assert!(svg.contains("predicted 1300 (between 1000 and 1700)"), "tooltips speak in the goal's units");
+        assert!(!svg.contains("-7.2"), "the model's transformed scale is not on screen");
+        assert!(gp_svg_string(&json!({}), "", "").contains("not fitted yet"));
+        let text = gp_summary(&s, "tokens/s");
+        assert!(text.contains("5 trials") && text.contains("next point predicted 1234 tokens/s ± 56") && text.contains("log scale"), "{text}");
+        assert!(!text.contains("-7"), "{text}");
+    }
+
+    #[test]
+    fn gp_summary_says_when_the_band_is_lopsided_and_what_a_rank_means() {
+        let s = json!({"training_points": 12, "goal_scale": "rank", "predicted": 900.0, "predicted_low": 400.0, "predicted_high": 950.0, "predicted_quantile": 0.25});
+        let text = gp_summary(&s, "tokens/s");
+        assert!(text.contains("next point predicted 900 tokens/s (likely between 400 and 950 tokens/s)"), "{text}");
+        assert!(text.contains("25% of the values seen are better") && text.contains("ranks"), "{text}");
+        assert_eq!(gp_summary(&json!({"phase": "initial design"}), "ms"), "Now: initial design phase.");
+        assert!(gp_summary(&json!({"training_points": 3}), "ms").contains("no prediction yet"));
     }
 
     #[test]

@@ -165,7 +165,10 @@ fn LaneCard(i: usize) -> impl IntoView {
     let teaching = match name.as_str() {
         "genetic" => view! { <GaView snapshots=snaps/> }.into_any(),
         "annealing" => view! { <AnnealingView snapshots=snaps/> }.into_any(),
-        "bayes" => view! { <GpView snapshot=snap/> }.into_any(),
+        "bayes" => {
+            let goal = ctx.view.with_untracked(|v| v.as_ref().map(|v| if v.unit.is_empty() { v.metric.clone() } else { format!("{} ({})", v.metric, v.unit) }).unwrap_or_default());
+            view! { <GpView snapshot=snap unit=unit.clone() goal/> }.into_any()
+        }
         "rl" => view! { <RlView snapshot=snap/> }.into_any(),
         _ => view! { <p class="muted">{explain(&name)}</p> }.into_any(),
     };
@@ -201,7 +204,14 @@ fn LaneCard(i: usize) -> impl IntoView {
 
 fn snapshot_text(v: &Json) -> String {
     match v {
-        Json::Object(m) => m.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join("\n"),
+        // The GP's own numbers are on its transformed scale: said so, and its candidate list
+        // (drawn by the card in the goal's units) is left out.
+        Json::Object(m) => m
+            .iter()
+            .filter(|(k, _)| k.as_str() != "candidates")
+            .map(|(k, v)| if matches!(k.as_str(), "gp_mean" | "gp_std") { format!("{k} = {v} (the model's transformed scale, see goal_scale)") } else { format!("{k} = {v}") })
+            .collect::<Vec<_>>()
+            .join("\n"),
         other => other.to_string(),
     }
 }

@@ -188,6 +188,16 @@ impl Strategy for Bayes {
         self.phase("model");
         self.snap.insert("gp_mean".into(), back(*pm).into());
         self.snap.insert("gp_std".into(), (ps * data.scale).into());
+        // The same prediction in the goal's own units (what the teaching card shows).
+        let goal = GoalScale::new(h, self.transform);
+        if let Some(g) = &goal {
+            let (v, lo, hi, q) = g.value(back(*pm), ps * data.scale);
+            self.snap.insert("predicted".into(), v.into());
+            self.snap.insert("predicted_low".into(), lo.into());
+            self.snap.insert("predicted_high".into(), hi.into());
+            self.snap.insert("predicted_quantile".into(), q.into());
+            self.snap.insert("goal_scale".into(), g.kind.into());
+        }
         self.snap.insert("acquisition".into(), (*pa).into());
         self.snap.insert("acquisition_function".into(), format!("{acq:?}").to_lowercase().into());
         self.snap.insert("target_transform".into(), data.transform.into());
@@ -199,10 +209,17 @@ impl Strategy for Bayes {
             .step_by((scored.len() / 40).max(1))
             .take(40)
             .map(|(u, m, s, a)| {
-                serde_json::json!({
+                let mut c = serde_json::json!({
                     "x": u.first().copied().unwrap_or(0.5), "y": u.get(1).copied().unwrap_or(0.5),
                     "mean": back(*m), "std": s * data.scale, "acquisition": a,
-                })
+                });
+                if let Some(g) = &goal {
+                    let (v, lo, hi, _) = g.value(back(*m), s * data.scale);
+                    c["value"] = v.into();
+                    c["low"] = lo.into();
+                    c["high"] = hi.into();
+                }
+                c
             })
             .collect();
         self.snap.insert("candidates".into(), sample.into());
@@ -215,6 +232,95 @@ impl Strategy for Bayes {
 
     fn predict(&self, h: &History, c: &Config) -> Option<f64> {
         self.last.as_ref().map(|g| g.predict(&h.space.to_unit(c)).0)
+    }
+}
+
+/// Maps the GP's scale (log, rank normal scores, or their blend, before standardising) back to
+/// the goal's units, so a prediction reads "1234 tokens/s", not "-6.4".
+///
+/// Why by the observed trials: rank and blend are defined by the values seen so far, so the
+/// inverse interpolates between them (monotone). Beyond the best or worst seen, a log or blend
+/// prediction extrapolates along the log part; a rank prediction cannot (a rank says "better than
+/// all seen", not by how much) and is held at the extreme seen, with its quantile reported.
+struct GoalScale {
+    kind: &'static str,
+    /// (transformed value, score) of every Ok trial, sorted by the transformed value.
+    pairs: Vec<(f64, f64)>,
+    /// Log transform of scores (all of one sign), else identity.
+    log: bool,
+    /// Transformed units per unit of tf(score) (1 for log, 0.5/sd for blend, 0 for rank).
+    slope: f64,
+    metric: crate::trial::Metric,
+}
+
+impl GoalScale {
+    fn new(h: &History, transform: Transform) -> Option<GoalScale> {
+        let metric = h.metrics.first()?.clone();
+        let full = training(h, usize::MAX, transform)?;
+        let scores: Vec<Option<f64>> = h.trials.iter().map(|t| h.score(t)).collect();
+        let ok: Vec<f64> = scores.iter().flatten().copied().collect();
+        let log = ok.iter().all(|s| *s > 0.0) || ok.iter().all(|s| *s < 0.0);
+        let tf = |s: f64| if !log { s } else if s > 0.0 { libm::log(s) } else { -libm::log(-s) };
+        let slope = match full.transform {
+            "blend" => {
+                let worst = ok.iter().map(|s| tf(*s)).fold(f64::NEG_INFINITY, f64::max);
+                let l: Vec<f64> = scores.iter().map(|s| s.map_or(worst, tf)).collect();
+                let m = l.iter().sum::<f64>() / l.len() as f64;
+                0.5 / libm::sqrt(l.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / l.len() as f64).max(1e-12)
+            }
+            "rank" => 0.0,
+            _ => 1.0,
+        };
+        let mut pairs: Vec<(f64, f64)> =
+            full.y.iter().zip(&scores).filter_map(|(y, s)| Some((y * full.scale + full.shift, (*s)?))).filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
+        pairs.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        if pairs.is_empty() {
+            return None;
+        }
+        Some(GoalScale { kind: full.transform, pairs, log, slope, metric })
+    }
+
+    fn untf(&self, l: f64) -> f64 {
+        match (self.log, self.pairs[0].1 > 0.0) {
+            (false, _) => l,
+            (true, true) => libm::exp(l),
+            (true, false) => -libm::exp(-l),
+        }
+    }
+
+    fn tf(&self, s: f64) -> f64 {
+        match (self.log, s > 0.0) {
+            (false, _) => s,
+            (true, true) => libm::log(s),
+            (true, false) => -libm::log(-s),
+        }
+    }
+
+    /// The score a transformed value stands for.
+    fn score(&self, t: f64) -> f64 {
+        if matches!(self.kind, "log" | "none") {
+            return self.untf(t);
+        }
+        let (first, last) = (self.pairs[0], self.pairs[self.pairs.len() - 1]);
+        if t <= first.0 {
+            return if self.slope > 0.0 { self.untf(self.tf(first.1) + (t - first.0) / self.slope) } else { first.1 };
+        }
+        if t >= last.0 {
+            return if self.slope > 0.0 { self.untf(self.tf(last.1) + (t - last.0) / self.slope) } else { last.1 };
+        }
+        let k = self.pairs.partition_point(|p| p.0 < t).max(1);
+        let (a, b) = (self.pairs[k - 1], self.pairs[k]);
+        if b.0 - a.0 <= 0.0 { a.1 } else { a.1 + (b.1 - a.1) * (t - a.0) / (b.0 - a.0) }
+    }
+
+    /// (value, low, high, quantile) in goal units for a transformed mean and standard
+    /// deviation: the band is mean ± 2 sd mapped back (so it may be lopsided), `quantile` the
+    /// share of Ok trials seen so far better than the predicted value (0: better than all).
+    fn value(&self, t: f64, sd: f64) -> (f64, f64, f64, f64) {
+        let (a, b, c) = (self.score(t), self.score(t - 2.0 * sd), self.score(t + 2.0 * sd));
+        let (v, x, y) = (self.metric.signed(a), self.metric.signed(b), self.metric.signed(c));
+        let q = self.pairs.iter().filter(|p| p.1 < a).count() as f64 / self.pairs.len() as f64;
+        (v, x.min(y), x.max(y), q)
     }
 }
 
@@ -327,6 +433,38 @@ pub(crate) mod tests {
         assert_eq!(snap["phase"], "model");
         assert_eq!(snap["target_transform"], "log");
         assert_eq!(super::Bayes::default().transform.name(), "blend", "rank normal scores blended with log are the default");
+    }
+
+    #[test]
+    fn the_prediction_is_reported_in_the_goals_units() {
+        // A throughput around 1000 tokens/s: the card must say "about 1000", whatever scale the
+        // GP works in (log, rank normal scores, or their blend).
+        let (space, f) = problem();
+        for transform in ["blend", "log", "rank"] {
+            let metric = vec![Metric::maximize("tokens_per_s", "tokens/s")];
+            let mut study = Study::new(space.clone(), metric.clone(), StudyOptions::budget(30)).unwrap();
+            let mut obj = FnObjective::new(metric, |c: &Config| match f(c) {
+                Outcome::Ok(v) => Outcome::Ok(vec![2000.0 / v[0]]),
+                other => other,
+            });
+            let mut bo = super::Bayes::from_options(&serde_json::json!({"transform": transform})).unwrap();
+            study.run(&mut bo, &mut obj, &mut Rng::seed_from_u64(3));
+            let snap = bo.snapshot();
+            let seen: Vec<f64> = study.trials().iter().filter_map(|t| t.value()).collect();
+            let (lo, hi) = seen.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, v| (a.0.min(*v), a.1.max(*v)));
+            let v = snap["predicted"].as_f64().unwrap();
+            let (l, h) = (snap["predicted_low"].as_f64().unwrap(), snap["predicted_high"].as_f64().unwrap());
+            assert!(v > lo / 3.0 && v < hi * 3.0, "{transform}: predicted {v} outside the seen {lo}..{hi}");
+            assert!(l <= v && v <= h, "{transform}: band {l}..{h} around {v}");
+            assert_eq!(snap["goal_scale"], if transform == "log" { "log" } else { transform });
+            let q = snap["predicted_quantile"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&q));
+            if transform == "rank" {
+                assert!(v >= lo && v <= hi, "a rank prediction is held within the values seen");
+            }
+            let c = &snap["candidates"][0];
+            assert!(c["value"].as_f64().unwrap() > 0.0 && c["low"].as_f64().unwrap() <= c["high"].as_f64().unwrap());
+        }
     }
 
     #[test]
