@@ -256,7 +256,8 @@ impl Session {
                                 points.push((now, v));
                             }
                         }
-                        ConvergenceSeries { name: lanes[i].strategy.clone(), points }
+                        let labels = convergence_labels(run, i, &points);
+                        ConvergenceSeries { name: lanes[i].strategy.clone(), points, labels }
                     })
                     .collect(),
                 log_y: false,
@@ -324,6 +325,28 @@ impl Session {
             ..ScatterData::default()
         }
     }
+}
+
+/// The configuration behind each convergence point of lane `i` (its tooltip, so a click on the
+/// point pins it): the trial that reached that best at that evaluation. The carried-forward
+/// last point repeats the best's label.
+fn convergence_labels(run: &Run, i: usize, points: &[(f64, f64)]) -> Vec<String> {
+    let names = run.space().names();
+    let all = run.lanes().get(i).map(|l| l.study.trials()).unwrap_or(&[]);
+    let mut out: Vec<String> = Vec::with_capacity(points.len());
+    for &(e, v) in points {
+        let e = e as usize;
+        // Trials are recorded in evaluation order: look among those that finished at `e`.
+        let from = all.partition_point(|t| t.evaluation < e);
+        let to = all.partition_point(|t| t.evaluation <= e);
+        let hit = all[from..to].iter().rev().find(|t| t.value() == Some(v));
+        out.push(match (hit, out.last()) {
+            (Some(t), _) => label_of(names, &t.config),
+            (None, Some(prev)) => prev.clone(),
+            (None, None) => String::new(),
+        });
+    }
+    out
 }
 
 /// Positions (in the all-lanes order of `Session::scatter`) of each lane's latest `per_run /
@@ -474,6 +497,31 @@ mod tests {
         let mut s = bundled_scenarios().into_iter().next().unwrap().1.unwrap();
         s.budget = 12;
         s
+    }
+
+    /// Each convergence point carries the configuration that reached it (a click on it pins
+    /// that configuration), and that configuration's value is the point's value.
+    #[test]
+    fn convergence_points_name_the_trial_that_reached_them() {
+        let mut s = tunelab_scenario::bundled_scenario("llama2-7b-910B2-compare").unwrap();
+        s.budget = 30;
+        let mut a = Session::new(&s).unwrap();
+        while !a.step(1000) {}
+        let v = a.view();
+        let names = a.run().space().names().to_vec();
+        let mut checked = 0;
+        for (i, series) in v.convergence.series.iter().enumerate() {
+            assert_eq!(series.labels.len(), series.points.len(), "{}", series.name);
+            for (p, l) in series.points.iter().zip(&series.labels) {
+                let t = a.run().lanes()[i].study.trials().iter().find(|t| &label_of(&names, &t.config) == l).expect("a trial behind each point");
+                assert_eq!(t.value(), Some(p.1), "{}: {l}", series.name);
+                checked += 1;
+            }
+        }
+        assert!(checked > 3);
+        // The overall best's configuration is one of them.
+        let best = label_of(&names, v.best_config.as_ref().unwrap());
+        assert!(v.convergence.series.iter().any(|s| s.labels.contains(&best)));
     }
 
     #[test]

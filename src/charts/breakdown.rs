@@ -135,7 +135,7 @@ pub fn BreakdownChart(
     #[prop(into)]
     data: Signal<BreakdownData>,
 ) -> impl IntoView {
-    view! { <div class="tl-chart tl-chart-breakdown" inner_html=move || data.with(to_svg_string)></div> }
+    super::svg::chart_box("breakdown", Memo::new(move |_| data.with(to_svg_string)).into())
 }
 
 /// Hot spots: operators ranked by time (or any positive measure).
@@ -199,7 +199,7 @@ pub fn HotspotChart(
     #[prop(into)]
     data: Signal<HotspotData>,
 ) -> impl IntoView {
-    view! { <div class="tl-chart tl-chart-hotspots" inner_html=move || data.with(hotspot_svg_string)></div> }
+    super::svg::chart_box("hotspots", Memo::new(move |_| data.with(hotspot_svg_string)).into())
 }
 
 #[cfg(test)]

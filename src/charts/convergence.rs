@@ -13,6 +13,9 @@ pub struct ConvergenceSeries {
     pub name: String,
     /// (evaluation, best-so-far) points; see [`best_so_far`] to build them from raw values.
     pub points: Vec<(f64, f64)>,
+    /// The configuration behind each point (`Config::describe` text), aligned with `points`;
+    /// empty when unknown. It opens the point's tooltip, so a click on the point can pin it.
+    pub labels: Vec<String>,
 }
 
 /// Everything the convergence chart shows.
@@ -88,6 +91,7 @@ pub fn to_svg_string(d: &ConvergenceData) -> String {
     for (i, s) in d.series.iter().enumerate() {
         let (colour, dash) = (series_colour(i), series_dash(i));
         let pts: Vec<(f64, f64)> = s.points.iter().filter(|p| usable(p)).copied().collect();
+        let labels: Vec<&str> = s.points.iter().enumerate().filter(|(_, p)| usable(p)).map(|(k, _)| s.labels.get(k).map(String::as_str).unwrap_or("")).collect();
         let mut path = Vec::with_capacity(pts.len() * 2);
         for (k, p) in pts.iter().enumerate() {
             let (Some(x), Some(y)) = (xs.map(p.0), ys.map(p.1)) else { continue };
@@ -110,9 +114,13 @@ pub fn to_svg_string(d: &ConvergenceData) -> String {
                 continue;
             }
             let (Some(x), Some(y)) = (xs.map(p.0), ys.map(p.1)) else { continue };
-            let t = format!("{}: evaluation {}, best {}", s.name, format_num(p.0), format_num(p.1));
+            // The configuration first (as the scatter's tooltips), so a click pins it.
+            let t = match labels[k] {
+                "" => format!("{}: evaluation {}, best {}", s.name, format_num(p.0), format_num(p.1)),
+                l => format!("{l} — {}: evaluation {}, best {}", s.name, format_num(p.0), format_num(p.1)),
+            };
             let (cx, cy) = (px(x), px(y));
-            svg.el("circle", &[("cx", &cx), ("cy", &cy), ("r", "3"), ("fill", colour)], Some(&t));
+            svg.el("circle", &[("cx", &cx), ("cy", &cy), ("r", "4"), ("fill", colour), ("class", "tl-pin")], Some(&t));
         }
         svg.close("g");
     }
@@ -136,7 +144,7 @@ pub fn ConvergenceChart(
     #[prop(into)]
     data: Signal<ConvergenceData>,
 ) -> impl IntoView {
-    view! { <div class="tl-chart tl-chart-convergence" inner_html=move || data.with(to_svg_string)></div> }
+    super::svg::chart_box("convergence", Memo::new(move |_| data.with(to_svg_string)).into())
 }
 
 #[cfg(test)]
@@ -147,7 +155,7 @@ mod tests {
         ConvergenceData {
             title: "t".into(),
             y_label: "latency (µs)".into(),
-            series: vec![ConvergenceSeries { name: "<script>ga</script>".into(), points }],
+            series: vec![ConvergenceSeries { name: "<script>ga</script>".into(), points, labels: Vec::new() }],
             log_y,
         }
     }
@@ -172,6 +180,17 @@ mod tests {
     }
 
     #[test]
+    fn improvements_carry_their_configuration_for_pinning() {
+        let mut d = data(vec![(1.0, 5.0), (4.0, 3.0), (9.0, 3.0)], false);
+        d.series[0].labels = vec!["batch=8, tp=1".into(), "batch=32, tp=2".into(), "batch=32, tp=2".into()];
+        let s = to_svg_string(&d);
+        // Each improvement's tooltip starts with its configuration (what a click pins).
+        assert!(s.contains("<title>batch=8, tp=1 — &lt;script&gt;ga&lt;/script&gt;: evaluation 1, best 5</title>"), "{s}");
+        assert!(s.contains("<title>batch=32, tp=2 — "));
+        assert_eq!(s.matches("class=\"tl-pin\"").count(), 2, "the carried last point is no improvement");
+    }
+
+    #[test]
     fn log_axis_skips_non_positive_and_reports() {
         let s = to_svg_string(&data(vec![(1.0, 0.0), (2.0, f64::NAN), (3.0, 10.0)], true));
         assert!(s.contains("2 values not shown"));
@@ -180,7 +199,7 @@ mod tests {
     #[test]
     fn names_are_escaped_and_legend_drawn_for_several() {
         let mut d = data(vec![(1.0, 3.0), (2.0, 1.0)], false);
-        d.series.push(ConvergenceSeries { name: "random".into(), points: vec![(1.0, 4.0)] });
+        d.series.push(ConvergenceSeries { name: "random".into(), points: vec![(1.0, 4.0)], labels: Vec::new() });
         let s = to_svg_string(&d);
         assert!(!s.contains("<script>"));
         assert!(s.contains("&lt;script&gt;ga"));

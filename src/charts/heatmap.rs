@@ -199,11 +199,22 @@ pub fn HeatmapChart(
             }
         });
     });
+    // The same text drawn and exported (through the one export path, `svg::download`).
+    let text = Memo::new(move |_| data.with(to_svg_string));
+    let ctx = use_context::<crate::state::Ctx>();
+    let save = move |_| {
+        if let Err(e) = super::svg::download("heatmap", &text.get_untracked()) {
+            if let Some(c) = ctx {
+                c.fail(format!("SVG export: {e}"));
+            }
+        }
+    };
     view! {
+        <div class="tl-chart-box">
         <div
             class="tl-chart tl-chart-heatmap"
             node_ref=root
-            inner_html=move || data.with(to_svg_string)
+            inner_html=move || text.get()
             on:click=move |ev| pick(&ev)
             on:keydown=move |ev| {
                 let k = ev.key();
@@ -213,6 +224,8 @@ pub fn HeatmapChart(
                 }
             }
         ></div>
+        <button class="svg-export" data-testid="svg-heatmap" title="Save this chart as SVG" on:click=save>"SVG"</button>
+        </div>
     }
 }
 

@@ -67,7 +67,7 @@ mod tests {
         let snap = json!({"generation": 1, "population_best": v, "temperature": v, "candidates": [{"x": 0.5, "mean": v, "std": 1.0, "value": v, "low": v, "high": v, "acquisition": v}], "choice_probabilities": {EVIL: [v, 0.5]}});
         let snaps = vec![snap.clone(); n];
         vec![
-            convergence::to_svg_string(&ConvergenceData { title: EVIL.into(), y_label: EVIL.into(), series: vec![ConvergenceSeries { name: EVIL.into(), points: pts(1.0) }, ConvergenceSeries { name: "b".into(), points: pts(0.0) }], log_y: true }),
+            convergence::to_svg_string(&ConvergenceData { title: EVIL.into(), y_label: EVIL.into(), series: vec![ConvergenceSeries { name: EVIL.into(), points: pts(1.0), labels: vec![EVIL.into()] }, ConvergenceSeries { name: "b".into(), points: pts(0.0), labels: Vec::new() }], log_y: true }),
             scatter::to_svg_string(&ScatterData { value_label: EVIL.into(), points: vec![sp(PointState::Ok); n].into_iter().chain([sp(PointState::Failed), sp(PointState::Infeasible)]).collect(), best: Some(0), log_x: true, x_categories: if n == 1 { vec![EVIL.into()] } else { vec![] }, ..Default::default() }),
             pareto::to_svg_string(&ParetoData { x_label: EVIL.into(), points: vec![pp; n], log_y: true, ..Default::default() }),
             roofline::to_svg_string(&RooflineData { title: EVIL.into(), peaks: vec![Ceiling { label: EVIL.into(), value: v }], bandwidths: vec![Ceiling { label: "HBM".into(), value: 1000.0 }], points: vec![RooflinePoint { label: EVIL.into(), intensity: v, tflops: v, highlight: true }; n] }),

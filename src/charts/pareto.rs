@@ -153,7 +153,7 @@ pub fn ParetoChart(
     #[prop(into)]
     data: Signal<ParetoData>,
 ) -> impl IntoView {
-    view! { <div class="tl-chart tl-chart-pareto" inner_html=move || data.with(to_svg_string)></div> }
+    super::svg::chart_box("pareto", Memo::new(move |_| data.with(to_svg_string)).into())
 }
 
 #[cfg(test)]

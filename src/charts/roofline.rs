@@ -164,7 +164,7 @@ pub fn RooflineChart(
     #[prop(into)]
     data: Signal<RooflineData>,
 ) -> impl IntoView {
-    view! { <div class="tl-chart tl-chart-roofline" inner_html=move || data.with(to_svg_string)></div> }
+    super::svg::chart_box("roofline", Memo::new(move |_| data.with(to_svg_string)).into())
 }
 
 #[cfg(test)]

@@ -173,7 +173,7 @@ pub fn ScatterChart(
     #[prop(into)]
     data: Signal<ScatterData>,
 ) -> impl IntoView {
-    view! { <div class="tl-chart tl-chart-scatter" inner_html=move || data.with(to_svg_string)></div> }
+    super::svg::chart_box("scatter", Memo::new(move |_| data.with(to_svg_string)).into())
 }
 
 #[cfg(test)]

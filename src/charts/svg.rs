@@ -195,6 +195,42 @@ impl Svg {
     }
 }
 
+/// File name a chart of `kind` is saved under ("tunelab-convergence.svg").
+pub fn file_name(kind: &str) -> String {
+    let k: String = kind.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' }).collect();
+    format!("tunelab-{}.svg", if k.is_empty() { "chart" } else { &k })
+}
+
+/// The one export path: saves a chart's SVG text (the very text the screen shows, drawn by its
+/// `to_svg_string`) as a download named by [`file_name`]. Every chart's "SVG" button and the
+/// report's "Charts as SVG" come here.
+pub fn download(kind: &str, svg: &str) -> Result<(), String> {
+    crate::browser::download(&file_name(kind), "image/svg+xml", svg)
+}
+
+/// A chart on the page: the drawing (`<div class="tl-chart tl-chart-{kind}">` holding the SVG
+/// text) and a small "SVG" button that saves the same text through [`download`]
+/// (`data-testid="svg-{kind}"`). `svg` is only read again when the drawing changes or the
+/// button is pressed.
+pub fn chart_box(kind: &'static str, svg: leptos::prelude::Signal<String>) -> impl leptos::prelude::IntoView {
+    use leptos::prelude::*;
+    let ctx = use_context::<crate::state::Ctx>();
+    let save = move |_| {
+        if let Err(e) = download(kind, &svg.get_untracked()) {
+            match ctx {
+                Some(c) => c.fail(format!("SVG export: {e}")),
+                None => leptos::logging::warn!("SVG export: {e}"),
+            }
+        }
+    };
+    view! {
+        <div class="tl-chart-box">
+            <div class=format!("tl-chart tl-chart-{kind}") inner_html=move || svg.get()></div>
+            <button class="svg-export" data-testid=format!("svg-{kind}") title="Save this chart as SVG" on:click=save>"SVG"</button>
+        </div>
+    }
+}
+
 /// "x1,y1 x2,y2 ..." for `points` attributes.
 pub fn points_attr(pts: &[(f64, f64)]) -> String {
     let mut s = String::with_capacity(pts.len() * 12);
@@ -285,6 +321,13 @@ mod tests {
         assert_eq!(px(-0.001), "0");
         assert_eq!(px(f64::NAN), "0");
         assert_eq!(px(1.005), "1");
+    }
+
+    #[test]
+    fn export_names_are_plain_files() {
+        assert_eq!(file_name("convergence"), "tunelab-convergence.svg");
+        assert_eq!(file_name("../x y"), "tunelab----x-y.svg");
+        assert_eq!(file_name(""), "tunelab-chart.svg");
     }
 
     #[test]

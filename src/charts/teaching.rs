@@ -150,7 +150,7 @@ fn annealing_summary(snaps: &[Value]) -> String {
 pub(super) fn figure(kind: &'static str, svg: Signal<String>, text: &'static str, summary: Signal<String>) -> impl IntoView {
     view! {
         <figure class=format!("tl-teach tl-teach-{kind}")>
-            <div class="tl-chart" inner_html=move || svg.get()></div>
+            {super::svg::chart_box(kind, svg)}
             <figcaption class="tl-teach-text">
                 <p>{text}</p>
                 <p class="tl-teach-now">{move || summary.get()}</p>

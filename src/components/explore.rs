@@ -77,7 +77,7 @@ pub fn ExplorePanel() -> impl IntoView {
             <Show when=move || map.with(|m| m.is_some())>
                 <HeatmapChart data=data on_select=on_select/>
                 <button data-testid="explore-svg" on:click=move |_| {
-                    if let Err(e) = crate::browser::download("tunelab-heatmap.svg", "image/svg+xml", &crate::charts::heatmap::to_svg_string(&data.get_untracked())) { ctx.fail(e); }
+                    if let Err(e) = crate::charts::svg::download("heatmap", &crate::charts::heatmap::to_svg_string(&data.get_untracked())) { ctx.fail(e); }
                 }>"Heat map as SVG"</button>
             </Show>
             <Show when=move || detail.with(|d| d.is_some())>
@@ -116,11 +116,12 @@ pub fn PointView(detail: RwSignal<Option<PointDetail>>, #[prop(optional, into)] 
     let ctx = expect_context::<Ctx>();
     let export = move |_| {
         let files = [
-            ("tunelab-engines.svg", crate::charts::breakdown::to_svg_string(&breakdown.get_untracked())),
-            ("tunelab-roofline.svg", crate::charts::roofline::to_svg_string(&roofline.get_untracked())),
+            ("breakdown", crate::charts::breakdown::to_svg_string(&breakdown.get_untracked())),
+            ("hotspots", crate::charts::breakdown::hotspot_svg_string(&hotspots.get_untracked())),
+            ("roofline", crate::charts::roofline::to_svg_string(&roofline.get_untracked())),
         ];
-        for (name, svg) in files {
-            if let Err(e) = crate::browser::download(name, "image/svg+xml", &svg) {
+        for (kind, svg) in files {
+            if let Err(e) = crate::charts::svg::download(kind, &svg) {
                 ctx.fail(e);
             }
         }

@@ -120,7 +120,7 @@ pub fn TrialsPanel() -> impl IntoView {
     };
     view! {
         <h2>"Trials"</h2>
-        <p class="hint">"Every trial of every strategy. Click a column head to sort, a row to pin it; or type a configuration (name=value, ...) to pin it. Points clicked in the trial scatter, the Pareto front or the heat map are pinned too."</p>
+        <p class="hint">"Every trial of every strategy. Click a column head to sort, a row to pin it; or type a configuration (name=value, ...) to pin it. Points clicked in the convergence chart, the trial scatter, the Pareto front or the heat map are pinned too."</p>
         <div class="row">
             <input type="text" class="wide" data-testid="pin-text" placeholder="batch=64, tp=2" prop:value=move || typed.get() on:input=move |ev| typed.set(event_target_value(&ev))/>
             <button data-testid="pin-typed" on:click=pin_typed>"Pin"</button>

@@ -98,7 +98,7 @@ pub fn TunePanel() -> impl IntoView {
                 </Show>
                 <div class="charts">
                     <div class="pin-target" on:click=move |ev| crate::components::trials::pin_from_click(ctx, &ev)><ScatterChart data=scatter/></div>
-                    <ConvergenceChart data=conv/>
+                    <div class="pin-target" on:click=move |ev| crate::components::trials::pin_from_click(ctx, &ev)><ConvergenceChart data=conv/></div>
                     <Show when=has_pareto>
                         <div>
                             <div class="pin-target" on:click=move |ev| crate::components::trials::pin_from_click(ctx, &ev)><ParetoChart data=pareto/></div>
