@@ -16,6 +16,7 @@ mod calibrate;
 mod devices;
 mod eval;
 mod fidelity;
+mod chips;
 mod guards;
 mod impact;
 mod op;
@@ -58,6 +59,8 @@ enum Command {
     Fidelity(fidelity::Args),
     /// What one change (precision, TP, batch, recompute, ZeRO) does at every stage.
     Impact(impact::Args),
+    /// The scenario tuned on every bundled chip, each chip's own best beside the scenario chip's best.
+    Chips(chips::Args),
     /// Over-optimisation guards on a configuration: another chip, protected layers, delta check.
     Guards(guards::Args),
     /// Fit a chip profile's declared parameters to measurements with the search engine.
@@ -79,6 +82,7 @@ fn main() {
         Command::Fidelity(a) => fidelity::main(a),
         Command::Calibrate(a) => calibrate::main(a),
         Command::Impact(a) => impact::main(a),
+        Command::Chips(a) => chips::main(a),
         Command::Guards(a) => guards::main(a),
     };
     if let Err(e) = result {

@@ -9,6 +9,7 @@
 pub mod autotune;
 pub mod blocks;
 pub mod calibrate;
+pub mod chips;
 pub mod bundled;
 pub mod cases;
 pub mod context;
