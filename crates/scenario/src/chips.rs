@@ -5,8 +5,9 @@
 //! chip's study starts from the ported configuration (a warm start, re-priced on the chip, no
 //! budget spent), so its own best is never worse than the ported one.
 //!
-//! The browser runs one `chip_row` per chip in a Web Worker; `tunelab chips` runs the same
-//! function, so both print the same numbers for the same scenario and budget.
+//! The browser runs one `chip_row` per chip in a Web Worker, porting the run's best; `tunelab
+//! chips` runs the scenario first (`current_best`, as `tunelab run` does) and then the same
+//! `chip_row`s, so both show the same numbers for the same scenario and budget.
 
 use crate::context::{chip_label, title};
 use crate::scenario::{DeviceRef, Scenario};
@@ -29,8 +30,10 @@ pub struct ChipRow {
     pub budget: usize,
     /// Evaluations spent over all strategies.
     pub evaluations: usize,
-    /// The strategy that found the chip's best.
+    /// The strategy that found the chip's best (None when no trial beat the ported start).
     pub best_strategy: Option<String>,
+    /// The chip's best is the ported configuration itself: the short study found nothing better.
+    pub best_is_ported: bool,
     /// The chip's own best configuration, as `Config::describe` writes it, and its values.
     pub best_config: Option<String>,
     #[serde(skip)]
@@ -82,6 +85,7 @@ pub fn chip_row(s: &Scenario, chip: &str, budget: usize, port: Option<&Config>) 
         budget: t.budget,
         evaluations: 0,
         best_strategy: None,
+        best_is_ported: false,
         best_config: None,
         best: None,
         metrics: Vec::new(),
@@ -110,7 +114,8 @@ pub fn chip_row(s: &Scenario, chip: &str, budget: usize, port: Option<&Config>) 
     let names = run.space().names().to_vec();
     match run.overall_best() {
         Some((i, trial)) => {
-            row.best_strategy = Some(run.lanes()[i].spec.name.clone());
+            row.best_is_ported = trial.warm;
+            row.best_strategy = (!trial.warm).then(|| run.lanes()[i].spec.name.clone());
             row.best_config = Some(trial.config.describe(&names));
             row.metrics = run.metrics().iter().zip(&trial.values).map(|(m, v)| (m.name.clone(), *v, m.unit.clone())).collect();
             row.best = Some(trial.config.clone());
@@ -128,25 +133,18 @@ pub fn home_chip(s: &Scenario) -> String {
     chip_label(s)
 }
 
-/// Every bundled chip tuned with `budget` evaluations per strategy; each row also prices the
-/// scenario's own chip's best (tuned with the same budget) on that chip.
-pub fn compare(s: &Scenario, budget: usize) -> Vec<ChipRow> {
-    let home = match &s.device {
-        DeviceRef::Name(n) => Some(chip_row(s, n, budget, None)),
-        DeviceRef::Inline(_) => None,
-    };
-    let port = home.as_ref().and_then(|h| h.best.clone());
-    tunelab_sim::device::bundled_names()
-        .into_iter()
-        .map(|chip| match &home {
-            Some(h) if h.chip.eq_ignore_ascii_case(chip) => {
-                let mut r = h.clone();
-                r.ported = port.as_ref().map(|_| Ok(h.metrics.clone()));
-                r
-            }
-            _ => chip_row(s, chip, budget, port.as_ref()),
-        })
-        .collect()
+/// The scenario tuned as it stands (its own budget, as `tunelab run` does): its best
+/// configuration, the "current best" the comparison ports to every chip.
+pub fn current_best(s: &Scenario) -> Result<Option<Config>, String> {
+    let mut run = Run::new(s)?;
+    run.run_to_end();
+    Ok(run.overall_best().map(|(_, t)| t.config.clone()))
+}
+
+/// Every bundled chip tuned with `budget` evaluations per strategy, each study started from
+/// `port` (the current best; `current_best`), which each row also prices on its chip.
+pub fn compare(s: &Scenario, budget: usize, port: Option<&Config>) -> Vec<ChipRow> {
+    tunelab_sim::device::bundled_names().into_iter().map(|chip| chip_row(s, chip, budget, port)).collect()
 }
 
 #[cfg(test)]
@@ -176,17 +174,22 @@ mod tests {
     /// own study saw at least the baseline), and the home chip's row is its own study.
     #[test]
     fn each_chip_is_tuned_on_its_own() {
-        let s = scenario();
-        let rows = compare(&s, 12);
+        let mut s = scenario();
+        s.budget = 40;
+        let best = current_best(&s).unwrap().unwrap();
+        let rows = compare(&s, 12, Some(&best));
         assert_eq!(rows.len(), tunelab_sim::device::bundled_names().len());
         let home = rows.iter().find(|r| r.chip == "910B2").unwrap();
-        assert_eq!(home.ported_goal(), home.goal());
+        // On its own chip the current best is priced as the run priced it.
+        let mut run = Run::new(&s).unwrap();
+        run.run_to_end();
+        assert_eq!(home.ported_goal(), run.overall_best().and_then(|(_, t)| t.value()));
         let b4 = rows.iter().find(|r| r.chip == "910B4").unwrap();
         assert!(b4.title.contains("910B4"));
         assert_eq!(b4.budget, 12);
         // Its own study: the chip's scenario, warm-started from the home chip's best.
         let mut run = Run::new(&chip_scenario(&s, "910B4", 12)).unwrap();
-        let seed = Trial { id: 0, config: home.best.clone().unwrap(), state: TrialState::Ok, values: Vec::new(), reason: None, warm: true, evaluation: 0 };
+        let seed = Trial { id: 0, config: best.clone(), state: TrialState::Ok, values: Vec::new(), reason: None, warm: true, evaluation: 0 };
         run.warm_start(&[seed]).unwrap();
         run.run_to_end();
         assert_eq!(b4.goal(), run.overall_best().and_then(|(_, t)| t.value()));
@@ -198,9 +201,9 @@ mod tests {
         }
         assert!(b4.evaluations > 0 && b4.evaluations <= 12 * s.strategies().len(), "{} evaluations, 12 per strategy", b4.evaluations);
         // Determinism: the same row twice.
-        assert_eq!(chip_row(&s, "910B4", 12, home.best.as_ref()), *b4);
+        assert_eq!(chip_row(&s, "910B4", 12, Some(&best)), *b4);
         // The ported configuration is priced by the stage objective on that chip.
-        let port = crate::guards::check_compatibility(&s, home.best.as_ref().unwrap(), "910B4").unwrap();
+        let port = crate::guards::check_compatibility(&s, &best, "910B4").unwrap();
         match &b4.ported {
             Some(Ok(m)) => assert_eq!(m, &port.metrics),
             Some(Err(e)) => assert!(!port.compatible, "{e}"),
