@@ -29,6 +29,10 @@ pub struct Args {
     /// Save this run as a case in this knowledge base (created if missing).
     #[arg(long, value_name = "KB.json")]
     save_case: Option<String>,
+    /// Landscape stage: the Kernel Tuner cache file (.json or .json.gz) the scenario names, a
+    /// dropped one or a bundled one kept elsewhere (its SHA-256 is checked either way).
+    #[arg(long, value_name = "CACHE.json[.gz]")]
+    cache: Option<String>,
 }
 
 /// Largest scenario file read (a scenario is a few KB; an inline model a few hundred).
@@ -38,7 +42,16 @@ const MAX_FILE: u64 = 8 * 1024 * 1024;
 pub fn main(a: Args) -> Result<(), String> {
     let path = &a.scenario;
     let scenario = load(path)?;
-    let mut run = Run::new(&scenario).map_err(|e| format!("scenario '{path}': {e}"))?;
+    let mut run = match tunelab_scenario::stages::landscape::needs_bytes(&scenario) {
+        Some(need) => {
+            let bytes = landscape_bytes(path, &need, a.cache.as_deref())?;
+            let land = tunelab_scenario::stages::landscape::Landscape::build(&scenario, Some(&bytes)).map_err(|e| format!("scenario '{path}': {e}"))?;
+            Run::with_landscape(&scenario, land)
+        }
+        None if a.cache.is_some() => return Err(format!("--cache: scenario '{path}' is not a landscape of a Kernel Tuner cache, so it reads no cache file")),
+        None => Run::new(&scenario),
+    }
+    .map_err(|e| format!("scenario '{path}': {e}"))?;
     for n in run.notes() {
         eprintln!("note: {n}");
     }
@@ -85,6 +98,48 @@ pub fn main(a: Args) -> Result<(), String> {
         print!("{}", report.to_text());
     }
     Ok(())
+}
+
+/// The bytes of the cache a landscape scenario needs: `--cache FILE` when given, else a bundled
+/// cache from assets/kernel-tuner/ (looked for beside the current directory, beside the scenario
+/// file's folder, and in the source tree this binary was built from).
+fn landscape_bytes(path: &str, need: &tunelab_scenario::stages::landscape::Needed, cache: Option<&str>) -> Result<Vec<u8>, String> {
+    use tunelab_scenario::stages::landscape::Needed;
+    if let Some(f) = cache {
+        return read_cache(f);
+    }
+    match need {
+        Needed::Dropped { message, .. } => Err(format!("scenario '{path}' replays a dropped cache: give the file with --cache FILE ({message})")),
+        Needed::Bundled { file, .. } => {
+            let scenario_dir = std::path::Path::new(path).parent().map(|p| p.join("..").join("kernel-tuner"));
+            let candidates: Vec<std::path::PathBuf> = [
+                Some(std::path::PathBuf::from("assets/kernel-tuner")),
+                scenario_dir,
+                Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/kernel-tuner")),
+            ]
+            .into_iter()
+            .flatten()
+            .map(|d| d.join(file))
+            .collect();
+            match candidates.iter().find(|p| p.is_file()) {
+                Some(p) => read_cache(&p.to_string_lossy()),
+                None => Err(format!(
+                    "scenario '{path}': the bundled cache {file} is not in {}; give it with --cache FILE",
+                    candidates.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+                )),
+            }
+        }
+    }
+}
+
+/// Reads a cache file, refusing one larger than a cache may be (before reading it).
+fn read_cache(f: &str) -> Result<Vec<u8>, String> {
+    let max = tunelab_search::kernel_tuner::MAX_CACHE_BYTES as u64;
+    let meta = std::fs::metadata(f).map_err(|e| format!("cannot read cache '{f}': {e}"))?;
+    if meta.len() > max {
+        return Err(format!("cache '{f}' is {} bytes; at most {max}", meta.len()));
+    }
+    std::fs::read(f).map_err(|e| format!("cannot read cache '{f}': {e}"))
 }
 
 /// Reads and validates a scenario file (size-bounded).

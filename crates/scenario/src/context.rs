@@ -87,6 +87,7 @@ pub fn goal(s: &Scenario) -> (String, bool) {
         Stage::Deployment => "tokens_per_s",
         Stage::Training => "step_time_ms",
         Stage::Runtime => "energy_j_per_token",
+        Stage::Landscape => crate::stages::landscape::goal_metric(s),
     };
     (id.into(), crate::metrics::info(id).higher_is_better)
 }
@@ -96,6 +97,9 @@ pub fn goal(s: &Scenario) -> (String, bool) {
 /// as it is now.
 pub fn title(s: &Scenario) -> String {
     let (g, max) = goal(s);
+    if s.stage == crate::scenario::Stage::Landscape {
+        return format!("{}: landscape stage, {} {}", crate::stages::landscape::source_label(s), if max { "maximise" } else { "minimise" }, crate::metrics::label(&g).to_lowercase());
+    }
     format!("{} on {}: {} stage, {} {}", model_label(s), chip_label(s), s.stage.name(), if max { "maximise" } else { "minimise" }, crate::metrics::label(&g).to_lowercase())
 }
 

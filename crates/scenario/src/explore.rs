@@ -192,6 +192,9 @@ pub fn dominant_phase(s: &Scenario, metrics: &[(String, f64, String)]) -> (Phase
 /// training stage one training step. `metrics` are the stage's values for the point (for the
 /// dominant phase).
 pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(String, f64, String)]) -> Result<Breakdown, String> {
+    if s.stage == Stage::Landscape {
+        return Err("a landscape point has no operator breakdown: its value is a measurement or a function, not a model of operators".into());
+    }
     let (model, device, _) = crate::context::resolve(s)?;
     let (inp, out) = (s.workload.input_len.max(1) as u64, s.workload.output_len.max(1) as u64);
     match s.stage {
@@ -224,6 +227,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
             let graph_launch = names.iter().zip(&config.0).any(|(n, v)| n == "launch" && v.as_str() == Some("graph"));
             let (phase, why) = dominant_phase(s, metrics);
             let w = workload(phase, p.batch, inp, out);
+        Stage::Landscape => Err("a landscape point has no operator breakdown".into()),
             let plan = ParallelPlan { tp: p.tp, ..ParallelPlan::default() };
             // The deployment stage builds its graphs with the precision alone (fusions on).
             let opts = tunelab_sim::workload::GraphOptions { precision: p.precision, ..Default::default() };

@@ -54,6 +54,9 @@ pub struct Report {
     /// Launch settings for serving stacks (deployment stage only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deployment: Option<DeploymentExport>,
+    /// The landscape stage's true optimum and each strategy's distance to it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub landscape: Option<crate::stages::landscape::LandscapeReport>,
 }
 
 /// A configuration transferred by a warm start, priced on this scenario.
@@ -174,19 +177,27 @@ impl Report {
         if best.is_none() && run.evaluations() > 0 {
             notes.push(no_feasible_summary(run));
         }
-        notes.push("All figures come from Tunelab's analytic device model, not from measurements on hardware.".into());
+        let landscape = crate::stages::landscape::LandscapeReport::of(run);
+        if landscape.is_none() {
+            notes.push("All figures come from Tunelab's analytic device model, not from measurements on hardware.".into());
+        }
+        let labels = landscape.as_ref().zip(run.landscape()).map(|(l, land)| l.labels(land));
         let deployment = (s.stage == Stage::Deployment && best.is_some()).then(|| deployment_export(run, &best_config));
         let m0 = metrics.first();
         Report {
             name: s.name.clone(),
             stage: s.stage.name().into(),
-            model: match &s.model {
+            model: match (&labels, &s.model) {
+                (Some(l), _) => l.0.clone(),
+                (None, m) => match m {
                 ModelRef::Id(id) if !id.trim_start().starts_with('{') => id.clone(),
                 _ => "inline model".into(),
+                },
             },
-            device: match &s.device {
-                DeviceRef::Name(n) => n.clone(),
-                DeviceRef::Inline(_) => "inline device".into(),
+            device: match (&labels, &s.device) {
+                (Some(l), _) => l.1.clone(),
+                (None, DeviceRef::Name(n)) => n.clone(),
+                (None, DeviceRef::Inline(_)) => "inline device".into(),
             },
             seed: s.seed,
             budget: run.lanes().first().map(|l| l.study.options().budget).unwrap_or(s.budget),
@@ -206,6 +217,7 @@ impl Report {
             notes,
             transferred: run.transferred().iter().map(|t| Transferred { config: named(&t.config), value: t.value(), reason: t.reason.clone() }).collect(),
             deployment,
+            landscape,
         }
     }
 
@@ -259,6 +271,9 @@ impl Report {
             if self.transferred.len() > 10 {
                 out.push_str(&format!("  ... and {} more\n", self.transferred.len() - 10));
             }
+        }
+        if let Some(l) = &self.landscape {
+            out.push_str(&l.to_text());
         }
         for n in &self.notes {
             out.push_str(&format!("note: {n}\n"));

@@ -94,6 +94,8 @@ pub struct Run {
     baseline: Outcome,
     /// Configurations transferred from similar cases, re-priced on this scenario (`warm_start`).
     transferred: Vec<Trial>,
+    /// The landscape stage's landscape (the cache or the toy grid), for drawing and its optimum.
+    landscape: Option<std::sync::Arc<crate::stages::landscape::Landscape>>,
 }
 
 /// The generator of lane `i`: lane 0 uses the scenario seed itself, later lanes a fork of it.
@@ -105,19 +107,33 @@ pub fn lane_rng(seed: u64, i: usize) -> Rng {
 impl Run {
     /// Validates the scenario, builds its stage and one study per strategy.
     pub fn new(s: &Scenario) -> Result<Run, String> {
-        Run::build(s, None)
+        Run::build(s, None, None)
     }
 
     /// The same run, with the baseline's outcome priced elsewhere: the browser's page mirrors a
     /// run its Web Workers step, and takes the baseline from a worker instead of pricing it again
     /// on the page's thread (a deployment baseline costs 100+ ms).
     pub fn with_baseline(s: &Scenario, baseline: Outcome) -> Result<Run, String> {
-        Run::build(s, Some(baseline))
+        Run::build(s, Some(baseline), None)
     }
 
-    fn build(s: &Scenario, known: Option<Outcome>) -> Result<Run, String> {
+    /// A landscape-stage run on a landscape built by `Landscape::build` (which parses a cache's
+    /// bytes once; the app builds it from a fetched or dropped file, the CLI from a file it reads).
+    /// `Run::new` builds toy landscapes itself but cannot get a cache's bytes.
+    pub fn with_landscape(s: &Scenario, land: std::sync::Arc<crate::stages::landscape::Landscape>) -> Result<Run, String> {
+        Run::build(s, None, Some(land))
+    }
+
+    fn build(s: &Scenario, known: Option<Outcome>, land: Option<std::sync::Arc<crate::stages::landscape::Landscape>>) -> Result<Run, String> {
         s.validate()?;
-        let (mut setup, blocks) = stages::setup_with_blocks(s)?;
+        let land = match (s.stage, land) {
+            (crate::Stage::Landscape, None) => Some(crate::stages::landscape::Landscape::build(s, None)?),
+            (_, l) => l,
+        };
+        let (mut setup, blocks) = match &land {
+            Some(l) => (stages::setup_with_landscape(s, l.clone())?, Vec::new()),
+            None => stages::setup_with_blocks(s)?,
+        };
         let baseline = if !setup.space.contains(&setup.baseline) {
             Outcome::Infeasible("the default configuration is outside the tuned space".into())
         } else if let Some(b) = known {
@@ -147,10 +163,14 @@ impl Run {
             opts.patience = s.patience;
             opts.strategy_stop = s.early_stop;
             let mut study = Study::new(setup.space.clone(), setup.metrics.clone(), opts)?;
-            study.warm_start(std::slice::from_ref(&start));
+            // A landscape has no default to start from: its lanes start cold, as Kernel Tuner's
+            // simulation mode (and `tunelab replay`) does, so lane 0 replays `kernel_tuner::replay`.
+            if land.is_none() {
+                study.warm_start(std::slice::from_ref(&start));
+            }
             lanes.push(Lane { spec: spec.clone(), strategy, study, rng: lane_rng(s.seed, i), reported_batches: 0, reported_best: None });
         }
-        Ok(Run { scenario: s.clone(), setup, lanes, baseline, transferred: Vec::new() })
+        Ok(Run { scenario: s.clone(), setup, lanes, baseline, transferred: Vec::new(), landscape: land })
     }
 
     /// Transfer: seeds every lane, before it starts, with the CONFIGURATIONS of earlier trials
@@ -265,6 +285,8 @@ impl Run {
     }
 
     pub fn scenario(&self) -> &Scenario { &self.scenario }
+    /// The landscape of a landscape-stage run: its whole surface (`all_points`) and true optimum.
+    pub fn landscape(&self) -> Option<&std::sync::Arc<crate::stages::landscape::Landscape>> { self.landscape.as_ref() }
     pub fn space(&self) -> &Space { &self.setup.space }
     /// The metrics every trial reports, primary (top-priority goal) first.
     pub fn metrics(&self) -> &[Metric] { &self.setup.metrics }

@@ -39,6 +39,10 @@ pub struct Scenario {
     pub training: crate::stages::training::TrainingOptions,
     /// Runtime-stage options (typed; see `stages::runtime::RuntimeOptions`).
     pub runtime: crate::stages::runtime::RuntimeOptions,
+    /// Landscape-stage source: a Kernel Tuner cache (bundled by name, or a dropped file by name
+    /// and digest) or a toy function. Absent from other stages' JSON, so their links are as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub landscape: Option<crate::stages::landscape::LandscapeSource>,
     /// Overrides of the stage's search space, by parameter name.
     pub space: BTreeMap<String, SpaceOverride>,
     /// Goals in priority order of `priority` (highest first); the first is the primary metric.
@@ -73,6 +77,7 @@ impl Default for Scenario {
             deployment: DeploymentOptions::default(),
             training: Default::default(),
             runtime: Default::default(),
+            landscape: None,
             space: BTreeMap::new(),
             objectives: Vec::new(),
             constraints: Constraints::default(),
@@ -95,6 +100,8 @@ pub enum Stage {
     Deployment,
     Training,
     Runtime,
+    /// A known landscape: a Kernel Tuner cache replayed, or a 2-D toy function (`stages::landscape`).
+    Landscape,
 }
 
 impl Stage {
@@ -105,6 +112,7 @@ impl Stage {
             Stage::Deployment => "deployment",
             Stage::Training => "training",
             Stage::Runtime => "runtime",
+            Stage::Landscape => "landscape",
         }
     }
 }

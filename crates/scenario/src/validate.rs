@@ -10,6 +10,7 @@ impl Scenario {
     /// Checks values serde cannot: ranges, signs, names. Messages name the field.
     pub fn validate(&self) -> Result<(), String> {
         self.check_free_form()?;
+        crate::stages::landscape::validate(self)?;
         let w = &self.workload;
         // One limit per quantity, the simulator's own (a sequence the workload would refuse
         // must be refused here, not reported later as "no feasible configuration").
@@ -239,6 +240,7 @@ fn check_free_form_raw(v: &Json) -> Result<(), String> {
     plain("constraints", MAX_OPTIONS_BYTES)?;
     plain("objectives", MAX_OPTIONS_BYTES)?;
     Ok(())
+    plain("landscape", MAX_OPTIONS_BYTES)?;
 }
 
 impl Scenario {

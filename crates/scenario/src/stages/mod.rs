@@ -9,6 +9,7 @@
 //! `utilisation`, `step_time_ms`, `mfu`, `power_w`.
 
 pub mod deployment;
+pub mod landscape;
 pub mod operator;
 pub mod runtime;
 pub mod training;
@@ -57,7 +58,14 @@ pub fn stage_setup(s: &Scenario) -> Result<StageSetup, String> {
         Stage::Deployment => deployment::setup(s),
         Stage::Training => crate::training::setup(s),
         Stage::Runtime => runtime::setup(s),
+        Stage::Landscape => landscape::setup(s),
     }
+}
+
+/// The landscape stage for a landscape built elsewhere (`landscape::Landscape::build`, which
+/// parses a cache's bytes once), with the scenario's goals and constraints.
+pub fn setup_with_landscape(s: &Scenario, land: std::sync::Arc<landscape::Landscape>) -> Result<StageSetup, String> {
+    finish(s, landscape::stage(s, land)?)
 }
 
 /// Applies the scenario's space overrides to a stage's parameters; unknown names are an error.

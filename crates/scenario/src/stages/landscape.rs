@@ -1,0 +1,716 @@
+//! The landscape stage: a search problem whose whole surface is known, for racing strategies on
+//! real measured data (a Kernel Tuner cache) or on a 2-D analytic function drawn whole.
+//!
+//! Why a stage: the races, Step, the charts and the teaching cards all run through `Run` and
+//! `Study`, so a landscape plugs into that one path instead of having a replay loop of its own.
+//! A Kernel Tuner cache is replayed as Kernel Tuner's simulation mode does (the space is the set
+//! of cached configurations, a failed measurement is a failed evaluation that still costs budget),
+//! through `kernel_tuner::KernelTunerCache::lookup`, so lane 0 of a landscape run gives the same
+//! trials as `kernel_tuner::replay` (what `tunelab replay` runs) for the same seed and budget.
+//!
+//! The cache's bytes never travel in the scenario: a bundled cache is named, and a file the user
+//! dropped is recorded by its name, its configuration count and the SHA-256 of its JSON text, so
+//! a shared link can ask for the file again and check that the file given is the same one. The
+//! engine does no file or network I/O: the CLI reads the file, the browser fetches or is handed
+//! it, and both pass the bytes to `Landscape::build`, which parses them once.
+
+use crate::scenario::{clip, Scenario, Stage};
+use crate::stages::StageSetup;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use tunelab_search::kernel_tuner::{self, KernelTunerCache};
+use tunelab_search::{Config, Metric, Objective, Outcome, Param, Space, Value};
+
+/// Where a landscape comes from (the scenario's `landscape` field).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum LandscapeSource {
+    /// Real measurements: a Kernel Tuner cache file.
+    KernelTuner(KernelTunerSource),
+    /// A 2-D analytic function on a grid.
+    Toy(ToySpec),
+}
+
+/// Which Kernel Tuner cache.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum KernelTunerSource {
+    /// One of the caches shipped with Tunelab (`BUNDLED_CACHES`), by name.
+    Bundled(String),
+    /// A file the user supplied; only its identity is recorded.
+    Dropped(DroppedCache),
+}
+
+/// The identity of a user's cache file: enough to ask for it again and recognise it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DroppedCache {
+    /// The file name as the user had it (shown, never used as a path by the engine).
+    pub name: String,
+    /// SHA-256 (64 lower-case hex digits) of the cache's JSON text after gunzip (`digest`).
+    pub digest: String,
+    /// Cached configurations (failed ones included), shown in the "drop it again" message.
+    pub configs: usize,
+}
+
+/// A 2-D analytic landscape evaluated on an `resolution` x `resolution` grid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToySpec {
+    /// One of `TOY_FUNCTIONS`.
+    pub function: String,
+    /// Grid points per axis (`MIN_RESOLUTION..=MAX_RESOLUTION`).
+    #[serde(default = "default_resolution")]
+    pub resolution: usize,
+}
+
+fn default_resolution() -> usize {
+    64
+}
+
+/// The caches shipped in assets/kernel-tuner/: (name a scenario uses, file name, SHA-256 of its
+/// JSON text as `cache_digest` computes it). The app fetches the file as a static asset and the
+/// CLI reads it; neither is compiled into the engine. The digest makes a link to a bundled cache
+/// reproduce exactly: a stale or different file is refused instead of raced.
+pub const BUNDLED_CACHES: &[(&str, &str, &str)] = &[
+    ("convolution_MI250X", "convolution_MI250X.json.gz", "9828d4e117c5df867f984a02552f0dc6a91e8a63d1766da66f37888fdb5336e3"),
+    ("convolution_RTX_2080_Ti", "convolution_RTX_2080_Ti.json", "8208844592da02652581c113b13328709210d36d41512b1226d24a5ab0e14b7e"),
+    ("gemm_RTX_3060_laptop", "gemm_RTX_3060_laptop.json.gz", "b04247ffff3a09a7a16a4adbf14f535b28db4b22097df09f8310689313722b5e"),
+    ("pnpoly_RTX_2080_Ti", "pnpoly_RTX_2080_Ti.json.gz", "27892b9bc4c29b7500829f45893771d5c567bd47efa11531a94934cd63113d0b"),
+];
+
+/// The file name of a bundled cache.
+pub fn bundled_file(name: &str) -> Option<&'static str> {
+    BUNDLED_CACHES.iter().find(|b| b.0 == name).map(|b| b.1)
+}
+
+/// The recorded digest of a bundled cache.
+pub fn bundled_digest(name: &str) -> Option<&'static str> {
+    BUNDLED_CACHES.iter().find(|b| b.0 == name).map(|b| b.2)
+}
+
+/// Fewest and most grid points per axis of a toy landscape. The upper bound keeps the whole
+/// surface cheap to evaluate and to draw (256 x 256 = 65,536 points).
+pub const MIN_RESOLUTION: usize = 2;
+pub const MAX_RESOLUTION: usize = 256;
+/// Longest file name recorded for a dropped cache.
+pub const MAX_NAME_CHARS: usize = 200;
+
+/// A toy function: its name, a one-line description, and its domain (x range, y range).
+pub struct ToyFunction {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub x: (f64, f64),
+    pub y: (f64, f64),
+    f: fn(f64, f64) -> f64,
+}
+
+/// The toy landscapes, each on the domain it is usually drawn on. These are mathematical
+/// definitions (the standard test functions of optimisation), not physical parameters.
+pub const TOY_FUNCTIONS: &[ToyFunction] = &[
+    ToyFunction { name: "branin", description: "Branin-Hoo: three equal minima (0.397887) in a curved valley; smooth", x: (-5.0, 10.0), y: (0.0, 15.0), f: branin },
+    ToyFunction { name: "rastrigin", description: "Rastrigin: a bowl covered in a regular grid of local minima; global minimum 0 at the origin", x: (-5.12, 5.12), y: (-5.12, 5.12), f: rastrigin },
+    ToyFunction { name: "rosenbrock", description: "Rosenbrock: a long, flat, curved valley; minimum 0 at (1, 1); values span four decades", x: (-2.0, 2.0), y: (-1.0, 3.0), f: rosenbrock },
+    ToyFunction { name: "himmelblau", description: "Himmelblau: four equal minima (0) in four basins", x: (-5.0, 5.0), y: (-5.0, 5.0), f: himmelblau },
+    ToyFunction { name: "ackley", description: "Ackley: a nearly flat, bumpy plateau around one narrow funnel; minimum 0 at the origin", x: (-5.0, 5.0), y: (-5.0, 5.0), f: ackley },
+];
+
+/// A toy function by name.
+pub fn toy_function(name: &str) -> Option<&'static ToyFunction> {
+    TOY_FUNCTIONS.iter().find(|t| t.name == name)
+}
+
+const PI: f64 = std::f64::consts::PI;
+
+/// Branin-Hoo: a (y - b x^2 + c x - r)^2 + s (1 - t) cos x + s with the standard constants.
+fn branin(x: f64, y: f64) -> f64 {
+    let (a, b, c, r, s, t) = (1.0, 5.1 / (4.0 * PI * PI), 5.0 / PI, 6.0, 10.0, 1.0 / (8.0 * PI));
+    let q = y - b * x * x + c * x - r;
+    a * q * q + s * (1.0 - t) * libm::cos(x) + s
+}
+
+/// Rastrigin in two dimensions: 20 + sum (v^2 - 10 cos 2 pi v).
+fn rastrigin(x: f64, y: f64) -> f64 {
+    20.0 + x * x - 10.0 * libm::cos(2.0 * PI * x) + y * y - 10.0 * libm::cos(2.0 * PI * y)
+}
+
+/// Rosenbrock: (1 - x)^2 + 100 (y - x^2)^2.
+fn rosenbrock(x: f64, y: f64) -> f64 {
+    let (u, v) = (1.0 - x, y - x * x);
+    u * u + 100.0 * v * v
+}
+
+/// Himmelblau: (x^2 + y - 11)^2 + (x + y^2 - 7)^2.
+fn himmelblau(x: f64, y: f64) -> f64 {
+    let (u, v) = (x * x + y - 11.0, x + y * y - 7.0);
+    u * u + v * v
+}
+
+/// Ackley in two dimensions: -20 exp(-0.2 sqrt((x^2+y^2)/2)) - exp((cos 2 pi x + cos 2 pi y)/2) + e + 20.
+fn ackley(x: f64, y: f64) -> f64 {
+    let r = libm::sqrt(0.5 * (x * x + y * y));
+    let c = 0.5 * (libm::cos(2.0 * PI * x) + libm::cos(2.0 * PI * y));
+    -20.0 * libm::exp(-0.2 * r) - libm::exp(c) + std::f64::consts::E + 20.0
+}
+
+/// The grid coordinates of one axis: `n` points from `lo` to `hi`, rounded to 6 decimals so the
+/// values shown are the values evaluated.
+fn axis(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| {
+            let x = lo + (hi - lo) * i as f64 / (n - 1) as f64;
+            let r = libm::round(x * 1e6) / 1e6;
+            // No negative zero on the axis: it would print as "-0".
+            if r == 0.0 { 0.0 } else { r }
+        })
+        .collect()
+}
+
+/// SHA-256 of `data`, as 64 lower-case hex digits (FIPS 180-4; written here to keep the
+/// dependency list short). The digest of a cache is `digest(text_of(bytes))`: see `cache_digest`.
+pub fn sha256_hex(data: &[u8]) -> String {
+    const K: [u32; 64] = [
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+    ];
+    let mut h: [u32; 8] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+    let bit_len = (data.len() as u64).wrapping_mul(8);
+    let mut tail = Vec::with_capacity(128);
+    let full = data.len() / 64 * 64;
+    tail.extend_from_slice(&data[full..]);
+    tail.push(0x80);
+    while tail.len() % 64 != 56 {
+        tail.push(0);
+    }
+    tail.extend_from_slice(&bit_len.to_be_bytes());
+    let mut w = [0u32; 64];
+    for block in data[..full].chunks_exact(64).chain(tail.chunks_exact(64)) {
+        for (i, word) in block.chunks_exact(4).enumerate() {
+            w[i] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
+        }
+        for i in 16..64 {
+            let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
+            let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16].wrapping_add(s0).wrapping_add(w[i - 7]).wrapping_add(s1);
+        }
+        let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = h;
+        for i in 0..64 {
+            let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
+            let ch = (e & f) ^ (!e & g);
+            let t1 = hh.wrapping_add(s1).wrapping_add(ch).wrapping_add(K[i]).wrapping_add(w[i]);
+            let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
+            let maj = (a & b) ^ (a & c) ^ (b & c);
+            let t2 = s0.wrapping_add(maj);
+            hh = g;
+            g = f;
+            f = e;
+            e = d.wrapping_add(t1);
+            d = c;
+            c = b;
+            b = a;
+            a = t1.wrapping_add(t2);
+        }
+        for (x, y) in h.iter_mut().zip([a, b, c, d, e, f, g, hh]) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    h.iter().map(|x| format!("{x:08x}")).collect()
+}
+
+/// A landscape built from its source: the space, the objective and the whole surface.
+pub struct Landscape {
+    source: LandscapeSource,
+    kind: Kind,
+}
+
+enum Kind {
+    Cache { cache: KernelTunerCache, digest: String },
+    Toy(Toy),
+}
+
+struct Toy {
+    function: &'static ToyFunction,
+    xs: Vec<f64>,
+    ys: Vec<f64>,
+    space: Space,
+    /// f at every grid point, row-major: index iy * n + ix.
+    values: Vec<f64>,
+}
+
+/// What a scenario's landscape needs from outside before it can run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Needed {
+    /// A bundled cache: fetch or read `file` (a name in `BUNDLED_CACHES`).
+    Bundled { name: String, file: &'static str },
+    /// A user's file: ask for it again; `message` says so in a sentence.
+    Dropped { name: String, digest: String, configs: usize, message: String },
+}
+
+/// The bytes a scenario's landscape needs (None: a toy landscape or another stage). An unknown
+/// bundled name is reported by `Landscape::build` and by validation, not here.
+pub fn needs_bytes(s: &Scenario) -> Option<Needed> {
+    if s.stage != Stage::Landscape {
+        return None;
+    }
+    match s.landscape.as_ref()? {
+        LandscapeSource::Toy(_) => None,
+        LandscapeSource::KernelTuner(KernelTunerSource::Bundled(n)) => bundled_file(n).map(|file| Needed::Bundled { name: n.clone(), file }),
+        LandscapeSource::KernelTuner(KernelTunerSource::Dropped(d)) => Some(Needed::Dropped { name: d.name.clone(), digest: d.digest.clone(), configs: d.configs, message: drop_again(d) }),
+    }
+}
+
+fn drop_again(d: &DroppedCache) -> String {
+    format!(
+        "drop '{}' again (SHA-256 {}..., {} configurations): a link carries only a dropped cache's name and digest, never the file",
+        clip(&d.name),
+        d.digest.get(..12).unwrap_or(&d.digest),
+        d.configs
+    )
+}
+
+/// The digest recorded for a cache file: SHA-256 of its JSON text (gunzipped when gzip, byte
+/// order mark dropped), so `x.json` and `x.json.gz` of one cache have the same digest.
+pub fn cache_digest(bytes: &[u8]) -> Result<String, String> {
+    Ok(sha256_hex(kernel_tuner::text_of(bytes)?.as_bytes()))
+}
+
+/// A newly dropped cache file: parses it once and returns the source to record in the scenario
+/// (name, digest, configuration count) with the landscape built from it.
+pub fn dropped(file_name: &str, bytes: &[u8]) -> Result<(LandscapeSource, Arc<Landscape>), String> {
+    let name: String = file_name.chars().take(MAX_NAME_CHARS).collect();
+    let name = if name.trim().is_empty() { "cache.json".to_string() } else { name };
+    let text = kernel_tuner::text_of(bytes).map_err(|e| format!("'{}': {e}", clip(&name)))?;
+    let digest = sha256_hex(text.as_bytes());
+    let cache = KernelTunerCache::parse(&text).map_err(|e| format!("'{}' is not a Kernel Tuner cache: {e}", clip(&name)))?;
+    let source = LandscapeSource::KernelTuner(KernelTunerSource::Dropped(DroppedCache { name, digest: digest.clone(), configs: cache.len() }));
+    Ok((source.clone(), Arc::new(Landscape { source, kind: Kind::Cache { cache, digest } })))
+}
+
+impl Landscape {
+    /// Builds the scenario's landscape. A cache source needs the cache file's `bytes` (.json or
+    /// .json.gz, at most `kernel_tuner::MAX_CACHE_BYTES` once decompressed); a dropped one must
+    /// have the digest the scenario records. A toy source ignores `bytes`.
+    pub fn build(s: &Scenario, bytes: Option<&[u8]>) -> Result<Arc<Landscape>, String> {
+        let source = source_of(s)?;
+        check_source(source)?;
+        let kind = match source {
+            LandscapeSource::Toy(t) => Kind::Toy(Toy::new(t)?),
+            LandscapeSource::KernelTuner(k) => {
+                let label = match k {
+                    KernelTunerSource::Bundled(n) => format!("bundled cache '{n}' ({})", bundled_file(n).unwrap_or("?")),
+                    KernelTunerSource::Dropped(d) => format!("dropped cache '{}'", clip(&d.name)),
+                };
+                let Some(bytes) = bytes else {
+                    return Err(match k {
+                        KernelTunerSource::Bundled(n) => format!(
+                            "landscape.kernel_tuner.bundled: the {label} must be loaded first (the app fetches it; the CLI reads assets/kernel-tuner/{}, or give --cache FILE)",
+                            bundled_file(n).unwrap_or("?")
+                        ),
+                        KernelTunerSource::Dropped(d) => format!("landscape.kernel_tuner.dropped: {}", drop_again(d)),
+                    });
+                };
+                let text = kernel_tuner::text_of(bytes).map_err(|e| format!("{label}: {e}"))?;
+                let digest = sha256_hex(text.as_bytes());
+                if let KernelTunerSource::Bundled(n) = k {
+                    let want = bundled_digest(n).unwrap_or("");
+                    if digest != want {
+                        return Err(format!(
+                            "landscape.kernel_tuner.bundled: the file given for the {label} is not the one this build ships (its SHA-256 is {digest}, expected {want})"
+                        ));
+                    }
+                }
+                if let KernelTunerSource::Dropped(d) = k {
+                    if d.digest != digest {
+                        return Err(format!(
+                            "landscape.kernel_tuner.dropped: the file given is not the '{}' this scenario was made with (its SHA-256 is {}, the scenario records {}); {}",
+                            clip(&d.name),
+                            digest,
+                            d.digest,
+                            drop_again(d)
+                        ));
+                    }
+                }
+                let cache = KernelTunerCache::parse(&text).map_err(|e| format!("{label} is not a Kernel Tuner cache: {e}"))?;
+                Kind::Cache { cache, digest }
+            }
+        };
+        Ok(Arc::new(Landscape { source: source.clone(), kind }))
+    }
+
+    /// The source it was built from.
+    pub fn source(&self) -> &LandscapeSource {
+        &self.source
+    }
+
+    /// The search space: the cached configurations, or the grid.
+    pub fn space(&self) -> &Space {
+        match &self.kind {
+            Kind::Cache { cache, .. } => &cache.space,
+            Kind::Toy(t) => &t.space,
+        }
+    }
+
+    /// The one metric: the cache's objective with its unit ("time", ms, minimised), or "f".
+    pub fn metric(&self) -> Metric {
+        match &self.kind {
+            Kind::Cache { cache, .. } => cache.metric(),
+            Kind::Toy(_) => Metric::minimize("f", ""),
+        }
+    }
+
+    /// The loaded cache (None for a toy landscape).
+    pub fn cache(&self) -> Option<&KernelTunerCache> {
+        match &self.kind {
+            Kind::Cache { cache, .. } => Some(cache),
+            Kind::Toy(_) => None,
+        }
+    }
+
+    /// SHA-256 of the cache's JSON text (None for a toy landscape).
+    pub fn digest(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Cache { digest, .. } => Some(digest),
+            Kind::Toy(_) => None,
+        }
+    }
+
+    /// Evaluates a configuration: the cache lookup (a failed measurement fails, as in Kernel
+    /// Tuner), or the function at the grid point. The study's objective calls exactly this.
+    pub fn evaluate(&self, c: &Config) -> Outcome {
+        match &self.kind {
+            Kind::Cache { cache, .. } => match cache.lookup(c) {
+                Some(Some(v)) => Outcome::Ok(vec![v]),
+                Some(None) => Outcome::Failed("the cached measurement failed".into()),
+                None => Outcome::Infeasible("not a cached configuration".into()),
+            },
+            Kind::Toy(t) => match t.index(c) {
+                Some(i) => Outcome::Ok(vec![t.values[i]]),
+                None => Outcome::Infeasible("not a point of the grid".into()),
+            },
+        }
+    }
+
+    /// Every point with its value (None: a failed measurement): the cache's configurations in
+    /// the space's order, or the grid row-major (y outer, x inner; see `grid`).
+    pub fn all_points(&self) -> Vec<(Config, Option<f64>)> {
+        match &self.kind {
+            Kind::Cache { cache, .. } => cache.space.members().unwrap_or(&[]).iter().map(|c| (c.clone(), cache.lookup(c).flatten())).collect(),
+            Kind::Toy(t) => {
+                let n = t.xs.len();
+                t.values.iter().enumerate().map(|(i, v)| (Config(vec![Value::Float(t.xs[i % n]), Value::Float(t.ys[i / n])]), Some(*v))).collect()
+            }
+        }
+    }
+
+    /// The grid of a toy landscape: x values, y values and f row-major (index iy * nx + ix),
+    /// for drawing the whole surface. None for a cache.
+    pub fn grid(&self) -> Option<(&[f64], &[f64], &[f64])> {
+        match &self.kind {
+            Kind::Toy(t) => Some((&t.xs, &t.ys, &t.values)),
+            Kind::Cache { .. } => None,
+        }
+    }
+
+    /// The true optimum: the best measured configuration (ties: the first in the space's
+    /// order), or the grid's minimum (ties: the first row-major). None when every
+    /// measurement failed.
+    pub fn optimum(&self) -> Option<(Config, f64)> {
+        let m = self.metric();
+        let mut best: Option<(Config, f64)> = None;
+        let mut consider = |c: &Config, v: f64| {
+            if best.as_ref().is_none_or(|b| m.signed(v) < m.signed(b.1)) {
+                best = Some((c.clone(), v));
+            }
+        };
+        match &self.kind {
+            Kind::Cache { cache, .. } => {
+                for c in cache.space.members().unwrap_or(&[]) {
+                    if let Some(Some(v)) = cache.lookup(c) {
+                        consider(c, v);
+                    }
+                }
+            }
+            Kind::Toy(t) => {
+                let n = t.xs.len();
+                for (i, v) in t.values.iter().enumerate() {
+                    consider(&Config(vec![Value::Float(t.xs[i % n]), Value::Float(t.ys[i / n])]), *v);
+                }
+            }
+        }
+        best
+    }
+
+    /// How far a found value is from the optimum: found/optimum when minimised (optimum/found
+    /// when maximised); 1 is the optimum. For a toy landscape, whose optimum may be 0, it is
+    /// the gap found - optimum instead (0 is the optimum).
+    pub fn ratio(&self, found: f64) -> Option<f64> {
+        match &self.kind {
+            Kind::Cache { cache, .. } => cache.ratio(found),
+            Kind::Toy(_) => self.optimum().map(|(_, o)| found - o),
+        }
+    }
+
+    /// What `ratio` means, for labels: "best / optimum" or "best - optimum".
+    pub fn ratio_label(&self) -> &'static str {
+        match &self.kind {
+            Kind::Cache { cache, .. } if !cache.minimize => "optimum / best",
+            Kind::Cache { .. } => "best / optimum",
+            Kind::Toy(_) => "best - optimum",
+        }
+    }
+
+    /// A one-line title: "Kernel Tuner cache convolution_MI250X: convolution_kernel on AMD
+    /// Instinct MI250X" or "Branin function on a 64 x 64 grid".
+    pub fn title(&self) -> String {
+        match (&self.kind, &self.source) {
+            (Kind::Toy(t), _) => format!("{} function on a {} x {} grid", capitalise(t.function.name), t.xs.len(), t.ys.len()),
+            (Kind::Cache { cache, .. }, LandscapeSource::KernelTuner(k)) => {
+                let name = match k {
+                    KernelTunerSource::Bundled(n) => n.clone(),
+                    KernelTunerSource::Dropped(d) => clip(&d.name),
+                };
+                let on = match (cache.kernel_name.is_empty(), cache.device_name.is_empty()) {
+                    (false, false) => format!(": {} on {}", clip(&cache.kernel_name), clip(&cache.device_name)),
+                    (false, true) => format!(": {}", clip(&cache.kernel_name)),
+                    (true, false) => format!(" on {}", clip(&cache.device_name)),
+                    (true, true) => String::new(),
+                };
+                format!("Kernel Tuner cache {name}{on}")
+            }
+            (Kind::Cache { .. }, _) => "Kernel Tuner cache".into(),
+        }
+    }
+
+    /// What the landscape is, for the run's notes.
+    pub fn describe(&self) -> String {
+        match &self.kind {
+            Kind::Toy(t) => format!(
+                "{}. {} ({} points, evaluated whole: the surface can be drawn and its minimum is known).",
+                self.title(),
+                t.function.description,
+                t.values.len()
+            ),
+            Kind::Cache { cache, .. } => format!(
+                "{}: {} measured configurations, {} of which failed; replayed as Kernel Tuner's simulation mode does (a failed configuration costs an evaluation). Values are measurements from the file, not Tunelab's device model.",
+                self.title(),
+                cache.len(),
+                cache.failed()
+            ),
+        }
+    }
+
+    /// The reference ("before") point of the report: the first configuration of the space in
+    /// its order (a cache records no default; the grid's corner for a toy).
+    fn reference(&self) -> Config {
+        match &self.kind {
+            Kind::Cache { cache, .. } => cache.space.members().and_then(|m| m.first().cloned()).unwrap_or(Config(Vec::new())),
+            Kind::Toy(t) => Config(vec![Value::Float(t.xs[0]), Value::Float(t.ys[0])]),
+        }
+    }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
+}
+
+impl Toy {
+    fn new(t: &ToySpec) -> Result<Toy, String> {
+        let function = toy_function(&t.function).ok_or_else(|| unknown_function(&t.function))?;
+        let n = t.resolution;
+        let (xs, ys) = (axis(function.x.0, function.x.1, n), axis(function.y.0, function.y.1, n));
+        let values: Vec<f64> = ys.iter().flat_map(|&y| xs.iter().map(move |&x| (function.f)(x, y))).collect();
+        let params = vec![
+            Param::categorical("x", xs.iter().map(|&v| Value::Float(v)).collect()),
+            Param::categorical("y", ys.iter().map(|&v| Value::Float(v)).collect()),
+        ];
+        let space = Space::new(params, &[])?;
+        Ok(Toy { function, xs, ys, space, values })
+    }
+
+    /// Row-major index of a grid point.
+    fn index(&self, c: &Config) -> Option<usize> {
+        if c.len() != 2 {
+            return None;
+        }
+        let ix = self.space.params()[0].level_of(c.get(0))?;
+        let iy = self.space.params()[1].level_of(c.get(1))?;
+        Some(iy * self.xs.len() + ix)
+    }
+}
+
+fn unknown_function(name: &str) -> String {
+    let known: Vec<&str> = TOY_FUNCTIONS.iter().map(|t| t.name).collect();
+    format!("landscape.toy.function: no toy function '{}' (there are {})", clip(name), known.join(", "))
+}
+
+fn source_of(s: &Scenario) -> Result<&LandscapeSource, String> {
+    s.landscape.as_ref().ok_or_else(|| {
+        "landscape: the landscape stage needs a source: {\"kernel_tuner\": {\"bundled\": NAME}}, {\"kernel_tuner\": {\"dropped\": {...}}} or {\"toy\": {\"function\": NAME, \"resolution\": N}}".to_string()
+    })
+}
+
+/// Checks a source's fields (names, sizes, digest form); messages name the field.
+pub fn check_source(src: &LandscapeSource) -> Result<(), String> {
+    match src {
+        LandscapeSource::Toy(t) => {
+            toy_function(&t.function).ok_or_else(|| unknown_function(&t.function))?;
+            if !(MIN_RESOLUTION..=MAX_RESOLUTION).contains(&t.resolution) {
+                return Err(format!("landscape.toy.resolution: must be between {MIN_RESOLUTION} and {MAX_RESOLUTION} points per axis, got {}", t.resolution));
+            }
+        }
+        LandscapeSource::KernelTuner(KernelTunerSource::Bundled(n)) => {
+            if bundled_file(n).is_none() {
+                let known: Vec<&str> = BUNDLED_CACHES.iter().map(|b| b.0).collect();
+                return Err(format!("landscape.kernel_tuner.bundled: no bundled cache '{}' (bundled: {}); drop your own file instead", clip(n), known.join(", ")));
+            }
+        }
+        LandscapeSource::KernelTuner(KernelTunerSource::Dropped(d)) => {
+            if d.name.trim().is_empty() || d.name.chars().count() > MAX_NAME_CHARS {
+                return Err(format!("landscape.kernel_tuner.dropped.name: a file name of 1 to {MAX_NAME_CHARS} characters"));
+            }
+            if d.digest.len() != 64 || !d.digest.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+                return Err(format!("landscape.kernel_tuner.dropped.digest: expected 64 lower-case hex digits (SHA-256), got '{}'", clip(&d.digest)));
+            }
+            if d.configs == 0 {
+                return Err("landscape.kernel_tuner.dropped.configs: a cache has at least one configuration".into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Validation of the scenario's landscape part (called from `Scenario::validate`).
+pub fn validate(s: &Scenario) -> Result<(), String> {
+    if s.stage != Stage::Landscape {
+        return Ok(());
+    }
+    check_source(source_of(s)?)?;
+    if !s.space.is_empty() {
+        return Err("space: a landscape's space is its cache's configurations (or its grid); it cannot be overridden".into());
+    }
+    Ok(())
+}
+
+/// The goal metric of a landscape scenario without loading it (the cache's objective is
+/// "time", minimised, for every cache Kernel Tuner writes by default; a toy's is "f").
+pub fn goal_metric(s: &Scenario) -> &'static str {
+    match s.landscape {
+        Some(LandscapeSource::Toy(_)) => "f",
+        _ => "time",
+    }
+}
+
+/// The stage objective: the landscape's `evaluate`.
+pub struct LandscapeObjective {
+    land: Arc<Landscape>,
+}
+
+impl Objective for LandscapeObjective {
+    fn metrics(&self) -> Vec<Metric> {
+        vec![self.land.metric()]
+    }
+    fn evaluate(&mut self, config: &Config) -> Outcome {
+        self.land.evaluate(config)
+    }
+}
+
+/// The stage for a built landscape (before the generic goal and constraint layer).
+pub fn stage(s: &Scenario, land: Arc<Landscape>) -> Result<StageSetup, String> {
+    if s.stage != Stage::Landscape {
+        return Err(format!("a landscape was given for a {} scenario", s.stage.name()));
+    }
+    if s.landscape.as_ref() != Some(land.source()) {
+        return Err("the landscape given was built from another source than the scenario's 'landscape'".into());
+    }
+    Ok(StageSetup {
+        space: land.space().clone(),
+        metrics: vec![land.metric()],
+        baseline: land.reference(),
+        focus: Vec::new(),
+        focus_budget: 0,
+        notes: vec![land.describe()],
+        objective: Box::new(LandscapeObjective { land }),
+    })
+}
+
+/// The stage from the scenario alone: toy landscapes build themselves; a cache source is an
+/// error that says which file is needed (callers with the bytes use `Landscape::build`).
+pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
+    stage(s, Landscape::build(s, None)?)
+}
+
+/// The landscape part of a run's report: the true optimum and how close each strategy came.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LandscapeReport {
+    pub title: String,
+    /// The source as the scenario records it (a dropped file by name and digest).
+    pub source: LandscapeSource,
+    /// The true optimum (cache best / grid minimum) and where it is.
+    pub optimum: Option<f64>,
+    pub optimum_config: std::collections::BTreeMap<String, Value>,
+    /// What `ratio` means: "best / optimum" (1 is the optimum) or "best - optimum" (0 is).
+    pub ratio_label: String,
+    /// (strategy, its best, ratio of its best) in lane order.
+    pub strategies: Vec<(String, Option<f64>, Option<f64>)>,
+}
+
+impl LandscapeReport {
+    /// The report of a landscape run (None for another stage).
+    pub fn of(run: &crate::run::Run) -> Option<LandscapeReport> {
+        let land = run.landscape()?;
+        let names = land.space().names();
+        let opt = land.optimum();
+        Some(LandscapeReport {
+            title: land.title(),
+            source: land.source().clone(),
+            optimum: opt.as_ref().map(|o| o.1),
+            optimum_config: opt.map(|(c, _)| names.iter().cloned().zip(c.0).collect()).unwrap_or_default(),
+            ratio_label: land.ratio_label().into(),
+            strategies: run.lanes().iter().map(|l| {
+                let b = l.study.best_value();
+                (l.spec.name.clone(), b, b.and_then(|v| land.ratio(v)))
+            }).collect(),
+        })
+    }
+
+    /// Model and device labels for the report's header: the source's name and where the data
+    /// comes from (the cache's device, or "analytic").
+    pub fn labels(&self, land: &Landscape) -> (String, String) {
+        let name = match &self.source {
+            LandscapeSource::Toy(t) => t.function.clone(),
+            LandscapeSource::KernelTuner(KernelTunerSource::Bundled(n)) => n.clone(),
+            LandscapeSource::KernelTuner(KernelTunerSource::Dropped(d)) => clip(&d.name),
+        };
+        let device = match land.cache() {
+            Some(c) if !c.device_name.is_empty() => clip(&c.device_name),
+            Some(_) => "an unnamed device".into(),
+            None => format!("a {} x {} grid", land.grid().map_or(0, |g| g.0.len()), land.grid().map_or(0, |g| g.1.len())),
+        };
+        (name, device)
+    }
+
+    /// Plain-text lines for the terminal report.
+    pub fn to_text(&self) -> String {
+        let f = |x: Option<f64>| x.map(crate::run::format_best).unwrap_or_else(|| "-".into());
+        let at: Vec<String> = self.optimum_config.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mut out = format!("\nlandscape: {}\ntrue optimum {} at {}\n", self.title, f(self.optimum), at.join(", "));
+        for (s, b, r) in &self.strategies {
+            out.push_str(&format!("  {:<10} best {}, {} {}\n", s, f(*b), self.ratio_label, r.map(|x| format!("{x:.4}")).unwrap_or_else(|| "-".into())));
+        }
+        out
+    }
+}
+
+/// A short label of a scenario's landscape source without loading it: "Kernel Tuner cache
+/// convolution_MI250X", "Kernel Tuner cache my.json (dropped)", "Branin function, 64 x 64 grid".
+pub fn source_label(s: &Scenario) -> String {
+    match &s.landscape {
+        None => "no landscape".into(),
+        Some(LandscapeSource::Toy(t)) => format!("{} function, {} x {} grid", capitalise(&clip(&t.function)), t.resolution, t.resolution),
+        Some(LandscapeSource::KernelTuner(KernelTunerSource::Bundled(n))) => format!("Kernel Tuner cache {}", clip(n)),
+        Some(LandscapeSource::KernelTuner(KernelTunerSource::Dropped(d))) => format!("Kernel Tuner cache {} (dropped)", clip(&d.name)),
+    }
+}
