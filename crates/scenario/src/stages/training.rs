@@ -337,6 +337,14 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         device.eager_host_us_per_launch, k.framework_step_ms.value, k.micro_batch_overhead_ms.value,
         k.allocator_fragmentation.value, k.allocator_reserve_bytes.value / GIB, o.moe_imbalance.unwrap_or(k.moe_imbalance.value)
     ));
+    if model.llm.as_ref().is_some_and(|t| t.moe.is_some()) {
+        notes.push(format!(
+            "MoE: {} token dispatcher, {}, gradient-accumulation fusion {} (training.moe_token_dispatcher, moe_grouped_gemm, gradient_accumulation_fusion)",
+            o.moe_token_dispatcher,
+            if o.moe_grouped_gemm { "grouped matmul over the local experts" } else { "one matmul per local expert (no --moe-grouped-gemm)" },
+            if o.gradient_accumulation_fusion { "on" } else { "off: a separate pass adds each micro-batch's weight gradients into the main gradients" }
+        ));
+    }
     let objective = TrainingObjective { model, device, names, seq_len, global_batch, chips, options: o };
     let baseline = baseline_config(&space, &objective)?;
     Ok(StageSetup { space, objective: Box::new(objective), metrics: metrics(), baseline, focus: Vec::new(), focus_budget: 0, notes })

@@ -3,7 +3,7 @@
 //! o_proj and MLP-down row-split, so each block ends in one all-reduce; with sequence parallelism
 //! (Korthikanti et al. 2022) that all-reduce becomes reduce-scatter + all-gather around the norms.
 
-use super::{GraphOp, GraphOptions, ParallelPlan, Workload};
+use super::{GraphOp, GraphOptions, MoeDispatcher, ParallelPlan, Workload};
 use crate::dtype::DType;
 use crate::model::{MlpKind, ModelDesc, NormKind, OpClass, TransformerDesc};
 use crate::op::{AttentionKind, CommKind, Epilogue, Op, VectorKind};
@@ -249,11 +249,20 @@ fn mlp(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, class: OpClass, tokens: u64, 
 
 /// Routed experts with top-k routing. With N = tokens x top_k x ep routed token-copies over E
 /// experts (uniform routing), E (1 - (1 - 1/E)^N) distinct experts are hit in expectation; each
-/// hit expert sees N / hit tokens, times the imbalance (busiest expert over the mean). Experts
-/// are split ep-way and their width tp-way; the local experts run as one grouped matmul.
+/// hit expert sees N / hit tokens, times the imbalance (busiest expert over the mean: the EP
+/// ranks meet at the dispatch and combine collectives, so the busiest sets the pace). Experts
+/// are split ep-way and their width tp-way.
+///
+/// Training follows the step's Megatron settings (`TrainOptions`): the local experts run as one
+/// grouped matmul or, without --moe-grouped-gemm, one matmul per expert (SequentialMLP); tokens
+/// move by all-to-all (each routed copy to its expert's rank) or by the all-gather dispatcher
+/// (the whole EP group's hidden states gathered, the local copies selected, and the combined
+/// output scattered into a group-wide buffer that is reduce-scattered back).
 fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64, m: &crate::model::MoeDesc, opts: &GraphOptions) {
     let (h, tp, ep) = (ctx.t.hidden, ctx.plan.tp, ctx.plan.ep);
     let e = m.experts;
+    let vb = ctx.vec.bytes();
+    let t = opts.train;
     // The router runs in the vector type: it is tiny and kept in high precision in practice.
     let router = Op::Matmul { batch: 1, m: tokens, n: e, k: h, dtype: ctx.vec, weight_dtype: None, epilogue: Epilogue::None };
     ops.push(GraphOp { name: format!("{p}.moe.router"), op: router, repeat: 1, class: OpClass::Moe });
@@ -264,21 +273,38 @@ fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64, m: &crate:
     let hit_local = ceil_div(hit_total, ep).min(e / ep).max(1);
     let mean = routed as f64 / hit_total as f64;
     let per_expert = (mean * opts.moe_imbalance).ceil().clamp(1.0, routed.max(1) as f64) as u64;
-    let copy_bytes = tokens.saturating_mul(m.top_k).saturating_mul(h).saturating_mul(ctx.vec.bytes());
+    let copies = tokens.saturating_mul(m.top_k);
+    let copy_bytes = copies.saturating_mul(h).saturating_mul(vb);
+    // The copies this rank's experts process (the busiest rank's).
+    let local_rows = hit_local.saturating_mul(per_expert);
+    let all_gather = ep > 1 && t.moe_dispatcher == MoeDispatcher::AllGather;
+    // Everything the EP group holds, gathered onto every rank by the all-gather dispatcher.
+    let group_bytes = tokens.saturating_mul(ep).saturating_mul(h).saturating_mul(vb);
+    if all_gather {
+        ops.push(ctx.comm(format!("{p}.ep.dispatch_allgather"), CommKind::AllGather, group_bytes, ep));
+        // Routing indices (int64) and weights (fp32) of every token, gathered likewise.
+        let idx = tokens.saturating_mul(ep).saturating_mul(m.top_k).saturating_mul(12);
+        ops.push(ctx.comm(format!("{p}.ep.routing_allgather"), CommKind::AllGather, idx, ep));
+        // The copies routed to local experts are picked out of the gathered tokens.
+        ops.push(ctx.vector(format!("{p}.moe.select_local"), OpClass::Moe, VectorKind::Gather, local_rows, h));
+    }
     // Token permutation: each routed copy is gathered into its expert's contiguous block
     // (npu_moe_token_permute / Megatron's permute); `moe.combine` below is the unpermute.
-    ops.push(ctx.vector(format!("{p}.moe.permute"), OpClass::Moe, VectorKind::Gather, tokens.saturating_mul(m.top_k), h));
-    if ep > 1 {
+    let permute_rows = if all_gather { local_rows } else { copies };
+    ops.push(ctx.vector(format!("{p}.moe.permute"), OpClass::Moe, VectorKind::Gather, permute_rows, h));
+    if ep > 1 && !all_gather {
         ops.push(ctx.comm(format!("{p}.ep.dispatch_alltoall"), CommKind::AllToAll, copy_bytes, ep));
     }
     let inter = ceil_div(m.expert_intermediate, tp);
+    // One grouped matmul over the local experts, or (SequentialMLP) one matmul per expert.
+    let (batch, repeat) = if t.moe_grouped_gemm { (hit_local, 1) } else { (1, hit_local) };
     let grouped = |name: &str, n: u64, k: u64, epi: Epilogue| {
-        let op = Op::Matmul { batch: hit_local, m: per_expert, n, k, dtype: ctx.mm, weight_dtype: ctx.weight, epilogue: epi };
-        GraphOp { name: format!("{p}.moe.experts.{name}"), op, repeat: 1, class: OpClass::Moe }
+        let op = Op::Matmul { batch, m: per_expert, n, k, dtype: ctx.mm, weight_dtype: ctx.weight, epilogue: epi };
+        GraphOp { name: format!("{p}.moe.experts.{name}"), op, repeat, class: OpClass::Moe }
     };
     let epi = if ctx.fuse { Epilogue::SwiGlu } else { Epilogue::None };
     ops.push(grouped("gate_up_proj", 2 * inter, h, epi));
-    let rows = hit_local.saturating_mul(per_expert);
+    let rows = local_rows;
     if !ctx.fuse {
         ops.push(ctx.vector(format!("{p}.moe.experts.act"), OpClass::Moe, VectorKind::SwiGlu, rows, inter));
     }
@@ -286,7 +312,7 @@ fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64, m: &crate:
         ops.push(ctx.vector(format!("{p}.moe.experts.down_quant"), OpClass::Moe, VectorKind::Quantize, rows, inter));
     }
     ops.push(grouped("down_proj", h, inter, Epilogue::None));
-    if ep > 1 {
+    if ep > 1 && !all_gather {
         ops.push(ctx.comm(format!("{p}.ep.combine_alltoall"), CommKind::AllToAll, copy_bytes, ep));
     }
     if m.shared_intermediate > 0 {
@@ -296,8 +322,16 @@ fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64, m: &crate:
             ops.push(GraphOp { name: format!("{p}.moe.shared.gate"), op: gate, repeat: 1, class: OpClass::Moe });
         }
     }
-    let combine_rows = tokens.saturating_mul(m.top_k);
-    ops.push(ctx.vector(format!("{p}.moe.combine"), OpClass::Moe, VectorKind::Elementwise, combine_rows, h));
+    if all_gather {
+        // Unpermute and weight the local copies, scatter-add them into a zeroed buffer the size
+        // of the group's tokens, and reduce-scatter that buffer back to the tokens' ranks.
+        ops.push(ctx.vector(format!("{p}.moe.combine"), OpClass::Moe, VectorKind::Elementwise, local_rows, h));
+        let group_rows = tokens.saturating_mul(ep);
+        ops.push(ctx.vector(format!("{p}.moe.combine_scatter_add"), OpClass::Moe, VectorKind::Elementwise, group_rows, h));
+        ops.push(ctx.comm(format!("{p}.ep.combine_reduce_scatter"), CommKind::ReduceScatter, group_bytes, ep));
+    } else {
+        ops.push(ctx.vector(format!("{p}.moe.combine"), OpClass::Moe, VectorKind::Elementwise, copies, h));
+    }
 }
 
 /// Appends a whole stack of `layers` identical layers (MoE and dense layers grouped; pp splits
@@ -315,7 +349,7 @@ fn stack(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, layers: u64, opts
         let start = ops.len();
         layer(ctx, ops, &prefix, g, is_moe, opts);
         for o in &mut ops[start..] {
-            o.repeat = count;
+            o.repeat = o.repeat.saturating_mul(count);
         }
         if let Some(sw) = &ctx.t.sliding_window {
             windowed(ops, start, &format!("{prefix}.attn.core"), sw, count, ctx.t.layers);

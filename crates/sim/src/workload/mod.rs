@@ -201,6 +201,30 @@ pub struct TrainOptions {
     /// Gradients accumulated and reduced in fp32 (Megatron's --accumulate-allreduce-grads-in-fp32,
     /// forced on for bf16 training): 4 bytes per gradient in memory and on the wire.
     pub fp32_grads: bool,
+    /// How MoE tokens reach their experts' ranks (Megatron --moe-token-dispatcher-type).
+    pub moe_dispatcher: MoeDispatcher,
+    /// Megatron --moe-grouped-gemm: a rank's local experts run as one grouped matmul; off, as one
+    /// matmul per expert in a loop (Megatron's SequentialMLP).
+    pub moe_grouped_gemm: bool,
+    /// Megatron --gradient-accumulation-fusion: weight-gradient matmuls accumulate straight into
+    /// the main gradient buffer. Off (--no-gradient-accumulation-fusion), every micro-batch's
+    /// weight gradient is materialised and added into the main gradient by a separate pass
+    /// (Megatron DDP's per-parameter backward hook, `main_grad.add_(grad)`).
+    pub grad_accum_fusion: bool,
+}
+
+/// Megatron-Core's MoE token dispatchers (megatron/core/transformer/moe/token_dispatcher.py).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MoeDispatcher {
+    /// MoEAlltoAllTokenDispatcher: each rank sends every routed copy of its tokens to the rank
+    /// holding the expert (all-to-all over the EP group), and back after the experts.
+    #[default]
+    AllToAll,
+    /// MoEAllGatherTokenDispatcher: every rank all-gathers the whole EP group's hidden states
+    /// (and routing indices and weights), keeps the copies routed to its local experts, and the
+    /// combined output is scattered into a group-wide buffer that is reduce-scattered back.
+    AllGather,
 }
 
 impl Default for TrainOptions {
@@ -214,6 +238,9 @@ impl Default for TrainOptions {
             overlap_grad_reduce: true,
             overlap_param_gather: false,
             fp32_grads: false,
+            moe_dispatcher: MoeDispatcher::AllToAll,
+            moe_grouped_gemm: true,
+            grad_accum_fusion: true,
         }
     }
 }

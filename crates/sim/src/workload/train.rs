@@ -88,6 +88,22 @@ pub(super) fn step(model: &ModelDesc, fwd: Vec<GraphOp>, plan: &ParallelPlan, op
     for o in fwd.iter().rev() {
         backward(o, &mut ops);
     }
+    // Without gradient-accumulation fusion each micro-batch's weight gradients are added into
+    // the main gradient buffer by a separate elementwise pass (Megatron DDP's backward hook,
+    // `param.main_grad.add_(param.grad)`): read main_grad and grad, write main_grad. A two-input
+    // elementwise op moves 3 passes of its type per element (12 bytes in fp32), so the pass is
+    // one such op over (main + main + grad bytes) / 12 elements per parameter.
+    if !t.grad_accum_fusion {
+        let params = params_per_chip(model, plan);
+        let main = if t.fp32_grads || !t.mixed_precision { 4 } else { 2 };
+        let grad = if t.mixed_precision { 2 } else { 4 };
+        const ROW: u64 = 4096;
+        let rows = params.saturating_mul(2 * main + grad).div_ceil(12 * ROW);
+        if rows > 0 {
+            let op = Op::Vector { kind: VectorKind::Elementwise, rows, row_len: ROW, dtype: DType::Fp32 };
+            ops.push(GraphOp { name: "grad.main_grad_add.bwd".into(), op, repeat: 1, class: OpClass::Other });
+        }
+    }
     for o in &mut ops {
         o.repeat = o.repeat.saturating_mul(accum);
     }
@@ -101,8 +117,12 @@ pub(super) fn step(model: &ModelDesc, fwd: Vec<GraphOp>, plan: &ParallelPlan, op
     let dense_ranks = plan.dp.saturating_mul(plan.cp.max(1));
     let expert_ranks = (dense_ranks / plan.ep.max(1)).max(1);
     let sharded = t.zero_stage >= 1 || t.distributed_optimizer;
+    // Parameters are gathered in the model's type (Megatron's distributed optimizer all-gathers
+    // its bf16 parameter buffer; ZeRO gathers the 16-bit weights), whatever the gradients' type.
+    let param_bytes = if t.mixed_precision { 2 } else { 4 };
     for (tag, n, ranks) in [("", params - expert, dense_ranks), ("expert_", expert, expert_ranks)] {
         let bytes = n.saturating_mul(grad_bytes);
+        let pbytes = n.saturating_mul(param_bytes);
         if ranks <= 1 || bytes == 0 {
             continue;
         }
@@ -111,19 +131,19 @@ pub(super) fn step(model: &ModelDesc, fwd: Vec<GraphOp>, plan: &ParallelPlan, op
             // ZeRO-3 gathers each layer's parameters before its forward and its backward, and
             // reduce-scatters gradients every micro-batch (Rajbhandari et al. 2020, section 7).
             3 => {
-                ops.push(comm(&name("zero3_param_allgather"), CommKind::AllGather, bytes, ranks, accum.saturating_mul(2)));
+                ops.push(comm(&name("zero3_param_allgather"), CommKind::AllGather, pbytes, ranks, accum.saturating_mul(2)));
                 ops.push(comm(&name("grad_reduce_scatter_per_micro_batch"), CommKind::ReduceScatter, bytes, ranks, accum));
             }
             // ZeRO-2 (DeepSpeed) reduce-scatters each micro-batch's gradients into the shard.
             2 => {
                 ops.push(comm(&name("grad_reduce_scatter_per_micro_batch"), CommKind::ReduceScatter, bytes, ranks, accum));
-                ops.push(comm(&name("param_allgather"), CommKind::AllGather, bytes, ranks, 1));
+                ops.push(comm(&name("param_allgather"), CommKind::AllGather, pbytes, ranks, 1));
             }
             // ZeRO-1 and Megatron's distributed optimizer accumulate locally and reduce-scatter
             // once per step, then all-gather the updated parameters.
             _ if sharded => {
                 ops.push(comm(&name("grad_reduce_scatter"), CommKind::ReduceScatter, bytes, ranks, 1));
-                ops.push(comm(&name("param_allgather"), CommKind::AllGather, bytes, ranks, 1));
+                ops.push(comm(&name("param_allgather"), CommKind::AllGather, pbytes, ranks, 1));
             }
             _ => ops.push(comm(&name("grad_allreduce"), CommKind::AllReduce, bytes, ranks, 1)),
         }

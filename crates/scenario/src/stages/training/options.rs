@@ -4,7 +4,7 @@
 use super::TrainPoint;
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
-use tunelab_sim::workload::{training_constants, MAX_BATCH};
+use tunelab_sim::workload::{training_constants, MoeDispatcher, MAX_BATCH};
 
 /// Largest number of levels a training-space parameter may have (a list longer than this is a
 /// mistake, and walking it would stall the page).
@@ -38,7 +38,30 @@ pub struct TrainingOptions {
     /// Busiest expert's tokens over the mean (None: the documented default, `moe_imbalance` in
     /// assets/constants/training.json).
     pub moe_imbalance: Option<f64>,
+    /// MoE token dispatcher, Megatron's --moe-token-dispatcher-type: "alltoall" (default) or
+    /// "allgather".
+    #[serde(skip_serializing_if = "is_alltoall")]
+    pub moe_token_dispatcher: String,
+    /// Megatron --moe-grouped-gemm (default on); off, the local experts run one matmul each.
+    #[serde(skip_serializing_if = "is_true")]
+    pub moe_grouped_gemm: bool,
+    /// Megatron --gradient-accumulation-fusion (default on); off
+    /// (--no-gradient-accumulation-fusion), a separate pass adds each micro-batch's weight
+    /// gradients into the main gradients.
+    #[serde(skip_serializing_if = "is_true")]
+    pub gradient_accumulation_fusion: bool,
 }
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+fn is_alltoall(s: &str) -> bool {
+    s == "alltoall"
+}
+
+/// The MoE token dispatchers (`training.moe_token_dispatcher`).
+pub(super) const DISPATCHERS: [&str; 2] = ["alltoall", "allgather"];
 
 impl Default for TrainingOptions {
     fn default() -> Self {
@@ -56,6 +79,9 @@ impl Default for TrainingOptions {
             overlap_grad_reduce: true,
             overlap_param_gather: false,
             moe_imbalance: None,
+            moe_token_dispatcher: "alltoall".into(),
+            moe_grouped_gemm: true,
+            gradient_accumulation_fusion: true,
         }
     }
 }
@@ -73,6 +99,9 @@ impl TrainingOptions {
         if let Some(x) = self.moe_imbalance {
             p.moe_imbalance = x;
         }
+        p.train.moe_dispatcher = if self.moe_token_dispatcher == "allgather" { MoeDispatcher::AllGather } else { MoeDispatcher::AllToAll };
+        p.train.moe_grouped_gemm = self.moe_grouped_gemm;
+        p.train.grad_accum_fusion = self.gradient_accumulation_fusion;
     }
     /// Ranges and choices, naming the field.
     pub fn validate(&self) -> Result<(), String> {
@@ -103,6 +132,9 @@ impl TrainingOptions {
             if let Some(v) = list.iter().find(|v| !known.contains(&v.as_str())) {
                 return Err(format!("training.{f}: unknown choice '{}' (known: {})", crate::scenario::clip(v), known.join(", ")));
             }
+        }
+        if !DISPATCHERS.contains(&self.moe_token_dispatcher.as_str()) {
+            return Err(format!("training.moe_token_dispatcher: unknown choice '{}' (known: {})", crate::scenario::clip(&self.moe_token_dispatcher), DISPATCHERS.join(", ")));
         }
         if let Some(x) = self.moe_imbalance {
             let k = &training_constants().moe_imbalance;
