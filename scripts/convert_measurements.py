@@ -258,12 +258,62 @@ def convert_op(r):
     return row
 
 
+def engine_of(r):
+    """The serving engine a row's stated software and framework name (deployment.serving.engine;
+    assets/constants/serving-host.json), or None when neither names one."""
+    text = " ".join(str(x) for x in (r.get("software"), r["setup"].get("framework"))).lower()
+    if "mindie" in text and "turbo" not in text:
+        return "mindie"
+    if "vllm" in text:
+        return "vllm-ascend"
+    if "torchair" in text:
+        # The torchair ChatGLM port keeps Hugging Face's cache handling (its README: the fixed
+        # KV cache is "not applicable" to ChatGLM; modeling_chatglm.py concatenates the cache and
+        # expands the grouped heads every step): the `transformers` engine. The other torchair
+        # ports (Llama, Qwen2) use the fixed cache: the `torchair` engine.
+        if "chatglm" in str(r["setup"].get("model", "")).lower():
+            return "transformers"
+        return "torchair"
+    return None
+
+
+# Serving rows on an Atlas 800I A2 that name no SKU. The 800I A2 rows of the same set that do
+# name one say 910B4 (torchair llama/README.md: "B4 device内存（约29G）"; the EvalScope post's
+# npu-smi output: 910B4 x8, 32 GB), and the 32 GB 910B4 has 0.8 TiB/s of HBM (S2 in
+# shared/ascend-devices.md), so they are compared against the 910B4 profile, except where the
+# source's own numbers rule the 32 GB part out physically (listed with the reason).
+SERVER_SKU = {"800I A2": "910B4"}
+SOURCE_SKU = {
+    "npu_tuned_model/llm/llama/reduce-overhead/README.md": (
+        "910B2", "Atlas 800I A2 without a SKU, but not a 32 GB 910B4: its graph decode step of 14.2 ms reads Llama-2-7B's "
+                 "13.5 GB of fp16 weights at >= 950 GB/s, above that part's 880 GB/s HBM peak (S2); compared against the "
+                 "64 GB-class 910B2 profile (S2: 1.6 TiB/s for the 64 GB parts)"),
+}
+
+
+def serving_chip(r):
+    """(chip, note) for a serving row whose source names no SKU but names the server, else None."""
+    if chip_of(r["chip"])[1] == "stated by the source":
+        return None
+    for path, (sku, note) in SOURCE_SKU.items():
+        if r["source"].endswith(path):
+            return sku, note
+    for server, sku in SERVER_SKU.items():
+        if server in r["chip"]:
+            return sku, ("SKU not stated; Atlas %s: the set's %s rows that name the SKU say %s (torchair llama README "
+                         "'B4 device内存（约29G）', npu-smi in the EvalScope post)" % (server, server, sku))
+    return None
+
+
 def convert_serving(r):
     st, m = r["setup"], r["measured"]
     rid = r["id"]
     name = st.get("model", "")
     key, model = model_for(name)
     row = {"stage": "deployment"}
+    sku = serving_chip(r)
+    if sku is not None:
+        row["chip"], row["chip_note"] = sku
     if "VL" in name or "310P" in r["chip"]:
         row["cannot_express"] = serving_reason(r)
         row["values"] = [skip(k, v.get("value"), v.get("unit"), "row not expressible") for k, v in m.items()]
@@ -287,7 +337,7 @@ def convert_serving(r):
         # Static mode: a padded batch, one prefill then decode steps (what the torchair example
         # scripts time), not a request stream.
         base = {"workload": {"batch": batch, "input_len": inp, "output_len": out},
-                "deployment": {"tile_operators": False, "serving": {"mode": "static"}}}
+                "deployment": {"tile_operators": False, "serving": with_engine({"mode": "static"}, r)}}
         # Several configurations measured side by side ("eager_prefill", "maxautotune_decode",
         # "a8w8c8_prefill", ...): one variant per prefix, named by what it pins.
         prefixes = []
@@ -336,7 +386,7 @@ def convert_serving(r):
         # One client: each request decodes alone, so TPOT is a batch-1 decode step at the
         # request's mean context (vLLM-Ascend here runs torchair graphs: pa_shape_list).
         row["scenario"] = {"workload": {"batch": 1, "input_len": st["avg_input_tokens"], "output_len": st["avg_output_tokens"]},
-                           "deployment": {"tile_operators": False, "serving": {"mode": "static"}},
+                           "deployment": {"tile_operators": False, "serving": with_engine({"mode": "static"}, r)},
                            "space": fixed(batch=1, precision=prec, tp=tp, launch="graph")}
         row["values"] = [value("TPOT", m["TPOT"]["value"], "ms", "tpot_ms"),
                          skip("output_throughput", m["output_throughput"]["value"], m["output_throughput"]["unit"],
@@ -348,8 +398,8 @@ def convert_serving(r):
     if "concurrency" in st and "avg_input_tokens" in st and "avg_output_tokens" in st:
         conc = st["concurrency"]
         max_seqs = st.get("maxBatchSize", 256)
-        serving = {"mode": "scheduler", "arrival": "closed", "concurrency": conc,
-                   "requests": st.get("requests", 100)}
+        serving = with_engine({"mode": "scheduler", "arrival": "closed", "concurrency": conc,
+                               "requests": st.get("requests", 100)}, r)
         pins = fixed(batch=max_seqs, precision=prec, tp=tp, launch="graph")
         if "max_num_batched_tokens" in st:
             pins["max_num_batched_tokens"] = {"fixed": st["max_num_batched_tokens"]}
@@ -375,6 +425,14 @@ def convert_serving(r):
     return row
 
 
+def with_engine(serving, r):
+    """`serving` with the row's engine set (left at the default when the row names none)."""
+    e = engine_of(r)
+    if e is not None:
+        serving = dict(serving, engine=e)
+    return serving
+
+
 def serving_reason(r):
     st = r["setup"]
     if "310P" in r["chip"]:
@@ -382,25 +440,6 @@ def serving_reason(r):
     if "VL" in st.get("model", ""):
         return "multimodal requests (images): the vision encoder's per-request work is not a deployment-stage workload"
     return ("the output length is not stated, and TTFT and decode rate under a closed loop depend on it")
-
-
-# Settings read from the example pretraining script each row names as its source (the shared
-# setup lists the parallel layout but not these flags). Megatron's defaults apply where a script
-# does not pass a flag: --overlap-grad-reduce off, gradient-accumulation fusion on.
-SCRIPT_FLAGS = {
-    # examples/mcore/qwen2_moe/pretrain_qwen2_57b_a14b_4K_ptd.sh: --moe-token-dispatcher-type
-    # allgather, --moe-grouped-gemm, --no-gradient-accumulation-fusion, no --overlap-grad-reduce.
-    "trn-qwen2-57b-a14b-4k-8x8": {"moe_token_dispatcher": "allgather", "moe_grouped_gemm": True,
-                                  "gradient_accumulation_fusion": False, "overlap_grad_reduce": False},
-    # examples/mcore/mixtral/pretrain_mixtral_8x7b_ptd.sh: no dispatcher flag (Megatron's default,
-    # allgather), no --moe-grouped-gemm, --overlap-grad-reduce and --overlap-param-gather.
-    "trn-mixtral-8x7b-32k-8x8": {"moe_token_dispatcher": "allgather", "moe_grouped_gemm": False,
-                                 "overlap_grad_reduce": True, "overlap_param_gather": True},
-    # examples/mcore/deepseek2_lite/pretrain_deepseek2_lite_16b_ptd_8p.sh: --moe-token-dispatcher-type
-    # allgather, no --moe-grouped-gemm, --no-gradient-accumulation-fusion, no --overlap-grad-reduce.
-    "trn-deepseek-v2-lite-8k-1x8": {"moe_token_dispatcher": "allgather", "moe_grouped_gemm": False,
-                                    "gradient_accumulation_fusion": False, "overlap_grad_reduce": False},
-}
 
 
 def convert_training(r):
@@ -437,14 +476,9 @@ def convert_training(r):
         space["vpp"] = {"fixed": layers // (pp * st["VPP_layers_per_stage"])}
     row["scenario"] = {"workload": {"micro_batch": st["micro_batch"], "seq_len": st["seq_len"], "global_batch": st["global_batch"]},
                        "training": {"chips": chips}, "space": space}
-    flags = SCRIPT_FLAGS.get(r["id"])
-    if flags:
-        row["scenario"]["training"].update(flags)
     notes = []
     if st.get("script_NNODES") is not None:
         notes.append("chips from the launch script's NNODES (%d nodes x 8)" % nodes)
-    if flags:
-        notes.append("MoE dispatcher, grouped matmul, gradient-accumulation fusion and gradient/parameter overlap as the example script passes them (Megatron defaults where it passes nothing)")
     if notes:
         row["conversion_note"] = "; ".join(notes)
     vals = []

@@ -18,16 +18,22 @@
 //! the longer of the two; graph: one captured-graph launch per step), with graphs used for
 //! decode-only steps up to the capture size, as vLLM does (steps carrying prefill tokens run
 //! eagerly). Every step also waits for the scheduler, sampling and detokenisation
-//! (assets/constants/serving-host.json): a fixed part plus a part per running sequence.
+//! (assets/constants/serving-host.json): a fixed part plus a part per running sequence, both
+//! from the serving engine the scenario names (`deployment.serving.engine`: vLLM-Ascend's Python
+//! engine, MindIE's C++ one, HF generate under torchair, or the generic default). An engine that
+//! allocates each sequence's KV cache at its longest length and reads all of it (torchair's fixed
+//! KV cache) prices decode attention at that length (`allocated_ctx`); one that keeps Hugging
+//! Face's own cache handling also pays, every decode step, the copy of the cache by `torch.cat`
+//! and the expansion of grouped K/V heads to every query head.
 
 use crate::graphcost::{Memo, TileMode};
 use serde::Deserialize;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 use tunelab_sim::device::Device;
 use tunelab_sim::model::ModelDesc;
 use tunelab_sim::cost::dispatch::{self, LaunchMode};
-use tunelab_sim::op::AttentionKind;
+use tunelab_sim::op::{AttentionKind, VectorKind};
 use tunelab_sim::workload::{build_graph, GraphOp, GraphOptions, ParallelPlan, Workload};
 use tunelab_sim::Op;
 
@@ -42,48 +48,85 @@ struct Field {
 }
 
 #[derive(Deserialize)]
-struct HostFile {
-    fields: std::collections::BTreeMap<String, Field>,
+struct EngineBlock {
+    kv_cache: String,
+    fields: BTreeMap<String, Field>,
 }
 
-/// Host-side costs of a serving engine (see the constants file for each value's source).
+#[derive(Deserialize)]
+struct HostFile {
+    fields: BTreeMap<String, Field>,
+    engines: BTreeMap<String, EngineBlock>,
+}
+
+/// The engine a scenario names when it names none (today's framework-neutral numbers).
+pub const DEFAULT_ENGINE: &str = "generic";
+
+/// Host-side costs of one serving engine (see the constants file for each value's source).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HostCosts {
     pub step_host_us: f64,
     pub step_host_us_per_seq: f64,
     pub graph_capture_max_batch: u64,
+    /// The engine allocates each sequence's KV cache at the longest length it may reach and
+    /// decode attention reads all of it (torchair's fixed KV cache read by incremental flash
+    /// attention under a padding mask), instead of the tokens cached so far.
+    pub decode_reads_allocated: bool,
+    /// The engine keeps Hugging Face's own cache handling: every decode step concatenates each
+    /// layer's cache with the new token (a copy of the whole cache) and expands grouped K/V
+    /// heads to every query head (`repeat_kv`, ChatGLM's `expand(...).contiguous()`), a copy
+    /// the attention then reads in full.
+    pub decode_copies_cache: bool,
 }
 
 impl HostCosts {
-    /// The bundled constants (parsed once; a malformed file is a build-time mistake caught by
-    /// the tests, so it falls back to the documented bounds' midpoints rather than panicking).
-    pub fn bundled() -> HostCosts {
-        static H: OnceLock<HostCosts> = OnceLock::new();
-        *H.get_or_init(|| Self::parse(HOST_JSON).unwrap_or(HostCosts {
-            step_host_us: 1000.0,
-            step_host_us_per_seq: 50.0,
-            graph_capture_max_batch: 256,
-        }))
+    /// The bundled constants of `engine` (parsed once per engine). A malformed bundled file is
+    /// a build-time mistake the tests catch; an unknown engine is the caller's error, named.
+    pub fn bundled(engine: &str) -> Result<HostCosts, String> {
+        static ALL: OnceLock<Result<BTreeMap<String, HostCosts>, String>> = OnceLock::new();
+        let all = ALL.get_or_init(|| engine_names(HOST_JSON).and_then(|names| names.iter().map(|n| Ok((n.clone(), Self::parse(HOST_JSON, n)?))).collect()));
+        let all = all.as_ref().map_err(|e| e.clone())?;
+        all.get(engine).copied().ok_or_else(|| format!("deployment.serving.engine: unknown engine '{}' (known: {})", crate::scenario::clip(engine), all.keys().cloned().collect::<Vec<_>>().join(", ")))
     }
 
-    /// Parses a constants file, checking every value against its stated bound.
-    pub fn parse(text: &str) -> Result<HostCosts, String> {
+    /// Parses one engine's block of a constants file, checking every value against its bound.
+    pub fn parse(text: &str, engine: &str) -> Result<HostCosts, String> {
         let f: HostFile = serde_json::from_str(text).map_err(|e| format!("serving-host.json: {e}"))?;
-        let get = |n: &str| -> Result<f64, String> {
-            let x = f.fields.get(n).ok_or_else(|| format!("serving-host.json: missing field '{n}'"))?;
+        let e = f.engines.get(engine).ok_or_else(|| format!("serving-host.json: no engine '{engine}'"))?;
+        let get = |fields: &BTreeMap<String, Field>, n: &str| -> Result<f64, String> {
+            let x = fields.get(n).ok_or_else(|| format!("serving-host.json: {engine}: missing field '{n}'"))?;
             if let Some([lo, hi]) = x.bound {
                 if !(x.value >= lo && x.value <= hi) {
-                    return Err(format!("serving-host.json: {n} = {} is outside its bound [{lo}, {hi}]", x.value));
+                    return Err(format!("serving-host.json: {engine}: {n} = {} is outside its bound [{lo}, {hi}]", x.value));
                 }
             }
             Ok(x.value)
         };
+        let (decode_reads_allocated, decode_copies_cache) = match e.kv_cache.as_str() {
+            "allocated" => (false, false),
+            "max_length" => (true, false),
+            "concat_expand" => (false, true),
+            o => return Err(format!("serving-host.json: {engine}: kv_cache '{o}' (expected allocated, max_length or concat_expand)")),
+        };
         Ok(HostCosts {
-            step_host_us: get("step_host_us")?,
-            step_host_us_per_seq: get("step_host_us_per_seq")?,
-            graph_capture_max_batch: get("graph_capture_max_batch")? as u64,
+            step_host_us: get(&e.fields, "step_host_us")?,
+            step_host_us_per_seq: get(&e.fields, "step_host_us_per_seq")?,
+            graph_capture_max_batch: get(&f.fields, "graph_capture_max_batch")? as u64,
+            decode_reads_allocated,
+            decode_copies_cache,
         })
     }
+}
+
+/// The engines a constants file defines, in name order.
+pub fn engine_names(text: &str) -> Result<Vec<String>, String> {
+    let f: HostFile = serde_json::from_str(text).map_err(|e| format!("serving-host.json: {e}"))?;
+    Ok(f.engines.into_keys().collect())
+}
+
+/// The bundled engines' names (what `deployment.serving.engine` accepts).
+pub fn engines() -> Vec<String> {
+    engine_names(HOST_JSON).unwrap_or_default()
 }
 
 /// Device-side sums of a set of operators.
@@ -213,6 +256,9 @@ pub struct StepPricer {
     pub plan: ParallelPlan,
     pub opts: GraphOptions,
     pub host: HostCosts,
+    /// Cache length decode attention reads when the engine reads its whole allocation
+    /// (`HostCosts::decode_reads_allocated`); 0: the tokens cached so far.
+    pub allocated_ctx: u64,
     mode: TileMode,
     memo: Memo,
     body: FxMap<u64, Part>,
@@ -225,13 +271,14 @@ pub struct StepPricer {
 const HEAD_OPS: [&str; 3] = ["final_norm", "lm_head", "tp.logits_allgather"];
 
 impl StepPricer {
-    pub fn new(model: ModelDesc, device: Device, plan: ParallelPlan, opts: GraphOptions, mode: TileMode) -> StepPricer {
+    pub fn new(model: ModelDesc, device: Device, plan: ParallelPlan, opts: GraphOptions, mode: TileMode, host: HostCosts) -> StepPricer {
         StepPricer {
             model,
             device,
             plan,
             opts,
-            host: HostCosts::bundled(),
+            host,
+            allocated_ctx: 0,
             mode,
             memo: Memo::default(),
             body: FxMap::default(),
@@ -331,7 +378,26 @@ impl StepPricer {
             return Ok(*p);
         }
         let g = self.graph(Workload::Decode { batch: key.0, context_len: key.1, output_len: 0 })?;
-        let p = self.cost_ops(g.iter().filter(|o| matches!(o.op, Op::Attention { .. })).map(|o| (&o.op, o.repeat, o.name.as_str())))?;
+        let p = if self.host.decode_copies_cache {
+            // Hugging Face's cache handling, per layer and step: `torch.cat` copies the grouped
+            // cache (K and V: read and written once), the grouped heads are expanded to every
+            // query head and made contiguous (grouped read, expanded written: priced as a copy
+            // of the same bytes), and the attention reads the expanded K/V.
+            let mut ops: Vec<(Op, u64, String)> = Vec::new();
+            for o in g.iter() {
+                if let Op::Attention { kind, batch, heads, kv_heads, q_len, kv_len, head_dim, causal, dtype } = o.op {
+                    let rows = batch * kv_len;
+                    ops.push((Op::Vector { kind: VectorKind::Gather, rows, row_len: 2 * kv_heads * head_dim, dtype }, o.repeat, format!("{}.kv_cat", o.name)));
+                    if kv_heads < heads {
+                        ops.push((Op::Vector { kind: VectorKind::Gather, rows, row_len: kv_heads * head_dim + heads * head_dim, dtype }, o.repeat, format!("{}.kv_expand", o.name)));
+                    }
+                    ops.push((Op::Attention { kind, batch, heads, kv_heads: heads, q_len, kv_len, head_dim, causal, dtype }, o.repeat, o.name.clone()));
+                }
+            }
+            self.cost_ops(ops.iter().map(|(op, r, n)| (op, *r, n.as_str())))?
+        } else {
+            self.cost_ops(g.iter().filter(|o| matches!(o.op, Op::Attention { .. })).map(|o| (&o.op, o.repeat, o.name.as_str())))?
+        };
         self.dec_attn.insert(key, p);
         Ok(p)
     }
@@ -405,7 +471,7 @@ impl StepPricer {
         }
         let body = self.body(tokens)?;
         let head = self.head(s.emitting.max(1))?;
-        let dec = self.decode_attention(s.decode_seqs, s.decode_ctx)?;
+        let dec = self.decode_attention(s.decode_seqs, s.decode_ctx.max(self.allocated_ctx))?;
         let q = s.prefill_tokens.div_ceil(s.prefill_seqs.max(1));
         let pre = self.prefill_attention(s.prefill_seqs, q, s.prefill_kv)?;
         let vis = self.vision(s.new_requests)?;
@@ -460,10 +526,18 @@ mod tests {
 
     #[test]
     fn bundled_host_costs_parse_within_bounds() {
-        let h = HostCosts::parse(HOST_JSON).unwrap();
-        assert!(h.step_host_us > 0.0 && h.step_host_us_per_seq > 0.0);
+        for e in engines() {
+            let h = HostCosts::bundled(&e).unwrap();
+            assert!(h.step_host_us > 0.0 && h.step_host_us_per_seq >= 0.0, "{e}");
+        }
+        // The default keeps the numbers scenarios had before the engine was a setting.
+        let g = HostCosts::bundled(DEFAULT_ENGINE).unwrap();
+        assert_eq!((g.step_host_us, g.step_host_us_per_seq, g.decode_reads_allocated), (1000.0, 60.0, false));
+        assert!(HostCosts::bundled("torchair").unwrap().decode_reads_allocated);
         let bad = HOST_JSON.replace("\"value\": 1000.0", "\"value\": 1e9");
-        assert!(HostCosts::parse(&bad).unwrap_err().contains("step_host_us"));
+        assert!(HostCosts::parse(&bad, DEFAULT_ENGINE).unwrap_err().contains("step_host_us"));
+        let e = HostCosts::bundled("tgi").unwrap_err();
+        assert!(e.contains("deployment.serving.engine") && e.contains("vllm-ascend"), "{e}");
     }
 
     #[test]

@@ -36,6 +36,9 @@ pub struct ServingSpec {
     pub max_num_batched_tokens: Vec<i64>,
     /// Chunked-prefill settings to consider ("on", "off").
     pub chunked_prefill: Vec<String>,
+    /// The serving engine whose host work surrounds each step ("generic", "vllm-ascend",
+    /// "mindie", "torchair"; assets/constants/serving-host.json).
+    pub engine: String,
 }
 
 impl Default for ServingSpec {
@@ -52,6 +55,7 @@ impl Default for ServingSpec {
             block_size: 128,
             max_num_batched_tokens: Vec::new(),
             chunked_prefill: Vec::new(),
+            engine: super::price::DEFAULT_ENGINE.into(),
         }
     }
 }
@@ -109,7 +113,13 @@ impl ServingSpec {
         if let Some(c) = self.chunked_prefill.iter().find(|c| *c != "on" && *c != "off") {
             return Err(format!("{f}.chunked_prefill: expected on or off, got '{}'", crate::scenario::clip(c)));
         }
+        self.host()?;
         Ok(())
+    }
+
+    /// The host costs of the named engine (an unknown name is an error naming the field).
+    pub fn host(&self) -> Result<super::price::HostCosts, String> {
+        super::price::HostCosts::bundled(&self.engine)
     }
 }
 

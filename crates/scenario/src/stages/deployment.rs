@@ -23,7 +23,7 @@
 use super::StageSetup;
 use crate::graphcost::TileMode;
 use crate::scenario::{clip, Scenario};
-use crate::scheduler::price::{StepCost, StepPricer};
+use crate::scheduler::price::{HostCosts, StepCost, StepPricer};
 use crate::scheduler::{requests, simulate, EngineConfig, KvPolicy, Request, ServingSpec, ServingStats, Slo};
 use std::collections::HashMap;
 use tunelab_search::{Config, Metric, Objective, Outcome, Param, Space, Value};
@@ -71,6 +71,8 @@ struct DeploymentObjective {
     spec: ServingSpec,
     slo: Slo,
     reqs: Vec<Request>,
+    /// The serving engine's host costs (`deployment.serving.engine`).
+    host: HostCosts,
     /// One step pricer per (precision, tp): its memo serves both launch modes.
     pricers: HashMap<(Precision, u64), StepPricer>,
 }
@@ -141,11 +143,11 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
             },
         };
         notes.push(format!(
-            "continuous-batching scheduler: {} requests, {arrivals}, {} lengths around {} in / {} out; ttft_ms and tpot_ms are p90s over the requests",
-            spec.requests, spec.length_distribution, w.input_len, w.output_len
+            "continuous-batching scheduler ({} engine): {} requests, {arrivals}, {} lengths around {} in / {} out; ttft_ms and tpot_ms are p90s over the requests",
+            spec.engine, spec.requests, spec.length_distribution, w.input_len, w.output_len
         ));
     } else {
-        notes.push("simple mode (static batch): TTFT is one prefill of the whole batch and TPOT one decode step; no scheduler, no request stream".into());
+        notes.push(format!("simple mode (static batch, {} engine): TTFT is one prefill of the whole batch and TPOT one decode step; no scheduler, no request stream", spec.engine));
     }
     let space = Space::new(super::apply_overrides(s, params)?, &[])?;
     let baseline = Config(space.params().iter().map(|p| p.level_value(0)).collect());
@@ -153,7 +155,8 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let extra = model.vision.as_ref().map_or(0, |v| v.image_tokens());
     let reqs = requests(&spec, w.input_len as u64, w.output_len as u64, extra, s.seed);
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
-    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output: w.output_len as u64, mode, spec, slo, reqs, pricers: HashMap::new() };
+    let host = spec.host()?;
+    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output: w.output_len as u64, mode, spec, slo, reqs, host, pricers: HashMap::new() };
     obj.check_fits_somewhere(&tps, &precisions)?;
     Ok(StageSetup { space, objective: Box::new(obj), metrics: metrics(), baseline, focus: Vec::new(), focus_budget: 0, notes })
 }
@@ -230,11 +233,23 @@ impl DeploymentObjective {
     }
 
     fn pricer(&mut self, k: &Knobs) -> &mut StepPricer {
-        let (model, device, mode) = (&self.model, &self.device, self.mode);
+        let (model, device, mode, host) = (&self.model, &self.device, self.mode, self.host);
+        // An engine that reads each sequence's whole KV allocation (torchair's fixed cache):
+        // the static batch allocates prompt plus output; the scheduler the longest request.
+        let image = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+        let allocated = if !host.decode_reads_allocated {
+            0
+        } else if self.spec.is_static() {
+            self.input + self.output + image
+        } else {
+            self.reqs.iter().map(|r| r.input + r.output).max().unwrap_or(0)
+        };
         self.pricers.entry((k.precision, k.tp)).or_insert_with(|| {
             let plan = ParallelPlan { tp: k.tp, ..Default::default() };
             let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
-            StepPricer::new(model.clone(), device.clone(), plan, opts, mode)
+            let mut p = StepPricer::new(model.clone(), device.clone(), plan, opts, mode, host);
+            p.allocated_ctx = allocated;
+            p
         })
     }
 
@@ -440,7 +455,8 @@ fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
     let reqs = requests(&spec, s.workload.input_len as u64, s.workload.output_len as u64, extra, s.seed);
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
     let mode = if s.deployment.tile_operators { TileMode::Best } else { TileMode::Default };
-    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output: s.workload.output_len as u64, mode, spec, slo, reqs, pricers: HashMap::new() })
+    let host = spec.host()?;
+    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output: s.workload.output_len as u64, mode, spec, slo, reqs, host, pricers: HashMap::new() })
 }
 
 /// A configuration given by parameter name, in the stage's parameter order.

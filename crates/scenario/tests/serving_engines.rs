@@ -1,0 +1,105 @@
+//! The serving engine (`deployment.serving.engine`) as a setting: which host work surrounds each
+//! step and how the engine holds its KV cache, from assets/constants/serving-host.json. Old
+//! scenarios (no engine) keep the generic numbers; an unknown engine is named; a Python engine
+//! costs more per step than a C++ one; HF's own cache handling (ChatGLM under torchair) makes
+//! decode grow with the batch far faster than the fixed cache does.
+
+use tunelab_scenario::scenario::Scenario;
+use tunelab_scenario::scheduler::ServingStats;
+use tunelab_scenario::stages::deployment::serve;
+use tunelab_search::{Config, Value};
+
+fn scenario(model: &str, input: i64, output: i64) -> Scenario {
+    let mut s = Scenario::default();
+    s.model = tunelab_scenario::scenario::ModelRef::Id(model.into());
+    s.device = tunelab_scenario::scenario::DeviceRef::Name("910B2".into());
+    s.workload.input_len = input;
+    s.workload.output_len = output;
+    s.seed = 3;
+    s
+}
+
+fn names() -> Vec<String> {
+    ["batch", "precision", "tp", "launch"].iter().map(|x| x.to_string()).collect()
+}
+
+fn cfg(batch: i64) -> Config {
+    Config(vec![Value::Int(batch), Value::Str("fp16".into()), Value::Int(1), Value::Str("graph".into())])
+}
+
+fn run(s: &Scenario, batch: i64) -> ServingStats {
+    serve(s, &names(), &cfg(batch)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn a_scenario_without_an_engine_keeps_the_generic_numbers() {
+    let text = r#"{"stage": "deployment", "model": "llama-2-7b", "device": "910B2", "seed": 3,
+        "workload": {"input_len": 256, "output_len": 64},
+        "deployment": {"serving": {"requests": 40}}}"#;
+    let old = Scenario::from_json(text).unwrap();
+    assert_eq!(old.deployment.serving.engine, "generic");
+    let mut explicit = old.clone();
+    explicit.deployment.serving.engine = "generic".into();
+    assert_eq!(run(&old, 16), run(&explicit, 16));
+}
+
+#[test]
+fn an_unknown_engine_is_named_with_the_known_ones() {
+    let text = r#"{"stage": "deployment", "model": "llama-2-7b", "device": "910B2",
+        "deployment": {"serving": {"engine": "tgi"}}}"#;
+    let e = match Scenario::from_json(text) {
+        Err(e) => e,
+        Ok(s) => tunelab_scenario::stages::setup(&s).err().expect("an unknown engine must be refused"),
+    };
+    assert!(e.contains("deployment.serving.engine") && e.contains("tgi") && e.contains("mindie"), "{e}");
+}
+
+#[test]
+fn a_python_engine_spends_more_host_time_per_step_than_a_cpp_one() {
+    let mut s = scenario("llama-2-7b", 256, 128);
+    s.deployment.serving.requests = 64;
+    s.deployment.serving.engine = "vllm-ascend".into();
+    let vllm = run(&s, 32);
+    s.deployment.serving.engine = "mindie".into();
+    let mindie = run(&s, 32);
+    assert!(vllm.tpot_ms.p50 > mindie.tpot_ms.p50, "vLLM {} vs MindIE {} ms", vllm.tpot_ms.p50, mindie.tpot_ms.p50);
+    assert!(vllm.host_share > mindie.host_share);
+    assert!(vllm.output_tokens_per_s < mindie.output_tokens_per_s);
+}
+
+#[test]
+fn hf_cache_handling_makes_decode_grow_with_the_batch() {
+    // ChatGLM3 under torchair keeps HF's cache: every step copies the cache (torch.cat) and
+    // expands its 2 K/V groups to 32 heads. The measured rows: 24.8 ms at batch 1, 75.2 at 32
+    // (x3.0); the fixed-cache ports grow far less (Qwen2-7B: 23 -> 36 ms, x1.6).
+    let mut s = scenario("chatglm3-6b", 1024, 1024);
+    s.deployment.serving.mode = "static".into();
+    s.deployment.serving.engine = "transformers".into();
+    let growth = |s: &Scenario| run(s, 32).tpot_ms.p50 / run(s, 1).tpot_ms.p50;
+    let hf = growth(&s);
+    s.deployment.serving.engine = "torchair".into();
+    let fixed = growth(&s);
+    println!("ChatGLM3-6B decode step, batch 32 / batch 1: transformers x{hf:.2}, torchair x{fixed:.2}");
+    assert!(hf > 2.0, "x{hf:.2}");
+    assert!(fixed < 1.8 && hf > fixed + 0.5, "x{fixed:.2} vs x{hf:.2}");
+}
+
+#[test]
+fn a_fixed_cache_is_read_whole_while_a_growing_one_is_read_as_filled() {
+    // torchair allocates prompt + output per sequence and its decode attention reads all of it;
+    // the generic engine's static mode reads the cache at the midpoint of the output. A longer
+    // output budget therefore slows torchair's decode steps more.
+    let mut s = scenario("llama-2-7b", 512, 256);
+    s.deployment.serving.mode = "static".into();
+    let growth = |s: &mut Scenario| {
+        s.workload.output_len = 256;
+        let short = run(s, 8).tpot_ms.p50;
+        s.workload.output_len = 3584;
+        run(s, 8).tpot_ms.p50 - short
+    };
+    s.deployment.serving.engine = "torchair".into();
+    let fixed = growth(&mut s);
+    s.deployment.serving.engine = "generic".into();
+    let filled = growth(&mut s);
+    assert!(fixed > filled * 1.5 && filled > 0.0, "torchair +{fixed} ms vs generic +{filled} ms");
+}
