@@ -190,6 +190,7 @@ pub fn ScenarioPanel() -> impl IntoView {
                 <button data-testid="template-undo" on:click=undo_template>"Undo template"</button>
             </Show>
             <GoalPanel/>
+            <crate::components::serving_panel::ServingPanel/>
         </section>
     }
 }
@@ -319,6 +320,21 @@ fn GoalPanel() -> impl IntoView {
                 {int_field("Input tokens", "workload-input", |s| s.workload.input_len, |s, v| s.workload.input_len = v)}
                 {int_field("Output tokens", "workload-output", |s| s.workload.output_len, |s, v| s.workload.output_len = v)}
                 {int_field("Batch", "workload-batch", |s| s.workload.batch, |s, v| s.workload.batch = v)}
+            </Show>
+            <Show when=move || ctx.scenario.with(|s| s.stage == Stage::Operator)>
+                <label class="field" title="What the workload's time means: the kernels on the device (a profiler's task time), one eager framework call timed around each operator (host dispatch, then the kernel), or a timed loop of calls (per call the longer of host dispatch and kernel). Host costs come from the chip profile.">"Timing "
+                    <select data-testid="operator-timing" prop:value=move || ctx.scenario.with(|s| s.operator.timing.clone()) on:change=move |ev| {
+                        let t = event_target_value(&ev);
+                        ctx.edit(|s| s.operator.timing = t);
+                    }>
+                        <option value="device">"device (kernels only)"</option>
+                        <option value="single_call">"one eager call each"</option>
+                        <option value="back_to_back">"a loop of calls"</option>
+                    </select>
+                </label>
+                <Show when=move || ctx.scenario.with(|s| s.operator.timing == "back_to_back")>
+                    {int_field("Calls per loop", "operator-calls", |s| s.operator.calls as i64, |s, v| s.operator.calls = v.clamp(1, 1_000_000) as u64)}
+                </Show>
             </Show>
             <label class="field">"Description "
                 <textarea data-testid="description" rows="2" prop:value=move || ctx.scenario.with(|s| s.description.clone()) on:change=move |ev| {

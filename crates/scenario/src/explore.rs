@@ -220,14 +220,19 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
                     _ => format!("the prefill and {out} decode steps"),
                 }
             };
-            Ok(Breakdown { label: format!("{what} at this configuration's tilings and fusions, eager launch"), ops, memory: None, phase: None, why: String::new(), total_ms: total / 1e3, graph_launch_ms: None })
+            let timed = match s.operator.timing.as_str() {
+                "single_call" => "each operator as one eager call (host dispatch, then the kernel)".to_string(),
+                "back_to_back" => format!("each operator per call in a loop of {} calls", s.operator.calls),
+                _ => "kernel time on the device".to_string(),
+            };
+            Ok(Breakdown { label: format!("{what} at this configuration's tilings and fusions, {timed}"), ops, memory: None, phase: None, why: String::new(), total_ms: total / 1e3, graph_launch_ms: None })
         }
+        Stage::Landscape => Err("a landscape point has no operator breakdown".into()),
         Stage::Deployment | Stage::Runtime => {
             let p = point_from_config(names, config, default_point(s, &model));
             let graph_launch = names.iter().zip(&config.0).any(|(n, v)| n == "launch" && v.as_str() == Some("graph"));
             let (phase, why) = dominant_phase(s, metrics);
             let w = workload(phase, p.batch, inp, out);
-        Stage::Landscape => Err("a landscape point has no operator breakdown".into()),
             let plan = ParallelPlan { tp: p.tp, ..ParallelPlan::default() };
             // The deployment stage builds its graphs with the precision alone (fusions on).
             let opts = tunelab_sim::workload::GraphOptions { precision: p.precision, ..Default::default() };

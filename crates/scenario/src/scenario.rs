@@ -206,6 +206,24 @@ pub struct OperatorOptions {
     pub local_search_ops: Vec<String>,
     /// Share of the budget added for the focused search, 0..=1 (0.5: half the budget again).
     pub search_intensity: f64,
+    /// What the workload's time means: "device" (kernel time on the device, as a profiler
+    /// reports it), "single_call" (each operator called once from the framework in eager mode
+    /// and timed around the call: host dispatch, then the kernel) or "back_to_back" (each
+    /// operator called `calls` times in a timed loop; per call the longer of host dispatch and
+    /// kernel). The host costs are the chip profile's eager dispatch (sim `cost::dispatch`).
+    pub timing: String,
+    /// Calls per timed loop when `timing` is "back_to_back" (the benchmark's inner iterations).
+    pub calls: u64,
+}
+
+impl OperatorOptions {
+    /// The timing this scenario asks for; errors name the field.
+    pub fn timing(&self) -> Result<tunelab_sim::cost::dispatch::Timing, String> {
+        if self.calls == 0 || self.calls > 1_000_000 {
+            return Err(format!("operator.calls: must be between 1 and 1000000, got {}", self.calls));
+        }
+        tunelab_sim::cost::dispatch::Timing::parse(&self.timing, self.calls).map_err(|e| format!("operator.timing: {e}"))
+    }
 }
 
 impl Default for OperatorOptions {
@@ -220,6 +238,8 @@ impl Default for OperatorOptions {
             mixed_precision_ops: Vec::new(),
             local_search_ops: Vec::new(),
             search_intensity: 0.0,
+            timing: "device".into(),
+            calls: 1,
         }
     }
 }

@@ -44,6 +44,7 @@ impl Scenario {
         if !(i.is_finite() && (0.0..=1.0).contains(&i)) {
             return Err(format!("operator.search_intensity: must be between 0 and 1, got {i}"));
         }
+        self.operator.timing()?;
         if !["prefill", "decode", "both"].contains(&self.operator.phase.as_str()) {
             return Err(format!("operator.phase: expected prefill, decode or both, got '{}'", clip(&self.operator.phase)));
         }

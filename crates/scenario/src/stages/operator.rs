@@ -15,12 +15,13 @@ use crate::tileaxes::{search_axes, to_tiling, value_in};
 use crate::scenario::{clip, Scenario};
 use std::collections::HashMap;
 use tunelab_search::{Config, Metric, Objective, Outcome, Param, Space, Value};
+use tunelab_sim::cost::dispatch::Timing;
 use tunelab_sim::device::Device;
 use tunelab_sim::estimate::Estimate;
 use tunelab_sim::memory::memory_per_chip;
 use tunelab_sim::tuning::default_tiling;
 use tunelab_sim::workload::{build_graph, GraphOptions, ParallelPlan, Workload};
-use tunelab_sim::{DType, Op};
+use tunelab_sim::{CommAlgorithm, CommKind, DType, Op};
 
 /// Axes searched only when loop unrolling is on (K steps per L1 load, M/N steps).
 const UNROLL_AXES: [&str; 4] = ["stepM", "stepN", "stepKa", "stepKb"];
@@ -37,6 +38,8 @@ struct Group {
     fixed: Vec<(String, i64)>,
     /// Parameter index of the INT8 switch (mixed precision), if any.
     int8: Option<usize>,
+    /// Parameter index of a collective's algorithm (ring or tree, HCCL_ALGO), if any.
+    algo: Option<usize>,
 }
 
 /// An operator slot in a graph: a constant cost, or a tunable group.
@@ -64,6 +67,8 @@ struct OperatorObjective {
     flash: Option<usize>,
     fuse: Option<usize>,
     tokens: f64,
+    /// What the workload's time means (device time, or as a benchmark around the calls times it).
+    timing: Timing,
     memo: HashMap<(usize, Vec<i64>), Result<Estimate, String>>,
 }
 
@@ -107,8 +112,9 @@ pub fn priced_ops(s: &Scenario, config: &Config) -> Result<(Vec<crate::serving::
             Slot::Group(g, rep) => (obj.group_estimate(g, config)?, rep),
         };
         let (name, class, op) = obj.variants[v].names[k].clone();
+        let per_call = obj.timing.time_us(&obj.device, &op, e.time_us);
         // `repeat` here is the weighted count (decode steps x repeats), rounded for the engine view.
-        out.push(crate::serving::OpCost { name, class, repeat: libm::round(rep).max(1.0) as u64, op, time_us: e.time_us * rep, estimate: e });
+        out.push(crate::serving::OpCost { name, class, repeat: libm::round(rep).max(1.0) as u64, op, time_us: per_call * rep, estimate: e });
     }
     Ok((out, obj.variants[v].memory_gib))
 }
@@ -117,6 +123,7 @@ pub fn priced_ops(s: &Scenario, config: &Config) -> Result<(Vec<crate::serving::
 fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, Vec<usize>, usize, Vec<String>), String> {
     let (model, device, notes) = crate::context::resolve(s)?;
     let o = &s.operator;
+    let timing = o.timing()?;
     let w = &s.workload;
     let batches: Vec<u64> = if w.batch == -1 { w.dynamic_batches.iter().map(|&b| b as u64).collect() } else { vec![w.batch as u64] };
     let (input, output) = (w.input_len as u64, w.output_len as u64);
@@ -180,7 +187,8 @@ fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, 
                     slot_names.push((qualified, gop.class, gop.op.clone()));
                     let axes = if o.tiling { search_axes(&gop.op, &device) } else { Vec::new() };
                     let mixed = o.mixed_precision_ops.contains(&gop.name) && matches!(gop.op, Op::Matmul { .. });
-                    if axes.is_empty() && !mixed {
+                    let collective = has_algorithm_choice(&gop.op);
+                    if axes.is_empty() && !mixed && !collective {
                         let e = memo.op(&gop.op, &device, TileMode::Default).map_err(|r| format!("operator {} cannot run: {r}", gop.name))?;
                         slots.push(Slot::Fixed(e, repeat));
                         continue;
@@ -221,13 +229,13 @@ fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, 
     let space = Space::new(super::apply_overrides(s, params)?, &[])?;
     // Level 0 of every parameter is the framework default (fusions on, default tiling).
     let baseline = Config(space.params().iter().map(|p| p.level_value(0)).collect());
-    let mut objective = OperatorObjective { device, groups, variants, flash, fuse, tokens, memo: HashMap::new() };
+    let mut objective = OperatorObjective { device, groups, variants, flash, fuse, tokens, timing, memo: HashMap::new() };
     let blocks = make_blocks(&mut objective, &baseline, &fusion_params, s.budget.saturating_sub(1));
     let focus: Vec<usize> = objective
         .groups
         .iter()
         .filter(|g| o.local_search_ops.iter().any(|n| g.label.split(':').nth(1).is_some_and(|l| l.split(['@', '#']).next() == Some(n.as_str()))))
-        .flat_map(|g| g.axes.iter().map(|a| a.1).chain(g.int8))
+        .flat_map(|g| g.axes.iter().map(|a| a.1).chain(g.int8).chain(g.algo))
         .collect();
     let focus_budget = libm::round(o.search_intensity * s.budget as f64) as usize;
     Ok((objective, space, baseline, blocks, focus, focus_budget, notes))
@@ -235,7 +243,7 @@ fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, 
 
 fn new_group(label: String, op: Op, axes: Vec<tunelab_sim::tiling::Axis>, mixed: bool, o: &crate::scenario::OperatorOptions, device: &Device, params: &mut Vec<Param>) -> Group {
     let def = default_tiling(&op, device);
-    let mut g = Group { label, op, axes: Vec::new(), fixed: Vec::new(), int8: None };
+    let mut g = Group { label, op, axes: Vec::new(), fixed: Vec::new(), int8: None, algo: None };
     for a in axes {
         let dv = value_in(&def, &a.name).unwrap_or(a.values[a.values.len() / 2]);
         let searched = !(!o.loop_unroll && UNROLL_AXES.contains(&a.name.as_str())) && !(!o.memory_reuse && REUSE_AXES.contains(&a.name.as_str()));
@@ -258,7 +266,20 @@ fn new_group(label: String, op: Op, axes: Vec<tunelab_sim::tiling::Axis>, mixed:
         params.push(Param::categorical(&format!("{}.int8", g.label), vec![Value::Int(0), Value::Int(1)]));
         g.int8 = Some(params.len() - 1);
     }
+    if let Op::Comm { algorithm, .. } = &g.op {
+        if has_algorithm_choice(&g.op) {
+            // The operator's stated algorithm first: level 0 is the baseline.
+            let names = if *algorithm == CommAlgorithm::Tree { ["tree", "ring"] } else { ["ring", "tree"] };
+            params.push(Param::categorical(&format!("{}.algorithm", g.label), names.iter().map(|n| Value::from(*n)).collect()));
+            g.algo = Some(params.len() - 1);
+        }
+    }
     g
+}
+
+/// A collective whose algorithm is a choice (HCCL_ALGO: ring or tree); an all-to-all has one.
+fn has_algorithm_choice(op: &Op) -> bool {
+    matches!(op, Op::Comm { kind: CommKind::AllReduce | CommKind::AllGather | CommKind::ReduceScatter, ranks, .. } if *ranks >= 2)
 }
 
 /// Blocks: the fusion switches, then each operator group with a budget share proportional to
@@ -285,7 +306,7 @@ fn make_blocks(obj: &mut OperatorObjective, baseline: &Config, fusion: &[usize],
     for &g in &order {
         let want = ((share[g] / total) * pool as f64) as usize;
         let b = want.max(3).min(left);
-        let params: Vec<usize> = obj.groups[g].axes.iter().map(|a| a.1).chain(obj.groups[g].int8).collect();
+        let params: Vec<usize> = obj.groups[g].axes.iter().map(|a| a.1).chain(obj.groups[g].int8).chain(obj.groups[g].algo).collect();
         blocks.push(Block { label: obj.groups[g].label.clone(), params, budget: b });
         left -= b;
     }
@@ -310,6 +331,8 @@ impl OperatorObjective {
         let mut key: Vec<i64> = grp.axes.iter().map(|(_, i)| c.0.get(*i).and_then(Value::as_i64).unwrap_or(0)).collect();
         let int8 = grp.int8.is_some_and(|i| c.0.get(i).and_then(Value::as_i64) == Some(1));
         key.push(int8 as i64);
+        let tree = grp.algo.and_then(|i| c.0.get(i)).and_then(Value::as_str).map(|a| a == "tree");
+        key.push(tree.map_or(-1, |t| t as i64));
         if let Some(r) = self.memo.get(&(g, key.clone())) {
             return r.clone();
         }
@@ -318,8 +341,12 @@ impl OperatorObjective {
             *dtype = DType::Int8;
             *weight_dtype = None;
         }
+        if let (Some(t), Op::Comm { algorithm, .. }) = (tree, &mut op) {
+            *algorithm = if t { CommAlgorithm::Tree } else { CommAlgorithm::Ring };
+        }
         let mut assign: Vec<(String, i64)> = grp.fixed.clone();
         assign.extend(grp.axes.iter().zip(&key).map(|((n, _), v)| (n.clone(), *v)));
+        // A collective has no tiling axes: its estimate takes the default tiling.
         let r = to_tiling(&op, &assign)
             .and_then(|t| tunelab_sim::cost::estimate(&op, &t, &self.device).map_err(|e| e.reason))
             .map_err(|e| format!("{}: {e}", grp.label));
@@ -351,6 +378,9 @@ impl Objective for OperatorObjective {
                 },
             };
             sum.add(&e, rep);
+            // Host dispatch the timing adds on top of the kernel (none for device timing).
+            let per_call = self.timing.time_us(&self.device, &self.variants[v].names[k].2, e.time_us);
+            sum.time_us += (per_call - e.time_us) * rep;
         }
         let secs = sum.time_us / 1e6;
         let peak = self.device.derived.peak_tflops_fp16 * 1e12;

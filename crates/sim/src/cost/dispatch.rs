@@ -114,6 +114,43 @@ pub fn back_to_back_us(d: &Device, op: &Op, device_us: f64, n: f64) -> f64 {
     (if h > device_us { h } else { device_us }) + h / n
 }
 
+/// How an operator's time is measured: what a benchmark's timer sees around the kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Timing {
+    /// The kernel alone on the device (a profiler's task duration, a kernel's compute-only time).
+    #[default]
+    Device,
+    /// One framework call timed around it (device events or a host timer with a sync): the eager
+    /// host dispatch, then the kernel (`single_call_us`).
+    SingleCall,
+    /// The call repeated `calls` times in a timed loop, per call (`back_to_back_us`).
+    BackToBack { calls: f64 },
+}
+
+impl Timing {
+    /// "device", "single_call" or "back_to_back" (the operator stage's `timing` option) with
+    /// the loop's call count for "back_to_back".
+    pub fn parse(s: &str, calls: u64) -> Result<Timing, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "device" => Ok(Timing::Device),
+            "single_call" => Ok(Timing::SingleCall),
+            "back_to_back" if calls >= 1 => Ok(Timing::BackToBack { calls: calls as f64 }),
+            "back_to_back" => Err("back_to_back timing needs at least 1 call per loop".into()),
+            o => Err(format!("unknown timing '{o}' (device, single_call, back_to_back)")),
+        }
+    }
+
+    /// Time per call of `op`, whose kernel takes `device_us` on the device, as this timing sees it.
+    pub fn time_us(&self, d: &Device, op: &Op, device_us: f64) -> f64 {
+        match *self {
+            Timing::Device => device_us,
+            Timing::SingleCall => single_call_us(d, op, device_us),
+            Timing::BackToBack { calls } => back_to_back_us(d, op, device_us, calls),
+        }
+    }
+}
+
 /// Host, device and wall time of one step of operators.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StepTime {
