@@ -6,7 +6,7 @@
 use tunelab_scenario::training::{simulate, TrainPoint};
 use tunelab_sim::device::bundled_device;
 use tunelab_sim::model::load_bundled;
-use tunelab_sim::workload::{training_constants, ParallelPlan, Recompute, TrainOptions};
+use tunelab_sim::workload::{training_constants, MoeDispatcher, ParallelPlan, Recompute, TrainOptions};
 use tunelab_sim::Precision;
 
 struct Row {
@@ -64,6 +64,19 @@ fn rows() -> Vec<Row> {
     v
 }
 
+/// The MoE rows' Megatron flags as their example scripts pass them (the converter's
+/// SCRIPT_FLAGS, scripts/convert_measurements.py): token dispatcher, grouped matmul,
+/// gradient-accumulation fusion, gradient-reduce and parameter-gather overlap.
+fn script_flags(id: &str, t: TrainOptions) -> TrainOptions {
+    let ag = MoeDispatcher::AllGather;
+    match id {
+        "trn-qwen2-57b-a14b-4k-8x8" => TrainOptions { moe_dispatcher: ag, moe_grouped_gemm: true, grad_accum_fusion: false, overlap_grad_reduce: false, ..t },
+        "trn-mixtral-8x7b-32k-8x8" => TrainOptions { moe_dispatcher: ag, moe_grouped_gemm: false, overlap_grad_reduce: true, overlap_param_gather: true, ..t },
+        "trn-deepseek-v2-lite-8k-1x8" => TrainOptions { moe_dispatcher: ag, moe_grouped_gemm: false, grad_accum_fusion: false, overlap_grad_reduce: false, ..t },
+        _ => t,
+    }
+}
+
 #[test]
 fn training_rows_predicted_vs_measured() {
     let device = bundled_device("910B2").unwrap();
@@ -75,6 +88,7 @@ fn training_rows_predicted_vs_measured() {
         let plan = ParallelPlan { tp: r.tp, pp: r.pp, dp, ep: r.ep, cp: r.cp, vpp: r.vpp, sequence_parallel: r.sp };
         let accum = r.gb / (r.mb * dp);
         let train = TrainOptions { recompute: r.recompute, distributed_optimizer: r.dist_opt, grad_accum: accum, fp32_grads: true, ..TrainOptions::default() };
+        let train = script_flags(r.id, train);
         let p = TrainPoint { plan, micro_batch: r.mb, train, precision: Precision::Bf16, moe_imbalance: training_constants().moe_imbalance.value };
         // Like the stage's baseline: the least recomputation that fits when the row states none.
         let mut res = simulate(&model, &device, &p, r.seq, r.gb, r.chips);
@@ -118,7 +132,7 @@ fn training_row_ops() {
     let model = load_bundled(r.model).unwrap().model;
     let dp = r.chips / (r.tp * r.pp * r.cp);
     let plan = ParallelPlan { tp: r.tp, pp: r.pp, dp, ep: r.ep, cp: r.cp, vpp: r.vpp, sequence_parallel: r.sp };
-    let train = TrainOptions { recompute: r.recompute, distributed_optimizer: r.dist_opt, grad_accum: 1, ..TrainOptions::default() };
+    let train = script_flags(r.id, TrainOptions { recompute: r.recompute, distributed_optimizer: r.dist_opt, grad_accum: 1, ..TrainOptions::default() });
     let p = TrainPoint { plan, micro_batch: r.mb, train, precision: Precision::Bf16, moe_imbalance: training_constants().moe_imbalance.value };
     let opts = tunelab_scenario::training::graph_options(&p);
     let g = build_graph(&model, &Workload::TrainStep { micro_batch: r.mb, seq_len: r.seq }, &plan, &opts).unwrap();
