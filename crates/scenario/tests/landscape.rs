@@ -252,3 +252,31 @@ fn links_round_trip_all_three_sources_and_other_stages_are_unchanged() {
     }
     let _: Arc<Landscape> = Landscape::build(&scenario(toy("branin", 64), "random", 5, 0), None).unwrap();
 }
+
+#[test]
+fn every_strategy_races_on_every_toy_function_and_on_a_cache_with_failures() {
+    let bytes = cache_bytes("pnpoly_RTX_2080_Ti.json.gz");
+    for (name, _) in tunelab_search::strategies::STRATEGIES {
+        let mut sources: Vec<LandscapeSource> = landscape::TOY_FUNCTIONS.iter().map(|f| toy(f.name, 17)).collect();
+        sources.push(bundled("pnpoly_RTX_2080_Ti"));
+        for src in sources {
+            let s = scenario(src.clone(), name, 25, 3);
+            let land = Landscape::build(&s, Some(&bytes)).unwrap();
+            let mut run = Run::with_landscape(&s, land.clone()).unwrap();
+            run.run_to_end();
+            let lane = &run.lanes()[0].study;
+            assert!(lane.evaluations() <= 25 && lane.evaluations() > 0, "{name} on {src:?}: {}", lane.evaluations());
+            let opt = land.optimum().unwrap().1;
+            let best = run.best_value(0).unwrap_or_else(|| panic!("{name} on {src:?} found nothing"));
+            assert!(best >= opt, "{name}: best {best} beats the optimum {opt}");
+            // Every trial the strategy made is a point of the landscape, priced by its function.
+            for t in run.trials(0) {
+                match land.evaluate(&t.config) {
+                    Outcome::Ok(v) => assert_eq!(t.values, v, "{name}"),
+                    Outcome::Failed(_) => assert_eq!(t.state, TrialState::Failed),
+                    Outcome::Infeasible(r) => panic!("{name} proposed a point off the landscape: {r}"),
+                }
+            }
+        }
+    }
+}
