@@ -316,7 +316,11 @@ fn GoalPanel() -> impl IntoView {
                 {int_field("Sequence length", "workload-seq", |s| s.workload.seq_len, |s, v| s.workload.seq_len = v)}
                 {int_field("Global batch", "workload-global-batch", |s| s.workload.global_batch, |s, v| s.workload.global_batch = v)}
                 {int_field("Chips", "training-chips", |s| s.training.chips as i64, |s, v| s.training.chips = v.clamp(1, 4096) as u64)}
-            }>
+                <label class="field" title="Megatron --moe-token-dispatcher-type (MoE models): all-to-all sends each routed copy to its expert's rank; all-gather gathers the whole expert-parallel group's tokens and reduce-scatters the combined output">"MoE dispatcher "
+                    <select data-testid="training-moe-dispatcher" prop:value=move || ctx.scenario.with(|s| s.training.moe_token_dispatcher.clone()) on:change=move |ev| {
+                        let v = event_target_value(&ev);
+                        ctx.edit(|s| s.training.moe_token_dispatcher = v);
+                    }>
                 {int_field("Input tokens", "workload-input", |s| s.workload.input_len, |s, v| s.workload.input_len = v)}
                 {int_field("Output tokens", "workload-output", |s| s.workload.output_len, |s, v| s.workload.output_len = v)}
                 {int_field("Batch", "workload-batch", |s| s.workload.batch, |s, v| s.workload.batch = v)}
