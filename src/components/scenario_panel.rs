@@ -321,6 +321,23 @@ fn GoalPanel() -> impl IntoView {
                         let v = event_target_value(&ev);
                         ctx.edit(|s| s.training.moe_token_dispatcher = v);
                     }>
+                        <option value="alltoall">"all-to-all"</option>
+                        <option value="allgather">"all-gather"</option>
+                    </select>
+                </label>
+                <label class="field" title="Megatron --moe-grouped-gemm: a rank's experts run as one grouped matmul; off, one matmul per expert">
+                    <input type="checkbox" data-testid="training-moe-grouped-gemm" prop:checked=move || ctx.scenario.with(|s| s.training.moe_grouped_gemm) on:change=move |ev| {
+                        let v = event_target_checked(&ev);
+                        ctx.edit(|s| s.training.moe_grouped_gemm = v);
+                    }/>" grouped expert matmul"
+                </label>
+                <label class="field" title="Megatron --gradient-accumulation-fusion: weight gradients accumulate straight into the main gradients; off, a separate pass adds them every micro-batch">
+                    <input type="checkbox" data-testid="training-grad-accum-fusion" prop:checked=move || ctx.scenario.with(|s| s.training.gradient_accumulation_fusion) on:change=move |ev| {
+                        let v = event_target_checked(&ev);
+                        ctx.edit(|s| s.training.gradient_accumulation_fusion = v);
+                    }/>" gradient-accumulation fusion"
+                </label>
+            }>
                 {int_field("Input tokens", "workload-input", |s| s.workload.input_len, |s, v| s.workload.input_len = v)}
                 {int_field("Output tokens", "workload-output", |s| s.workload.output_len, |s, v| s.workload.output_len = v)}
                 {int_field("Batch", "workload-batch", |s| s.workload.batch, |s, v| s.workload.batch = v)}
