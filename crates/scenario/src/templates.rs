@@ -278,6 +278,18 @@ pub fn apply_template(t: &Template, s: &mut Scenario, device_memory_gib: Option<
     if let Some(p) = opt_str("mixed_precision") {
         s.training.precisions = vec![p];
     }
+    // Serving settings (`deployment.serving` fields, merged over the scenario's own).
+    if let Some(v) = t.options.get("serving") {
+        let mut cur = serde_json::to_value(&s.deployment.serving).map_err(|e| e.to_string())?;
+        if let (Some(cur), Some(new)) = (cur.as_object_mut(), v.as_object()) {
+            for (k, x) in new {
+                cur.insert(k.clone(), x.clone());
+            }
+        }
+        let serving: crate::scheduler::ServingSpec = serde_json::from_value(cur).map_err(|e| format!("template '{}': options.serving: {e}", t.name))?;
+        serving.validate().map_err(|e| format!("template '{}': {e}", t.name))?;
+        s.deployment.serving = serving;
+    }
     Ok(())
 }
 

@@ -103,3 +103,23 @@ fn a_fixed_cache_is_read_whole_while_a_growing_one_is_read_as_filled() {
     let filled = growth(&mut s);
     assert!(fixed > filled * 1.5 && filled > 0.0, "torchair +{fixed} ms vs generic +{filled} ms");
 }
+
+#[test]
+fn cloud_templates_set_the_serving_engine_and_its_limits() {
+    use tunelab_scenario::templates::{apply_template, bundled_templates};
+    let t = bundled_templates().into_iter().find(|t| t.name == "llm-910b-cloud").expect("llm-910b-cloud template");
+    let mut s = scenario("llama-2-7b", 1024, 256);
+    apply_template(&t, &mut s, Some(64.0)).unwrap();
+    let sv = &s.deployment.serving;
+    assert_eq!((sv.mode.as_str(), sv.engine.as_str(), sv.chunked_prefill.clone()), ("scheduler", "vllm-ascend", vec!["on".to_string()]));
+    assert!(!sv.max_num_batched_tokens.is_empty());
+    // The result still serves: one configuration priced end to end.
+    let st = run(&s, 16);
+    assert!(st.output_tokens_per_s > 0.0 && st.requests == sv.requests);
+    // Every bundled template's serving options are valid serving settings.
+    for t in bundled_templates() {
+        let mut s = scenario("llama-2-7b", 512, 128);
+        apply_template(&t, &mut s, Some(64.0)).unwrap_or_else(|e| panic!("{}: {e}", t.name));
+        s.deployment.serving.validate().unwrap_or_else(|e| panic!("{}: {e}", t.name));
+    }
+}
