@@ -149,3 +149,22 @@ fn scenario_options_reach_the_step_and_are_checked() {
     let text = serde_json::to_string(&old.training).unwrap();
     assert!(!text.contains("moe_token_dispatcher") && !text.contains("grouped"), "{text}");
 }
+
+/// MFU counts the FLOPs of the experts a token actually uses (top-k routed plus shared), on the
+/// published tables' basis: model FLOPs x tokens / step / (chips x peak).
+#[test]
+fn mfu_counts_active_experts_only() {
+    let m = model("deepseek-v2-lite");
+    let pc = m.params();
+    assert!(pc.active * 4 < pc.total, "DeepSeek-V2-Lite activates a fraction of its experts ({} of {})", pc.active, pc.total);
+    let seq = 4096;
+    let f = tunelab_scenario::training::model_flops_per_token(&m, seq);
+    let t = m.llm.as_ref().unwrap();
+    let attn = 12.0 * t.layers as f64 * (t.heads * t.head_dim) as f64 * seq as f64;
+    assert!((f - (6.0 * pc.active as f64 + attn)).abs() < 1.0, "{f}");
+    let base = TrainOptions { recompute: tunelab_sim::workload::Recompute::Full, ..TrainOptions::default() };
+    let r = run(&m, &point(8, 8, 8, base, 1.25), seq, 8, 8);
+    let peak = device().derived.peak_tflops_fp16 * 1e12;
+    let expect = f * (8 * seq) as f64 / (r.step_time_ms * 1e-3) / (8.0 * peak);
+    assert!((r.mfu - expect).abs() < 1e-9, "mfu {} vs {expect}", r.mfu);
+}
