@@ -280,3 +280,38 @@ fn every_strategy_races_on_every_toy_function_and_on_a_cache_with_failures() {
         }
     }
 }
+
+#[test]
+fn a_surface_shows_any_two_parameters_at_their_best_over_the_rest() {
+    // A toy's x-y surface is its grid.
+    let land = Landscape::build(&scenario(toy("himmelblau", 21), "random", 5, 0), None).unwrap();
+    assert_eq!(land.default_axes(), Some(("x".into(), "y".into())));
+    let s = land.surface("x", "y").unwrap();
+    let (_, _, grid) = land.grid().unwrap();
+    assert_eq!(s.values, grid.iter().map(|v| Some(*v)).collect::<Vec<_>>());
+    assert!(!s.best_over_rest);
+    let (c, _) = land.optimum().unwrap();
+    let (ix, iy) = s.cell_of(land.space(), &c).unwrap();
+    assert_eq!(s.values[iy * 21 + ix], Some(land.optimum().unwrap().1));
+    // A cache: every cell is the best of its points, and the optimum's cell holds the optimum.
+    let bytes = cache_bytes("pnpoly_RTX_2080_Ti.json.gz");
+    let land = Landscape::build(&scenario(bundled("pnpoly_RTX_2080_Ti"), "random", 5, 0), Some(&bytes)).unwrap();
+    let (x, y) = land.default_axes().unwrap();
+    let s = land.surface(&x, &y).unwrap();
+    assert!(s.best_over_rest);
+    let (c, opt) = land.optimum().unwrap();
+    let (ix, iy) = s.cell_of(land.space(), &c).unwrap();
+    assert_eq!(s.values[iy * s.x_values.len() + ix], Some(opt));
+    for (c, v) in land.all_points() {
+        let (ix, iy) = s.cell_of(land.space(), &c).unwrap();
+        let cell = s.values[iy * s.x_values.len() + ix];
+        if let Some(v) = v {
+            assert!(cell.unwrap() <= v);
+        }
+    }
+    // Axes are in value order.
+    let nums: Vec<f64> = s.x_values.iter().filter_map(|v| v.as_f64()).collect();
+    assert!(nums.windows(2).all(|w| w[0] < w[1]), "{nums:?}");
+    assert!(land.surface(&x, &x).is_err());
+    assert!(land.surface("nope", &y).err().unwrap().contains("nope"));
+}
