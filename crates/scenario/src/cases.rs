@@ -23,6 +23,11 @@ pub fn family_name(f: tunelab_sim::ModelFamily) -> &'static str {
 
 /// The fingerprint of a scenario: model name, family and size, chip, stage.
 pub fn fingerprint_of(s: &Scenario) -> Result<Fingerprint, String> {
+    // A landscape has no model or chip: it is known by its source (a cache, a toy function).
+    if s.stage == crate::scenario::Stage::Landscape {
+        let label = crate::stages::landscape::source_label(s);
+        return Ok(Fingerprint { model: label, family: "landscape".into(), params_b: 0.0, chip: String::new(), stage: s.stage.name().into() });
+    }
     let (model, device, _) = crate::context::resolve(s)?;
     Ok(Fingerprint {
         model: model.name.clone(),

@@ -315,3 +315,13 @@ fn a_surface_shows_any_two_parameters_at_their_best_over_the_rest() {
     assert!(land.surface(&x, &x).is_err());
     assert!(land.surface("nope", &y).err().unwrap().contains("nope"));
 }
+
+#[test]
+fn a_landscape_run_saves_as_a_case_known_by_its_source() {
+    let mut run = Run::new(&scenario(toy("ackley", 15), "random", 10, 0)).unwrap();
+    run.run_to_end();
+    let case = tunelab_scenario::cases::case_from_run(&run, "toy").unwrap();
+    assert_eq!(case.fingerprint.stage, "landscape");
+    assert!(case.fingerprint.model.contains("Ackley"), "{:?}", case.fingerprint);
+    assert_eq!(case.trials.len(), 10);
+}
