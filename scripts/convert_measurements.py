@@ -475,6 +475,25 @@ def serving_reason(r):
     return ("the output length is not stated, and TTFT and decode rate under a closed loop depend on it")
 
 
+# Settings read from the example pretraining script each row names as its source (the shared
+# setup lists the parallel layout but not these flags). Megatron's defaults apply where a script
+# does not pass a flag: --overlap-grad-reduce off, gradient-accumulation fusion on.
+SCRIPT_FLAGS = {
+    # examples/mcore/qwen2_moe/pretrain_qwen2_57b_a14b_4K_ptd.sh: --moe-token-dispatcher-type
+    # allgather, --moe-grouped-gemm, --no-gradient-accumulation-fusion, no --overlap-grad-reduce.
+    "trn-qwen2-57b-a14b-4k-8x8": {"moe_token_dispatcher": "allgather", "moe_grouped_gemm": True,
+                                  "gradient_accumulation_fusion": False, "overlap_grad_reduce": False},
+    # examples/mcore/mixtral/pretrain_mixtral_8x7b_ptd.sh: no dispatcher flag (Megatron's default,
+    # allgather), no --moe-grouped-gemm, --overlap-grad-reduce and --overlap-param-gather.
+    "trn-mixtral-8x7b-32k-8x8": {"moe_token_dispatcher": "allgather", "moe_grouped_gemm": False,
+                                 "overlap_grad_reduce": True, "overlap_param_gather": True},
+    # examples/mcore/deepseek2_lite/pretrain_deepseek2_lite_16b_ptd_8p.sh: --moe-token-dispatcher-type
+    # allgather, no --moe-grouped-gemm, --no-gradient-accumulation-fusion, no --overlap-grad-reduce.
+    "trn-deepseek-v2-lite-8k-1x8": {"moe_token_dispatcher": "allgather", "moe_grouped_gemm": False,
+                                    "gradient_accumulation_fusion": False, "overlap_grad_reduce": False},
+}
+
+
 def convert_training(r):
     st, m = r["setup"], r["measured"]
     name = st.get("model", "")
@@ -509,9 +528,14 @@ def convert_training(r):
         space["vpp"] = {"fixed": layers // (pp * st["VPP_layers_per_stage"])}
     row["scenario"] = {"workload": {"micro_batch": st["micro_batch"], "seq_len": st["seq_len"], "global_batch": st["global_batch"]},
                        "training": {"chips": chips}, "space": space}
+    flags = SCRIPT_FLAGS.get(r["id"])
+    if flags:
+        row["scenario"]["training"].update(flags)
     notes = []
     if st.get("script_NNODES") is not None:
         notes.append("chips from the launch script's NNODES (%d nodes x 8)" % nodes)
+    if flags:
+        notes.append("MoE dispatcher, grouped matmul, gradient-accumulation fusion and gradient/parameter overlap as the example script passes them (Megatron defaults where it passes nothing)")
     if notes:
         row["conversion_note"] = "; ".join(notes)
     vals = []
