@@ -223,6 +223,8 @@ pub fn sha256_hex(data: &[u8]) -> String {
 pub struct Landscape {
     source: LandscapeSource,
     kind: Kind,
+    /// The true optimum, found once when built (`optimum`).
+    best: Option<(Config, f64)>,
 }
 
 enum Kind {
@@ -285,10 +287,16 @@ pub fn dropped(file_name: &str, bytes: &[u8]) -> Result<(LandscapeSource, Arc<La
     let digest = sha256_hex(text.as_bytes());
     let cache = KernelTunerCache::parse(&text).map_err(|e| format!("'{}' is not a Kernel Tuner cache: {e}", clip(&name)))?;
     let source = LandscapeSource::KernelTuner(KernelTunerSource::Dropped(DroppedCache { name, digest: digest.clone(), configs: cache.len() }));
-    Ok((source.clone(), Arc::new(Landscape { source, kind: Kind::Cache { cache, digest } })))
+    Ok((source.clone(), Arc::new(Landscape::new(source, Kind::Cache { cache, digest }))))
 }
 
 impl Landscape {
+    fn new(source: LandscapeSource, kind: Kind) -> Landscape {
+        let mut land = Landscape { source, kind, best: None };
+        land.best = land.find_optimum();
+        land
+    }
+
     /// Builds the scenario's landscape. A cache source needs the cache file's `bytes` (.json or
     /// .json.gz, at most `kernel_tuner::MAX_CACHE_BYTES` once decompressed); a dropped one must
     /// have the digest the scenario records. A toy source ignores `bytes`.
@@ -336,7 +344,7 @@ impl Landscape {
                 Kind::Cache { cache, digest }
             }
         };
-        Ok(Arc::new(Landscape { source: source.clone(), kind }))
+        Ok(Arc::new(Landscape::new(source.clone(), kind)))
     }
 
     /// The source it was built from.
@@ -417,6 +425,10 @@ impl Landscape {
     /// order), or the grid's minimum (ties: the first row-major). None when every
     /// measurement failed.
     pub fn optimum(&self) -> Option<(Config, f64)> {
+        self.best.clone()
+    }
+
+    fn find_optimum(&self) -> Option<(Config, f64)> {
         let m = self.metric();
         let mut best: Option<(Config, f64)> = None;
         let mut consider = |c: &Config, v: f64| {
@@ -448,7 +460,7 @@ impl Landscape {
     pub fn ratio(&self, found: f64) -> Option<f64> {
         match &self.kind {
             Kind::Cache { cache, .. } => cache.ratio(found),
-            Kind::Toy(_) => self.optimum().map(|(_, o)| found - o),
+            Kind::Toy(_) => self.best.as_ref().map(|(_, o)| found - o),
         }
     }
 
