@@ -15,13 +15,26 @@ fn main() {
         let mut obj = cache.objective();
         let mut rng = Rng::seed_from_u64(seed);
         let mut last = String::new();
+        let mut who: Vec<String> = Vec::new();
+        let mut best = f64::INFINITY;
         let pf = budget - (budget as f64 * 0.15).ceil() as usize;
-        while study.step(s.as_mut(), &mut obj, &mut rng).is_none() {
+        loop {
+            let proposer = s.snapshot().get("proposer").and_then(|v| v.as_str()).unwrap_or("?").to_string();
+            let done = study.step(s.as_mut(), &mut obj, &mut rng).is_some();
+            if let Some(b) = study.best_value() {
+                if b < best {
+                    best = b;
+                    who.push(format!("{}:{}:{:.3}", study.evaluations(), &proposer[..proposer.len().min(4)], cache.ratio(b).unwrap_or(0.0)));
+                }
+            }
+            if done {
+                break;
+            }
             if study.evaluations() == pf {
                 last = s.snapshot()["arms"].to_string();
             }
         }
-        let conv: Vec<String> = study.convergence().iter().map(|(e, v)| format!("{e}:{:.3}", cache.ratio(*v).unwrap())).collect();
+        let conv = who;
         println!("seed {seed}: {:.3} {last}\n   {}", cache.ratio(study.best_value().unwrap()).unwrap(), conv.join(" "));
     }
 }

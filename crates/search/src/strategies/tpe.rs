@@ -44,11 +44,31 @@ pub struct Tpe {
     pub multivariate: bool,
     table: Option<Table>,
     snap: Snapshot,
+    /// The densities fitted at the last model ask (for `predict`).
+    last: Option<Model>,
+}
+
+/// l and g as fitted at one ask: independent per-parameter densities, and the joint form when
+/// multivariate.
+struct Model {
+    l: Vec<Density>,
+    g: Vec<Density>,
+    joint: Option<Joint>,
+}
+
+impl Model {
+    /// log l(x) - log g(x): higher is more likely good.
+    fn score(&self, xs: &[Coord]) -> f64 {
+        match &self.joint {
+            Some(j) => j.score(xs),
+            None => Tpe::score(&self.l, &self.g, xs),
+        }
+    }
 }
 
 impl Default for Tpe {
     fn default() -> Self {
-        Tpe { startup: 0, gamma: 0.2, max_good: 25, candidates: 48, prior_weight: 4.0, explore: 0.0, multivariate: true, table: None, snap: Snapshot::new() }
+        Tpe { startup: 0, gamma: 0.2, max_good: 25, candidates: 48, prior_weight: 4.0, explore: 0.0, multivariate: true, table: None, snap: Snapshot::new(), last: None }
     }
 }
 
@@ -151,11 +171,10 @@ impl Strategy for Tpe {
             };
             Joint::new(params, split(true), split(false), self.prior_weight)
         });
+        let model = Model { l, g, joint };
+        let (l, joint) = (&model.l, &model.joint);
         let weight = |xs: &[Coord]| xs.iter().enumerate().map(|(p, &x)| l[p].pdf(x)).product::<f64>();
-        let score = |xs: &[Coord]| match &joint {
-            Some(j) => j.score(xs),
-            None => Tpe::score(&l, &g, xs),
-        };
+        let score = |xs: &[Coord]| model.score(xs);
         let mut best: Option<(f64, Config)> = None;
         let enumerable = h.space.cardinality().is_some_and(|n| n <= ENUMERATE_MAX);
         if let Some(all) = h.space.feasible_points().filter(|_| enumerable) {
@@ -219,7 +238,7 @@ impl Strategy for Tpe {
         self.snap.insert("bad_trials".into(), (h.trials.len() - n_good).into());
         let dens: serde_json::Map<String, serde_json::Value> = params
             .iter()
-            .zip(&l)
+            .zip(l.iter())
             .map(|(p, d)| {
                 let v: Vec<f64> = match d {
                     Density::Levels(pr) => pr.clone(),
@@ -229,6 +248,7 @@ impl Strategy for Tpe {
             })
             .collect();
         self.snap.insert("good_density".into(), dens.into());
+        self.last = Some(model);
         match best {
             Some((s, c)) => {
                 self.snap.insert("log_ratio".into(), s.into());
@@ -240,6 +260,15 @@ impl Strategy for Tpe {
 
     fn snapshot(&self) -> Snapshot {
         self.snap.clone()
+    }
+
+    /// Minus the log density ratio of the last fitted model: lower is predicted better (only the
+    /// order means anything; `auto` judges the model by how it ranks points before they are
+    /// measured).
+    fn predict(&self, h: &History, c: &Config) -> Option<f64> {
+        let m = self.last.as_ref()?;
+        let xs: Vec<Coord> = h.space.params().iter().enumerate().map(|(i, p)| coord(p, c, i)).collect();
+        Some(-m.score(&xs))
     }
 }
 
@@ -253,6 +282,36 @@ mod tests {
     fn tpe_beats_random_on_a_smooth_problem() {
         let (tpe, rnd) = (mean_best("tpe", 40, 6), mean_best("random", 40, 6));
         assert!(tpe < rnd, "tpe {tpe} random {rnd}");
+    }
+
+    /// After a run, the model's predictions order unseen configurations roughly as they measure
+    /// (what `auto` checks before trusting the model with turns).
+    #[test]
+    fn predictions_rank_configurations_like_the_objective() {
+        use crate::strategies::bo::tests::problem;
+        use crate::{FnObjective, Metric, Outcome, Study, StudyOptions};
+        let (space, f) = problem();
+        let metric = vec![Metric::minimize("t", "ms")];
+        let mut study = Study::new(space.clone(), metric.clone(), StudyOptions::budget(60)).unwrap();
+        let mut obj = FnObjective::new(metric, &f);
+        let mut tpe = Tpe::default();
+        assert!(tpe.predict(&study.history(), &space.sample(&mut Rng::seed_from_u64(0)).unwrap()).is_none(), "no model yet");
+        study.run(&mut tpe, &mut obj, &mut Rng::seed_from_u64(3));
+        let mut rng = Rng::seed_from_u64(9);
+        let (mut agree, mut pairs) = (0, 0);
+        for _ in 0..200 {
+            let (a, b) = (space.sample(&mut rng).unwrap(), space.sample(&mut rng).unwrap());
+            let (Outcome::Ok(fa), Outcome::Ok(fb)) = (f(&a), f(&b)) else { continue };
+            if (fa[0] / fb[0]).ln().abs() < 0.5 {
+                continue; // near-equal pairs say little
+            }
+            let h = study.history();
+            let (pa, pb) = (tpe.predict(&h, &a).unwrap(), tpe.predict(&h, &b).unwrap());
+            pairs += 1;
+            agree += usize::from((pa < pb) == (fa[0] < fb[0]));
+        }
+        // Chance is one half; a sign error would give well under it.
+        assert!(agree * 10 > pairs * 6, "the model orders {agree} of {pairs} clearly different pairs correctly");
     }
 
     #[test]
