@@ -127,3 +127,21 @@ fn operator_rows_of_the_shared_set_meet_the_ten_percent_median() {
     assert!(rep.rows.iter().any(|c| c.id == "comm-allreduce-8rank-custom-17MB"), "the all-reduce row is expressed");
     assert!(median <= 0.10, "op median |error| {:.1}% exceeds issue 8's 10%", median * 100.0);
 }
+
+#[test]
+fn a_timed_operator_row_is_priced_as_the_run_prices_it() {
+    // One evaluation path: fidelity's value for a back-to-back row is what Run::evaluate gives
+    // for the same pinned configuration of the row's scenario.
+    let set = MeasurementSet::from_json(SET).unwrap();
+    let all = tunelab_scenario::fidelity::cases(&set);
+    let case = all.iter().find(|c| c.label() == "op-matmul-fp32-768cube").unwrap();
+    let sc = tunelab_scenario::fidelity::case_scenario(case, None).unwrap();
+    assert_eq!((sc.operator.timing.as_str(), sc.operator.calls), ("back_to_back", 49), "the converter marks the row's 49 back-to-back calls");
+    let setup = tunelab_scenario::stages::setup(&sc).unwrap();
+    let cfg = pinned_config(&setup);
+    let mut run = tunelab_scenario::Run::new(&sc).unwrap();
+    let Outcome::Ok(v) = run.evaluate(&cfg) else { panic!("infeasible") };
+    let rep = evaluate(&set, &BTreeMap::new(), None);
+    let row = rep.rows.iter().find(|c| c.case == "op-matmul-fp32-768cube").unwrap();
+    assert_eq!(row.predicted, v[0] * 1e3, "fidelity and Run::evaluate agree to the bit");
+}
