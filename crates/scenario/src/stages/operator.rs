@@ -226,6 +226,10 @@ fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, 
             return Err(format!("operator '{}' is not in the graph of '{}' (operators: {})", clip(name), model.name, op_names.join(", ")));
         }
     }
+    if params.is_empty() {
+        let why = if o.tiling { "" } else { " (operator.tiling is off)" };
+        return Err(format!("nothing to tune in '{}': no operator has a tiling, fusion, precision or collective-algorithm choice{why}", model.name));
+    }
     let space = Space::new(super::apply_overrides(s, params)?, &[])?;
     // Level 0 of every parameter is the framework default (fusions on, default tiling).
     let baseline = Config(space.params().iter().map(|p| p.level_value(0)).collect());
