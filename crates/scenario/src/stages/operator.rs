@@ -7,6 +7,13 @@
 //! for a language model, or one forward pass for a model without a decoder (a diffusion UNet
 //! step), averaged over the batches of a dynamic (-1) batch. The space has one block of parameters per
 //! distinct tunable operator; `crate::blocks` searches them in sequence, bottlenecks first.
+//!
+//! Each operator's time is what `operator.timing` says a benchmark sees (sim
+//! `cost::dispatch::Timing`, host costs from the chip profile): the kernel alone ("device", the
+//! default), one eager framework call timed around it ("single_call": host dispatch, then the
+//! kernel), or a timed loop of `operator.calls` calls ("back_to_back": per call the longer of host
+//! dispatch and kernel, the first launch spread over the loop). A collective's algorithm (ring or
+//! tree) is a parameter, so a graph of one all-reduce is a stage of its own.
 
 use super::StageSetup;
 use crate::blocks::Block;
