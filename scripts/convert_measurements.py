@@ -480,13 +480,17 @@ def serving_reason(r):
 # does not pass a flag: --overlap-grad-reduce off, gradient-accumulation fusion on.
 SCRIPT_FLAGS = {
     # examples/mcore/qwen2_moe/pretrain_qwen2_57b_a14b_4K_ptd.sh: --moe-token-dispatcher-type
-    # allgather, --moe-grouped-gemm, --no-gradient-accumulation-fusion, no --overlap-grad-reduce.
+    # allgather, --moe-grouped-gemm, --no-gradient-accumulation-fusion, no --overlap-grad-reduce,
+    # --context-parallel-algo ulysses_cp_algo.
     "trn-qwen2-57b-a14b-4k-8x8": {"moe_token_dispatcher": "allgather", "moe_grouped_gemm": True,
-                                  "gradient_accumulation_fusion": False, "overlap_grad_reduce": False},
+                                  "gradient_accumulation_fusion": False, "overlap_grad_reduce": False,
+                                  "context_parallel_algo": "ulysses"},
     # examples/mcore/mixtral/pretrain_mixtral_8x7b_ptd.sh: no dispatcher flag (Megatron's default,
-    # allgather), no --moe-grouped-gemm, --overlap-grad-reduce and --overlap-param-gather.
+    # allgather), no --moe-grouped-gemm, --overlap-grad-reduce and --overlap-param-gather,
+    # --context-parallel-algo megatron_cp_algo (ring).
     "trn-mixtral-8x7b-32k-8x8": {"moe_token_dispatcher": "allgather", "moe_grouped_gemm": False,
-                                 "overlap_grad_reduce": True, "overlap_param_gather": True},
+                                 "overlap_grad_reduce": True, "overlap_param_gather": True,
+                                 "context_parallel_algo": "ring"},
     # examples/mcore/deepseek2_lite/pretrain_deepseek2_lite_16b_ptd_8p.sh: --moe-token-dispatcher-type
     # allgather, no --moe-grouped-gemm, --no-gradient-accumulation-fusion, no --overlap-grad-reduce.
     "trn-deepseek-v2-lite-8k-1x8": {"moe_token_dispatcher": "allgather", "moe_grouped_gemm": False,
@@ -535,7 +539,7 @@ def convert_training(r):
     if st.get("script_NNODES") is not None:
         notes.append("chips from the launch script's NNODES (%d nodes x 8)" % nodes)
     if flags:
-        notes.append("MoE dispatcher, grouped matmul, gradient-accumulation fusion and gradient/parameter overlap as the example script passes them (Megatron defaults where it passes nothing)")
+        notes.append("MoE dispatcher, grouped matmul, gradient-accumulation fusion, gradient/parameter overlap and context-parallel algorithm as the example script passes them (Megatron defaults where it passes nothing)")
     if notes:
         row["conversion_note"] = "; ".join(notes)
     vals = []

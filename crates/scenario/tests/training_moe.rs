@@ -168,3 +168,37 @@ fn mfu_counts_active_experts_only() {
     let expect = f * (8 * seq) as f64 / (r.step_time_ms * 1e-3) / (8.0 * peak);
     assert!((r.mfu - expect).abs() < 1e-9, "mfu {} vs {expect}", r.mfu);
 }
+
+/// Ulysses context parallelism (Qwen2-57B-A14B's script) splits attention by heads: two
+/// all-to-alls per layer instead of the ring's key/value exchange, causal attention over the
+/// whole sequence on heads / cp, the same attention arithmetic per rank as the ring, and heads
+/// that do not split evenly are refused with the reason.
+#[test]
+fn ulysses_context_parallel_splits_attention_by_heads() {
+    use tunelab_sim::workload::CpAlgo;
+    let m = model("qwen2-57b-a14b");
+    let t = m.llm.as_ref().unwrap();
+    let plan = ParallelPlan { tp: 1, pp: 4, dp: 4, ep: 4, cp: 4, vpp: 1, sequence_parallel: false };
+    let seq = 4096;
+    let w = Workload::TrainStep { micro_batch: 1, seq_len: seq };
+    let mut p = TrainPoint { plan, micro_batch: 1, train: TrainOptions { grad_accum: 16, distributed_optimizer: true, ..TrainOptions::default() }, precision: Precision::Bf16, moe_imbalance: 1.25 };
+    let ring = build_graph(&m, &w, &plan, &graph_options(&p)).unwrap();
+    p.train.cp_algo = CpAlgo::Ulysses;
+    let uly = build_graph(&m, &w, &plan, &graph_options(&p)).unwrap();
+    let core = |g: &tunelab_sim::workload::Graph| g.ops.iter().find(|o| o.name == "layer.attn.core").unwrap().op.clone();
+    match core(&uly) {
+        Op::Attention { heads, q_len, kv_len, causal, .. } => assert_eq!((heads, q_len, kv_len, causal), (t.heads / 4, seq, seq, true)),
+        _ => panic!("not attention"),
+    }
+    assert!(uly.ops.iter().any(|o| o.name == "layer.cp.qkv_alltoall") && uly.ops.iter().any(|o| o.name == "layer.cp.out_alltoall"));
+    assert!(!uly.ops.iter().any(|o| o.name.contains("kv_allgather")));
+    let (a, b) = (tunelab_sim::workload::op_flops(&core(&ring)), tunelab_sim::workload::op_flops(&core(&uly)));
+    assert!((a - b).abs() / a < 0.01, "attention FLOPs per rank: ring {a} vs Ulysses {b}");
+    // 28 heads do not split 8 ways.
+    let plan8 = ParallelPlan { cp: 8, dp: 2, ..plan };
+    let e = build_graph(&m, &w, &plan8, &graph_options(&TrainPoint { plan: plan8, ..p })).unwrap_err();
+    assert!(e.contains("Ulysses") && e.contains("28 heads"), "{e}");
+    // The scenario option reaches the step and a wrong name is refused.
+    let e = Scenario::from_json(r#"{"stage":"training","training":{"context_parallel_algo":"spiral"}}"#).err().unwrap();
+    assert!(e.contains("training.context_parallel_algo"), "{e}");
+}

@@ -3,7 +3,7 @@
 //! o_proj and MLP-down row-split, so each block ends in one all-reduce; with sequence parallelism
 //! (Korthikanti et al. 2022) that all-reduce becomes reduce-scatter + all-gather around the norms.
 
-use super::{GraphOp, GraphOptions, MoeDispatcher, ParallelPlan, Workload};
+use super::{CpAlgo, GraphOp, GraphOptions, MoeDispatcher, ParallelPlan, Workload};
 use crate::dtype::DType;
 use crate::model::{MlpKind, ModelDesc, NormKind, OpClass, TransformerDesc};
 use crate::op::{AttentionKind, CommKind, Epilogue, Op, VectorKind};
@@ -39,6 +39,8 @@ struct Geom {
     kind: AttentionKind,
     causal: bool,
     rotary: bool,
+    /// The sequence is split over the context-parallel ranks (a training step's LLM layers).
+    cp_split: bool,
 }
 
 impl Ctx<'_> {
@@ -137,7 +139,18 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, moe_layer: bool, 
             hq * d
         }
     };
-    if ctx.plan.cp > 1 && g.kind != AttentionKind::Decode {
+    let cp = ctx.plan.cp;
+    let ulysses = g.cp_split && cp > 1 && opts.train.cp_algo == CpAlgo::Ulysses;
+    if ulysses {
+        // Ulysses: each rank trades its s / cp tokens of every query, key and value head for the
+        // whole sequence of 1 / cp of the heads (an all-to-all of its q, k and v).
+        let elems = match &t.mla {
+            Some(m) => hq * (2 * m.qk_dim() + m.v_head_dim),
+            None => (hq + 2 * hkv) * d,
+        };
+        let bytes = tokens.saturating_mul(elems).saturating_mul(ctx.vec.bytes());
+        ops.push(ctx.comm(format!("{p}.cp.qkv_alltoall"), CommKind::AllToAll, bytes, cp));
+    } else if ctx.plan.cp > 1 && g.kind != AttentionKind::Decode {
         // Context parallelism (ring attention): every chip sees every other chip's keys and
         // values once per layer; Megatron overlaps the ring steps with attention, but the bytes
         // are counted here as a collective over the CP group.
@@ -154,18 +167,32 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, moe_layer: bool, 
         (Some(m), AttentionKind::Decode) => (1, (m.cache_dim() + m.kv_lora_rank).div_ceil(2)),
         _ => (hkv, d),
     };
+    // Ulysses runs causal attention over the whole sequence on 1 / cp of the heads (key/value
+    // heads fewer than cp are replicated).
+    let (heads_core, kv_heads_core, q_core, kv_core, causal_core) = if ulysses {
+        let s_full = g.q_len.saturating_mul(cp);
+        (hq / cp, (kv_heads_core / cp).max(1), s_full, s_full, true)
+    } else {
+        (hq, kv_heads_core, g.q_len, g.kv_len, g.causal)
+    };
     let op = Op::Attention {
         kind: g.kind,
         batch: g.batch,
-        heads: hq,
+        heads: heads_core,
         kv_heads: kv_heads_core,
-        q_len: g.q_len,
-        kv_len: g.kv_len,
+        q_len: q_core,
+        kv_len: kv_core,
         head_dim: head_dim_core,
-        causal: g.causal,
+        causal: causal_core,
         dtype: ctx.vec,
     };
     ops.push(GraphOp { name: format!("{p}.attn.core"), op, repeat: 1, class: OpClass::Attention });
+    if ulysses {
+        // The attention output goes back to the sequence split.
+        let v_dim = t.mla.as_ref().map_or(d, |m| m.v_head_dim);
+        let bytes = tokens.saturating_mul(hq).saturating_mul(v_dim).saturating_mul(ctx.vec.bytes());
+        ops.push(ctx.comm(format!("{p}.cp.out_alltoall"), CommKind::AllToAll, bytes, cp));
+    }
     if let (Some(m), AttentionKind::Decode) = (&t.mla, g.kind) {
         // Absorbed value up-projection: latent -> v per head.
         let op = Op::Matmul { batch: hq, m: tokens, n: m.v_head_dim, k: m.kv_lora_rank, dtype: ctx.mm, weight_dtype: ctx.weight, epilogue: Epilogue::None };
@@ -446,7 +473,7 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
     } else {
         (kv_len, true)
     };
-    let g = Geom { batch, q_len, kv_len, kind, causal, rotary: true };
+    let g = Geom { batch, q_len, kv_len, kind, causal, rotary: true, cp_split: train && plan.cp > 1 };
     stack(&ctx, &mut ops, "layer", &g, ceil_div(t.layers, plan.pp), opts);
     ops.push(ctx.vector("final_norm".into(), OpClass::Norm, ctx.norm_kind(), logits_rows, t.hidden));
     let vocab_local = ceil_div(t.vocab, plan.tp);
@@ -483,7 +510,7 @@ fn vision(outer: &Ctx, ops: &mut Vec<GraphOp>, v: &crate::model::VisionDesc, bat
     let tokens = batch.saturating_mul(seq);
     ops.push(ctx.vector("vision.pre_norm".into(), OpClass::Norm, VectorKind::LayerNorm, tokens, e.hidden));
     let kind = if opts.flash_attention { AttentionKind::Flash } else { AttentionKind::Unfused };
-    let g = Geom { batch, q_len: seq, kv_len: seq, kind, causal: false, rotary: false };
+    let g = Geom { batch, q_len: seq, kv_len: seq, kind, causal: false, rotary: false, cp_split: false };
     stack(&ctx, ops, "vision.layer", &g, e.layers, opts);
     let llm_hidden = outer.t.hidden;
     let rows = batch.saturating_mul(patches);

@@ -211,6 +211,22 @@ pub struct TrainOptions {
     /// weight gradient is materialised and added into the main gradient by a separate pass
     /// (Megatron DDP's per-parameter backward hook, `main_grad.add_(grad)`).
     pub grad_accum_fusion: bool,
+    /// How context parallelism splits attention (MindSpeed --context-parallel-algo).
+    pub cp_algo: CpAlgo,
+}
+
+/// MindSpeed's context-parallel algorithms for attention (--context-parallel-algo).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CpAlgo {
+    /// megatron_cp_algo: ring attention; each rank keeps its s / cp queries (load-balanced causal
+    /// chunks) and the keys and values travel round the CP ring.
+    #[default]
+    Ring,
+    /// ulysses_cp_algo (DeepSpeed-Ulysses, Jacobs et al. 2023): an all-to-all trades each rank's
+    /// s / cp tokens of every head for the whole sequence of heads / cp heads, attention runs on
+    /// the full sequence, and a second all-to-all trades the output back.
+    Ulysses,
 }
 
 /// Megatron-Core's MoE token dispatchers (megatron/core/transformer/moe/token_dispatcher.py).
@@ -241,6 +257,7 @@ impl Default for TrainOptions {
             moe_dispatcher: MoeDispatcher::AllToAll,
             moe_grouped_gemm: true,
             grad_accum_fusion: true,
+            cp_algo: CpAlgo::Ring,
         }
     }
 }
@@ -396,6 +413,15 @@ pub fn build_graph(
     }
     if w.is_train() && opts.train.grad_accum == 0 {
         return Err("training field 'grad_accum' must be at least 1".into());
+    }
+    if let (true, true, Some(t)) = (w.is_train() && plan.cp > 1, opts.train.cp_algo == CpAlgo::Ulysses, &model.llm) {
+        let hq = t.heads / plan.tp.max(1);
+        if !hq.is_multiple_of(plan.cp) {
+            return Err(format!(
+                "cp = {} with Ulysses context parallelism splits attention by heads: the {hq} heads per tensor-parallel rank must divide by it",
+                plan.cp
+            ));
+        }
     }
     let forward = forward_graph(model, w, plan, opts)?.ops;
     let ops = if w.is_train() { train::step(model, forward, plan, opts) } else { forward };

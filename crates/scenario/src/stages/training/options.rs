@@ -4,7 +4,7 @@
 use super::TrainPoint;
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
-use tunelab_sim::workload::{training_constants, MoeDispatcher, MAX_BATCH};
+use tunelab_sim::workload::{training_constants, CpAlgo, MoeDispatcher, MAX_BATCH};
 
 /// Largest number of levels a training-space parameter may have (a list longer than this is a
 /// mistake, and walking it would stall the page).
@@ -50,7 +50,18 @@ pub struct TrainingOptions {
     /// gradients into the main gradients.
     #[serde(skip_serializing_if = "is_true")]
     pub gradient_accumulation_fusion: bool,
+    /// Context-parallel attention, MindSpeed's --context-parallel-algo: "ring" (megatron_cp_algo,
+    /// default) or "ulysses" (ulysses_cp_algo).
+    #[serde(skip_serializing_if = "is_ring")]
+    pub context_parallel_algo: String,
 }
+
+fn is_ring(s: &str) -> bool {
+    s == "ring"
+}
+
+/// The context-parallel algorithms (`training.context_parallel_algo`).
+pub(super) const CP_ALGOS: [&str; 2] = ["ring", "ulysses"];
 
 fn is_true(b: &bool) -> bool {
     *b
@@ -82,6 +93,7 @@ impl Default for TrainingOptions {
             moe_token_dispatcher: "alltoall".into(),
             moe_grouped_gemm: true,
             gradient_accumulation_fusion: true,
+            context_parallel_algo: "ring".into(),
         }
     }
 }
@@ -102,6 +114,7 @@ impl TrainingOptions {
         p.train.moe_dispatcher = if self.moe_token_dispatcher == "allgather" { MoeDispatcher::AllGather } else { MoeDispatcher::AllToAll };
         p.train.moe_grouped_gemm = self.moe_grouped_gemm;
         p.train.grad_accum_fusion = self.gradient_accumulation_fusion;
+        p.train.cp_algo = if self.context_parallel_algo == "ulysses" { CpAlgo::Ulysses } else { CpAlgo::Ring };
     }
     /// Ranges and choices, naming the field.
     pub fn validate(&self) -> Result<(), String> {
@@ -135,6 +148,9 @@ impl TrainingOptions {
         }
         if !DISPATCHERS.contains(&self.moe_token_dispatcher.as_str()) {
             return Err(format!("training.moe_token_dispatcher: unknown choice '{}' (known: {})", crate::scenario::clip(&self.moe_token_dispatcher), DISPATCHERS.join(", ")));
+        }
+        if !CP_ALGOS.contains(&self.context_parallel_algo.as_str()) {
+            return Err(format!("training.context_parallel_algo: unknown choice '{}' (known: {})", crate::scenario::clip(&self.context_parallel_algo), CP_ALGOS.join(", ")));
         }
         if let Some(x) = self.moe_imbalance {
             let k = &training_constants().moe_imbalance;
