@@ -337,6 +337,15 @@ fn GoalPanel() -> impl IntoView {
                         ctx.edit(|s| s.training.gradient_accumulation_fusion = v);
                     }/>" gradient-accumulation fusion"
                 </label>
+                <label class="field" title="MindSpeed --context-parallel-algo (with context parallelism): ring attention passes keys and values round the ring; Ulysses trades sequence for heads with two all-to-alls and needs the heads to split evenly">"CP attention "
+                    <select data-testid="training-cp-algo" prop:value=move || ctx.scenario.with(|s| s.training.context_parallel_algo.clone()) on:change=move |ev| {
+                        let v = event_target_value(&ev);
+                        ctx.edit(|s| s.training.context_parallel_algo = v);
+                    }>
+                        <option value="ring">"ring"</option>
+                        <option value="ulysses">"Ulysses"</option>
+                    </select>
+                </label>
             }>
                 {int_field("Input tokens", "workload-input", |s| s.workload.input_len, |s, v| s.workload.input_len = v)}
                 {int_field("Output tokens", "workload-output", |s| s.workload.output_len, |s, v| s.workload.output_len = v)}
