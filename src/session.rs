@@ -82,12 +82,20 @@ pub struct Session {
 impl Session {
     /// Builds the run of a scenario (validation errors come back as messages).
     pub fn new(s: &Scenario) -> Result<Session, String> {
-        Session::from_run(Run::new(s)?)
+        match crate::components::landscape::loaded_for(s) {
+            // A landscape the page loaded (a cache's bytes are not in the scenario).
+            Some(land) => Session::from_run(Run::with_landscape(s, land)?),
+            None => Session::from_run(Run::new(s)?),
+        }
     }
 
     /// The page's mirror of a run stepped in workers: the baseline comes priced from a worker.
     pub fn mirror(s: &Scenario, baseline: tunelab_search::Outcome) -> Result<Session, String> {
-        Session::from_run(Run::with_baseline(s, baseline)?)
+        match crate::components::landscape::loaded_for(s) {
+            // A landscape's baseline is a lookup: the mirror prices it itself.
+            Some(land) => Session::from_run(Run::with_landscape(s, land)?),
+            None => Session::from_run(Run::with_baseline(s, baseline)?),
+        }
     }
 
     fn from_run(run: Run) -> Result<Session, String> {

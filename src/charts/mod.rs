@@ -33,6 +33,7 @@ pub mod progress;
 pub mod roofline;
 pub mod scale;
 pub mod scatter;
+pub mod surface;
 pub mod svg;
 pub mod teaching;
 pub mod teaching_model;

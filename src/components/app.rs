@@ -9,6 +9,7 @@ use leptos::prelude::*;
 pub fn App() -> impl IntoView {
     let ctx = Ctx::new();
     provide_context(ctx);
+    crate::components::landscape::provide(ctx);
     if ctx.error.get_untracked().is_none() {
         // The address always carries the scenario shown, so it can be shared as it is.
         ctx.write_url();
@@ -36,6 +37,7 @@ pub fn App() -> impl IntoView {
         <main class:teach=move || crate::components::tune::teach_layout(&ctx) && ctx.tab.get() == Tab::Tune>
             <div class="side">
                 <ScenarioPanel/>
+                <crate::components::landscape::LandscapePanel/>
                 <Controls/>
                 <crate::components::calibrate::CalibratePanel/>
             </div>

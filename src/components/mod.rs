@@ -5,6 +5,8 @@ pub mod app;
 pub mod calibrate;
 pub mod controls;
 pub mod explore;
+pub mod gallery;
+pub mod landscape;
 pub mod knowledge;
 pub mod report;
 pub mod scenario_panel;

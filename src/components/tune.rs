@@ -89,6 +89,7 @@ pub fn TunePanel() -> impl IntoView {
     view! {
         <section class="panel tune" class:teach=teach style:display=move || if ctx.tab.get() == Tab::Tune { "block" } else { "none" }>
             <TeachBar/>
+            <Show when=teach><crate::components::gallery::Gallery/></Show>
             <Show when=has_view fallback=|| view! {
                 <p class="hint">"Choose a scenario and strategies on the left, then press Run (or Step: one evaluation for every ticked strategy). "
                 "The charts fill in live; several strategies run side by side on the same scenario, each in a worker of its own."</p>
@@ -97,6 +98,7 @@ pub fn TunePanel() -> impl IntoView {
                     <p class="space-summary" data-testid="space-summary">"Space: " {summary}</p>
                 </Show>
                 <div class="charts">
+                    <crate::components::landscape::LandscapeView/>
                     <div class="pin-target" on:click=move |ev| crate::components::trials::pin_from_click(ctx, &ev)><ScatterChart data=scatter/></div>
                     <div class="pin-target" on:click=move |ev| crate::components::trials::pin_from_click(ctx, &ev)><ConvergenceChart data=conv/></div>
                     <Show when=has_pareto>

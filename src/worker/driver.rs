@@ -34,8 +34,10 @@ fn worker_script() -> Result<String, String> {
 struct Slot {
     worker: web_sys::Worker,
     ready: bool,
-    /// Messages held until the worker's module has loaded.
-    queue: Vec<String>,
+    /// Messages held until the worker's module has loaded (text, or a cache file's bytes).
+    queue: Vec<wasm_bindgen::JsValue>,
+    /// Which cache file's bytes this worker holds (so they are sent once).
+    cache_key: Option<String>,
     /// Waiting for an idle update (after Go, Step or Pause).
     busy: bool,
     _closures: Vec<wasm_bindgen::closure::Closure<dyn FnMut(web_sys::MessageEvent)>>,
@@ -139,7 +141,7 @@ fn spawn(k: usize) -> Result<Slot, String> {
         on_worker_error(k, msg);
     });
     worker.set_onerror(Some(on_err.as_ref().unchecked_ref()));
-    Ok(Slot { worker, ready: false, queue: Vec::new(), busy: false, _closures: vec![on_msg, on_err] })
+    Ok(Slot { worker, ready: false, queue: Vec::new(), cache_key: None, busy: false, _closures: vec![on_msg, on_err] })
 }
 
 fn post(k: usize, m: &ToWorker) {
@@ -153,7 +155,26 @@ fn post(k: usize, m: &ToWorker) {
             if s.ready {
                 let _ = s.worker.post_message(&wasm_bindgen::JsValue::from_str(&text));
             } else {
-                s.queue.push(text);
+                s.queue.push(wasm_bindgen::JsValue::from_str(&text));
+            }
+        }
+    });
+}
+
+/// Sends a cache file's bytes to worker `k` unless it already holds them (`key`).
+fn post_bytes(k: usize, key: &str, bytes: &[u8]) {
+    D.with(|d| {
+        let mut d = d.borrow_mut();
+        if let Some(s) = d.slots.get_mut(k) {
+            if s.cache_key.as_deref() == Some(key) {
+                return;
+            }
+            s.cache_key = Some(key.to_string());
+            let data: wasm_bindgen::JsValue = js_sys::Uint8Array::from(bytes).into();
+            if s.ready {
+                let _ = s.worker.post_message(&data);
+            } else {
+                s.queue.push(data);
             }
         }
     });
@@ -321,8 +342,12 @@ fn begin(ctx: &Ctx, then: Then) -> bool {
         d.race = Some(Race { id, then, mirrored, workers: (0..n).collect(), started: browser::now_ms(), busy_ms: 0.0 });
         id
     });
+    let cache = crate::components::landscape::bytes_for(&scenario);
     for k in 0..n {
         let owned: Vec<usize> = (0..lanes).filter(|l| l % n == k).collect();
+        if let Some((key, bytes)) = &cache {
+            post_bytes(k, key, bytes);
+        }
         post(k, &ToWorker::Start { run: id, lanes: owned, scenario: Box::new(scenario.clone()), warm: warm.clone() });
     }
     browser::set_global("__tunelabEngine", &format!("workers:{n}"));
@@ -382,7 +407,7 @@ fn on_message(k: usize, text: &str) {
                 })
             });
             for (w, t) in queued.unwrap_or_default() {
-                let _ = w.post_message(&wasm_bindgen::JsValue::from_str(&t));
+                let _ = w.post_message(&t);
             }
         }
         FromWorker::Started { run, baseline } => {

@@ -80,6 +80,10 @@ pub fn start() {
     let on_msg = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
         if let Some(t) = e.data().as_string() {
             on_message(t);
+        } else if let Some(a) = e.data().dyn_ref::<js_sys::Uint8Array>() {
+            // A Kernel Tuner cache's bytes, sent before the Start that needs them.
+            let bytes = a.to_vec();
+            STATE.with(|s| s.borrow_mut().set_cache_bytes(bytes));
         }
     });
     scope.set_onmessage(Some(on_msg.as_ref().unchecked_ref()));

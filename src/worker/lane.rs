@@ -29,7 +29,21 @@ struct Own {
 
 impl LaneJob {
     pub fn new(id: u64, lanes: &[usize], scenario: &tunelab_scenario::Scenario, warm: &[tunelab_search::Trial]) -> Result<LaneJob, String> {
-        let mut run = Run::new(scenario)?;
+        LaneJob::with_landscape(id, lanes, scenario, warm, None)
+    }
+
+    /// A job on a landscape built from a cache file's bytes (`WorkerState::landscape_for`).
+    pub fn with_landscape(
+        id: u64,
+        lanes: &[usize],
+        scenario: &tunelab_scenario::Scenario,
+        warm: &[tunelab_search::Trial],
+        land: Option<std::sync::Arc<tunelab_scenario::stages::landscape::Landscape>>,
+    ) -> Result<LaneJob, String> {
+        let mut run = match land {
+            Some(l) => Run::with_landscape(scenario, l)?,
+            None => Run::new(scenario)?,
+        };
         let n = run.lanes().len();
         if let Some(bad) = lanes.iter().find(|&&l| l >= n) {
             return Err(format!("the scenario has {n} strategies, no lane {bad}"));
@@ -124,15 +138,40 @@ pub struct WorkerState {
     pub job: Option<LaneJob>,
     pub running: bool,
     pub last_update: f64,
+    /// The last cache file the page sent (a binary message before Start), and the landscape
+    /// built from it (kept across runs on the same cache; parsed once).
+    pub cache_bytes: Option<Vec<u8>>,
+    land: Option<std::sync::Arc<tunelab_scenario::stages::landscape::Landscape>>,
 }
 
 impl WorkerState {
+    /// A cache file's bytes from the page (the next Start's landscape is built from them).
+    pub fn set_cache_bytes(&mut self, bytes: Vec<u8>) {
+        self.cache_bytes = Some(bytes);
+        self.land = None;
+    }
+
+    /// The landscape a cache-landscape scenario runs on, from the bytes the page sent (None for
+    /// other scenarios and toy landscapes, which build themselves).
+    fn landscape_for(&mut self, s: &tunelab_scenario::Scenario) -> Result<Option<std::sync::Arc<tunelab_scenario::stages::landscape::Landscape>>, String> {
+        use tunelab_scenario::stages::landscape::{needs_bytes, Landscape};
+        if needs_bytes(s).is_none() {
+            return Ok(None);
+        }
+        if let Some(l) = self.land.as_ref().filter(|l| s.landscape.as_ref() == Some(l.source())) {
+            return Ok(Some(l.clone()));
+        }
+        let l = Landscape::build(s, self.cache_bytes.as_deref())?;
+        self.land = Some(l.clone());
+        Ok(Some(l))
+    }
+
     /// Handles one message; returns the replies to send now.
     pub fn handle(&mut self, msg: ToWorker, now: f64) -> Vec<FromWorker> {
         match msg {
             ToWorker::Start { run, lanes, scenario, warm } => {
                 self.running = false;
-                match LaneJob::new(run, &lanes, &scenario, &warm) {
+                match self.landscape_for(&scenario).and_then(|land| LaneJob::with_landscape(run, &lanes, &scenario, &warm, land)) {
                     Ok(j) => {
                         let baseline = super::protocol::Baseline::from(j.run.baseline());
                         self.job = Some(j);
