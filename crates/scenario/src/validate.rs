@@ -240,8 +240,8 @@ fn check_free_form_raw(v: &Json) -> Result<(), String> {
     plain("operator", MAX_OPTIONS_BYTES)?;
     plain("constraints", MAX_OPTIONS_BYTES)?;
     plain("objectives", MAX_OPTIONS_BYTES)?;
-    Ok(())
     plain("landscape", MAX_OPTIONS_BYTES)?;
+    Ok(())
 }
 
 impl Scenario {
