@@ -59,8 +59,6 @@ pub struct RunView {
     pub scatter: ScatterData,
     /// Every metric the trials report: (name, unit, minimize), primary first.
     pub objectives: Vec<(String, String, bool)>,
-    /// Each Ok trial's metric values (aligned with `objectives`) and its configuration.
-    pub ok_points: Vec<(Vec<f64>, String)>,
     pub notes: Vec<String>,
     /// "250 tiling parameters over 18 operators" when the space is grouped; empty otherwise.
     pub space_summary: String,
@@ -190,7 +188,7 @@ impl Session {
             let batches = self.run.lanes()[i].study.batches();
             if batches != self.seen_batches[i] {
                 self.seen_batches[i] = batches;
-                let snap = serde_json::to_value(self.run.snapshot(i)).unwrap_or(Json::Null);
+                let snap = history_entry(serde_json::to_value(self.run.snapshot(i)).unwrap_or(Json::Null));
                 let v = &mut self.snapshots[i];
                 v.push(snap);
                 if v.len() > SNAPSHOTS {
@@ -272,11 +270,6 @@ impl Session {
             },
             scatter: self.scatter(minimize),
             objectives: run.metrics().iter().map(|m| (m.name.clone(), m.unit.clone(), m.direction == Direction::Minimize)).collect(),
-            ok_points: (0..run.lanes().len())
-                .flat_map(|i| run.trials(i).iter().zip(self.labels[i].iter()))
-                .filter(|(t, _)| t.is_ok() && t.values.len() == run.metrics().len())
-                .map(|(t, l)| (t.values.clone(), l.clone()))
-                .collect(),
             lanes,
             log: self.log.clone(),
             notes: run.notes().to_vec(),
@@ -355,6 +348,17 @@ fn convergence_labels(run: &Run, i: usize, points: &[(f64, f64)]) -> Vec<String>
         });
     }
     out
+}
+
+/// A snapshot as a lane's history keeps it (the GA and annealing views draw histories): its
+/// scalar fields only. The latest snapshot travels whole; arrays and objects (a GP's candidates,
+/// an RL agent's probabilities) are drawn from it alone, so a history costs little to send from
+/// a worker, to keep and to copy on each redraw.
+pub fn history_entry(v: Json) -> Json {
+    match v {
+        Json::Object(m) => Json::Object(m.into_iter().filter(|(_, x)| !x.is_array() && !x.is_object()).collect()),
+        other => other,
+    }
 }
 
 /// Positions (in the all-lanes order of `Session::scatter`) of each lane's latest `per_run /
@@ -460,32 +464,46 @@ fn axis_coordinate(space: &tunelab_search::Space, i: usize, c: &tunelab_search::
     }
 }
 
-impl RunView {
-    /// The Pareto chart of objectives `a` and `b` (indices into `objectives`), or None when the
-    /// trials report fewer than two metrics or an index is out of range.
+impl Session {
+    /// The Pareto chart of objectives `a` and `b` (indices into `RunView::objectives`), or None
+    /// when the trials report fewer than two metrics or an index is out of range. Read from the
+    /// run's trials in place (nothing is copied per redraw but the points drawn): the whole
+    /// front, then an even sample of the rest (bounded drawing cost).
     pub fn pareto(&self, a: usize, b: usize) -> Option<ParetoData> {
-        let (ma, mb) = (self.objectives.get(a)?, self.objectives.get(b)?);
+        let run = &self.run;
+        let metrics = run.metrics();
+        let (ma, mb) = (metrics.get(a)?, metrics.get(b)?);
         if a == b {
             return None;
         }
+        let (min_a, min_b) = (ma.direction == Direction::Minimize, mb.direction == Direction::Minimize);
+        let n = metrics.len();
+        // Every Ok trial as (lane, index).
+        let ok: Vec<(usize, usize)> = (0..run.lanes().len())
+            .flat_map(|i| run.trials(i).iter().enumerate().filter(|(_, t)| t.is_ok() && t.values.len() == n).map(move |(k, _)| (i, k)))
+            .collect();
+        let value = |&(i, k): &(usize, usize)| &run.trials(i)[k].values;
+        let front = if ok.len() > MAX_PARETO {
+            let signed: Vec<(f64, f64)> = ok.iter().map(|p| { let v = value(p); (if min_a { v[a] } else { -v[a] }, if min_b { v[b] } else { -v[b] }) }).collect();
+            front_2d(&signed)
+        } else {
+            Vec::new()
+        };
+        let points = decimate(ok.len(), MAX_PARETO, None, &front)
+            .into_iter()
+            .map(|k| {
+                let (i, t) = ok[k];
+                let v = value(&ok[k]);
+                ParetoPoint { a: v[a], b: v[b], feasible: true, label: self.labels[i].get(t).cloned().unwrap_or_default() }
+            })
+            .collect();
         Some(ParetoData {
             title: "Pareto front".into(),
-            x_label: axis_label(&ma.0, &ma.1),
-            y_label: axis_label(&mb.0, &mb.1),
-            points: {
-                // The whole front, then an even sample of the rest (bounded drawing cost).
-                let signed: Vec<(f64, f64)> = self.ok_points.iter().map(|(v, _)| (if ma.2 { v[a] } else { -v[a] }, if mb.2 { v[b] } else { -v[b] })).collect();
-                let front = if self.ok_points.len() > MAX_PARETO { front_2d(&signed) } else { Vec::new() };
-                decimate(self.ok_points.len(), MAX_PARETO, None, &front)
-                    .into_iter()
-                    .map(|k| {
-                        let (v, label) = &self.ok_points[k];
-                        ParetoPoint { a: v[a], b: v[b], feasible: true, label: label.clone() }
-                    })
-                    .collect()
-            },
-            minimize_a: ma.2,
-            minimize_b: mb.2,
+            x_label: axis_label(&ma.name, &ma.unit),
+            y_label: axis_label(&mb.name, &mb.unit),
+            points,
+            minimize_a: min_a,
+            minimize_b: min_b,
             ..ParetoData::default()
         })
     }

@@ -69,7 +69,7 @@ pub fn ReportPanel() -> impl IntoView {
     let export_svg = move |_| {
         if let Some(v) = ctx.view.get_untracked() {
             let mut files = vec![("convergence", convergence::to_svg_string(&v.convergence)), ("scatter", scatter::to_svg_string(&v.scatter))];
-            if let Some(p) = v.pareto(0, 1) {
+            if let Some(p) = ctx.with_session(|s| s.pareto(0, 1)).flatten() {
                 files.push(("pareto", crate::charts::pareto::to_svg_string(&p)));
             }
             for (kind, text) in files {

@@ -1,7 +1,8 @@
 //! Inspect trials: a sortable table of every trial of every strategy (like optuna-dashboard's),
 //! pinning (a row, a typed configuration, or a point clicked in a chart) and the pinned
 //! configurations side by side with every metric and their engine breakdown, and "Compare
-//! chips": the best configuration priced on every bundled chip.
+//! chips": the scenario tuned on every bundled chip (in workers, `worker::compare`), each chip's
+//! own best beside the current best priced there.
 //!
 //! Every number comes from `explore::point_detail` / `guards::check_compatibility`, which price
 //! through the stage objective the study used, so a pinned trial shows what `tunelab eval`
@@ -10,7 +11,8 @@
 use crate::state::Ctx;
 use leptos::prelude::*;
 use tunelab_scenario::explore::{parse_config, point_detail, PointDetail};
-use tunelab_scenario::metrics::{fmt_metric, label, label_unit, meaning};
+use crate::worker::compare::Comparison;
+use tunelab_scenario::metrics::{fmt4, fmt_metric, label, label_unit, meaning};
 use tunelab_search::{Config, TrialState};
 
 /// Most rows the table shows (sorted first, so the best are always there).
@@ -98,25 +100,18 @@ pub fn TrialsPanel() -> impl IntoView {
             pins.iter().map(|c| (c.describe(&names), point_detail(s, c))).collect::<Vec<_>>()
         })
     });
-    let chips = RwSignal::new(None::<Vec<(String, Result<Vec<(String, f64, String)>, String>)>>);
+    // Compare chips: every bundled chip tuned on its own (in workers), beside the current best.
+    let chips = RwSignal::new(None::<Comparison>);
+    let chip_budget = RwSignal::new(tunelab_scenario::chips::COMPARE_BUDGET);
     let compare_chips = move |_| {
         let s = ctx.scenario.get_untracked();
-        let cfg = ctx.with_session(|x| x.run().overall_best().map(|(_, t)| t.config.clone())).flatten();
-        let cfg = match cfg {
-            Some(c) => c,
-            None => match tunelab_scenario::stages::setup(&s) {
-                Ok(st) => st.baseline,
-                Err(e) => return ctx.fail(format!("Compare chips: {e}")),
-            },
-        };
-        let out = tunelab_sim::device::bundled_names()
-            .into_iter()
-            .map(|chip| {
-                let r = tunelab_scenario::guards::check_compatibility(&s, &cfg, chip).and_then(|c| if c.compatible { Ok(c.metrics) } else { Err(c.problems.join("; ")) });
-                (chip.to_string(), r)
-            })
-            .collect();
-        chips.set(Some(out));
+        if let Err(e) = tunelab_scenario::stages::setup(&s) {
+            return ctx.fail(format!("Compare chips: {e}"));
+        }
+        let names = tunelab_scenario::stages::setup(&s).map(|st| st.space.names().to_vec()).unwrap_or_default();
+        let port = ctx.with_session(|x| x.run().overall_best().map(|(_, t)| t.config.clone())).flatten();
+        let text = port.as_ref().map(|c| c.describe(&names));
+        crate::worker::compare::start(s, chip_budget.get_untracked(), port, text, chips);
     };
     view! {
         <h2>"Trials"</h2>
@@ -125,6 +120,10 @@ pub fn TrialsPanel() -> impl IntoView {
             <input type="text" class="wide" data-testid="pin-text" placeholder="batch=64, tp=2" prop:value=move || typed.get() on:input=move |ev| typed.set(event_target_value(&ev))/>
             <button data-testid="pin-typed" on:click=pin_typed>"Pin"</button>
             <button data-testid="compare-chips" on:click=compare_chips>"Compare chips"</button>
+            <label class="small">"tuning each chip with "
+                <input type="number" class="short" min="1" data-testid="chip-budget" prop:value=move || chip_budget.get().to_string()
+                    on:change=move |ev| chip_budget.set(event_target_value(&ev).trim().parse::<usize>().unwrap_or(tunelab_scenario::chips::COMPARE_BUDGET).max(1))/>
+                " evaluations per strategy"</label>
         </div>
         <Show when=move || rows.with(|r| !r.0.is_empty())>
             {move || {
@@ -159,23 +158,80 @@ pub fn TrialsPanel() -> impl IntoView {
             <button on:click=move |_| ctx.pins.set(Vec::new())>"Clear pins"</button>
             {move || pins_view(pinned.get())}
         </Show>
-        {move || chips.get().map(|list| {
-            let metric_names: Vec<(String, String)> = list.iter().find_map(|(_, r)| r.as_ref().ok()).map(|m| m.iter().take(5).map(|(n, _, u)| (n.clone(), u.clone())).collect()).unwrap_or_default();
-            view! {
-                <h3>"Compare chips"</h3>
-                <p class="muted small">"The best configuration found (or the baseline), priced on every bundled chip by the same stage objective."</p>
-                <div class="table-wrap">
-                    <table data-testid="chip-table"><thead><tr><th>"chip"</th>
-                        {metric_names.iter().map(|(n, u)| view! { <th title=meaning(n)>{label_unit(n, u)}</th> }).collect_view()}
-                    </tr></thead><tbody>
-                        {list.into_iter().map(|(chip, r)| match r {
-                            Ok(m) => view! { <tr><td>{chip}</td>{m.iter().take(5).map(|(n, v, _)| view! { <td class="num">{fmt_metric(n, *v)}</td> }).collect_view()}</tr> }.into_any(),
-                            Err(e) => view! { <tr><td>{chip}</td><td class="bad small" colspan="5">{e}</td></tr> }.into_any(),
-                        }).collect_view()}
-                    </tbody></table>
-                </div>
-            }
-        })}
+        {move || chips.get().map(chips_view)}
+    }
+}
+
+/// The chip comparison: per chip, its own tuned best beside the current best priced there.
+fn chips_view(c: Comparison) -> impl IntoView {
+    let goal: Option<(String, String)> = c.rows.iter().filter_map(|r| r.1.as_ref()).find_map(|r| r.metrics.first().or(r.ported.as_ref().and_then(|p| p.as_ref().ok()).and_then(|m| m.first())).map(|m| (m.0.clone(), m.2.clone())));
+    let (g, unit) = goal.unwrap_or_default();
+    let max = c.maximise;
+    let done = c.rows.iter().filter(|r| r.1.is_some()).count();
+    let status = match c.wall_ms {
+        Some(ms) => format!("{} chips tuned in {} s ({}).", c.rows.len(), fmt4(ms / 1000.0), c.engine),
+        None => format!("Tuning {done} of {} chips done ({})…", c.rows.len(), c.engine),
+    };
+    let home = c.home.clone();
+    let port_head = format!("current best (tuned on {home}) on the chip");
+    let own_head = format!("own best, tuned on the chip ({} evaluations per strategy)", c.budget);
+    let g2 = g.clone();
+    view! {
+        <h3 data-testid="chips-title">{format!("Compare chips: {}, tuned on each chip", c.title)}</h3>
+        <p class="muted small">{format!(
+            "Each chip is tuned on its own: the same strategies, seed, goal and limits, {} evaluations per strategy (a short study; the scenario's budget is {}), starting from the current best re-priced on that chip. ",
+            c.budget, c.scenario_budget)}
+            {match &c.port { Some(p) => format!("Current best (this run on {home}): {p}."), None => "No run yet: there is no current best, so each chip starts from its baseline.".to_string() }}</p>
+        <p class="small" data-testid="chips-status">{status}</p>
+        <div class="table-wrap">
+            <table data-testid="chip-table"><thead><tr>
+                <th>"chip"</th>
+                <th title=meaning(&g)>{format!("{} — {own_head}", label_unit(&g, &unit))}</th>
+                <th>{port_head}</th>
+                <th>"re-tuning buys"</th>
+                <th>"its best configuration (found by)"</th>
+            </tr></thead><tbody>
+                {c.rows.into_iter().map(|(chip, r)| {
+                    let mark = if chip.eq_ignore_ascii_case(&home) { format!("{chip} (this scenario's chip)") } else { chip.clone() };
+                    match r {
+                        None => view! { <tr data-chip=chip.clone() data-state="tuning"><td>{mark}</td><td colspan="4" class="muted">"tuning…"</td></tr> }.into_any(),
+                        Some(r) => {
+                            let own = r.goal().map(tunelab_scenario::format_best).unwrap_or_default();
+                            let ported = r.ported_goal().map(tunelab_scenario::format_best).unwrap_or_default();
+                            let gain = match (r.goal(), r.ported_goal()) {
+                                (Some(a), Some(b)) if b != 0.0 => {
+                                    let pct = (a - b) / b.abs() * 100.0 * if max { 1.0 } else { -1.0 };
+                                    if pct.abs() < 0.05 { "nothing".to_string() } else { format!("{}{}% for the goal", if pct > 0.0 { "+" } else { "" }, fmt4(pct)) }
+                                }
+                                (Some(_), None) if r.ported.is_some() => "the current best does not run here".into(),
+                                _ => "—".into(),
+                            };
+                            let ported_cell = match &r.ported {
+                                Some(Ok(_)) => r.ported_goal().map(|v| fmt_metric(&g2, v)).unwrap_or_default(),
+                                Some(Err(e)) => format!("does not run: {e}"),
+                                None => "—".into(),
+                            };
+                            let found = match (&r.error, &r.best_strategy, r.best_is_ported) {
+                                (Some(e), _, _) => e.clone(),
+                                (None, _, true) => format!("{} (the current best: nothing better found)", r.best_config.clone().unwrap_or_default()),
+                                (None, Some(st), _) => format!("{} ({st})", r.best_config.clone().unwrap_or_default()),
+                                (None, None, _) => r.best_config.clone().unwrap_or_default(),
+                            };
+                            let own_cell = r.goal().map(|v| fmt_metric(&g2, v)).unwrap_or_else(|| "—".into());
+                            view! {
+                                <tr data-chip=chip.clone() data-state="done" data-own=own data-ported=ported title=r.title.clone()>
+                                    <td>{mark}</td>
+                                    <td class="num">{own_cell}</td>
+                                    <td class=if r.ported.as_ref().is_some_and(|p| p.is_err()) { "small bad" } else { "num" }>{ported_cell}</td>
+                                    <td class="num">{gain}</td>
+                                    <td class="small config" title=found.clone()>{found.clone()}</td>
+                                </tr>
+                            }.into_any()
+                        }
+                    }
+                }).collect_view()}
+            </tbody></table>
+        </div>
     }
 }
 

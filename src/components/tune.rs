@@ -53,7 +53,12 @@ pub fn TunePanel() -> impl IntoView {
     let scatter = Memo::new(move |_| ctx.view.with(|v| v.as_ref().map(|v| v.scatter.clone()).unwrap_or_default()));
     // The Pareto front over two objectives the user picks (primary and second by default).
     let axes = RwSignal::new((0usize, 1usize));
-    let pareto = Memo::new(move |_| ctx.view.with(|v| v.as_ref().and_then(|v| v.pareto(axes.get().0, axes.get().1)).unwrap_or_default()));
+    // Read from the session's trials in place when the view changes (nothing copied per redraw).
+    let pareto = Memo::new(move |_| {
+        ctx.view.track();
+        let (a, b) = axes.get();
+        ctx.with_session(|s| s.pareto(a, b)).flatten().unwrap_or_default()
+    });
     let objectives = move || ctx.view.with(|v| v.as_ref().map(|v| v.objectives.iter().map(|o| o.0.clone()).collect::<Vec<_>>()).unwrap_or_default());
     let has_pareto = move || objectives().len() >= 2 && !teach();
     let pick = move |which: usize| {

@@ -18,7 +18,7 @@ use std::time::Duration;
 pub const MAX_WORKERS: usize = 8;
 /// A worker runs the page's own module: this script (a module worker made from a Blob) loads
 /// the app's .js and .wasm, whose `main` sees no window and starts the worker loop.
-fn worker_script() -> Result<String, String> {
+pub(crate) fn worker_script() -> Result<String, String> {
     let doc = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
     let base = browser::href();
     let href = |sel: &str| -> Result<String, String> {
@@ -430,6 +430,8 @@ fn on_message(k: usize, text: &str) {
                 }
             }
         }
+        // Compare chips has workers of its own (`worker::compare`).
+        FromWorker::Tuned { .. } => {}
         FromWorker::Error { run, message } => {
             if race_id() == Some(run) {
                 D.with(|d| d.borrow_mut().race = None);

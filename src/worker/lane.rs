@@ -82,7 +82,7 @@ impl LaneJob {
             let batches = self.run.lanes()[o.lane].study.batches();
             if batches != o.seen_batches {
                 o.seen_batches = batches;
-                o.snapshots.push(serde_json::to_value(self.run.snapshot(o.lane)).unwrap_or(Json::Null));
+                o.snapshots.push(crate::session::history_entry(serde_json::to_value(self.run.snapshot(o.lane)).unwrap_or(Json::Null)));
             }
         }
         self.done()
@@ -205,6 +205,9 @@ impl WorkerState {
                 }
                 _ => Vec::new(),
             },
+            ToWorker::Tune { run, scenario, chip, budget, port } => {
+                vec![FromWorker::Tuned { run, row: Box::new(tunelab_scenario::chips::chip_row(&scenario, &chip, budget, port.as_ref())) }]
+            }
             ToWorker::Drop => {
                 self.job = None;
                 self.running = false;

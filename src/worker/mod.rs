@@ -10,7 +10,9 @@
 //! - `driver`: the page's side: starts workers, sends Run/Pause/Step, mirrors their trials into
 //!   the page's `Session` (reports and exports read that mirror), and falls back to time slices
 //!   on the page when workers are unavailable.
+//! - `compare`: "Compare chips", each chip tuned in a worker of its own (`Tune` / `Tuned`).
 
+pub mod compare;
 pub mod driver;
 #[cfg(target_arch = "wasm32")]
 pub mod glue;

@@ -25,6 +25,10 @@ pub enum ToWorker {
     Step { run: u64 },
     /// Forget the run.
     Drop,
+    /// Compare chips: tune `scenario` on `chip` with `budget` evaluations per strategy, starting
+    /// from `port` (the page's current best, also priced on the chip); answered once with
+    /// `Tuned` (`tunelab_scenario::chips::chip_row`, what `tunelab chips` runs).
+    Tune { run: u64, scenario: Box<Scenario>, chip: String, budget: usize, port: Option<tunelab_search::Config> },
 }
 
 /// Worker to page.
@@ -40,6 +44,8 @@ pub enum FromWorker {
     /// One update per owned lane.
     Update { lanes: Vec<LaneUpdate> },
     Error { run: u64, message: String },
+    /// One chip of a comparison (the answer to `Tune`).
+    Tuned { run: u64, row: Box<tunelab_scenario::chips::ChipRow> },
 }
 
 /// What a lane did since its last update.

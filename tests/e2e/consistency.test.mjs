@@ -164,3 +164,120 @@ test('phone: nothing overflows horizontally (start, Tune after a run, report)', 
   assert.ok(width <= 390, `the page is ${width} px wide on a 390 px screen`);
   await context.close();
 });
+
+test('a point clicked in the convergence chart is pinned: the trial that reached that best', async (t) => {
+  const { page, context, errors } = await open(browser, BASE);
+  await setInput(page, 'budget', 16);
+  const { best } = await runToDone(page);
+  // The last improvement of the convergence chart (its tooltip: "<configuration> — strategy: ...").
+  const clicked = await page.evaluate(() => {
+    const marks = [...document.querySelectorAll('.tl-chart-convergence circle.tl-pin')].filter((c) => c.querySelector(':scope > title')?.textContent.includes('='));
+    const last = marks[marks.length - 1];
+    if (!last) return null;
+    last.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+    return last.querySelector(':scope > title').textContent;
+  });
+  assert.ok(clicked, 'the convergence chart has improvement marks naming their configuration');
+  await page.click('[data-testid=tab-report]');
+  await page.waitForSelector('[data-testid=pins] td[data-config]');
+  const config = await page.getAttribute('[data-testid=pins] td[data-config]', 'data-config');
+  assert.equal(clicked.split(' — ')[0], config, 'the pinned configuration is the one in the tooltip');
+  // The tooltip's best is the pinned configuration's goal, priced by the same function.
+  const pinned = await page.$$eval('[data-testid=pins] td[data-metric]', (l) => Object.fromEntries(l.map((x) => [x.dataset.metric, x.dataset.value])));
+  const goal = Object.values(pinned)[0];
+  assert.ok(goal !== undefined && goal !== '', JSON.stringify(pinned));
+  t.diagnostic(`pinned ${config}: goal ${goal}, run best ${best}`);
+  if (CLI) {
+    const e = cliEval(page.url(), config);
+    for (const [name, v] of Object.entries(pinned)) {
+      if (v !== '') assert.equal(Number(v), e.metrics[name], `${name}`);
+    }
+  }
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('every chart saves its own drawing as SVG', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  for (const s of ['genetic', 'annealing', 'bayes']) await page.check(`[data-testid=strategy-${s}]`);
+  await setInput(page, 'budget', 24);
+  await runToDone(page);
+  // Wait for the best configuration's breakdown (drawn once the run stops).
+  await page.waitForSelector('[data-testid=point-detail] .tl-chart-roofline svg');
+  const kinds = await page.$$eval('.tune [data-testid^=svg-]', (b) => b.filter((x) => x.offsetParent).map((x) => x.dataset.testid.slice(4)));
+  for (const k of ['convergence', 'scatter', 'ga', 'annealing', 'gp', 'breakdown', 'hotspots', 'roofline']) assert.ok(kinds.includes(k), `no SVG button for ${k}: ${kinds}`);
+  const save = async (sel) => {
+    const [d] = await Promise.all([page.waitForEvent('download'), page.click(sel)]);
+    const { readFileSync } = await import('node:fs');
+    return { name: d.suggestedFilename(), text: readFileSync(await d.path(), 'utf8') };
+  };
+  for (const k of kinds) {
+    const { name, text: svg } = await save(`.tune [data-testid=svg-${k}]`);
+    assert.equal(name, `tunelab-${k}.svg`);
+    assert.match(svg, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/, `${k}: ${svg.slice(0, 80)}`);
+    assert.ok(svg.endsWith('</svg>'), k);
+    // The file is the drawing on the screen (same title).
+    const shown = await page.$eval(`.tune [data-testid=svg-${k}]`, (b) => b.parentElement.querySelector('svg > title')?.textContent);
+    assert.ok(svg.includes(`<title>${shown.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')}</title>`), `${k}: ${shown}`);
+  }
+  // The heat map too (Explore).
+  await page.click('[data-testid=tab-explore]');
+  await page.click('[data-testid=explore-draw]');
+  await page.waitForSelector('.tl-chart-heatmap svg');
+  const heat = await save('[data-testid=svg-heatmap]');
+  assert.equal(heat.name, 'tunelab-heatmap.svg');
+  assert.match(heat.text, /tl-heatmap|data-cell/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('Compare chips tunes every chip on its own, beside the current best, titled with the right chip', async (t) => {
+  const { page, context, errors } = await open(browser, BASE);
+  await page.selectOption('[data-testid=bundled]', 'llama2-7b-910B2-deployment');
+  await setInput(page, 'budget', 24);
+  const { best } = await runToDone(page);
+  await page.click('[data-testid=tab-report]');
+  await setInput(page, 'chip-budget', 10);
+  const t0 = Date.now();
+  await page.click('[data-testid=compare-chips]');
+  await page.waitForFunction(() => {
+    const rows = [...document.querySelectorAll('[data-testid=chip-table] tbody tr')];
+    return rows.length > 0 && rows.every((r) => r.dataset.state === 'done');
+  }, null, { timeout: 120000 });
+  const rows = await page.$$eval('[data-testid=chip-table] tbody tr', (l) => l.map((r) => ({ chip: r.dataset.chip, own: r.dataset.own, ported: r.dataset.ported, title: r.title, text: r.textContent })));
+  t.diagnostic(`${rows.length} chips tuned in ${Date.now() - t0} ms: ${await text(page, 'chips-status')}`);
+  assert.ok(rows.length >= 5, JSON.stringify(rows));
+  assert.match(await text(page, 'chips-title'), /910B2/);
+  const head = await page.$$eval('[data-testid=chip-table] th', (l) => l.map((x) => x.textContent).join(' | '));
+  assert.match(head, /tuned on 910B2/, head);
+  assert.match(head, /10 evaluations per strategy/, head);
+  for (const r of rows) {
+    // Each row's tooltip is its own study's title, naming that chip.
+    if (r.own) assert.match(r.title, new RegExp(`on ${r.chip}:`), r.title);
+    // A chip's own best is never worse than the current best there (throughput is maximised).
+    if (r.own && r.ported) assert.ok(Number(r.own) >= Number(r.ported), `${r.chip}: own ${r.own} < current ${r.ported}`);
+  }
+  const home = rows.find((r) => r.chip === '910B2');
+  assert.equal(home.ported, best, 'the current best on its own chip is the run\'s best');
+  assert.ok(rows.some((r) => r.chip !== '910B2' && r.own && r.own !== home.own), 'chips differ');
+  if (CLI) {
+    // `tunelab chips` on the same scenario gives the same rows.
+    const fragment = page.url().split('#')[1];
+    const json = execFileSync(CLI, ['url', '--decode', fragment], { encoding: 'utf8' });
+    const dir = mkdtempSync(join(tmpdir(), 'tunelab-e2e-'));
+    const file = join(dir, 'scenario.json');
+    writeFileSync(file, json);
+    const cli = JSON.parse(execFileSync(CLI, ['chips', file, '--budget', '10', '--json'], { encoding: 'utf8', maxBuffer: 64 << 20 }));
+    for (const c of cli) {
+      const r = rows.find((x) => x.chip === c.chip);
+      const own = c.metrics[0]?.[1];
+      if (own === undefined) assert.equal(r.own, '', c.chip);
+      else assert.equal(Number(r.own), own, `${c.chip}: app ${r.own} vs tunelab chips ${own}`);
+    }
+  } else {
+    t.diagnostic('TUNELAB_CLI not set: app-vs-CLI comparison skipped');
+  }
+  await shot(page, 'compare-chips-1440.png');
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -12,6 +12,8 @@ after(async () => { await browser?.close(); });
 
 const THREE = ['genetic', 'annealing', 'bayes'];
 const QUICK = process.env.TUNELAB_PERF_QUICK === '1';
+// TUNELAB_PERF_ONLY=id[,id...]: only these bundled scenarios (to look into one).
+const ONLY = (process.env.TUNELAB_PERF_ONLY || '').split(',').filter(Boolean);
 
 /** Ticks exactly the three strategies (the first stays ticked while others change). */
 async function tickThree(page) {
@@ -26,19 +28,22 @@ test('every bundled scenario, three strategies: finishes, long tasks, DOM size',
   const { page, context, errors } = await open(browser, BASE);
   const first = await page.evaluate(() => window.__firstRender);
   console.log(`first render: ${first?.toFixed(0)} ms from navigation`);
-  const ids = await page.$$eval('[data-testid=bundled] option', (o) => o.map((x) => x.value).filter((v) => v));
+  const ids = (await page.$$eval('[data-testid=bundled] option', (o) => o.map((x) => x.value).filter((v) => v))).filter((id) => !ONLY.length || ONLY.includes(id));
   for (const id of ids) {
     await page.selectOption('[data-testid=bundled]', id);
     await tickThree(page);
     if (QUICK) await setInput(page, 'budget', 30);
     const budget = await page.inputValue('[data-testid=budget]');
+    await page.evaluate(() => { window.__tunelabTimings = {}; });
     const t0 = Date.now();
     const { best, longTasks } = await runToDone(page);
+    // Where the main thread's time went: the longest of each kind of work (ms).
+    const timings = await page.evaluate(() => window.__tunelabTimings || {});
     const wall = Date.now() - t0;
     const nodes = await domNodes(page);
     const max = longTasks.length ? Math.max(...longTasks) : 0;
     const over50 = longTasks.filter((d) => d > 50).length;
-    console.log(`${id}: budget ${budget} x3, ${wall} ms, best ${best}; main-thread long tasks ${longTasks.length} (over 50 ms: ${over50}, longest ${max.toFixed(0)} ms); DOM ${nodes} nodes; engine ${await page.evaluate(() => window.__tunelabEngine)}`);
+    console.log(`${id}: budget ${budget} x3, ${wall} ms, best ${best}; main-thread long tasks ${longTasks.length} (over 50 ms: ${over50}, longest ${max.toFixed(0)} ms); DOM ${nodes} nodes; engine ${await page.evaluate(() => window.__tunelabEngine)}; longest main-thread work (ms): ${Object.entries(timings).map(([k, v]) => `${k} ${v.toFixed(0)}`).join(', ')}`);
     assert.ok(nodes < 5000, `${id}: ${nodes} DOM nodes`);
     await page.click('[data-testid=reset]');
   }
