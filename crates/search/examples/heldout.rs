@@ -118,9 +118,9 @@ fn main() {
         println!("{lname}: {} configurations ({} failed)", cache.len(), cache.failed());
         for (s, spec) in specs.iter().enumerate() {
             let mut line = format!("  {spec:<32}");
-            for bi in 0..budgets.len() {
+            for (bi, sum) in sums[s].iter_mut().enumerate() {
                 let v = cell(l, s, bi);
-                sums[s][bi] += v / lands.len() as f64;
+                *sum += v / lands.len() as f64;
                 line += &format!("{v:>10.3}");
             }
             println!("{line}");
