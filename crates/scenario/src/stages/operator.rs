@@ -235,7 +235,7 @@ fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, 
     }
     if params.is_empty() {
         let why = if o.tiling { "" } else { " (operator.tiling is off)" };
-        return Err(format!("nothing to tune in '{}': no operator has a tiling, fusion, precision or collective-algorithm choice{why}", model.name));
+        return Err(format!("nothing to tune in '{}': the search space has no parameters (no operator has a tiling, fusion, precision or collective-algorithm choice{why})", model.name));
     }
     let space = Space::new(super::apply_overrides(s, params)?, &[])?;
     // Level 0 of every parameter is the framework default (fusions on, default tiling).
