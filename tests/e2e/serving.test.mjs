@@ -1,0 +1,59 @@
+// The deployment stage's serving settings in the scenario panel: editing a field changes the
+// run, travels in the link (a fresh page opens with it), and the CLI reading the same link
+// agrees; a bad value is refused with a banner naming the field.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { BASE, CLI, launch, open, setInput, runToDone, cliBest } from './helpers.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+test('serving fields edit deployment.serving, change the run and travel in the link', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  await page.selectOption('[data-testid=bundled]', 'llama2-7b-910B2-deployment');
+  await page.waitForSelector('[data-testid=serving-panel]');
+  assert.equal(await page.inputValue('[data-testid=serving-mode]'), 'scheduler');
+  assert.equal(await page.inputValue('[data-testid=serving-engine]'), 'generic');
+  await setInput(page, 'budget', 12);
+  await setInput(page, 'seed', 3);
+  // Fewer requests keep the run short; the field is the scenario's deployment.serving.requests.
+  await setInput(page, 'serving-requests', 60);
+  const before = (await runToDone(page)).best;
+
+  // A Python engine's per-step host work (vLLM-Ascend) lowers tokens/s per chip.
+  await page.selectOption('[data-testid=serving-engine]', 'vllm-ascend');
+  assert.equal(await page.$('[data-testid=error]'), null, 'the engine is accepted');
+  const vllm = (await runToDone(page)).best;
+  assert.notEqual(vllm, before, `the engine changes the run (${before} -> ${vllm})`);
+  assert.ok(Number(vllm) < Number(before), `vLLM-Ascend's host work costs throughput: ${before} -> ${vllm}`);
+
+  // Poisson arrivals show the rate field; the settings travel in the link.
+  await page.selectOption('[data-testid=serving-arrival]', 'poisson');
+  await setInput(page, 'serving-rate', 2.5);
+  await setInput(page, 'serving-max-tokens', '4096, 8192');
+  await page.selectOption('[data-testid=serving-chunked]', 'on');
+  assert.equal(await page.$('[data-testid=error]'), null);
+  const url = page.url();
+  const fresh = await open(browser, url);
+  assert.equal(await fresh.page.inputValue('[data-testid=serving-engine]'), 'vllm-ascend');
+  assert.equal(await fresh.page.inputValue('[data-testid=serving-arrival]'), 'poisson');
+  assert.equal(await fresh.page.inputValue('[data-testid=serving-rate]'), '2.5');
+  assert.equal(await fresh.page.inputValue('[data-testid=serving-max-tokens]'), '4096, 8192');
+  assert.equal(await fresh.page.inputValue('[data-testid=serving-requests]'), '60');
+  const shared = (await runToDone(fresh.page)).best;
+  await fresh.context.close();
+  if (CLI) assert.equal(cliBest(url), shared, 'the CLI gives the same best for the link');
+
+  // Simple mode hides the scheduler's fields.
+  await page.selectOption('[data-testid=serving-mode]', 'static');
+  assert.equal(await page.$('[data-testid=serving-arrival]'), null);
+
+  // A bad value is refused with the field named; the scenario keeps its value.
+  await page.selectOption('[data-testid=serving-mode]', 'scheduler');
+  await setInput(page, 'serving-block', 0);
+  const banner = await page.textContent('[data-testid=error]');
+  assert.match(banner, /block_size/, banner);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
