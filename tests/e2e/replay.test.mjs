@@ -1,0 +1,131 @@
+// Replay of real data in the browser: pick a bundled Kernel Tuner cache or drop one, race
+// strategies on it, see each strategy's samples on the landscape and the true optimum once the
+// race ends; the link reproduces the race (a bundled cache by name; a dropped one must be dropped
+// again, and a different file is refused by its digest); a bad file keeps the current work.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BASE, CLI, launch, open, text, setInput, runToDone, shot } from './helpers.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+const loaded = (page) => page.waitForFunction(() => /^Loaded:/.test(document.querySelector('[data-testid=landscape-status]')?.textContent || ''), null, { timeout: 60000 });
+
+// The CLI's best for the scenario in a link, reading `cache` for a dropped cache.
+function cliBestWith(url, cache) {
+  const json = execFileSync(CLI, ['url', '--decode', url.split('#')[1]], { encoding: 'utf8' });
+  const dir = mkdtempSync(join(tmpdir(), 'tunelab-e2e-'));
+  const file = join(dir, 'scenario.json');
+  writeFileSync(file, json);
+  const args = ['run', file, '--json', ...(cache ? ['--cache', cache] : [])];
+  const out = execFileSync(CLI, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
+  return out.match(/"best":(null|-?[0-9][0-9.eE+-]*)/)[1];
+}
+
+async function surfaceCounts(page) {
+  return page.evaluate(() => ({
+    image: document.querySelectorAll('.tl-chart-surface image').length,
+    samples: document.querySelectorAll('.tl-chart-surface .tl-samples > *').length,
+    optimum: document.querySelectorAll('.tl-chart-surface [data-testid=optimum]').length,
+    nodes: document.getElementsByTagName('*').length,
+  }));
+}
+
+test('a bundled cache: race on it, samples and the optimum on the landscape, the link reproduces it', async (t) => {
+  const { page, context, errors } = await open(browser, BASE);
+  // The replay panel sits folded in the side column until a landscape is loaded.
+  await page.click('[data-testid=landscape-panel] > summary');
+  await page.selectOption('[data-testid=landscape-pick]', 'kt:pnpoly_RTX_2080_Ti');
+  await loaded(page);
+  await setInput(page, 'budget', 40);
+  const { best, longTasks } = await runToDone(page);
+  const after = await surfaceCounts(page);
+  assert.equal(after.image, 1, 'the whole landscape is drawn (one image, not a shape per configuration)');
+  t.diagnostic(`pnpoly: best ${best}; ${after.samples} samples drawn; DOM ${after.nodes} nodes; longest task ${Math.round(Math.max(0, ...longTasks))} ms`);
+  assert.ok(after.samples >= 40, 'every strategy\'s samples are on the landscape');
+  assert.equal(after.optimum, 1, 'the true optimum is marked once the race ends');
+  assert.match(await text(page, 'landscape-optimum'), /^True optimum: [0-9.]+ ms at .*Best found, as best \/ optimum: /);
+  assert.ok(after.nodes < 5000, `${after.nodes} DOM nodes`);
+  await shot(page, 'replay-bundled-pnpoly.png');
+  const url = page.url();
+  assert.match(url, /#v1\./);
+  // The link, opened afresh, fetches the cache by name and reproduces the race exactly.
+  const again = await open(browser, url);
+  await loaded(again.page);
+  const r2 = await runToDone(again.page);
+  assert.equal(r2.best, best, 'the link reproduces the race');
+  if (CLI) {
+    const cli = cliBestWith(url);
+    t.diagnostic(`CLI best ${cli}, browser best ${best}`);
+    assert.equal(cli, best, 'the CLI replays the same race');
+  }
+  assert.deepEqual([...errors, ...again.errors], []);
+  await again.context.close();
+  await context.close();
+});
+
+test('a dropped cache: the link asks for it again, checks its digest, and reproduces the race', async (t) => {
+  const file = 'assets/kernel-tuner/pnpoly_RTX_2080_Ti.json.gz';
+  const { page, context, errors } = await open(browser, BASE);
+  await page.setInputFiles('[data-testid=cache-file]', file);
+  await loaded(page);
+  assert.match(await text(page, 'scenario-title'), /pnpoly_RTX_2080_Ti\.json\.gz/);
+  await setInput(page, 'budget', 30);
+  const { best } = await runToDone(page);
+  const url = page.url();
+  // Opened elsewhere: the file is not in the link; the page says to drop it again.
+  const again = await open(browser, url);
+  await again.page.waitForFunction(() => /again/.test(document.querySelector('[data-testid=landscape-status]')?.textContent || ''));
+  const status = await text(again.page, 'landscape-status');
+  t.diagnostic(`reopened link: ${status}`);
+  assert.match(status, /Drop 'pnpoly_RTX_2080_Ti\.json\.gz' again \(SHA-256 [0-9a-f]{12}/);
+  // A different file is refused by its digest, and the scenario is kept.
+  const title = await text(again.page, 'scenario-title');
+  await again.page.setInputFiles('[data-testid=cache-file]', 'assets/kernel-tuner/convolution_RTX_2080_Ti.json');
+  await again.page.waitForSelector('[data-testid=error]');
+  assert.match(await text(again.page, 'error'), /not the file this link was made with: its SHA-256 is [0-9a-f]{64}/);
+  assert.equal(await text(again.page, 'scenario-title'), title);
+  await again.page.click('[data-testid=error] .dismiss');
+  // The same file: loaded, and the race is the same.
+  await again.page.setInputFiles('[data-testid=cache-file]', file);
+  await loaded(again.page);
+  const r2 = await runToDone(again.page);
+  assert.equal(r2.best, best, 'dropping the same file again reproduces the race');
+  if (CLI) {
+    const cli = cliBestWith(url, file);
+    t.diagnostic(`CLI best ${cli} (--cache ${file}), browser best ${best}`);
+    assert.equal(cli, best);
+  }
+  await shot(again.page, 'replay-dropped-again.png');
+  assert.deepEqual([...errors, ...again.errors], []);
+  await again.context.close();
+  await context.close();
+});
+
+test('a bad cache file gives a clear error and keeps the current work', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  const title = await text(page, 'scenario-title');
+  const hash = new URL(page.url()).hash;
+  const dir = mkdtempSync(join(tmpdir(), 'tunelab-e2e-'));
+  const bad = join(dir, 'broken.json');
+  writeFileSync(bad, '{"tune_params_keys": ["a"], "tune_params": {"a": [1, 2]}, "cache": {"1": {"a": 1}}}');
+  await page.setInputFiles('[data-testid=cache-file]', bad);
+  await page.waitForSelector('[data-testid=error]');
+  const msg = await text(page, 'error');
+  assert.match(msg, /That file was not loaded: 'broken\.json' is not a Kernel Tuner cache: .*'time'.*Your current scenario is kept/);
+  assert.equal(await text(page, 'scenario-title'), title);
+  assert.equal(new URL(page.url()).hash, hash, 'the link is unchanged');
+  const junk = join(dir, 'junk.json.gz');
+  writeFileSync(junk, Buffer.from([0x1f, 0x8b, 8, 0, 1, 2, 3]));
+  await page.click('[data-testid=error] .dismiss');
+  await page.setInputFiles('[data-testid=cache-file]', junk);
+  await page.waitForSelector('[data-testid=error]');
+  assert.match(await text(page, 'error'), /That file was not loaded: 'junk\.json\.gz'/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
