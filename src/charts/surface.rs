@@ -9,7 +9,7 @@
 //! landscape (runtimes spanning decades, a few very slow configurations) still shows its shape.
 
 use super::axes::{self, truncate, Frame, Swatch};
-use super::scale::Scale;
+use super::scale::{format_num, Scale};
 use super::svg::{px, series_colour, viridis, Svg, INFEASIBLE};
 use leptos::prelude::*;
 
@@ -175,7 +175,8 @@ pub fn to_svg_string(d: &SurfaceData) -> String {
     );
     let label = |v: &[String]| {
         let v = v.to_vec();
-        move |t: f64| v.get(t.round().max(0.0) as usize).map(|s| truncate(s, 8)).unwrap_or_default()
+        // Numbers in three significant digits (a toy grid's axis values are long decimals).
+        move |t: f64| v.get(t.round().max(0.0) as usize).map(|s| s.parse::<f64>().map(format_num).unwrap_or_else(|_| truncate(s, 8))).unwrap_or_default()
     };
     axes::axes_with(&mut svg, &f, &xs, &ys, &d.x_label, &d.y_label, &tick_indices(w), &tick_indices(h), &label(&d.x_values), &label(&d.y_values));
     let mut entries = Vec::new();
@@ -291,6 +292,10 @@ mod tests {
         assert!(s.contains("random: sample 2 at 2, 1") && s.contains("bayes: sample 1"));
         assert!(s.contains("true optimum: f 1 at x=1, y=0") && s.contains("data-testid=\"optimum\""));
         assert!(s.contains("Branin &lt;b&gt;"));
+        let mut long = data();
+        long.x_values = vec!["-3.0952380952380953".into(), "7.5".into(), "fp16".into()];
+        let s2 = to_svg_string(&long);
+        assert!(s2.contains(">-3.1</text>") && s2.contains(">fp16</text>"), "numeric tick labels are shortened");
         let mut no = data();
         no.optimum = None;
         assert!(!to_svg_string(&no).contains("true optimum"), "the optimum is hidden until the race ends");
