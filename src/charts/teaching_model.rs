@@ -43,9 +43,9 @@ pub fn gp_candidates(snap: &Value) -> Vec<GpCandidate> {
 /// How the model's scale maps back to the goal, in words, for the snapshot's "goal_scale".
 pub fn scale_words(snap: &Value) -> &'static str {
     match snap.get("goal_scale").and_then(Value::as_str) {
-        Some("log") => "mapped back from the model's log scale",
-        Some("rank") => "the model fits ranks, so a prediction is a place among the values seen, shown as the observed value there",
-        Some("blend") => "mapped back from the model's scale (ranks blended with logs) through the values seen",
+        Some("log") => "back from the model's log scale",
+        Some("rank") => "the model fits ranks: a place among the values seen",
+        Some("blend") => "back from the model's rank-and-log scale",
         _ => "in the goal's units",
     }
 }
@@ -192,7 +192,7 @@ fn gp_summary(s: &Value, unit: &str) -> String {
         _ => "no prediction yet".to_string(),
     };
     format!(
-        "Now: {} trials in the model, length scale {} (of the 0–1 box), {prediction}.",
+        "Now: {} trials modelled, length scale {}, {prediction}.",
         format_num(n),
         num(s, "length_scale").map(format_num).unwrap_or_else(|| "n/a".into()),
     )

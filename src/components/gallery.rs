@@ -15,12 +15,12 @@ use tunelab_scenario::Scenario;
 pub const GALLERY: &[(&str, &str, &str, &str)] = &[
     (
         "toy-branin",
-        "2-D toy landscape",
+        "Toy 2-D landscape",
         "The Branin function on a 64 x 64 grid: the whole surface is drawn and every sample lands on it. Three equal minima: which strategies find one, which find all three?",
         include_str!("../../assets/scenarios/landscape-branin.json"),
     ),
-    ("kt-convolution", "Real Kernel Tuner cache", "A convolution kernel measured on an RTX 2080 Ti (Kernel Tuner 1.5 cache): real, noisy, heavy-tailed data, with failed configurations.", KT_CONVOLUTION),
-    ("matmul-tiling", "Matmul tiling space", "One 4096 x 4096 x 4096 FP16 matmul on a 910B2: base block sizes, unroll and buffering, priced by Tunelab's device model.", MATMUL_TILING),
+    ("kt-convolution", "Kernel Tuner cache", "A convolution kernel measured on an RTX 2080 Ti (Kernel Tuner 1.5 cache): real, noisy, heavy-tailed data, with failed configurations.", KT_CONVOLUTION),
+    ("matmul-tiling", "Matmul tiling", "One 4096 x 4096 x 4096 FP16 matmul on a 910B2: base block sizes, unroll and buffering, priced by Tunelab's device model.", MATMUL_TILING),
 ];
 
 const KT_CONVOLUTION: &str = r#"{
@@ -75,12 +75,12 @@ pub fn Gallery() -> impl IntoView {
         }
     };
     view! {
-        <div class="gallery" data-testid="gallery">
-            <span class="small muted">"Teaching gallery:"</span>
+        <span class="gallery" data-testid="gallery">
+            <span class="small muted">"Gallery:"</span>
             {GALLERY.iter().map(|&(id, title, what, _)| view! {
                 <button class="gallery-item" data-testid=format!("gallery-{id}") title=what on:click=load(id)>{title}</button>
             }).collect_view()}
-        </div>
+        </span>
     }
 }
 

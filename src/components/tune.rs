@@ -94,7 +94,6 @@ pub fn TunePanel() -> impl IntoView {
     view! {
         <section class="panel tune" class:teach=teach style:display=move || if ctx.tab.get() == Tab::Tune { "block" } else { "none" }>
             <TeachBar/>
-            <Show when=teach><crate::components::gallery::Gallery/></Show>
             <Show when=has_view fallback=|| view! {
                 <p class="hint">"Choose a scenario and strategies on the left, then press Run (or Step: one evaluation for every ticked strategy). "
                 "The charts fill in live; several strategies run side by side on the same scenario, each in a worker of its own."</p>
@@ -156,6 +155,7 @@ fn TeachBar() -> impl IntoView {
                 </select>
             </label>
             <span class="muted small">"Step: one evaluation for every ticked strategy (population methods too: a generation is several Steps)."</span>
+            <Show when=teach><crate::components::gallery::Gallery/></Show>
         </div>
     }
 }
