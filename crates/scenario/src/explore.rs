@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 use tunelab_search::{Config, Outcome, Param, Value};
 use tunelab_sim::estimate::ALL_BOUNDS;
 use tunelab_sim::memory::MemoryBreakdown;
-use tunelab_sim::workload::ParallelPlan;
 
 /// Most levels shown per axis (continuous or long axes are sampled evenly).
 pub const MAX_AXIS: usize = 32;
@@ -233,7 +232,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
             let graph_launch = names.iter().zip(&config.0).any(|(n, v)| n == "launch" && v.as_str() == Some("graph"));
             let (phase, why) = dominant_phase(s, metrics);
             let w = workload(phase, p.batch, inp, out);
-            let plan = ParallelPlan { tp: p.tp, ..ParallelPlan::default() };
+            let plan = p.plan();
             // The deployment stage builds its graphs with the precision alone (fusions on).
             let opts = tunelab_sim::workload::GraphOptions { precision: p.precision, ..Default::default() };
             let mode = tile_mode(s);
@@ -255,11 +254,12 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
                 total = total - launches + device.launch_matmul_us;
             }
             let label = format!(
-                "{} at {} tilings, {} launch, batch {}, tp {} (device time)",
+                "{} at {} tilings, {} launch, batch {}, tp {}{} (device time)",
                 if phase == Phase::Decode { "one decode step at the mean context" } else { "one prefill of the batch" },
                 if mode == TileMode::Best { "tuned" } else { "default" },
                 if graph_launch { "graph" } else { "eager" },
-                p.batch, p.tp
+                p.batch, p.tp,
+                if p.expert_parallel { format!(", expert parallel (ep {})", p.tp) } else { String::new() }
             );
             Ok(Breakdown { label, ops, memory: Some(mem), phase: Some(phase), why, total_ms: total / 1e3, graph_launch_ms })
         }

@@ -11,7 +11,7 @@ use crate::serving::{cost, default_point, graph_options, workload, Phase, Servin
 use serde::{Deserialize, Serialize};
 use tunelab_search::{Config, Outcome};
 use tunelab_sim::tiling::Tiling;
-use tunelab_sim::workload::{build_graph, ParallelPlan};
+use tunelab_sim::workload::build_graph;
 use tunelab_sim::{DType, Op};
 
 /// Result of checking one configuration on another chip.
@@ -63,7 +63,7 @@ pub fn protect_layers(s: &Scenario, point: &ServingPoint, patterns: &[String]) -
     let (model, device, _) = crate::context::resolve(s)?;
     let (inp, out) = (s.workload.input_len.max(1) as u64, s.workload.output_len.max(1) as u64);
     let w = workload(Phase::Decode, point.batch.max(1), inp, out);
-    let plan = ParallelPlan { tp: point.tp.max(1), ..ParallelPlan::default() };
+    let plan = point.plan();
     let opts = graph_options(point);
     // Memory and feasibility of the point itself first (reasons come back as errors).
     cost(&model, &device, &w, &plan, &opts)?;

@@ -359,8 +359,9 @@ pub const MINDIE_FIELDS: &[(&str, &[&str])] = &[
 
 /// `vllm serve` flags Tunelab writes, each documented in vLLM's engine arguments
 /// (docs.vllm.ai "Engine Arguments"); `--quantization ascend` is vLLM-Ascend's quantisation
-/// method (vllm-ascend docs, "Quantization").
-pub const VLLM_FLAGS: &[&str] = &["--tensor-parallel-size", "--max-num-seqs", "--max-model-len", "--gpu-memory-utilization", "--dtype", "--quantization", "--enforce-eager", "--max-num-batched-tokens"];
+/// method (vllm-ascend docs, "Quantization"); `--enable-expert-parallel` is vLLM's expert
+/// parallelism for MoE models (https://docs.vllm.ai/en/latest/serving/expert_parallel_deployment.html).
+pub const VLLM_FLAGS: &[&str] = &["--tensor-parallel-size", "--max-num-seqs", "--max-model-len", "--gpu-memory-utilization", "--dtype", "--quantization", "--enforce-eager", "--max-num-batched-tokens", "--enable-expert-parallel"];
 
 /// MindIE's recommended KV-cache block size (ScheduleConfig.cacheBlockSize, range [1, 128]).
 const MINDIE_CACHE_BLOCK: i64 = 128;
@@ -374,6 +375,7 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
     let precision = text("precision", "fp16");
     let kv = best.get("kv_cache_fraction").and_then(Value::as_f64).unwrap_or(0.9);
     let eager = text("launch", "graph") == "eager";
+    let expert_parallel = best.get("expert_parallel").and_then(Value::as_str) == Some("on");
     let input = s.workload.input_len.max(1);
     let max_len = input.saturating_add(s.workload.output_len);
     let model = match &s.model {
@@ -393,12 +395,15 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
     if eager {
         args.push("--enforce-eager".into());
     }
+    if expert_parallel {
+        args.push("--enable-expert-parallel".into());
+    }
     // npuMemSize: GB of NPU memory per chip for the KV cache = the engine's share of the chip
     // less the weights and activations per chip (MindIE's -1 lets it decide; we give the figure).
     let npu_mem = crate::context::resolve(s).ok().and_then(|(m, d, _)| {
         let p = crate::serving::point_from_config(&best.keys().cloned().collect::<Vec<_>>(), &tunelab_search::Config(best.values().cloned().collect()), crate::serving::default_point(s, &m));
         let w = crate::serving::workload(crate::serving::Phase::Decode, p.batch, input as u64, s.workload.output_len.max(1) as u64);
-        let plan = tunelab_sim::workload::ParallelPlan { tp: p.tp, ..Default::default() };
+        let plan = p.plan();
         let opts = tunelab_sim::workload::GraphOptions { precision: p.precision, ..Default::default() };
         let mem = tunelab_sim::memory::memory_per_chip(&m, &w, &plan, &opts, None).ok()?;
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
@@ -430,6 +435,9 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
         format!("launch {}: MindIE's graph mode is chosen by the model backend, not by config.json", if eager { "eager" } else { "graph" }),
         format!("KV-cache share of the chip {kv}: written as npuMemSize = {} GB (engine share less weights and activations per chip)", npu_mem.map(|x| x.to_string()).unwrap_or_else(|| "-1 (auto)".into())),
     ];
+    if expert_parallel {
+        notes.push(format!("expert parallelism on (vLLM --enable-expert-parallel: the routed experts spread whole over the {tp} chips, ep = {tp}, tokens exchanged by all-to-all): not written into config.json, none of the documented MindIE fields Tunelab writes carries it"));
+    }
     if let Some(m) = best.get("memory_strategy") {
         notes.push(format!("memory strategy {m}: no MindIE field; MindIE allocates the KV cache in blocks of cacheBlockSize tokens"));
     }

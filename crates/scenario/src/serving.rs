@@ -24,11 +24,34 @@ pub struct ServingPoint {
     pub tp: u64,
     pub flash_attention: bool,
     pub fuse_epilogues: bool,
+    /// vLLM's `--enable-expert-parallel` (MoE models): experts spread whole over the TP ranks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expert_parallel: bool,
 }
 
 impl Default for ServingPoint {
     fn default() -> Self {
-        ServingPoint { batch: 8, precision: Precision::Fp16, tp: 1, flash_attention: true, fuse_epilogues: true }
+        ServingPoint { batch: 8, precision: Precision::Fp16, tp: 1, flash_attention: true, fuse_epilogues: true, expert_parallel: false }
+    }
+}
+
+impl ServingPoint {
+    /// The parallel plan this point serves with.
+    pub fn plan(&self) -> ParallelPlan {
+        plan(self.tp, self.expert_parallel)
+    }
+}
+
+/// The serving parallel plan: tensor parallelism of degree `tp` and, with `expert_parallel`
+/// (vLLM's `--enable-expert-parallel`), expert parallelism over the same ranks: ep = tp, every
+/// routed expert whole on one rank (not TP-sharded), tokens dispatched and combined by
+/// all-to-all; attention stays TP. Without it the plan is plain TP.
+pub fn plan(tp: u64, expert_parallel: bool) -> ParallelPlan {
+    let tp = tp.max(1);
+    if expert_parallel {
+        ParallelPlan { tp, ep: tp, expert_tp: Some(1), ..ParallelPlan::default() }
+    } else {
+        ParallelPlan { tp, ..ParallelPlan::default() }
     }
 }
 
@@ -141,8 +164,7 @@ pub fn cost_phase(model: &ModelDesc, device: &Device, phase: Phase, p: &ServingP
 #[allow(clippy::too_many_arguments)]
 pub fn cost_phase_with(model: &ModelDesc, device: &Device, phase: Phase, p: &ServingPoint, input_len: u64, output_len: u64, memo: &mut Memo, mode: TileMode) -> Result<PhaseCost, String> {
     let w = workload(phase, p.batch.max(1), input_len.max(1), output_len.max(1));
-    let plan = ParallelPlan { tp: p.tp.max(1), ..ParallelPlan::default() };
-    let (ops, memory) = cost_with(model, device, &w, &plan, &graph_options(p), memo, mode)?;
+    let (ops, memory) = cost_with(model, device, &w, &p.plan(), &graph_options(p), memo, mode)?;
     let total_us = ops.iter().map(|o| o.time_us).sum();
     let energy_uj = ops.iter().map(|o| o.estimate.energy_uj * o.repeat as f64).sum();
     Ok(PhaseCost { phase, ops, total_us, energy_uj, memory, batch: p.batch.max(1) })
@@ -159,6 +181,7 @@ pub fn point_from_config(names: &[String], c: &Config, default: ServingPoint) ->
             ("precision", Value::Str(s)) => p.precision = Precision::parse(s).unwrap_or(p.precision),
             ("attention" | "flash_attention", v) => p.flash_attention = flag(v, "flash").unwrap_or(p.flash_attention),
             ("fuse_epilogues" | "epilogue_fusion" | "epilogues", v) => p.fuse_epilogues = flag(v, "fused").unwrap_or(p.fuse_epilogues),
+            ("expert_parallel", v) => p.expert_parallel = flag(v, "on").unwrap_or(p.expert_parallel),
             _ => {}
         }
     }

@@ -1,7 +1,10 @@
 //! The deployment stage: batch (max_num_seqs), precision (FP16, BF16, W8A16, W8A8),
 //! tensor-parallel degree, KV-cache memory budget, memory allocation strategy, graph vs. eager
 //! launch and, with the scheduler, the per-step token budget and chunked prefill, for serving a
-//! model; every distinct operator tiled by the device model.
+//! model; every distinct operator tiled by the device model. A mixture-of-experts model also gets
+//! `expert_parallel` ("off" first, then "on"): vLLM's `--enable-expert-parallel`, the routed
+//! experts spread whole over the TP ranks (ep = tp) with all-to-all dispatch and combine,
+//! attention still TP (`crate::serving::plan`). Dense models' spaces do not have it.
 //!
 //! Two modes (`deployment.serving.mode`):
 //! - "scheduler" (default): the continuous-batching simulation of `crate::scheduler` serves the
@@ -73,8 +76,27 @@ struct DeploymentObjective {
     reqs: Vec<Request>,
     /// The serving engine's host costs (`deployment.serving.engine`).
     host: HostCosts,
-    /// One step pricer per (precision, tp): its memo serves both launch modes.
-    pricers: HashMap<(Precision, u64), StepPricer>,
+    /// The stage's parameter names in space order (`stage_names`).
+    names: Vec<String>,
+    /// One step pricer per (precision, tp, expert parallel): its memo serves both launch modes.
+    pricers: HashMap<(Precision, u64, bool), StepPricer>,
+}
+
+/// The deployment space's parameter names, in order: the scheduler's two only with the
+/// scheduler, `expert_parallel` only for a mixture-of-experts model.
+fn stage_names(scheduler: bool, moe: bool) -> Vec<String> {
+    let mut v: Vec<&str> = ORDER[..6].to_vec();
+    if scheduler {
+        v.extend(&ORDER[6..8]);
+    }
+    if moe {
+        v.push(ORDER[8]);
+    }
+    v.into_iter().map(String::from).collect()
+}
+
+fn is_moe(model: &ModelDesc) -> bool {
+    model.llm.as_ref().is_some_and(|t| t.moe.is_some())
 }
 
 /// Builds the deployment stage for a scenario.
@@ -149,6 +171,13 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     } else {
         notes.push(format!("simple mode (static batch, {} engine): TTFT is one prefill of the whole batch and TPOT one decode step; no scheduler, no request stream", spec.engine));
     }
+    if is_moe(&model) {
+        // Off first: a scenario that fixes nothing keeps its plain-TP baseline.
+        params.push(cat_s("expert_parallel", &["off".to_string(), "on".to_string()]));
+        notes.push("expert_parallel (vLLM --enable-expert-parallel): with it on, the routed experts are spread whole over the tp ranks (ep = tp), tokens reach them by all-to-all dispatch and combine; attention stays tensor-parallel".into());
+    }
+    let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
+    debug_assert_eq!(names, stage_names(!spec.is_static(), is_moe(&model)));
     let space = Space::new(super::apply_overrides(s, params)?, &[])?;
     let baseline = Config(space.params().iter().map(|p| p.level_value(0)).collect());
     let mode = if d.tile_operators { TileMode::Best } else { TileMode::Default };
@@ -156,7 +185,7 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let reqs = requests(&spec, w.input_len as u64, w.output_len as u64, extra, s.seed);
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
     let host = spec.host()?;
-    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output: w.output_len as u64, mode, spec, slo, reqs, host, pricers: HashMap::new() };
+    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output: w.output_len as u64, mode, spec, slo, reqs, host, names, pricers: HashMap::new() };
     obj.check_fits_somewhere(&tps, &precisions)?;
     Ok(StageSetup { space, objective: Box::new(obj), metrics: metrics(), baseline, focus: Vec::new(), focus_budget: 0, notes })
 }
@@ -172,6 +201,7 @@ fn memory_strategy(m: &str) -> Result<MemoryStrategy, String> {
 
 /// One decoded configuration.
 struct Knobs {
+    expert_parallel: bool,
     batch: u64,
     precision: Precision,
     tp: u64,
@@ -182,6 +212,7 @@ struct Knobs {
     chunked: bool,
 }
 
+/// Decodes a configuration in `ORDER` (see `reorder`).
 fn knobs(c: &Config) -> Result<Knobs, String> {
     let g = |i: usize| c.0.get(i).ok_or_else(|| "configuration is missing a value".to_string());
     let batch = g(0)?.as_i64().filter(|b| *b > 0).ok_or("batch must be a positive integer")? as u64;
@@ -195,7 +226,18 @@ fn knobs(c: &Config) -> Result<Knobs, String> {
         None => 8192,
     };
     let chunked = c.0.get(7).is_none_or(|v| v.as_str() != Some("off"));
-    Ok(Knobs { batch, precision, tp, kv_fraction, memory, graph_launch, max_tokens, chunked })
+    let expert_parallel = match c.0.get(8).and_then(|v| v.as_str()) {
+        None | Some("off") => false,
+        Some("on") => true,
+        Some(o) => return Err(format!("expert_parallel: expected off or on, got '{}'", clip(o))),
+    };
+    Ok(Knobs { batch, precision, tp, kv_fraction, memory, graph_launch, max_tokens, chunked, expert_parallel })
+}
+
+impl Knobs {
+    fn plan(&self) -> ParallelPlan {
+        crate::serving::plan(self.tp, self.expert_parallel)
+    }
 }
 
 /// The serving results of one configuration, before they become metrics.
@@ -244,8 +286,8 @@ impl DeploymentObjective {
         } else {
             self.reqs.iter().map(|r| r.input + r.output).max().unwrap_or(0)
         };
-        self.pricers.entry((k.precision, k.tp)).or_insert_with(|| {
-            let plan = ParallelPlan { tp: k.tp, ..Default::default() };
+        self.pricers.entry((k.precision, k.tp, k.expert_parallel)).or_insert_with(|| {
+            let plan = k.plan();
             let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
             let mut p = StepPricer::new(model.clone(), device.clone(), plan, opts, mode, host);
             p.allocated_ctx = allocated;
@@ -343,8 +385,8 @@ impl DeploymentObjective {
     }
 
     fn eval(&mut self, c: &Config) -> Result<Result<Vec<f64>, String>, String> {
-        let k = knobs(c)?;
-        let plan = ParallelPlan { tp: k.tp, ..Default::default() };
+        let k = knobs(&reorder(&self.names, c))?;
+        let plan = k.plan();
         let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
         validate_plan(&self.model, &plan)?;
         let served = if self.spec.is_static() { self.serve_static(&k, &opts, &plan)? } else { self.serve_sched(&k, &opts, &plan)? };
@@ -391,8 +433,8 @@ impl DeploymentObjective {
 pub fn serve(s: &Scenario, names: &[String], c: &Config) -> Result<ServingStats, String> {
     let setup = setup_raw(s)?;
     let mut obj = setup;
-    let k = knobs(&reorder(names, c, &obj))?;
-    let plan = ParallelPlan { tp: k.tp, ..Default::default() };
+    let k = knobs(&reorder(names, c))?;
+    let plan = k.plan();
     let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
     validate_plan(&obj.model, &plan)?;
     let r = if obj.spec.is_static() { obj.serve_static(&k, &opts, &plan)? } else { obj.serve_sched(&k, &opts, &plan)? };
@@ -439,8 +481,8 @@ impl Server {
         for (r, t) in self.obj.reqs.iter_mut().zip(&self.unit_arrivals) {
             r.arrival_s = t / rate;
         }
-        let k = knobs(c)?;
-        let plan = ParallelPlan { tp: k.tp, ..Default::default() };
+        let k = knobs(&reorder(&self.obj.names, c))?;
+        let plan = k.plan();
         let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
         validate_plan(&self.obj.model, &plan)?;
         self.obj.serve_sched(&k, &opts, &plan)?.map(|s| s.stats)
@@ -456,14 +498,17 @@ fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
     let mode = if s.deployment.tile_operators { TileMode::Best } else { TileMode::Default };
     let host = spec.host()?;
-    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output: s.workload.output_len as u64, mode, spec, slo, reqs, host, pricers: HashMap::new() })
+    let names = stage_names(!spec.is_static(), is_moe(&model));
+    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output: s.workload.output_len as u64, mode, spec, slo, reqs, host, names, pricers: HashMap::new() })
 }
 
-/// A configuration given by parameter name, in the stage's parameter order.
-fn reorder(names: &[String], c: &Config, _o: &DeploymentObjective) -> Config {
-    const ORDER: [&str; 8] = ["batch", "precision", "tp", "kv_cache_fraction", "memory_strategy", "launch", "max_num_batched_tokens", "chunked_prefill"];
+/// Every parameter the stage knows, in the order `knobs` decodes.
+const ORDER: [&str; 9] = ["batch", "precision", "tp", "kv_cache_fraction", "memory_strategy", "launch", "max_num_batched_tokens", "chunked_prefill", "expert_parallel"];
+
+/// A configuration given by parameter name, in `ORDER`; names not given take the defaults.
+fn reorder(names: &[String], c: &Config) -> Config {
     let get = |n: &str| names.iter().position(|x| x == n).and_then(|i| c.0.get(i).cloned());
-    let defaults = [Value::Int(8), Value::Str("fp16".into()), Value::Int(1), Value::Float(0.9), Value::Str("dynamic_pool".into()), Value::Str("graph".into()), Value::Int(8192), Value::Str("on".into())];
+    let defaults = [Value::Int(8), Value::Str("fp16".into()), Value::Int(1), Value::Float(0.9), Value::Str("dynamic_pool".into()), Value::Str("graph".into()), Value::Int(8192), Value::Str("on".into()), Value::Str("off".into())];
     Config(ORDER.iter().zip(defaults).map(|(n, d)| get(n).unwrap_or(d)).collect())
 }
 

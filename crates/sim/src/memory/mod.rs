@@ -71,7 +71,8 @@ fn ceil_div(a: u64, b: u64) -> u64 {
 }
 
 /// Parameters on the busiest chip (the larger of the first and last pipeline stage) under the
-/// plan: attention and MLP widths split tp-way, experts ep-way, layers pp-way, vocabulary tp-way
+/// plan: attention and MLP widths split tp-way, experts ep-way (their width `experts_tp`-way),
+/// layers pp-way, vocabulary tp-way
 /// (vocab-parallel embedding and LM head).
 pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
     let Some(t) = &model.llm else {
@@ -91,8 +92,10 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
     let dense_linear = t.mlp_params(ceil_div(t.intermediate, tp));
     let (moe_linear, moe_other) = match &t.moe {
         Some(m) => {
-            let experts = (m.experts / ep).saturating_mul(t.mlp_params(ceil_div(m.expert_intermediate, tp)));
-            let shared = if m.shared_intermediate > 0 { t.mlp_params(ceil_div(m.shared_intermediate, tp)) } else { 0 };
+            // The experts' width splits experts_tp-way (tp unless expert parallelism spans TP).
+            let etp = plan.experts_tp();
+            let experts = (m.experts / ep).saturating_mul(t.mlp_params(ceil_div(m.expert_intermediate, etp)));
+            let shared = if m.shared_intermediate > 0 { t.mlp_params(ceil_div(m.shared_intermediate, etp)) } else { 0 };
             let gate = if m.shared_gate { t.hidden } else { 0 };
             (experts.saturating_add(shared), t.hidden * m.experts + gate)
         }
@@ -134,11 +137,11 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
 pub fn expert_params_per_chip(model: &ModelDesc, plan: &ParallelPlan) -> u64 {
     let Some(t) = &model.llm else { return 0 };
     let Some(m) = &t.moe else { return 0 };
-    let (tp, pp, ep) = (plan.tp.max(1), plan.pp.max(1), plan.ep.max(1));
+    let (pp, ep) = (plan.pp.max(1), plan.ep.max(1));
     let layers = ceil_div(t.layers, pp);
     let (moe_layers, _) = t.moe_and_dense_layers();
     let moe_here = ceil_div(moe_layers.saturating_mul(layers), t.layers.max(1)).min(layers);
-    (m.experts / ep).saturating_mul(t.mlp_params(ceil_div(m.expert_intermediate, tp))).saturating_mul(moe_here)
+    (m.experts / ep).saturating_mul(t.mlp_params(ceil_div(m.expert_intermediate, plan.experts_tp()))).saturating_mul(moe_here)
 }
 
 /// Parameters on the busiest chip.

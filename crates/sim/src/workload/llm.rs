@@ -206,6 +206,25 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, moe_layer: bool, 
 
     ops.push(ctx.vector(format!("{p}.post_norm"), OpClass::Norm, norm, ctx.norm_rows(tokens), t.hidden));
     match (&t.moe, moe_layer) {
+        (Some(m), true) if ctx.plan.moe_token_split() > 1 => {
+            // Expert parallelism over the TP ranks (vLLM's --enable-expert-parallel, as
+            // vLLM-Ascend runs it): the TP group's tokens are split, each rank routes its share
+            // to the experts' ranks by all-to-all, and the MoE outputs, complete per token (no
+            // partial sums with whole experts), are all-gathered back over TP. Under sequence
+            // parallelism the tokens are already split that way: no collective in or out.
+            let local = ceil_div(tokens, ctx.plan.moe_token_split());
+            if ctx.quant {
+                ops.push(ctx.vector(format!("{p}.moe.quant"), OpClass::Moe, VectorKind::Quantize, local, t.hidden));
+            }
+            moe_block(ctx, ops, p, local, m, opts);
+            if !ctx.plan.sequence_parallel {
+                let bytes = tokens.saturating_mul(t.hidden).saturating_mul(ctx.vec.bytes());
+                ops.push(ctx.comm(format!("{p}.tp.moe_allgather"), CommKind::AllGather, bytes, tp));
+            }
+            if !ctx.residual_fused() {
+                ops.push(ctx.vector(format!("{p}.moe.residual_add"), OpClass::Moe, VectorKind::Elementwise, ctx.norm_rows(tokens), t.hidden));
+            }
+        }
         (Some(m), true) => {
             ctx.enter_tp(ops, p, "moe", OpClass::Moe, tokens, t.hidden);
             moe_block(ctx, ops, p, tokens, m, opts);
@@ -278,7 +297,7 @@ fn mlp(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, class: OpClass, tokens: u64, 
 /// experts (uniform routing), E (1 - (1 - 1/E)^N) distinct experts are hit in expectation; each
 /// hit expert sees N / hit tokens, times the imbalance (busiest expert over the mean: the EP
 /// ranks meet at the dispatch and combine collectives, so the busiest sets the pace). Experts
-/// are split ep-way and their width tp-way.
+/// are split ep-way and their width `experts_tp`-way (tp unless expert parallelism spans TP).
 ///
 /// Training follows the step's Megatron settings (`TrainOptions`): the local experts run as one
 /// grouped matmul or, without --moe-grouped-gemm, one matmul per expert (SequentialMLP); tokens
@@ -286,7 +305,7 @@ fn mlp(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, class: OpClass, tokens: u64, 
 /// (the whole EP group's hidden states gathered, the local copies selected, and the combined
 /// output scattered into a group-wide buffer that is reduce-scattered back).
 fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64, m: &crate::model::MoeDesc, opts: &GraphOptions) {
-    let (h, tp, ep) = (ctx.t.hidden, ctx.plan.tp, ctx.plan.ep);
+    let (h, tp, ep) = (ctx.t.hidden, ctx.plan.experts_tp(), ctx.plan.ep);
     let e = m.experts;
     let vb = ctx.vec.bytes();
     let t = opts.train;

@@ -151,15 +151,33 @@ pub struct ParallelPlan {
     pub cp: u64,
     /// Virtual pipeline stages per chip (Megatron interleaved 1F1B; 1 = plain 1F1B).
     pub vpp: u64,
+    /// Tensor-parallel split of the routed (and shared) experts' width; `None` = `tp`, as
+    /// Megatron's default and as serving without expert parallelism. `Some(1)` with tp > 1 is
+    /// vLLM's `--enable-expert-parallel` (ep = tp): every expert whole on one TP rank, each TP
+    /// rank taking 1/tp of the tokens through the MoE block (dispatched to the experts' ranks by
+    /// all-to-all) and the outputs all-gathered back over TP. Only 1 and tp are modelled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expert_tp: Option<u64>,
 }
 
 impl Default for ParallelPlan {
     fn default() -> Self {
-        ParallelPlan { tp: 1, pp: 1, dp: 1, ep: 1, sequence_parallel: false, cp: 1, vpp: 1 }
+        ParallelPlan { tp: 1, pp: 1, dp: 1, ep: 1, sequence_parallel: false, cp: 1, vpp: 1, expert_tp: None }
     }
 }
 
 impl ParallelPlan {
+    /// The TP split of the experts' width (`expert_tp`, else `tp`).
+    pub fn experts_tp(&self) -> u64 {
+        self.expert_tp.unwrap_or(self.tp).max(1)
+    }
+
+    /// How many ways each TP group splits its tokens in the MoE block: tp / experts_tp (1 unless
+    /// the experts are not TP-split as the attention is).
+    pub fn moe_token_split(&self) -> u64 {
+        (self.tp.max(1) / self.experts_tp()).max(1)
+    }
+
     /// Chips used: tp x pp x cp x dp (expert parallelism reuses the data- and context-parallel
     /// ranks, as in Megatron-Core).
     pub fn chips(&self) -> u64 {
@@ -387,6 +405,14 @@ pub fn validate_plan(model: &ModelDesc, plan: &ParallelPlan) -> Result<(), Strin
     }
     if plan.vpp > 1 && plan.pp == 1 {
         return Err("vpp > 1 (virtual pipeline stages) needs pp > 1".into());
+    }
+    if let Some(e) = plan.expert_tp {
+        if e != 1 && e != plan.tp {
+            return Err(format!("expert_tp = {e}: only 1 (experts whole, expert parallelism over the TP ranks) or tp = {} is modelled", plan.tp));
+        }
+        if t.moe.is_none() && e != plan.tp {
+            return Err("expert_tp needs a mixture-of-experts model".into());
+        }
     }
     match &t.moe {
         Some(m) if !m.experts.is_multiple_of(plan.ep) => {

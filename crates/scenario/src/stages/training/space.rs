@@ -151,6 +151,7 @@ pub fn decode(names: &[String], c: &Config, global_batch: u64) -> Result<TrainPo
         cp: int("cp", 1)?,
         vpp: int("vpp", 1)?,
         sequence_parallel: st("sequence_parallel", "off") == "on",
+        ..ParallelPlan::default()
     };
     let micro_batch = int("micro_batch", 1)?;
     if micro_batch > MAX_BATCH {

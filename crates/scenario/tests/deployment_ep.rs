@@ -1,0 +1,178 @@
+//! Expert parallelism in the deployment stage (vLLM's `--enable-expert-parallel`): a MoE
+//! model's space gains `expert_parallel` (off first), a dense model's does not; with it on the
+//! routed experts are spread whole over the TP ranks (ep = tp) and tokens travel by all-to-all
+//! dispatch and combine; with it off a MoE model serves exactly as before the parameter existed;
+//! the vLLM arguments carry the flag exactly when the best configuration has it on.
+
+use serde_json::json;
+use tunelab_scenario::bundled::bundled_scenario;
+use tunelab_scenario::serving::{cost_phase, Phase, ServingPoint};
+use tunelab_scenario::stages::setup;
+use tunelab_scenario::{context, Run, Scenario};
+use tunelab_search::{Config, Outcome, Value};
+use tunelab_sim::memory::expert_params_per_chip;
+use tunelab_sim::Precision;
+
+fn mixtral() -> Scenario {
+    bundled_scenario("mixtral-8x7b-910B2-deployment").unwrap()
+}
+
+/// Evaluates a configuration given by name (the rest at the baseline) through the stage's own
+/// objective; the metrics come back in `deployment::metrics()` order (the stage puts the
+/// scenario's goals first).
+fn evaluate(s: &Scenario, set: &[(&str, Value)]) -> Outcome {
+    let mut st = setup(s).unwrap();
+    let names = st.space.names().to_vec();
+    let mut c = st.baseline.clone();
+    for (n, v) in set {
+        let i = names.iter().position(|x| x == n).unwrap_or_else(|| panic!("no parameter {n} in {names:?}"));
+        c.0[i] = v.clone();
+    }
+    match st.objective.evaluate(&c) {
+        Outcome::Ok(v) => Outcome::Ok(
+            tunelab_scenario::stages::deployment::metrics()
+                .iter()
+                .map(|m| v[st.metrics.iter().position(|x| x.name == m.name).unwrap()])
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+fn ok(o: Outcome) -> Vec<f64> {
+    match o {
+        Outcome::Ok(v) => v,
+        other => panic!("expected a feasible point, got {other:?}"),
+    }
+}
+
+fn s(x: &str) -> Value {
+    Value::Str(x.into())
+}
+
+#[test]
+fn a_moe_scenario_has_expert_parallel_and_a_dense_one_does_not() {
+    let st = setup(&mixtral()).unwrap();
+    let p = st.space.params().iter().find(|p| p.name == "expert_parallel").expect("mixtral's space has expert_parallel");
+    assert_eq!(p.level_value(0), s("off"), "off first, so the baseline is plain TP");
+    assert_eq!(p.level_value(1), s("on"));
+    assert_eq!(st.space.names().last().map(String::as_str), Some("expert_parallel"));
+    assert!(st.notes.iter().any(|n| n.contains("--enable-expert-parallel")), "{:?}", st.notes);
+
+    for id in ["llama2-7b-910B2-deployment", "llava-1.5-7b-910B2-deployment"] {
+        let st = setup(&bundled_scenario(id).unwrap()).unwrap();
+        let names: Vec<&str> = st.space.names().iter().map(String::as_str).collect();
+        assert!(!names.contains(&"expert_parallel"), "{id}: {names:?}");
+        assert_eq!(names, ["batch", "precision", "tp", "kv_cache_fraction", "memory_strategy", "launch", "max_num_batched_tokens", "chunked_prefill"], "{id}: a dense space is unchanged");
+    }
+    // A dense model refuses the parameter by name.
+    let mut d = bundled_scenario("llama2-7b-910B2-deployment").unwrap();
+    d.space.insert("expert_parallel".into(), serde_json::from_value(json!({"fixed": "on"})).unwrap());
+    let e = setup(&d).err().expect("a dense model has no expert_parallel");
+    assert!(e.contains("space.expert_parallel"), "{e}");
+}
+
+#[test]
+fn expert_parallel_at_tp4_spreads_whole_experts_and_prices_the_all_to_alls() {
+    let sc = mixtral();
+    let (model, device, _) = context::resolve(&sc).unwrap();
+    let (inp, out) = (sc.workload.input_len as u64, sc.workload.output_len as u64);
+    let point = |ep: bool| ServingPoint { batch: 16, precision: Precision::W8a16, tp: 4, expert_parallel: ep, ..ServingPoint::default() };
+    let (off, on) = (point(false), point(true));
+
+    // Memory: each chip holds 8 / 4 whole experts, a quarter of all expert weights (as the TP
+    // split's quarter-width slices of all 8): weights per chip no higher.
+    let all = expert_params_per_chip(&model, &ServingPoint { tp: 1, ..off }.plan());
+    assert_eq!(expert_params_per_chip(&model, &on.plan()), all / 4);
+    assert!(expert_params_per_chip(&model, &on.plan()) <= expert_params_per_chip(&model, &off.plan()));
+    for phase in [Phase::Decode, Phase::Prefill] {
+        let a = cost_phase(&model, &device, phase, &off, inp, out).unwrap();
+        let b = cost_phase(&model, &device, phase, &on, inp, out).unwrap();
+        assert!(b.memory.weights <= a.memory.weights, "{phase:?}: weights {} on vs {} off", b.memory.weights, a.memory.weights);
+        let has = |c: &tunelab_scenario::serving::PhaseCost, n: &str| c.ops.iter().any(|o| o.name.ends_with(n));
+        // Tokens reach their experts by all-to-all and come back the same way; the TP
+        // all-reduce after the MoE block becomes an all-gather of the token slices.
+        for n in [".ep.dispatch_alltoall", ".ep.combine_alltoall", ".tp.moe_allgather"] {
+            assert!(has(&b, n), "{phase:?}: EP on lacks {n}");
+            assert!(!has(&a, n), "{phase:?}: EP off has {n}");
+        }
+        assert!(has(&a, ".tp.moe_allreduce") && !has(&b, ".tp.moe_allreduce"), "{phase:?}");
+        let comm = |c: &tunelab_scenario::serving::PhaseCost| c.ops.iter().filter(|o| o.name.contains(".ep.")).map(|o| o.time_us).sum::<f64>();
+        assert!(comm(&b) > 0.0 && comm(&a) == 0.0, "{phase:?}");
+        // Experts whole: the expert matmuls are full width (n = 2 x 14336 for gate+up).
+        let gate_up = b.ops.iter().find(|o| o.name.ends_with("moe.experts.gate_up_proj")).unwrap();
+        let tunelab_sim::Op::Matmul { n, .. } = gate_up.op else { panic!("not a matmul") };
+        assert_eq!(n, 2 * 14336, "{phase:?}");
+        assert!(b.total_us != a.total_us, "{phase:?}: EP must change the step time");
+    }
+
+    // Through the stage: the numbers differ, and the all-to-alls show in the diagnosis's
+    // engine breakdown of the configuration.
+    let set = |ep: &str| vec![("tp", Value::Int(4)), ("precision", s("w8a16")), ("expert_parallel", s(ep))];
+    let m_off = ok(evaluate(&sc, &set("off")));
+    let m_on = ok(evaluate(&sc, &set("on")));
+    assert_ne!(m_off, m_on);
+    assert_ne!(m_off[2], m_on[2], "tpot differs");
+    let mut st = setup(&sc).unwrap();
+    let names = st.space.names().to_vec();
+    let mut c = st.baseline.clone();
+    for (n, v) in set("on") {
+        c.0[names.iter().position(|x| x == n).unwrap()] = v;
+    }
+    assert!(matches!(st.objective.evaluate(&c), Outcome::Ok(_)));
+    let detail = tunelab_scenario::explore::point_detail(&sc, &c).unwrap();
+    let text = format!("{detail:?}");
+    assert!(text.contains("ep.dispatch_alltoall") && text.contains("expert parallel (ep 4)"), "the point detail shows the EP ops");
+}
+
+/// Every metric of two Mixtral configurations, computed by `tunelab eval` before the parameter
+/// existed (scheduler at tp 4 W8A16 eager; simple mode at tp 4 W8A16 graph). Fixing EP off
+/// reproduces them.
+const BEFORE_SCHEDULER: [f64; 21] = [412.18503014100736, 114.82860507223602, 33.818118688144274, 103.04625753525184, 57.6, 1.6083804564065098, 0.009100867132881905, 165.7375867255311, 0.03952256215340827, 46.98960098335192, 658.1892661422719, 32.963109274487195, 35.160076791630374, 31.988951096913972, 31.988951096913972, 70.38822279364571, 13.125060917900436, 1.677867907437138, 1.677867907437138, 0.0, 0.1658346623931655];
+const BEFORE_STATIC: [f64; 21] = [780.4340403077535, 651.2156983172085, 17.95760093577462, 195.1085100769384, 57.6, 1.0483201224114556, 0.009100867132881905, 204.53617716737276, 0.07067275626192554, 651.2156983172085, 651.2156983172085, 17.95760093577462, 17.95760093577462, 17.95760093577462, 17.95760093577462, 17.95760093577462, 0.0, 3.0485704699521623, 3.0485704699521623, 0.0, 0.1538381281985432];
+
+fn close(got: &[f64], want: &[f64]) {
+    assert_eq!(got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= 1e-9 * w.abs().max(1.0), "metric {i}: {g} vs {w} before");
+    }
+}
+
+#[test]
+fn expert_parallel_off_reproduces_the_numbers_from_before_the_parameter() {
+    let sc = mixtral();
+    let off = |launch: &str| vec![("tp", Value::Int(4)), ("precision", s("w8a16")), ("launch", s(launch)), ("expert_parallel", s("off"))];
+    close(&ok(evaluate(&sc, &off("eager"))), &BEFORE_SCHEDULER);
+    let mut st = sc.clone();
+    st.deployment.serving = serde_json::from_value(json!({"mode": "static", "engine": "vllm-ascend"})).unwrap();
+    close(&ok(evaluate(&st, &off("graph"))), &BEFORE_STATIC);
+    // The baseline (nothing set) is EP off too.
+    let base = setup(&sc).unwrap();
+    assert_eq!(base.baseline.0.last(), Some(&s("off")));
+}
+
+fn best_args(ep: &str) -> (Vec<String>, Vec<String>, Config) {
+    let mut sc = mixtral();
+    sc.budget = 4;
+    for (k, v) in [("tp", json!(4)), ("precision", json!("w8a16")), ("expert_parallel", json!(ep))] {
+        sc.space.insert(k.into(), serde_json::from_value(json!({ "fixed": v })).unwrap());
+    }
+    let mut run = Run::new(&sc).unwrap();
+    run.run_to_end();
+    let d = run.report().deployment.expect("a feasible best and its export");
+    let best = run.overall_best().unwrap().1.config.clone();
+    (d.vllm_args, d.mindie_notes, best)
+}
+
+#[test]
+fn the_vllm_arguments_carry_enable_expert_parallel_exactly_when_it_is_on() {
+    let (args, notes, best) = best_args("on");
+    assert_eq!(best.0.last(), Some(&s("on")));
+    assert_eq!(args.iter().filter(|a| *a == "--enable-expert-parallel").count(), 1, "{args:?}");
+    assert!(tunelab_scenario::report::VLLM_FLAGS.contains(&"--enable-expert-parallel"));
+    assert!(notes.iter().any(|n| n.contains("expert parallelism on")), "the MindIE notes say it has no field: {notes:?}");
+    let (args, notes, best) = best_args("off");
+    assert_eq!(best.0.last(), Some(&s("off")));
+    assert!(!args.iter().any(|a| a == "--enable-expert-parallel"), "{args:?}");
+    assert!(!notes.iter().any(|n| n.contains("expert parallelism")), "{notes:?}");
+}
