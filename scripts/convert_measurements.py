@@ -492,9 +492,11 @@ SCRIPT_FLAGS = {
                                  "overlap_grad_reduce": True, "overlap_param_gather": True,
                                  "context_parallel_algo": "ring"},
     # examples/mcore/deepseek2_lite/pretrain_deepseek2_lite_16b_ptd_8p.sh: --moe-token-dispatcher-type
-    # allgather, no --moe-grouped-gemm, --no-gradient-accumulation-fusion, no --overlap-grad-reduce.
+    # allgather, no --moe-grouped-gemm, --no-gradient-accumulation-fusion, no --overlap-grad-reduce,
+    # --moe-permutation-async-comm.
     "trn-deepseek-v2-lite-8k-1x8": {"moe_token_dispatcher": "allgather", "moe_grouped_gemm": False,
-                                    "gradient_accumulation_fusion": False, "overlap_grad_reduce": False},
+                                    "gradient_accumulation_fusion": False, "overlap_grad_reduce": False,
+                                    "moe_permutation_async_comm": True},
 }
 
 

@@ -202,3 +202,55 @@ fn ulysses_context_parallel_splits_attention_by_heads() {
     let e = Scenario::from_json(r#"{"stage":"training","training":{"context_parallel_algo":"spiral"}}"#).err().unwrap();
     assert!(e.contains("training.context_parallel_algo"), "{e}");
 }
+
+/// MLA in a training step: the fused attention kernel takes one head dimension, so the values are
+/// padded from v_head_dim (128) to the query/key dimension (192) and the output sliced back
+/// (Megatron-Core MLASelfAttention, MindSpeed-LLM padding_v_head_dim). PV runs on 192, so the
+/// core costs more than on the mean of 192 and 128; serving's prefill graph is not padded.
+#[test]
+fn mla_training_pads_values_to_the_query_key_dimension() {
+    let m = model("deepseek-v2-lite");
+    let mla = m.llm.as_ref().unwrap().mla.clone().unwrap();
+    let qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+    assert!(mla.v_head_dim < qk);
+    let p = point(8, 8, 8, TrainOptions::default(), 1.25);
+    let g = build_graph(&m, &Workload::TrainStep { micro_batch: 1, seq_len: 4096 }, &p.plan, &graph_options(&p)).unwrap();
+    let core = g.ops.iter().find(|o| o.name.ends_with("attn.core")).unwrap();
+    assert!(matches!(core.op, Op::Attention { head_dim, .. } if head_dim == qk), "{:?}", core.op);
+    assert!(g.ops.iter().any(|o| o.name.ends_with("attn.v_pad")) && g.ops.iter().any(|o| o.name.ends_with("attn.out_slice")));
+    let serve = build_graph(&m, &Workload::Prefill { batch: 1, input_len: 4096 }, &p.plan, &tunelab_sim::workload::GraphOptions::default()).unwrap();
+    let core = serve.ops.iter().find(|o| o.name.ends_with("attn.core")).unwrap();
+    assert!(matches!(core.op, Op::Attention { head_dim, .. } if head_dim == (qk + mla.v_head_dim).div_ceil(2)), "{:?}", core.op);
+    assert!(!serve.ops.iter().any(|o| o.name.ends_with("attn.v_pad")));
+}
+
+/// MindSpeed's --moe-permutation-async-comm all-gather combine accumulates the local copies in an
+/// fp32 buffer of the group's tokens (cast in, index_put accumulate, cast back: NewIndePut), so
+/// the step is slower than the 16-bit scatter-add; its backward is one 16-bit row gather, and the
+/// flag changes nothing under the all-to-all dispatcher. The scenario field reaches the step.
+#[test]
+fn permutation_async_comm_combines_in_fp32() {
+    use tunelab_sim::DType;
+    let m = model("deepseek-v2-lite");
+    let (seq, gb, chips) = (4096, 8, 8);
+    let base = TrainOptions { moe_dispatcher: MoeDispatcher::AllGather, recompute: tunelab_sim::workload::Recompute::Full, ..TrainOptions::default() };
+    let off = point(chips, 8, gb, base, 1.25);
+    let on = point(chips, 8, gb, TrainOptions { moe_permutation_async_comm: true, ..base }, 1.25);
+    let g = build_graph(&m, &Workload::TrainStep { micro_batch: 1, seq_len: seq }, &on.plan, &graph_options(&on)).unwrap();
+    let add = g.ops.iter().find(|o| o.name.ends_with("moe.combine_scatter_add_fp32")).expect("fp32 scatter-add");
+    assert!(matches!(add.op, Op::Vector { dtype: DType::Fp32, .. }));
+    let bwd = g.ops.iter().find(|o| o.name.ends_with("moe.combine_scatter_add_fp32.bwd")).expect("its backward");
+    assert!(matches!(bwd.op, Op::Vector { kind: tunelab_sim::op::VectorKind::Gather, dtype: DType::Bf16, .. }), "{:?}", bwd.op);
+    assert!(g.ops.iter().any(|o| o.name.ends_with("moe.combine_fp32_to_bf16")));
+    assert!(!g.ops.iter().any(|o| o.name.contains("moe.combine_fp32_") && o.name.ends_with(".bwd")), "staging has no backward");
+    let (a, b) = (run(&m, &off, seq, gb, chips).step_time_ms, run(&m, &on, seq, gb, chips).step_time_ms);
+    assert!(b > a, "fp32 combine {b} ms vs 16-bit {a} ms");
+    // All-to-all: no effect.
+    let a2a = |x: bool| run(&m, &point(chips, 8, gb, TrainOptions { moe_permutation_async_comm: x, recompute: base.recompute, ..TrainOptions::default() }, 1.25), seq, gb, chips).step_time_ms;
+    assert_eq!(a2a(false), a2a(true));
+    // The scenario field.
+    let s = Scenario::from_json(r#"{"stage":"training","training":{"chips":8,"moe_permutation_async_comm":true}}"#).unwrap();
+    assert!(s.training.moe_permutation_async_comm);
+    let old = Scenario::from_json(r#"{"stage":"training","training":{"chips":8}}"#).unwrap();
+    assert!(!serde_json::to_string(&old.training).unwrap().contains("permutation"));
+}

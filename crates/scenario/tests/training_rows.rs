@@ -66,13 +66,14 @@ fn rows() -> Vec<Row> {
 
 /// The MoE rows' Megatron flags as their example scripts pass them (the converter's
 /// SCRIPT_FLAGS, scripts/convert_measurements.py): token dispatcher, grouped matmul,
-/// gradient-accumulation fusion, gradient-reduce and parameter-gather overlap, CP algorithm.
+/// gradient-accumulation fusion, gradient-reduce and parameter-gather overlap, CP algorithm,
+/// MindSpeed's --moe-permutation-async-comm.
 fn script_flags(id: &str, t: TrainOptions) -> TrainOptions {
     let ag = MoeDispatcher::AllGather;
     match id {
         "trn-qwen2-57b-a14b-4k-8x8" => TrainOptions { moe_dispatcher: ag, moe_grouped_gemm: true, grad_accum_fusion: false, overlap_grad_reduce: false, cp_algo: CpAlgo::Ulysses, ..t },
         "trn-mixtral-8x7b-32k-8x8" => TrainOptions { moe_dispatcher: ag, moe_grouped_gemm: false, overlap_grad_reduce: true, overlap_param_gather: true, ..t },
-        "trn-deepseek-v2-lite-8k-1x8" => TrainOptions { moe_dispatcher: ag, moe_grouped_gemm: false, grad_accum_fusion: false, overlap_grad_reduce: false, ..t },
+        "trn-deepseek-v2-lite-8k-1x8" => TrainOptions { moe_dispatcher: ag, moe_grouped_gemm: false, grad_accum_fusion: false, overlap_grad_reduce: false, moe_permutation_async_comm: true, ..t },
         _ => t,
     }
 }

@@ -41,6 +41,8 @@ struct Geom {
     rotary: bool,
     /// The sequence is split over the context-parallel ranks (a training step's LLM layers).
     cp_split: bool,
+    /// A training step's layers (Megatron / MindSpeed kernels).
+    train: bool,
 }
 
 impl Ctx<'_> {
@@ -161,10 +163,19 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, moe_layer: bool, 
         let bytes = g.batch.saturating_mul(g.q_len).saturating_mul(ctx.plan.cp).saturating_mul(kv_elems).saturating_mul(ctx.vec.bytes());
         ops.push(ctx.comm(format!("{p}.cp.kv_allgather"), CommKind::AllGather, bytes, ctx.plan.cp));
     }
-    let (kv_heads_core, head_dim_core) = match (&t.mla, g.kind) {
+    // MLA in training: the fused attention kernel takes one head dimension for queries, keys and
+    // values, so the values are zero-padded from v_head_dim to the query/key dimension
+    // (Megatron-Core MLASelfAttention "pad value to q_head_dim", MindSpeed-LLM padding_v_head_dim)
+    // and the output sliced back: PV runs on qk_dim, not v_head_dim.
+    let mla_v_pad = match &t.mla {
+        Some(m) if g.train && g.kind != AttentionKind::Decode && m.v_head_dim < m.qk_dim() => Some(m.qk_dim()),
+        _ => None,
+    };
+    let (kv_heads_core, head_dim_core) = match (&t.mla, g.kind, mla_v_pad) {
         // Absorbed MLA decode (DeepSeek-V2 appendix): every query head attends to the one cached
         // latent (+ rotary key); QK^T on latent + rope, PV on the latent.
-        (Some(m), AttentionKind::Decode) => (1, (m.cache_dim() + m.kv_lora_rank).div_ceil(2)),
+        (Some(m), AttentionKind::Decode, _) => (1, (m.cache_dim() + m.kv_lora_rank).div_ceil(2)),
+        (_, _, Some(qk)) => (hkv, qk),
         _ => (hkv, d),
     };
     // Ulysses runs causal attention over the whole sequence on 1 / cp of the heads (key/value
@@ -175,6 +186,10 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, moe_layer: bool, 
     } else {
         (hq, kv_heads_core, g.q_len, g.kv_len, g.causal)
     };
+    if let Some(qk) = mla_v_pad {
+        // F.pad materialises the padded values (a row copy at the padded width).
+        ops.push(ctx.vector(format!("{p}.attn.v_pad"), OpClass::Attention, VectorKind::Gather, tokens.saturating_mul(hq), qk));
+    }
     let op = Op::Attention {
         kind: g.kind,
         batch: g.batch,
@@ -187,6 +202,10 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, moe_layer: bool, 
         dtype: ctx.vec,
     };
     ops.push(GraphOp { name: format!("{p}.attn.core"), op, repeat: 1, class: OpClass::Attention });
+    if mla_v_pad.is_some() {
+        // The output is sliced back to v_head_dim and made contiguous for o_proj.
+        ops.push(ctx.vector(format!("{p}.attn.out_slice"), OpClass::Attention, VectorKind::Gather, tokens.saturating_mul(hq), attn_out / hq.max(1)));
+    }
     if ulysses {
         // The attention output goes back to the sequence split.
         let v_dim = t.mla.as_ref().map_or(d, |m| m.v_head_dim);
@@ -373,11 +392,48 @@ fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64, m: &crate:
         // of the group's tokens, and reduce-scatter that buffer back to the tokens' ranks.
         ops.push(ctx.vector(format!("{p}.moe.combine"), OpClass::Moe, VectorKind::Elementwise, local_rows, h));
         let group_rows = tokens.saturating_mul(ep);
-        ops.push(ctx.vector(format!("{p}.moe.combine_scatter_add"), OpClass::Moe, VectorKind::Elementwise, group_rows, h));
+        if t.moe_permutation_async_comm {
+            fp32_scatter_add(ctx, ops, p, local_rows, group_rows);
+        } else {
+            ops.push(ctx.vector(format!("{p}.moe.combine_scatter_add"), OpClass::Moe, VectorKind::Elementwise, group_rows, h));
+        }
         ops.push(ctx.comm(format!("{p}.ep.combine_reduce_scatter"), CommKind::ReduceScatter, group_bytes, ep));
     } else {
         ops.push(ctx.vector(format!("{p}.moe.combine"), OpClass::Moe, VectorKind::Elementwise, copies, h));
+        if t.moe_permutation_async_comm && t.moe_dispatcher == MoeDispatcher::AllGather && ctx.plan.sequence_parallel && ctx.plan.tp > 1 {
+            // The all-gather dispatcher's path under sequence parallelism without EP: the TP
+            // group's tokens were gathered (`enter_tp`), every copy is local, and the combined
+            // output goes through the same fp32 buffer before the TP reduce-scatter (`leave_tp`).
+            fp32_scatter_add(ctx, ops, p, copies, tokens);
+        }
     }
+}
+
+/// The all-gather dispatcher's combine as MindSpeed runs it (mindspeed/core/transformer/moe/
+/// token_dispatcher.py, `allgather_token_unpermutation` with `NewIndePut`, the path
+/// --moe-permutation-async-comm takes: `TrainOptions::moe_permutation_async_comm`): the weighted
+/// local copies are cast to fp32 and index_put-accumulated into a zeroed fp32 buffer of the
+/// group's tokens, which is cast back to the activation type for the reduce-scatter. Bytes per element: the copies' cast 2 + 4, the
+/// accumulate 4 + 4 read and 4 written; the buffer's zero fill 4 written and cast back 4 + 2.
+/// All of it is one autograd Function whose backward is a row gather of the 16-bit gradient
+/// (`index_select`): the staging ops (`combine_fp32_*`) have no backward, and the scatter-add's
+/// backward is that gather (`workload::train`). fp32 training has no casts: one scatter-add into
+/// the group-sized buffer.
+fn fp32_scatter_add(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, local_rows: u64, group_rows: u64) {
+    let h = ctx.t.hidden;
+    let f32 = DType::Fp32;
+    if ctx.vec == f32 {
+        // fp32 training: no casts; the copies are scatter-added into the group-sized buffer.
+        ops.push(ctx.vector(format!("{p}.moe.combine_scatter_add"), OpClass::Moe, VectorKind::Elementwise, group_rows, h));
+        return;
+    }
+    let v = |name: &str, kind, rows, row_len, dtype| GraphOp { name: format!("{p}.moe.{name}"), op: Op::Vector { kind, rows, row_len, dtype }, repeat: 1, class: OpClass::Moe };
+    // The zero fill writes 4 bytes per element: priced as a copy (read + write) of half as many
+    // fp32 elements, the same bytes.
+    ops.push(v("combine_fp32_zero", VectorKind::Gather, group_rows, h.div_ceil(2), f32));
+    ops.push(v("combine_fp32_cast", VectorKind::Cast, local_rows, h, ctx.vec));
+    ops.push(v("combine_scatter_add_fp32", VectorKind::Elementwise, local_rows, h, f32));
+    ops.push(v("combine_fp32_to_bf16", VectorKind::Cast, group_rows, h, f32));
 }
 
 /// Appends a whole stack of `layers` identical layers (MoE and dense layers grouped; pp splits
@@ -492,7 +548,7 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
     } else {
         (kv_len, true)
     };
-    let g = Geom { batch, q_len, kv_len, kind, causal, rotary: true, cp_split: train && plan.cp > 1 };
+    let g = Geom { batch, q_len, kv_len, kind, causal, rotary: true, cp_split: train && plan.cp > 1, train };
     stack(&ctx, &mut ops, "layer", &g, ceil_div(t.layers, plan.pp), opts);
     ops.push(ctx.vector("final_norm".into(), OpClass::Norm, ctx.norm_kind(), logits_rows, t.hidden));
     let vocab_local = ceil_div(t.vocab, plan.tp);
@@ -529,7 +585,7 @@ fn vision(outer: &Ctx, ops: &mut Vec<GraphOp>, v: &crate::model::VisionDesc, bat
     let tokens = batch.saturating_mul(seq);
     ops.push(ctx.vector("vision.pre_norm".into(), OpClass::Norm, VectorKind::LayerNorm, tokens, e.hidden));
     let kind = if opts.flash_attention { AttentionKind::Flash } else { AttentionKind::Unfused };
-    let g = Geom { batch, q_len: seq, kv_len: seq, kind, causal: false, rotary: false, cp_split: false };
+    let g = Geom { batch, q_len: seq, kv_len: seq, kind, causal: false, rotary: false, cp_split: false, train: false };
     stack(&ctx, ops, "vision.layer", &g, e.layers, opts);
     let llm_hidden = outer.t.hidden;
     let rows = batch.saturating_mul(patches);

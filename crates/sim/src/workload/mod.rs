@@ -231,6 +231,12 @@ pub struct TrainOptions {
     pub grad_accum_fusion: bool,
     /// How context parallelism splits attention (MindSpeed --context-parallel-algo).
     pub cp_algo: CpAlgo,
+    /// MindSpeed --moe-permutation-async-comm with the all-gather dispatcher: MindSpeed's own
+    /// permutation (row index / index_put) whose combine accumulates the local copies into an
+    /// fp32 buffer of the group's tokens (`NewIndePut`). Off, Megatron's native path (its
+    /// index-expanded element-wise gather / scatter is not modelled: priced as the row copies).
+    #[serde(default)]
+    pub moe_permutation_async_comm: bool,
 }
 
 /// MindSpeed's context-parallel algorithms for attention (--context-parallel-algo).
@@ -276,6 +282,7 @@ impl Default for TrainOptions {
             moe_grouped_gemm: true,
             grad_accum_fusion: true,
             cp_algo: CpAlgo::Ring,
+            moe_permutation_async_comm: false,
         }
     }
 }

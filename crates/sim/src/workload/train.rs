@@ -25,6 +25,18 @@ fn renamed(o: &GraphOp, suffix: &str, op: Op, repeat: u64) -> GraphOp {
 /// The backward ops of one forward op.
 fn backward(o: &GraphOp, out: &mut Vec<GraphOp>) {
     let r = o.repeat;
+    // The all-gather dispatcher's fp32 combine (llm::fp32_scatter_add) is one autograd Function
+    // whose backward is a row gather of the 16-bit gradient: its staging ops have none, and the
+    // scatter-add's is that gather.
+    if o.name.contains(".moe.combine_fp32_") {
+        return;
+    }
+    if let (true, Op::Vector { rows, row_len, .. }) = (o.name.ends_with(".moe.combine_scatter_add_fp32"), &o.op) {
+        // The gradient is in the 16-bit activation type (the staging only runs in 16-bit training).
+        let op = Op::Vector { kind: VectorKind::Gather, rows: *rows, row_len: *row_len, dtype: DType::Bf16 };
+        out.push(renamed(o, "bwd", op, r));
+        return;
+    }
     match o.op {
         Op::Matmul { batch, m, n, k, dtype, weight_dtype, epilogue } => {
             if !matches!(epilogue, Epilogue::None | Epilogue::Bias) {

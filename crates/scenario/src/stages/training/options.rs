@@ -54,6 +54,14 @@ pub struct TrainingOptions {
     /// default) or "ulysses" (ulysses_cp_algo).
     #[serde(skip_serializing_if = "is_ring")]
     pub context_parallel_algo: String,
+    /// MindSpeed --moe-permutation-async-comm (default off): with the all-gather dispatcher, the
+    /// combine accumulates into an fp32 buffer of the group's tokens.
+    #[serde(skip_serializing_if = "is_false")]
+    pub moe_permutation_async_comm: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_ring(s: &str) -> bool {
@@ -94,6 +102,7 @@ impl Default for TrainingOptions {
             moe_grouped_gemm: true,
             gradient_accumulation_fusion: true,
             context_parallel_algo: "ring".into(),
+            moe_permutation_async_comm: false,
         }
     }
 }
@@ -115,6 +124,7 @@ impl TrainingOptions {
         p.train.moe_grouped_gemm = self.moe_grouped_gemm;
         p.train.grad_accum_fusion = self.gradient_accumulation_fusion;
         p.train.cp_algo = if self.context_parallel_algo == "ulysses" { CpAlgo::Ulysses } else { CpAlgo::Ring };
+        p.train.moe_permutation_async_comm = self.moe_permutation_async_comm;
     }
     /// Ranges and choices, naming the field.
     pub fn validate(&self) -> Result<(), String> {
