@@ -56,7 +56,7 @@ pub const TEACHING_SPEED: u32 = 10;
 /// A gallery entry's scenario, on the teaching layout at the teaching pace.
 pub fn gallery_scenario(id: &str) -> Result<Scenario, String> {
     let (_, _, _, json) = GALLERY.iter().find(|g| g.0 == id).ok_or_else(|| format!("no gallery entry '{id}'"))?;
-    let mut s: Scenario = serde_json::from_str(json).map_err(|e| format!("gallery entry '{id}': {e}"))?;
+    let mut s = Scenario::from_json(json).map_err(|e| format!("gallery entry '{id}': {e}"))?;
     s.view = serde_json::json!({ "layout": "teach", "speed": TEACHING_SPEED });
     s.validate().map_err(|e| format!("gallery entry '{id}': {e}"))?;
     Ok(s)

@@ -286,7 +286,7 @@ pub fn apply_template(t: &Template, s: &mut Scenario, device_memory_gib: Option<
                 cur.insert(k.clone(), x.clone());
             }
         }
-        let serving: crate::scheduler::ServingSpec = serde_json::from_value(cur).map_err(|e| format!("template '{}': options.serving: {e}", t.name))?;
+        let serving = <crate::scheduler::ServingSpec as serde::Deserialize>::deserialize(&cur).map_err(|e| format!("template '{}': options.serving: {e}", t.name))?;
         serving.validate().map_err(|e| format!("template '{}': {e}", t.name))?;
         s.deployment.serving = serving;
     }

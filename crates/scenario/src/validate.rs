@@ -138,7 +138,8 @@ fn blame(full: &Json, prefix: &mut Vec<String>) -> Option<String> {
             m.insert(key.clone(), probe);
             probe = Json::Object(m);
         }
-        if serde_json::from_value::<Scenario>(probe).is_err() {
+        // By reference, as deserialize_blaming does: one copy of the scenario decoder.
+        if <Scenario as serde::Deserialize>::deserialize(&probe).is_err() {
             prefix.push(k.clone());
             let deeper = if sub.is_object() && prefix.len() < 4 { blame(full, prefix) } else { None };
             return Some(deeper.unwrap_or_else(|| prefix.join(".")));
