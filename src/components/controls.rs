@@ -92,6 +92,7 @@ pub fn Controls() -> impl IntoView {
                 <button data-testid="reset" on:click=move |_| ctx.reset()>"Reset"</button>
                 <button data-testid="copy-link" on:click=copy>"Copy link"</button>
             </div>
+            <p class="muted small step-hint">"Step: one evaluation for every ticked strategy (population methods too: a generation is several Steps)."</p>
             <div class="row">
                 <span>"Status: " <strong data-testid="status">{move || ctx.status.get().as_str()}</strong></span>
             </div>

@@ -130,7 +130,8 @@ pub fn TunePanel() -> impl IntoView {
     }
 }
 
-/// The teaching layout switch, the speed control and what Step does.
+/// The teaching layout switch, the speed control and, on the teaching layout, the gallery: one
+/// line, so the cards below still fit a 1440x900 screen (what Step does is said beside Step).
 #[component]
 fn TeachBar() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
@@ -145,16 +146,15 @@ fn TeachBar() -> impl IntoView {
     let label = |v: u32| if v == 0 { "full speed".to_string() } else { format!("{v} evaluations/s") };
     view! {
         <div class="teach-bar row">
-            <label class="strategy">
+            <label class="strategy" title="The space, every strategy's card and the controls on one screen">
                 <input type="checkbox" data-testid="teach-layout" prop:checked=teach on:change=toggle/>
-                "Teaching layout (space, strategies and controls on one screen)"
+                "Teaching layout"
             </label>
             <label>"Speed "
                 <select data-testid="speed" on:change=set_speed>
                     {SPEEDS.iter().map(|&v| view! { <option value=v.to_string() selected=move || speed() == v>{label(v)}</option> }).collect_view()}
                 </select>
             </label>
-            <span class="muted small">"Step: one evaluation for every ticked strategy (population methods too: a generation is several Steps)."</span>
             <Show when=teach><crate::components::gallery::Gallery/></Show>
         </div>
     }
