@@ -141,22 +141,12 @@ impl MeasurementSet {
 
     /// A short digest of the file text (FNV-1a, 64 bits, hex): names the data a fit used.
     pub fn digest_of(text: &str) -> String {
-        format!("fnv1a64:{:016x}", fnv1a(text.as_bytes()))
+        format!("fnv1a64:{:016x}", crate::knowledge::fnv1a64(text.as_bytes()))
     }
 }
 
 fn one() -> f64 {
     1.0
-}
-
-/// FNV-1a over bytes (stable across targets).
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= *b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
 }
 
 /// One (row, variant) pair: a single pinned configuration and the values measured under it.
@@ -416,7 +406,7 @@ pub fn evaluate(set: &MeasurementSet, devices: &BTreeMap<String, Json>, only_chi
                                 error: (pred - meas) / meas,
                                 predicted_by: format!("{} stage, metric {want}", r.stage),
                                 weight: r.weight,
-                                group: format!("{}:{want}:{:016x}", r.chip, fnv1a(group_model(r).to_string().as_bytes())),
+                                group: format!("{}:{want}:{:016x}", r.chip, crate::knowledge::fnv1a64(group_model(r).to_string().as_bytes())),
                             });
                         }
                         Ok(pred) => unexpressed.push(Unexpressed { id: case.label(), metric: m.metric.clone(), reason: format!("the prediction is not a positive number ({pred})") }),
