@@ -21,6 +21,14 @@ use std::sync::Arc;
 use tunelab_search::kernel_tuner::{self, KernelTunerCache};
 use tunelab_search::{Config, Metric, Objective, Outcome, Param, Space, Value};
 
+mod sha256;
+mod surface;
+mod toy;
+pub use sha256::sha256_hex;
+pub use surface::{Surface, MAX_SURFACE_LEVELS};
+pub use toy::{toy_function, ToyFunction, TOY_FUNCTIONS};
+use toy::axis;
+
 /// Where a landscape comes from (the scenario's `landscape` field).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
@@ -95,129 +103,6 @@ pub const MIN_RESOLUTION: usize = 2;
 pub const MAX_RESOLUTION: usize = 256;
 /// Longest file name recorded for a dropped cache.
 pub const MAX_NAME_CHARS: usize = 200;
-
-/// A toy function: its name, a one-line description, and its domain (x range, y range).
-pub struct ToyFunction {
-    pub name: &'static str,
-    pub description: &'static str,
-    pub x: (f64, f64),
-    pub y: (f64, f64),
-    f: fn(f64, f64) -> f64,
-}
-
-/// The toy landscapes, each on the domain it is usually drawn on. These are mathematical
-/// definitions (the standard test functions of optimisation), not physical parameters.
-pub const TOY_FUNCTIONS: &[ToyFunction] = &[
-    ToyFunction { name: "branin", description: "Branin-Hoo: three equal minima (0.397887) in a curved valley; smooth", x: (-5.0, 10.0), y: (0.0, 15.0), f: branin },
-    ToyFunction { name: "rastrigin", description: "Rastrigin: a bowl covered in a regular grid of local minima; global minimum 0 at the origin", x: (-5.12, 5.12), y: (-5.12, 5.12), f: rastrigin },
-    ToyFunction { name: "rosenbrock", description: "Rosenbrock: a long, flat, curved valley; minimum 0 at (1, 1); values span four decades", x: (-2.0, 2.0), y: (-1.0, 3.0), f: rosenbrock },
-    ToyFunction { name: "himmelblau", description: "Himmelblau: four equal minima (0) in four basins", x: (-5.0, 5.0), y: (-5.0, 5.0), f: himmelblau },
-    ToyFunction { name: "ackley", description: "Ackley: a nearly flat, bumpy plateau around one narrow funnel; minimum 0 at the origin", x: (-5.0, 5.0), y: (-5.0, 5.0), f: ackley },
-];
-
-/// A toy function by name.
-pub fn toy_function(name: &str) -> Option<&'static ToyFunction> {
-    TOY_FUNCTIONS.iter().find(|t| t.name == name)
-}
-
-const PI: f64 = std::f64::consts::PI;
-
-/// Branin-Hoo: a (y - b x^2 + c x - r)^2 + s (1 - t) cos x + s with the standard constants.
-fn branin(x: f64, y: f64) -> f64 {
-    let (a, b, c, r, s, t) = (1.0, 5.1 / (4.0 * PI * PI), 5.0 / PI, 6.0, 10.0, 1.0 / (8.0 * PI));
-    let q = y - b * x * x + c * x - r;
-    a * q * q + s * (1.0 - t) * libm::cos(x) + s
-}
-
-/// Rastrigin in two dimensions: 20 + sum (v^2 - 10 cos 2 pi v).
-fn rastrigin(x: f64, y: f64) -> f64 {
-    20.0 + x * x - 10.0 * libm::cos(2.0 * PI * x) + y * y - 10.0 * libm::cos(2.0 * PI * y)
-}
-
-/// Rosenbrock: (1 - x)^2 + 100 (y - x^2)^2.
-fn rosenbrock(x: f64, y: f64) -> f64 {
-    let (u, v) = (1.0 - x, y - x * x);
-    u * u + 100.0 * v * v
-}
-
-/// Himmelblau: (x^2 + y - 11)^2 + (x + y^2 - 7)^2.
-fn himmelblau(x: f64, y: f64) -> f64 {
-    let (u, v) = (x * x + y - 11.0, x + y * y - 7.0);
-    u * u + v * v
-}
-
-/// Ackley in two dimensions: -20 exp(-0.2 sqrt((x^2+y^2)/2)) - exp((cos 2 pi x + cos 2 pi y)/2) + e + 20.
-fn ackley(x: f64, y: f64) -> f64 {
-    let r = libm::sqrt(0.5 * (x * x + y * y));
-    let c = 0.5 * (libm::cos(2.0 * PI * x) + libm::cos(2.0 * PI * y));
-    -20.0 * libm::exp(-0.2 * r) - libm::exp(c) + std::f64::consts::E + 20.0
-}
-
-/// The grid coordinates of one axis: `n` points from `lo` to `hi`, rounded to 6 decimals so the
-/// values shown are the values evaluated.
-fn axis(lo: f64, hi: f64, n: usize) -> Vec<f64> {
-    (0..n)
-        .map(|i| {
-            let x = lo + (hi - lo) * i as f64 / (n - 1) as f64;
-            let r = libm::round(x * 1e6) / 1e6;
-            // No negative zero on the axis: it would print as "-0".
-            if r == 0.0 { 0.0 } else { r }
-        })
-        .collect()
-}
-
-/// SHA-256 of `data`, as 64 lower-case hex digits (FIPS 180-4; written here to keep the
-/// dependency list short). The digest of a cache is `digest(text_of(bytes))`: see `cache_digest`.
-pub fn sha256_hex(data: &[u8]) -> String {
-    const K: [u32; 64] = [
-        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
-    ];
-    let mut h: [u32; 8] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
-    let bit_len = (data.len() as u64).wrapping_mul(8);
-    let mut tail = Vec::with_capacity(128);
-    let full = data.len() / 64 * 64;
-    tail.extend_from_slice(&data[full..]);
-    tail.push(0x80);
-    while tail.len() % 64 != 56 {
-        tail.push(0);
-    }
-    tail.extend_from_slice(&bit_len.to_be_bytes());
-    let mut w = [0u32; 64];
-    for block in data[..full].chunks_exact(64).chain(tail.chunks_exact(64)) {
-        for (i, word) in block.chunks_exact(4).enumerate() {
-            w[i] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
-        }
-        for i in 16..64 {
-            let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
-            let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
-            w[i] = w[i - 16].wrapping_add(s0).wrapping_add(w[i - 7]).wrapping_add(s1);
-        }
-        let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = h;
-        for i in 0..64 {
-            let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
-            let ch = (e & f) ^ (!e & g);
-            let t1 = hh.wrapping_add(s1).wrapping_add(ch).wrapping_add(K[i]).wrapping_add(w[i]);
-            let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
-            let maj = (a & b) ^ (a & c) ^ (b & c);
-            let t2 = s0.wrapping_add(maj);
-            hh = g;
-            g = f;
-            f = e;
-            e = d.wrapping_add(t1);
-            d = c;
-            c = b;
-            b = a;
-            a = t1.wrapping_add(t2);
-        }
-        for (x, y) in h.iter_mut().zip([a, b, c, d, e, f, g, hh]) {
-            *x = x.wrapping_add(y);
-        }
-    }
-    h.iter().map(|x| format!("{x:08x}")).collect()
-}
 
 /// A landscape built from its source: the space, the objective and the whole surface.
 pub struct Landscape {
@@ -724,119 +609,5 @@ pub fn source_label(s: &Scenario) -> String {
         Some(LandscapeSource::Toy(t)) => format!("{} function, {} x {} grid", capitalise(&clip(&t.function)), t.resolution, t.resolution),
         Some(LandscapeSource::KernelTuner(KernelTunerSource::Bundled(n))) => format!("Kernel Tuner cache {}", clip(n)),
         Some(LandscapeSource::KernelTuner(KernelTunerSource::Dropped(d))) => format!("Kernel Tuner cache {} (dropped)", clip(&d.name)),
-    }
-}
-
-/// A 2-D view of a landscape over two of its parameters, drawable whole: each cell holds the
-/// best value over every other parameter (a toy's x-y grid is exactly its surface). Levels are
-/// in value order for numeric parameters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Surface {
-    pub x_param: String,
-    pub y_param: String,
-    pub x_values: Vec<Value>,
-    pub y_values: Vec<Value>,
-    /// Row-major (index iy * x_values.len() + ix): the best value of the points with those two
-    /// values; None where every such point failed or none was cached.
-    pub values: Vec<Option<f64>>,
-    /// True when other parameters were folded in ("best over the rest"); false for a 2-D space.
-    pub best_over_rest: bool,
-    /// Parameter indices in the space, for `cell_of`.
-    x_index: usize,
-    y_index: usize,
-    /// level -> rank (position on the axis) of each parameter.
-    x_rank: Vec<usize>,
-    y_rank: Vec<usize>,
-}
-
-impl Surface {
-    /// The cell (ix, iy) of a configuration of the landscape's space: where to draw a sample.
-    pub fn cell_of(&self, space: &Space, c: &Config) -> Option<(usize, usize)> {
-        let ps = space.params();
-        let lx = ps.get(self.x_index)?.level_of(c.0.get(self.x_index)?)?;
-        let ly = ps.get(self.y_index)?.level_of(c.0.get(self.y_index)?)?;
-        Some((*self.x_rank.get(lx)?, *self.y_rank.get(ly)?))
-    }
-}
-
-/// Most levels per axis of a surface (the grid's own `MAX_RESOLUTION`).
-pub const MAX_SURFACE_LEVELS: usize = MAX_RESOLUTION;
-
-impl Landscape {
-    /// The two parameters a surface shows by default: a toy's x and y; for a cache the two
-    /// parameters whose choice moves the best reachable value most (for each parameter, the
-    /// spread between its best and its worst level, each level at its best over the rest;
-    /// ties keep the file's order). Parameters with one level are skipped.
-    pub fn default_axes(&self) -> Option<(String, String)> {
-        let space = self.space();
-        let names = space.names();
-        if names.len() < 2 {
-            return None;
-        }
-        if self.grid().is_some() {
-            return Some((names[0].clone(), names[1].clone()));
-        }
-        let m = self.metric();
-        let points = self.all_points();
-        let mut spread: Vec<(usize, f64)> = Vec::new();
-        for (i, p) in space.params().iter().enumerate() {
-            let n = p.levels().unwrap_or(0);
-            if !(2..=MAX_SURFACE_LEVELS).contains(&n) {
-                continue;
-            }
-            let mut best = vec![f64::INFINITY; n];
-            for (c, v) in &points {
-                if let (Some(v), Some(l)) = (v, p.level_of(c.get(i))) {
-                    best[l] = best[l].min(m.signed(*v));
-                }
-            }
-            let ok: Vec<f64> = best.into_iter().filter(|x| x.is_finite()).collect();
-            if ok.len() >= 2 {
-                let lo = ok.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = ok.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                spread.push((i, hi - lo));
-            }
-        }
-        // Stable sort: equal spreads keep the file's order.
-        spread.sort_by(|a, b| b.1.total_cmp(&a.1));
-        match spread.as_slice() {
-            [a, b, ..] => {
-                let (i, j) = (a.0.min(b.0), a.0.max(b.0));
-                Some((names[i].clone(), names[j].clone()))
-            }
-            _ => None,
-        }
-    }
-
-    /// The landscape over parameters `x` and `y` (names), each cell the best value over the
-    /// other parameters. Errors name an unknown parameter or one with too many levels.
-    pub fn surface(&self, x: &str, y: &str) -> Result<Surface, String> {
-        let space = self.space();
-        let find = |n: &str| space.index_of(n).ok_or_else(|| format!("surface: no parameter '{}' (there are {})", clip(n), space.names().join(", ")));
-        let (xi, yi) = (find(x)?, find(y)?);
-        if xi == yi {
-            return Err("surface: choose two different parameters".into());
-        }
-        let axis = |i: usize| -> Result<(Vec<Value>, Vec<usize>), String> {
-            let p = &space.params()[i];
-            let n = p.levels().filter(|n| (1..=MAX_SURFACE_LEVELS).contains(n)).ok_or_else(|| format!("surface: parameter '{}' has more than {MAX_SURFACE_LEVELS} levels", p.name))?;
-            let values = (0..n).map(|r| p.level_value(p.level_at_rank(r))).collect();
-            let rank = (0..n).map(|l| p.ordinal_rank(l)).collect();
-            Ok((values, rank))
-        };
-        let ((x_values, x_rank), (y_values, y_rank)) = (axis(xi)?, axis(yi)?);
-        let m = self.metric();
-        let nx = x_values.len();
-        let mut values: Vec<Option<f64>> = vec![None; nx * y_values.len()];
-        let mut surface = Surface { x_param: x.into(), y_param: y.into(), x_values, y_values, values: Vec::new(), best_over_rest: space.names().len() > 2, x_index: xi, y_index: yi, x_rank, y_rank };
-        for (c, v) in self.all_points() {
-            let (Some(v), Some((ix, iy))) = (v, surface.cell_of(space, &c)) else { continue };
-            let cell = &mut values[iy * nx + ix];
-            if cell.is_none_or(|b| m.signed(v) < m.signed(b)) {
-                *cell = Some(v);
-            }
-        }
-        surface.values = values;
-        Ok(surface)
     }
 }
