@@ -287,6 +287,29 @@ fn GoalPanel() -> impl IntoView {
             </label>
         }
     };
+    // A training option as a checkbox, or as a select over (value, label) choices.
+    let check_field = move |label: &'static str, id: &'static str, title: &'static str, get: fn(&Scenario) -> bool, set: fn(&mut Scenario, bool)| {
+        view! {
+            <label class="field check" title=title>
+                <input type="checkbox" data-testid=id prop:checked=move || ctx.scenario.with(get) on:change=move |ev| {
+                    let v = event_target_checked(&ev);
+                    ctx.edit(|s| set(s, v));
+                }/>{label}
+            </label>
+        }
+    };
+    let select_field = move |label: &'static str, id: &'static str, title: &'static str, choices: &'static [(&'static str, &'static str)], get: fn(&Scenario) -> String, set: fn(&mut Scenario, String)| {
+        view! {
+            <label class="field" title=title>{label}" "
+                <select data-testid=id prop:value=move || ctx.scenario.with(get) on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    ctx.edit(|s| set(s, v));
+                }>
+                    {choices.iter().map(|&(v, l)| view! { <option value=v>{l}</option> }).collect_view()}
+                </select>
+            </label>
+        }
+    };
     let training = move || ctx.scenario.with(|s| s.stage == Stage::Training);
     view! {
         <details class="goal" open>
@@ -316,36 +339,23 @@ fn GoalPanel() -> impl IntoView {
                 {int_field("Sequence length", "workload-seq", |s| s.workload.seq_len, |s, v| s.workload.seq_len = v)}
                 {int_field("Global batch", "workload-global-batch", |s| s.workload.global_batch, |s, v| s.workload.global_batch = v)}
                 {int_field("Chips", "training-chips", |s| s.training.chips as i64, |s, v| s.training.chips = v.clamp(1, 4096) as u64)}
-                <label class="field" title="Megatron --moe-token-dispatcher-type (MoE models): all-to-all sends each routed copy to its expert's rank; all-gather gathers the whole expert-parallel group's tokens and reduce-scatters the combined output">"MoE dispatcher "
-                    <select data-testid="training-moe-dispatcher" prop:value=move || ctx.scenario.with(|s| s.training.moe_token_dispatcher.clone()) on:change=move |ev| {
-                        let v = event_target_value(&ev);
-                        ctx.edit(|s| s.training.moe_token_dispatcher = v);
-                    }>
-                        <option value="alltoall">"all-to-all"</option>
-                        <option value="allgather">"all-gather"</option>
-                    </select>
-                </label>
-                <label class="field" title="Megatron --moe-grouped-gemm: a rank's experts run as one grouped matmul; off, one matmul per expert">
-                    <input type="checkbox" data-testid="training-moe-grouped-gemm" prop:checked=move || ctx.scenario.with(|s| s.training.moe_grouped_gemm) on:change=move |ev| {
-                        let v = event_target_checked(&ev);
-                        ctx.edit(|s| s.training.moe_grouped_gemm = v);
-                    }/>" grouped expert matmul"
-                </label>
-                <label class="field" title="Megatron --gradient-accumulation-fusion: weight gradients accumulate straight into the main gradients; off, a separate pass adds them every micro-batch">
-                    <input type="checkbox" data-testid="training-grad-accum-fusion" prop:checked=move || ctx.scenario.with(|s| s.training.gradient_accumulation_fusion) on:change=move |ev| {
-                        let v = event_target_checked(&ev);
-                        ctx.edit(|s| s.training.gradient_accumulation_fusion = v);
-                    }/>" gradient-accumulation fusion"
-                </label>
-                <label class="field" title="MindSpeed --context-parallel-algo (with context parallelism): ring attention passes keys and values round the ring; Ulysses trades sequence for heads with two all-to-alls and needs the heads to split evenly">"CP attention "
-                    <select data-testid="training-cp-algo" prop:value=move || ctx.scenario.with(|s| s.training.context_parallel_algo.clone()) on:change=move |ev| {
-                        let v = event_target_value(&ev);
-                        ctx.edit(|s| s.training.context_parallel_algo = v);
-                    }>
-                        <option value="ring">"ring"</option>
-                        <option value="ulysses">"Ulysses"</option>
-                    </select>
-                </label>
+                {select_field("MoE dispatcher", "training-moe-dispatcher",
+                    "Megatron --moe-token-dispatcher-type (MoE models): all-to-all sends each routed copy to its expert's rank; all-gather gathers the whole expert-parallel group's tokens and reduce-scatters the combined output",
+                    &[("alltoall", "all-to-all"), ("allgather", "all-gather")],
+                    |s| s.training.moe_token_dispatcher.clone(), |s, v| s.training.moe_token_dispatcher = v)}
+                {check_field("grouped expert matmul", "training-moe-grouped-gemm",
+                    "Megatron --moe-grouped-gemm: a rank's experts run as one grouped matmul; off, one matmul per expert",
+                    |s| s.training.moe_grouped_gemm, |s, v| s.training.moe_grouped_gemm = v)}
+                {check_field("fp32 all-gather combine", "training-moe-permutation-async-comm",
+                    "MindSpeed --moe-permutation-async-comm (all-gather dispatcher): the combine adds the local token copies into an fp32 buffer of the group's tokens before the reduce-scatter",
+                    |s| s.training.moe_permutation_async_comm, |s, v| s.training.moe_permutation_async_comm = v)}
+                {check_field("gradient-accumulation fusion", "training-grad-accum-fusion",
+                    "Megatron --gradient-accumulation-fusion: weight gradients accumulate straight into the main gradients; off, a separate pass adds them every micro-batch",
+                    |s| s.training.gradient_accumulation_fusion, |s, v| s.training.gradient_accumulation_fusion = v)}
+                {select_field("CP attention", "training-cp-algo",
+                    "MindSpeed --context-parallel-algo (with context parallelism): ring attention passes keys and values round the ring; Ulysses trades sequence for heads with two all-to-alls and needs the heads to split evenly",
+                    &[("ring", "ring"), ("ulysses", "Ulysses")],
+                    |s| s.training.context_parallel_algo.clone(), |s, v| s.training.context_parallel_algo = v)}
             }>
                 {int_field("Input tokens", "workload-input", |s| s.workload.input_len, |s, v| s.workload.input_len = v)}
                 {int_field("Output tokens", "workload-output", |s| s.workload.output_len, |s, v| s.workload.output_len = v)}

@@ -1,0 +1,40 @@
+// The training section's Megatron/MindSpeed options: they show the scenario's values, an edit
+// changes the run, and the edits travel in the link.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, open, BASE, runToDone } from './helpers.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+const fields = (page) => page.evaluate(() => {
+  const q = (id) => document.querySelector(`[data-testid=${id}]`);
+  return {
+    dispatcher: q('training-moe-dispatcher').value,
+    grouped: q('training-moe-grouped-gemm').checked,
+    fp32Combine: q('training-moe-permutation-async-comm').checked,
+    fusion: q('training-grad-accum-fusion').checked,
+    cp: q('training-cp-algo').value,
+  };
+});
+
+test('training options: shown from the scenario, edits change the run and survive the link', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  await page.selectOption('[data-testid=bundled]', 'deepseek-v2-lite-8x910B2-training');
+  assert.deepEqual(await fields(page), { dispatcher: 'alltoall', grouped: true, fp32Combine: false, fusion: true, cp: 'ring' });
+  const before = await runToDone(page);
+  await page.selectOption('[data-testid=training-moe-dispatcher]', 'allgather');
+  await page.check('[data-testid=training-moe-permutation-async-comm]');
+  await page.selectOption('[data-testid=training-cp-algo]', 'ulysses');
+  await page.click('[data-testid=reset]');
+  const after = await runToDone(page);
+  console.log(`best step time: ${before.best} ms with all-to-all, ${after.best} ms with the all-gather dispatcher and its fp32 combine`);
+  assert.notEqual(after.best, before.best, 'the dispatcher and its combine change the tuned step');
+  const reopened = await open(browser, await page.evaluate(() => location.href));
+  assert.deepEqual(await fields(reopened.page), { dispatcher: 'allgather', grouped: true, fp32Combine: true, fusion: true, cp: 'ulysses' });
+  assert.deepEqual(errors, []);
+  assert.deepEqual(reopened.errors, []);
+  await reopened.context.close();
+  await context.close();
+});
