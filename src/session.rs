@@ -112,6 +112,12 @@ impl Session {
         &self.run
     }
 
+    /// A configuration's breakdown and roofline from the run's own stage (a tried one keeps
+    /// the outcome its trial recorded: nothing is simulated twice on the page's thread).
+    pub fn detail(&mut self, c: &tunelab_search::Config) -> Result<tunelab_scenario::explore::PointDetail, String> {
+        self.run.detail(c)
+    }
+
     /// True once every lane stopped.
     pub fn done(&self) -> bool {
         self.run.is_done()

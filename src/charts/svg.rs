@@ -212,9 +212,44 @@ pub fn download(kind: &str, svg: &str) -> Result<(), String> {
 /// text) and a small "SVG" button that saves the same text through [`download`]
 /// (`data-testid="svg-{kind}"`). `svg` is only read again when the drawing changes or the
 /// button is pressed.
+///
+/// While a run is going, a new drawing is put on the page in a task of its own: the browser
+/// parses and lays out each chart's SVG separately, so one redraw of a busy page (scatter,
+/// convergence, Pareto, every strategy's teaching chart) is several short tasks rather than
+/// one long one. Otherwise (a finished run, a heat map) it is shown at once.
 pub fn chart_box(kind: &'static str, svg: leptos::prelude::Signal<String>) -> impl leptos::prelude::IntoView {
     use leptos::prelude::*;
     let ctx = use_context::<crate::state::Ctx>();
+    let shown = RwSignal::new(svg.get_untracked());
+    let queued = StoredValue::new(false);
+    let show = move |s: String| {
+        if shown.with_untracked(|x| *x != s) {
+            shown.set(s);
+        }
+    };
+    Effect::new(move |_| {
+        let s = svg.get();
+        let live = ctx.is_some_and(|c| c.status.get_untracked() == crate::state::Status::Running);
+        if !live {
+            queued.set_value(false);
+            return show(s);
+        }
+        if !queued.get_value() {
+            queued.set_value(true);
+            set_timeout(
+                move || {
+                    // The chart may be gone by now (a new scenario): then nothing is shown.
+                    if queued.try_get_value() == Some(true) {
+                        queued.set_value(false);
+                        if let Some(s) = svg.try_get_untracked() {
+                            show(s);
+                        }
+                    }
+                },
+                std::time::Duration::from_millis(0),
+            );
+        }
+    });
     let save = move |_| {
         if let Err(e) = download(kind, &svg.get_untracked()) {
             match ctx {
@@ -225,7 +260,7 @@ pub fn chart_box(kind: &'static str, svg: leptos::prelude::Signal<String>) -> im
     };
     view! {
         <div class="tl-chart-box">
-            <div class=format!("tl-chart tl-chart-{kind}") inner_html=move || svg.get()></div>
+            <div class=format!("tl-chart tl-chart-{kind}") inner_html=move || shown.get()></div>
             <button class="svg-export" data-testid=format!("svg-{kind}") title="Save this chart as SVG" on:click=save>"SVG"</button>
         </div>
     }

@@ -82,9 +82,10 @@ pub fn TunePanel() -> impl IntoView {
         let stopped = matches!(ctx.status.get(), Status::Done | Status::Paused);
         let best = ctx.view.with(|v| v.as_ref().and_then(|v| v.best_config.clone()));
         match (stopped, best) {
-            // In a task of its own, after the run's last redraw.
+            // In a task of its own, after the run's last redraw; from the session's own stage
+            // and the best trial's recorded outcome (the step is not simulated again here).
             (true, Some(cfg)) => set_timeout(
-                move || best_detail.set(ctx.scenario.with_untracked(|s| tunelab_scenario::explore::point_detail(s, &cfg)).ok()),
+                move || best_detail.set(ctx.with_session_mut(|s| s.detail(&cfg)).and_then(Result::ok)),
                 std::time::Duration::from_millis(0),
             ),
             _ => best_detail.set(None),

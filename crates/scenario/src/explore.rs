@@ -269,9 +269,19 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
 /// Metrics of a configuration from the stage objective (the function the study used), plus
 /// the engine breakdown and roofline of the step it configures (`breakdown`).
 pub fn point_detail(s: &Scenario, config: &Config) -> Result<PointDetail, String> {
-    let mut st = crate::stages::setup(s)?;
+    detail_of(s, &mut crate::stages::setup(s)?, config, None)
+}
+
+/// `point_detail` with the stage already built (`Run::detail`) and, when the study priced the
+/// point already, its `known` outcome (the same objective's answer, not priced again: a step
+/// simulation on a cold memo costs tens of ms, too long for the page's thread).
+pub fn detail_of(s: &Scenario, st: &mut crate::stages::StageSetup, config: &Config, known: Option<Outcome>) -> Result<PointDetail, String> {
     let names = st.space.names().to_vec();
-    let (metrics, infeasible) = match st.space.check(config).map(|_| st.objective.evaluate(config)) {
+    let priced = match known {
+        Some(o) => Ok(o),
+        None => st.space.check(config).map(|_| st.objective.evaluate(config)),
+    };
+    let (metrics, infeasible) = match priced {
         Err(e) => (Vec::new(), Some(e)),
         Ok(Outcome::Ok(v)) => (st.metrics.iter().zip(v).map(|(m, x)| (m.name.clone(), x, m.unit.clone())).collect(), None),
         Ok(Outcome::Infeasible(r) | Outcome::Failed(r)) => (Vec::new(), Some(r)),

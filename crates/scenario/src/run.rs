@@ -361,6 +361,18 @@ impl Run {
         }
     }
 
+    /// The engine breakdown and roofline of any configuration of the space, as
+    /// `explore::point_detail` gives it, without building the stage again; a configuration a
+    /// lane already tried keeps the outcome the study recorded (the same objective's answer).
+    pub fn detail(&mut self, c: &Config) -> Result<crate::explore::PointDetail, String> {
+        let known = self.lanes.iter().flat_map(|l| l.study.trials()).find(|t| t.config == *c).map(|t| match t.state {
+            TrialState::Ok => Outcome::Ok(t.values.clone()),
+            TrialState::Infeasible => Outcome::Infeasible(t.reason.clone().unwrap_or_default()),
+            TrialState::Failed => Outcome::Failed(t.reason.clone().unwrap_or_default()),
+        });
+        crate::explore::detail_of(&self.scenario, &mut self.setup, c, known)
+    }
+
     /// A fingerprint of every trial of every lane (configurations, states and the exact bits of
     /// every value), as 16 hex digits: equal digests mean bit-identical runs, so a browser test
     /// can compare its run with `tunelab run --json`'s `trace_digest`.

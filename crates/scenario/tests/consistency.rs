@@ -34,6 +34,10 @@ fn same_everywhere(s: &Scenario) {
     assert_eq!(tunelab_scenario::format_best(d.goal_value.unwrap()), tunelab_scenario::format_best(report.best.unwrap()));
     let p = point_detail(s, &best.config).unwrap();
     assert!(p.infeasible.is_none(), "{:?}", p.infeasible);
+    // The app's detail when a run stops (the run's own stage, the trial's recorded outcome)
+    // is the same detail, bit for bit.
+    let mut again = finished(s);
+    assert_eq!(again.detail(&best.config).unwrap(), p);
     assert_eq!(p.metrics[0].1.to_bits(), report.best.unwrap().to_bits());
     // Every metric of the report's "after" column equals the diagnosis's.
     for (c, m) in report.comparison.iter().zip(&d.metrics) {
