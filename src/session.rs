@@ -15,9 +15,9 @@ const LOG_LINES: usize = 200;
 const SNAPSHOTS: usize = 100;
 /// Most trials the scatter draws: beyond it, the best, each lane's latest and an even sample of
 /// the rest (drawing cost and DOM size stay bounded however long the run).
-pub const MAX_SCATTER: usize = 700;
+pub const MAX_SCATTER: usize = 400;
 /// Most points the Pareto chart draws: the whole front, then an even sample of the rest.
-pub const MAX_PARETO: usize = 500;
+pub const MAX_PARETO: usize = 300;
 /// Longest configuration label kept for tooltips (an operator stage has hundreds of parameters).
 const LABEL_CHARS: usize = 160;
 
