@@ -3,8 +3,7 @@
 //! when a run stops). `cargo run --release -p tunelab-scenario --example detail_time -- FILE...`
 fn main() {
     for path in std::env::args().skip(1) {
-        let s = tunelab_scenario::Scenario::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        let mut s = s;
+        let mut s = tunelab_scenario::Scenario::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
         s.budget = s.budget.min(60);
         let Ok(mut run) = tunelab_scenario::run::Run::new(&s) else { println!("{path}: cannot build here"); continue };
         while !run.step(1000).done {}
