@@ -68,7 +68,11 @@ pub struct KernelTunerCache {
 impl KernelTunerCache {
     /// Parses a cache file's text (closed, or the unterminated form an interrupted run leaves).
     pub fn parse(text: &str) -> Result<KernelTunerCache, String> {
-        let doc = parse_json(text)?;
+        let mut doc = parse_json(text)?;
+        let top = doc.as_object().ok_or("the cache file is not a JSON object")?;
+        if !top.contains_key("tune_params_keys") && top.contains_key("results") {
+            doc = from_t4(top)?;
+        }
         let top = doc.as_object().ok_or("the cache file is not a JSON object")?;
         let keys = top.get("tune_params_keys").ok_or("missing key 'tune_params_keys'")?;
         let keys = keys.as_array().ok_or("'tune_params_keys' is not an array")?;
@@ -131,6 +135,9 @@ impl KernelTunerCache {
                 c.push(v);
             }
             let measured = match rec.get(&objective) {
+                // Kernel Tuner's reader marks a record failed when any field holds an error
+                // name; such a record may lack the objective (a throughput it never measured).
+                None if rec.values().any(is_error_name) => None,
                 None => return Err(format!("cache entry \"{key}\" has no '{objective}'")),
                 Some(Json::Number(x)) => {
                     let x = x.as_f64().unwrap_or(f64::NAN);
@@ -308,6 +315,56 @@ fn describe(t: &str, e: &serde_json::Error) -> String {
     } else {
         format!("malformed or truncated JSON: {e}")
     }
+}
+
+/// The error names Kernel Tuner writes in place of a measurement.
+const ERROR_NAMES: [&str; 4] = ["CompilationFailedConfig", "RuntimeFailedConfig", "InvalidConfig", "ErrorConfig"];
+
+fn is_error_name(v: &Json) -> bool {
+    matches!(v, Json::String(s) if ERROR_NAMES.contains(&s.as_str()))
+}
+
+/// A T4 results file (`*_T4.json` in benchmark_hub: `{"schema_version", "metadata", "results":
+/// [{"configuration": {..}, "measurements": [{"name", "value"}], "invalidity", ..}]}`) rewritten
+/// as the cache form, so both go through one loader (and its checks). T4 stores no value lists:
+/// each parameter's values are those its results show, in the order they first appear (numeric
+/// ones are placed by value anyway), and parameters are taken in name order, which does not
+/// depend on how a JSON library orders an object's keys. A result whose objective is missing or
+/// not a number failed.
+fn from_t4(top: &serde_json::Map<String, Json>) -> Result<Json, String> {
+    let results = top.get("results").and_then(Json::as_array).ok_or("'results' is not an array (a T4 results file has one)")?;
+    let conf = |i: usize| results.get(i).and_then(|r| r.get("configuration")).and_then(Json::as_object).ok_or_else(|| format!("T4 result {i} has no 'configuration' object"));
+    let first = conf(0).map_err(|_| "the T4 file has no results: no measured configurations".to_string())?;
+    let mut names: Vec<String> = first.keys().cloned().collect();
+    names.sort();
+    let objective = results[0]["objectives"].get(0).and_then(Json::as_str).unwrap_or("time").to_string();
+    let mut lists: Vec<Vec<Json>> = vec![Vec::new(); names.len()];
+    let mut cache = serde_json::Map::new();
+    for i in 0..results.len() {
+        let c = conf(i)?;
+        if c.len() != names.len() {
+            return Err(format!("T4 result {i}: its parameters differ from result 0's {names:?}"));
+        }
+        let mut rec = serde_json::Map::new();
+        for (n, list) in names.iter().zip(lists.iter_mut()) {
+            let v = c.get(n).ok_or_else(|| format!("T4 result {i}: its parameters differ from result 0's {names:?}"))?;
+            if !list.contains(v) {
+                list.push(v.clone());
+            }
+            rec.insert(n.clone(), v.clone());
+        }
+        let m = results[i]["measurements"].as_array().and_then(|m| m.iter().find(|x| x["name"] == objective.as_str()));
+        let value = match m.map(|x| &x["value"]) {
+            Some(v @ (Json::Number(_) | Json::String(_))) => v.clone(),
+            _ => Json::String("ErrorConfig".into()),
+        };
+        rec.insert(objective.clone(), value);
+        // Named by position, so the loader's messages (a repeated configuration among them)
+        // point at the result.
+        cache.insert(format!("T4 result {i}"), Json::Object(rec));
+    }
+    let tune_params: serde_json::Map<String, Json> = names.iter().cloned().zip(lists.into_iter().map(Json::Array)).collect();
+    Ok(serde_json::json!({"tune_params_keys": names, "tune_params": tune_params, "objective": objective, "cache": cache}))
 }
 
 /// A parameter value from JSON; bools become Python's "True"/"False" as in cache keys.

@@ -212,3 +212,112 @@ fn a_cache_written_with_sorted_keys_loads() {
     // Still: an unterminated file whose records run to the end is closed and loads.
     assert_eq!(KernelTunerCache::parse(&open_cache()).unwrap().len(), 4);
 }
+
+/// The real cache rewritten as benchmark_hub's T4 twin (`*_T4.json`): one result per record,
+/// the configuration as an object, the time as a named measurement, failures as their error
+/// string with an invalidity.
+fn as_t4(text: &str) -> serde_json::Value {
+    let doc: serde_json::Value = serde_json::from_str(text).unwrap();
+    let keys: Vec<String> = doc["tune_params_keys"].as_array().unwrap().iter().map(|k| k.as_str().unwrap().to_string()).collect();
+    let results: Vec<serde_json::Value> = doc["cache"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|rec| {
+            let configuration: serde_json::Map<String, serde_json::Value> = keys.iter().map(|k| (k.clone(), rec[k].clone())).collect();
+            let failed = rec["time"].is_string();
+            serde_json::json!({
+                "timestamp": "2023-12-21 10:44:42.236642+00:00",
+                "configuration": configuration,
+                "times": {"compilation": 1.0, "framework": 0.0, "search_algorithm": 0, "validation": 0, "runtimes": [1.0]},
+                "invalidity": if failed { "runtime" } else { "correct" },
+                "correctness": 1,
+                "measurements": [{"name": "time", "value": rec["time"].clone(), "unit": "ms"}],
+                "objectives": ["time"]
+            })
+        })
+        .collect();
+    serde_json::json!({"schema_version": "1.0.0", "metadata": {"timeunit": "miliseconds"}, "results": results})
+}
+
+#[test]
+fn a_t4_results_file_loads_as_the_same_cache() {
+    let text = std::fs::read_to_string(REAL).unwrap();
+    let classic = KernelTunerCache::parse(&text).unwrap();
+    let t4 = KernelTunerCache::parse(&as_t4(&text).to_string()).unwrap();
+    assert_eq!((t4.len(), t4.failed(), t4.objective.as_str()), (6768, 1512, "time"));
+    assert_eq!(t4.optimum(), classic.optimum());
+    // Same measurement for every configuration, found by parameter name (T4 orders them by name).
+    let names: Vec<&str> = t4.space.params().iter().map(|p| p.name.as_str()).collect();
+    let classic_names: Vec<&str> = classic.space.params().iter().map(|p| p.name.as_str()).collect();
+    for c in classic.space.members().unwrap().iter().take(500) {
+        let reordered = Config(names.iter().map(|n| c.0[classic_names.iter().position(|m| m == n).unwrap()].clone()).collect());
+        assert_eq!(t4.lookup(&reordered), classic.lookup(c), "{c:?}");
+    }
+    // And it replays like any cache.
+    let r = tunelab_search::kernel_tuner::replay(&t4, "auto", &serde_json::json!({}), 40, 1, false).unwrap();
+    assert_eq!(r.evaluations, 40);
+    // Gzipped, through the entry point the CLI and the browser use.
+    let gz = stored_gzip(as_t4(&text).to_string().as_bytes());
+    assert_eq!(tunelab_search::kernel_tuner::load_bytes(&gz).unwrap().len(), 6768);
+}
+
+#[test]
+fn bad_t4_files_name_the_result() {
+    let mut doc = as_t4(&closed(&open_cache()));
+    let e = err(&serde_json::json!({"schema_version": "1.0.0", "results": []}).to_string());
+    assert!(e.contains("no results"), "{e}");
+    let e = err(&serde_json::json!({"results": {"a": 1}}).to_string());
+    assert!(e.contains("'results' is not an array"), "{e}");
+    doc["results"][2]["configuration"] = serde_json::json!({"bx": 16});
+    let e = err(&doc.to_string());
+    assert!(e.contains("T4 result 2") && e.contains("differ"), "{e}");
+    doc["results"][2]["configuration"] = serde_json::json!(7);
+    let e = err(&doc.to_string());
+    assert!(e.contains("T4 result 2") && e.contains("no 'configuration' object"), "{e}");
+    // A result with no measurement of the objective is a failed configuration, not an error.
+    let mut doc = as_t4(&closed(&open_cache()));
+    doc["results"][0]["measurements"] = serde_json::json!([]);
+    doc["results"][0]["invalidity"] = serde_json::json!("compile");
+    let c = KernelTunerCache::parse(&doc.to_string()).unwrap();
+    assert_eq!((c.len(), c.failed()), (4, 2));
+}
+
+/// Kernel Tuner's reader marks a record failed when any field is an error name; a failed record
+/// of a throughput objective may have only `time` set to the error, and no throughput at all.
+#[test]
+fn a_failed_record_without_the_objective_is_failed_not_an_error() {
+    let text = r#"{"tune_params_keys": ["bx"], "tune_params": {"bx": [16, 32, 64]}, "objective": "GFLOP/s",
+ "cache": {"16": {"bx": 16, "time": 2.0, "GFLOP/s": 10.0}, "32": {"bx": 32, "time": "CompilationFailedConfig"},
+ "64": {"bx": 64, "time": 1.0, "GFLOP/s": 20.0}}}"#;
+    let c = KernelTunerCache::parse(text).unwrap();
+    assert_eq!((c.len(), c.failed(), c.optimum()), (3, 1, Some(20.0)));
+    assert!(!c.minimize);
+    // Without an error name anywhere, a missing objective is still named.
+    let e = err(&text.replace("\"CompilationFailedConfig\"", "3.0"));
+    assert!(e.contains("has no 'GFLOP/s'"), "{e}");
+}
+
+/// A gzip member holding `data` in stored (uncompressed) deflate blocks: a valid `.gz` file.
+fn stored_gzip(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+    let chunks: Vec<&[u8]> = data.chunks(65_535).collect();
+    for (i, c) in chunks.iter().enumerate() {
+        out.push(u8::from(i + 1 == chunks.len()));
+        let n = c.len() as u16;
+        out.extend(n.to_le_bytes());
+        out.extend((!n).to_le_bytes());
+        out.extend(*c);
+    }
+    out.extend(tunelab_search::gzip::crc32(data).to_le_bytes());
+    out.extend((data.len() as u32).to_le_bytes());
+    out
+}
+
+#[test]
+fn a_t4_file_that_repeats_a_configuration_names_the_result() {
+    let mut doc = as_t4(&closed(&open_cache()));
+    doc["results"][3]["configuration"] = doc["results"][1]["configuration"].clone();
+    let e = err(&doc.to_string());
+    assert!(e.contains("T4 result") && e.contains("repeats a configuration"), "{e}");
+}
