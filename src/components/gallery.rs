@@ -17,7 +17,7 @@ pub const GALLERY: &[(&str, &str, &str, &str)] = &[
         "toy-branin",
         "Toy 2-D landscape",
         "The Branin function on a 64 x 64 grid: the whole surface is drawn and every sample lands on it. Three equal minima: which strategies find one, which find all three?",
-        include_str!("../../assets/scenarios/landscape-branin.json"),
+        tunelab_sim::json_asset!("../../assets/scenarios/landscape-branin.json"),
     ),
     ("kt-convolution", "Kernel Tuner cache", "A convolution kernel measured on an RTX 2080 Ti (Kernel Tuner 1.5 cache): real, noisy, heavy-tailed data, with failed configurations.", KT_CONVOLUTION),
     ("matmul-tiling", "Matmul tiling", "One 4096 x 4096 x 4096 FP16 matmul on a 910B2: base block sizes, unroll and buffering, priced by Tunelab's device model.", MATMUL_TILING),

@@ -1,5 +1,5 @@
 //! Replay on known landscapes in the browser: pick a bundled Kernel Tuner cache or a toy 2-D
-//! function, or drop your own cache (.json or .json.gz); race strategies on it with the live
+//! function, or drop your own cache or T4 results file (.json or .json.gz); race strategies on it with the live
 //! charts and teaching cards; see where each strategy sampled on the whole surface, and the true
 //! optimum once the race has ended.
 //!
@@ -327,7 +327,7 @@ pub fn LandscapePanel() -> impl IntoView {
                 </select>
             </label>
             <div class="drop cache-drop" data-testid="cache-drop" on:dragover=|ev: leptos::ev::DragEvent| ev.prevent_default() on:drop=on_drop>
-                <p class="small">"Drop a Kernel Tuner cache here (.json or .json.gz), or "
+                <p class="small">"Drop a Kernel Tuner cache or T4 results file here (.json or .json.gz), or "
                     <input type="file" accept=".json,.gz,application/json,application/gzip" data-testid="cache-file" on:change=on_file/>
                 </p>
                 <p class="small muted">"Your file stays in this tab: the link records only its name and SHA-256."</p>

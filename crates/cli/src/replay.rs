@@ -19,7 +19,7 @@ use tunelab_search::strategies::{by_name, STRATEGIES};
 /// Arguments of `tunelab replay`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Kernel Tuner cache files (.json or .json.gz) or directories holding them.
+    /// Kernel Tuner cache files or T4 results files (.json or .json.gz), or directories holding them.
     #[arg(long, value_name = "DIR_OR_FILE", num_args = 1.., required = true)]
     cache: Vec<String>,
     /// Strategy name(s), comma-separated (see `tunelab strategies`); default: every

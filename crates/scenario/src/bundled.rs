@@ -4,16 +4,16 @@ use crate::scenario::Scenario;
 
 /// (file stem, JSON text) of every bundled scenario, in the order the app lists them.
 pub const BUNDLED_SCENARIOS: &[(&str, &str)] = &[
-    ("llama2-7b-910B2-deployment", include_str!("../../../assets/scenarios/llama2-7b-910B2-deployment.json")),
-    ("qwen2.5-7b-910B2-operator", include_str!("../../../assets/scenarios/qwen2.5-7b-910B2-operator.json")),
-    ("operator-autotune-llama2-7b", include_str!("../../../assets/scenarios/operator-autotune-llama2-7b.json")),
-    ("llama2-7b-910B2-compare", include_str!("../../../assets/scenarios/llama2-7b-910B2-compare.json")),
-    ("llama2-7b-8x910B2-training", include_str!("../../../assets/scenarios/llama2-7b-8x910B2-training.json")),
-    ("deepseek-v2-lite-8x910B2-training", include_str!("../../../assets/scenarios/deepseek-v2-lite-8x910B2-training.json")),
-    ("qwen2.5-7b-910B2-runtime", include_str!("../../../assets/scenarios/qwen2.5-7b-910B2-runtime.json")),
-    ("mixtral-8x7b-910B2-deployment", include_str!("../../../assets/scenarios/mixtral-8x7b-910B2-deployment.json")),
-    ("sd15-unet-310P3-operator", include_str!("../../../assets/scenarios/sd15-unet-310P3-operator.json")),
-    ("llava-1.5-7b-910B2-deployment", include_str!("../../../assets/scenarios/llava-1.5-7b-910B2-deployment.json")),
+    ("llama2-7b-910B2-deployment", tunelab_sim::json_asset!("../../../assets/scenarios/llama2-7b-910B2-deployment.json")),
+    ("qwen2.5-7b-910B2-operator", tunelab_sim::json_asset!("../../../assets/scenarios/qwen2.5-7b-910B2-operator.json")),
+    ("operator-autotune-llama2-7b", tunelab_sim::json_asset!("../../../assets/scenarios/operator-autotune-llama2-7b.json")),
+    ("llama2-7b-910B2-compare", tunelab_sim::json_asset!("../../../assets/scenarios/llama2-7b-910B2-compare.json")),
+    ("llama2-7b-8x910B2-training", tunelab_sim::json_asset!("../../../assets/scenarios/llama2-7b-8x910B2-training.json")),
+    ("deepseek-v2-lite-8x910B2-training", tunelab_sim::json_asset!("../../../assets/scenarios/deepseek-v2-lite-8x910B2-training.json")),
+    ("qwen2.5-7b-910B2-runtime", tunelab_sim::json_asset!("../../../assets/scenarios/qwen2.5-7b-910B2-runtime.json")),
+    ("mixtral-8x7b-910B2-deployment", tunelab_sim::json_asset!("../../../assets/scenarios/mixtral-8x7b-910B2-deployment.json")),
+    ("sd15-unet-310P3-operator", tunelab_sim::json_asset!("../../../assets/scenarios/sd15-unet-310P3-operator.json")),
+    ("llava-1.5-7b-910B2-deployment", tunelab_sim::json_asset!("../../../assets/scenarios/llava-1.5-7b-910B2-deployment.json")),
 ];
 
 /// Every bundled scenario, parsed: (id, scenario or the error that stops it loading).

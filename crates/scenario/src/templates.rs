@@ -2,7 +2,7 @@
 //! family x chip x scenario kind, each a plain JSON strategy file the user can read and edit.
 //!
 //! Why data, not code: the mission asks for editable strategy files, so a template is exactly the
-//! JSON the user sees. The bundled ones are compiled in with `include_str!` because WebAssembly
+//! JSON the user sees. The bundled ones are compiled in (`json_asset!`, without layout whitespace) because WebAssembly
 //! has no filesystem; `parse_template` accepts an edited copy with the same checks.
 
 use crate::scenario::{ObjectiveSpec, Scenario, Stage, StrategySpec};
@@ -85,15 +85,15 @@ const MAX_TEMPLATE_BYTES: usize = 64 * 1024;
 
 /// Source text of the bundled templates, in tie-break order (earlier wins a tie).
 const BUNDLED: &[(&str, &str)] = &[
-    ("llm-910b-cloud", include_str!("../../../assets/templates/llm-910b-cloud.json")),
-    ("moe-910b-cloud", include_str!("../../../assets/templates/moe-910b-cloud.json")),
-    ("multimodal-910b-cloud", include_str!("../../../assets/templates/multimodal-910b-cloud.json")),
-    ("diffusion-910b-cloud", include_str!("../../../assets/templates/diffusion-910b-cloud.json")),
-    ("llm-310p-edge", include_str!("../../../assets/templates/llm-310p-edge.json")),
-    ("diffusion-310p-edge", include_str!("../../../assets/templates/diffusion-310p-edge.json")),
-    ("llm-310b-device", include_str!("../../../assets/templates/llm-310b-device.json")),
-    ("llm-910b-training", include_str!("../../../assets/templates/llm-910b-training.json")),
-    ("generic", include_str!("../../../assets/templates/generic.json")),
+    ("llm-910b-cloud", tunelab_sim::json_asset!("../../../assets/templates/llm-910b-cloud.json")),
+    ("moe-910b-cloud", tunelab_sim::json_asset!("../../../assets/templates/moe-910b-cloud.json")),
+    ("multimodal-910b-cloud", tunelab_sim::json_asset!("../../../assets/templates/multimodal-910b-cloud.json")),
+    ("diffusion-910b-cloud", tunelab_sim::json_asset!("../../../assets/templates/diffusion-910b-cloud.json")),
+    ("llm-310p-edge", tunelab_sim::json_asset!("../../../assets/templates/llm-310p-edge.json")),
+    ("diffusion-310p-edge", tunelab_sim::json_asset!("../../../assets/templates/diffusion-310p-edge.json")),
+    ("llm-310b-device", tunelab_sim::json_asset!("../../../assets/templates/llm-310b-device.json")),
+    ("llm-910b-training", tunelab_sim::json_asset!("../../../assets/templates/llm-910b-training.json")),
+    ("generic", tunelab_sim::json_asset!("../../../assets/templates/generic.json")),
 ];
 
 /// Parses and checks a template file (an edited one too). The error names the problem.

@@ -5,7 +5,8 @@
 //! a failed measurement is a failed evaluation that still costs budget) lets our strategies be
 //! compared with Kernel Tuner's published figures on real GPU data. The loader takes bytes or
 //! text, not a path, so the browser can replay an uploaded or fetched file too; `load_bytes`
-//! accepts `.json` and `.json.gz` alike.
+//! accepts `.json` and `.json.gz` alike, and the T4 results form benchmark_hub ships beside each
+//! cache (`*_T4.json.gz`) as well as the cache form.
 
 use crate::objective::{Objective, Outcome};
 use crate::param::Param;

@@ -419,13 +419,13 @@ fn entry<'a>(fields: &'a Map<String, Value>, key: &str) -> Result<(&'a Value, St
 }
 
 const BUNDLED: &[(&str, &str)] = &[
-    ("910B1", include_str!("../../../assets/devices/910B1.json")),
-    ("910B2", include_str!("../../../assets/devices/910B2.json")),
-    ("910B3", include_str!("../../../assets/devices/910B3.json")),
-    ("910B4", include_str!("../../../assets/devices/910B4.json")),
-    ("910", include_str!("../../../assets/devices/910.json")),
-    ("310P3", include_str!("../../../assets/devices/310P3.json")),
-    ("310B1", include_str!("../../../assets/devices/310B1.json")),
+    ("910B1", crate::json_asset!("../../../assets/devices/910B1.json")),
+    ("910B2", crate::json_asset!("../../../assets/devices/910B2.json")),
+    ("910B3", crate::json_asset!("../../../assets/devices/910B3.json")),
+    ("910B4", crate::json_asset!("../../../assets/devices/910B4.json")),
+    ("910", crate::json_asset!("../../../assets/devices/910.json")),
+    ("310P3", crate::json_asset!("../../../assets/devices/310P3.json")),
+    ("310B1", crate::json_asset!("../../../assets/devices/310B1.json")),
 ];
 
 /// Every bundled profile (compiled in, so it works in WebAssembly without a filesystem).

@@ -5,6 +5,7 @@
 //! the numbers can be explained, tested for physical properties, and evaluated millions of
 //! times per second by the tuner.
 
+pub mod asset;
 pub mod bench;
 pub mod cost;
 pub mod device;

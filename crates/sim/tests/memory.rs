@@ -191,6 +191,6 @@ fn training_constants_parse_within_their_bounds() {
     for (name, c) in k.all() {
         assert!(c.min <= c.value && c.value <= c.max && !c.source.is_empty(), "{name}");
     }
-    let bad = TRAINING_CONSTANTS_JSON.replacen("\"value\": 40.0", "\"value\": 1e9", 1);
+    let bad = TRAINING_CONSTANTS_JSON.replacen("\"value\":40.0", "\"value\":1e9", 1);
     assert!(TrainingConstants::from_json(&bad).unwrap_err().contains("framework_step_ms"));
 }

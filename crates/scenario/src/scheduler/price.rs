@@ -38,7 +38,7 @@ use tunelab_sim::workload::{build_graph, GraphOp, GraphOptions, ParallelPlan, Wo
 use tunelab_sim::Op;
 
 /// The host-cost constants file.
-const HOST_JSON: &str = include_str!("../../../../assets/constants/serving-host.json");
+const HOST_JSON: &str = tunelab_sim::json_asset!("../../../../assets/constants/serving-host.json");
 
 #[derive(Deserialize)]
 struct Field {
@@ -534,7 +534,7 @@ mod tests {
         let g = HostCosts::bundled(DEFAULT_ENGINE).unwrap();
         assert_eq!((g.step_host_us, g.step_host_us_per_seq, g.decode_reads_allocated), (1000.0, 60.0, false));
         assert!(HostCosts::bundled("torchair").unwrap().decode_reads_allocated);
-        let bad = HOST_JSON.replace("\"value\": 1000.0", "\"value\": 1e9");
+        let bad = HOST_JSON.replace("\"value\":1000.0", "\"value\":1e9");
         assert!(HostCosts::parse(&bad, DEFAULT_ENGINE).unwrap_err().contains("step_host_us"));
         let e = HostCosts::bundled("tgi").unwrap_err();
         assert!(e.contains("deployment.serving.engine") && e.contains("vllm-ascend"), "{e}");

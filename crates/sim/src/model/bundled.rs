@@ -1,33 +1,33 @@
-//! Models compiled into the binary (include_str!, so they work in WebAssembly without fetching).
+//! Models compiled into the binary (`json_asset!`: include_str! without layout whitespace, so they work in WebAssembly without fetching).
 
 use super::{load_model, LoadedModel};
 
 /// The bundled model descriptions as (id, JSON), compiled in so they work in WebAssembly.
 pub fn bundled_models() -> Vec<(&'static str, &'static str)> {
     vec![
-        ("llama-2-7b", include_str!("../../../../assets/models/llama-2-7b.config.json")),
-        ("qwen2.5-7b", include_str!("../../../../assets/models/qwen2.5-7b.config.json")),
-        ("mixtral-8x7b", include_str!("../../../../assets/models/mixtral-8x7b.config.json")),
-        ("sd15-unet", include_str!("../../../../assets/models/sd15-unet.graph.json")),
-        ("llava-1.5-7b", include_str!("../../../../assets/models/llava-1.5-7b.config.json")),
-        ("llama-2-13b", include_str!("../../../../assets/models/llama-2-13b.config.json")),
-        ("llama-2-70b", include_str!("../../../../assets/models/llama-2-70b.config.json")),
-        ("llama-3-8b", include_str!("../../../../assets/models/llama-3-8b.config.json")),
-        ("llama-3-70b", include_str!("../../../../assets/models/llama-3-70b.config.json")),
-        ("mistral-7b", include_str!("../../../../assets/models/mistral-7b.config.json")),
-        ("qwen-7b", include_str!("../../../../assets/models/qwen-7b.config.json")),
-        ("qwen-72b", include_str!("../../../../assets/models/qwen-72b.config.json")),
-        ("qwen1.5-7b", include_str!("../../../../assets/models/qwen1.5-7b.config.json")),
-        ("qwen2-7b", include_str!("../../../../assets/models/qwen2-7b.config.json")),
-        ("qwen2-72b", include_str!("../../../../assets/models/qwen2-72b.config.json")),
-        ("qwen2.5-32b", include_str!("../../../../assets/models/qwen2.5-32b.config.json")),
-        ("qwen2-57b-a14b", include_str!("../../../../assets/models/qwen2-57b-a14b.config.json")),
-        ("qwen3-32b", include_str!("../../../../assets/models/qwen3-32b.config.json")),
-        ("qwen3-235b-a22b", include_str!("../../../../assets/models/qwen3-235b-a22b.config.json")),
-        ("baichuan2-13b", include_str!("../../../../assets/models/baichuan2-13b.config.json")),
-        ("chatglm3-6b", include_str!("../../../../assets/models/chatglm3-6b.config.json")),
-        ("deepseek-v2-lite", include_str!("../../../../assets/models/deepseek-v2-lite.config.json")),
-        ("deepseek-v3", include_str!("../../../../assets/models/deepseek-v3.config.json")),
+        ("llama-2-7b", crate::json_asset!("../../../../assets/models/llama-2-7b.config.json")),
+        ("qwen2.5-7b", crate::json_asset!("../../../../assets/models/qwen2.5-7b.config.json")),
+        ("mixtral-8x7b", crate::json_asset!("../../../../assets/models/mixtral-8x7b.config.json")),
+        ("sd15-unet", crate::json_asset!("../../../../assets/models/sd15-unet.graph.json")),
+        ("llava-1.5-7b", crate::json_asset!("../../../../assets/models/llava-1.5-7b.config.json")),
+        ("llama-2-13b", crate::json_asset!("../../../../assets/models/llama-2-13b.config.json")),
+        ("llama-2-70b", crate::json_asset!("../../../../assets/models/llama-2-70b.config.json")),
+        ("llama-3-8b", crate::json_asset!("../../../../assets/models/llama-3-8b.config.json")),
+        ("llama-3-70b", crate::json_asset!("../../../../assets/models/llama-3-70b.config.json")),
+        ("mistral-7b", crate::json_asset!("../../../../assets/models/mistral-7b.config.json")),
+        ("qwen-7b", crate::json_asset!("../../../../assets/models/qwen-7b.config.json")),
+        ("qwen-72b", crate::json_asset!("../../../../assets/models/qwen-72b.config.json")),
+        ("qwen1.5-7b", crate::json_asset!("../../../../assets/models/qwen1.5-7b.config.json")),
+        ("qwen2-7b", crate::json_asset!("../../../../assets/models/qwen2-7b.config.json")),
+        ("qwen2-72b", crate::json_asset!("../../../../assets/models/qwen2-72b.config.json")),
+        ("qwen2.5-32b", crate::json_asset!("../../../../assets/models/qwen2.5-32b.config.json")),
+        ("qwen2-57b-a14b", crate::json_asset!("../../../../assets/models/qwen2-57b-a14b.config.json")),
+        ("qwen3-32b", crate::json_asset!("../../../../assets/models/qwen3-32b.config.json")),
+        ("qwen3-235b-a22b", crate::json_asset!("../../../../assets/models/qwen3-235b-a22b.config.json")),
+        ("baichuan2-13b", crate::json_asset!("../../../../assets/models/baichuan2-13b.config.json")),
+        ("chatglm3-6b", crate::json_asset!("../../../../assets/models/chatglm3-6b.config.json")),
+        ("deepseek-v2-lite", crate::json_asset!("../../../../assets/models/deepseek-v2-lite.config.json")),
+        ("deepseek-v3", crate::json_asset!("../../../../assets/models/deepseek-v3.config.json")),
     ]
 }
 

@@ -25,7 +25,7 @@ pub struct TrainingConstants {
 }
 
 /// The JSON text the constants come from.
-pub const TRAINING_CONSTANTS_JSON: &str = include_str!("../../../../assets/constants/training.json");
+pub const TRAINING_CONSTANTS_JSON: &str = crate::json_asset!("../../../../assets/constants/training.json");
 
 impl TrainingConstants {
     /// Parses and bound-checks a constants file; errors name the field.
