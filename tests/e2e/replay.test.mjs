@@ -5,7 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BASE, CLI, launch, open, text, setInput, runToDone, shot } from './helpers.mjs';
@@ -104,6 +105,42 @@ test('a dropped cache: the link asks for it again, checks its digest, and reprod
   await shot(again.page, 'replay-dropped-again.png');
   assert.deepEqual([...errors, ...again.errors], []);
   await again.context.close();
+  await context.close();
+});
+
+// benchmark_hub ships each cache with a T4 twin (`*_T4.json.gz`): the same measurements as a
+// list of results. Written here from the bundled pnpoly cache, the way that twin is laid out.
+function t4Twin() {
+  const doc = JSON.parse(gunzipSync(readFileSync('assets/kernel-tuner/pnpoly_RTX_2080_Ti.json.gz')).toString('utf8'));
+  const results = Object.values(doc.cache).map((rec) => ({
+    timestamp: '2023-12-21 10:44:42+00:00',
+    configuration: Object.fromEntries(doc.tune_params_keys.map((k) => [k, rec[k]])),
+    times: { compilation: 1, framework: 0, search_algorithm: 0, validation: 0, runtimes: [] },
+    invalidity: typeof rec.time === 'number' ? 'correct' : 'runtime',
+    correctness: 1,
+    measurements: [{ name: 'time', value: rec.time, unit: 'ms' }],
+    objectives: ['time'],
+  }));
+  const file = join(mkdtempSync(join(tmpdir(), 'tunelab-e2e-')), 'pnpoly_RTX_2080_Ti_T4.json.gz');
+  writeFileSync(file, gzipSync(JSON.stringify({ schema_version: '1.0.0', metadata: { timeunit: 'miliseconds' }, results })));
+  return file;
+}
+
+test('a dropped T4 results file loads and races like its cache, in the page and the CLI', async (t) => {
+  const file = t4Twin();
+  const { page, context, errors } = await open(browser, BASE);
+  await page.setInputFiles('[data-testid=cache-file]', file);
+  await loaded(page);
+  assert.match(await text(page, 'landscape-status'), /\(4092 configurations\)/);
+  await setInput(page, 'budget', 30);
+  const { best } = await runToDone(page);
+  assert.match(await text(page, 'landscape-optimum'), /^True optimum: 0\.0159[0-9]* ms at /, 'the optimum of the cache it came from');
+  if (CLI) {
+    const cli = cliBestWith(page.url(), file);
+    t.diagnostic(`T4: CLI best ${cli}, browser best ${best}`);
+    assert.equal(cli, best);
+  }
+  assert.deepEqual(errors, []);
   await context.close();
 });
 
