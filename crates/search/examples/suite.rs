@@ -1,6 +1,6 @@
 //! Design harness for the strategies over several Kernel Tuner caches (prints, never asserts):
 //! `cargo run --release -p tunelab-search --example suite -- FILE... -- STRATEGY[:OPTIONS_JSON]...`
-//! Mean best/optimum over seeds 0-9 (SUITE_SEEDS=N for more) at budgets 50, 100, 200, and the
+//! Mean best/optimum over seeds 0-9 (SUITE_SEEDS=N for more, from SUITE_SEED0) at budgets 50, 100, 200, and the
 //! wall time per run. Uses std threads (SUITE_THREADS, default 2).
 
 use std::time::Instant;
@@ -12,6 +12,7 @@ fn main() {
     let files = &args[..split];
     let specs: Vec<String> = args.get(split + 1..).map(|s| s.to_vec()).unwrap_or_default();
     let seeds: u64 = std::env::var("SUITE_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(10);
+    let seed0: u64 = std::env::var("SUITE_SEED0").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
     let threads: usize = std::env::var("SUITE_THREADS").ok().and_then(|s| s.parse().ok()).unwrap_or(2);
     let budgets: Vec<usize> = std::env::var("SUITE_BUDGETS").ok().map(|s| s.split(',').map(|b| b.parse().unwrap()).collect()).unwrap_or(vec![50, 100, 200]);
     for f in files {
@@ -25,7 +26,7 @@ fn main() {
             let mut line = format!("{spec:>28}");
             for &b in &budgets {
                 let t0 = Instant::now();
-                let jobs: Vec<u64> = (0..seeds).collect();
+                let jobs: Vec<u64> = (seed0..seed0 + seeds).collect();
                 let ratios: Vec<f64> = std::thread::scope(|s| {
                     let hs: Vec<_> = jobs.chunks(jobs.len().div_ceil(threads)).map(|chunk| {
                         let (cache, name, opts) = (&cache, &name, &opts);

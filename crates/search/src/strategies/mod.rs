@@ -24,7 +24,7 @@ pub const STRATEGIES: &[(&str, &str)] = &[
     ("annealing", "simulated annealing with a geometric temperature schedule and restarts"),
     ("local", "focused local search around the incumbent (option: intensity)"),
     ("nsga2", "NSGA-II: Pareto fronts and crowding distance over several metrics"),
-    ("auto", "online portfolio: Bayesian, TPE, annealing and random take turns by credit on the shared history, then a local polish"),
+    ("auto", "online portfolio: Bayesian, TPE, annealing and random take turns by credit on the shared history; local search joins them for the last 15%"),
     ("bayes", "Bayesian optimisation: Gaussian process (Matern 5/2) with expected improvement"),
     ("tpe", "tree-structured Parzen estimator: joint good/bad densities, best ratio of samples"),
     ("rl", "REINFORCE over per-parameter softmax policies with a moving baseline"),
