@@ -74,7 +74,7 @@ struct Arm {
     since_probe: usize,
 }
 
-/// The automatic strategy: an online portfolio, then a local polish.
+/// The automatic strategy: an online portfolio, joined by a local search at the end.
 pub struct Auto {
     /// Fraction of the budget kept for the final local search (0 disables it).
     pub polish: f64,
