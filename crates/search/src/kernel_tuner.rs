@@ -334,15 +334,14 @@ fn is_error_name(v: &Json) -> bool {
 /// not a number failed.
 fn from_t4(top: &serde_json::Map<String, Json>) -> Result<Json, String> {
     let results = top.get("results").and_then(Json::as_array).ok_or("'results' is not an array (a T4 results file has one)")?;
-    let conf = |i: usize| results.get(i).and_then(|r| r.get("configuration")).and_then(Json::as_object).ok_or_else(|| format!("T4 result {i} has no 'configuration' object"));
-    let first = conf(0).map_err(|_| "the T4 file has no results: no measured configurations".to_string())?;
+    let first = t4_configuration(0, results.first().ok_or("the T4 file has no results: no measured configurations")?)?;
     let mut names: Vec<String> = first.keys().cloned().collect();
     names.sort();
     let objective = results[0]["objectives"].get(0).and_then(Json::as_str).unwrap_or("time").to_string();
     let mut lists: Vec<Vec<Json>> = vec![Vec::new(); names.len()];
     let mut cache = serde_json::Map::new();
-    for i in 0..results.len() {
-        let c = conf(i)?;
+    for (i, r) in results.iter().enumerate() {
+        let c = t4_configuration(i, r)?;
         if c.len() != names.len() {
             return Err(format!("T4 result {i}: its parameters differ from result 0's {names:?}"));
         }
@@ -354,7 +353,7 @@ fn from_t4(top: &serde_json::Map<String, Json>) -> Result<Json, String> {
             }
             rec.insert(n.clone(), v.clone());
         }
-        let m = results[i]["measurements"].as_array().and_then(|m| m.iter().find(|x| x["name"] == objective.as_str()));
+        let m = r["measurements"].as_array().and_then(|m| m.iter().find(|x| x["name"] == objective.as_str()));
         let value = match m.map(|x| &x["value"]) {
             Some(v @ (Json::Number(_) | Json::String(_))) => v.clone(),
             _ => Json::String("ErrorConfig".into()),
@@ -366,6 +365,10 @@ fn from_t4(top: &serde_json::Map<String, Json>) -> Result<Json, String> {
     }
     let tune_params: serde_json::Map<String, Json> = names.iter().cloned().zip(lists.into_iter().map(Json::Array)).collect();
     Ok(serde_json::json!({"tune_params_keys": names, "tune_params": tune_params, "objective": objective, "cache": cache}))
+}
+
+fn t4_configuration(i: usize, r: &Json) -> Result<&serde_json::Map<String, Json>, String> {
+    r.get("configuration").and_then(Json::as_object).ok_or_else(|| format!("T4 result {i} has no 'configuration' object"))
 }
 
 /// A parameter value from JSON; bools become Python's "True"/"False" as in cache keys.
