@@ -342,12 +342,13 @@ fn from_t4(top: &serde_json::Map<String, Json>) -> Result<Json, String> {
     let mut cache = serde_json::Map::new();
     for (i, r) in results.iter().enumerate() {
         let c = t4_configuration(i, r)?;
+        let differ = || format!("T4 result {i}: its parameters differ from result 0's {names:?}");
         if c.len() != names.len() {
-            return Err(format!("T4 result {i}: its parameters differ from result 0's {names:?}"));
+            return Err(differ());
         }
         let mut rec = serde_json::Map::new();
         for (n, list) in names.iter().zip(lists.iter_mut()) {
-            let v = c.get(n).ok_or_else(|| format!("T4 result {i}: its parameters differ from result 0's {names:?}"))?;
+            let v = c.get(n).ok_or_else(differ)?;
             if !list.contains(v) {
                 list.push(v.clone());
             }

@@ -258,7 +258,7 @@ fn a_t4_results_file_loads_as_the_same_cache() {
     let r = tunelab_search::kernel_tuner::replay(&t4, "auto", &serde_json::json!({}), 40, 1, false).unwrap();
     assert_eq!(r.evaluations, 40);
     // Gzipped, through the entry point the CLI and the browser use.
-    let gz = stored_gzip(as_t4(&text).to_string().as_bytes());
+    let gz = gzipped(as_t4(&text).to_string().as_bytes());
     assert_eq!(tunelab_search::kernel_tuner::load_bytes(&gz).unwrap().len(), 6768);
 }
 
@@ -298,17 +298,10 @@ fn a_failed_record_without_the_objective_is_failed_not_an_error() {
     assert!(e.contains("has no 'GFLOP/s'"), "{e}");
 }
 
-/// A gzip member holding `data` in stored (uncompressed) deflate blocks: a valid `.gz` file.
-fn stored_gzip(data: &[u8]) -> Vec<u8> {
+/// A gzip member holding `data` (header, raw DEFLATE, CRC-32 and length): a valid `.gz` file.
+fn gzipped(data: &[u8]) -> Vec<u8> {
     let mut out = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
-    let chunks: Vec<&[u8]> = data.chunks(65_535).collect();
-    for (i, c) in chunks.iter().enumerate() {
-        out.push(u8::from(i + 1 == chunks.len()));
-        let n = c.len() as u16;
-        out.extend(n.to_le_bytes());
-        out.extend((!n).to_le_bytes());
-        out.extend(*c);
-    }
+    out.extend(miniz_oxide::deflate::compress_to_vec(data, 6));
     out.extend(tunelab_search::gzip::crc32(data).to_le_bytes());
     out.extend((data.len() as u32).to_le_bytes());
     out

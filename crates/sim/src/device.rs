@@ -418,7 +418,7 @@ fn entry<'a>(fields: &'a Map<String, Value>, key: &str) -> Result<(&'a Value, St
     Ok((v, src))
 }
 
-const BUNDLED: &[(&str, &str)] = &[
+pub(crate) const BUNDLED: &[(&str, &str)] = &[
     ("910B1", crate::json_asset!("../../../assets/devices/910B1.json")),
     ("910B2", crate::json_asset!("../../../assets/devices/910B2.json")),
     ("910B3", crate::json_asset!("../../../assets/devices/910B3.json")),

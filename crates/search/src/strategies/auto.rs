@@ -76,7 +76,7 @@ struct Arm {
 
 /// The automatic strategy: an online portfolio, joined by a local search at the end.
 pub struct Auto {
-    /// Fraction of the budget kept for the final local search (0 disables it).
+    /// Last fraction of the budget during which local search joins the arms (0: never).
     pub polish: f64,
     /// Weight of the exploration bonus of the upper confidence bound.
     pub exploration: f64,
