@@ -80,7 +80,9 @@ pub fn ExplorePanel() -> impl IntoView {
                     if let Err(e) = crate::charts::svg::download("heatmap", &crate::charts::heatmap::to_svg_string(&data.get_untracked())) { ctx.fail(e); }
                 }>"Heat map as SVG"</button>
             </Show>
-            <Show when=move || detail.with(|d| d.is_some())>
+            // A point with nothing to break down and nothing wrong (a landscape point: its value
+            // is in the surface already) gets no empty charts.
+            <Show when=move || detail.with(|d| d.as_ref().is_some_and(PointDetail::worth_showing))>
                 <PointView detail=detail/>
             </Show>
         </section>

@@ -53,6 +53,12 @@ test('a bundled cache: race on it, samples and the optimum on the landscape, the
   assert.match(await text(page, 'landscape-optimum'), /^True optimum: [0-9.]+ ms at .*Best found, as best \/ optimum: /);
   assert.ok(after.nodes < 5000, `${after.nodes} DOM nodes`);
   await shot(page, 'replay-bundled-pnpoly.png');
+  // A landscape point has no operators: the Tune panel neither calls the best "Infeasible" nor
+  // draws empty engine charts and an NPU roofline for a GPU kernel's measurement.
+  await page.waitForTimeout(300);
+  const tuneText = await page.textContent('.tune');
+  assert.doesNotMatch(tuneText, /Infeasible/);
+  assert.equal(await page.locator('.tune [data-testid=point-detail]').count(), 0, 'no empty breakdown for a landscape point');
   const url = page.url();
   assert.match(url, /#v1\./);
   // The link, opened afresh, fetches the cache by name and reproduces the race exactly.

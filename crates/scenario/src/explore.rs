@@ -184,6 +184,9 @@ pub fn dominant_phase(s: &Scenario, metrics: &[(String, f64, String)]) -> (Phase
     }
 }
 
+/// What a landscape point's detail says instead of an engine breakdown.
+pub const LANDSCAPE_HAS_NO_OPS: &str = "no operator breakdown: a landscape point's value is a measurement or a function, not a model of operators";
+
 /// Prices `config` (parameter `names`) operator by operator, the way the scenario's stage
 /// prices it: the operator stage through its own objective (the configuration's tilings,
 /// fusions and INT8 switches); the deployment and runtime stages one step of the dominant
@@ -192,7 +195,7 @@ pub fn dominant_phase(s: &Scenario, metrics: &[(String, f64, String)]) -> (Phase
 /// dominant phase).
 pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(String, f64, String)]) -> Result<Breakdown, String> {
     if s.stage == Stage::Landscape {
-        return Err("a landscape point has no operator breakdown: its value is a measurement or a function, not a model of operators".into());
+        return Err(LANDSCAPE_HAS_NO_OPS.into());
     }
     let (model, device, _) = crate::context::resolve(s)?;
     let (inp, out) = (s.workload.input_len.max(1) as u64, s.workload.output_len.max(1) as u64);
@@ -226,7 +229,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
             };
             Ok(Breakdown { label: format!("{what} at this configuration's tilings and fusions, {timed}"), ops, memory: None, phase: None, why: String::new(), total_ms: total / 1e3, graph_launch_ms: None })
         }
-        Stage::Landscape => Err("a landscape point has no operator breakdown".into()),
+        Stage::Landscape => Err(LANDSCAPE_HAS_NO_OPS.into()),
         Stage::Deployment | Stage::Runtime => {
             let p = point_from_config(names, config, default_point(s, &model));
             let graph_launch = names.iter().zip(&config.0).any(|(n, v)| n == "launch" && v.as_str() == Some("graph"));
@@ -296,6 +299,11 @@ pub fn detail_of(s: &Scenario, st: &mut crate::stages::StageSetup, config: &Conf
     if detail.infeasible.is_some() && config.len() != names.len() {
         return Ok(detail);
     }
+    if s.stage == Stage::Landscape {
+        // Not an infeasibility: the point has its value, only no operators to break it into.
+        detail.simulated = LANDSCAPE_HAS_NO_OPS.into();
+        return Ok(detail);
+    }
     let b = match breakdown(s, &names, config, &detail.metrics) {
         Ok(b) => b,
         Err(e) => {
@@ -311,6 +319,14 @@ pub fn detail_of(s: &Scenario, st: &mut crate::stages::StageSetup, config: &Conf
     detail.total_ms = b.total_ms;
     detail.memory = b.memory;
     Ok(detail)
+}
+
+impl PointDetail {
+    /// Whether the detail has something a landscape's own view does not: operators to chart,
+    /// or the reason the point is infeasible. A landscape point has neither.
+    pub fn worth_showing(&self) -> bool {
+        !self.ops.is_empty() || self.infeasible.is_some()
+    }
 }
 
 fn fill(d: &mut PointDetail, ops: &[OpCost]) {

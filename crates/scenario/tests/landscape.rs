@@ -325,3 +325,24 @@ fn a_landscape_run_saves_as_a_case_known_by_its_source() {
     assert!(case.fingerprint.model.contains("Ackley"), "{:?}", case.fingerprint);
     assert_eq!(case.trials.len(), 10);
 }
+
+#[test]
+fn a_landscape_points_detail_has_its_value_and_no_infeasibility() {
+    // The Tune panel's "best configuration" detail: a landscape point has no operators to
+    // break down, which is not a reason to call a priced point infeasible.
+    let s = scenario(toy("branin", 33), "random", 12, 1);
+    let land = Landscape::build(&s, None).unwrap();
+    let mut run = Run::with_landscape(&s, land).unwrap();
+    run.run_to_end();
+    let best = run.trials(0).iter().filter(|t| t.state == TrialState::Ok).min_by(|a, b| a.values[0].total_cmp(&b.values[0])).unwrap().clone();
+    let d = run.detail(&best.config).unwrap();
+    assert_eq!(d.infeasible, None, "a priced landscape point is not infeasible");
+    assert_eq!(d.metrics.len(), 1);
+    assert_eq!(d.metrics[0].1, best.values[0], "the detail shows the value the study recorded");
+    assert!(d.simulated.contains("no operator breakdown"), "{}", d.simulated);
+    assert!(!d.worth_showing(), "the page draws no empty engine charts for it");
+    // A point off the landscape still says why.
+    let off = tunelab_search::Config(vec![Value::Float(1e9), Value::Float(1e9)]);
+    let off = run.detail(&off).unwrap();
+    assert!(off.infeasible.is_some() && off.worth_showing(), "the reason is shown");
+}

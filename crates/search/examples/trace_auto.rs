@@ -27,5 +27,6 @@ fn main() {
             break;
         }
     }
-    println!("{line}\nbest {:.3}", cache.ratio(study.best_value().unwrap()).unwrap());
+    let best = study.best().unwrap();
+    println!("{line}\nbest {:.3} at {:?}", cache.ratio(study.best_value().unwrap()).unwrap(), best.config.0);
 }
