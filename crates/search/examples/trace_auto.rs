@@ -23,6 +23,9 @@ fn main() {
             let r = t.value().and_then(|v| cache.ratio(v)).map(|r| format!("{r:.2}")).unwrap_or("F".into());
             line += &format!("{}:{} ", &p[..p.len().min(2)], r);
         }
+        if std::env::var("TRACE_ARMS").is_ok() && study.trials().len().is_multiple_of(10) {
+            line += &format!("\n  {}\n", snap.get("arms").map(|a| a.to_string()).unwrap_or_default());
+        }
         if done {
             break;
         }

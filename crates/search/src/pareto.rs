@@ -63,6 +63,7 @@ pub fn crowding_distance(points: &[Vec<f64>], members: &[usize]) -> Vec<f64> {
         return vec![f64::INFINITY; m];
     }
     let dims = points[members[0]].len();
+    #[allow(clippy::needless_range_loop)] // d indexes every point's objectives, not `points`
     for d in 0..dims {
         let mut order: Vec<usize> = (0..m).collect();
         order.sort_by(|&a, &b| points[members[a]][d].total_cmp(&points[members[b]][d]));

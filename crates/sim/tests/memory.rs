@@ -192,5 +192,6 @@ fn training_constants_parse_within_their_bounds() {
         assert!(c.min <= c.value && c.value <= c.max && !c.source.is_empty(), "{name}");
     }
     let bad = TRAINING_CONSTANTS_JSON.replacen("\"value\":40.0", "\"value\":1e9", 1);
+    assert_ne!(bad, TRAINING_CONSTANTS_JSON, "the edit must hit the embedded (minified) text");
     assert!(TrainingConstants::from_json(&bad).unwrap_err().contains("framework_step_ms"));
 }

@@ -535,6 +535,7 @@ mod tests {
         assert_eq!((g.step_host_us, g.step_host_us_per_seq, g.decode_reads_allocated), (1000.0, 60.0, false));
         assert!(HostCosts::bundled("torchair").unwrap().decode_reads_allocated);
         let bad = HOST_JSON.replace("\"value\":1000.0", "\"value\":1e9");
+        assert_ne!(bad, HOST_JSON, "the edit must hit the embedded (minified) text");
         assert!(HostCosts::parse(&bad, DEFAULT_ENGINE).unwrap_err().contains("step_host_us"));
         let e = HostCosts::bundled("tgi").unwrap_err();
         assert!(e.contains("deployment.serving.engine") && e.contains("vllm-ascend"), "{e}");

@@ -139,7 +139,7 @@ impl Strategy for Bayes {
             self.phase("initial design");
             return random_unseen(h, rng).into_iter().collect();
         };
-        let refit = self.hyper.is_none() || data.y.len() < 20 || self.model_asks % self.refit_every.max(1) == 0;
+        let refit = self.hyper.is_none() || data.y.len() < 20 || self.model_asks.is_multiple_of(self.refit_every.max(1));
         self.model_asks += 1;
         let model = match (refit, &self.hyper) {
             (false, Some((l, nz, w))) if w.is_empty() => Gp::fit(&data.x, &data.y, *l, *nz),
