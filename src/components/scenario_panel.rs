@@ -168,6 +168,9 @@ pub fn ScenarioPanel() -> impl IntoView {
                     ctx.edit(|s| { s.stage = st; s.space.clear(); s.objectives.clear(); s.constraints = Default::default(); });
                 }>
                     {["operator", "deployment", "training", "runtime"].map(|n| view! { <option value=n>{n}</option> })}
+                    // Shown while a landscape is loaded (the select would read blank otherwise);
+                    // one is chosen in the Replay panel, which knows its source.
+                    <option value="landscape" disabled>"landscape (Replay real data)"</option>
                 </select>
             </label>
             <label class="field">"Template "

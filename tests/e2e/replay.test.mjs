@@ -43,6 +43,7 @@ test('a bundled cache: race on it, samples and the optimum on the landscape, the
   await page.click('[data-testid=landscape-panel] > summary');
   await page.selectOption('[data-testid=landscape-pick]', 'kt:pnpoly_RTX_2080_Ti');
   await loaded(page);
+  assert.equal(await page.$eval('[data-testid=stage]', (e) => e.value), 'landscape', 'the Stage field agrees with the header');
   await setInput(page, 'budget', 40);
   const { best, longTasks } = await runToDone(page);
   const after = await surfaceCounts(page);
