@@ -30,9 +30,15 @@ pub fn ReportPanel() -> impl IntoView {
     let diagnose_now = move |_| {
         let s = ctx.scenario.get_untracked();
         let best = ctx.with_session(|x| x.run().overall_best().map(|(_, t)| t.config.clone())).flatten();
-        match diagnose(&s, best.as_ref(), Weights::default()) {
-            Ok(d) => diagnosis.set(Some(d)),
-            Err(e) => ctx.fail(format!("Diagnosis: {e}")),
+        // A landscape's values are measurements or a function: there is no model of operators
+        // to break down or re-simulate, so its diagnosis is the search summary below.
+        if s.stage == tunelab_scenario::Stage::Landscape {
+            diagnosis.set(None);
+        } else {
+            match diagnose(&s, best.as_ref(), Weights::default()) {
+                Ok(d) => diagnosis.set(Some(d)),
+                Err(e) => ctx.fail(format!("Diagnosis: {e}")),
+            }
         }
         // The search itself: infeasible share and reasons, stalls (per strategy).
         let sig = ctx
@@ -82,7 +88,7 @@ pub fn ReportPanel() -> impl IntoView {
     view! {
         <section class="panel report">
             <h2>"Diagnosis"</h2>
-            <p class="hint">"The best configuration found (or the baseline before a run), priced by the same function the study used: its metrics, where the time goes in the phase that dominates the goal, why, and changes that improve the goal, each re-simulated."</p>
+            <p class="hint">"The best configuration found (or the baseline before a run), priced by the same function the study used: its metrics, where the time goes in the phase that dominates the goal, why, and changes that improve the goal, each re-simulated. On a landscape (measured or toy values, no model of operators) it summarises the search."</p>
             <button data-testid="diagnose" on:click=diagnose_now>"Diagnose"</button>
             {move || diagnosis.get().map(diagnosis_view)}
             <Show when=move || signals.with(|s| !s.is_empty())>
@@ -237,14 +243,17 @@ fn GuardsPanel() -> impl IntoView {
     let result = RwSignal::new(None::<tunelab_scenario::guards::GuardsReport>);
     let check = move |_| {
         let s = ctx.scenario.get_untracked();
-        let cfg = ctx.with_session(|x| x.run().overall_best().map(|(_, t)| t.config.clone())).flatten();
-        let r = tunelab_scenario::stages::setup(&s).and_then(|st| {
-            let names = st.space.names().to_vec();
-            let cfg = cfg.unwrap_or_else(|| st.baseline.clone());
-            let pats: Vec<String> = protect.get_untracked().split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
-            let c = chip.get_untracked();
-            tunelab_scenario::guards::check_all(&s, &names, &cfg, (!c.is_empty()).then_some(c.as_str()), &pats)
-        });
+        let pats: Vec<String> = protect.get_untracked().split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
+        let c = chip.get_untracked();
+        let target = (!c.is_empty()).then_some(c.as_str());
+        // The session's own stage (a landscape's loaded cache is only there), else a fresh one.
+        let r = ctx
+            .with_session(|x| {
+                let run = x.run();
+                let cfg = run.overall_best().map(|(_, t)| t.config.clone()).unwrap_or_else(|| run.baseline_config().clone());
+                tunelab_scenario::guards::check_all(&s, run.space().names(), &cfg, target, &pats)
+            })
+            .unwrap_or_else(|| tunelab_scenario::stages::setup(&s).and_then(|st| tunelab_scenario::guards::check_all(&s, st.space.names(), &st.baseline, target, &pats)));
         match r {
             Ok(r) => result.set(Some(r)),
             Err(e) => ctx.fail(format!("Guards: {e}")),

@@ -60,6 +60,20 @@ test('a bundled cache: race on it, samples and the optimum on the landscape, the
   const tuneText = await page.textContent('.tune');
   assert.doesNotMatch(tuneText, /Infeasible/);
   assert.equal(await page.locator('.tune [data-testid=point-detail]').count(), 0, 'no empty breakdown for a landscape point');
+  // Diagnose on a landscape summarises the search; it does not ask for the loaded cache again.
+  await page.click('[data-testid=tab-report]');
+  await page.click('[data-testid=diagnose]');
+  await page.waitForSelector('[data-testid=search-signals]');
+  assert.equal(await page.$('[data-testid=error]'), null, await page.$('[data-testid=error]') && await text(page, 'error'));
+  assert.match(await text(page, 'search-signals'), /bayes: 40 evaluations/);
+  // The guards price a model on a chip: on a landscape they say so, they price nothing.
+  await page.selectOption('[data-testid=guard-chip]', '910B4');
+  await page.click('[data-testid=guards-run]');
+  await page.waitForSelector('[data-testid=guards]');
+  assert.match(await text(page, 'guards'), /need a model on a chip/);
+  assert.doesNotMatch(await text(page, 'guards'), /Runs on|Does not run|Protected layers \(|Delta check/);
+  assert.equal(await page.$('[data-testid=error]'), null);
+  await page.click('[data-testid=tab-tune]');
   const url = page.url();
   assert.match(url, /#v1\./);
   // The link, opened afresh, fetches the cache by name and reproduces the race exactly.

@@ -162,6 +162,12 @@ pub struct GuardsReport {
 /// delta check of the configuration's serving point against the scenario's defaults.
 pub fn check_all(s: &Scenario, names: &[String], config: &Config, target: Option<&str>, patterns: &[String]) -> Result<GuardsReport, String> {
     let mut notes = Vec::new();
+    if s.stage == crate::Stage::Landscape {
+        // The guards price a model on a chip; a landscape point's value is a measurement (of
+        // some kernel on some GPU) or a function, so there is nothing for them to re-price.
+        notes.push(format!("the guards need a model on a chip; {}", crate::explore::LANDSCAPE_HAS_NO_OPS));
+        return Ok(GuardsReport { config: config.describe(names), compatibility: None, protected: None, delta: None, notes });
+    }
     let compatibility = match target.filter(|t| !t.trim().is_empty()) {
         Some(t) => Some(check_compatibility(s, config, t.trim())?),
         None => None,
