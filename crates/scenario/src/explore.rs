@@ -52,7 +52,12 @@ fn axis(p: &Param) -> Vec<Value> {
 /// The heat map of the scenario's stage over `x_param` x `y_param`, other parameters at `base`
 /// (None: the stage's baseline).
 pub fn heatmap(s: &Scenario, x_param: &str, y_param: &str, base: Option<&Config>) -> Result<HeatMap, String> {
-    let mut st = crate::stages::setup(s)?;
+    // A cache's values live in the session that loaded it, not in the scenario: rather than
+    // "load the cache first" (it is loaded), say where its two-parameter view is.
+    let mut st = crate::stages::setup(s).map_err(|e| match s.stage {
+        Stage::Landscape => format!("explore: a Kernel Tuner landscape is drawn in the Tune view, over any two parameters at their best over the others (here: {e})"),
+        _ => e,
+    })?;
     let find = |n: &str| st.space.index_of(n).ok_or_else(|| format!("explore: the {} stage has no parameter '{}' (it has {})", s.stage.name(), crate::scenario::clip(n), st.space.names().join(", ")));
     let (xi, yi) = (find(x_param)?, find(y_param)?);
     if xi == yi {

@@ -351,3 +351,16 @@ fn a_landscape_points_detail_has_its_value_and_no_infeasibility() {
     let off = run.detail(&off).unwrap();
     assert!(off.infeasible.is_some() && off.worth_showing(), "the reason is shown");
 }
+
+#[test]
+fn explore_on_a_cache_landscape_points_to_the_tune_views_surface() {
+    // The Explore panel builds its heat map from the scenario alone; a cache is only in the
+    // session that loaded it, so the message says where the landscape is drawn instead.
+    let s = scenario(bundled("pnpoly_RTX_2080_Ti"), "random", 10, 0);
+    let e = tunelab_scenario::explore::heatmap(&s, "block_size_x", "tile_size", None).unwrap_err();
+    assert!(e.contains("drawn in the Tune view"), "{e}");
+    // A toy landscape needs no file, and its heat map is drawn here too.
+    let t = scenario(toy("branin", 9), "random", 10, 0);
+    let m = tunelab_scenario::explore::heatmap(&t, "x", "y", None).unwrap();
+    assert_eq!((m.x_values.len(), m.y_values.len()), (9, 9));
+}
