@@ -11,7 +11,12 @@ use tunelab_search::Config;
 #[component]
 pub fn ExplorePanel() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
-    let setup = Memo::new(move |_| ctx.scenario.with(|s| tunelab_scenario::setup(s).map(|st| (st.space.names().to_vec(), st.baseline.clone()))));
+    let land = expect_context::<crate::components::landscape::LandState>();
+    let setup = Memo::new(move |_| {
+        // A cache landscape builds once the page has loaded it (it is remembered then).
+        land.rev.track();
+        ctx.scenario.with(|s| tunelab_scenario::setup(s).map(|st| (st.space.names().to_vec(), st.baseline.clone())))
+    });
     let names = move || setup.with(|r| r.as_ref().map(|(n, _)| n.clone()).unwrap_or_default());
     let x = RwSignal::new(String::new());
     let y = RwSignal::new(String::new());

@@ -63,6 +63,8 @@ pub fn bytes_for(s: &Scenario) -> Option<(String, Rc<Vec<u8>>)> {
 }
 
 fn keep(source: LandscapeSource, bytes: Vec<u8>, land: Arc<Landscape>) {
+    // The engine's views that build the stage from the scenario (pins, heat map, guards) find it.
+    landscape::remember(land.clone());
     LOADED.with(|l| *l.borrow_mut() = Some(Loaded { source, bytes: Rc::new(bytes), land }));
 }
 

@@ -88,7 +88,7 @@ pub fn ReportPanel() -> impl IntoView {
     view! {
         <section class="panel report">
             <h2>"Diagnosis"</h2>
-            <p class="hint">"The best configuration found (or the baseline before a run), priced by the same function the study used: its metrics, where the time goes in the phase that dominates the goal, why, and changes that improve the goal, each re-simulated. On a landscape (measured or toy values, no model of operators) it summarises the search."</p>
+            <p class="hint">"The best configuration found (or the baseline before a run), priced by the same function the study used: its metrics, where the time goes in the phase that dominates the goal, why, and changes that improve the goal, each re-simulated. On a landscape it summarises the search."</p>
             <button data-testid="diagnose" on:click=diagnose_now>"Diagnose"</button>
             {move || diagnosis.get().map(diagnosis_view)}
             <Show when=move || signals.with(|s| !s.is_empty())>

@@ -105,7 +105,7 @@ pub fn TrialsPanel() -> impl IntoView {
     let chip_budget = RwSignal::new(tunelab_scenario::chips::COMPARE_BUDGET);
     let compare_chips = move |_| {
         let s = ctx.scenario.get_untracked();
-        if let Err(e) = tunelab_scenario::stages::setup(&s) {
+        if let Err(e) = tunelab_scenario::chips::comparable(&s) {
             return ctx.fail(format!("Compare chips: {e}"));
         }
         let names = tunelab_scenario::stages::setup(&s).map(|st| st.space.names().to_vec()).unwrap_or_default();

@@ -73,6 +73,26 @@ test('a bundled cache: race on it, samples and the optimum on the landscape, the
   assert.match(await text(page, 'guards'), /need a model on a chip/);
   assert.doesNotMatch(await text(page, 'guards'), /Runs on|Does not run|Protected layers \(|Delta check/);
   assert.equal(await page.$('[data-testid=error]'), null);
+  // A pinned trial shows the cache's value (the page's views price the loaded cache, not a
+  // scenario that would need the file again).
+  const first = page.locator('[data-testid=trial-table] tbody tr').first();
+  const config = await first.locator('td').last().textContent();
+  await first.click();
+  await page.waitForSelector('[data-testid=pins] td[data-metric=time]');
+  assert.equal(await page.$('[data-testid=error]'), null, await page.$('[data-testid=error]') && await text(page, 'error'));
+  assert.equal(await page.$eval('[data-testid=pins] td[data-metric=time]', (e) => e.dataset.value), best, `the pin of ${config} shows the best value`);
+  // Compare chips has nothing to compare on measured values, and says so.
+  await page.click('[data-testid=compare-chips]');
+  await page.waitForSelector('[data-testid=error]');
+  assert.match(await text(page, 'error'), /do not depend on the chip/);
+  await page.click('[data-testid=error] .dismiss');
+  // Explore draws the loaded cache over two of its parameters.
+  await page.click('[data-testid=tab-explore]');
+  await page.selectOption('[data-testid=explore-x]', 'block_size_x');
+  await page.selectOption('[data-testid=explore-y]', 'tile_size');
+  await page.click('[data-testid=explore-draw]');
+  await page.waitForSelector('.explore .tl-chart-heatmap svg, .explore svg');
+  assert.equal(await page.$('[data-testid=error]'), null, await page.$('[data-testid=error]') && await text(page, 'error'));
   await page.click('[data-testid=tab-tune]');
   const url = page.url();
   assert.match(url, /#v1\./);

@@ -24,7 +24,7 @@ pub struct Args {
 /// Entry point of the subcommand.
 pub fn main(a: Args) -> Result<(), String> {
     let s = crate::run::load(&a.scenario)?;
-    tunelab_scenario::stages::setup(&s).map_err(|e| format!("scenario '{}': {e}", a.scenario))?;
+    tunelab_scenario::chips::comparable(&s).map_err(|e| format!("scenario '{}': {e}", a.scenario))?;
     // The current best: the scenario tuned as it stands (as `tunelab run` does).
     let port = current_best(&s)?;
     let rows = compare(&s, a.budget, port.as_ref());

@@ -128,6 +128,16 @@ pub fn chip_row(s: &Scenario, chip: &str, budget: usize, port: Option<&Config>) 
     row
 }
 
+/// Whether the scenario can be compared across chips: its stage builds, and it is priced by the
+/// device model. A landscape's values are measurements of one kernel on one GPU, or a function:
+/// every chip would show the same numbers, so it is refused with a reason.
+pub fn comparable(s: &Scenario) -> Result<(), String> {
+    if s.stage == crate::Stage::Landscape {
+        return Err("a landscape's values do not depend on the chip: nothing to compare".into());
+    }
+    crate::stages::setup(s).map(|_| ())
+}
+
 /// The chip the scenario names ("custom chip" for an inline profile).
 pub fn home_chip(s: &Scenario) -> String {
     chip_label(s)
@@ -155,6 +165,15 @@ mod tests {
         let mut s = crate::bundled_scenario("llama2-7b-910B2-deployment").unwrap();
         s.budget = 300;
         s
+    }
+
+    #[test]
+    fn a_landscape_is_not_compared_across_chips() {
+        let mut s = Scenario { stage: crate::Stage::Landscape, ..Scenario::default() };
+        s.landscape = Some(crate::stages::landscape::LandscapeSource::Toy(crate::stages::landscape::ToySpec { function: "branin".into(), resolution: 9 }));
+        assert!(crate::stages::setup(&s).is_ok(), "a toy landscape builds");
+        assert!(comparable(&s).unwrap_err().contains("do not depend on the chip"));
+        assert!(comparable(&scenario()).is_ok());
     }
 
     #[test]

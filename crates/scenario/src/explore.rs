@@ -52,12 +52,7 @@ fn axis(p: &Param) -> Vec<Value> {
 /// The heat map of the scenario's stage over `x_param` x `y_param`, other parameters at `base`
 /// (None: the stage's baseline).
 pub fn heatmap(s: &Scenario, x_param: &str, y_param: &str, base: Option<&Config>) -> Result<HeatMap, String> {
-    // A cache's values live in the session that loaded it, not in the scenario: rather than
-    // "load the cache first" (it is loaded), say where its two-parameter view is.
-    let mut st = crate::stages::setup(s).map_err(|e| match s.stage {
-        Stage::Landscape => format!("explore: a Kernel Tuner landscape is drawn in the Tune view, over any two parameters at their best over the others (here: {e})"),
-        _ => e,
-    })?;
+    let mut st = crate::stages::setup(s)?;
     let find = |n: &str| st.space.index_of(n).ok_or_else(|| format!("explore: the {} stage has no parameter '{}' (it has {})", s.stage.name(), crate::scenario::clip(n), st.space.names().join(", ")));
     let (xi, yi) = (find(x_param)?, find(y_param)?);
     if xi == yi {
@@ -190,7 +185,7 @@ pub fn dominant_phase(s: &Scenario, metrics: &[(String, f64, String)]) -> (Phase
 }
 
 /// What a landscape point's detail says instead of an engine breakdown.
-pub const LANDSCAPE_HAS_NO_OPS: &str = "no operator breakdown: a landscape point's value is a measurement or a function, not a model of operators";
+pub const LANDSCAPE_HAS_NO_OPS: &str = "no operator breakdown: a landscape's values are measurements or a function";
 
 /// Prices `config` (parameter `names`) operator by operator, the way the scenario's stage
 /// prices it: the operator stage through its own objective (the configuration's tilings,

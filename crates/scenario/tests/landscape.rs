@@ -353,14 +353,25 @@ fn a_landscape_points_detail_has_its_value_and_no_infeasibility() {
 }
 
 #[test]
-fn explore_on_a_cache_landscape_points_to_the_tune_views_surface() {
-    // The Explore panel builds its heat map from the scenario alone; a cache is only in the
-    // session that loaded it, so the message says where the landscape is drawn instead.
-    let s = scenario(bundled("pnpoly_RTX_2080_Ti"), "random", 10, 0);
-    let e = tunelab_scenario::explore::heatmap(&s, "block_size_x", "tile_size", None).unwrap_err();
-    assert!(e.contains("drawn in the Tune view"), "{e}");
-    // A toy landscape needs no file, and its heat map is drawn here too.
-    let t = scenario(toy("branin", 9), "random", 10, 0);
-    let m = tunelab_scenario::explore::heatmap(&t, "x", "y", None).unwrap();
-    assert_eq!((m.x_values.len(), m.y_values.len()), (9, 9));
+fn a_remembered_cache_is_what_the_views_built_from_the_scenario_price() {
+    // The page's pins, heat map, point detail and guards build the stage from the scenario
+    // alone; once the page has loaded a cache (and remembered it) they price those values,
+    // instead of asking for the file again. Runs in a thread of its own: `remember` is per thread.
+    std::thread::spawn(|| {
+        let s = scenario(bundled("pnpoly_RTX_2080_Ti"), "random", 10, 0);
+        let e = tunelab_scenario::explore::heatmap(&s, "block_size_x", "tile_size", None).unwrap_err();
+        assert!(e.contains("must be loaded first"), "{e}");
+        let land = Landscape::build(&s, Some(&cache_bytes("pnpoly_RTX_2080_Ti.json.gz"))).unwrap();
+        landscape::remember(land.clone());
+        let m = tunelab_scenario::explore::heatmap(&s, "block_size_x", "tile_size", None).unwrap();
+        assert!(m.cells.iter().flatten().any(|c| c.value.is_some()), "the slice has measured cells");
+        let (best, opt) = land.optimum().unwrap();
+        let d = tunelab_scenario::explore::point_detail(&s, &best).unwrap();
+        assert_eq!(d.metrics[0].1, opt, "a pinned point shows the cache's own value");
+        // Another source (a dropped file with another digest) is not given this cache's values.
+        let other = LandscapeSource::KernelTuner(KernelTunerSource::Dropped(DroppedCache { name: "pnpoly.json".into(), digest: "cd".repeat(32), configs: 4092 }));
+        assert!(tunelab_scenario::stages::setup(&scenario(other, "random", 10, 0)).is_err());
+    })
+    .join()
+    .unwrap();
 }

@@ -535,8 +535,28 @@ pub fn stage(s: &Scenario, land: Arc<Landscape>) -> Result<StageSetup, String> {
     })
 }
 
-/// The stage from the scenario alone: toy landscapes build themselves; a cache source is an
-/// error that says which file is needed (callers with the bytes use `Landscape::build`).
+thread_local! {
+    /// The landscape this thread loaded last (`remember`): the page's, once it has parsed a
+    /// cache. The page has many views that build the stage from the scenario alone (pins, the
+    /// heat map, a point's detail, the guards); with the cache remembered here they price the
+    /// same loaded values the study did, instead of asking for a file the page already has.
+    static LOADED: std::cell::RefCell<Option<Arc<Landscape>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Makes `land` what `setup` uses for a scenario with the same source (replacing the last one).
+/// A source names its data exactly (a bundled cache's name, a dropped file's SHA-256, a toy's
+/// spec), so a remembered landscape is never another file's.
+pub fn remember(land: Arc<Landscape>) {
+    LOADED.with(|l| *l.borrow_mut() = Some(land));
+}
+
+/// The stage from the scenario alone: toy landscapes build themselves, a cache is the one this
+/// thread remembers for the same source (`remember`), and otherwise the error says which file is
+/// needed (callers with the bytes use `Landscape::build`).
 pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
-    stage(s, Landscape::build(s, None)?)
+    let known = LOADED.with(|l| l.borrow().as_ref().filter(|land| s.landscape.as_ref() == Some(land.source())).cloned());
+    match known {
+        Some(land) => stage(s, land),
+        None => stage(s, Landscape::build(s, None)?),
+    }
 }
