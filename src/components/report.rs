@@ -243,17 +243,14 @@ fn GuardsPanel() -> impl IntoView {
     let result = RwSignal::new(None::<tunelab_scenario::guards::GuardsReport>);
     let check = move |_| {
         let s = ctx.scenario.get_untracked();
-        let pats: Vec<String> = protect.get_untracked().split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
-        let c = chip.get_untracked();
-        let target = (!c.is_empty()).then_some(c.as_str());
-        // The session's own stage (a landscape's loaded cache is only there), else a fresh one.
-        let r = ctx
-            .with_session(|x| {
-                let run = x.run();
-                let cfg = run.overall_best().map(|(_, t)| t.config.clone()).unwrap_or_else(|| run.baseline_config().clone());
-                tunelab_scenario::guards::check_all(&s, run.space().names(), &cfg, target, &pats)
-            })
-            .unwrap_or_else(|| tunelab_scenario::stages::setup(&s).and_then(|st| tunelab_scenario::guards::check_all(&s, st.space.names(), &st.baseline, target, &pats)));
+        let cfg = ctx.with_session(|x| x.run().overall_best().map(|(_, t)| t.config.clone())).flatten();
+        let r = tunelab_scenario::stages::setup(&s).and_then(|st| {
+            let names = st.space.names().to_vec();
+            let cfg = cfg.unwrap_or_else(|| st.baseline.clone());
+            let pats: Vec<String> = protect.get_untracked().split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
+            let c = chip.get_untracked();
+            tunelab_scenario::guards::check_all(&s, &names, &cfg, (!c.is_empty()).then_some(c.as_str()), &pats)
+        });
         match r {
             Ok(r) => result.set(Some(r)),
             Err(e) => ctx.fail(format!("Guards: {e}")),

@@ -341,14 +341,13 @@ fn a_landscape_points_detail_has_its_value_and_no_infeasibility() {
     assert_eq!(d.metrics[0].1, best.values[0], "the detail shows the value the study recorded");
     assert!(d.simulated.contains("no operator breakdown"), "{}", d.simulated);
     assert!(!d.worth_showing(), "the page draws no empty engine charts for it");
-    // A point off the landscape still says why.
-    let off = tunelab_search::Config(vec![Value::Float(1e9), Value::Float(1e9)]);
     // The guards (another chip, protected layers, delta check) price a model on a chip: on a
     // landscape they say so instead of pricing the scenario's unrelated default model.
     let g = tunelab_scenario::guards::check_all(&s, run.space().names(), &best.config, Some("910B4"), &["lm_head".into()]).unwrap();
     assert!(g.compatibility.is_none() && g.protected.is_none() && g.delta.is_none(), "{g:?}");
     assert!(g.notes.iter().any(|n| n.contains("need a model on a chip")), "{:?}", g.notes);
-    let off = run.detail(&off).unwrap();
+    // A point off the landscape still says why.
+    let off = run.detail(&tunelab_search::Config(vec![Value::Float(1e9), Value::Float(1e9)])).unwrap();
     assert!(off.infeasible.is_some() && off.worth_showing(), "the reason is shown");
 }
 
