@@ -55,7 +55,12 @@ fn main() {
         }
     }
     for name in ["rastrigin4", "ackley4", "rosenbrock4", "styblinski4"] {
-        let cache = KernelTunerCache::parse(&synthetic(name).to_string()).expect("synthetic cache parses");
+        let doc = synthetic(name);
+        // HELDOUT_DUMP=DIR writes each test function as a cache file, for `trace_auto`.
+        if let Some(dir) = env("HELDOUT_DUMP") {
+            std::fs::write(format!("{dir}/{name}.json"), doc.to_string()).expect("write synthetic cache");
+        }
+        let cache = KernelTunerCache::parse(&doc.to_string()).expect("synthetic cache parses");
         lands.push((name.to_string(), cache));
     }
     if let Some(o) = &only {
