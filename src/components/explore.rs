@@ -73,7 +73,7 @@ pub fn ExplorePanel() -> impl IntoView {
     view! {
         <section class="panel explore">
             <h2>"Explore the space"</h2>
-            <p class="hint">"The stage's primary metric over two parameters, the others at the baseline. Grey hatched cells are infeasible: hover for the reason. Click a cell for its breakdown by engine and its place on the roofline; it is pinned for side-by-side comparison in the report view."</p>
+            <p class="hint">"The stage's primary metric over two parameters, the others at the baseline. Grey hatched cells are infeasible: hover for the reason. Click a cell for its breakdown by engine and its place on the roofline (a Kernel Tuner landscape's cells are measured values: no breakdown); it is pinned for side-by-side comparison in the report view."</p>
             <div class="row">
                 <label>"x " {select(x, "explore-x")}</label>
                 <label>"y " {select(y, "explore-y")}</label>
