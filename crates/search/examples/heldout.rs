@@ -55,12 +55,12 @@ fn main() {
         }
     }
     for name in ["rastrigin4", "ackley4", "rosenbrock4", "styblinski4"] {
-        let doc = synthetic(name);
+        let text = synthetic(name).to_string();
         // HELDOUT_DUMP=DIR writes each test function as a cache file, for `trace_auto`.
         if let Some(dir) = env("HELDOUT_DUMP") {
-            std::fs::write(format!("{dir}/{name}.json"), doc.to_string()).expect("write synthetic cache");
+            std::fs::write(format!("{dir}/{name}.json"), &text).expect("write synthetic cache");
         }
-        let cache = KernelTunerCache::parse(&doc.to_string()).expect("synthetic cache parses");
+        let cache = KernelTunerCache::parse(&text).expect("synthetic cache parses");
         lands.push((name.to_string(), cache));
     }
     if let Some(o) = &only {
