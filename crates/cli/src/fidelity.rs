@@ -1,6 +1,6 @@
 //! `tunelab fidelity --measurements FILE [--json] [--markdown [--svg FILE]]`: Tunelab's
 //! predictions next to measured values. Every row of the file is turned into a scenario and
-//! priced through its stage's own objective (crates/scenario/src/fidelity); rows the stages
+//! priced through its stage's own objective (crates/scenario/src/evidence/fidelity); rows the stages
 //! cannot express are listed with the reason. FILE is a `tunelab-measurements/1` JSON file
 //! (docs/measurements.md) or an msprof `op_summary_*.csv` (its rows go on `--device`).
 

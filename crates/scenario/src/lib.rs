@@ -6,40 +6,21 @@
 //! scenario plus its seed gives the same trials everywhere; everything the user supplies goes
 //! through `Scenario::from_json` or `url::decode`, which validate and never panic.
 
-pub mod autotune;
-pub mod blocks;
-pub mod calibrate;
-pub mod chips;
-pub mod bundled;
-pub mod cases;
-pub mod context;
-pub mod diagnosis;
-pub mod focus;
-pub mod graphcost;
-pub mod empirical;
-pub mod explore;
-pub mod fidelity;
-pub mod guards;
-pub mod impact;
-pub mod knowledge;
-pub mod metrics;
-pub mod report;
+// The crate is arranged by role (see each folder's module doc); dependencies point one way:
+// spec <- stages <- run <- analyses, evidence. The specification imports none of the others.
+pub mod analyses;
+pub mod evidence;
 pub mod run;
-pub mod queueing;
-pub mod scenario;
-pub mod scheduler;
-pub mod serving;
+pub mod spec;
 pub mod stages;
-pub mod templates;
-pub mod tileaxes;
-pub mod train_diagnosis;
-pub mod url;
-pub mod validate;
-/// The training stage lives in `stages::` like the others; re-exported so that
-/// `tunelab_scenario::training` paths keep working.
-pub use stages::training;
-/// The runtime stage lives in `stages::` too; re-exported for `tunelab_scenario::runtime` paths.
-pub use stages::runtime;
+
+// Paths from before the arrangement by role keep working for the app, the CLI and the tests.
+pub use analyses::{chips, diagnosis, explore, guards, impact, report, train_diagnosis};
+pub use evidence::{calibrate, cases, fidelity, knowledge};
+pub use spec::{autotune, bundled, metrics, scenario, templates, url, validate};
+pub use stages::training::empirical;
+pub use stages::{blocks, context, focus, graphcost, queueing, scheduler, serving, tileaxes};
+pub use stages::{runtime, training};
 
 pub use scenario::{Scenario, Stage, SCENARIO_VERSION};
 pub use bundled::{bundled_scenario, bundled_scenarios};

@@ -8,7 +8,15 @@
 //! `ttft_ms`, `tpot_ms`, `tokens_per_s`, `memory_gib`, `energy_j_per_token`, `rel_error`,
 //! `utilisation`, `step_time_ms`, `mfu`, `power_w`.
 
+pub mod blocks;
+pub mod context;
 pub mod deployment;
+pub mod focus;
+pub mod graphcost;
+pub mod queueing;
+pub mod scheduler;
+pub mod serving;
+pub mod tileaxes;
 pub mod landscape;
 pub mod operator;
 pub mod runtime;

@@ -29,6 +29,7 @@
 //! Gradient accumulation is derived, not searched: global batch = micro-batch x accumulation x dp,
 //! so every configuration trains the same tokens per step and step times compare fairly.
 
+pub mod empirical;
 mod memory;
 mod options;
 mod space;

@@ -38,7 +38,7 @@ use tunelab_sim::workload::{build_graph, GraphOp, GraphOptions, ParallelPlan, Wo
 use tunelab_sim::Op;
 
 /// The host-cost constants file.
-const HOST_JSON: &str = tunelab_sim::json_asset!("../../../../assets/constants/serving-host.json");
+const HOST_JSON: &str = tunelab_sim::json_asset!("../../../../../assets/constants/serving-host.json");
 
 #[derive(Deserialize)]
 struct Field {

@@ -85,15 +85,15 @@ const MAX_TEMPLATE_BYTES: usize = 64 * 1024;
 
 /// Source text of the bundled templates, in tie-break order (earlier wins a tie).
 const BUNDLED: &[(&str, &str)] = &[
-    ("llm-910b-cloud", tunelab_sim::json_asset!("../../../assets/templates/llm-910b-cloud.json")),
-    ("moe-910b-cloud", tunelab_sim::json_asset!("../../../assets/templates/moe-910b-cloud.json")),
-    ("multimodal-910b-cloud", tunelab_sim::json_asset!("../../../assets/templates/multimodal-910b-cloud.json")),
-    ("diffusion-910b-cloud", tunelab_sim::json_asset!("../../../assets/templates/diffusion-910b-cloud.json")),
-    ("llm-310p-edge", tunelab_sim::json_asset!("../../../assets/templates/llm-310p-edge.json")),
-    ("diffusion-310p-edge", tunelab_sim::json_asset!("../../../assets/templates/diffusion-310p-edge.json")),
-    ("llm-310b-device", tunelab_sim::json_asset!("../../../assets/templates/llm-310b-device.json")),
-    ("llm-910b-training", tunelab_sim::json_asset!("../../../assets/templates/llm-910b-training.json")),
-    ("generic", tunelab_sim::json_asset!("../../../assets/templates/generic.json")),
+    ("llm-910b-cloud", tunelab_sim::json_asset!("../../../../assets/templates/llm-910b-cloud.json")),
+    ("moe-910b-cloud", tunelab_sim::json_asset!("../../../../assets/templates/moe-910b-cloud.json")),
+    ("multimodal-910b-cloud", tunelab_sim::json_asset!("../../../../assets/templates/multimodal-910b-cloud.json")),
+    ("diffusion-910b-cloud", tunelab_sim::json_asset!("../../../../assets/templates/diffusion-910b-cloud.json")),
+    ("llm-310p-edge", tunelab_sim::json_asset!("../../../../assets/templates/llm-310p-edge.json")),
+    ("diffusion-310p-edge", tunelab_sim::json_asset!("../../../../assets/templates/diffusion-310p-edge.json")),
+    ("llm-310b-device", tunelab_sim::json_asset!("../../../../assets/templates/llm-310b-device.json")),
+    ("llm-910b-training", tunelab_sim::json_asset!("../../../../assets/templates/llm-910b-training.json")),
+    ("generic", tunelab_sim::json_asset!("../../../../assets/templates/generic.json")),
 ];
 
 /// Parses and checks a template file (an edited one too). The error names the problem.

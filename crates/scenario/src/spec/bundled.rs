@@ -1,0 +1,31 @@
+//! The bundled scenarios (assets/scenarios/*.json), compiled in so the browser needs no files.
+
+use crate::scenario::Scenario;
+
+/// (file stem, JSON text) of every bundled scenario, in the order the app lists them.
+pub const BUNDLED_SCENARIOS: &[(&str, &str)] = &[
+    ("llama2-7b-910B2-deployment", tunelab_sim::json_asset!("../../../../assets/scenarios/llama2-7b-910B2-deployment.json")),
+    ("qwen2.5-7b-910B2-operator", tunelab_sim::json_asset!("../../../../assets/scenarios/qwen2.5-7b-910B2-operator.json")),
+    ("operator-autotune-llama2-7b", tunelab_sim::json_asset!("../../../../assets/scenarios/operator-autotune-llama2-7b.json")),
+    ("llama2-7b-910B2-compare", tunelab_sim::json_asset!("../../../../assets/scenarios/llama2-7b-910B2-compare.json")),
+    ("llama2-7b-8x910B2-training", tunelab_sim::json_asset!("../../../../assets/scenarios/llama2-7b-8x910B2-training.json")),
+    ("deepseek-v2-lite-8x910B2-training", tunelab_sim::json_asset!("../../../../assets/scenarios/deepseek-v2-lite-8x910B2-training.json")),
+    ("qwen2.5-7b-910B2-runtime", tunelab_sim::json_asset!("../../../../assets/scenarios/qwen2.5-7b-910B2-runtime.json")),
+    ("mixtral-8x7b-910B2-deployment", tunelab_sim::json_asset!("../../../../assets/scenarios/mixtral-8x7b-910B2-deployment.json")),
+    ("sd15-unet-310P3-operator", tunelab_sim::json_asset!("../../../../assets/scenarios/sd15-unet-310P3-operator.json")),
+    ("llava-1.5-7b-910B2-deployment", tunelab_sim::json_asset!("../../../../assets/scenarios/llava-1.5-7b-910B2-deployment.json")),
+];
+
+/// Every bundled scenario, parsed: (id, scenario or the error that stops it loading).
+pub fn bundled_scenarios() -> Vec<(&'static str, Result<Scenario, String>)> {
+    BUNDLED_SCENARIOS.iter().map(|(id, text)| (*id, Scenario::from_json(text))).collect()
+}
+
+/// One bundled scenario by id.
+pub fn bundled_scenario(id: &str) -> Result<Scenario, String> {
+    let (_, text) = BUNDLED_SCENARIOS
+        .iter()
+        .find(|(n, _)| *n == id)
+        .ok_or_else(|| format!("unknown bundled scenario '{id}'; bundled: {}", BUNDLED_SCENARIOS.iter().map(|b| b.0).collect::<Vec<_>>().join(", ")))?;
+    Scenario::from_json(text)
+}

@@ -1,0 +1,12 @@
+//! The specification: what a user writes and shares. The versioned `Scenario`, its validation,
+//! the link codec, templates, the bundled scenarios, the auto-tune import format and the metric
+//! registry. Plain data and checks: nothing here prices a configuration, and nothing here
+//! imports the stages, the analyses or the evidence (they depend on it, never the reverse).
+
+pub mod autotune;
+pub mod bundled;
+pub mod metrics;
+pub mod scenario;
+pub mod templates;
+pub mod url;
+pub mod validate;
