@@ -5,9 +5,9 @@
 //! derived from the scenario seed by a fixed rule, so the same scenario gives the same trials,
 //! bit for bit, natively and in WebAssembly.
 
-use crate::blocks::Blockwise;
-use crate::focus::Focused;
-use crate::scenario::{Scenario, StrategySpec};
+use crate::stages::blocks::Blockwise;
+use crate::stages::focus::Focused;
+use crate::spec::scenario::{Scenario, StrategySpec};
 use crate::stages::{self, StageSetup};
 use tunelab_search::{pareto, Config, Metric, Objective, Outcome, Rng, Snapshot, Space, Strategy, Study, StudyOptions, Trial, TrialState};
 
@@ -187,7 +187,7 @@ impl Run {
         let mut seen = std::collections::HashSet::new();
         let mut repriced = Vec::new();
         for t in earlier {
-            if repriced.len() >= crate::knowledge::WARM_LIMIT {
+            if repriced.len() >= crate::evidence::knowledge::WARM_LIMIT {
                 break;
             }
             if self.setup.space.check(&t.config).is_err() || !seen.insert(t.config.clone()) {
@@ -364,13 +364,13 @@ impl Run {
     /// The engine breakdown and roofline of any configuration of the space, as
     /// `explore::point_detail` gives it, without building the stage again; a configuration a
     /// lane already tried keeps the outcome the study recorded (the same objective's answer).
-    pub fn detail(&mut self, c: &Config) -> Result<crate::explore::PointDetail, String> {
+    pub fn detail(&mut self, c: &Config) -> Result<crate::analyses::explore::PointDetail, String> {
         let known = self.lanes.iter().flat_map(|l| l.study.trials()).find(|t| t.config == *c).map(|t| match t.state {
             TrialState::Ok => Outcome::Ok(t.values.clone()),
             TrialState::Infeasible => Outcome::Infeasible(t.reason.clone().unwrap_or_default()),
             TrialState::Failed => Outcome::Failed(t.reason.clone().unwrap_or_default()),
         });
-        crate::explore::detail_of(&self.scenario, &mut self.setup, c, known)
+        crate::analyses::explore::detail_of(&self.scenario, &mut self.setup, c, known)
     }
 
     /// A fingerprint of every trial of every lane (configurations, states and the exact bits of
@@ -403,8 +403,8 @@ impl Run {
     }
 
     /// The report: before/after, measures taken, best configuration, exports.
-    pub fn report(&self) -> crate::report::Report {
-        crate::report::Report::from_run(self)
+    pub fn report(&self) -> crate::analyses::report::Report {
+        crate::analyses::report::Report::from_run(self)
     }
 }
 

@@ -9,8 +9,8 @@
 //! chips` runs the scenario first (`current_best`, as `tunelab run` does) and then the same
 //! `chip_row`s, so both show the same numbers for the same scenario and budget.
 
-use crate::context::{chip_label, title};
-use crate::scenario::{DeviceRef, Scenario};
+use crate::stages::context::{chip_label, title};
+use crate::spec::scenario::{DeviceRef, Scenario};
 use crate::Run;
 use serde::{Deserialize, Serialize};
 use tunelab_search::{Config, Trial, TrialState};
@@ -123,7 +123,7 @@ pub fn chip_row(s: &Scenario, chip: &str, budget: usize, port: Option<&Config>) 
         None => row.error = Some(format!("no feasible configuration in {} evaluations", row.evaluations)),
     }
     if let Some(c) = port {
-        row.ported = Some(crate::guards::check_compatibility(s, c, chip).and_then(|r| if r.compatible { Ok(r.metrics) } else { Err(r.problems.join("; ")) }));
+        row.ported = Some(crate::analyses::guards::check_compatibility(s, c, chip).and_then(|r| if r.compatible { Ok(r.metrics) } else { Err(r.problems.join("; ")) }));
     }
     row
 }
@@ -222,7 +222,7 @@ mod tests {
         // Determinism: the same row twice.
         assert_eq!(chip_row(&s, "910B4", 12, Some(&best)), *b4);
         // The ported configuration is priced by the stage objective on that chip.
-        let port = crate::guards::check_compatibility(&s, &best, "910B4").unwrap();
+        let port = crate::analyses::guards::check_compatibility(&s, &best, "910B4").unwrap();
         match &b4.ported {
             Some(Ok(m)) => assert_eq!(m, &port.metrics),
             Some(Err(e)) => assert!(!port.compatible, "{e}"),

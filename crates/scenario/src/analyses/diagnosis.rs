@@ -13,9 +13,9 @@
 //! Each carries a score, w_e x effect + w_c x (1 - cost) + w_r x (1 - risk), weights 0.5 / 0.3 /
 //! 0.2 by default (editable); cost and risk are stated priors per kind of change, not measured.
 
-use crate::explore::{breakdown, Breakdown};
-use crate::scenario::{Scenario, Stage};
-use crate::serving::OpCost;
+use crate::analyses::explore::{breakdown, Breakdown};
+use crate::spec::scenario::{Scenario, Stage};
+use crate::stages::serving::OpCost;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tunelab_search::{Config, Direction, Outcome, Value};
@@ -138,7 +138,7 @@ pub struct Diagnosis {
     pub score_rule: String,
     /// Training stage: its own diagnosis (pipeline bubble, exposed communication, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub training: Option<crate::train_diagnosis::TrainDiagnosis>,
+    pub training: Option<crate::analyses::train_diagnosis::TrainDiagnosis>,
     pub note: String,
 }
 
@@ -189,7 +189,7 @@ pub fn diagnose(s: &Scenario, config: Option<&Config>, weights: Weights) -> Resu
         .map(|v| st.metrics.iter().zip(v).map(|(m, x)| MetricValue { name: m.name.clone(), unit: m.unit.clone(), value: *x, higher_is_better: hib(m.direction) }).collect())
         .unwrap_or_default();
     let triples: Vec<(String, f64, String)> = metrics.iter().map(|m| (m.name.clone(), m.value, m.unit.clone())).collect();
-    let device = crate::context::resolve(s)?.1;
+    let device = crate::stages::context::resolve(s)?.1;
     let b: Option<Breakdown> = breakdown(s, &names, &config, &triples).ok();
     let (hot, bottlenecks, chain) = match &b {
         Some(b) => {
@@ -199,7 +199,7 @@ pub fn diagnose(s: &Scenario, config: Option<&Config>, weights: Weights) -> Resu
                 None if s.stage == Stage::Training => "the training step".into(),
                 None => "the workload".into(),
             };
-            let chain = causes(&b.ops, &label, b.phase == Some(crate::serving::Phase::Decode), &device, &shares);
+            let chain = causes(&b.ops, &label, b.phase == Some(crate::stages::serving::Phase::Decode), &device, &shares);
             (hot, shares, chain)
         }
         None => (Vec::new(), BTreeMap::new(), Vec::new()),
@@ -230,7 +230,7 @@ pub fn diagnose(s: &Scenario, config: Option<&Config>, weights: Weights) -> Resu
                             let (a, b) = (v0.get(k)?, v.get(k)?);
                             let r = (b - a) / a.abs().max(1e-300);
                             let good = if hib(m.direction) { r } else { -r };
-                            (good > 1e-3).then(|| (good, format!("{} {}{}%", crate::metrics::label(&m.name), if r > 0.0 { "+" } else { "" }, crate::metrics::fmt4(r * 100.0))))
+                            (good > 1e-3).then(|| (good, format!("{} {}{}%", crate::spec::metrics::label(&m.name), if r > 0.0 { "+" } else { "" }, crate::spec::metrics::fmt4(r * 100.0))))
                         }).collect();
                         gains.sort_by(|a, b| b.0.total_cmp(&a.0));
                         if !gains.is_empty() {
@@ -259,13 +259,13 @@ pub fn diagnose(s: &Scenario, config: Option<&Config>, weights: Weights) -> Resu
     worse.truncate(MAX_LISTED);
     blocked.truncate(MAX_LISTED);
     let training = if s.stage == Stage::Training && infeasible.is_none() {
-        crate::train_diagnosis::diagnose_training(s, &names, &config, weights).ok()
+        crate::analyses::train_diagnosis::diagnose_training(s, &names, &config, weights).ok()
     } else {
         None
     };
     let tiling = match s.stage {
         Stage::Operator => "this configuration's own tilings",
-        _ if crate::serving::tile_mode(s) == crate::serving::TileMode::Best => "tuned tilings",
+        _ if crate::stages::serving::tile_mode(s) == crate::stages::serving::TileMode::Best => "tuned tilings",
         _ => "default tilings",
     };
     Ok(Diagnosis {

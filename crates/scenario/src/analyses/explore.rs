@@ -5,8 +5,8 @@
 //! Why through the stage objective: the heat map shows exactly what the tuner would see,
 //! constraint violations ("does not fit L0A", "out of memory") included.
 
-use crate::scenario::{Scenario, Stage};
-use crate::serving::{cost, default_point, point_from_config, tile_mode, workload, Memo, OpCost, Phase, TileMode};
+use crate::spec::scenario::{Scenario, Stage};
+use crate::stages::serving::{cost, default_point, point_from_config, tile_mode, workload, Memo, OpCost, Phase, TileMode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tunelab_search::{Config, Outcome, Param, Value};
@@ -53,7 +53,7 @@ fn axis(p: &Param) -> Vec<Value> {
 /// (None: the stage's baseline).
 pub fn heatmap(s: &Scenario, x_param: &str, y_param: &str, base: Option<&Config>) -> Result<HeatMap, String> {
     let mut st = crate::stages::setup(s)?;
-    let find = |n: &str| st.space.index_of(n).ok_or_else(|| format!("explore: the {} stage has no parameter '{}' (it has {})", s.stage.name(), crate::scenario::clip(n), st.space.names().join(", ")));
+    let find = |n: &str| st.space.index_of(n).ok_or_else(|| format!("explore: the {} stage has no parameter '{}' (it has {})", s.stage.name(), crate::spec::scenario::clip(n), st.space.names().join(", ")));
     let (xi, yi) = (find(x_param)?, find(y_param)?);
     if xi == yi {
         return Err("explore: choose two different parameters".into());
@@ -162,11 +162,11 @@ pub fn dominant_phase(s: &Scenario, metrics: &[(String, f64, String)]) -> (Phase
     }
     // The serving simulation reports the prefill's share of device time directly.
     if let Some(share) = get("prefill_share") {
-        let pct = crate::metrics::fmt4(100.0 * share);
+        let pct = crate::spec::metrics::fmt4(100.0 * share);
         return if share > 0.5 {
             (Phase::Prefill, format!("prefills take {pct}% of the device time"))
         } else {
-            (Phase::Decode, format!("decode steps take {}% of the device time", crate::metrics::fmt4(100.0 - 100.0 * share)))
+            (Phase::Decode, format!("decode steps take {}% of the device time", crate::spec::metrics::fmt4(100.0 - 100.0 * share)))
         };
     }
     let out = s.workload.output_len.max(1) as f64;
@@ -175,9 +175,9 @@ pub fn dominant_phase(s: &Scenario, metrics: &[(String, f64, String)]) -> (Phase
             let dec = out * d;
             let share = |x: f64| 100.0 * x / (p + dec).max(1e-12);
             if p > dec {
-                (Phase::Prefill, format!("the prefill is {}% of a request's time ({} ms against {} decode steps x {} ms)", crate::metrics::fmt4(share(p)), crate::metrics::fmt4(p), out, crate::metrics::fmt4(d)))
+                (Phase::Prefill, format!("the prefill is {}% of a request's time ({} ms against {} decode steps x {} ms)", crate::spec::metrics::fmt4(share(p)), crate::spec::metrics::fmt4(p), out, crate::spec::metrics::fmt4(d)))
             } else {
-                (Phase::Decode, format!("decode is {}% of a request's time ({} steps x {} ms against a {} ms prefill)", crate::metrics::fmt4(share(dec)), out, crate::metrics::fmt4(d), crate::metrics::fmt4(p)))
+                (Phase::Decode, format!("decode is {}% of a request's time ({} steps x {} ms against a {} ms prefill)", crate::spec::metrics::fmt4(share(dec)), out, crate::spec::metrics::fmt4(d), crate::spec::metrics::fmt4(p)))
             }
         }
         _ => (Phase::Decode, "decode (the phase that generates every output token)".into()),
@@ -197,14 +197,14 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
     if s.stage == Stage::Landscape {
         return Err(LANDSCAPE_HAS_NO_OPS.into());
     }
-    let (model, device, _) = crate::context::resolve(s)?;
+    let (model, device, _) = crate::stages::context::resolve(s)?;
     let (inp, out) = (s.workload.input_len.max(1) as u64, s.workload.output_len.max(1) as u64);
     match s.stage {
         Stage::Training => {
             let gb = s.workload.global_batch.max(1) as u64;
-            let p = crate::training::decode(names, config, gb)?;
+            let p = crate::stages::training::decode(names, config, gb)?;
             let w = tunelab_sim::workload::Workload::TrainStep { micro_batch: p.micro_batch, seq_len: s.workload.seq_len.max(1) as u64 };
-            let opts = crate::training::graph_options(&p);
+            let opts = crate::stages::training::graph_options(&p);
             let (ops, mem) = cost(&model, &device, &w, &p.plan, &opts)?;
             let total_ms = ops.iter().map(|o| o.time_us).sum::<f64>() / 1e3;
             Ok(Breakdown { label: "one micro-batch training step's operators at default tilings".into(), ops, memory: Some(mem), phase: None, why: String::new(), total_ms, graph_launch_ms: None })
@@ -289,7 +289,7 @@ pub fn detail_of(s: &Scenario, st: &mut crate::stages::StageSetup, config: &Conf
         Ok(Outcome::Ok(v)) => (st.metrics.iter().zip(v).map(|(m, x)| (m.name.clone(), x, m.unit.clone())).collect(), None),
         Ok(Outcome::Infeasible(r) | Outcome::Failed(r)) => (Vec::new(), Some(r)),
     };
-    let device = crate::context::resolve(s)?.1;
+    let device = crate::stages::context::resolve(s)?.1;
     let d = &device.derived;
     let ridge = d.peak_tflops_fp16 * 1e12 / (d.hbm_gbs * 1e9).max(1.0);
     let mut detail = PointDetail {
@@ -353,9 +353,9 @@ fn fill(d: &mut PointDetail, ops: &[OpCost]) {
 pub fn parse_config(space: &tunelab_search::Space, base: &Config, text: &str) -> Result<Config, String> {
     let mut c = base.clone();
     for part in text.split([',', ';', '\n']).map(str::trim).filter(|p| !p.is_empty()) {
-        let (name, value) = part.split_once('=').ok_or_else(|| format!("'{}': expected name=value", crate::scenario::clip(part)))?;
+        let (name, value) = part.split_once('=').ok_or_else(|| format!("'{}': expected name=value", crate::spec::scenario::clip(part)))?;
         let (name, value) = (name.trim(), value.trim());
-        let i = space.index_of(name).ok_or_else(|| format!("'{}' is not a parameter of this stage (some: {})", crate::scenario::clip(name), space.names().iter().take(8).cloned().collect::<Vec<_>>().join(", ")))?;
+        let i = space.index_of(name).ok_or_else(|| format!("'{}' is not a parameter of this stage (some: {})", crate::spec::scenario::clip(name), space.names().iter().take(8).cloned().collect::<Vec<_>>().join(", ")))?;
         let p = &space.params()[i];
         let found = (0..p.levels().unwrap_or(0)).map(|l| p.level_value(l)).find(|v| v.to_string() == value || v.as_f64().zip(value.parse::<f64>().ok()).is_some_and(|(a, b)| a == b));
         let v = match found {
@@ -366,7 +366,7 @@ pub fn parse_config(space: &tunelab_search::Space, base: &Config, text: &str) ->
                     Err(_) => value.parse::<f64>().map(Value::Float).unwrap_or_else(|_| Value::Str(value.to_string())),
                 };
                 if !p.contains(&candidate) {
-                    return Err(format!("{name}={}: not a value of the space", crate::scenario::clip(value)));
+                    return Err(format!("{name}={}: not a value of the space", crate::spec::scenario::clip(value)));
                 }
                 candidate
             }

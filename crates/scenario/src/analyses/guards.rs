@@ -6,8 +6,8 @@
 //! expected relative error of the data types used (`Estimate::relative_error`, an RMS estimate
 //! from rounding units and reduction lengths), not real outputs; every report says so.
 
-use crate::scenario::{DeviceRef, Scenario};
-use crate::serving::{cost, default_point, graph_options, workload, Phase, ServingPoint};
+use crate::spec::scenario::{DeviceRef, Scenario};
+use crate::stages::serving::{cost, default_point, graph_options, workload, Phase, ServingPoint};
 use serde::{Deserialize, Serialize};
 use tunelab_search::{Config, Outcome};
 use tunelab_sim::tiling::Tiling;
@@ -60,7 +60,7 @@ pub const DEFAULT_PROTECTED: &[&str] = &["lm_head", "embed", "router"];
 
 /// Costs a quantised decode step with and without the protected layers kept in 16-bit.
 pub fn protect_layers(s: &Scenario, point: &ServingPoint, patterns: &[String]) -> Result<ProtectedReport, String> {
-    let (model, device, _) = crate::context::resolve(s)?;
+    let (model, device, _) = crate::stages::context::resolve(s)?;
     let (inp, out) = (s.workload.input_len.max(1) as u64, s.workload.output_len.max(1) as u64);
     let w = workload(Phase::Decode, point.batch.max(1), inp, out);
     let plan = point.plan();
@@ -69,7 +69,7 @@ pub fn protect_layers(s: &Scenario, point: &ServingPoint, patterns: &[String]) -
     cost(&model, &device, &w, &plan, &opts)?;
     let graph = build_graph(&model, &w, &plan, &opts)?;
     // Protected layers stay in the model's own 16-bit type (the native-precision rule).
-    let keep = if crate::context::native_precision(model.dtype, true) == tunelab_sim::Precision::Bf16 { DType::Bf16 } else { DType::Fp16 };
+    let keep = if crate::stages::context::native_precision(model.dtype, true) == tunelab_sim::Precision::Bf16 { DType::Bf16 } else { DType::Fp16 };
     let (mut t_q, mut t_p, mut e_q, mut e_p, mut names) = (0.0, 0.0, 0.0f64, 0.0f64, Vec::new());
     for o in &graph.ops {
         let eq = tunelab_sim::cost::estimate(&o.op, &Tiling::Default, &device).map_err(|e| format!("{}: {e}", o.name))?;
@@ -116,10 +116,10 @@ pub struct DeltaCheck {
 /// Compares the largest per-operator expected relative error of a decode step before and after a
 /// change against `constraints.max_rel_error` (no bound: passes, and says so).
 pub fn delta_check(s: &Scenario, before: &ServingPoint, after: &ServingPoint) -> Result<DeltaCheck, String> {
-    let (model, device, _) = crate::context::resolve(s)?;
+    let (model, device, _) = crate::stages::context::resolve(s)?;
     let (inp, out) = (s.workload.input_len.max(1) as u64, s.workload.output_len.max(1) as u64);
     let err = |p: &ServingPoint| -> Result<f64, String> {
-        let pc = crate::serving::cost_phase(&model, &device, Phase::Decode, p, inp, out)?;
+        let pc = crate::stages::serving::cost_phase(&model, &device, Phase::Decode, p, inp, out)?;
         Ok(pc.ops.iter().map(|o| o.estimate.relative_error).fold(0.0, f64::max))
     };
     let (b, a) = (err(before)?, err(after)?);
@@ -134,7 +134,7 @@ pub fn delta_check(s: &Scenario, before: &ServingPoint, after: &ServingPoint) ->
 
 /// The scenario's default serving point (convenience for the app's guard panel).
 pub fn scenario_point(s: &Scenario) -> Result<ServingPoint, String> {
-    let (model, _, _) = crate::context::resolve(s)?;
+    let (model, _, _) = crate::stages::context::resolve(s)?;
     Ok(default_point(s, &model))
 }
 
@@ -165,16 +165,16 @@ pub fn check_all(s: &Scenario, names: &[String], config: &Config, target: Option
     if s.stage == crate::Stage::Landscape {
         // The guards price a model on a chip; a landscape point's value is a measurement (of
         // some kernel on some GPU) or a function, so there is nothing for them to re-price.
-        notes.push(format!("the guards need a model on a chip; {}", crate::explore::LANDSCAPE_HAS_NO_OPS));
+        notes.push(format!("the guards need a model on a chip; {}", crate::analyses::explore::LANDSCAPE_HAS_NO_OPS));
         return Ok(GuardsReport { config: config.describe(names), compatibility: None, protected: None, delta: None, notes });
     }
     let compatibility = match target.filter(|t| !t.trim().is_empty()) {
         Some(t) => Some(check_compatibility(s, config, t.trim())?),
         None => None,
     };
-    let (model, _, _) = crate::context::resolve(s)?;
+    let (model, _, _) = crate::stages::context::resolve(s)?;
     let base = default_point(s, &model);
-    let point = crate::serving::point_from_config(names, config, base);
+    let point = crate::stages::serving::point_from_config(names, config, base);
     let (mut protected, mut delta) = (None, None);
     if model.llm.is_none() {
         notes.push("protected layers and the delta check need a language model's decode graph".into());

@@ -7,9 +7,9 @@
 //! weights inference latency 0.4, training memory 0.3, model size 0.3 by default (editable);
 //! measures a change does not touch count as zero.
 
-use crate::scenario::Scenario;
-use crate::serving::{cost_phase, default_point, Phase, ServingPoint};
-use crate::training::{decode, simulate, TrainingOptions};
+use crate::spec::scenario::Scenario;
+use crate::stages::serving::{cost_phase, default_point, Phase, ServingPoint};
+use crate::stages::training::{decode, simulate, TrainingOptions};
 use serde::{Deserialize, Serialize};
 use tunelab_search::{Config, Value};
 use tunelab_sim::memory::memory_per_chip;
@@ -73,7 +73,7 @@ const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// Evaluates a change against the scenario's defaults at every stage.
 pub fn analyse(s: &Scenario, change: &Change, weights: ImpactWeights) -> Result<ImpactReport, String> {
-    let (model, device, _) = crate::context::resolve(s)?;
+    let (model, device, _) = crate::stages::context::resolve(s)?;
     let before = default_point(s, &model);
     let mut after = before;
     if let Some(p) = &change.precision {
@@ -92,14 +92,14 @@ pub fn analyse(s: &Scenario, change: &Change, weights: ImpactWeights) -> Result<
     let size = |p: &ServingPoint| -> Result<f64, String> {
         let w = Workload::Decode { batch: 1, context_len: 1, output_len: 1 };
         let plan = ParallelPlan { tp: p.tp, ..ParallelPlan::default() };
-        let m = memory_per_chip(&model, &w, &plan, &crate::serving::graph_options(p), None)?;
+        let m = memory_per_chip(&model, &w, &plan, &crate::stages::serving::graph_options(p), None)?;
         Ok(m.weights as f64 * p.tp as f64 / GIB)
     };
     rows.push(row("deployment", "model size", "GiB", size(&before), size(&after)));
     // Training memory and step time at the training stage's baseline point with the change.
     let o = TrainingOptions::from_scenario(s)?;
     let train_row = |c: &Change| -> Result<(f64, f64), String> {
-        let names: Vec<String> = crate::training::PARAMS.iter().map(|x| x.to_string()).collect();
+        let names: Vec<String> = crate::stages::training::PARAMS.iter().map(|x| x.to_string()).collect();
         let precision = match c.precision.as_deref() {
             Some(p @ ("bf16" | "fp16" | "fp32")) => p.to_string(),
             _ => "bf16".to_string(),

@@ -7,7 +7,7 @@
 //! same report in the CLI and the browser, byte for byte.
 
 use crate::run::Run;
-use crate::scenario::{DeviceRef, ModelRef, Stage};
+use crate::spec::scenario::{DeviceRef, ModelRef, Stage};
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
@@ -400,14 +400,14 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
     }
     // npuMemSize: GB of NPU memory per chip for the KV cache = the engine's share of the chip
     // less the weights and activations per chip (MindIE's -1 lets it decide; we give the figure).
-    let npu_mem = crate::context::resolve(s).ok().and_then(|(m, d, _)| {
-        let p = crate::serving::point_from_config(&best.keys().cloned().collect::<Vec<_>>(), &tunelab_search::Config(best.values().cloned().collect()), crate::serving::default_point(s, &m));
-        let w = crate::serving::workload(crate::serving::Phase::Decode, p.batch, input as u64, s.workload.output_len.max(1) as u64);
+    let npu_mem = crate::stages::context::resolve(s).ok().and_then(|(m, d, _)| {
+        let p = crate::stages::serving::point_from_config(&best.keys().cloned().collect::<Vec<_>>(), &tunelab_search::Config(best.values().cloned().collect()), crate::stages::serving::default_point(s, &m));
+        let w = crate::stages::serving::workload(crate::stages::serving::Phase::Decode, p.batch, input as u64, s.workload.output_len.max(1) as u64);
         let plan = p.plan();
         let opts = tunelab_sim::workload::GraphOptions { precision: p.precision, ..Default::default() };
         let mem = tunelab_sim::memory::memory_per_chip(&m, &w, &plan, &opts, None).ok()?;
         let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-        let free = kv * crate::context::memory_gib(&d) - gib(mem.weights) - gib(mem.activations);
+        let free = kv * crate::stages::context::memory_gib(&d) - gib(mem.weights) - gib(mem.activations);
         Some(libm::floor(free).max(1.0) as i64)
     });
     let mindie = json!({

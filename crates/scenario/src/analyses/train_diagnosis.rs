@@ -6,9 +6,9 @@
 //! Search signals: what the trials say about the search (how much was infeasible and why,
 //! whether the best stopped improving), the "convergence" dimension of the diagnosis.
 
-use crate::diagnosis::{causes, hot_spots, HotSpot, Weights};
-use crate::scenario::Scenario;
-use crate::training::{decode, simulate, TrainPoint, TrainResult, TrainingOptions};
+use crate::analyses::diagnosis::{causes, hot_spots, HotSpot, Weights};
+use crate::spec::scenario::Scenario;
+use crate::stages::training::{decode, simulate, TrainPoint, TrainResult, TrainingOptions};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tunelab_search::{Config, Metric, Trial, TrialState};
@@ -43,15 +43,15 @@ pub struct TrainDiagnosis {
 
 /// Diagnoses `config` of the training space (parameter `names`) for scenario `s`.
 pub fn diagnose_training(s: &Scenario, names: &[String], config: &Config, weights: Weights) -> Result<TrainDiagnosis, String> {
-    let (model, device, _) = crate::context::resolve(s)?;
+    let (model, device, _) = crate::stages::context::resolve(s)?;
     let o = TrainingOptions::from_scenario(s)?;
     let (seq, gb) = (s.workload.seq_len.max(1) as u64, s.workload.global_batch.max(1) as u64);
     let mut p = decode(names, config, gb)?;
     o.apply(&mut p);
     let r = simulate(&model, &device, &p, seq, gb, o.chips)?;
     let w = Workload::TrainStep { micro_batch: p.micro_batch, seq_len: seq };
-    let opts = crate::training::graph_options(&p);
-    let (ops, _) = crate::serving::cost(&model, &device, &w, &p.plan, &opts)?;
+    let opts = crate::stages::training::graph_options(&p);
+    let (ops, _) = crate::stages::serving::cost(&model, &device, &w, &p.plan, &opts)?;
     let (hot, shares) = hot_spots(&ops);
     let mut chain = causes(&ops, "the training step", false, &device, &shares);
     if r.bubble_fraction >= 0.05 {

@@ -4,9 +4,9 @@
 //!
 //! Kept apart from `knowledge` so that the stored data stays plain serde with no engine inside.
 
-use crate::knowledge::{same_trials, Case, Fingerprint, Package};
+use crate::evidence::knowledge::{same_trials, Case, Fingerprint, Package};
 use crate::run::Run;
-use crate::scenario::Scenario;
+use crate::spec::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 
 /// The template family of a simulator model family (`llm`, `moe`, `diffusion`, `multimodal`).
@@ -24,11 +24,11 @@ pub fn family_name(f: tunelab_sim::ModelFamily) -> &'static str {
 /// The fingerprint of a scenario: model name, family and size, chip, stage.
 pub fn fingerprint_of(s: &Scenario) -> Result<Fingerprint, String> {
     // A landscape has no model or chip: it is known by its source (a cache, a toy function).
-    if s.stage == crate::scenario::Stage::Landscape {
+    if s.stage == crate::spec::scenario::Stage::Landscape {
         let label = crate::stages::landscape::source_label(s);
         return Ok(Fingerprint { model: label, family: "landscape".into(), params_b: 0.0, chip: String::new(), stage: s.stage.name().into() });
     }
-    let (model, device, _) = crate::context::resolve(s)?;
+    let (model, device, _) = crate::stages::context::resolve(s)?;
     Ok(Fingerprint {
         model: model.name.clone(),
         family: family_name(model.family).into(),

@@ -294,7 +294,7 @@ pub fn import_package(text: &str) -> Result<Package, String> {
         return Err(format!("package is malformed: {} numbers but {} exact encodings", floats.len(), exact.len()));
     }
     for (f, hex) in floats.into_iter().zip(&exact) {
-        let bits = u64::from_str_radix(hex, 16).map_err(|_| format!("package is malformed: '{}' is not a 16-digit hex float", crate::scenario::clip(hex)))?;
+        let bits = u64::from_str_radix(hex, 16).map_err(|_| format!("package is malformed: '{}' is not a 16-digit hex float", crate::spec::scenario::clip(hex)))?;
         let x = f64::from_bits(bits);
         let close = x.to_bits() == f.to_bits() || (x - *f).abs() <= 1e-12 * x.abs().max(f.abs());
         if !close {

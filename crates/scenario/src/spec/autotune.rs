@@ -16,7 +16,7 @@
 //! `input_shape` is [batch, sequence] (a leading -1 is a dynamic batch); `search_intensity` is a
 //! number in 0..=1 or "low" / "medium" / "high" (0.25 / 0.5 / 1).
 
-use crate::scenario::{clip, DeviceRef, ModelRef, Scenario, Stage, StrategySpec};
+use crate::spec::scenario::{clip, DeviceRef, ModelRef, Scenario, Stage, StrategySpec};
 use serde_json::Value as Json;
 
 /// True when the object looks like an auto-tune configuration rather than a scenario.

@@ -1,6 +1,6 @@
 //! The bundled scenarios (assets/scenarios/*.json), compiled in so the browser needs no files.
 
-use crate::scenario::Scenario;
+use crate::spec::scenario::Scenario;
 
 /// (file stem, JSON text) of every bundled scenario, in the order the app lists them.
 pub const BUNDLED_SCENARIOS: &[(&str, &str)] = &[

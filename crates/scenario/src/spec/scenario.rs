@@ -263,7 +263,7 @@ pub struct DeploymentOptions {
     pub tile_operators: bool,
     /// The request stream and the engine's scheduler (continuous batching; `mode: "static"`
     /// is the static-batch simple mode). Older scenarios without it get the defaults.
-    pub serving: crate::scheduler::ServingSpec,
+    pub serving: crate::stages::scheduler::ServingSpec,
 }
 
 impl Default for DeploymentOptions {
@@ -276,7 +276,7 @@ impl Default for DeploymentOptions {
             memory_strategies: Vec::new(),
             launch_modes: Vec::new(),
             tile_operators: true,
-            serving: crate::scheduler::ServingSpec::default(),
+            serving: crate::stages::scheduler::ServingSpec::default(),
         }
     }
 }
@@ -356,8 +356,8 @@ impl Scenario {
         if !v.is_object() {
             return Err("a scenario must be a JSON object".into());
         }
-        let s = if crate::autotune::is_autotune_config(&v) {
-            crate::autotune::to_scenario(&v)?
+        let s = if crate::spec::autotune::is_autotune_config(&v) {
+            crate::spec::autotune::to_scenario(&v)?
         } else {
             if let Some(ver) = v.get("version") {
                 match ver.as_u64() {
@@ -366,7 +366,7 @@ impl Scenario {
                     None => return Err(format!("field 'version': expected a positive integer, got {ver}")),
                 }
             }
-            crate::validate::deserialize_blaming(&v)?
+            crate::spec::validate::deserialize_blaming(&v)?
         };
         s.validate()?;
         Ok(s)

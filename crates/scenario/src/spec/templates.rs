@@ -5,7 +5,7 @@
 //! JSON the user sees. The bundled ones are compiled in (`json_asset!`, without layout whitespace) because WebAssembly
 //! has no filesystem; `parse_template` accepts an edited copy with the same checks.
 
-use crate::scenario::{ObjectiveSpec, Scenario, Stage, StrategySpec};
+use crate::spec::scenario::{ObjectiveSpec, Scenario, Stage, StrategySpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -286,7 +286,7 @@ pub fn apply_template(t: &Template, s: &mut Scenario, device_memory_gib: Option<
                 cur.insert(k.clone(), x.clone());
             }
         }
-        let serving = <crate::scheduler::ServingSpec as serde::Deserialize>::deserialize(&cur).map_err(|e| format!("template '{}': options.serving: {e}", t.name))?;
+        let serving = <crate::stages::scheduler::ServingSpec as serde::Deserialize>::deserialize(&cur).map_err(|e| format!("template '{}': options.serving: {e}", t.name))?;
         serving.validate().map_err(|e| format!("template '{}': {e}", t.name))?;
         s.deployment.serving = serving;
     }
@@ -333,8 +333,8 @@ pub fn chip_for(t: &Template, s: &Scenario) -> Option<String> {
         return None;
     }
     let current = match &s.device {
-        crate::scenario::DeviceRef::Name(n) => n.to_ascii_lowercase(),
-        crate::scenario::DeviceRef::Inline(_) => return None,
+        crate::spec::scenario::DeviceRef::Name(n) => n.to_ascii_lowercase(),
+        crate::spec::scenario::DeviceRef::Inline(_) => return None,
     };
     if t.devices.iter().any(|p| current.starts_with(&p.to_ascii_lowercase())) {
         return None;
@@ -350,11 +350,11 @@ pub fn chip_for(t: &Template, s: &Scenario) -> Option<String> {
 pub fn preview(t: &Template, s: &Scenario) -> Result<(Scenario, Vec<String>), String> {
     let mut next = s.clone();
     if let Some(chip) = chip_for(t, s) {
-        next.device = crate::scenario::DeviceRef::Name(chip);
+        next.device = crate::spec::scenario::DeviceRef::Name(chip);
     }
     let mem = match &next.device {
-        crate::scenario::DeviceRef::Name(n) => tunelab_sim::bundled_device(n).ok().map(|d| crate::context::memory_gib(&d)),
-        crate::scenario::DeviceRef::Inline(_) => None,
+        crate::spec::scenario::DeviceRef::Name(n) => tunelab_sim::bundled_device(n).ok().map(|d| crate::stages::context::memory_gib(&d)),
+        crate::spec::scenario::DeviceRef::Inline(_) => None,
     };
     apply_template(t, &mut next, mem)?;
     let a = serde_json::to_value(s).map_err(|e| e.to_string())?;

@@ -4,7 +4,7 @@
 //! inflater is told the largest output it may produce (a small "zip bomb" stops there), and every
 //! failure is an Err with a message, never a panic.
 
-use crate::scenario::Scenario;
+use crate::spec::scenario::Scenario;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 

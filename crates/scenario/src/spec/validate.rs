@@ -3,7 +3,7 @@
 //! Why separate from the type: the checks are long and change often; the type is the contract
 //! other modules read.
 
-use crate::scenario::{clip, Scenario, MAX_BUDGET, MAX_STRATEGIES};
+use crate::spec::scenario::{clip, Scenario, MAX_BUDGET, MAX_STRATEGIES};
 use serde_json::Value as Json;
 
 impl Scenario {
@@ -249,7 +249,7 @@ impl Scenario {
     /// The same bounds on a built scenario (the operator auto-tune format and scenarios made in
     /// code do not pass through `check_free_form_raw`).
     fn check_free_form(&self) -> Result<(), String> {
-        use crate::scenario::{DeviceRef, ModelRef};
+        use crate::spec::scenario::{DeviceRef, ModelRef};
         check_free_form_field("view", &self.view, MAX_VIEW_BYTES)?;
         self.training.validate()?;
         self.runtime.validate()?;

@@ -4,7 +4,7 @@
 //! Why here: the analysis code needs the model description and the device profile themselves
 //! (to cost single operators and read peaks), not only a stage objective.
 
-use crate::scenario::{DeviceRef, ModelRef, Scenario};
+use crate::spec::scenario::{DeviceRef, ModelRef, Scenario};
 use tunelab_sim::device::{bundled_device, Device};
 use tunelab_sim::model::{bundled_models, load_model, ModelDesc};
 
@@ -17,7 +17,7 @@ pub fn resolve(s: &Scenario) -> Result<(ModelDesc, Device, Vec<String>), String>
             let models = bundled_models();
             match models.iter().find(|(n, _)| *n == want) {
                 Some((_, t)) => t.to_string(),
-                None => return Err(format!("model: unknown bundled model '{}' (known: {})", crate::scenario::clip(id), models.iter().map(|m| m.0).collect::<Vec<_>>().join(", "))),
+                None => return Err(format!("model: unknown bundled model '{}' (known: {})", crate::spec::scenario::clip(id), models.iter().map(|m| m.0).collect::<Vec<_>>().join(", "))),
             }
         }
         ModelRef::Inline(j) => serde_json::to_string(j).map_err(|e| format!("model: {e}"))?,
@@ -50,7 +50,7 @@ pub fn model_label(s: &Scenario) -> String {
         ModelRef::Id(id) => Some(id.clone()),
         ModelRef::Inline(j) => from_json(j),
     };
-    crate::scenario::clip(&name.unwrap_or_else(|| "custom model".into()))
+    crate::spec::scenario::clip(&name.unwrap_or_else(|| "custom model".into()))
 }
 
 /// The chip's name: a bundled name, or an edited profile's `name` ("custom chip").
@@ -59,22 +59,22 @@ pub fn chip_label(s: &Scenario) -> String {
         DeviceRef::Name(n) => n.clone(),
         DeviceRef::Inline(j) => j.get("name").and_then(|v| v.as_str()).map(|n| format!("{n} (edited)")).unwrap_or_else(|| "custom chip".into()),
     };
-    crate::scenario::clip(&name)
+    crate::spec::scenario::clip(&name)
 }
 
 /// The goal's metric id and whether it is maximised: the top-priority objective, else the
 /// stage's primary metric (the first it reports).
 pub fn goal(s: &Scenario) -> (String, bool) {
-    use crate::scenario::Stage;
+    use crate::spec::scenario::Stage;
     // As `stages::goal_order`: the highest priority, the first written among equals.
-    let mut top: Option<&crate::scenario::ObjectiveSpec> = None;
+    let mut top: Option<&crate::spec::scenario::ObjectiveSpec> = None;
     for o in &s.objectives {
         if top.is_none_or(|t| o.priority > t.priority) {
             top = Some(o);
         }
     }
     if let Some(o) = top {
-        let registry = crate::metrics::info(&o.metric);
+        let registry = crate::spec::metrics::info(&o.metric);
         let max = match o.direction.as_deref() {
             Some(d) => d == "maximize",
             None => registry.higher_is_better,
@@ -89,7 +89,7 @@ pub fn goal(s: &Scenario) -> (String, bool) {
         Stage::Runtime => "energy_j_per_token",
         Stage::Landscape => crate::stages::landscape::goal_metric(s),
     };
-    (id.into(), crate::metrics::info(id).higher_is_better)
+    (id.into(), crate::spec::metrics::info(id).higher_is_better)
 }
 
 /// The scenario as one line: "Qwen2.5-7B on 910B4: deployment, maximise throughput per chip".
@@ -97,10 +97,10 @@ pub fn goal(s: &Scenario) -> (String, bool) {
 /// as it is now.
 pub fn title(s: &Scenario) -> String {
     let (g, max) = goal(s);
-    if s.stage == crate::scenario::Stage::Landscape {
-        return format!("{}: landscape stage, {} {}", crate::stages::landscape::source_label(s), if max { "maximise" } else { "minimise" }, crate::metrics::label(&g).to_lowercase());
+    if s.stage == crate::spec::scenario::Stage::Landscape {
+        return format!("{}: landscape stage, {} {}", crate::stages::landscape::source_label(s), if max { "maximise" } else { "minimise" }, crate::spec::metrics::label(&g).to_lowercase());
     }
-    format!("{} on {}: {} stage, {} {}", model_label(s), chip_label(s), s.stage.name(), if max { "maximise" } else { "minimise" }, crate::metrics::label(&g).to_lowercase())
+    format!("{} on {}: {} stage, {} {}", model_label(s), chip_label(s), s.stage.name(), if max { "maximise" } else { "minimise" }, crate::spec::metrics::label(&g).to_lowercase())
 }
 
 /// The one native-precision rule: the precision a model runs in when nothing is changed, from

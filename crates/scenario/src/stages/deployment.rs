@@ -4,7 +4,7 @@
 //! model; every distinct operator tiled by the device model. A mixture-of-experts model also gets
 //! `expert_parallel` ("off" first, then "on"): vLLM's `--enable-expert-parallel`, the routed
 //! experts spread whole over the TP ranks (ep = tp) with all-to-all dispatch and combine,
-//! attention still TP (`crate::serving::plan`). Dense models' spaces do not have it.
+//! attention still TP (`crate::stages::serving::plan`). Dense models' spaces do not have it.
 //!
 //! Two modes (`deployment.serving.mode`):
 //! - "scheduler" (default): the continuous-batching simulation of `crate::scheduler` serves the
@@ -24,10 +24,10 @@
 //! modelled: the dynamic pool's defragmentation pauses and graph capture time (one-offs).
 
 use super::StageSetup;
-use crate::graphcost::TileMode;
-use crate::scenario::{clip, Scenario};
-use crate::scheduler::price::{HostCosts, StepCost, StepPricer};
-use crate::scheduler::{requests, simulate, EngineConfig, KvPolicy, Request, ServingSpec, ServingStats, Slo};
+use crate::stages::graphcost::TileMode;
+use crate::spec::scenario::{clip, Scenario};
+use crate::stages::scheduler::price::{HostCosts, StepCost, StepPricer};
+use crate::stages::scheduler::{requests, simulate, EngineConfig, KvPolicy, Request, ServingSpec, ServingStats, Slo};
 use std::collections::HashMap;
 use tunelab_search::{Config, Metric, Objective, Outcome, Param, Space, Value};
 use tunelab_sim::device::Device;
@@ -101,7 +101,7 @@ fn is_moe(model: &ModelDesc) -> bool {
 
 /// Builds the deployment stage for a scenario.
 pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
-    let (model, device, mut notes) = crate::context::resolve(s)?;
+    let (model, device, mut notes) = crate::stages::context::resolve(s)?;
     let d = &s.deployment;
     let w = &s.workload;
     let spec = d.serving.clone();
@@ -109,7 +109,7 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     if w.batch == -1 {
         return Err("workload.batch: the deployment stage tunes the batch itself; give a starting batch, not -1".into());
     }
-    let base_precision = crate::context::precision_name(crate::context::native_precision(model.dtype, true));
+    let base_precision = crate::stages::context::precision_name(crate::stages::context::native_precision(model.dtype, true));
     let ints = |v: &[i64], d: &[i64]| if v.is_empty() { d.to_vec() } else { v.to_vec() };
     let strs = |v: &[String], d: &[&str]| if v.is_empty() { d.iter().map(|x| x.to_string()).collect() } else { v.to_vec() };
     let mut batches = ints(&d.batches, &[1, 2, 4, 8, 16, 32, 64, 128, 256]);
@@ -236,7 +236,7 @@ fn knobs(c: &Config) -> Result<Knobs, String> {
 
 impl Knobs {
     fn plan(&self) -> ParallelPlan {
-        crate::serving::plan(self.tp, self.expert_parallel)
+        crate::stages::serving::plan(self.tp, self.expert_parallel)
     }
 }
 
@@ -251,8 +251,8 @@ struct Served {
 impl DeploymentObjective {
     fn workloads(&self, batch: u64) -> (Workload, Workload) {
         (
-            crate::serving::workload(crate::serving::Phase::Prefill, batch, self.input, self.output),
-            crate::serving::workload(crate::serving::Phase::Decode, batch, self.input, self.output),
+            crate::stages::serving::workload(crate::stages::serving::Phase::Prefill, batch, self.input, self.output),
+            crate::stages::serving::workload(crate::stages::serving::Phase::Decode, batch, self.input, self.output),
         )
     }
 
@@ -316,7 +316,7 @@ impl DeploymentObjective {
         let d: StepCost = self.pricer(k).decode(k.batch, context_len, graph)?;
         let total_s = (p.time_us + out as f64 * d.time_us) * 1e-6;
         let (ttft, tpot) = (p.time_us * 1e-3, d.time_us * 1e-3);
-        let at = |x: f64| crate::scheduler::Pcts { mean: x, p50: x, p90: x, p99: x };
+        let at = |x: f64| crate::stages::scheduler::Pcts { mean: x, p50: x, p90: x, p99: x };
         let within = self.slo.ttft_ms.is_none_or(|l| ttft <= l) && self.slo.tpot_ms.is_none_or(|l| tpot <= l);
         let n = k.batch as usize;
         let stats = ServingStats {
@@ -490,7 +490,7 @@ impl Server {
 }
 
 fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
-    let (model, device, _) = crate::context::resolve(s)?;
+    let (model, device, _) = crate::stages::context::resolve(s)?;
     let spec = s.deployment.serving.clone();
     spec.validate()?;
     let extra = model.vision.as_ref().map_or(0, |v| v.image_tokens());

@@ -74,7 +74,7 @@ impl Memo {
             return r.clone();
         }
         let r = match mode {
-            TileMode::Best => crate::tileaxes::descend(op, device),
+            TileMode::Best => crate::stages::tileaxes::descend(op, device),
             TileMode::Default => estimate(op, &default_tiling(op, device), device)
                 .or_else(|_| estimate(op, &Tiling::Default, device))
                 .map_err(|e| e.reason),

@@ -22,7 +22,7 @@ pub mod operator;
 pub mod runtime;
 pub mod training;
 
-use crate::scenario::{clip, Scenario, Stage};
+use crate::spec::scenario::{clip, Scenario, Stage};
 use serde_json::Value as Json;
 use tunelab_search::{Config, Direction, Domain, Metric, Objective, Outcome, Param, Space, Value};
 
@@ -51,7 +51,7 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
 
 /// The stage with its parameter blocks (operator stage: one per operator, searched in sequence
 /// by `crate::blocks`; other stages: none).
-pub fn setup_with_blocks(s: &Scenario) -> Result<(StageSetup, Vec<crate::blocks::Block>), String> {
+pub fn setup_with_blocks(s: &Scenario) -> Result<(StageSetup, Vec<crate::stages::blocks::Block>), String> {
     let (raw, blocks) = match s.stage {
         Stage::Operator => operator::setup_blocks(s)?,
         _ => (stage_setup(s)?, Vec::new()),
@@ -64,7 +64,7 @@ pub fn stage_setup(s: &Scenario) -> Result<StageSetup, String> {
     match s.stage {
         Stage::Operator => operator::setup(s),
         Stage::Deployment => deployment::setup(s),
-        Stage::Training => crate::training::setup(s),
+        Stage::Training => crate::stages::training::setup(s),
         Stage::Runtime => runtime::setup(s),
         Stage::Landscape => landscape::setup(s),
     }

@@ -16,10 +16,10 @@
 //! tree) is a parameter, so a graph of one all-reduce is a stage of its own.
 
 use super::StageSetup;
-use crate::blocks::Block;
-use crate::graphcost::{op_bytes, GraphCost, Memo, TileMode};
-use crate::tileaxes::{search_axes, to_tiling, value_in};
-use crate::scenario::{clip, Scenario};
+use crate::stages::blocks::Block;
+use crate::stages::graphcost::{op_bytes, GraphCost, Memo, TileMode};
+use crate::stages::tileaxes::{search_axes, to_tiling, value_in};
+use crate::spec::scenario::{clip, Scenario};
 use std::collections::HashMap;
 use tunelab_search::{Config, Metric, Objective, Outcome, Param, Space, Value};
 use tunelab_sim::cost::dispatch::Timing;
@@ -105,7 +105,7 @@ pub fn setup_blocks(s: &Scenario) -> Result<(StageSetup, Vec<Block>), String> {
 /// Every operator of the workload priced exactly as the stage objective prices `config` (its
 /// tilings, fusions and INT8 switches), with the objective's metrics: the per-operator times
 /// sum, in the same order, to the objective's `model_time_ms`.
-pub fn priced_ops(s: &Scenario, config: &Config) -> Result<(Vec<crate::serving::OpCost>, f64), String> {
+pub fn priced_ops(s: &Scenario, config: &Config) -> Result<(Vec<crate::stages::serving::OpCost>, f64), String> {
     let (mut obj, space, ..) = build(s)?;
     space.check(config)?;
     let v = obj.variant_of(config);
@@ -121,14 +121,14 @@ pub fn priced_ops(s: &Scenario, config: &Config) -> Result<(Vec<crate::serving::
         let (name, class, op) = obj.variants[v].names[k].clone();
         let per_call = obj.timing.time_us(&obj.device, &op, e.time_us);
         // `repeat` here is the weighted count (decode steps x repeats), rounded for the engine view.
-        out.push(crate::serving::OpCost { name, class, repeat: libm::round(rep).max(1.0) as u64, op, time_us: per_call * rep, estimate: e });
+        out.push(crate::stages::serving::OpCost { name, class, repeat: libm::round(rep).max(1.0) as u64, op, time_us: per_call * rep, estimate: e });
     }
     Ok((out, obj.variants[v].memory_gib))
 }
 
 #[allow(clippy::type_complexity)]
 fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, Vec<usize>, usize, Vec<String>), String> {
-    let (model, device, notes) = crate::context::resolve(s)?;
+    let (model, device, notes) = crate::stages::context::resolve(s)?;
     let o = &s.operator;
     let timing = o.timing()?;
     let w = &s.workload;
@@ -145,17 +145,17 @@ fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, 
             continue;
         }
         if o.phase != "decode" {
-            cases.push(("prefill", b, share, crate::serving::workload(crate::serving::Phase::Prefill, b, input, output)));
+            cases.push(("prefill", b, share, crate::stages::serving::workload(crate::stages::serving::Phase::Prefill, b, input, output)));
         }
         if o.phase != "prefill" {
-            let w = crate::serving::workload(crate::serving::Phase::Decode, b, input, output);
+            let w = crate::stages::serving::workload(crate::stages::serving::Phase::Decode, b, input, output);
             cases.push(("decode", b, share * output.max(1) as f64, w));
         }
     }
     // Work items per pass: tokens for a language model, samples for a one-pass model.
     let per_seq = |_: u64| if one_pass { 1 } else if o.phase == "prefill" { input } else { output.max(1) };
     let tokens: f64 = batches.iter().map(|&b| b as f64 * per_seq(b) as f64).sum::<f64>() / batches.len() as f64;
-    let precision = crate::context::native_precision(model.dtype, false);
+    let precision = crate::stages::context::native_precision(model.dtype, false);
     let flash_opts: &[bool] = if o.fusion { &[true, false] } else { &[true] };
     let fuse_opts: &[bool] = if o.epilogue_fusion { &[true, false] } else { &[true] };
     let mut params: Vec<Param> = Vec::new();
@@ -252,7 +252,7 @@ fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, 
     Ok((objective, space, baseline, blocks, focus, focus_budget, notes))
 }
 
-fn new_group(label: String, op: Op, axes: Vec<tunelab_sim::tiling::Axis>, mixed: bool, o: &crate::scenario::OperatorOptions, device: &Device, params: &mut Vec<Param>) -> Group {
+fn new_group(label: String, op: Op, axes: Vec<tunelab_sim::tiling::Axis>, mixed: bool, o: &crate::spec::scenario::OperatorOptions, device: &Device, params: &mut Vec<Param>) -> Group {
     let def = default_tiling(&op, device);
     let mut g = Group { label, op, axes: Vec::new(), fixed: Vec::new(), int8: None, algo: None };
     for a in axes {

@@ -40,7 +40,7 @@ pub fn bundled_trace(name: &str) -> Result<Vec<f64>, String> {
         "steady" => Ok(vec![0.6; 24]),
         other => Err(format!(
             "runtime.trace: unknown trace '{}' (known: {})",
-            crate::scenario::clip(other),
+            crate::spec::scenario::clip(other),
             TRACES.iter().map(|t| t.0).collect::<Vec<_>>().join(", ")
         )),
     }

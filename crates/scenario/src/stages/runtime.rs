@@ -13,8 +13,8 @@
 //! re-scored at the new load from a cache (no simulator call) and handed to `Study::warm_start`.
 
 use crate::stages::StageSetup;
-use crate::queueing::{bundled_trace, queue, QueueState};
-use crate::scenario::{Constraints, Scenario, Stage};
+use crate::stages::queueing::{bundled_trace, queue, QueueState};
+use crate::spec::scenario::{Constraints, Scenario, Stage};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -213,7 +213,7 @@ impl Env {
                 return Ok(Serving { q, ttft_ms: v.get(1).copied(), tpot_ms: tpot, energy: v.get(5).copied().unwrap_or(0.0), power_w: 0.0 });
             }
             let st = server.borrow_mut().at_rate(c, rate)?;
-            let pick = |p: &crate::scheduler::Pcts| if self.pct >= 0.95 { p.p99 } else if self.pct >= 0.7 { p.p90 } else { p.p50 };
+            let pick = |p: &crate::stages::scheduler::Pcts| if self.pct >= 0.95 { p.p99 } else if self.pct >= 0.7 { p.p90 } else { p.p50 };
             let tokens = (st.output_tokens_per_s * st.duration_s).max(1.0);
             let idle_s = st.duration_s * (1.0 - st.busy_fraction).max(0.0);
             let energy = chips * (st.energy_j + self.idle_w * idle_s) / tokens;
@@ -324,7 +324,7 @@ fn prepare(s: &Scenario) -> Result<Prepared, String> {
     }
     let dep = crate::stages::deployment::setup(&d)?;
     let server = if scheduled { Some(RefCell::new(crate::stages::deployment::Server::new(&d)?)) } else { None };
-    let (_, device, _) = crate::context::resolve(s)?;
+    let (_, device, _) = crate::stages::context::resolve(s)?;
     let cache = Cache { inner: dep.objective, names: dep.space.names().to_vec(), metrics: dep.metrics, seen: HashMap::new(), evaluations: 0 };
     let env = Env {
         cache: Rc::new(RefCell::new(cache)),

@@ -116,12 +116,12 @@ pub fn graph_options(p: &ServingPoint) -> GraphOptions {
     GraphOptions { precision: p.precision, flash_attention: p.flash_attention, fuse_epilogues: p.fuse_epilogues, ..GraphOptions::default() }
 }
 
-pub use crate::graphcost::{Memo, TileMode};
+pub use crate::stages::graphcost::{Memo, TileMode};
 
 /// How operators are tiled for a scenario: tuned (the deployment stage's coordinate descent) when
 /// its deployment or runtime stage tiles operators, else the device model's default tiling.
-pub fn tile_mode(s: &crate::scenario::Scenario) -> TileMode {
-    use crate::scenario::Stage;
+pub fn tile_mode(s: &crate::spec::scenario::Scenario) -> TileMode {
+    use crate::spec::scenario::Stage;
     if matches!(s.stage, Stage::Deployment | Stage::Runtime) && s.deployment.tile_operators {
         TileMode::Best
     } else {
@@ -196,8 +196,8 @@ fn flag(v: &Value, on: &str) -> Option<bool> {
 }
 
 /// The scenario's default serving point for a model: workload batch, model precision.
-pub fn default_point(s: &crate::scenario::Scenario, model: &ModelDesc) -> ServingPoint {
-    let precision = crate::context::native_precision(model.dtype, true);
+pub fn default_point(s: &crate::spec::scenario::Scenario, model: &ModelDesc) -> ServingPoint {
+    let precision = crate::stages::context::native_precision(model.dtype, true);
     let batch = if s.workload.batch > 0 { s.workload.batch as u64 } else { s.workload.dynamic_batches.first().copied().unwrap_or(1).max(1) as u64 };
     ServingPoint { batch, precision, ..ServingPoint::default() }
 }

@@ -38,7 +38,7 @@ pub use memory::memory_gib;
 pub use options::{TrainingOptions, MAX_TRAIN_LEVELS};
 pub use space::{check_domains, decode, graph_options, space_params, space_params_for, PARAMS};
 
-use crate::scenario::Scenario;
+use crate::spec::scenario::Scenario;
 use crate::stages::StageSetup;
 use memory::GIB;
 use space::integral_ranges;
@@ -300,18 +300,18 @@ impl Objective for TrainingObjective {
 
 /// Learning-rate and batch advice for the scenario's model, sequence length and global batch:
 /// a labelled published empirical fit (`crate::empirical`), not a simulation.
-pub fn advice(s: &Scenario) -> Result<crate::empirical::HparamAdvice, String> {
+pub fn advice(s: &Scenario) -> Result<crate::stages::training::empirical::HparamAdvice, String> {
     let o = TrainingOptions::from_scenario(s)?;
-    let (model, _, _) = crate::context::resolve(s)?;
+    let (model, _, _) = crate::stages::context::resolve(s)?;
     let llm = model.llm.as_ref().ok_or("learning-rate advice needs a transformer description")?;
     let (seq_len, global_batch) = (s.workload.seq_len.max(1) as u64, s.workload.global_batch.max(1) as u64);
-    crate::empirical::advise(llm.layers, llm.hidden, model.params().total as f64, seq_len, global_batch, o.train_tokens)
+    crate::stages::training::empirical::advise(llm.layers, llm.hidden, model.params().total as f64, seq_len, global_batch, o.train_tokens)
 }
 
 /// Builds the training stage for a scenario.
 pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let o = TrainingOptions::from_scenario(s)?;
-    let (model, device, mut notes) = crate::context::resolve(s)?;
+    let (model, device, mut notes) = crate::stages::context::resolve(s)?;
     if model.llm.is_none() {
         return Err(format!("'{}' is an operator graph: the training stage needs a transformer description", model.name));
     }

@@ -16,7 +16,7 @@
 
 pub mod msprof;
 
-use crate::fidelity::{evaluate, median, FidelityReport, MeasurementSet};
+use crate::evidence::fidelity::{evaluate, median, FidelityReport, MeasurementSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
@@ -269,8 +269,8 @@ impl Calibrator {
         if params.is_empty() {
             return Err(format!("the {device} profile declares no fittable parameters (fields with numeric 'min' and 'max' bounds)"));
         }
-        if opts.budget > crate::scenario::MAX_BUDGET || opts.loo_budget > crate::scenario::MAX_BUDGET {
-            return Err(format!("budget: at most {} evaluations per fit", crate::scenario::MAX_BUDGET));
+        if opts.budget > crate::spec::scenario::MAX_BUDGET || opts.loo_budget > crate::spec::scenario::MAX_BUDGET {
+            return Err(format!("budget: at most {} evaluations per fit", crate::spec::scenario::MAX_BUDGET));
         }
         let chips = chips_for(set, device, opts.family);
         if !set.rows.iter().any(|r| chips.iter().any(|c| c.eq_ignore_ascii_case(&r.chip))) {
@@ -499,11 +499,11 @@ impl Calibration {
         let mut s = format!("Calibrating {} on '{}' ({}), strategy {}, {} evaluations\n\n", self.device, self.measurements, self.digest, self.strategy, self.evaluations);
         s += &format!("{:<28} {:>12} {:>12} {:>24}\n", "parameter", "before", "after", "bounds");
         for p in &self.params {
-            s += &format!("{:<28} {:>12} {:>12} {:>24}\n", p.name, crate::fidelity::num(p.before), crate::fidelity::num(p.after), format!("[{}, {}]", crate::fidelity::num(p.min), crate::fidelity::num(p.max)));
+            s += &format!("{:<28} {:>12} {:>12} {:>24}\n", p.name, crate::evidence::fidelity::num(p.before), crate::evidence::fidelity::num(p.after), format!("[{}, {}]", crate::evidence::fidelity::num(p.min), crate::evidence::fidelity::num(p.max)));
         }
         s += &format!("\n{:<50} {:<22} {:>10} {:>9} {:>9} {:>9}\n", "case", "metric", "measured", "before", "after", "LOO");
         for r in &self.rows {
-            s += &format!("{:<50} {:<22} {:>10} {:>9} {:>9} {:>9}\n", cut(&r.case, 50), cut(&r.metric, 22), crate::fidelity::num(r.measured), pct(Some(r.error_before)), pct(r.error_after), pct(r.error_loo));
+            s += &format!("{:<50} {:<22} {:>10} {:>9} {:>9} {:>9}\n", cut(&r.case, 50), cut(&r.metric, 22), crate::evidence::fidelity::num(r.measured), pct(Some(r.error_before)), pct(r.error_after), pct(r.error_loo));
         }
         s += &format!(
             "\n{} rows, {} values: median |error| {} before, {} after, {} leave-one-out; residual (weighted mean |ln ratio|) {:.4} -> {:.4}\n",

@@ -13,7 +13,7 @@
 //! Task Duration is device time (from the first core's start to the last core's end); it does
 //! not include host launch, which the shared set's event-timed rows do.
 
-use crate::fidelity::{median, MeasurementSet, Measured, Row, SCHEMA};
+use crate::evidence::fidelity::{median, MeasurementSet, Measured, Row, SCHEMA};
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
 
@@ -85,7 +85,7 @@ fn shapes(s: &str) -> Result<Vec<Vec<u64>>, String> {
             continue;
         }
         let dims: Result<Vec<u64>, _> = p.split(',').map(|d| d.trim().parse::<u64>()).collect();
-        out.push(dims.map_err(|_| format!("unreadable shape '{}'", crate::scenario::clip(p)))?);
+        out.push(dims.map_err(|_| format!("unreadable shape '{}'", crate::spec::scenario::clip(p)))?);
     }
     Ok(out)
 }
@@ -102,7 +102,7 @@ pub fn to_op(op_type: &str, in_shapes: &str, in_types: &str, out_shapes: &str) -
     }
     let sh = shapes(in_shapes)?;
     let types: Vec<&str> = in_types.split(';').collect();
-    let t0 = types.first().and_then(|t| dtype(t)).ok_or_else(|| format!("unsupported input data type '{}'", crate::scenario::clip(in_types)))?;
+    let t0 = types.first().and_then(|t| dtype(t)).ok_or_else(|| format!("unsupported input data type '{}'", crate::spec::scenario::clip(in_types)))?;
     let first = sh.first().cloned().unwrap_or_default();
     if first.is_empty() {
         return Err("no input shape".into());
@@ -158,7 +158,7 @@ pub fn to_op(op_type: &str, in_shapes: &str, in_types: &str, out_shapes: &str) -
         "ReduceSum" | "ReduceMax" | "ReduceMean" => vector("reduce"),
         "Cast" => vector("cast"),
         "TensorMove" | "Identity" | "ViewCopy" | "GatherV2" | "Gather" => vector("gather"),
-        other => Err(format!("OP Type '{}' has no Tunelab operator", crate::scenario::clip(other))),
+        other => Err(format!("OP Type '{}' has no Tunelab operator", crate::spec::scenario::clip(other))),
     }
 }
 
@@ -186,7 +186,7 @@ pub fn op_summary_to_set(text: &str, chip: &str, name: &str) -> Result<(Measurem
         let dur: f64 = match get(c_dur).parse() {
             Ok(d) if d > 0.0 && f64::is_finite(d) => d,
             _ => {
-                skipped.entry(format!("line {}", i + 1)).or_insert_with(|| format!("Task Duration '{}' is not a positive number", crate::scenario::clip(&get(c_dur))));
+                skipped.entry(format!("line {}", i + 1)).or_insert_with(|| format!("Task Duration '{}' is not a positive number", crate::spec::scenario::clip(&get(c_dur))));
                 continue;
             }
         };

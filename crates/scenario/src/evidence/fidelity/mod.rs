@@ -17,7 +17,7 @@ mod summary;
 pub use render::num;
 pub use summary::{median, summarise, GroupSummary, Summary};
 
-use crate::scenario::{clip, Scenario};
+use crate::spec::scenario::{clip, Scenario};
 use crate::stages;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
@@ -141,7 +141,7 @@ impl MeasurementSet {
 
     /// A short digest of the file text (FNV-1a, 64 bits, hex): names the data a fit used.
     pub fn digest_of(text: &str) -> String {
-        format!("fnv1a64:{:016x}", crate::knowledge::fnv1a64(text.as_bytes()))
+        format!("fnv1a64:{:016x}", crate::evidence::knowledge::fnv1a64(text.as_bytes()))
     }
 }
 
@@ -406,7 +406,7 @@ pub fn evaluate(set: &MeasurementSet, devices: &BTreeMap<String, Json>, only_chi
                                 error: (pred - meas) / meas,
                                 predicted_by: format!("{} stage, metric {want}", r.stage),
                                 weight: r.weight,
-                                group: format!("{}:{want}:{:016x}", r.chip, crate::knowledge::fnv1a64(group_model(r).to_string().as_bytes())),
+                                group: format!("{}:{want}:{:016x}", r.chip, crate::evidence::knowledge::fnv1a64(group_model(r).to_string().as_bytes())),
                             });
                         }
                         Ok(pred) => unexpressed.push(Unexpressed { id: case.label(), metric: m.metric.clone(), reason: format!("the prediction is not a positive number ({pred})") }),
@@ -441,9 +441,9 @@ fn group_model(r: &Row) -> Json {
 /// on `csv_chip`; the operators an op summary has that Tunelab cannot model come back as
 /// (operator, reason).
 pub fn load_any(text: &str, name: &str, csv_chip: &str) -> Result<(MeasurementSet, Vec<(String, String)>), String> {
-    if crate::calibrate::msprof::looks_like_op_summary(text) {
+    if crate::evidence::calibrate::msprof::looks_like_op_summary(text) {
         tunelab_sim::device::bundled_device(csv_chip)?;
-        return crate::calibrate::msprof::op_summary_to_set(text, csv_chip, name);
+        return crate::evidence::calibrate::msprof::op_summary_to_set(text, csv_chip, name);
     }
     if text.trim_start().starts_with('{') {
         return MeasurementSet::from_json(text).map(|s| (s, Vec::new()));

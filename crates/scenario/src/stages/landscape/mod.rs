@@ -14,7 +14,7 @@
 //! engine does no file or network I/O: the CLI reads the file, the browser fetches or is handed
 //! it, and both pass the bytes to `Landscape::build`, which parses them once.
 
-use crate::scenario::{clip, Scenario, Stage};
+use crate::spec::scenario::{clip, Scenario, Stage};
 use crate::stages::StageSetup;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;

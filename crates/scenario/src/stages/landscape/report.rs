@@ -2,7 +2,7 @@
 //! one-line label of a scenario's landscape source.
 
 use super::{capitalise, KernelTunerSource, Landscape, LandscapeSource};
-use crate::scenario::{clip, Scenario};
+use crate::spec::scenario::{clip, Scenario};
 use serde::Serialize;
 use tunelab_search::Value;
 

@@ -1,7 +1,7 @@
 //! A landscape drawn whole over two of its parameters: the surface the replay panel paints.
 
 use super::{Landscape, MAX_RESOLUTION};
-use crate::scenario::clip;
+use crate::spec::scenario::clip;
 use serde::Serialize;
 use tunelab_search::{Config, Space, Value};
 

@@ -26,7 +26,7 @@
 //! Face's own cache handling also pays, every decode step, the copy of the cache by `torch.cat`
 //! and the expansion of grouped K/V heads to every query head.
 
-use crate::graphcost::{Memo, TileMode};
+use crate::stages::graphcost::{Memo, TileMode};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
@@ -86,7 +86,7 @@ impl HostCosts {
         static ALL: OnceLock<Result<BTreeMap<String, HostCosts>, String>> = OnceLock::new();
         let all = ALL.get_or_init(|| engine_names(HOST_JSON).and_then(|names| names.iter().map(|n| Ok((n.clone(), Self::parse(HOST_JSON, n)?))).collect()));
         let all = all.as_ref().map_err(|e| e.clone())?;
-        all.get(engine).copied().ok_or_else(|| format!("deployment.serving.engine: unknown engine '{}' (known: {})", crate::scenario::clip(engine), all.keys().cloned().collect::<Vec<_>>().join(", ")))
+        all.get(engine).copied().ok_or_else(|| format!("deployment.serving.engine: unknown engine '{}' (known: {})", crate::spec::scenario::clip(engine), all.keys().cloned().collect::<Vec<_>>().join(", ")))
     }
 
     /// Parses one engine's block of a constants file, checking every value against its bound.

@@ -70,7 +70,7 @@ impl ServingSpec {
     pub fn validate(&self) -> Result<(), String> {
         let f = "deployment.serving";
         if !matches!(self.mode.as_str(), "scheduler" | "static") {
-            return Err(format!("{f}.mode: expected scheduler or static, got '{}'", crate::scenario::clip(&self.mode)));
+            return Err(format!("{f}.mode: expected scheduler or static, got '{}'", crate::spec::scenario::clip(&self.mode)));
         }
         match self.arrival.as_str() {
             "burst" => {}
@@ -92,7 +92,7 @@ impl ServingSpec {
                     return Err(format!("{f}.trace[{i}]: arrival times are non-negative seconds"));
                 }
             }
-            other => return Err(format!("{f}.arrival: expected closed, poisson, burst or trace, got '{}'", crate::scenario::clip(other))),
+            other => return Err(format!("{f}.arrival: expected closed, poisson, burst or trace, got '{}'", crate::spec::scenario::clip(other))),
         }
         if self.requests == 0 || self.requests > MAX_REQUESTS {
             return Err(format!("{f}.requests: {} must be in 1..={MAX_REQUESTS}", self.requests));
@@ -102,7 +102,7 @@ impl ServingSpec {
             "uniform" if (0.0..1.0).contains(&self.length_spread) => {}
             "lognormal" if self.length_spread.is_finite() && self.length_spread >= 0.0 && self.length_spread <= 4.0 => {}
             "uniform" | "lognormal" => return Err(format!("{f}.length_spread: {} is out of range (uniform: [0, 1), lognormal: [0, 4])", self.length_spread)),
-            other => return Err(format!("{f}.length_distribution: expected fixed, uniform or lognormal, got '{}'", crate::scenario::clip(other))),
+            other => return Err(format!("{f}.length_distribution: expected fixed, uniform or lognormal, got '{}'", crate::spec::scenario::clip(other))),
         }
         if self.block_size == 0 || self.block_size > 4096 {
             return Err(format!("{f}.block_size: {} must be in 1..=4096 tokens", self.block_size));
@@ -111,7 +111,7 @@ impl ServingSpec {
             return Err(format!("{f}.max_num_batched_tokens: {b} must be in 1..=1048576"));
         }
         if let Some(c) = self.chunked_prefill.iter().find(|c| *c != "on" && *c != "off") {
-            return Err(format!("{f}.chunked_prefill: expected on or off, got '{}'", crate::scenario::clip(c)));
+            return Err(format!("{f}.chunked_prefill: expected on or off, got '{}'", crate::spec::scenario::clip(c)));
         }
         self.host()?;
         Ok(())

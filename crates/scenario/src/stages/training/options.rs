@@ -2,7 +2,7 @@
 //! scenario-wide overlap switches and MoE routing imbalance), checked when the scenario is read.
 
 use super::TrainPoint;
-use crate::scenario::Scenario;
+use crate::spec::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 use tunelab_sim::workload::{training_constants, CpAlgo, MoeDispatcher, MAX_BATCH};
 
@@ -153,14 +153,14 @@ impl TrainingOptions {
         ];
         for (f, list, known) in strs {
             if let Some(v) = list.iter().find(|v| !known.contains(&v.as_str())) {
-                return Err(format!("training.{f}: unknown choice '{}' (known: {})", crate::scenario::clip(v), known.join(", ")));
+                return Err(format!("training.{f}: unknown choice '{}' (known: {})", crate::spec::scenario::clip(v), known.join(", ")));
             }
         }
         if !DISPATCHERS.contains(&self.moe_token_dispatcher.as_str()) {
-            return Err(format!("training.moe_token_dispatcher: unknown choice '{}' (known: {})", crate::scenario::clip(&self.moe_token_dispatcher), DISPATCHERS.join(", ")));
+            return Err(format!("training.moe_token_dispatcher: unknown choice '{}' (known: {})", crate::spec::scenario::clip(&self.moe_token_dispatcher), DISPATCHERS.join(", ")));
         }
         if !CP_ALGOS.contains(&self.context_parallel_algo.as_str()) {
-            return Err(format!("training.context_parallel_algo: unknown choice '{}' (known: {})", crate::scenario::clip(&self.context_parallel_algo), CP_ALGOS.join(", ")));
+            return Err(format!("training.context_parallel_algo: unknown choice '{}' (known: {})", crate::spec::scenario::clip(&self.context_parallel_algo), CP_ALGOS.join(", ")));
         }
         if let Some(x) = self.moe_imbalance {
             let k = &training_constants().moe_imbalance;

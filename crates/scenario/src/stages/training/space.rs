@@ -58,7 +58,7 @@ pub fn space_params_for(o: &TrainingOptions, model: Option<&ModelDesc>) -> Vec<P
 /// and no parameter has more than `MAX_TRAIN_LEVELS` levels. Errors name `space.<param>`.
 pub fn check_domains(params: &[Param]) -> Result<(), String> {
     for p in params {
-        let field = format!("space.{}", crate::scenario::clip(&p.name));
+        let field = format!("space.{}", crate::spec::scenario::clip(&p.name));
         let levels = p.levels().unwrap_or(usize::MAX);
         let too_many = || format!("{field}: {levels} levels is too many for the training stage (at most {MAX_TRAIN_LEVELS}); give a shorter range or a list of choices");
         let (lo, hi): (i64, i64) = match p.name.as_str() {
