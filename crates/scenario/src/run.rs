@@ -87,9 +87,9 @@ impl Progress {
 
 /// A tuning run over one scenario: the stage, its baseline, and a lane per strategy.
 pub struct Run {
-    scenario: Scenario,
-    setup: StageSetup,
-    lanes: Vec<Lane>,
+    pub(crate) scenario: Scenario,
+    pub(crate) setup: StageSetup,
+    pub(crate) lanes: Vec<Lane>,
     /// The baseline ("before") configuration's outcome.
     baseline: Outcome,
     /// Configurations transferred from similar cases, re-priced on this scenario (`warm_start`).
@@ -177,7 +177,7 @@ impl Run {
     /// (e.g. `KnowledgeBase::warm_trials` of similar cases). Each configuration is re-priced on
     /// this scenario with the stage objective (the function the study uses), so a value measured
     /// on another scenario never enters this study or its best (issue 13 #3); the earlier values
-    /// are ignored. At most `knowledge::WARM_LIMIT` configurations; they cost no budget. Refused
+    /// are ignored. At most `WARM_LIMIT` configurations; they cost no budget. Refused
     /// once a lane has evaluated anything, since the history must stay a prefix of warm trials.
     /// Returns how many trials each lane kept; `transferred()` lists them.
     pub fn warm_start(&mut self, earlier: &[Trial]) -> Result<usize, String> {
@@ -187,7 +187,7 @@ impl Run {
         let mut seen = std::collections::HashSet::new();
         let mut repriced = Vec::new();
         for t in earlier {
-            if repriced.len() >= crate::evidence::knowledge::WARM_LIMIT {
+            if repriced.len() >= WARM_LIMIT {
                 break;
             }
             if self.setup.space.check(&t.config).is_err() || !seen.insert(t.config.clone()) {
@@ -361,18 +361,6 @@ impl Run {
         }
     }
 
-    /// The engine breakdown and roofline of any configuration of the space, as
-    /// `explore::point_detail` gives it, without building the stage again; a configuration a
-    /// lane already tried keeps the outcome the study recorded (the same objective's answer).
-    pub fn detail(&mut self, c: &Config) -> Result<crate::analyses::explore::PointDetail, String> {
-        let known = self.lanes.iter().flat_map(|l| l.study.trials()).find(|t| t.config == *c).map(|t| match t.state {
-            TrialState::Ok => Outcome::Ok(t.values.clone()),
-            TrialState::Infeasible => Outcome::Infeasible(t.reason.clone().unwrap_or_default()),
-            TrialState::Failed => Outcome::Failed(t.reason.clone().unwrap_or_default()),
-        });
-        crate::analyses::explore::detail_of(&self.scenario, &mut self.setup, c, known)
-    }
-
     /// A fingerprint of every trial of every lane (configurations, states and the exact bits of
     /// every value), as 16 hex digits: equal digests mean bit-identical runs, so a browser test
     /// can compare its run with `tunelab run --json`'s `trace_digest`.
@@ -401,15 +389,12 @@ impl Run {
         }
         format!("{h:016x}")
     }
-
-    /// The report: before/after, measures taken, best configuration, exports.
-    pub fn report(&self) -> crate::analyses::report::Report {
-        crate::analyses::report::Report::from_run(self)
-    }
 }
 
-/// How `tunelab run --json` prints `best`: serde_json's number formatting (the app's DOM shows
-/// exactly this string, so browser tests can compare it with the CLI's).
-pub fn format_best(v: f64) -> String {
-    serde_json::to_string(&v).unwrap_or_else(|_| "null".into())
-}
+/// Most earlier configurations a warm start transfers (best cases' trials first), in the app and
+/// the CLI alike. Each is re-priced on the new scenario (one objective call), so the bound also
+/// bounds the work a warm start adds before the first step.
+pub const WARM_LIMIT: usize = 64;
+
+// One number format for `best` everywhere; it lives with the metric registry.
+pub use crate::spec::metrics::format_best;

@@ -9,7 +9,7 @@ use crate::spec::scenario::{Scenario, Stage};
 use crate::stages::serving::{cost, default_point, point_from_config, tile_mode, workload, Memo, OpCost, Phase, TileMode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use tunelab_search::{Config, Outcome, Param, Value};
+use tunelab_search::{Config, Outcome, Param, TrialState, Value};
 use tunelab_sim::estimate::ALL_BOUNDS;
 use tunelab_sim::memory::MemoryBreakdown;
 
@@ -375,4 +375,19 @@ pub fn parse_config(space: &tunelab_search::Space, base: &Config, text: &str) ->
     }
     space.check(&c)?;
     Ok(c)
+}
+
+impl crate::run::Run {
+    /// The engine breakdown and roofline of any configuration of the space, as
+    /// `explore::point_detail` gives it, without building the stage again; a configuration a
+    /// lane already tried keeps the outcome the study recorded (the same objective's answer).
+    pub fn detail(&mut self, c: &Config) -> Result<PointDetail, String> {
+        let known = self.lanes.iter().flat_map(|l| l.study.trials()).find(|t| t.config == *c).map(|t| match t.state {
+            TrialState::Ok => Outcome::Ok(t.values.clone()),
+            TrialState::Infeasible => Outcome::Infeasible(t.reason.clone().unwrap_or_default()),
+            TrialState::Failed => Outcome::Failed(t.reason.clone().unwrap_or_default()),
+        });
+        detail_of(&self.scenario, &mut self.setup, c, known)
+    }
+
 }

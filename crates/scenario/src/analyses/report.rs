@@ -443,3 +443,33 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
     }
     DeploymentExport { vllm_args: args, mindie_config: mindie, mindie_notes: notes }
 }
+
+impl crate::run::Run {
+    /// The report: before/after, measures taken, best configuration, exports.
+    pub fn report(&self) -> Report {
+        Report::from_run(self)
+    }
+}
+
+use crate::stages::landscape::LandscapeReport;
+
+impl LandscapeReport {
+    /// The report of a landscape run (None for another stage).
+    pub fn of(run: &Run) -> Option<LandscapeReport> {
+        let land = run.landscape()?;
+        let names = land.space().names();
+        let opt = land.optimum();
+        Some(LandscapeReport {
+            title: land.title(),
+            source: land.source().clone(),
+            optimum: opt.as_ref().map(|o| o.1),
+            optimum_config: opt.map(|(c, _)| names.iter().cloned().zip(c.0).collect()).unwrap_or_default(),
+            ratio_label: land.ratio_label().into(),
+            strategies: run.lanes().iter().map(|l| {
+                let b = l.study.best_value();
+                (l.spec.name.clone(), b, b.and_then(|v| land.ratio(v)))
+            }).collect(),
+        })
+    }
+}
+

@@ -20,10 +20,8 @@ pub const KB_FORMAT: &str = "tunelab-kb/1";
 pub const PACKAGE_FORMAT: &str = "tunelab-package/1";
 /// Largest package or store accepted (the browser's localStorage holds about 5 MB).
 pub const MAX_BYTES: usize = 8 * 1024 * 1024;
-/// Most earlier configurations a warm start transfers (best cases' trials first), in the app and
-/// the CLI alike. Each is re-priced on the new scenario (one objective call), so the bound also
-/// bounds the work a warm start adds before the first step.
-pub const WARM_LIMIT: usize = 64;
+/// Most earlier configurations a warm start transfers; the run owns the bound (`run::WARM_LIMIT`).
+pub use crate::run::WARM_LIMIT;
 
 /// What a case is about: similarity search compares these.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

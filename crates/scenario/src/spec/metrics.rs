@@ -127,6 +127,12 @@ pub fn is_better(higher_is_better: bool, before: f64, after: f64) -> Option<bool
     Some((after > before) == higher_is_better)
 }
 
+/// How `tunelab run --json` prints `best`: serde_json's number formatting (the app's DOM shows
+/// exactly this string, so browser tests can compare it with the CLI's).
+pub fn format_best(v: f64) -> String {
+    serde_json::to_string(&v).unwrap_or_else(|_| "null".into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

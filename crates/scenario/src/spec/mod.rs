@@ -6,6 +6,7 @@
 pub mod autotune;
 pub mod bundled;
 pub mod metrics;
+pub mod options;
 pub mod scenario;
 pub mod templates;
 pub mod url;

@@ -36,13 +36,13 @@ pub struct Scenario {
     /// Deployment-stage options.
     pub deployment: DeploymentOptions,
     /// Training-stage options (typed; missing fields take defaults, so old files keep working).
-    pub training: crate::stages::training::TrainingOptions,
+    pub training: crate::spec::options::training::TrainingOptions,
     /// Runtime-stage options (typed; see `stages::runtime::RuntimeOptions`).
-    pub runtime: crate::stages::runtime::RuntimeOptions,
+    pub runtime: crate::spec::options::runtime::RuntimeOptions,
     /// Landscape-stage source: a Kernel Tuner cache (bundled by name, or a dropped file by name
     /// and digest) or a toy function. Absent from other stages' JSON, so their links are as before.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub landscape: Option<crate::stages::landscape::LandscapeSource>,
+    pub landscape: Option<crate::spec::options::landscape::LandscapeSource>,
     /// Overrides of the stage's search space, by parameter name.
     pub space: BTreeMap<String, SpaceOverride>,
     /// Goals in priority order of `priority` (highest first); the first is the primary metric.
@@ -263,7 +263,7 @@ pub struct DeploymentOptions {
     pub tile_operators: bool,
     /// The request stream and the engine's scheduler (continuous batching; `mode: "static"`
     /// is the static-batch simple mode). Older scenarios without it get the defaults.
-    pub serving: crate::stages::scheduler::ServingSpec,
+    pub serving: crate::spec::options::serving::ServingSpec,
 }
 
 impl Default for DeploymentOptions {
@@ -276,7 +276,7 @@ impl Default for DeploymentOptions {
             memory_strategies: Vec::new(),
             launch_modes: Vec::new(),
             tile_operators: true,
-            serving: crate::stages::scheduler::ServingSpec::default(),
+            serving: crate::spec::options::serving::ServingSpec::default(),
         }
     }
 }

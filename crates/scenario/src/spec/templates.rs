@@ -286,7 +286,7 @@ pub fn apply_template(t: &Template, s: &mut Scenario, device_memory_gib: Option<
                 cur.insert(k.clone(), x.clone());
             }
         }
-        let serving = <crate::stages::scheduler::ServingSpec as serde::Deserialize>::deserialize(&cur).map_err(|e| format!("template '{}': options.serving: {e}", t.name))?;
+        let serving = <crate::spec::options::serving::ServingSpec as serde::Deserialize>::deserialize(&cur).map_err(|e| format!("template '{}': options.serving: {e}", t.name))?;
         serving.validate().map_err(|e| format!("template '{}': {e}", t.name))?;
         s.deployment.serving = serving;
     }
@@ -353,7 +353,7 @@ pub fn preview(t: &Template, s: &Scenario) -> Result<(Scenario, Vec<String>), St
         next.device = crate::spec::scenario::DeviceRef::Name(chip);
     }
     let mem = match &next.device {
-        crate::spec::scenario::DeviceRef::Name(n) => tunelab_sim::bundled_device(n).ok().map(|d| crate::stages::context::memory_gib(&d)),
+        crate::spec::scenario::DeviceRef::Name(n) => tunelab_sim::bundled_device(n).ok().map(|d| d.memory_bytes as f64 / (1024.0 * 1024.0 * 1024.0)),
         crate::spec::scenario::DeviceRef::Inline(_) => None,
     };
     apply_template(t, &mut next, mem)?;

@@ -10,7 +10,7 @@ impl Scenario {
     /// Checks values serde cannot: ranges, signs, names. Messages name the field.
     pub fn validate(&self) -> Result<(), String> {
         self.check_free_form()?;
-        crate::stages::landscape::validate(self)?;
+        crate::spec::options::landscape::validate(self)?;
         let w = &self.workload;
         // One limit per quantity, the simulator's own (a sequence the workload would refuse
         // must be refused here, not reported later as "no feasible configuration").

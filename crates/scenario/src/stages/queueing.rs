@@ -10,41 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The bundled trace names with a one-line description.
-pub const TRACES: &[(&str, &str)] = &[
-    ("diurnal_spike", "a day in 48 half-hour steps: night trough, daytime peak, and a 2-hour spike to 1.0 at 19:00"),
-    ("diurnal", "the same day without the spike"),
-    ("ramp", "load rising linearly from 20% to 100% of the peak over 24 steps"),
-    ("steady", "constant load at 60% of the peak over 24 steps"),
-];
-
-/// A load curve relative to its peak (values in (0, 1]); multiply by a peak rate in requests/s.
-pub fn bundled_trace(name: &str) -> Result<Vec<f64>, String> {
-    match name {
-        "diurnal_spike" | "diurnal" => {
-            let spike = name == "diurnal_spike";
-            Ok((0..48)
-                .map(|i| {
-                    let hour = i as f64 * 0.5;
-                    // Cosine day: trough at 04:00, crest at 16:00, between 0.2 and 0.7 of peak.
-                    let day = 0.45 - 0.25 * libm::cos((hour - 4.0) / 24.0 * 2.0 * core::f64::consts::PI);
-                    if spike && (19.0..21.0).contains(&hour) {
-                        1.0
-                    } else {
-                        day
-                    }
-                })
-                .collect())
-        }
-        "ramp" => Ok((0..24).map(|i| 0.2 + 0.8 * i as f64 / 23.0).collect()),
-        "steady" => Ok(vec![0.6; 24]),
-        other => Err(format!(
-            "runtime.trace: unknown trace '{}' (known: {})",
-            crate::spec::scenario::clip(other),
-            TRACES.iter().map(|t| t.0).collect::<Vec<_>>().join(", ")
-        )),
-    }
-}
+// The named load curves are specification data; re-exported for existing paths.
+pub use crate::spec::options::runtime::{bundled_trace, TRACES};
 
 /// What the queue does at one arrival rate.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

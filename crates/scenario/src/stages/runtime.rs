@@ -13,7 +13,7 @@
 //! re-scored at the new load from a cache (no simulator call) and handed to `Study::warm_start`.
 
 use crate::stages::StageSetup;
-use crate::stages::queueing::{bundled_trace, queue, QueueState};
+use crate::stages::queueing::{queue, QueueState};
 use crate::spec::scenario::{Constraints, Scenario, Stage};
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -21,79 +21,8 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use tunelab_search::{Config, Metric, Objective, Outcome, Rng, Space, Study, StudyOptions, Trial};
 
-/// The load curve: a bundled trace name, or relative loads in (0, 1].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(untagged)]
-pub enum TraceSpec {
-    Name(String),
-    Loads(Vec<f64>),
-}
-
-/// `scenario.runtime` options (all optional).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct RuntimeOptions {
-    /// A bundled trace name, or a list of relative loads in (0, 1].
-    pub trace: TraceSpec,
-    /// Requests per second at relative load 1.0 (None: see `spike_factor`).
-    pub peak_rps: Option<f64>,
-    /// Without `peak_rps`, the peak is this multiple of the first chosen configuration's capacity.
-    pub spike_factor: f64,
-    pub step_minutes: f64,
-    /// SLOs (default: the scenario's max_ttft_ms / max_tpot_ms, else 2000 ms and 100 ms).
-    pub slo_ttft_ms: Option<f64>,
-    pub slo_tpot_ms: Option<f64>,
-    /// The latency percentile the SLO is about (0.9: p90).
-    pub percentile: f64,
-    /// Utilisation a tuned configuration may reach at the load it is tuned for.
-    pub headroom: f64,
-    /// Evaluations per re-tune (default: a quarter of the budget, at least 8).
-    pub retune_budget: Option<usize>,
-    /// Re-tune for energy when utilisation falls under this (0: never scale down).
-    pub scale_down_below: f64,
-}
-
-impl RuntimeOptions {
-    /// The trace's name and relative loads; every option checked, naming the field.
-    pub fn validate(&self) -> Result<(String, Vec<f64>), String> {
-        let (trace_name, rel) = match &self.trace {
-            TraceSpec::Name(n) => (n.clone(), bundled_trace(n)?),
-            TraceSpec::Loads(v) => {
-                if v.is_empty() || v.len() > 1_000 || v.iter().any(|x| !(x.is_finite() && *x > 0.0 && *x <= 1.0)) {
-                    return Err("runtime.trace: a custom trace is 1..1000 relative loads in (0, 1]".into());
-                }
-                ("custom".into(), v.clone())
-            }
-        };
-        if !(self.percentile > 0.0 && self.percentile < 1.0) || !(self.headroom > 0.0 && self.headroom <= 1.0) {
-            return Err("runtime: percentile must be in (0, 1) and headroom in (0, 1]".into());
-        }
-        if self.peak_rps.is_some_and(|p| !(p.is_finite() && p > 0.0)) || !(self.spike_factor.is_finite() && self.spike_factor > 0.0) {
-            return Err("runtime: peak_rps and spike_factor must be positive".into());
-        }
-        if !(self.step_minutes.is_finite() && self.step_minutes > 0.0) || !(0.0..=1.0).contains(&self.scale_down_below) {
-            return Err("runtime: step_minutes must be positive and scale_down_below in [0, 1]".into());
-        }
-        Ok((trace_name, rel))
-    }
-}
-
-impl Default for RuntimeOptions {
-    fn default() -> Self {
-        RuntimeOptions {
-            trace: TraceSpec::Name("diurnal_spike".into()),
-            peak_rps: None,
-            spike_factor: 1.25,
-            step_minutes: 30.0,
-            slo_ttft_ms: None,
-            slo_tpot_ms: None,
-            percentile: 0.9,
-            headroom: 0.85,
-            retune_budget: None,
-            scale_down_below: 0.3,
-        }
-    }
-}
+// The options are specification data; re-exported for existing paths.
+pub use crate::spec::options::runtime::{RuntimeOptions, TraceSpec};
 
 /// One time step of the simulated service.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -31,11 +31,27 @@
 
 pub mod empirical;
 mod memory;
-mod options;
 mod space;
 
 pub use memory::memory_gib;
-pub use options::{TrainingOptions, MAX_TRAIN_LEVELS};
+// The options are specification data; re-exported for existing paths.
+pub use crate::spec::options::training::{TrainingOptions, MAX_TRAIN_LEVELS};
+
+impl TrainingOptions {
+    /// Sets the scenario-wide switches (overlap, MoE imbalance) on a decoded point.
+    pub fn apply(&self, p: &mut TrainPoint) {
+        p.train.overlap_grad_reduce = self.overlap_grad_reduce;
+        p.train.overlap_param_gather = self.overlap_param_gather;
+        if let Some(x) = self.moe_imbalance {
+            p.moe_imbalance = x;
+        }
+        p.train.moe_dispatcher = if self.moe_token_dispatcher == "allgather" { MoeDispatcher::AllGather } else { MoeDispatcher::AllToAll };
+        p.train.moe_grouped_gemm = self.moe_grouped_gemm;
+        p.train.grad_accum_fusion = self.gradient_accumulation_fusion;
+        p.train.cp_algo = if self.context_parallel_algo == "ulysses" { CpAlgo::Ulysses } else { CpAlgo::Ring };
+        p.train.moe_permutation_async_comm = self.moe_permutation_async_comm;
+    }
+}
 pub use space::{check_domains, decode, graph_options, space_params, space_params_for, PARAMS};
 
 use crate::spec::scenario::Scenario;
@@ -48,7 +64,7 @@ use tunelab_sim::device::Device;
 use tunelab_sim::model::ModelDesc;
 use tunelab_sim::op::Link;
 use tunelab_sim::tiling::Tiling;
-use tunelab_sim::workload::{build_graph, training_constants, ParallelPlan, TrainOptions, Workload};
+use tunelab_sim::workload::{build_graph, training_constants, CpAlgo, MoeDispatcher, ParallelPlan, TrainOptions, Workload};
 use tunelab_sim::{Op, Precision};
 
 /// Chips per server (Atlas 800T / 900 A2 nodes hold 8 NPUs on one HCCS mesh): groups larger

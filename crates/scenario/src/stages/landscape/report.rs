@@ -22,24 +22,6 @@ pub struct LandscapeReport {
 }
 
 impl LandscapeReport {
-    /// The report of a landscape run (None for another stage).
-    pub fn of(run: &crate::run::Run) -> Option<LandscapeReport> {
-        let land = run.landscape()?;
-        let names = land.space().names();
-        let opt = land.optimum();
-        Some(LandscapeReport {
-            title: land.title(),
-            source: land.source().clone(),
-            optimum: opt.as_ref().map(|o| o.1),
-            optimum_config: opt.map(|(c, _)| names.iter().cloned().zip(c.0).collect()).unwrap_or_default(),
-            ratio_label: land.ratio_label().into(),
-            strategies: run.lanes().iter().map(|l| {
-                let b = l.study.best_value();
-                (l.spec.name.clone(), b, b.and_then(|v| land.ratio(v)))
-            }).collect(),
-        })
-    }
-
     /// Model and device labels for the report's header: the source's name and where the data
     /// comes from (the cache's device, or "analytic").
     pub fn labels(&self, land: &Landscape) -> (String, String) {
@@ -58,7 +40,7 @@ impl LandscapeReport {
 
     /// Plain-text lines for the terminal report.
     pub fn to_text(&self) -> String {
-        let f = |x: Option<f64>| x.map(crate::run::format_best).unwrap_or_else(|| "-".into());
+        let f = |x: Option<f64>| x.map(crate::spec::metrics::format_best).unwrap_or_else(|| "-".into());
         let at: Vec<String> = self.optimum_config.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let mut out = format!("\nlandscape: {}\ntrue optimum {} at {}\n", self.title, f(self.optimum), at.join(", "));
         for (s, b, r) in &self.strategies {

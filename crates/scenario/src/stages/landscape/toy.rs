@@ -70,3 +70,14 @@ pub(super) fn axis(lo: f64, hi: f64, n: usize) -> Vec<f64> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_specification_names_every_toy_function() {
+        let names: Vec<&str> = TOY_FUNCTIONS.iter().map(|t| t.name).collect();
+        assert_eq!(names, crate::spec::options::landscape::TOY_FUNCTION_NAMES);
+    }
+}

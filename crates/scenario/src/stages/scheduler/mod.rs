@@ -25,15 +25,16 @@
 //! after the first; inter-token latency is the distribution, over generated tokens, of the step
 //! that produced them. Everything is deterministic given the seed (portable RNG, no clock).
 //!
-//! Files: `spec` (the scenario's `deployment.serving` and the requests drawn from it), `sim`
+//! Files: `requests` (the requests drawn from the scenario's `deployment.serving`, whose type is specification data in `spec::options::serving`), `sim`
 //! (the step loop), `price` (one step through the device model plus host work), `stats`
 //! (percentiles and the results).
 
 pub mod price;
 mod sim;
-mod spec;
+mod requests;
 mod stats;
 
 pub use sim::{simulate, EngineConfig, KvPolicy, Slo};
-pub use spec::{requests, Request, ServingSpec, MAX_REQUESTS};
+pub use crate::spec::options::serving::{ServingSpec, MAX_REQUESTS};
+pub use requests::{requests, Request};
 pub use stats::{pcts, Histogram, Pcts, ServingStats};

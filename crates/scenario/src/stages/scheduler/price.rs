@@ -38,7 +38,7 @@ use tunelab_sim::workload::{build_graph, GraphOp, GraphOptions, ParallelPlan, Wo
 use tunelab_sim::Op;
 
 /// The host-cost constants file.
-const HOST_JSON: &str = tunelab_sim::json_asset!("../../../../../assets/constants/serving-host.json");
+use crate::spec::options::serving::HOST_JSON;
 
 #[derive(Deserialize)]
 struct Field {
@@ -60,7 +60,7 @@ struct HostFile {
 }
 
 /// The engine a scenario names when it names none (today's framework-neutral numbers).
-pub const DEFAULT_ENGINE: &str = "generic";
+pub use crate::spec::options::serving::DEFAULT_ENGINE;
 
 /// Host-side costs of one serving engine (see the constants file for each value's source).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -118,15 +118,13 @@ impl HostCosts {
     }
 }
 
-/// The engines a constants file defines, in name order.
-pub fn engine_names(text: &str) -> Result<Vec<String>, String> {
-    let f: HostFile = serde_json::from_str(text).map_err(|e| format!("serving-host.json: {e}"))?;
-    Ok(f.engines.into_keys().collect())
-}
+pub use crate::spec::options::serving::{engine_names, engines};
 
-/// The bundled engines' names (what `deployment.serving.engine` accepts).
-pub fn engines() -> Vec<String> {
-    engine_names(HOST_JSON).unwrap_or_default()
+impl crate::spec::options::serving::ServingSpec {
+    /// The host costs of the named engine (an unknown name is an error naming the field).
+    pub fn host(&self) -> Result<HostCosts, String> {
+        HostCosts::bundled(&self.engine)
+    }
 }
 
 /// Device-side sums of a set of operators.

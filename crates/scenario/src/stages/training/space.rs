@@ -2,7 +2,7 @@
 //! sequence parallelism, precision), their domain checks after the scenario's overrides, and the
 //! decoding of a configuration into a `TrainPoint` with the graph options it is priced with.
 
-use super::options::{TrainingOptions, MAX_TRAIN_LEVELS, ON_OFF, PRECISIONS, RECOMPUTE, SHARDING};
+use crate::spec::options::training::{TrainingOptions, MAX_TRAIN_LEVELS, ON_OFF, PRECISIONS, RECOMPUTE, SHARDING};
 use super::TrainPoint;
 use tunelab_search::{Config, Domain, Param, Value};
 use tunelab_sim::model::ModelDesc;

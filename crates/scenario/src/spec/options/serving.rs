@@ -1,8 +1,28 @@
-//! `deployment.serving` (the request stream and scheduler settings a scenario states) and the
-//! requests drawn from it.
+//! `deployment.serving`: the request stream and scheduler settings a scenario states, and their
+//! validation. The scheduler (`stages::scheduler`) draws the requests and serves them.
 
 use serde::{Deserialize, Serialize};
-use tunelab_search::Rng;
+
+/// The serving engine a scenario gets when it names none (its host costs are the numbers
+/// scenarios had before the engine was a setting).
+pub const DEFAULT_ENGINE: &str = "generic";
+
+/// The framework layer's host costs per serving engine; the specification reads only the names.
+pub(crate) const HOST_JSON: &str = tunelab_sim::json_asset!("../../../../../assets/constants/serving-host.json");
+
+/// The engines a constants file defines, in name order.
+pub fn engine_names(text: &str) -> Result<Vec<String>, String> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("serving-host.json: {e}"))?;
+    let engines = v.get("engines").and_then(|e| e.as_object()).ok_or("serving-host.json: no 'engines' object")?;
+    let mut names: Vec<String> = engines.keys().cloned().collect();
+    names.sort();
+    Ok(names)
+}
+
+/// The bundled engines' names (what `deployment.serving.engine` accepts).
+pub fn engines() -> Vec<String> {
+    engine_names(HOST_JSON).unwrap_or_default()
+}
 
 /// Largest number of requests one simulation accepts.
 pub const MAX_REQUESTS: usize = 100_000;
@@ -55,7 +75,7 @@ impl Default for ServingSpec {
             block_size: 128,
             max_num_batched_tokens: Vec::new(),
             chunked_prefill: Vec::new(),
-            engine: super::price::DEFAULT_ENGINE.into(),
+            engine: DEFAULT_ENGINE.into(),
         }
     }
 }
@@ -113,59 +133,10 @@ impl ServingSpec {
         if let Some(c) = self.chunked_prefill.iter().find(|c| *c != "on" && *c != "off") {
             return Err(format!("{f}.chunked_prefill: expected on or off, got '{}'", crate::spec::scenario::clip(c)));
         }
-        self.host()?;
+        let engines = engines();
+        if !engines.iter().any(|e| *e == self.engine) {
+            return Err(format!("{f}.engine: unknown engine '{}' (known: {})", crate::spec::scenario::clip(&self.engine), engines.join(", ")));
+        }
         Ok(())
     }
-
-    /// The host costs of the named engine (an unknown name is an error naming the field).
-    pub fn host(&self) -> Result<super::price::HostCosts, String> {
-        super::price::HostCosts::bundled(&self.engine)
-    }
-}
-
-/// One simulated request: its arrival and lengths (the prompt includes a multimodal model's
-/// image tokens).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Request {
-    pub arrival_s: f64,
-    pub input: u64,
-    pub output: u64,
-}
-
-/// Draws the requests of a spec (closed-loop arrivals are set by the simulation; here 0).
-pub fn requests(spec: &ServingSpec, input_mean: u64, output_mean: u64, extra_prompt: u64, seed: u64) -> Vec<Request> {
-    let mut rng = Rng::seed_from_u64(seed ^ 0x5E7F_1A6B_0C2D_3E4F);
-    let n = if spec.arrival == "trace" { spec.trace.len() } else { spec.requests };
-    let mut t = 0.0;
-    let mut out = Vec::with_capacity(n);
-    let mut trace: Vec<f64> = spec.trace.clone();
-    trace.sort_by(|a, b| a.total_cmp(b));
-    for i in 0..n {
-        let arrival_s = match spec.arrival.as_str() {
-            "poisson" => {
-                let rate = spec.request_rate.unwrap_or(1.0);
-                t += -libm::log(1.0 - rng.unit()) / rate;
-                t
-            }
-            "trace" => trace[i],
-            _ => 0.0,
-        };
-        let input = draw(&mut rng, spec, input_mean) + extra_prompt;
-        let output = draw(&mut rng, spec, output_mean);
-        out.push(Request { arrival_s, input, output });
-    }
-    out
-}
-
-fn draw(rng: &mut Rng, spec: &ServingSpec, mean: u64) -> u64 {
-    let m = mean.max(1) as f64;
-    let x = match spec.length_distribution.as_str() {
-        "uniform" => m * rng.uniform(1.0 - spec.length_spread, 1.0 + spec.length_spread),
-        "lognormal" => {
-            let s2 = libm::log(1.0 + spec.length_spread * spec.length_spread);
-            m * libm::exp(libm::sqrt(s2) * rng.normal() - s2 / 2.0)
-        }
-        _ => m,
-    };
-    (libm::round(x) as u64).clamp(1, 1 << 22)
 }

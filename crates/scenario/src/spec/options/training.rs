@@ -1,10 +1,9 @@
 //! `scenario.training`: the stage's options (chips, the levels of each search axis, the
 //! scenario-wide overlap switches and MoE routing imbalance), checked when the scenario is read.
 
-use super::TrainPoint;
 use crate::spec::scenario::Scenario;
 use serde::{Deserialize, Serialize};
-use tunelab_sim::workload::{training_constants, CpAlgo, MoeDispatcher, MAX_BATCH};
+use tunelab_sim::workload::{training_constants, MAX_BATCH};
 
 /// Largest number of levels a training-space parameter may have (a list longer than this is a
 /// mistake, and walking it would stall the page).
@@ -69,7 +68,7 @@ fn is_ring(s: &str) -> bool {
 }
 
 /// The context-parallel algorithms (`training.context_parallel_algo`).
-pub(super) const CP_ALGOS: [&str; 2] = ["ring", "ulysses"];
+pub(crate) const CP_ALGOS: [&str; 2] = ["ring", "ulysses"];
 
 fn is_true(b: &bool) -> bool {
     *b
@@ -80,7 +79,7 @@ fn is_alltoall(s: &str) -> bool {
 }
 
 /// The MoE token dispatchers (`training.moe_token_dispatcher`).
-pub(super) const DISPATCHERS: [&str; 2] = ["alltoall", "allgather"];
+pub(crate) const DISPATCHERS: [&str; 2] = ["alltoall", "allgather"];
 
 impl Default for TrainingOptions {
     fn default() -> Self {
@@ -112,19 +111,6 @@ impl TrainingOptions {
     pub fn from_scenario(s: &Scenario) -> Result<TrainingOptions, String> {
         s.training.validate()?;
         Ok(s.training.clone())
-    }
-    /// Sets the scenario-wide switches (overlap, MoE imbalance) on a decoded point.
-    pub fn apply(&self, p: &mut TrainPoint) {
-        p.train.overlap_grad_reduce = self.overlap_grad_reduce;
-        p.train.overlap_param_gather = self.overlap_param_gather;
-        if let Some(x) = self.moe_imbalance {
-            p.moe_imbalance = x;
-        }
-        p.train.moe_dispatcher = if self.moe_token_dispatcher == "allgather" { MoeDispatcher::AllGather } else { MoeDispatcher::AllToAll };
-        p.train.moe_grouped_gemm = self.moe_grouped_gemm;
-        p.train.grad_accum_fusion = self.gradient_accumulation_fusion;
-        p.train.cp_algo = if self.context_parallel_algo == "ulysses" { CpAlgo::Ulysses } else { CpAlgo::Ring };
-        p.train.moe_permutation_async_comm = self.moe_permutation_async_comm;
     }
     /// Ranges and choices, naming the field.
     pub fn validate(&self) -> Result<(), String> {
@@ -172,7 +158,7 @@ impl TrainingOptions {
     }
 }
 
-pub(super) const RECOMPUTE: [&str; 3] = ["none", "selective", "full"];
-pub(super) const SHARDING: [&str; 6] = ["zero0", "none", "zero1", "zero2", "zero3", "distributed_optimizer"];
-pub(super) const PRECISIONS: [&str; 3] = ["bf16", "fp16", "fp32"];
-pub(super) const ON_OFF: [&str; 2] = ["off", "on"];
+pub(crate) const RECOMPUTE: [&str; 3] = ["none", "selective", "full"];
+pub(crate) const SHARDING: [&str; 6] = ["zero0", "none", "zero1", "zero2", "zero3", "distributed_optimizer"];
+pub(crate) const PRECISIONS: [&str; 3] = ["bf16", "fp16", "fp32"];
+pub(crate) const ON_OFF: [&str; 2] = ["off", "on"];
