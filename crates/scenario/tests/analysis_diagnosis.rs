@@ -80,12 +80,17 @@ fn guards_protect_layers_and_check_deltas() {
     let r = protect_layers(&s, &p, &pats).unwrap();
     assert!(r.protected_ops.iter().any(|n| n.contains("lm_head")));
     assert!(r.step_ms_protected >= r.step_ms_all_quantised);
+    // The delta check prices the baseline and the quantised configuration with the stage objective.
+    let st = tunelab_scenario::setup(&s).unwrap();
+    let mut q = st.baseline.clone();
+    let i = st.space.names().iter().position(|n| n == "precision").unwrap();
+    q.0[i] = tunelab_search::Value::Str("w8a16".into());
     s.constraints.max_rel_error = Some(1e-9);
-    let before = ServingPoint { batch: 8, ..ServingPoint::default() };
-    let d = delta_check(&s, &before, &p).unwrap();
+    let d = delta_check(&s, &q).unwrap();
     assert!(!d.pass && d.note.contains("no tensors"));
+    assert!(d.rel_error_after > d.rel_error_before, "int8 weights raise the expected error: {d:?}");
     s.constraints.max_rel_error = None;
-    assert!(delta_check(&s, &before, &p).unwrap().pass);
+    assert!(delta_check(&s, &q).unwrap().pass);
 }
 
 #[test]

@@ -113,16 +113,23 @@ pub struct DeltaCheck {
     pub note: String,
 }
 
-/// Compares the largest per-operator expected relative error of a decode step before and after a
-/// change against `constraints.max_rel_error` (no bound: passes, and says so).
-pub fn delta_check(s: &Scenario, before: &ServingPoint, after: &ServingPoint) -> Result<DeltaCheck, String> {
-    let (model, device, _) = crate::stages::context::resolve(s)?;
-    let (inp, out) = (s.workload.input_len.max(1) as u64, s.workload.output_len.max(1) as u64);
-    let err = |p: &ServingPoint| -> Result<f64, String> {
-        let pc = crate::stages::serving::cost_phase(&model, &device, Phase::Decode, p, inp, out)?;
-        Ok(pc.ops.iter().map(|o| o.estimate.relative_error).fold(0.0, f64::max))
+/// Compares the expected relative error (`rel_error`, the largest per-operator data-type
+/// estimate) of the stage baseline and of `config`, both priced by the stage objective, against
+/// `constraints.max_rel_error` (no bound: passes, and says so).
+pub fn delta_check(s: &Scenario, config: &Config) -> Result<DeltaCheck, String> {
+    // Priced without the scenario's limits: the check compares with the bound itself, and a
+    // limit would turn the very figure it reports into "infeasible".
+    let mut unbounded = s.clone();
+    unbounded.constraints = Default::default();
+    let mut setup = crate::stages::setup(&unbounded)?;
+    let i = setup.metrics.iter().position(|m| m.name == "rel_error").ok_or_else(|| format!("the {} stage reports no expected relative error", s.stage.name()))?;
+    let baseline = setup.baseline.clone();
+    let mut err = |c: &Config| match setup.objective.evaluate(c) {
+        Outcome::Ok(v) => Ok(v[i]),
+        Outcome::Infeasible(r) | Outcome::Failed(r) => Err(r),
     };
-    let (b, a) = (err(before)?, err(after)?);
+    let b = err(&baseline).map_err(|e| format!("the baseline: {e}"))?;
+    let a = err(config)?;
     let limit = s.constraints.max_rel_error;
     let pass = limit.is_none_or(|l| a <= l);
     let note = match limit {
@@ -130,6 +137,39 @@ pub fn delta_check(s: &Scenario, before: &ServingPoint, after: &ServingPoint) ->
         None => format!("expected relative error {a:.2e} after vs {b:.2e} before; no max_rel_error bound is set; a data-type estimate"),
     };
     Ok(DeltaCheck { rel_error_before: b, rel_error_after: a, delta: a - b, limit, pass, note })
+}
+
+/// Puts the protected-layers figures on the stage objective's scale: on the deployment stage the
+/// all-quantised figure is the objective's TPOT of the quantised configuration (what `tunelab
+/// eval` prints), and the protected one adds the device-time difference of the kept layers.
+/// Elsewhere they stay the decode step's operator time, and a note says so.
+fn anchor_on_objective(s: &Scenario, names: &[String], config: &Config, quantised: &ServingPoint, r: &mut ProtectedReport, notes: &mut Vec<String>) {
+    let op_note = "step times are the decode step's operator device time (no host or scheduler costs)";
+    if s.stage != crate::Stage::Deployment {
+        notes.push(format!("protected layers: {op_note}"));
+        return;
+    }
+    let priced = (|| -> Result<f64, String> {
+        let mut setup = crate::stages::setup(s)?;
+        let mut c = config.clone();
+        if let Some(i) = names.iter().position(|n| n == "precision") {
+            c.0[i] = tunelab_search::Value::Str(if quantised.precision == tunelab_sim::Precision::W8a8 { "w8a8" } else { "w8a16" }.to_string());
+        }
+        let t = setup.metrics.iter().position(|m| m.name == "tpot_ms").ok_or("the stage reports no tpot_ms")?;
+        match setup.objective.evaluate(&c) {
+            Outcome::Ok(v) => Ok(v[t]),
+            Outcome::Infeasible(e) | Outcome::Failed(e) => Err(e),
+        }
+    })();
+    match priced {
+        Ok(tpot) => {
+            let kept = r.step_ms_protected - r.step_ms_all_quantised;
+            r.step_ms_all_quantised = tpot;
+            r.step_ms_protected = tpot + kept;
+            r.note = format!("TPOT of the quantised configuration from the deployment stage, plus the device time the kept layers add; {}", r.note);
+        }
+        Err(e) => notes.push(format!("protected layers: {op_note} (the stage could not price the quantised configuration: {e})")),
+    }
 }
 
 /// The scenario's default serving point (convenience for the app's guard panel).
@@ -184,9 +224,12 @@ pub fn check_all(s: &Scenario, names: &[String], config: &Config, target: Option
             Ok(r) => protected = Some(r),
             Err(e) => notes.push(format!("protected layers: {e}")),
         }
-        match delta_check(s, &base, &point) {
+        match delta_check(s, config) {
             Ok(d) => delta = Some(d),
             Err(e) => notes.push(format!("delta check: {e}")),
+        }
+        if let Some(r) = protected.as_mut() {
+            anchor_on_objective(s, names, config, &quantised, r, &mut notes);
         }
     }
     Ok(GuardsReport { config: config.describe(names), compatibility, protected, delta, notes })

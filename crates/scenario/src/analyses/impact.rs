@@ -1,17 +1,19 @@
 //! The impact analyser: what one change does at every stage. A change made for deployment
 //! (quantised weights, a tensor-parallel degree) also changes the model's size; one made for
 //! training (recomputation, ZeRO) changes training memory and step time but not inference. Each
-//! figure is simulated before and after; a composite score weighs the relative improvements.
+//! figure is priced before and after by the stage objective that `tunelab eval` and the study use
+//! (the deployment stage for inference, the training stage for training), at that stage's
+//! baseline configuration; a composite score weighs the relative improvements.
 //!
 //! Composite = sum over measures of weight x relative improvement (positive is better), with
 //! weights inference latency 0.4, training memory 0.3, model size 0.3 by default (editable);
 //! measures a change does not touch count as zero.
 
-use crate::spec::scenario::Scenario;
-use crate::stages::serving::{cost_phase, default_point, Phase, ServingPoint};
-use crate::stages::training::{decode, simulate, TrainingOptions};
+use crate::spec::scenario::{Scenario, Stage};
+use crate::stages::serving::{default_point, ServingPoint};
+use crate::stages::StageSetup;
 use serde::{Deserialize, Serialize};
-use tunelab_search::{Config, Value};
+use tunelab_search::{Config, Outcome, Value};
 use tunelab_sim::memory::memory_per_chip;
 use tunelab_sim::workload::{ParallelPlan, Workload};
 use tunelab_sim::Precision;
@@ -71,58 +73,156 @@ pub struct ImpactReport {
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
-/// Evaluates a change against the scenario's defaults at every stage.
+/// The scenario as the given stage sees it: the same model, chip, workload and options; the
+/// space overrides, goals and limits only when the scenario is already that stage (they name its
+/// parameters and metrics; another stage prices with its defaults).
+fn stage_view(s: &Scenario, stage: Stage) -> Scenario {
+    let mut t = s.clone();
+    if s.stage != stage {
+        t.stage = stage;
+        t.space = Default::default();
+        t.objectives = Vec::new();
+        t.constraints = Default::default();
+    }
+    t
+}
+
+/// A stage objective with its baseline configuration: every figure of the analysis is priced by
+/// the same function `tunelab eval` and the study call.
+struct Priced {
+    setup: StageSetup,
+    names: Vec<String>,
+}
+
+impl Priced {
+    fn new(s: &Scenario, stage: Stage) -> Result<Priced, String> {
+        let setup = crate::stages::setup(&stage_view(s, stage))?;
+        let names = setup.space.names().to_vec();
+        Ok(Priced { setup, names })
+    }
+
+    /// The baseline with `edits` applied, by parameter name; an edit the stage has no
+    /// parameter for is an error that says so.
+    fn config(&self, edits: &[(&str, Value)]) -> Result<Config, String> {
+        let mut c = self.setup.baseline.clone();
+        for (name, v) in edits {
+            let i = self.names.iter().position(|n| n == name).ok_or_else(|| format!("'{name}' is not a parameter of this stage"))?;
+            c.0[i] = v.clone();
+        }
+        Ok(c)
+    }
+
+    /// The named metrics of `c`, from the stage objective.
+    fn metrics(&mut self, c: &Config, want: &[&str]) -> Result<Vec<f64>, String> {
+        match self.setup.objective.evaluate(c) {
+            Outcome::Ok(v) => want
+                .iter()
+                .map(|w| self.setup.metrics.iter().position(|m| m.name == *w).and_then(|i| v.get(i).copied()).ok_or_else(|| format!("the stage reports no {w}")))
+                .collect(),
+            Outcome::Infeasible(r) | Outcome::Failed(r) => Err(r),
+        }
+    }
+
+    fn value(&self, name: &str) -> Option<&Value> {
+        self.names.iter().position(|n| n == name).map(|i| &self.setup.baseline.0[i])
+    }
+}
+
+/// Evaluates a change against the scenario's baseline at every stage. Inference and training
+/// figures come from the deployment and training stage objectives at their baseline
+/// configurations (the scenario's own when it is that stage), so "before" is exactly what
+/// `tunelab eval` prints for the scenario.
 pub fn analyse(s: &Scenario, change: &Change, weights: ImpactWeights) -> Result<ImpactReport, String> {
-    let (model, device, _) = crate::stages::context::resolve(s)?;
-    let before = default_point(s, &model);
-    let mut after = before;
-    if let Some(p) = &change.precision {
-        after.precision = Precision::parse(p)?;
+    if s.stage == Stage::Landscape {
+        return Err("impact: a landscape has no model on a chip to change; load a model scenario".into());
     }
-    after.flash_attention = change.flash_attention.unwrap_or(after.flash_attention);
-    after.tp = change.tp.unwrap_or(after.tp).max(1);
-    after.batch = change.batch.unwrap_or(after.batch).max(1);
-    let (inp, out) = (s.workload.input_len.max(1) as u64, s.workload.output_len.max(1) as u64);
+    let (model, _, _) = crate::stages::context::resolve(s)?;
     let mut rows = Vec::new();
-    for (phase, measure) in [(Phase::Decode, "TPOT"), (Phase::Prefill, "TTFT")] {
-        let f = |p: &ServingPoint| cost_phase(&model, &device, phase, p, inp, out).map(|c| c.total_us / 1e3);
-        rows.push(row("inference", measure, "ms", f(&before), f(&after)));
+    // Inference: the deployment stage's TPOT and TTFT (as `tunelab eval` reports them).
+    let mut dep = Priced::new(s, Stage::Deployment);
+    let mut edits: Vec<(&str, Value)> = Vec::new();
+    if let Some(p) = &change.precision {
+        Precision::parse(p)?;
+        edits.push(("precision", Value::Str(p.clone())));
     }
-    // Model size: all weights at the deployment precision, summed over the tensor-parallel group.
+    if let Some(tp) = change.tp {
+        edits.push(("tp", Value::Int(tp.max(1) as i64)));
+    }
+    if let Some(b) = change.batch {
+        edits.push(("batch", Value::Int(b.max(1) as i64)));
+    }
+    let mut dep_note = None;
+    if let Some(fa) = change.flash_attention {
+        dep_note = Some(if fa { "the deployment stage always uses fused attention (FlashAttention); no change".to_string() } else { "the deployment stage always uses fused attention (FlashAttention); turning it off is an operator-stage knob".to_string() });
+    }
+    let (dep_before, dep_after) = match &mut dep {
+        Ok(d) => {
+            let before = d.setup.baseline.clone();
+            let after = d.config(&edits);
+            let b = d.metrics(&before, &["tpot_ms", "ttft_ms"]);
+            let a = after.and_then(|c| d.metrics(&c, &["tpot_ms", "ttft_ms"]));
+            (b, a)
+        }
+        Err(e) => (Err(e.clone()), Err(e.clone())),
+    };
+    for (i, measure) in ["TPOT", "TTFT"].iter().enumerate() {
+        let mut r = row("inference", measure, "ms", dep_before.clone().map(|v| v[i]), dep_after.clone().map(|v| v[i]));
+        if r.note.is_none() {
+            r.note = dep_note.clone();
+        }
+        rows.push(r);
+    }
+    // Model size: all weights at the deployment precision, summed over the tensor-parallel group
+    // (a property of the model and precision, not a timing).
+    let point_of = |edits: &[(&str, Value)]| -> ServingPoint {
+        let mut p = default_point(s, &model);
+        if let Ok(d) = &dep {
+            let names = d.names.clone();
+            if let Ok(c) = d.config(edits) {
+                p = crate::stages::serving::point_from_config(&names, &c, p);
+            }
+        }
+        p
+    };
     let size = |p: &ServingPoint| -> Result<f64, String> {
         let w = Workload::Decode { batch: 1, context_len: 1, output_len: 1 };
         let plan = ParallelPlan { tp: p.tp, ..ParallelPlan::default() };
         let m = memory_per_chip(&model, &w, &plan, &crate::stages::serving::graph_options(p), None)?;
         Ok(m.weights as f64 * p.tp as f64 / GIB)
     };
-    rows.push(row("deployment", "model size", "GiB", size(&before), size(&after)));
-    // Training memory and step time at the training stage's baseline point with the change.
-    let o = TrainingOptions::from_scenario(s)?;
-    let train_row = |c: &Change| -> Result<(f64, f64), String> {
-        let names: Vec<String> = crate::stages::training::PARAMS.iter().map(|x| x.to_string()).collect();
-        let precision = match c.precision.as_deref() {
-            Some(p @ ("bf16" | "fp16" | "fp32")) => p.to_string(),
-            _ => "bf16".to_string(),
-        };
-        let tp = c.tp.unwrap_or(1).max(1);
-        let dp = (o.chips / tp).max(1);
-        let cfg = Config(vec![
-            Value::Int(tp as i64), Value::Int(1), Value::Int(dp as i64), Value::Int(1),
-            Value::Str(c.recompute.clone().unwrap_or_else(|| "none".into())),
-            Value::Str(c.optimizer_sharding.clone().unwrap_or_else(|| "zero1".into())),
-            Value::Str("off".into()), Value::Str(precision),
-        ]);
-        let gb = s.workload.global_batch.max(1) as u64;
-        let p = decode(&names, &cfg, gb)?;
-        let r = simulate(&model, &device, &p, s.workload.seq_len.max(1) as u64, gb, o.chips)?;
-        Ok((r.memory_gib, r.step_time_ms))
-    };
+    rows.push(row("deployment", "model size", "GiB", size(&point_of(&[])), size(&point_of(&edits))));
+    // Training: the training stage's memory per chip and step time.
     if model.llm.is_some() {
-        let tb = train_row(&Change::default());
-        let ta = train_row(change);
         let quant = change.precision.as_deref().is_some_and(|p| p.starts_with('w'));
-        let mut r = row("training", "memory per chip", "GiB", tb.clone().map(|x| x.0), ta.clone().map(|x| x.0));
-        let mut t = row("training", "step time", "ms", tb.map(|x| x.1), ta.map(|x| x.1));
+        let (tb, ta) = match Priced::new(s, Stage::Training) {
+            Ok(mut t) => {
+                let mut edits: Vec<(&str, Value)> = Vec::new();
+                if let Some(p @ ("bf16" | "fp16" | "fp32")) = change.precision.as_deref() {
+                    edits.push(("precision", Value::Str(p.into())));
+                }
+                if let Some(r) = &change.recompute {
+                    edits.push(("recompute", Value::Str(r.clone())));
+                }
+                if let Some(o) = &change.optimizer_sharding {
+                    edits.push(("optimizer_sharding", Value::Str(o.clone())));
+                }
+                if let Some(tp) = change.tp {
+                    // Keep the job's chips: data parallelism gives way to tensor parallelism.
+                    let int = |n: &str| t.value(n).and_then(|v| v.as_f64()).unwrap_or(1.0) as u64;
+                    let chips = int("tp") * int("dp");
+                    let tp = tp.max(1);
+                    edits.push(("tp", Value::Int(tp as i64)));
+                    edits.push(("dp", Value::Int((chips / tp).max(1) as i64)));
+                }
+                let before = t.setup.baseline.clone();
+                let b = t.metrics(&before, &["memory_gib", "step_time_ms"]);
+                let a = t.config(&edits).and_then(|c| t.metrics(&c, &["memory_gib", "step_time_ms"]));
+                (b, a)
+            }
+            Err(e) => (Err(e.clone()), Err(e)),
+        };
+        let mut r = row("training", "memory per chip", "GiB", tb.clone().map(|x| x[0]), ta.clone().map(|x| x[0]));
+        let mut t = row("training", "step time", "ms", tb.map(|x| x[1]), ta.map(|x| x[1]));
         if quant {
             // Quantisation is applied after training: training is unaffected.
             for x in [&mut r, &mut t] {
