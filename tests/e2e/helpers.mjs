@@ -33,9 +33,10 @@ function instrument() {
   }).observe(document, { childList: true, subtree: true });
 }
 
-/** Opens `url` in a fresh context; returns the page and the uncaught errors it reports. */
-export async function open(browser, url) {
-  const context = await browser.newContext({ viewport: { width: 1360, height: 900 }, acceptDownloads: true });
+/** Opens `url` in a fresh context (1360x900 unless `viewport` says otherwise); returns the page
+ *  and the uncaught errors it reports. */
+export async function open(browser, url, viewport = { width: 1360, height: 900 }) {
+  const context = await browser.newContext({ viewport, acceptDownloads: true });
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
