@@ -55,7 +55,8 @@ export async function setInput(page, id, value) {
   await page.dispatchEvent(`[data-testid=${id}]`, 'change');
 }
 
-/** Presses Run and waits for `status` to read done; returns best and the long tasks seen. */
+/** Presses Run and waits for `status` to read done; returns best (exact, as `tunelab run --json`
+ *  prints it: the page shows it rounded) and the long tasks seen. */
 export async function runToDone(page) {
   await page.evaluate(() => { window.__longTasks = []; });
   await page.click('[data-testid=run]');
@@ -66,7 +67,7 @@ export async function runToDone(page) {
   const status = await text(page, 'status');
   if (status !== 'done') throw new Error(`the run did not finish: ${await text(page, 'error')}`);
   const longTasks = await page.evaluate(() => window.__longTasks.slice());
-  return { best: await text(page, 'best'), longTasks };
+  return { best: await page.getAttribute('[data-testid=best]', 'data-value'), longTasks };
 }
 
 export async function shot(page, name) {
