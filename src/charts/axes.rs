@@ -60,8 +60,18 @@ const AXIS: &[(&str, &str)] = &[("stroke", "currentColor"), ("stroke-width", "1"
 const GRID: &[(&str, &str)] = &[("stroke", "#888"), ("stroke-opacity", "0.25"), ("stroke-width", "1"), ("class", "tl-grid")];
 
 /// The title line above the plot area.
+///
+/// The title is cut (with "…") to the chart's own width: an SVG draws text past its edge, and a
+/// long title would run into the next chart of the grid. The full title stays in the chart's
+/// `<title>` (tooltip and screen readers), which `Svg::new` writes.
 pub fn title(svg: &mut Svg, f: &Frame, text: &str) {
-    svg.text(f.left, 17.0, text, &[("font-size", "13"), ("font-weight", "600"), ("class", "tl-chart-title")]);
+    svg.text(f.left, 17.0, &truncate(text, title_chars(f)), &[("font-size", "13"), ("font-weight", "600"), ("class", "tl-chart-title")]);
+}
+
+/// Characters of a 13 px semibold title that fit between the frame's left margin and its right
+/// edge (8 px per character: wider than the average glyph of system-ui at that size).
+pub fn title_chars(f: &Frame) -> usize {
+    ((f.width - f.left - 4.0) / 8.0).floor().max(8.0) as usize
 }
 
 /// Axes lines, grid, tick marks with labels, and the axis labels (which should carry units).
@@ -182,6 +192,19 @@ pub fn truncate(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_title_stays_inside_its_chart() {
+        let f = Frame { left: 150.0, ..Frame::new(640.0, 200.0) };
+        let long = "Engine time: one decode step at tuned tilings, graph launch, batch 64, context 1536 tokens, 2 chips";
+        let mut svg = Svg::new(f.width, f.height, "t", long, "");
+        title(&mut svg, &f, long);
+        let s = svg.finish();
+        let shown = s.split("tl-chart-title\">").nth(1).and_then(|x| x.split("</text>").next()).unwrap();
+        assert!(shown.ends_with('…') && shown.chars().count() == title_chars(&f), "{shown}");
+        assert!(150.0 + 8.0 * shown.chars().count() as f64 <= 640.0);
+        assert!(s.contains(long), "the full title stays in <title>");
+    }
 
     #[test]
     fn frame_ranges_never_invert() {

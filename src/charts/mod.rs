@@ -28,6 +28,7 @@ mod browser_tests;
 pub mod breakdown;
 pub mod convergence;
 pub mod heatmap;
+pub mod numbers;
 pub mod pareto;
 pub mod progress;
 pub mod roofline;

@@ -186,49 +186,7 @@ pub fn log_ticks(min: f64, max: f64) -> Vec<f64> {
     out
 }
 
-/// Short human-readable number: 3 significant digits, k/M/G suffixes for large values,
-/// scientific notation for tiny ones. Non-finite values read "n/a".
-pub fn format_num(v: f64) -> String {
-    if !v.is_finite() {
-        return "n/a".to_string();
-    }
-    if v == 0.0 {
-        return "0".to_string();
-    }
-    let a = v.abs();
-    let (scaled, suffix) = if a >= 1e12 {
-        return format!("{v:.2e}");
-    } else if a >= 1e9 {
-        (v / 1e9, "G")
-    } else if a >= 1e6 {
-        (v / 1e6, "M")
-    } else if a >= 1e4 {
-        (v / 1e3, "k")
-    } else if a < 1e-3 {
-        return format!("{v:.2e}");
-    } else {
-        (v, "")
-    };
-    format!("{}{suffix}", sig3(scaled))
-}
-
-/// Three significant digits without trailing zeros ("12.5", "0.125", "1250").
-fn sig3(v: f64) -> String {
-    let a = v.abs();
-    let decimals = if a >= 100.0 {
-        0
-    } else if a >= 10.0 {
-        1
-    } else if a >= 1.0 {
-        2
-    } else {
-        // 0.00x .. 0.999: keep three significant digits.
-        (2 - a.log10().floor() as i32).clamp(0, 6) as usize
-    };
-    let s = format!("{v:.decimals$}");
-    let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
-    if s == "-0" { "0".to_string() } else { s }
-}
+pub use super::numbers::format_num;
 
 #[cfg(test)]
 mod tests {
@@ -298,20 +256,5 @@ mod tests {
         assert_eq!(log_ticks(0.5, 3.0), vec![0.5, 1.0, 2.0]);
         assert!(log_ticks(1e-30, 1e30).len() <= 8);
         assert!(!log_ticks(-1.0, -2.0).is_empty());
-    }
-
-    #[test]
-    fn numbers_format_compactly() {
-        assert_eq!(format_num(0.0), "0");
-        assert_eq!(format_num(12.5), "12.5");
-        assert_eq!(format_num(1.0), "1");
-        assert_eq!(format_num(0.125), "0.125");
-        assert_eq!(format_num(1250.0), "1250");
-        assert_eq!(format_num(25_000.0), "25k");
-        assert_eq!(format_num(3_500_000.0), "3.5M");
-        assert_eq!(format_num(-2e9), "-2G");
-        assert_eq!(format_num(0.0001234), "1.23e-4");
-        assert_eq!(format_num(f64::NAN), "n/a");
-        assert_eq!(format_num(-0.0000), "0");
     }
 }

@@ -2,6 +2,7 @@
 //! progress and best value (the stable test hooks live here, always visible).
 
 use crate::browser;
+use crate::charts::numbers::readable;
 use crate::charts::ProgressBar;
 use crate::state::{Ctx, Status};
 use leptos::prelude::*;
@@ -99,7 +100,10 @@ pub fn Controls() -> impl IntoView {
             <ProgressBar done=evals budget=budget label="Tuning progress".to_string()/>
             <p class="best-line">
                 {move || ctx.view.with(|v| v.as_ref().map(|v| format!("Best {} ({}): ", v.metric, v.unit)).unwrap_or_else(|| "Best: ".into()))}
-                <strong data-testid="best">{move || ctx.view.with(|v| v.as_ref().and_then(|v| v.best.clone()).unwrap_or_default())}</strong>
+                // Shown rounded; data-value keeps the exact number `tunelab run --json` prints.
+                <strong data-testid="best" data-value=move || ctx.view.with(|v| v.as_ref().and_then(|v| v.best.clone()).unwrap_or_default())>
+                    {move || ctx.view.with(|v| v.as_ref().and_then(|v| v.best.as_deref().map(readable)).unwrap_or_default())}
+                </strong>
                 <span class="muted">{move || ctx.view.with(|v| v.as_ref().and_then(|v| v.best_strategy.clone()).map(|s| format!(" by {s}")).unwrap_or_default())}</span>
             </p>
         </section>

@@ -102,7 +102,9 @@ pub fn PointView(detail: RwSignal<Option<PointDetail>>, #[prop(optional, into)] 
     let breakdown = Signal::derive(move || {
         let d = d();
         BreakdownData {
-            title: format!("Engine time: {}", d.simulated),
+            // What was simulated is said in a line above the charts: as a chart title it ran
+            // into the next chart.
+            title: "Engine time".into(),
             engines: d.exposed_ms.keys().cloned().collect(),
             rows: vec![BreakdownRow { label: "exposed".into(), times: d.exposed_ms.values().copied().collect() }, BreakdownRow { label: "busy".into(), times: d.busy_ms.values().copied().collect() }],
             unit: "ms".into(),
@@ -138,6 +140,7 @@ pub fn PointView(detail: RwSignal<Option<PointDetail>>, #[prop(optional, into)] 
             <h3>{title}</h3>
             <button class="small" data-testid="point-svg" on:click=export>"Charts as SVG"</button>
             <p class="bad">{move || d().infeasible.map(|r| format!("Infeasible: {r}")).unwrap_or_default()}</p>
+            <p class="muted small" data-testid="point-simulated">{move || { let s = d().simulated; if s.is_empty() { s } else { format!("Simulated: {s}") } }}</p>
             <table><tbody>
                 {move || d().metrics.into_iter().map(|(n, v, u)| view! { <tr><td title=tunelab_scenario::metrics::meaning(&n)>{tunelab_scenario::metrics::label_unit(&n, &u)}</td><td class="num" data-value=tunelab_scenario::format_best(v)>{tunelab_scenario::metrics::fmt_metric(&n, v)}</td></tr> }).collect_view()}
             </tbody></table>

@@ -59,7 +59,7 @@ pub fn KnowledgePanel() -> impl IntoView {
             <h3>"Cases similar to this scenario"</h3>
             <ul data-testid="kb-similar">
                 {move || similar().unwrap_or_default().into_iter().map(|(score, title, best)| view! {
-                    <li>{format!("{title}: similarity {score:.2}, best {}", best.map(tunelab_scenario::format_best).unwrap_or_else(|| "—".into()))}</li>
+                    <li>{format!("{title}: similarity {score:.2}, best {}", best.map(crate::charts::numbers::fmt4).unwrap_or_else(|| "—".into()))}</li>
                 }).collect_view()}
             </ul>
             <h3>"All cases"</h3>

@@ -10,6 +10,7 @@
 //! same one (`landscape::Landscape::build`). The page parses a cache once (`Loaded`); workers get
 //! its bytes in a binary message and parse their own copy.
 
+use crate::charts::numbers::{fmt4, fmt_unit};
 use crate::charts::surface::{SurfaceChart, SurfaceData, SurfaceSeries};
 use crate::state::{Ctx, Status};
 use leptos::prelude::*;
@@ -353,7 +354,7 @@ fn OptimumLine() -> impl IntoView {
         let (cfg, v) = land.optimum()?;
         let unit = land.metric().unit;
         let names = land.space().names();
-        let mut out = format!("True optimum: {} {unit} at {}.", tunelab_scenario::format_best(v), cfg.describe(names));
+        let mut out = format!("True optimum: {} at {}.", fmt_unit(v, &unit), cfg.describe(names));
         ctx.view.with(|rv| {
             if let Some(rv) = rv {
                 let parts: Vec<String> = rv
@@ -361,7 +362,7 @@ fn OptimumLine() -> impl IntoView {
                     .iter()
                     .filter_map(|l| {
                         let b: f64 = l.best.as_ref()?.parse().ok()?;
-                        Some(format!("{} {}", l.strategy, land.ratio(b).map(|r| format!("{r:.3}")).unwrap_or_else(|| "n/a".into())))
+                        Some(format!("{} {}", l.strategy, land.ratio(b).map(fmt4).unwrap_or_else(|| "n/a".into())))
                     })
                     .collect();
                 if !parts.is_empty() {
@@ -425,7 +426,7 @@ pub fn surface_data(land: &Landscape, (ax, ay): (usize, usize), lanes: &[(String
         .collect();
     let optimum = if done {
         land.optimum().and_then(|(c, v)| {
-            let what = format!("{} {} at {}", tunelab_scenario::format_best(v), m.unit, c.describe(space.names()));
+            let what = format!("{} at {}", fmt_unit(v, &m.unit), c.describe(space.names()));
             Some((rank_of(space, ax, &c)? as f64, rank_of(space, ay, &c)? as f64, what))
         })
     } else {

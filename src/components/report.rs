@@ -150,14 +150,16 @@ fn suggestion_line(d: &Diagnosis, s: &Suggestion) -> String {
 
 fn diagnosis_view(d: Diagnosis) -> impl IntoView {
     let goal_line = format!("Goal: {} ({}) of {}", label(&d.goal), if d.goal_higher_is_better { "maximise" } else { "minimise" }, d.stage);
-    let goal_value = d.goal_value.map(tunelab_scenario::format_best).unwrap_or_else(|| "—".into());
+    // Shown rounded; data-value keeps the exact number (tests compare it with the run's best).
+    let goal_exact = d.goal_value.map(tunelab_scenario::format_best).unwrap_or_default();
+    let goal_value = d.goal_value.map(fmt4).unwrap_or_else(|| "—".into());
     let suggestions: Vec<String> = d.suggestions.iter().map(|s| suggestion_line(&d, s)).collect();
     let trade: Vec<String> = d.trade_offs.iter().map(|s| suggestion_line(&d, s)).collect();
     let blocked: Vec<String> = d.blocked.iter().map(|s| suggestion_line(&d, s)).collect();
     let training = d.training.clone();
     view! {
         <div class="diagnosis" data-testid="diagnosis">
-            <p>{goal_line}": " <strong data-testid="diag-metrics">{goal_value}</strong> " " {d.goal_unit.clone()}</p>
+            <p>{goal_line}": " <strong data-testid="diag-metrics" data-value=goal_exact>{goal_value}</strong> " " {d.goal_unit.clone()}</p>
             <p class="bad">{d.infeasible.clone().map(|r| format!("Infeasible: {r}")).unwrap_or_default()}</p>
             <p class="muted small">{d.config.iter().map(|(k, v)| format!("{k}={v}")).take(24).collect::<Vec<_>>().join(", ")}</p>
             {wrap(view! {
@@ -211,7 +213,7 @@ fn report_view(r: Report) -> impl IntoView {
     view! {
         <div data-testid="report">
             <p>{format!("{} · {} stage · {} on {} · seed {} · {} evaluations", r.name, r.stage, r.model, r.device, r.seed, r.evaluations)}</p>
-            <p>"Best " {label(&r.metric)} ": " <strong data-testid="report-best">{r.best.map(tunelab_scenario::format_best).unwrap_or_else(|| "—".into())}</strong> " " {r.unit.clone()} {r.best_strategy.clone().map(|s| format!(" (found by {s})")).unwrap_or_default()}</p>
+            <p>"Best " {label(&r.metric)} ": " <strong data-testid="report-best" data-value=r.best.map(tunelab_scenario::format_best).unwrap_or_default()>{r.best.map(fmt4).unwrap_or_else(|| "—".into())}</strong> " " {r.unit.clone()} {r.best_strategy.clone().map(|s| format!(" (found by {s})")).unwrap_or_default()}</p>
             <p class="bad">{r.baseline_infeasible.clone().map(|e| format!("The baseline is infeasible: {e}")).unwrap_or_default()}</p>
             {wrap(view! {
                 <table class="metrics" data-testid="report-table"><thead><tr><th>"metric"</th><th>"before"</th><th>"after"</th><th>"change"</th></tr></thead><tbody>

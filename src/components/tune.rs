@@ -6,6 +6,7 @@
 //! on one screen, with a speed control, as in TensorFlow Playground.
 
 use crate::charts::{AnnealingView, ConvergenceChart, GaView, GpView, ParetoChart, RlView, ScatterChart};
+use crate::charts::numbers::{fmt4, readable};
 use crate::components::explore::PointView;
 use crate::session::LaneView;
 use crate::state::{Ctx, Status, Tab};
@@ -196,7 +197,7 @@ fn LaneCard(i: usize) -> impl IntoView {
             <h3>{name.clone()}</h3>
             <p class="watch" data-testid="watch">{watch_for(&name)}</p>
             <p data-testid="lane-evaluations">{line(|l| format!("{} / {} evaluations · {} infeasible · {} failed", l.evaluations, l.budget, l.infeasible, l.failed))}</p>
-            <p>"Best: " <strong>{line(|l| l.best.clone().unwrap_or_else(|| "none yet".into()))}</strong> " " {unit}</p>
+            <p>"Best: " <strong data-testid="lane-best" data-value=line(|l| l.best.clone().unwrap_or_default())>{line(|l| l.best.as_deref().map(readable).unwrap_or_else(|| "none yet".into()))}</strong> " " {unit}</p>
             <Show when=grouped fallback=move || view! { <p class="muted small">{line(|l| l.best_config.clone())}</p> }>
                 <details class="best-groups" data-testid="best-groups">
                     <summary>{move || format!("Best configuration: {}", summary())}</summary>
@@ -217,9 +218,22 @@ fn snapshot_text(v: &Json) -> String {
         Json::Object(m) => m
             .iter()
             .filter(|(k, _)| k.as_str() != "candidates")
-            .map(|(k, v)| if matches!(k.as_str(), "gp_mean" | "gp_std") { format!("{k} = {v} (the model's transformed scale, see goal_scale)") } else { format!("{k} = {v}") })
+            .map(|(k, v)| {
+                let v = readable_json(v);
+                if matches!(k.as_str(), "gp_mean" | "gp_std") { format!("{k} = {v} (the model's transformed scale, see goal_scale)") } else { format!("{k} = {v}") }
+            })
             .collect::<Vec<_>>()
             .join("\n"),
+        other => readable_json(other),
+    }
+}
+
+/// A snapshot value as people read it: JSON, with every number rounded by `fmt4`.
+fn readable_json(v: &Json) -> String {
+    match v {
+        Json::Number(n) if n.is_f64() => n.as_f64().map(fmt4).unwrap_or_else(|| n.to_string()),
+        Json::Array(a) => format!("[{}]", a.iter().map(readable_json).collect::<Vec<_>>().join(",")),
+        Json::Object(m) => format!("{{{}}}", m.iter().map(|(k, v)| format!("{}:{}", Json::String(k.clone()), readable_json(v))).collect::<Vec<_>>().join(",")),
         other => other.to_string(),
     }
 }
@@ -263,6 +277,12 @@ mod tests {
         for (name, _) in tunelab_search::strategies::STRATEGIES {
             assert!(watch_for(name).starts_with("Watch for:"), "{name}");
         }
+    }
+
+    #[test]
+    fn the_state_view_rounds_numbers_and_keeps_counts() {
+        let s = snapshot_text(&serde_json::json!({"generation": 12, "best": 1063.7420810687952, "probs": {"a": [0.123456, 3]}}));
+        assert_eq!(s, "best = 1064\ngeneration = 12\nprobs = {\"a\":[0.1235,3]}");
     }
 
     #[test]

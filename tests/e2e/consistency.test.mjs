@@ -30,7 +30,7 @@ async function diagnoseBest(page) {
   await page.click('[data-testid=tab-report]');
   await page.click('[data-testid=diagnose]');
   await page.waitForSelector('[data-testid=diag-metrics]');
-  return text(page, 'diag-metrics');
+  return page.getAttribute('[data-testid=diag-metrics]', 'data-value');
 }
 
 test('the title follows the model and the chip', async () => {
@@ -55,7 +55,7 @@ test('deployment: diagnosis equals the report, suggestions serve the goal, a pin
   const { best } = await runToDone(page);
   const diag = await diagnoseBest(page);
   assert.equal(diag, best, `diagnosis ${diag} vs best ${best}`);
-  assert.equal(await text(page, 'report-best'), best);
+  assert.equal(await page.getAttribute('[data-testid=report-best]', 'data-value'), best);
   // Every suggestion offered as an improvement raises the goal (tokens/s is maximised).
   const sugg = await page.$$eval('[data-testid=suggestions] li', (l) => l.map((x) => ({ effect: Number(x.dataset.effect), goal: Number(x.dataset.goal), config: x.dataset.config })));
   t.diagnostic(`${sugg.length} suggestions`);

@@ -33,9 +33,10 @@ function instrument() {
   }).observe(document, { childList: true, subtree: true });
 }
 
-/** Opens `url` in a fresh context; returns the page and the uncaught errors it reports. */
-export async function open(browser, url) {
-  const context = await browser.newContext({ viewport: { width: 1360, height: 900 }, acceptDownloads: true });
+/** Opens `url` in a fresh context (1360x900 unless `viewport` says otherwise); returns the page
+ *  and the uncaught errors it reports. */
+export async function open(browser, url, viewport = { width: 1360, height: 900 }) {
+  const context = await browser.newContext({ viewport, acceptDownloads: true });
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
@@ -54,7 +55,8 @@ export async function setInput(page, id, value) {
   await page.dispatchEvent(`[data-testid=${id}]`, 'change');
 }
 
-/** Presses Run and waits for `status` to read done; returns best and the long tasks seen. */
+/** Presses Run and waits for `status` to read done; returns best (exact, as `tunelab run --json`
+ *  prints it: the page shows it rounded) and the long tasks seen. */
 export async function runToDone(page) {
   await page.evaluate(() => { window.__longTasks = []; });
   await page.click('[data-testid=run]');
@@ -65,7 +67,7 @@ export async function runToDone(page) {
   const status = await text(page, 'status');
   if (status !== 'done') throw new Error(`the run did not finish: ${await text(page, 'error')}`);
   const longTasks = await page.evaluate(() => window.__longTasks.slice());
-  return { best: await text(page, 'best'), longTasks };
+  return { best: await page.getAttribute('[data-testid=best]', 'data-value'), longTasks };
 }
 
 export async function shot(page, name) {

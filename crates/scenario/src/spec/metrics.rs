@@ -95,22 +95,62 @@ pub fn meaning(id: &str) -> &'static str {
 }
 
 /// About four significant digits, no exponent for everyday magnitudes: 1265.273496 -> "1265",
-/// 43.7123 -> "43.71", 0.00123456 -> "0.001235". Non-finite values print as "—".
+/// 43.7123 -> "43.71", 0.00123456 -> "0.001235", 123456.7 -> "123500". Non-finite values print
+/// as "—". Every number the page and the CLI show people goes through here (or [`fmt_sig`]);
+/// exports keep full precision (`format_best`).
 pub fn fmt4(x: f64) -> String {
+    fmt_sig(x, 4)
+}
+
+/// `x` rounded to `digits` significant digits (1..=6), without trailing zeros; an exponent
+/// only outside 1e-4..1e7 ("1.235e7"). Non-finite values print as "—".
+pub fn fmt_sig(x: f64, digits: u32) -> String {
     if !x.is_finite() {
         return "—".into();
     }
     if x == 0.0 {
         return "0".into();
     }
+    let digits = digits.clamp(1, 6) as i32;
     let a = x.abs();
     if !(1e-4..1e7).contains(&a) {
-        return format!("{x:.3e}");
+        let s = format!("{:.*e}", (digits - 1) as usize, x);
+        // "1.200e7" -> "1.2e7"
+        return match s.split_once('e') {
+            Some((m, e)) if m.contains('.') => format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.')),
+            _ => s,
+        };
     }
-    let digits = libm::floor(libm::log10(a)) as i32; // 1265 -> 3
-    let decimals = (3 - digits).clamp(0, 8) as usize;
-    let s = format!("{x:.decimals$}");
-    if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
+    let magnitude = libm::floor(libm::log10(a)) as i32; // 1265 -> 3
+    let decimals = digits - 1 - magnitude;
+    let s = if decimals >= 0 {
+        format!("{x:.*}", decimals as usize)
+    } else {
+        // Large integers: round away the digits beyond the significant ones (123456 -> 123500).
+        let step = libm::pow(10.0, -decimals as f64);
+        format!("{:.0}", libm::round(x / step) * step)
+    };
+    let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    if s == "-0" { "0".into() } else { s }
+}
+
+/// A number with its unit as people read it: "26.45 ms", "38%" (no space before %), the bare
+/// number when there is no unit.
+pub fn fmt_unit(x: f64, unit: &str) -> String {
+    match unit.trim() {
+        "" => fmt4(x),
+        "%" => format!("{}%", fmt4(x)),
+        u => format!("{} {u}", fmt4(x)),
+    }
+}
+
+/// A full-precision number as written by `format_best` (or any text) shown to people: a number
+/// is rounded by [`fmt4`], anything else is returned unchanged ("null" -> "—").
+pub fn readable(raw: &str) -> String {
+    match raw.trim() {
+        "null" => "—".into(),
+        t => t.parse::<f64>().map(fmt4).unwrap_or_else(|_| raw.to_string()),
+    }
 }
 
 /// A metric's value as the UI shows it: four significant digits, a percentage for fractions.
@@ -146,6 +186,33 @@ mod tests {
         assert_eq!(fmt4(12_345_678.0), "1.235e7");
         assert_eq!(fmt4(f64::NAN), "—");
         assert_eq!(fmt_metric("rel_error", 0.1234), "12.34%");
+    }
+
+    #[test]
+    fn never_more_than_the_asked_significant_digits() {
+        assert_eq!(fmt4(1063.7420810687952), "1064");
+        assert_eq!(fmt4(123_456.7), "123500");
+        assert_eq!(fmt4(9_999.96), "10000");
+        assert_eq!(fmt4(0.000_05), "5e-5");
+        assert_eq!(fmt4(-0.000_01), "-1e-5");
+        assert_eq!(fmt4(1.0e-9 - 1.0e-9), "0");
+        assert_eq!(fmt_sig(1234.5, 3), "1230");
+        assert_eq!(fmt_sig(0.012345, 2), "0.012");
+        assert_eq!(fmt_unit(26.4512, "ms"), "26.45 ms");
+        assert_eq!(fmt_unit(38.0, "%"), "38%");
+        assert_eq!(readable("1063.7420810687952"), "1064");
+        assert_eq!(readable("null"), "—");
+        assert_eq!(readable("none yet"), "none yet");
+        // Whatever the magnitude, at most four significant digits reach the screen.
+        for e in -12..14 {
+            for m in [1.0, 1.23456789, 9.99951, 5.5555555] {
+                let s = fmt4(m * 10f64.powi(e));
+                let mantissa = s.split('e').next().unwrap().replace(['-', '.'], "");
+                let sig = mantissa.trim_start_matches('0');
+                let sig = if s.contains('.') || s.contains('e') { sig } else { sig.trim_end_matches('0') };
+                assert!(sig.len() <= 4, "{m}e{e} -> {s}");
+            }
+        }
     }
 
     #[test]

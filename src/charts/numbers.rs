@@ -1,0 +1,62 @@
+//! Numbers as the page shows them to people: the one place every component and chart takes
+//! its number formatting from.
+//!
+//! The rounding itself lives in the engine crate (`tunelab_scenario::metrics`), so the CLI and
+//! the engine's own sentences (diagnosis, notes) print the same digits as the page: at most
+//! four significant digits (five for no number), units where they exist, counts exact. Raw
+//! exports (report JSON, trial CSV) and `data-value` attributes keep full precision
+//! (`tunelab_scenario::format_best`), so tests and downloads can compare exactly.
+
+pub use tunelab_scenario::metrics::{fmt4, fmt_metric, fmt_sig, fmt_unit, readable};
+
+/// Compact number for chart ticks and labels: three significant digits (four from 1000 to
+/// 9999), k/M/G suffixes for large values, an exponent for tiny ones. Non-finite: "n/a".
+pub fn format_num(v: f64) -> String {
+    if !v.is_finite() {
+        return "n/a".to_string();
+    }
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let a = v.abs();
+    let (scaled, suffix) = if a >= 1e12 || a < 1e-3 {
+        return format!("{v:.2e}");
+    } else if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e4 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    format!("{}{suffix}", fmt_sig(scaled, if scaled.abs() >= 1000.0 { 4 } else { 3 }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_format_compactly() {
+        assert_eq!(format_num(0.0), "0");
+        assert_eq!(format_num(12.5), "12.5");
+        assert_eq!(format_num(1.0), "1");
+        assert_eq!(format_num(0.125), "0.125");
+        assert_eq!(format_num(1250.0), "1250");
+        assert_eq!(format_num(25_000.0), "25k");
+        assert_eq!(format_num(3_500_000.0), "3.5M");
+        assert_eq!(format_num(-2e9), "-2G");
+        assert_eq!(format_num(0.0001234), "1.23e-4");
+        assert_eq!(format_num(f64::NAN), "n/a");
+        assert_eq!(format_num(-0.0000), "0");
+    }
+
+    #[test]
+    fn chart_numbers_keep_at_most_four_digits() {
+        assert_eq!(format_num(1063.7420810687952), "1064");
+        assert_eq!(format_num(43.71234), "43.7");
+        assert_eq!(format_num(2.5e13), "2.50e13");
+        assert_eq!(format_num(999_999.0), "1000k");
+    }
+}
