@@ -29,17 +29,20 @@ CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
 step "release build of the page (trunk build --release --offline)"
 trunk build --release --offline
 
-step "size of the page (gzip -9 of the release .wasm + .js; budget 1 MB)"
+step "size of the page (gzip -9 of .wasm + .js; budgets: first load 1 MiB, total 2.5 MiB)"
 node tests/e2e/size.mjs dist
 
 step "release CLI for the end-to-end comparison (tunelab run --json)"
 cargo build --release -p tunelab-cli
 export TUNELAB_CLI="$TARGET/release/tunelab"
 
-step "end-to-end tests in headless Chromium (node --test)"
+step "serve dist/ for the browser checks"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 python3 -m http.server "$PORT" --bind 127.0.0.1 --directory dist >/tmp/tunelab-e2e-http.log 2>&1 &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true' EXIT
 for _ in $(seq 50); do curl -fs "http://127.0.0.1:$PORT/" >/dev/null && break; sleep 0.1; done
+step "first load, total and first render (cold cache, this server)"
+node tests/e2e/size.mjs dist "http://127.0.0.1:$PORT/"
+step "end-to-end tests (node --test tests/e2e/)"
 TUNELAB_URL="http://127.0.0.1:$PORT/" node --test --test-concurrency=1 tests/e2e/

@@ -356,16 +356,8 @@ fn convergence_labels(run: &Run, i: usize, points: &[(f64, f64)]) -> Vec<String>
     out
 }
 
-/// A snapshot as a lane's history keeps it (the GA and annealing views draw histories): its
-/// scalar fields only. The latest snapshot travels whole; arrays and objects (a GP's candidates,
-/// an RL agent's probabilities) are drawn from it alone, so a history costs little to send from
-/// a worker, to keep and to copy on each redraw.
-pub fn history_entry(v: Json) -> Json {
-    match v {
-        Json::Object(m) => Json::Object(m.into_iter().filter(|(_, x)| !x.is_array() && !x.is_object()).collect()),
-        other => other,
-    }
-}
+/// A snapshot as a lane's history keeps it (`tunelab_engine::history_entry`).
+pub use tunelab_engine::history_entry;
 
 /// Positions (in the all-lanes order of `Session::scatter`) of each lane's latest `per_run /
 /// lanes` trials, so the newest points always show.

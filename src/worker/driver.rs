@@ -16,18 +16,29 @@ use std::time::Duration;
 
 /// Most workers a race starts (one per strategy up to this).
 pub const MAX_WORKERS: usize = 8;
-/// A worker runs the page's own module: this script (a module worker made from a Blob) loads
-/// the app's .js and .wasm, whose `main` sees no window and starts the worker loop.
+/// The engine module's files, beside the page (Trunk names a worker's files after its binary,
+/// without a content hash).
+const ENGINE_JS: &str = "tunelab-engine.js";
+const ENGINE_WASM: &str = "tunelab-engine_bg.wasm";
+
+/// A worker runs the engine module (crates/engine): this script (a module worker made from a
+/// Blob) loads its .js and .wasm, whose `main` starts the worker loop. The addresses carry this
+/// build's hash (the page's own hashed .js name), so a browser never pairs a new page with an
+/// engine from its HTTP cache; the service worker matches them without the query.
 pub(crate) fn worker_script() -> Result<String, String> {
     let doc = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
     let base = browser::href();
-    let href = |sel: &str| -> Result<String, String> {
-        let el = doc.query_selector(sel).ok().flatten().ok_or_else(|| format!("the page names no {sel}"))?;
-        let h = el.get_attribute("href").unwrap_or_default();
-        web_sys::Url::new_with_base(&h, &base).map(|u| u.href()).map_err(|_| format!("bad address {h}"))
+    let build = doc
+        .query_selector("link[rel=modulepreload][href$='.js']")
+        .ok()
+        .flatten()
+        .and_then(|el| el.get_attribute("href"))
+        .unwrap_or_default();
+    let build: String = build.rsplit('/').next().unwrap_or_default().chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    let url = |file: &str| -> Result<String, String> {
+        web_sys::Url::new_with_base(&format!("{file}?v={build}"), &base).map(|u| u.href()).map_err(|_| format!("bad address {file}"))
     };
-    let js = href("link[rel=modulepreload][href$='.js']")?;
-    let wasm = href("link[rel=preload][href$='.wasm']")?;
+    let (js, wasm) = (url(ENGINE_JS)?, url(ENGINE_WASM)?);
     Ok(format!("import init from {js:?};\ninit({{ module_or_path: {wasm:?} }});\n"))
 }
 

@@ -1,4 +1,4 @@
-//! The worker binary's loop (WebAssembly only): messages from the page are handled at once;
+//! The engine worker's loop (WebAssembly only): messages from the page are handled at once;
 //! while running, the lane steps in slices of `lane::SLICE_MS`, and between slices the worker
 //! yields through a MessageChannel (a zero-delay task, unlike a clamped `setTimeout`), so a
 //! Pause or Step from the page is read within one slice.
