@@ -28,6 +28,10 @@ pub mod run;
 pub mod queueing;
 pub mod scenario;
 pub mod scheduler;
+/// The scenario specification's new parts (the rest of `spec/` arrives with the re-arrangement).
+pub mod spec {
+    pub mod diffusion;
+}
 pub mod serving;
 pub mod stages;
 pub mod templates;

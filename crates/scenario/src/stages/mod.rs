@@ -9,6 +9,7 @@
 //! `utilisation`, `step_time_ms`, `mfu`, `power_w`.
 
 pub mod deployment;
+pub mod diffusion;
 pub mod landscape;
 pub mod operator;
 pub mod runtime;
@@ -59,6 +60,7 @@ pub fn stage_setup(s: &Scenario) -> Result<StageSetup, String> {
         Stage::Training => crate::training::setup(s),
         Stage::Runtime => runtime::setup(s),
         Stage::Landscape => landscape::setup(s),
+        Stage::Diffusion => diffusion::setup(s),
     }
 }
 

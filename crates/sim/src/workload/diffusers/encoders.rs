@@ -48,7 +48,10 @@ impl TextEncoder {
             TextEncoder::Clip { hidden: h, inter, heads, layers: l, projection } => {
                 e.vector("embeddings", VectorKind::Gather, tok, h, OpClass::Embedding, 1);
                 e.norm("layer.ln1", VectorKind::LayerNorm, tok, h, l);
-                e.linear("layer.attn.qkv", tok, 3 * h, h, Epilogue::Bias, OpClass::Attention, l);
+                // HF CLIPAttention: separate q_proj, k_proj, v_proj (three launches eagerly).
+                for n in ["q_proj", "k_proj", "v_proj"] {
+                    e.linear(&format!("layer.attn.{n}"), tok, h, h, Epilogue::Bias, OpClass::Attention, l);
+                }
                 e.attention("layer.attn.core", b, heads, t, t, h / heads, true, l);
                 e.linear("layer.attn.out", tok, h, h, Epilogue::ResidualAdd, OpClass::Attention, l);
                 e.norm("layer.ln2", VectorKind::LayerNorm, tok, h, l);
@@ -63,7 +66,10 @@ impl TextEncoder {
                 let inner = heads * d_kv;
                 e.vector("embed_tokens", VectorKind::Gather, tok, h, OpClass::Embedding, 1);
                 e.norm("block.ln_attn", VectorKind::RmsNorm, tok, h, l);
-                e.linear("block.attn.qkv", tok, 3 * inner, h, Epilogue::None, OpClass::Attention, l);
+                // HF T5Attention: separate q, k, v projections.
+                for n in ["q", "k", "v"] {
+                    e.linear(&format!("block.attn.{n}"), tok, inner, h, Epilogue::None, OpClass::Attention, l);
+                }
                 e.attention("block.attn.core", b, heads, t, t, d_kv, false, l);
                 e.linear("block.attn.o", tok, h, inner, Epilogue::ResidualAdd, OpClass::Attention, l);
                 e.norm("block.ln_ff", VectorKind::RmsNorm, tok, h, l);

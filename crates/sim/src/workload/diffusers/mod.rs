@@ -70,6 +70,8 @@ pub struct Pipeline {
     pub text_encoders: Vec<EncoderSlot>,
     pub denoiser: Denoiser,
     pub vae: Vae,
+    /// The VAE config's `force_upcast` (SDXL): the diffusers pipeline decodes in fp32.
+    pub vae_upcast: bool,
     pub defaults: Defaults,
 }
 
@@ -132,6 +134,7 @@ impl Pipeline {
         };
         let vae_v = comp("vae", obj.get("vae"))?;
         let vae = Vae::parse(&Cfg::new("vae", &vae_v)?)?;
+        let vae_upcast = vae_v.get("force_upcast").and_then(|x| x.as_bool()).unwrap_or(false);
         let tes = obj.get("text_encoders").and_then(|t| t.as_array()).ok_or("text_encoders: missing or not a list")?;
         if tes.is_empty() || tes.len() > 4 {
             return Err("text_encoders: list 1 to 4 encoders".into());
@@ -149,7 +152,7 @@ impl Pipeline {
         let int = |k: &str, def: u64| d.get(k).and_then(|x| x.as_u64()).unwrap_or(def);
         let defaults = Defaults { height: int("height", 512), width: int("width", 512), frames: int("frames", 1), steps: int("steps", 50), cfg: d.get("cfg").and_then(|x| x.as_bool()).unwrap_or(true) };
         let name = obj.get("name").and_then(|n| n.as_str()).unwrap_or("custom pipeline").to_string();
-        let p = Pipeline { name, text_encoders, denoiser, vae, defaults };
+        let p = Pipeline { name, text_encoders, denoiser, vae, vae_upcast, defaults };
         p.latent(defaults.height, defaults.width, defaults.frames).map_err(|e| format!("defaults: {e}"))?;
         Ok(p)
     }
