@@ -38,7 +38,8 @@ pub struct DiffusionOptions {
     pub framework: String,
     /// The same prompt is sent again (a cache of its text embeddings can serve it).
     pub repeated_prompt: bool,
-    /// Knob levels the search may try (empty: the stage's defaults for this pipeline and chip).
+    /// Knob levels the search may try (precisions: fp16, bf16, w8a8, or fp32 as a script that
+    /// loads float32 runs) (empty: the stage's defaults for this pipeline and chip).
     pub precisions: Vec<String>,
     pub attention: Vec<String>,
     pub tome_ratios: Vec<f64>,
@@ -71,7 +72,7 @@ impl Default for DiffusionOptions {
 }
 
 /// Known values of the string knobs.
-pub const PRECISIONS: [&str; 3] = ["fp16", "bf16", "w8a8"];
+pub const PRECISIONS: [&str; 4] = ["fp16", "bf16", "w8a8", "fp32"];
 pub const ATTENTION: [&str; 2] = ["flash", "unfused"];
 pub const VAE_MODES: [&str; 4] = ["full", "tiled", "sliced", "parallel"];
 

@@ -149,7 +149,11 @@ pub fn decode(names: &[String], c: &Config) -> Result<Knobs, String> {
     Ok(Knobs {
         steps: steps as u64,
         int8: precision == "w8a8",
-        dtype: if precision == "bf16" { DType::Bf16 } else { DType::Fp16 },
+        dtype: match precision.as_str() {
+            "bf16" => DType::Bf16,
+            "fp32" => DType::Fp32,
+            _ => DType::Fp16,
+        },
         attention: if s("attention")? == "unfused" { AttentionKind::Unfused } else { AttentionKind::Flash },
         tome: f("tome")?.clamp(0.0, 0.75),
         launch: LaunchMode::parse(&s("launch")?).map_err(|e| format!("launch: {e}"))?,

@@ -109,8 +109,8 @@ struct Costed {
 /// Memo key of a component build.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Key {
-    Encoder(usize, u64, bool, LaunchMode),
-    Denoiser { b: u64, int8: bool, bf16: bool, flash: bool, tome_pm: u64, sp: u64, ring: bool, launch: LaunchMode },
+    Encoder(usize, u64, bool, LaunchMode, u64),
+    Denoiser { b: u64, int8: bool, bf16: bool, fp32: bool, flash: bool, tome_pm: u64, sp: u64, ring: bool, launch: LaunchMode },
     Vae { b: u64, fp32: bool, bf16: bool, flash: bool, tile: bool, launch: LaunchMode },
 }
 
@@ -160,13 +160,14 @@ impl Pricer {
     }
 
     fn build(&mut self, key: &Key, k: &Knobs) -> Result<Costed, String> {
-        let float = if k.dtype == DType::Bf16 { DType::Bf16 } else { DType::Fp16 };
+        let float = k.dtype;
         match *key {
-            Key::Encoder(i, b, _, launch) => {
+            Key::Encoder(i, b, _, launch, _) => {
                 let comp = self.pipe.text_encoder(i, b, self.emit(float, false, k.attention));
-                self.cost(&comp, launch, &|_| true, 2.0)
+                self.cost(&comp, launch, &|_| true, float.bytes() as f64)
             }
             Key::Denoiser { b, int8, launch, .. } => {
+                let wbytes = if int8 { 1.0 } else { float.bytes() as f64 };
                 let tome = Tome { ratio: k.tome };
                 let sp = SeqParallel { degree: k.sp, ring: k.ring };
                 let mut comp = self.pipe.denoiser(b, &self.req.latent, self.emit(float, int8, k.attention), tome, sp)?;
@@ -181,10 +182,11 @@ impl Pricer {
                 // What a cached step still runs: DeepCache's shallow branch of a UNet; a DiT's
                 // everything but the self-attentions (AttentionCache).
                 let cached = move |n: &str| if is_unet { unet::in_shallow_branch(n, blocks) } else { !dit::in_attention_cache(n) };
-                self.cost(&comp, launch, &cached, if int8 { 1.0 } else { 2.0 })
+                self.cost(&comp, launch, &cached, wbytes)
             }
             Key::Vae { b, fp32, tile, launch, .. } => {
                 let dt = if fp32 { DType::Fp32 } else { float };
+                let _ = b;
                 let t = tile.then_some(self.c.vae_tile_latent);
                 let (comp, tiles) = self.pipe.vae_decoder(b, &self.req.latent, self.emit(dt, false, k.attention), t);
                 let mut c = self.cost(&comp, launch, &|_| true, dt.bytes() as f64)?;
@@ -239,14 +241,14 @@ impl Pricer {
         let mut peak: f64 = 0.0;
         let mut rel: f64 = 0.0;
         for i in 0..self.pipe.text_encoders.len() {
-            let c = self.component(Key::Encoder(i, self.req.batch, flash, te_launch), k)?;
+            let c = self.component(Key::Encoder(i, self.req.batch, flash, te_launch, k.dtype.bytes() * 10 + bf16 as u64), k)?;
             weights += c.weight_bytes;
             peak = peak.max(c.peak_bytes);
             rel = rel.max(c.rel_error);
             let ms = if k.te_cache { 0.0 } else { calls * c.full_us / 1e3 };
             p.text_encoders.push((self.pipe.text_encoders[i].name.clone(), ms));
         }
-        let den = self.component(Key::Denoiser { b, int8: k.int8, bf16, flash, tome_pm: (k.tome * 1000.0) as u64, sp: k.sp, ring: k.ring, launch: k.launch }, k)?;
+        let den = self.component(Key::Denoiser { b, int8: k.int8, bf16, fp32: k.dtype == DType::Fp32, flash, tome_pm: (k.tome * 1000.0) as u64, sp: k.sp, ring: k.ring, launch: k.launch }, k)?;
         weights += den.weight_bytes;
         peak = peak.max(den.peak_bytes);
         rel = rel.max(den.rel_error);
@@ -258,7 +260,7 @@ impl Pricer {
         p.step_overhead_ms = self.step_overhead_us(k, b)? / 1e3 + self.fw.step_host_ms;
         let vae_b = if k.vae == VaeMode::Sliced { 1 } else { self.req.batch };
         let tiled = matches!(k.vae, VaeMode::Tiled | VaeMode::Parallel);
-        let vae = self.component(Key::Vae { b: vae_b, fp32: k.vae_fp32, bf16, flash, tile: tiled, launch: k.vae_launch }, k)?;
+        let vae = self.component(Key::Vae { b: vae_b, fp32: k.vae_fp32 || k.dtype == DType::Fp32, bf16, flash, tile: tiled, launch: k.vae_launch }, k)?;
         weights += vae.weight_bytes;
         peak = peak.max(vae.peak_bytes);
         let mut vae_us = vae.full_us * if k.vae == VaeMode::Sliced { self.req.batch as f64 } else { 1.0 };
@@ -285,14 +287,16 @@ impl Pricer {
     fn step_overhead_us(&mut self, k: &Knobs, b: u64) -> Result<f64, String> {
         let l = &self.req.latent;
         let elems = self.req.batch * l.frames * l.h * l.w * self.pipe.vae.latent_channels();
-        let dtype = if k.dtype == DType::Bf16 { DType::Bf16 } else { DType::Fp16 };
+        let dtype = k.dtype;
         let v = Op::Vector { kind: VectorKind::Elementwise, rows: elems.div_ceil(1024).max(1), row_len: 1024.min(elems.max(1)), dtype };
         let mut ops: Vec<(Op, f64)> = vec![(v.clone(), self.c.scheduler_ops)];
         if self.req.cfg {
             ops.push((v, self.c.cfg_combine_ops));
         }
         if k.cfg_parallel {
-            ops.push((Op::Comm { kind: CommKind::AllGather, bytes: 2 * elems * dtype.bytes(), ranks: 2, link: Link::Hccs, algorithm: Default::default() }, 1.0));
+            // Chips without HCCS (a 300I Duo card's two 310P3) exchange over PCIe.
+            let link = if self.device.hccs_gbs > 0.0 { Link::Hccs } else { Link::Pcie };
+            ops.push((Op::Comm { kind: CommKind::AllGather, bytes: 2 * elems * dtype.bytes(), ranks: 2, link, algorithm: Default::default() }, 1.0));
         }
         let _ = b;
         let mut priced = Vec::new();
@@ -307,7 +311,7 @@ impl Pricer {
     /// breakdown of one step).
     pub fn step_ops(&mut self, k: &Knobs) -> Result<Vec<OpCost>, String> {
         let (b, _) = self.layout(k)?;
-        let float = if k.dtype == DType::Bf16 { DType::Bf16 } else { DType::Fp16 };
+        let float = k.dtype;
         let mut comp = self.pipe.denoiser(b, &self.req.latent, self.emit(float, k.int8, k.attention), Tome { ratio: k.tome }, SeqParallel { degree: k.sp, ring: k.ring })?;
         if k.int8 {
             self.protect(&mut comp.ops, float);

@@ -236,7 +236,8 @@ impl Pipeline {
         Ok(Component { ops: e.ops, weights: e.weights, held_bytes: held })
     }
 
-    /// The VAE decoder over `b` latents, whole or as square tiles of `tile` latent pixels.
+    /// The VAE decoder over `b` latents, whole or as square tiles of `tile` latent pixels; the
+    /// count is how many times the returned operators run (tiles x latent frames of a video).
     pub fn vae_decoder(&self, b: u64, l: &Latent, o: EmitOptions, tile: Option<u64>) -> (Component, u64) {
         let mut e = Emit::new(o);
         let (th, tw, n) = match tile {
@@ -248,8 +249,10 @@ impl Pipeline {
             }
             _ => (l.h, l.w, 1),
         };
-        let held = self.vae.build(&mut e, b, l.frames, th, tw);
-        (Component { ops: e.ops, weights: e.weights, held_bytes: held }, n)
+        // A video VAE decodes one latent frame per call (see `vae`), so the calls multiply.
+        let (frames, calls) = if self.is_video() { (1, l.frames) } else { (l.frames, 1) };
+        let held = self.vae.build(&mut e, b, frames, th, tw);
+        (Component { ops: e.ops, weights: e.weights, held_bytes: held }, n * calls)
     }
 
     /// The denoiser's operators for one sample as a model description (family diffusion), so

@@ -4,8 +4,9 @@
 //!
 //! The Wan decoder is an approximation: each causal 3x3x3 convolution is a 2-D 3x3 convolution
 //! over three frames' channels (the same FLOPs and weight bytes), RMS norms are costed as norms,
-//! and the frame count at each stage follows the temporal upsampling (latent frames F' to
-//! 2F' - 1 to 4F' - 3 = the output frames).
+//! and the decoder runs one latent frame at a time as diffusers' `AutoencoderKLWan._decode` does
+//! (a causal feature cache carries the context), each chunk doubling its frames per temporal
+//! upsampling (1 latent frame -> 4 frames); the caller repeats it per latent frame.
 
 use super::cfg::{Cfg, MAX_WIDTH};
 use super::emit::Emit;
@@ -117,7 +118,9 @@ impl Vae {
                     if i + 1 < stages {
                         if temporal_up.get(i).copied().unwrap_or(false) {
                             e.conv(&format!("up{i}.time_conv"), b * f, cout * 3, cout * 2, rh, rw, 1, 1, 1);
-                            f = 2 * f - 1;
+                            // Decoded one latent frame at a time (diffusers' AutoencoderKLWan keeps a
+                            // causal feature cache): each chunk doubles its frames per upsampling.
+                            f *= 2;
                         }
                         rh *= 2;
                         rw *= 2;
