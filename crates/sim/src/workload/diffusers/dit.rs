@@ -176,11 +176,14 @@ impl Dit {
         }
         let d = sp.degree.max(1);
         let full = s * d;
+        // An all-to-all's bytes are what each rank holds (its s tokens); an all-gather's the
+        // gathered whole (every rank's keys and values).
+        let local = b * s * h * e.elem_bytes();
         let bytes = b * full * h * e.elem_bytes();
         if d > 1 && !sp.ring {
-            e.comm(&format!("{name}.ulysses_a2a_qkv"), CommKind::AllToAll, 3 * bytes, d, l);
+            e.comm(&format!("{name}.ulysses_a2a_qkv"), CommKind::AllToAll, 3 * local, d, l);
             e.attention(&format!("{name}.core"), b, self.heads / d, full, full, self.head_dim, false, l);
-            e.comm(&format!("{name}.ulysses_a2a_out"), CommKind::AllToAll, bytes, d, l);
+            e.comm(&format!("{name}.ulysses_a2a_out"), CommKind::AllToAll, local, d, l);
         } else if d > 1 {
             e.comm(&format!("{name}.ring_kv"), CommKind::AllGather, 2 * bytes, d, l);
             e.attention(&format!("{name}.core"), b, self.heads, s, full, self.head_dim, false, l);
