@@ -559,11 +559,106 @@ def convert_training(r):
     return row
 
 
+# ---------------------------------------------------------------------------------------------
+# Diffusion pipelines and diffusion / multimodal fine-tuning (set 2; the diffusion stage and the
+# training stage's frozen components and LoRA). One source row can hold two chips (a Duo card
+# and an A2 card in one table): it becomes one output row per chip, ids suffixed by the chip.
+# ---------------------------------------------------------------------------------------------
+
+# Chips of the diffusion tables: the Atlas 300I Duo card is two 310P3 chips ('parallel' = both);
+# the Atlas 300I A2 card is a 910B4 (32 GB); an Atlas 800I A2 stated with 64 GB is a 64 GB-class
+# part, compared against 910B2 (S2: 1.6 TiB/s for the 64 GB parts); the Atlas 900 A2 PODc (a
+# training pod, SKU not stated) against 910B2 as issue 8 does.
+DUO = ("310P3", "Atlas 300I Duo: two 310P3 chips on one card; 'parallel' runs on both")
+A2_CARD = ("910B4", "Atlas 300I A2 inference card: a 910B4-class single device (the FA_soc parameter's 'A2')")
+A2_64 = ("910B2", "Atlas 800I A2 with 64 GB per NPU: a 64 GB-class 910B part, compared against 910B2")
+
+
+def diffusion_row(r, suffix, chip, model, opts, pins, values, variants=None, note=None):
+    row = {"id": r["id"] + suffix, "stage": "diffusion", "model": model, "chip": chip[0], "chip_note": chip[1],
+           "scenario": {"diffusion": opts, "space": fixed(**pins)}, "values": values}
+    if variants:
+        row["variants"] = variants
+    if note:
+        row["conversion_note"] = note
+    return row
+
+
+def convert_diffusion(r):
+    """Rows of the diffusion category: a pipeline, its size, steps, chips and the optimisations the
+    source lists, pinned; latency per image (or video) or steps per second compared."""
+    m, rid = r["measured"], r["id"]
+    per_image = lambda k, unit="s": value(k, m[k]["value"], unit, "latency_ms")
+    compiled = {"launch": "graph", "vae_launch": "graph"}
+    if rid == "dif-sd2.1-300iduo-parallel-50steps":
+        return [diffusion_row(r, "", DUO, "sd2.1-base", {"steps": 50, "chips": 2, "framework": "ascendie"},
+                              dict(compiled, precision="w8a8", attention="flash", tome=0.5, cfg_parallel="on"),
+                              [per_image("avg_latency")],
+                              note="'ToMe x4' read as tomesd's default merge ratio 0.5 at the highest-resolution attention (the ratio is not stated); 'parallel' as the two CFG branches on the two chips")]
+    if rid == "dif-sd2.1-20steps-300iduo-vs-300IA2":
+        pins = dict(compiled, precision="fp16", attention="flash", tome=0.5)
+        note = "ToMe ratio not stated (README example TOME_num 5); read as tomesd's default 0.5"
+        return [diffusion_row(r, "-duo", DUO, "sd2.1-base", {"steps": 20, "chips": 2, "framework": "ascendie"},
+                              dict(pins, cfg_parallel="on"), [per_image("latency_300IDuo_parallel")], note=note),
+                diffusion_row(r, "-300IA2", A2_CARD, "sd2.1-base", {"steps": 20, "chips": 1, "framework": "ascendie"},
+                              pins, [per_image("latency_300IA2")], note=note)]
+    if rid == "dif-sd1.5-torchaie-50steps":
+        return [diffusion_row(r, "-duo", DUO, "sd1.5", {"steps": 50, "chips": 2, "framework": "ascendie"},
+                              dict(compiled, precision="fp16", cfg_parallel="on"), [per_image("latency_Duo_parallel")]),
+                diffusion_row(r, "-A2", A2_CARD, "sd1.5", {"steps": 50, "chips": 1, "framework": "ascendie"},
+                              dict(compiled, precision="fp16"), [per_image("latency_A2")],
+                              note="unet_bs2: the two CFG branches as batch 2 on one device")]
+    if rid == "dif-sdxl-900A2PODc-1card-1024-28steps":
+        return [diffusion_row(r, "", ("910B2", chip_of(r["chip"])[1]), "sdxl",
+                              {"steps": 28, "height": 1024, "width": 1024, "cfg": False, "chips": 1, "framework": "diffusers"},
+                              {"precision": "fp32"}, [value("e2e_speed", m["e2e_speed"]["value"], "steps/s", "step_ms")],
+                              note="fp32 as the inference script loads it (torch.float32; the README table says fp16, but the GPU row of the same table, 1.55 it/s, matches fp32 too); guidance 1.0: no CFG batch")]
+    if rid == "dif-wan2.1-t2v-14b-800IA2-1card":
+        base = {"steps": 50, "height": 480, "width": 832, "frames": 81, "chips": 1, "framework": "mindie_sd"}
+        variants = [{"suffix": k.replace("cache_ratio_", "cache"), "space": fixed(step_cache=float(k.split("_")[-1])),
+                     "values": [per_image(k)]} for k in ("cache_ratio_1.6", "cache_ratio_2.0", "cache_ratio_2.4")]
+        variants.insert(0, {"suffix": "baseline", "space": fixed(step_cache=1.0), "values": [per_image("baseline")]})
+        return [diffusion_row(r, "", A2_64, "wan2.1-t2v-14b", base, dict(compiled, precision="bf16", attention="flash"), [],
+                              variants=variants, note="frames: the model default (81) as the source states none")]
+    if rid == "dif-wan2.1-t2v-14b-800IA2-8cards":
+        base = {"steps": 50, "height": 480, "width": 832, "frames": 81, "chips": 8, "framework": "mindie_sd"}
+        pins = dict(compiled, precision="bf16", attention="flash", step_cache=1.6, vae="parallel")
+        variants = [{"suffix": "ulysses8", "space": fixed(sp=8, cfg_parallel="off"), "values": [per_image("ulysses8")]},
+                    {"suffix": "cfg2_ulysses4", "space": fixed(sp=4, cfg_parallel="on"), "values": [per_image("cfg2_ulysses4")]}]
+        return [diffusion_row(r, "", A2_64, "wan2.1-t2v-14b", base, pins,
+                              [skip("tp8", m["tp8"]["value"], "s", "tensor parallelism of a DiT is not modelled (Ulysses and ring are)"),
+                               skip("cfg2_tp4", m["cfg2_tp4"]["value"], "s", "tensor parallelism of a DiT is not modelled")],
+                              variants=variants,
+                              note="AttentionCache at ratio 1.6: the source's quoted speedups imply a ~561 s single-card reference with cache and sparsity, which its 1.6 row (631.7 s) is closest to; RainFusion sparsity is not modelled")]
+    return [{"id": rid, "stage": "diffusion", "cannot_express": "no conversion for this diffusion row",
+             "values": [skip(k, v.get("value"), v.get("unit"), "row not expressible") for k, v in m.items()]}]
+
+
+def convert_finetune(r):
+    """Fine-tuning rows (frozen towers, diffusion training): not expressible until the training
+    stage models them."""
+    return [{"stage": "training", "cannot_express": "fine-tuning with frozen components / diffusion training is not modelled yet",
+             "values": [skip(k, v.get("value"), v.get("unit"), "row not expressible") for k, v in r["measured"].items()]}]
+
+
+def is_finetune(r):
+    """A training row of set 2 that the fine-tuning additions express (diffusion or multimodal)."""
+    return r["category"] == "training" and r["id"].startswith(("trn-flagperf-llava", "trn-mindspeedmm-"))
+
+
 def convert(src_rows):
     out = []
     for r in src_rows:
         cat = r["category"]
         chip, chip_note = chip_of(r["chip"])
+        if cat == "diffusion" or is_finetune(r):
+            for row in (convert_diffusion(r) if cat == "diffusion" else convert_finetune(r)):
+                full = {"id": r["id"], "category": cat, "chip": chip, "chip_stated": r["chip"], "chip_note": chip_note,
+                        "source": r["source"], "software": r.get("software"), "notes": r.get("notes")}
+                full.update(row)
+                full.setdefault("weight", 1.0)
+                out.append(full)
+            continue
         if cat == "op":
             row = convert_op(r)
         elif cat == "serving":

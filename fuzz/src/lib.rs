@@ -234,3 +234,27 @@ pub fn constraints(data: &[u8]) {
         }
     }
 }
+
+/// Diffusion pipeline JSON (diffusers configs): parse; a parsed pipeline builds every component
+/// at its defaults, and a diffusion scenario over it prices its baseline twice the same.
+pub fn diffusion_pipeline(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    if !t.trim_start().starts_with('{') {
+        return;
+    }
+    let Ok(p) = tunelab_sim::workload::diffusers::Pipeline::load(t) else { return };
+    let d = p.defaults;
+    let Ok(l) = p.latent(d.height, d.width, d.frames) else { return };
+    // A small size keeps the smoke run fast; the builders must not panic at any valid size.
+    let mut s = Scenario { budget: 2, stage: tunelab_scenario::Stage::Diffusion, ..Scenario::default() };
+    s.model = tunelab_scenario::scenario::ModelRef::Id(t.to_string());
+    let m = p.side_multiple();
+    s.diffusion = Some(tunelab_scenario::spec::diffusion::DiffusionOptions { height: Some(m), width: Some(m), frames: Some(if p.is_video() { 5 } else { 1 }), steps: Some(2), ..Default::default() });
+    let _ = l;
+    s.device = tunelab_scenario::scenario::DeviceRef::Name("910B2".into());
+    if s.validate().is_ok() {
+        let a = run_and_check(&s);
+        let b = run_and_check(&s);
+        assert_eq!(a, b, "same pipeline, different trials");
+    }
+}

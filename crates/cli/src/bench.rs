@@ -7,12 +7,19 @@ pub struct Args {
     /// Print the figures as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Only the diffusion figures (the SDXL 1024 pipeline tune).
+    #[arg(long)]
+    diffusion: bool,
 }
 
 pub fn main(a: Args) -> Result<(), String> {
-    let mut figures = crate::bench_sim::figures();
-    figures.extend(crate::bench_search::figures());
-    figures.extend(crate::bench_serving::figures());
+    let mut figures = Vec::new();
+    if !a.diffusion {
+        figures.extend(crate::bench_sim::figures());
+        figures.extend(crate::bench_search::figures());
+        figures.extend(crate::bench_serving::figures());
+    }
+    figures.extend(crate::bench_diffusion::figures());
     if a.json {
         let obj: serde_json::Map<String, serde_json::Value> = figures.into_iter().collect();
         println!("{}", serde_json::Value::Object(obj));

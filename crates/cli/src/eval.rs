@@ -100,6 +100,14 @@ pub fn main(a: Args) -> Result<(), String> {
         Outcome::Infeasible(r) => println!("infeasible: {r}"),
         Outcome::Failed(r) => println!("failed: {r}"),
     }
+    if scenario.stage == tunelab_scenario::Stage::Diffusion && matches!(outcome, Outcome::Ok(_)) {
+        // The pipeline's timeline, from the same pricer.
+        let t = tunelab_scenario::stages::diffusion::timeline::timeline(&scenario, Some(&config))?;
+        println!();
+        for line in tunelab_scenario::stages::diffusion::timeline::describe(&t) {
+            println!("{line}");
+        }
+    }
     Ok(())
 }
 

@@ -10,6 +10,7 @@ mod args;
 mod bench;
 mod bench_search;
 mod bench_serving;
+mod bench_diffusion;
 mod bench_sim;
 mod completions;
 mod calibrate;

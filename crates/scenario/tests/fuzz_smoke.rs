@@ -187,6 +187,15 @@ fn fuzz_smoke_model() {
 }
 
 #[test]
+fn fuzz_smoke_diffusion_pipeline() {
+    let mut seeds: Vec<Vec<u8>> = tunelab_sim::workload::diffusers::bundled_pipeline_ids().iter().filter_map(|id| tunelab_sim::workload::diffusers::bundled_pipeline_json(id)).map(|j| j.into_bytes()).collect();
+    // A pipeline with inline configs, and one the builders must refuse by field.
+    seeds.push(br#"{"denoiser": {"_class_name": "UNet2DConditionModel", "block_out_channels": [64, 128], "down_block_types": ["CrossAttnDownBlock2D", "DownBlock2D"], "up_block_types": ["UpBlock2D", "CrossAttnUpBlock2D"], "attention_head_dim": 2, "cross_attention_dim": 64, "layers_per_block": 1}, "vae": {"_class_name": "AutoencoderKL", "block_out_channels": [32, 64], "layers_per_block": 1, "latent_channels": 4}, "text_encoders": [{"config": {"architectures": ["CLIPTextModel"], "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 2, "num_hidden_layers": 2}, "max_tokens": 8}], "defaults": {"height": 64, "width": 64, "steps": 2}}"#.to_vec());
+    seeds.push(br#"{"denoiser": {"_class_name": "WanTransformer3DModel", "num_attention_heads": 2, "attention_head_dim": 8, "num_layers": 1, "text_dim": 16, "ffn_dim": 32, "patch_size": [1, 2, 2]}, "vae": {"_class_name": "AutoencoderKLWan", "base_dim": 8, "dim_mult": [1, 2], "z_dim": 4, "temperal_downsample": [true]}, "text_encoders": [{"config": {"model_type": "t5", "d_model": 16, "d_ff": 32, "d_kv": 8, "num_heads": 2, "num_layers": 1}, "max_tokens": 4}], "defaults": {"height": 32, "width": 32, "frames": 5, "steps": 2}}"#.to_vec());
+    drive("diffusion_pipeline", seeds, iters(300), targets::diffusion_pipeline);
+}
+
+#[test]
 fn fuzz_smoke_kernel_tuner() {
     // Small hand-made caches (the bundled multi-MB caches seed the long run: fuzz/README.md).
     let mut seeds = Vec::new();

@@ -200,6 +200,14 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
     let (model, device, _) = crate::stages::context::resolve(s)?;
     let (inp, out) = (s.workload.input_len.max(1) as u64, s.workload.output_len.max(1) as u64);
     match s.stage {
+        Stage::Diffusion => {
+            let mut pr = crate::stages::diffusion::pricer(s)?;
+            let k = crate::stages::diffusion::decode(names, config)?;
+            let ops = pr.step_ops(&k)?;
+            let total_ms = ops.iter().map(|o| o.time_us).sum::<f64>() / 1e3;
+            let label = format!("one denoiser call of the pipeline (one step{}) at default tilings, device time", if pr.req.cfg && !k.cfg_parallel { ", both CFG branches as batch 2" } else { "" });
+            Ok(Breakdown { label, ops, memory: None, phase: None, why: String::new(), total_ms, graph_launch_ms: None })
+        }
         Stage::Training => {
             let gb = s.workload.global_batch.max(1) as u64;
             let p = crate::stages::training::decode(names, config, gb)?;

@@ -14,6 +14,7 @@ pub const BUNDLED_SCENARIOS: &[(&str, &str)] = &[
     ("mixtral-8x7b-910B2-deployment", tunelab_sim::json_asset!("../../../../assets/scenarios/mixtral-8x7b-910B2-deployment.json")),
     ("sd15-unet-310P3-operator", tunelab_sim::json_asset!("../../../../assets/scenarios/sd15-unet-310P3-operator.json")),
     ("llava-1.5-7b-910B2-deployment", tunelab_sim::json_asset!("../../../../assets/scenarios/llava-1.5-7b-910B2-deployment.json")),
+    ("sd2.1-910B2-diffusion", tunelab_sim::json_asset!("../../../../assets/scenarios/sd2.1-910B2-diffusion.json")),
 ];
 
 /// Every bundled scenario, parsed: (id, scenario or the error that stops it loading).

@@ -59,6 +59,12 @@ pub const METRICS: &[MetricInfo] = &[
     m("bubble_fraction", "Pipeline bubble", "", "Share of a training step the pipeline stages sit idle: (pp - 1) / (micro-batches + pp - 1).", false, true),
     m("dp_comm_exposed_ms", "Exposed DP communication", "ms", "Data-parallel gradient communication not hidden behind the backward pass, per step.", false, false),
     m("grad_accum", "Gradient accumulation", "steps", "Micro-batches accumulated per optimiser step (global batch / (micro-batch x data-parallel)).", false, false),
+    m("latency_ms", "Latency per call", "ms", "Diffusion: one pipeline call from prompt to decoded images (text encoders, every denoising step, VAE, host work), for the whole batch.", false, false),
+    m("images_per_s", "Images per second", "images/s", "Diffusion: images (or videos) per second of all the scenario's chips: batch x pipeline instances / latency.", true, false),
+    m("step_ms", "Time per step", "ms", "Diffusion: mean time of one denoising step (both CFG branches, cached steps, scheduler kernels and loop overhead).", false, false),
+    m("text_encoder_ms", "Text encoders", "ms", "Diffusion: time of the text encoders per call (0 when the prompt's embeddings come from the cache).", false, false),
+    m("vae_ms", "VAE decoder", "ms", "Diffusion: time of the VAE decoder per call.", false, false),
+    m("output_changing_knobs", "Output-changing knobs", "", "Diffusion: knobs set away from the exact pipeline that change the images (fewer steps, W8A8, token merging, step caching); quality is not simulated.", false, false),
 ];
 
 /// The registry entry of a metric id; an id not in the registry gets a readable fallback (its

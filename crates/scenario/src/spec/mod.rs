@@ -11,3 +11,4 @@ pub mod scenario;
 pub mod templates;
 pub mod url;
 pub mod validate;
+pub mod diffusion;

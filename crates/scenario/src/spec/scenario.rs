@@ -43,6 +43,10 @@ pub struct Scenario {
     /// and digest) or a toy function. Absent from other stages' JSON, so their links are as before.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub landscape: Option<crate::spec::options::landscape::LandscapeSource>,
+    /// Diffusion-stage options (size, steps, guidance, chips, framework, knob levels). Absent
+    /// from other stages' JSON, so their links are as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diffusion: Option<crate::spec::diffusion::DiffusionOptions>,
     /// Overrides of the stage's search space, by parameter name.
     pub space: BTreeMap<String, SpaceOverride>,
     /// Goals in priority order of `priority` (highest first); the first is the primary metric.
@@ -78,6 +82,7 @@ impl Default for Scenario {
             training: Default::default(),
             runtime: Default::default(),
             landscape: None,
+            diffusion: None,
             space: BTreeMap::new(),
             objectives: Vec::new(),
             constraints: Constraints::default(),
@@ -102,6 +107,8 @@ pub enum Stage {
     Runtime,
     /// A known landscape: a Kernel Tuner cache replayed, or a 2-D toy function (`stages::landscape`).
     Landscape,
+    /// A text-to-image / text-to-video pipeline end to end (`stages::diffusion`).
+    Diffusion,
 }
 
 impl Stage {
@@ -113,6 +120,7 @@ impl Stage {
             Stage::Training => "training",
             Stage::Runtime => "runtime",
             Stage::Landscape => "landscape",
+            Stage::Diffusion => "diffusion",
         }
     }
 }

@@ -11,6 +11,9 @@ impl Scenario {
     pub fn validate(&self) -> Result<(), String> {
         self.check_free_form()?;
         crate::spec::options::landscape::validate(self)?;
+        if let Some(d) = &self.diffusion {
+            d.validate()?;
+        }
         let w = &self.workload;
         // One limit per quantity, the simulator's own (a sequence the workload would refuse
         // must be refused here, not reported later as "no feasible configuration").

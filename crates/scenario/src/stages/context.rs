@@ -10,6 +10,11 @@ use tunelab_sim::model::{bundled_models, load_model, ModelDesc};
 
 /// The model, the chip, and any warnings from loading them.
 pub fn resolve(s: &Scenario) -> Result<(ModelDesc, Device, Vec<String>), String> {
+    if s.stage == crate::scenario::Stage::Diffusion {
+        // The denoiser of the pipeline at the scenario's size, as a graph model.
+        let (model, device) = crate::stages::diffusion::denoiser_model(s)?;
+        return Ok((model, device, Vec::new()));
+    }
     let text = match &s.model {
         ModelRef::Id(id) if id.trim_start().starts_with('{') => id.clone(),
         ModelRef::Id(id) => {
@@ -23,11 +28,16 @@ pub fn resolve(s: &Scenario) -> Result<(ModelDesc, Device, Vec<String>), String>
         ModelRef::Inline(j) => serde_json::to_string(j).map_err(|e| format!("model: {e}"))?,
     };
     let loaded = load_model(&text).map_err(|e| format!("model: {e}"))?;
-    let device = match &s.device {
-        DeviceRef::Name(n) => bundled_device(n).map_err(|e| format!("device: {e}"))?,
-        DeviceRef::Inline(j) => Device::from_json(&serde_json::to_string(j).unwrap_or_default()).map_err(|e| format!("device: {e}"))?,
-    };
-    Ok((loaded.model, device, loaded.warnings))
+    Ok((loaded.model, device(s)?, loaded.warnings))
+}
+
+/// The scenario's chip alone (a diffusion pipeline is not a `ModelDesc`, so its stage resolves
+/// the chip without `resolve`).
+pub fn device(s: &Scenario) -> Result<Device, String> {
+    match &s.device {
+        DeviceRef::Name(n) => bundled_device(n).map_err(|e| format!("device: {e}")),
+        DeviceRef::Inline(j) => Device::from_json(&serde_json::to_string(j).unwrap_or_default()).map_err(|e| format!("device: {e}")),
+    }
 }
 
 /// The chip's memory in GiB.
@@ -88,6 +98,7 @@ pub fn goal(s: &Scenario) -> (String, bool) {
         Stage::Training => "step_time_ms",
         Stage::Runtime => "energy_j_per_token",
         Stage::Landscape => crate::stages::landscape::goal_metric(s),
+        Stage::Diffusion => "latency_ms",
     };
     (id.into(), crate::spec::metrics::info(id).higher_is_better)
 }

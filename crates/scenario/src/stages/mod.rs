@@ -11,6 +11,7 @@
 pub mod blocks;
 pub mod context;
 pub mod deployment;
+pub mod diffusion;
 pub mod focus;
 pub mod graphcost;
 pub mod queueing;
@@ -67,6 +68,7 @@ pub fn stage_setup(s: &Scenario) -> Result<StageSetup, String> {
         Stage::Training => crate::stages::training::setup(s),
         Stage::Runtime => runtime::setup(s),
         Stage::Landscape => landscape::setup(s),
+        Stage::Diffusion => diffusion::setup(s),
     }
 }
 

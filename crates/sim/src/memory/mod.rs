@@ -217,6 +217,15 @@ pub fn memory_per_chip(
         return Err(format!("training field 'zero_stage' = {} must be 0..=3", t.zero_stage));
     }
     let psi = params.total();
+    // Fine-tuning: gradients and optimizer state only for what trains (frozen parts, LoRA).
+    let trained = if t.frozen_vision || t.frozen_llm || t.lora_rank > 0 || model.graph.iter().any(|o| o.name.starts_with("frozen.")) {
+        let mut o2 = *opts;
+        o2.train = t;
+        let fwd = crate::workload::forward_graph(model, w, plan, &o2)?.ops;
+        crate::workload::trainable_per_chip(model, plan, &fwd, &t)
+    } else {
+        psi
+    };
     let dp = plan.dp.max(1);
     let shard = |bytes: u64, on: bool| if on { ceil_div(bytes, dp) } else { bytes };
     let (w_bytes, mut g_bytes, o_bytes) = if t.mixed_precision { (2, 2, 12) } else { (4, 4, 8) };
@@ -226,8 +235,8 @@ pub fn memory_per_chip(
         g_bytes = 4;
     }
     let weights = shard(psi.saturating_mul(w_bytes), t.zero_stage >= 3);
-    let gradients = shard(psi.saturating_mul(g_bytes), t.zero_stage >= 2);
-    let optimizer = shard(psi.saturating_mul(o_bytes), t.zero_stage >= 1 || t.distributed_optimizer);
+    let gradients = shard(trained.saturating_mul(g_bytes), t.zero_stage >= 2);
+    let optimizer = shard(trained.saturating_mul(o_bytes), t.zero_stage >= 1 || t.distributed_optimizer);
     let activations = training_activations(model, w, plan, opts, &t)?;
     Ok(MemoryBreakdown { weights, gradients, optimizer, activations, workspace, ..Default::default() }.summed())
 }
@@ -238,8 +247,19 @@ fn training_activations(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, op
     let transient = transient_profile(model, w, plan, opts)?.peak;
     let bytes = if t.mixed_precision { 2 } else { 4 };
     let Some(llm) = &model.llm else {
-        // Operator graphs: every op's output is saved for backward (no recomputation model).
-        let saved = transient_profile(model, w, plan, opts)?.sum_outputs;
+        // Operator graphs: every op's output is saved for backward; under full recomputation
+        // (gradient checkpointing of each block) only the blocks' outputs (their residual adds)
+        // are kept and one block is rebuilt at a time. Frozen components keep nothing.
+        let elems = |f: &dyn Fn(&crate::model::GraphOpDesc) -> bool| -> u64 {
+            model.graph.iter().filter(|o| !o.name.starts_with("frozen.") && f(o)).map(|o| o.output_elems().saturating_mul(o.repeat)).fold(0u64, u64::saturating_add).saturating_mul(b).saturating_mul(bytes)
+        };
+        let saved = if t.recompute == Recompute::Full {
+            let kept = elems(&|o| o.name.contains("residual_add") || o.name.ends_with("proj_out") || matches!(o.op, crate::op::Op::Matmul { epilogue: crate::op::Epilogue::ResidualAdd, .. }));
+            let largest_block = model.graph.iter().map(|o| o.output_elems()).max().unwrap_or(0).saturating_mul(b).saturating_mul(bytes).saturating_mul(8);
+            kept.saturating_add(largest_block)
+        } else {
+            elems(&|_| true)
+        };
         return Ok(saved.saturating_add(transient));
     };
     let image = model.vision.as_ref().map_or(0, |v| v.image_tokens());
@@ -265,7 +285,7 @@ fn training_activations(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, op
         let (p, v) = (u128::from(plan.pp), u128::from(plan.vpp));
         first = u64::try_from(u128::from(first) * (p * v + p - 1) / (p * v)).unwrap_or(u64::MAX);
     }
-    let vision = model.vision.as_ref().map_or(0, |v| {
+    let vision = model.vision.as_ref().filter(|_| !t.frozen_vision).map_or(0, |v| {
         let seq = v.image_tokens() + 1;
         layer_activation_bytes(&v.encoder, seq, b, plan, t.recompute, opts.flash_attention, bytes)
             .saturating_mul(v.encoder.layers)

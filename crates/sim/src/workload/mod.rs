@@ -6,10 +6,12 @@
 //! distinct operators with `repeat = 32`; the device model tiles each distinct operator once.
 
 mod constants;
+pub mod diffusers;
 mod flops;
 mod llm;
 mod train;
 
+pub use train::trainable_per_chip;
 pub use constants::{training_constants, Constant, TrainingConstants, TRAINING_CONSTANTS_JSON};
 pub use flops::{model_flops, op_flops};
 
@@ -237,6 +239,21 @@ pub struct TrainOptions {
     /// index-expanded element-wise gather / scatter is not modelled: priced as the row copies).
     #[serde(default)]
     pub moe_permutation_async_comm: bool,
+    /// Fine-tuning: the vision tower is frozen (no gradients, no optimizer state, no backward
+    /// through it, no activations saved for it).
+    #[serde(default)]
+    pub frozen_vision: bool,
+    /// Fine-tuning: the language model's own weights are frozen (no weight gradients or
+    /// optimizer state); gradients still flow through it to trainable parts before it.
+    #[serde(default)]
+    pub frozen_llm: bool,
+    /// LoRA rank (0: off): every targeted linear layer keeps its weight frozen and trains a
+    /// rank-r pair A (k x r), B (r x n) beside it (Hu et al. 2021).
+    #[serde(default)]
+    pub lora_rank: u64,
+    /// LoRA also targets the MLP (else only the attention projections).
+    #[serde(default)]
+    pub lora_mlp: bool,
 }
 
 /// MindSpeed's context-parallel algorithms for attention (--context-parallel-algo).
@@ -283,6 +300,10 @@ impl Default for TrainOptions {
             grad_accum_fusion: true,
             cp_algo: CpAlgo::Ring,
             moe_permutation_async_comm: false,
+            frozen_vision: false,
+            frozen_llm: false,
+            lora_rank: 0,
+            lora_mlp: false,
         }
     }
 }

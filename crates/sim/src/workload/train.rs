@@ -13,18 +13,119 @@ use crate::memory::{expert_params_per_chip, params_per_chip};
 use crate::model::{ModelDesc, OpClass};
 use crate::op::{CommKind, Epilogue, Op, VectorKind};
 
-/// Ops inside the repeated transformer layers (what full recomputation re-runs).
-fn in_layer(o: &GraphOp) -> bool {
+/// Ops inside the repeated transformer layers (what full recomputation re-runs); in an
+/// operator-graph model (a diffusion denoiser under gradient checkpointing) every trainable op.
+fn in_layer(o: &GraphOp, graph_model: bool) -> bool {
+    if graph_model {
+        return !is_frozen_component(o);
+    }
     o.name.starts_with("layer") || o.name.starts_with("vision.layer")
+}
+
+/// Ops of a frozen component that only runs forward (a diffusion model's text encoders and VAE
+/// encoder while the denoiser trains): named `frozen.*` by the graph that includes them.
+pub fn is_frozen_component(o: &GraphOp) -> bool {
+    o.name.starts_with("frozen.")
+}
+
+/// Which part of a multimodal model an op belongs to, for freezing.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Vision,
+    Projector,
+    Main,
+    Frozen,
+}
+
+fn part(o: &GraphOp) -> Part {
+    if is_frozen_component(o) {
+        Part::Frozen
+    } else if o.name.starts_with("vision.projector") {
+        Part::Projector
+    } else if o.name.starts_with("vision.") {
+        Part::Vision
+    } else {
+        Part::Main
+    }
+}
+
+/// A weight matmul (a linear layer with its own weights: batch-1 matmuls that are not the
+/// attention core or a similarity product).
+fn is_linear(o: &GraphOp) -> bool {
+    matches!(o.op, Op::Matmul { batch: 1, .. }) && !o.name.ends_with(".core") && !o.name.contains("similarity")
+}
+
+/// Whether LoRA adapts this linear layer.
+fn lora_target(o: &GraphOp, t: &super::TrainOptions) -> bool {
+    t.lora_rank > 0 && !o.name.ends_with(".lora_a") && !o.name.ends_with(".lora_b") && part(o) == Part::Main && is_linear(o) && (o.class == OpClass::Attention || (t.lora_mlp && matches!(o.class, OpClass::Mlp | OpClass::Moe)))
+}
+
+/// Whether the op's own weights get gradients.
+fn trains_weights(o: &GraphOp, t: &super::TrainOptions) -> bool {
+    match part(o) {
+        Part::Frozen => false,
+        Part::Vision => !t.frozen_vision,
+        Part::Projector => true,
+        Part::Main => !t.frozen_llm && t.lora_rank == 0,
+    }
+}
+
+/// Whether the gradient must flow back through the op's input: something before it trains.
+fn needs_data_grad(o: &GraphOp, t: &super::TrainOptions) -> bool {
+    match part(o) {
+        Part::Frozen => false,
+        Part::Vision => !t.frozen_vision,
+        Part::Projector => !t.frozen_vision,
+        Part::Main => true,
+    }
+}
+
+/// Trainable parameters of one forward op (per instance): its weights when they train, its LoRA
+/// pair when adapted.
+pub fn trainable_params(o: &GraphOp, t: &super::TrainOptions) -> u64 {
+    let Op::Matmul { n, k, .. } = o.op else {
+        return if matches!(o.op, Op::Conv2d { .. }) && trains_weights(o, t) { conv_params(&o.op) } else { 0 };
+    };
+    if !is_linear(o) {
+        return 0;
+    }
+    if lora_target(o, t) {
+        return t.lora_rank.saturating_mul(k.saturating_add(n));
+    }
+    if trains_weights(o, t) { k.saturating_mul(n) } else { 0 }
+}
+
+fn conv_params(op: &Op) -> u64 {
+    match *op {
+        Op::Conv2d { in_ch, out_ch, kh, kw, .. } => in_ch.saturating_mul(out_ch).saturating_mul(kh * kw),
+        _ => 0,
+    }
+}
+
+/// The forward ops of the LoRA pairs beside the adapted linear layers: x A (m x r) then (x A) B.
+fn lora_forward(fwd: &[GraphOp], t: &super::TrainOptions) -> Vec<GraphOp> {
+    let mut out = Vec::new();
+    for o in fwd.iter().filter(|o| lora_target(o, t)) {
+        if let Op::Matmul { batch, m, n, k, dtype, .. } = o.op {
+            let r = t.lora_rank;
+            out.push(renamed(o, "lora_a", Op::Matmul { batch, m, n: r, k, dtype, weight_dtype: None, epilogue: Epilogue::None }, o.repeat));
+            out.push(renamed(o, "lora_b", Op::Matmul { batch, m, n, k: r, dtype, weight_dtype: None, epilogue: Epilogue::ResidualAdd }, o.repeat));
+        }
+    }
+    out
 }
 
 fn renamed(o: &GraphOp, suffix: &str, op: Op, repeat: u64) -> GraphOp {
     GraphOp { name: format!("{}.{suffix}", o.name), op, repeat, class: o.class }
 }
 
-/// The backward ops of one forward op.
-fn backward(o: &GraphOp, out: &mut Vec<GraphOp>) {
+/// The backward ops of one forward op; `weights`: its weight gradient is needed; `data`: the
+/// gradient of its input is (frozen parts skip one or both).
+fn backward(o: &GraphOp, out: &mut Vec<GraphOp>, weights: bool, data: bool) {
     let r = o.repeat;
+    if !weights && !data {
+        return;
+    }
     // The all-gather dispatcher's fp32 combine (llm::fp32_scatter_add) is one autograd Function
     // whose backward is a row gather of the 16-bit gradient: its staging ops have none, and the
     // scatter-add's is that gather.
@@ -44,10 +145,16 @@ fn backward(o: &GraphOp, out: &mut Vec<GraphOp>) {
                 let op = Op::Vector { kind: VectorKind::Elementwise, rows: batch.saturating_mul(m), row_len: n, dtype };
                 out.push(renamed(o, "epilogue_bwd", op, r));
             }
-            let data = Op::Matmul { batch, m, n: k, k: n, dtype, weight_dtype, epilogue: Epilogue::None };
-            out.push(renamed(o, "bwd_data", data, r));
-            let weight = Op::Matmul { batch, m: k, n, k: m, dtype, weight_dtype: None, epilogue: Epilogue::None };
-            out.push(renamed(o, "bwd_weight", weight, r));
+            let d = Op::Matmul { batch, m, n: k, k: n, dtype, weight_dtype, epilogue: Epilogue::None };
+            // A frozen linear layer still passes the gradient to its input; an attention
+            // score product has no weights, so both of its gradients are data gradients.
+            if data || !is_linear(o) {
+                out.push(renamed(o, "bwd_data", d, r));
+            }
+            if weights || !is_linear(o) {
+                let weight = Op::Matmul { batch, m: k, n, k: m, dtype, weight_dtype: None, epilogue: Epilogue::None };
+                out.push(renamed(o, "bwd_weight", weight, r));
+            }
         }
         Op::Attention { .. } => {
             let rep = r.saturating_mul(5).div_ceil(2);
@@ -60,7 +167,8 @@ fn backward(o: &GraphOp, out: &mut Vec<GraphOp>) {
         }
         Op::Conv2d { .. } => {
             // Data gradient plus weight gradient, each about one forward convolution.
-            out.push(renamed(o, "bwd", o.op.clone(), r.saturating_mul(2)));
+            let n = u64::from(weights) + u64::from(data);
+            out.push(renamed(o, "bwd", o.op.clone(), r.saturating_mul(n)));
         }
         Op::Comm { kind, bytes, ranks, link, algorithm } => {
             // Conjugate collectives (Korthikanti et al. 2022, fig. 5): all-gather <-> reduce-scatter.
@@ -79,10 +187,37 @@ fn comm(name: &str, kind: CommKind, bytes: u64, ranks: u64, repeat: u64) -> Grap
     GraphOp { name: name.to_string(), op, repeat, class: OpClass::Comm }
 }
 
+/// Parameters with gradients and optimizer state on one chip: all of them for a full
+/// fine-tune, else those the forward graph's trainable ops hold (frozen parts and LoRA).
+pub fn trainable_per_chip(model: &ModelDesc, plan: &ParallelPlan, fwd: &[GraphOp], t: &super::TrainOptions) -> u64 {
+    let all = params_per_chip(model, plan);
+    let partial = t.frozen_vision || t.frozen_llm || t.lora_rank > 0 || fwd.iter().any(is_frozen_component);
+    if !partial {
+        return all;
+    }
+    let total: u64 = fwd.iter().filter(|o| is_linear(o) || matches!(o.op, Op::Conv2d { .. })).map(|o| {
+        let full = match o.op { Op::Matmul { n, k, .. } => n.saturating_mul(k), ref c => conv_params(c) };
+        full.saturating_mul(o.repeat)
+    }).fold(0u64, u64::saturating_add);
+    let trainable: u64 = fwd.iter().map(|o| trainable_params(o, t).saturating_mul(o.repeat)).fold(0u64, u64::saturating_add);
+    // Scale the model's own count (norms and biases included) by the trainable share of the
+    // linear weights the graph shows, plus LoRA's adapters, which the model count lacks.
+    let lora: u64 = fwd.iter().filter(|o| lora_target(o, t)).map(|o| trainable_params(o, t).saturating_mul(o.repeat)).fold(0u64, u64::saturating_add);
+    let dense = trainable.saturating_sub(lora);
+    let share = if total == 0 { 0.0 } else { dense as f64 / total as f64 };
+    ((all as f64 * share) as u64).saturating_add(lora)
+}
+
 /// One optimizer step: `grad_accum` x (forward [+ recompute] + backward), then DP sync and Adam.
 pub(super) fn step(model: &ModelDesc, fwd: Vec<GraphOp>, plan: &ParallelPlan, opts: &GraphOptions) -> Vec<GraphOp> {
     let t = opts.train;
     let accum = t.grad_accum.max(1);
+    let graph_model = model.llm.is_none();
+    // LoRA's adapter pairs run beside the layers they adapt.
+    let base = fwd.clone();
+    let mut fwd = fwd;
+    let lora = lora_forward(&fwd, &t);
+    fwd.extend(lora);
     let mut ops: Vec<GraphOp> = fwd.clone();
     match t.recompute {
         Recompute::None => {}
@@ -92,13 +227,15 @@ pub(super) fn step(model: &ModelDesc, fwd: Vec<GraphOp>, plan: &ParallelPlan, op
             }
         }
         Recompute::Full => {
-            for o in fwd.iter().filter(|o| in_layer(o)) {
+            for o in fwd.iter().filter(|o| in_layer(o, graph_model)) {
                 ops.push(renamed(o, "recompute", o.op.clone(), o.repeat));
             }
         }
     }
     for o in fwd.iter().rev() {
-        backward(o, &mut ops);
+        let adapter = o.name.ends_with(".lora_a") || o.name.ends_with(".lora_b");
+        let w = adapter || (trains_weights(o, &t) && !lora_target(o, &t));
+        backward(o, &mut ops, w, needs_data_grad(o, &t));
     }
     // Without gradient-accumulation fusion each micro-batch's weight gradients are added into
     // the main gradient buffer by a separate elementwise pass (Megatron DDP's backward hook,
@@ -122,8 +259,8 @@ pub(super) fn step(model: &ModelDesc, fwd: Vec<GraphOp>, plan: &ParallelPlan, op
 
     // Gradients synchronise over the data- and context-parallel ranks (Megatron reduces over
     // dp x cp); routed experts' over dp x cp / ep, since each expert lives on one EP rank.
-    let params = params_per_chip(model, plan);
-    let expert = expert_params_per_chip(model, plan).min(params);
+    let params = trainable_per_chip(model, plan, &base, &t);
+    let expert = if params < params_per_chip(model, plan) { 0 } else { expert_params_per_chip(model, plan).min(params) };
     // fp32 main gradients (Megatron's bf16 default) are reduced in fp32.
     let grad_bytes = if t.mixed_precision && !t.fp32_grads { 2 } else { 4 };
     let dense_ranks = plan.dp.saturating_mul(plan.cp.max(1));

@@ -1,0 +1,129 @@
+//! `scenario.diffusion`: what a text-to-image or text-to-video request is (size, frames, batch,
+//! steps, guidance), on how many chips, under which framework, and which levels of each knob
+//! the search may try. Plain data, checked here with messages naming the field; the diffusion
+//! stage (`stages::diffusion`) interprets it.
+//!
+//! Absent from other stages' JSON (like `landscape`), so their links and traces are unchanged.
+
+use serde::{Deserialize, Serialize};
+
+/// Largest steps and batch accepted.
+pub const MAX_STEPS: u64 = 1000;
+pub const MAX_DIFFUSION_BATCH: u64 = 64;
+/// Most chips one pipeline instance spreads over (CFG x sequence parallel x replicas).
+pub const MAX_DIFFUSION_CHIPS: u64 = 64;
+
+/// `scenario.diffusion` options (all optional; sizes default to the pipeline's own).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DiffusionOptions {
+    /// Image height and width in pixels (None: the pipeline's default).
+    pub height: Option<u64>,
+    pub width: Option<u64>,
+    /// Video frames (None: the pipeline's default; 1 for an image pipeline).
+    pub frames: Option<u64>,
+    /// Images (or videos) generated together per call.
+    pub batch: u64,
+    /// Denoising steps of the baseline (None: the pipeline's default); the search's `steps`
+    /// levels are `steps_choices` (empty: the baseline only, since fewer steps change the output).
+    pub steps: Option<u64>,
+    pub steps_choices: Vec<u64>,
+    /// Classifier-free guidance (None: the pipeline's default). On, the denoiser runs on the
+    /// conditional and the unconditional input every step.
+    pub cfg: Option<bool>,
+    /// Chips for this pipeline (CFG branches x sequence-parallel degree; the rest are replicas).
+    pub chips: u64,
+    /// Framework block of assets/constants/diffusion.json ("diffusers", "torch_npu_graph",
+    /// "ascendie", "mindie_sd").
+    pub framework: String,
+    /// The same prompt is sent again (a cache of its text embeddings can serve it).
+    pub repeated_prompt: bool,
+    /// Knob levels the search may try (precisions: fp16, bf16, w8a8, or fp32 as a script that
+    /// loads float32 runs) (empty: the stage's defaults for this pipeline and chip).
+    pub precisions: Vec<String>,
+    pub attention: Vec<String>,
+    pub tome_ratios: Vec<f64>,
+    pub step_cache_ratios: Vec<f64>,
+    pub vae_modes: Vec<String>,
+    pub sequence_parallel: Vec<u64>,
+}
+
+impl Default for DiffusionOptions {
+    fn default() -> Self {
+        DiffusionOptions {
+            height: None,
+            width: None,
+            frames: None,
+            batch: 1,
+            steps: None,
+            steps_choices: Vec::new(),
+            cfg: None,
+            chips: 1,
+            framework: "diffusers".into(),
+            repeated_prompt: true,
+            precisions: Vec::new(),
+            attention: Vec::new(),
+            tome_ratios: Vec::new(),
+            step_cache_ratios: Vec::new(),
+            vae_modes: Vec::new(),
+            sequence_parallel: Vec::new(),
+        }
+    }
+}
+
+/// Known values of the string knobs.
+pub const PRECISIONS: [&str; 4] = ["fp16", "bf16", "w8a8", "fp32"];
+pub const ATTENTION: [&str; 2] = ["flash", "unfused"];
+pub const VAE_MODES: [&str; 4] = ["full", "tiled", "sliced", "parallel"];
+
+impl DiffusionOptions {
+    /// Checks what can be checked without the pipeline; every message names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        let range = |f: &str, v: u64, lo: u64, hi: u64| if v < lo || v > hi { Err(format!("diffusion.{f}: {v} is out of range ({lo}..={hi})")) } else { Ok(()) };
+        range("batch", self.batch, 1, MAX_DIFFUSION_BATCH)?;
+        range("chips", self.chips, 1, MAX_DIFFUSION_CHIPS)?;
+        if let Some(s) = self.steps {
+            range("steps", s, 1, MAX_STEPS)?;
+        }
+        for s in &self.steps_choices {
+            range("steps_choices", *s, 1, MAX_STEPS)?;
+        }
+        if let Some(f) = self.frames {
+            range("frames", f, 1, tunelab_sim::workload::diffusers::MAX_FRAMES)?;
+        }
+        for (f, v) in [("height", self.height), ("width", self.width)] {
+            if let Some(x) = v {
+                range(f, x, 1, tunelab_sim::workload::diffusers::MAX_SIDE)?;
+            }
+        }
+        let known = |f: &str, v: &[String], k: &[&str]| -> Result<(), String> {
+            match v.iter().find(|x| !k.contains(&x.as_str())) {
+                Some(x) => Err(format!("diffusion.{f}: unknown value '{}' (known: {})", crate::scenario::clip(x), k.join(", "))),
+                None => Ok(()),
+            }
+        };
+        known("precisions", &self.precisions, &PRECISIONS)?;
+        known("attention", &self.attention, &ATTENTION)?;
+        known("vae_modes", &self.vae_modes, &VAE_MODES)?;
+        for r in &self.tome_ratios {
+            if !(r.is_finite() && (0.0..=0.75).contains(r)) {
+                return Err(format!("diffusion.tome_ratios: {r} is not a merge ratio in 0..=0.75"));
+            }
+        }
+        for r in &self.step_cache_ratios {
+            if !(r.is_finite() && (1.0..=8.0).contains(r)) {
+                return Err(format!("diffusion.step_cache_ratios: {r} is not a cache ratio in 1..=8 (1: every step computed in full)"));
+            }
+        }
+        for d in &self.sequence_parallel {
+            if !(1..=self.chips).contains(d) || !d.is_power_of_two() {
+                return Err(format!("diffusion.sequence_parallel: {d} must be a power of two no larger than diffusion.chips ({})", self.chips));
+            }
+        }
+        let n = self.precisions.len() + self.attention.len() + self.tome_ratios.len() + self.step_cache_ratios.len() + self.vae_modes.len() + self.sequence_parallel.len() + self.steps_choices.len();
+        if n > 256 {
+            return Err("diffusion: the knob lists hold more than 256 levels in all".into());
+        }
+        Ok(())
+    }
+}

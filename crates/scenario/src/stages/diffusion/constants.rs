@@ -1,0 +1,109 @@
+//! The diffusion stage's parameters from `assets/constants/diffusion.json`, by layer: kernel
+//! library (which chips have fused attention), framework (launch mode, host costs), workload
+//! (scheduler kernels, VAE tile, memory reserve, protected layers) and the optimisation levels.
+
+use serde_json::Value;
+use std::sync::OnceLock;
+
+/// The file, compiled in.
+pub const DIFFUSION_CONSTANTS_JSON: &str = tunelab_sim::json_asset!("../../../../../assets/constants/diffusion.json");
+
+/// One framework block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Framework {
+    pub name: String,
+    pub label: String,
+    /// "eager" or "graph": the framework's own launch mode (the baseline).
+    pub launch: String,
+    /// Ships a fused-attention plugin that works where CANN's aclnn one does not (310P FA_soc).
+    pub flash_plugin: bool,
+    pub pipeline_host_ms: f64,
+    pub step_host_ms: f64,
+}
+
+/// Everything the stage reads from the file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Constants {
+    pub frameworks: Vec<Framework>,
+    pub aclnn_flash_chips: Vec<String>,
+    pub scheduler_ops: f64,
+    pub cfg_combine_ops: f64,
+    pub vae_tile_latent: u64,
+    pub memory_reserve_gib: f64,
+    pub protected: Vec<String>,
+    /// (name, pins) per level, for the UNet and the VAE.
+    pub unet_levels: Vec<(String, Value)>,
+    pub vae_levels: Vec<(String, Value)>,
+}
+
+fn val<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    let mut x = v;
+    for p in path {
+        x = x.get(p)?;
+    }
+    x.get("value")
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(|x| x.as_array()).map(|a| a.iter().filter_map(|s| s.as_str().map(String::from)).collect()).unwrap_or_default()
+}
+
+/// Parses the constants (a broken bundled file is a build mistake the tests catch).
+pub fn parse(text: &str) -> Result<Constants, String> {
+    let v: Value = serde_json::from_str(text).map_err(|e| format!("diffusion constants: {e}"))?;
+    let num = |path: &[&str]| val(&v, path).and_then(|x| x.as_f64()).ok_or_else(|| format!("diffusion constants: {} missing", path.join(".")));
+    let mut frameworks = Vec::new();
+    for (name, f) in v.get("frameworks").and_then(|f| f.as_object()).ok_or("diffusion constants: frameworks missing")? {
+        frameworks.push(Framework {
+            name: name.clone(),
+            label: f.get("label").and_then(|x| x.as_str()).unwrap_or(name).to_string(),
+            launch: f.get("launch").and_then(|x| x.as_str()).unwrap_or("eager").to_string(),
+            flash_plugin: f.get("flash_attention_plugin").and_then(|x| x.as_bool()).unwrap_or(false),
+            pipeline_host_ms: f.get("pipeline_host_ms").and_then(|x| x.get("value")).and_then(|x| x.as_f64()).unwrap_or(0.0),
+            step_host_ms: f.get("step_host_ms").and_then(|x| x.get("value")).and_then(|x| x.as_f64()).unwrap_or(0.0),
+        });
+    }
+    let levels = |k: &str| -> Vec<(String, Value)> {
+        v.get("levels").and_then(|l| l.get(k)).and_then(|l| l.as_array()).map(|a| a.iter().map(|x| (x.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string(), x.get("pins").cloned().unwrap_or(Value::Null))).collect()).unwrap_or_default()
+    };
+    Ok(Constants {
+        frameworks,
+        aclnn_flash_chips: strings(val(&v, &["kernel_library", "flash_attention", "aclnn_chips"])),
+        scheduler_ops: num(&["workload", "scheduler_vector_ops"])?,
+        cfg_combine_ops: num(&["workload", "cfg_combine_ops"])?,
+        vae_tile_latent: num(&["workload", "vae_tile_latent"])? as u64,
+        memory_reserve_gib: num(&["workload", "memory_reserve_gib"])?,
+        protected: strings(val(&v, &["workload", "protected_layers"])),
+        unet_levels: levels("unet"),
+        vae_levels: levels("vae"),
+    })
+}
+
+/// The bundled constants, parsed once.
+pub fn constants() -> &'static Constants {
+    static C: OnceLock<Constants> = OnceLock::new();
+    C.get_or_init(|| parse(DIFFUSION_CONSTANTS_JSON).expect("assets/constants/diffusion.json parses (tested)"))
+}
+
+impl Constants {
+    /// A framework by name; the error names the field and lists the known ones.
+    pub fn framework(&self, name: &str) -> Result<&Framework, String> {
+        self.frameworks.iter().find(|f| f.name == name).ok_or_else(|| {
+            format!("diffusion.framework: unknown framework '{}' (known: {})", crate::scenario::clip(name), self.frameworks.iter().map(|f| f.name.as_str()).collect::<Vec<_>>().join(", "))
+        })
+    }
+
+    /// The space pins of UNet level `u` and VAE level `v` (`None`: that level not pinned), for
+    /// templates: `{"launch": {"fixed": "graph"}, ...}`.
+    pub fn level_pins(&self, u: Option<usize>, v: Option<usize>) -> Result<serde_json::Map<String, Value>, String> {
+        let mut out = serde_json::Map::new();
+        for (which, lv, list) in [("unet", u, &self.unet_levels), ("vae", v, &self.vae_levels)] {
+            let Some(i) = lv else { continue };
+            let (_, pins) = list.get(i).ok_or_else(|| format!("{which} level {i} does not exist (0..{})", list.len()))?;
+            for (k, x) in pins.as_object().into_iter().flatten() {
+                out.insert(k.clone(), serde_json::json!({ "fixed": x }));
+            }
+        }
+        Ok(out)
+    }
+}

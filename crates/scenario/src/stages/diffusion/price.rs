@@ -1,0 +1,326 @@
+//! Pricing one configuration of a diffusion pipeline: the text encoders, `steps` denoiser calls
+//! (x2 for classifier-free guidance, as batch 2 or split over two chips; step caching skips part
+//! of some steps), the scheduler's kernels, and the VAE decoder, each component's operators
+//! through the device model and the framework's launch mode (`cost::dispatch::graph_time`).
+//!
+//! Why components are memoised by their knobs: a 300-point search touches few distinct
+//! (component, batch, precision, attention, ToMe, parallel) combinations, so each is built and
+//! costed once and every later point is a handful of additions.
+
+use super::constants::{Constants, Framework};
+use crate::graphcost::{Memo, TileMode};
+use crate::serving::OpCost;
+use std::collections::HashMap;
+use tunelab_sim::cost::dispatch::{graph_time, LaunchMode};
+use tunelab_sim::device::Device;
+use tunelab_sim::workload::diffusers::{dit, unet, Component, Denoiser, EmitOptions, Latent, Pipeline, SeqParallel, Tome};
+use tunelab_sim::workload::GraphOp;
+use tunelab_sim::{AttentionKind, CommKind, DType, Link, Op, VectorKind};
+
+/// How the VAE decodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VaeMode {
+    Full,
+    Tiled,
+    Sliced,
+    /// Tiles spread over the pipeline's chips (MindIE-SD "VAE parallel").
+    Parallel,
+}
+
+/// One point of the diffusion space.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Knobs {
+    pub steps: u64,
+    /// fp16, bf16 or W8A8 (the denoiser; text encoders stay 16-bit).
+    pub int8: bool,
+    pub dtype: DType,
+    pub attention: AttentionKind,
+    pub tome: f64,
+    pub launch: LaunchMode,
+    pub te_cache: bool,
+    pub step_cache: f64,
+    pub cfg_parallel: bool,
+    pub sp: u64,
+    pub ring: bool,
+    pub vae: VaeMode,
+    pub vae_fp32: bool,
+    pub vae_launch: LaunchMode,
+}
+
+/// The request, resolved against the pipeline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    pub batch: u64,
+    pub cfg: bool,
+    pub chips: u64,
+    pub latent: Latent,
+}
+
+/// A priced configuration: the pipeline's timeline and its totals.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Priced {
+    /// (encoder name, ms) per text encoder (0 when served from the cache).
+    pub text_encoders: Vec<(String, f64)>,
+    /// Denoiser time of a full step and of a cached step (CFG included), ms.
+    pub step_full_ms: f64,
+    pub step_cached_ms: f64,
+    /// Steps computed in full and from the cache.
+    pub full_steps: f64,
+    pub cached_steps: f64,
+    /// Scheduler kernels, CFG combine and its exchange, host loop, per step, ms.
+    pub step_overhead_ms: f64,
+    pub vae_ms: f64,
+    pub host_ms: f64,
+    pub total_ms: f64,
+    pub images_per_s: f64,
+    pub memory_gib: f64,
+    /// Largest expected relative error of any operator (the delta check's estimate).
+    pub rel_error: f64,
+    /// Chips one pipeline instance uses, and instances on the scenario's chips.
+    pub chips_per_instance: u64,
+    pub replicas: u64,
+}
+
+impl Priced {
+    /// Text-encoder time, ms.
+    pub fn text_encoder_ms(&self) -> f64 {
+        self.text_encoders.iter().map(|t| t.1).sum()
+    }
+    /// Denoising time of all steps (overheads included), ms.
+    pub fn denoise_ms(&self) -> f64 {
+        self.full_steps * self.step_full_ms + self.cached_steps * self.step_cached_ms + (self.full_steps + self.cached_steps) * self.step_overhead_ms
+    }
+    /// Mean time per step, ms.
+    pub fn step_ms(&self) -> f64 {
+        self.denoise_ms() / (self.full_steps + self.cached_steps).max(1.0)
+    }
+}
+
+/// A costed component: wall time of the full graph and of its cached subset, weights, memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Costed {
+    full_us: f64,
+    cached_us: f64,
+    weight_bytes: f64,
+    peak_bytes: f64,
+    rel_error: f64,
+}
+
+/// Memo key of a component build.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    Encoder(usize, u64, bool, LaunchMode, u64),
+    Denoiser { b: u64, int8: bool, bf16: bool, fp32: bool, flash: bool, tome_pm: u64, sp: u64, ring: bool, launch: LaunchMode },
+    Vae { b: u64, fp32: bool, bf16: bool, flash: bool, tile: bool, launch: LaunchMode },
+}
+
+/// Everything a pricing needs, with the memo of components and operators.
+pub struct Pricer {
+    pub pipe: Pipeline,
+    pub device: Device,
+    pub fw: Framework,
+    pub c: Constants,
+    pub req: Request,
+    memo: Memo,
+    comps: HashMap<Key, Result<Costed, String>>,
+}
+
+impl Pricer {
+    pub fn new(pipe: Pipeline, device: Device, fw: Framework, c: Constants, req: Request) -> Pricer {
+        Pricer { pipe, device, fw, c, req, memo: Memo::default(), comps: HashMap::new() }
+    }
+
+    fn emit(&self, dtype: DType, int8: bool, attention: AttentionKind) -> EmitOptions {
+        EmitOptions { dtype, int8, attention }
+    }
+
+    /// Costs a component's operators; `cached` picks the subset a cached step still runs.
+    fn cost(&mut self, comp: &Component, launch: LaunchMode, cached: &dyn Fn(&str) -> bool, dtype_bytes: f64) -> Result<Costed, String> {
+        let mut full = Vec::with_capacity(comp.ops.len());
+        let mut peak: f64 = 0.0;
+        let mut rel: f64 = 0.0;
+        for o in &comp.ops {
+            let e = self.memo.op(&o.op, &self.device, TileMode::Default).map_err(|r| format!("operator {} cannot run: {r}", o.name))?;
+            peak = peak.max(crate::graphcost::op_bytes(&o.op));
+            rel = rel.max(e.relative_error);
+            full.push((o, e.time_us));
+        }
+        let t_full = graph_time(&self.device, launch, full.iter().map(|(o, t)| (&o.op, *t, o.repeat as f64))).total_us;
+        let t_cached = graph_time(&self.device, launch, full.iter().filter(|(o, _)| cached(&o.name)).map(|(o, t)| (&o.op, *t, o.repeat as f64))).total_us;
+        Ok(Costed { full_us: t_full, cached_us: t_cached, weight_bytes: comp.weights as f64 * dtype_bytes, peak_bytes: peak + comp.held_bytes as f64, rel_error: rel })
+    }
+
+    fn component(&mut self, key: Key, k: &Knobs) -> Result<Costed, String> {
+        if let Some(r) = self.comps.get(&key) {
+            return r.clone();
+        }
+        let r = self.build(&key, k);
+        self.comps.insert(key, r.clone());
+        r
+    }
+
+    fn build(&mut self, key: &Key, k: &Knobs) -> Result<Costed, String> {
+        let float = k.dtype;
+        match *key {
+            Key::Encoder(i, b, _, launch, _) => {
+                let comp = self.pipe.text_encoder(i, b, self.emit(float, false, k.attention));
+                self.cost(&comp, launch, &|_| true, float.bytes() as f64)
+            }
+            Key::Denoiser { b, int8, launch, .. } => {
+                let wbytes = if int8 { 1.0 } else { float.bytes() as f64 };
+                let tome = Tome { ratio: k.tome };
+                let sp = SeqParallel { degree: k.sp, ring: k.ring };
+                let mut comp = self.pipe.denoiser(b, &self.req.latent, self.emit(float, int8, k.attention), tome, sp)?;
+                if int8 {
+                    self.protect(&mut comp.ops, float);
+                }
+                let blocks = match &self.pipe.denoiser {
+                    Denoiser::Unet(u) => u.channels.len(),
+                    Denoiser::Dit(_) => 0,
+                };
+                let is_unet = blocks > 0;
+                // What a cached step still runs: DeepCache's shallow branch of a UNet; a DiT's
+                // everything but the self-attentions (AttentionCache).
+                let cached = move |n: &str| if is_unet { unet::in_shallow_branch(n, blocks) } else { !dit::in_attention_cache(n) };
+                self.cost(&comp, launch, &cached, wbytes)
+            }
+            Key::Vae { b, fp32, tile, launch, .. } => {
+                let dt = if fp32 { DType::Fp32 } else { float };
+                let _ = b;
+                let t = tile.then_some(self.c.vae_tile_latent);
+                let (comp, tiles) = self.pipe.vae_decoder(b, &self.req.latent, self.emit(dt, false, k.attention), t);
+                let mut c = self.cost(&comp, launch, &|_| true, dt.bytes() as f64)?;
+                c.full_us *= tiles as f64;
+                c.cached_us = tiles as f64;
+                Ok(c)
+            }
+        }
+    }
+
+    /// Keeps the protected layers (first/last layers, timestep embedding) in 16-bit under W8A8.
+    fn protect(&self, ops: &mut Vec<GraphOp>, float: DType) {
+        let prot = &self.c.protected;
+        ops.retain(|o| !(o.name.ends_with(".quant") && prot.iter().any(|p| o.name.starts_with(p.as_str()))));
+        for o in ops.iter_mut() {
+            if !prot.iter().any(|p| o.name.starts_with(p.as_str())) {
+                continue;
+            }
+            match &mut o.op {
+                Op::Matmul { dtype, .. } | Op::Conv2d { dtype, .. } => *dtype = float,
+                _ => {}
+            }
+        }
+    }
+
+    /// The pipeline's batch through the denoiser per chip, and the chips one instance needs.
+    fn layout(&self, k: &Knobs) -> Result<(u64, u64), String> {
+        let cfg_mult = if self.req.cfg { 2 } else { 1 };
+        if k.cfg_parallel && !self.req.cfg {
+            return Err("CFG parallelism needs classifier-free guidance (diffusion.cfg is off)".into());
+        }
+        let b = if k.cfg_parallel { self.req.batch } else { self.req.batch * cfg_mult };
+        let chips = if k.cfg_parallel { 2 } else { 1 } * k.sp.max(1);
+        if chips > self.req.chips {
+            return Err(format!("CFG parallel x sequence parallel needs {chips} chips, the scenario has {} (diffusion.chips)", self.req.chips));
+        }
+        Ok((b, chips))
+    }
+
+    /// Prices one point.
+    pub fn price(&mut self, k: &Knobs) -> Result<Priced, String> {
+        let (b, chips) = self.layout(k)?;
+        let bf16 = k.dtype == DType::Bf16;
+        let flash = k.attention == AttentionKind::Flash;
+        let mut p = Priced { chips_per_instance: chips, replicas: (self.req.chips / chips).max(1), ..Default::default() };
+        // diffusers' encode_prompt runs the encoders once for the prompts and once more for the
+        // negative prompts under CFG, in the framework's own launch mode: compiling the denoiser
+        // (the `launch` knob) leaves them as they were.
+        let calls = if self.req.cfg { 2.0 } else { 1.0 };
+        let te_launch = if self.fw.launch == "graph" { LaunchMode::Graph } else { LaunchMode::Eager };
+        let mut weights = 0.0;
+        let mut peak: f64 = 0.0;
+        let mut rel: f64 = 0.0;
+        for i in 0..self.pipe.text_encoders.len() {
+            let c = self.component(Key::Encoder(i, self.req.batch, flash, te_launch, k.dtype.bytes() * 10 + bf16 as u64), k)?;
+            weights += c.weight_bytes;
+            peak = peak.max(c.peak_bytes);
+            rel = rel.max(c.rel_error);
+            let ms = if k.te_cache { 0.0 } else { calls * c.full_us / 1e3 };
+            p.text_encoders.push((self.pipe.text_encoders[i].name.clone(), ms));
+        }
+        let den = self.component(Key::Denoiser { b, int8: k.int8, bf16, fp32: k.dtype == DType::Fp32, flash, tome_pm: (k.tome * 1000.0) as u64, sp: k.sp, ring: k.ring, launch: k.launch }, k)?;
+        weights += den.weight_bytes;
+        peak = peak.max(den.peak_bytes);
+        rel = rel.max(den.rel_error);
+        let r = k.step_cache.max(1.0);
+        p.full_steps = (k.steps as f64 / r).ceil().min(k.steps as f64);
+        p.cached_steps = k.steps as f64 - p.full_steps;
+        p.step_full_ms = den.full_us / 1e3;
+        p.step_cached_ms = den.cached_us / 1e3;
+        p.step_overhead_ms = self.step_overhead_us(k, b)? / 1e3 + self.fw.step_host_ms;
+        let vae_b = if k.vae == VaeMode::Sliced { 1 } else { self.req.batch };
+        let tiled = matches!(k.vae, VaeMode::Tiled | VaeMode::Parallel);
+        let vae = self.component(Key::Vae { b: vae_b, fp32: k.vae_fp32 || k.dtype == DType::Fp32, bf16, flash, tile: tiled, launch: k.vae_launch }, k)?;
+        weights += vae.weight_bytes;
+        peak = peak.max(vae.peak_bytes);
+        let mut vae_us = vae.full_us * if k.vae == VaeMode::Sliced { self.req.batch as f64 } else { 1.0 };
+        if k.vae == VaeMode::Parallel {
+            // Tiles spread over the instance's chips (vae.cached_us carries the tile count).
+            let tiles = vae.cached_us.max(1.0);
+            vae_us *= (tiles / chips as f64).ceil() / tiles;
+        }
+        p.vae_ms = vae_us / 1e3;
+        p.host_ms = self.fw.pipeline_host_ms;
+        p.total_ms = p.host_ms + p.text_encoder_ms() + p.denoise_ms() + p.vae_ms;
+        p.images_per_s = (self.req.batch * p.replicas) as f64 / (p.total_ms / 1e3).max(1e-9);
+        p.memory_gib = (weights + peak) / (1u64 << 30) as f64 + self.c.memory_reserve_gib;
+        p.rel_error = rel;
+        let cap = crate::context::memory_gib(&self.device);
+        if p.memory_gib > cap {
+            return Err(format!("out of memory: {:.1} GiB per chip needed (weights {:.1} GiB, largest activation {:.1} GiB), the chip has {:.1} GiB", p.memory_gib, weights / (1u64 << 30) as f64, peak / (1u64 << 30) as f64, cap));
+        }
+        Ok(p)
+    }
+
+    /// Per step: the scheduler's and the CFG combine's vector kernels on the latent, and with
+    /// CFG parallelism the all-gather of the two noise predictions.
+    fn step_overhead_us(&mut self, k: &Knobs, b: u64) -> Result<f64, String> {
+        let l = &self.req.latent;
+        let elems = self.req.batch * l.frames * l.h * l.w * self.pipe.vae.latent_channels();
+        let dtype = k.dtype;
+        let v = Op::Vector { kind: VectorKind::Elementwise, rows: elems.div_ceil(1024).max(1), row_len: 1024.min(elems.max(1)), dtype };
+        let mut ops: Vec<(Op, f64)> = vec![(v.clone(), self.c.scheduler_ops)];
+        if self.req.cfg {
+            ops.push((v, self.c.cfg_combine_ops));
+        }
+        if k.cfg_parallel {
+            // Chips without HCCS (a 300I Duo card's two 310P3) exchange over PCIe.
+            let link = if self.device.hccs_gbs > 0.0 { Link::Hccs } else { Link::Pcie };
+            ops.push((Op::Comm { kind: CommKind::AllGather, bytes: 2 * elems * dtype.bytes(), ranks: 2, link, algorithm: Default::default() }, 1.0));
+        }
+        let _ = b;
+        let mut priced = Vec::new();
+        for (op, n) in &ops {
+            let e = self.memo.op(op, &self.device, TileMode::Default).map_err(|r| format!("scheduler step cannot run: {r}"))?;
+            priced.push((op, e.time_us, *n));
+        }
+        Ok(graph_time(&self.device, k.launch, priced.iter().map(|(o, t, n)| (*o, *t, *n))).total_us)
+    }
+
+    /// The operators of one denoiser call at this point, each with its time (for the engine
+    /// breakdown of one step).
+    pub fn step_ops(&mut self, k: &Knobs) -> Result<Vec<OpCost>, String> {
+        let (b, _) = self.layout(k)?;
+        let float = k.dtype;
+        let mut comp = self.pipe.denoiser(b, &self.req.latent, self.emit(float, k.int8, k.attention), Tome { ratio: k.tome }, SeqParallel { degree: k.sp, ring: k.ring })?;
+        if k.int8 {
+            self.protect(&mut comp.ops, float);
+        }
+        let mut out = Vec::with_capacity(comp.ops.len());
+        for o in comp.ops {
+            let e = self.memo.op(&o.op, &self.device, TileMode::Default).map_err(|r| format!("operator {} cannot run: {r}", o.name))?;
+            out.push(OpCost { time_us: e.time_us * o.repeat as f64, name: o.name, class: o.class, repeat: o.repeat, op: o.op, estimate: e });
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,93 @@
+//! The pipeline timeline of one configuration: host work, each text encoder, the denoising
+//! steps (full and cached) with their per-step overheads, and the VAE, laid end to end, plus the
+//! engine breakdown of one denoiser step. The app draws it; the report and `tunelab eval` print
+//! it. Everything comes from the stage's pricer, so it adds up to the latency the study saw.
+
+use super::price::Priced;
+use crate::scenario::Scenario;
+use serde::{Deserialize, Serialize};
+use tunelab_search::Config;
+
+/// One bar of the timeline.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Segment {
+    /// "host", "text_encoder", "denoise", "denoise_cached", "step_overhead", "vae".
+    pub kind: String,
+    pub label: String,
+    pub start_ms: f64,
+    pub ms: f64,
+    /// Share of the whole call.
+    pub share: f64,
+}
+
+/// The timeline of one pipeline call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Timeline {
+    pub pipeline: String,
+    pub segments: Vec<Segment>,
+    pub total_ms: f64,
+    pub images_per_s: f64,
+    pub steps: u64,
+    /// Denoiser time of one full step (CFG included), ms.
+    pub step_ms: f64,
+    /// Chips per pipeline instance and instances.
+    pub chips_per_instance: u64,
+    pub replicas: u64,
+    /// Output-changing knobs this configuration sets (quality not simulated).
+    pub output_changes: Vec<String>,
+    /// Each component's share, largest first: (component, share).
+    pub shares: Vec<(String, f64)>,
+}
+
+/// Lays a priced pipeline out as segments.
+pub fn layout(pipeline: &str, p: &Priced, steps: u64, changes: Vec<String>) -> Timeline {
+    let mut segs = Vec::new();
+    let mut t = 0.0;
+    let total = p.total_ms.max(1e-12);
+    let mut push = |kind: &str, label: String, ms: f64| {
+        if ms > 0.0 {
+            segs.push(Segment { kind: kind.into(), label, start_ms: t, ms, share: ms / total });
+            t += ms;
+        }
+    };
+    push("host", "host (tokenise, post-process)".into(), p.host_ms);
+    for (n, ms) in &p.text_encoders {
+        push("text_encoder", n.clone(), *ms);
+    }
+    push("denoise", format!("{} full steps x {:.2} ms", p.full_steps, p.step_full_ms), p.full_steps * p.step_full_ms);
+    push("denoise_cached", format!("{} cached steps x {:.2} ms", p.cached_steps, p.step_cached_ms), p.cached_steps * p.step_cached_ms);
+    push("step_overhead", format!("scheduler and loop, {} steps x {:.2} ms", steps, p.step_overhead_ms), (p.full_steps + p.cached_steps) * p.step_overhead_ms);
+    push("vae", "VAE decoder".into(), p.vae_ms);
+    let mut shares: Vec<(String, f64)> = vec![
+        ("text encoders".into(), p.text_encoder_ms() / total),
+        ("denoiser".into(), (p.denoise_ms()) / total),
+        ("VAE".into(), p.vae_ms / total),
+        ("host".into(), p.host_ms / total),
+    ];
+    shares.sort_by(|a, b| b.1.total_cmp(&a.1));
+    Timeline { pipeline: pipeline.into(), segments: segs, total_ms: p.total_ms, images_per_s: p.images_per_s, steps, step_ms: p.step_full_ms, chips_per_instance: p.chips_per_instance, replicas: p.replicas, output_changes: changes, shares }
+}
+
+/// The timeline of `config` (None: the stage's baseline), priced by the stage's objective.
+pub fn timeline(s: &Scenario, config: Option<&Config>) -> Result<Timeline, String> {
+    let st = super::setup(s)?;
+    let names = st.space.names().to_vec();
+    let c = config.cloned().unwrap_or(st.baseline.clone());
+    st.space.check(&c)?;
+    let mut obj = super::DiffusionObjective { pricer: super::pricer(s)?, names: names.clone(), baseline_steps: super::options(s).steps.unwrap_or(0) };
+    obj.baseline_steps = super::options(s).steps.unwrap_or(obj.pricer.pipe.defaults.steps);
+    let (k, p) = obj.priced(&c)?;
+    Ok(layout(&obj.pricer.pipe.name, &p, k.steps, super::output_changes(&k, obj.baseline_steps)))
+}
+
+/// Text for the CLI and the report: one line per segment, then the shares.
+pub fn describe(t: &Timeline) -> Vec<String> {
+    let mut out = vec![format!("{}: {:.1} ms per call, {:.3} images/s ({} chip(s) per instance x {} instance(s))", t.pipeline, t.total_ms, t.images_per_s, t.chips_per_instance, t.replicas)];
+    for s in &t.segments {
+        out.push(format!("  {:>9.1} ms  {:>5.1}%  {}", s.ms, s.share * 100.0, s.label));
+    }
+    if !t.output_changes.is_empty() {
+        out.push(format!("  changes the output (not simulated): {}", t.output_changes.join("; ")));
+    }
+    out
+}

@@ -1,0 +1,72 @@
+//! The bundled diffusers configs, compiled in (`json_asset!`) so they work in WebAssembly.
+
+use serde_json::Value;
+
+/// The pipeline index (`assets/models/diffusers/pipelines.json`).
+const PIPELINES: &str = crate::json_asset!("../../../../../assets/models/diffusers/pipelines.json");
+
+/// (component path, config.json) for every bundled component.
+const COMPONENTS: [(&str, &str); 33] = [
+    ("flux.1-dev/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/text_encoder/config.json")),
+    ("flux.1-dev/text_encoder_2", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/text_encoder_2/config.json")),
+    ("flux.1-dev/transformer", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/transformer/config.json")),
+    ("flux.1-dev/vae", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/vae/config.json")),
+    ("sd1.5/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/sd1.5/text_encoder/config.json")),
+    ("sd1.5/unet", crate::json_asset!("../../../../../assets/models/diffusers/sd1.5/unet/config.json")),
+    ("sd1.5/vae", crate::json_asset!("../../../../../assets/models/diffusers/sd1.5/vae/config.json")),
+    ("sd2.1-base/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/sd2.1-base/text_encoder/config.json")),
+    ("sd2.1-base/unet", crate::json_asset!("../../../../../assets/models/diffusers/sd2.1-base/unet/config.json")),
+    ("sd2.1-base/vae", crate::json_asset!("../../../../../assets/models/diffusers/sd2.1-base/vae/config.json")),
+    ("sd2.1/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/sd2.1/text_encoder/config.json")),
+    ("sd2.1/unet", crate::json_asset!("../../../../../assets/models/diffusers/sd2.1/unet/config.json")),
+    ("sd2.1/vae", crate::json_asset!("../../../../../assets/models/diffusers/sd2.1/vae/config.json")),
+    ("sd3.5-large/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/sd3.5-large/text_encoder/config.json")),
+    ("sd3.5-large/text_encoder_2", crate::json_asset!("../../../../../assets/models/diffusers/sd3.5-large/text_encoder_2/config.json")),
+    ("sd3.5-large/text_encoder_3", crate::json_asset!("../../../../../assets/models/diffusers/sd3.5-large/text_encoder_3/config.json")),
+    ("sd3.5-large/transformer", crate::json_asset!("../../../../../assets/models/diffusers/sd3.5-large/transformer/config.json")),
+    ("sd3.5-large/vae", crate::json_asset!("../../../../../assets/models/diffusers/sd3.5-large/vae/config.json")),
+    ("sd3.5-medium/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/sd3.5-medium/text_encoder/config.json")),
+    ("sd3.5-medium/text_encoder_2", crate::json_asset!("../../../../../assets/models/diffusers/sd3.5-medium/text_encoder_2/config.json")),
+    ("sd3.5-medium/text_encoder_3", crate::json_asset!("../../../../../assets/models/diffusers/sd3.5-medium/text_encoder_3/config.json")),
+    ("sd3.5-medium/transformer", crate::json_asset!("../../../../../assets/models/diffusers/sd3.5-medium/transformer/config.json")),
+    ("sd3.5-medium/vae", crate::json_asset!("../../../../../assets/models/diffusers/sd3.5-medium/vae/config.json")),
+    ("sdxl/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/sdxl/text_encoder/config.json")),
+    ("sdxl/text_encoder_2", crate::json_asset!("../../../../../assets/models/diffusers/sdxl/text_encoder_2/config.json")),
+    ("sdxl/unet", crate::json_asset!("../../../../../assets/models/diffusers/sdxl/unet/config.json")),
+    ("sdxl/vae", crate::json_asset!("../../../../../assets/models/diffusers/sdxl/vae/config.json")),
+    ("wan2.1-t2v-1.3b/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/wan2.1-t2v-1.3b/text_encoder/config.json")),
+    ("wan2.1-t2v-1.3b/transformer", crate::json_asset!("../../../../../assets/models/diffusers/wan2.1-t2v-1.3b/transformer/config.json")),
+    ("wan2.1-t2v-1.3b/vae", crate::json_asset!("../../../../../assets/models/diffusers/wan2.1-t2v-1.3b/vae/config.json")),
+    ("wan2.1-t2v-14b/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/wan2.1-t2v-14b/text_encoder/config.json")),
+    ("wan2.1-t2v-14b/transformer", crate::json_asset!("../../../../../assets/models/diffusers/wan2.1-t2v-14b/transformer/config.json")),
+    ("wan2.1-t2v-14b/vae", crate::json_asset!("../../../../../assets/models/diffusers/wan2.1-t2v-14b/vae/config.json")),
+];
+
+/// A bundled component's config by path ("sdxl/unet").
+pub fn component_config(path: &str) -> Option<Value> {
+    COMPONENTS.iter().find(|(p, _)| *p == path).and_then(|(_, t)| serde_json::from_str(t).ok())
+}
+
+fn index() -> Vec<Value> {
+    serde_json::from_str::<Value>(PIPELINES).ok().and_then(|v| v.get("pipelines").and_then(|p| p.as_array()).cloned()).unwrap_or_default()
+}
+
+/// Ids of the bundled pipelines.
+pub fn bundled_pipeline_ids() -> Vec<String> {
+    index().iter().filter_map(|p| p.get("id").and_then(|i| i.as_str()).map(String::from)).collect()
+}
+
+/// A bundled pipeline as pipeline JSON (components by path), by id.
+pub fn bundled_pipeline_json(id: &str) -> Option<String> {
+    let want = id.trim().to_ascii_lowercase();
+    let p = index().into_iter().find(|p| p.get("id").and_then(|i| i.as_str()) == Some(want.as_str()))?;
+    let mut o = p.as_object()?.clone();
+    o.insert("format".into(), Value::String("tunelab-pipeline".into()));
+    Some(Value::Object(o).to_string())
+}
+
+/// Display name and source of a bundled pipeline.
+pub fn bundled_pipeline_info(id: &str) -> Option<(String, String)> {
+    let p = index().into_iter().find(|p| p.get("id").and_then(|i| i.as_str()) == Some(id))?;
+    Some((p.get("name")?.as_str()?.to_string(), p.get("source")?.as_str()?.to_string()))
+}

@@ -1,0 +1,164 @@
+//! VAE decoders from their configs: `AutoencoderKL` (SD 1.x/2.x, SDXL, SD3, Flux) as
+//! `diffusers.models.autoencoders.vae.Decoder` wires it, and the Wan2.1 causal 3-D VAE
+//! (`AutoencoderKLWan`).
+//!
+//! The Wan decoder is an approximation: each causal 3x3x3 convolution is a 2-D 3x3 convolution
+//! over three frames' channels (the same FLOPs and weight bytes), RMS norms are costed as norms,
+//! and the decoder runs one latent frame at a time as diffusers' `AutoencoderKLWan._decode` does
+//! (a causal feature cache carries the context), each chunk doubling its frames per temporal
+//! upsampling (1 latent frame -> 4 frames); the caller repeats it per latent frame.
+
+use super::cfg::{Cfg, MAX_WIDTH};
+use super::emit::Emit;
+use super::unet::resnet;
+use crate::model::OpClass;
+use crate::op::{Epilogue, VectorKind};
+
+/// A parsed VAE.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Vae {
+    Kl { channels: Vec<u64>, layers: u64, latent: u64, post_quant: bool },
+    Wan { base: u64, mult: Vec<u64>, res_blocks: u64, latent: u64, temporal_up: Vec<bool> },
+}
+
+impl Vae {
+    pub fn parse(c: &Cfg) -> Result<Vae, String> {
+        match c.str("_class_name").unwrap_or("") {
+            "AutoencoderKL" => {
+                let channels = c.ints("block_out_channels", MAX_WIDTH)?;
+                if channels.iter().any(|ch| ch % 32 != 0) {
+                    return Err(format!("{}.block_out_channels: every width must divide into 32 groups", c.what));
+                }
+                Ok(Vae::Kl {
+                    channels,
+                    layers: c.int_or("layers_per_block", 8, 2)?,
+                    latent: c.int_or("latent_channels", 64, 4)?,
+                    post_quant: c.v.get("use_post_quant_conv").and_then(|v| v.as_bool()).unwrap_or(true),
+                })
+            }
+            "AutoencoderKLWan" => {
+                let mult = c.ints("dim_mult", 16)?;
+                let td = c.v.get("temperal_downsample").and_then(|t| t.as_array()).map(|a| a.iter().map(|x| x.as_bool().unwrap_or(false)).collect::<Vec<bool>>()).unwrap_or_default();
+                Ok(Vae::Wan {
+                    base: c.int_or("base_dim", 4096, 96)?,
+                    res_blocks: c.int_or("num_res_blocks", 8, 2)?,
+                    latent: c.int_or("z_dim", 64, 16)?,
+                    temporal_up: td.into_iter().rev().collect(),
+                    mult,
+                })
+            }
+            other => Err(format!("{}._class_name: '{other}' cannot be built (AutoencoderKL and AutoencoderKLWan can)", c.what)),
+        }
+    }
+
+    /// Latent channels.
+    pub fn latent_channels(&self) -> u64 {
+        match self {
+            Vae::Kl { latent, .. } | Vae::Wan { latent, .. } => *latent,
+        }
+    }
+
+    /// Temporal compression of a video VAE (1 for an image VAE).
+    pub fn temporal_factor(&self) -> u64 {
+        match self {
+            Vae::Kl { .. } => 1,
+            Vae::Wan { temporal_up, .. } => 1 << temporal_up.iter().filter(|t| **t).count(),
+        }
+    }
+
+    /// Emits the decoder for `b` latents of `frames` latent frames of h x w; returns the bytes
+    /// of its largest activation (the output-resolution feature map), for the memory estimate.
+    pub fn build(&self, e: &mut Emit, b: u64, frames: u64, h: u64, w: u64) -> u64 {
+        match self {
+            Vae::Kl { channels, layers, latent, post_quant } => {
+                let rev: Vec<u64> = channels.iter().rev().copied().collect();
+                let bf = b * frames;
+                if *post_quant {
+                    e.conv("post_quant_conv", bf, *latent, *latent, h, w, 1, 1, 1);
+                }
+                e.conv("conv_in", bf, *latent, rev[0], h, w, 3, 1, 1);
+                vae_mid(e, bf, rev[0], h, w);
+                let (mut rh, mut rw) = (h, w);
+                let mut prev = rev[0];
+                for (i, &c) in rev.iter().enumerate() {
+                    for j in 0..=*layers {
+                        resnet(e, &format!("up{i}.resnet{j}"), bf, if j == 0 { prev } else { c }, c, rh, rw, 0);
+                    }
+                    prev = c;
+                    if i + 1 < rev.len() {
+                        rh *= 2;
+                        rw *= 2;
+                        e.vector(&format!("up{i}.upsample.nearest"), VectorKind::Elementwise, bf * rh * rw, c, OpClass::Conv, 1);
+                        e.conv(&format!("up{i}.upsample.conv"), bf, c, c, rh, rw, 3, 1, 1);
+                    }
+                }
+                let last = *rev.last().unwrap_or(&128);
+                e.group_norm("conv_norm_out", bf, last, rh * rw, 1);
+                e.vector("conv_act", VectorKind::Activation, bf * rh * rw, last, OpClass::Conv, 1);
+                e.conv("conv_out", bf, last, 3, rh, rw, 3, 1, 1);
+                bf * rh * rw * last * e.elem_bytes() * 2
+            }
+            Vae::Wan { base, mult, res_blocks, latent, temporal_up } => {
+                // Decoder widths: the deepest multiple, then the multiples from deep to shallow.
+                let mut dims = vec![base * mult.last().copied().unwrap_or(1)];
+                dims.extend(mult.iter().rev().map(|m| base * m));
+                let mut f = frames;
+                e.conv("conv_in", b * f, *latent * 3, dims[0], h, w, 3, 1, 1);
+                vae_mid(e, b * f, dims[0], h, w);
+                let (mut rh, mut rw) = (h, w);
+                let stages = dims.len() - 1;
+                let mut largest = 0;
+                for i in 0..stages {
+                    let (cin, cout) = (dims[i], dims[i + 1]);
+                    for j in 0..=*res_blocks {
+                        let ci = if j == 0 { cin } else { cout };
+                        wan_res(e, &format!("up{i}.res{j}"), b * f, ci, cout, rh, rw);
+                    }
+                    largest = largest.max(b * f * rh * rw * cout * e.elem_bytes());
+                    if i + 1 < stages {
+                        if temporal_up.get(i).copied().unwrap_or(false) {
+                            e.conv(&format!("up{i}.time_conv"), b * f, cout * 3, cout * 2, rh, rw, 1, 1, 1);
+                            // Decoded one latent frame at a time (diffusers' AutoencoderKLWan keeps a
+                            // causal feature cache): each chunk doubles its frames per upsampling.
+                            f *= 2;
+                        }
+                        rh *= 2;
+                        rw *= 2;
+                        e.conv(&format!("up{i}.resample"), b * f, cout, cout / 2, rh, rw, 3, 1, 1);
+                        dims[i + 1] = cout / 2;
+                    }
+                }
+                let last = dims[stages];
+                e.norm("head.norm", VectorKind::RmsNorm, b * f * rh * rw, last, 1);
+                e.vector("head.act", VectorKind::Activation, b * f * rh * rw, last, OpClass::Conv, 1);
+                e.conv("head.conv", b * f, last * 3, 3, rh, rw, 3, 1, 1);
+                largest.max(b * f * rh * rw * last * e.elem_bytes()) * 2
+            }
+        }
+    }
+}
+
+/// The mid block: a resnet, a single-head self-attention over the pixels, a resnet.
+fn vae_mid(e: &mut Emit, bf: u64, c: u64, h: u64, w: u64) {
+    let px = h * w;
+    resnet(e, "mid.resnet0", bf, c, c, h, w, 0);
+    e.group_norm("mid.attn.norm", bf, c, px, 1);
+    e.linear("mid.attn.to_qkv", bf * px, 3 * c, c, Epilogue::Bias, OpClass::Attention, 1);
+    e.attention("mid.attn.core", bf, 1, px, px, c, false, 1);
+    e.linear("mid.attn.to_out", bf * px, c, c, Epilogue::ResidualAdd, OpClass::Attention, 1);
+    resnet(e, "mid.resnet1", bf, c, c, h, w, 0);
+}
+
+/// A Wan residual block: norm, SiLU, causal 3x3x3 conv, twice, and a 1x1x1 shortcut.
+fn wan_res(e: &mut Emit, name: &str, bf: u64, cin: u64, cout: u64, h: u64, w: u64) {
+    let px = h * w;
+    e.norm(&format!("{name}.norm1"), VectorKind::RmsNorm, bf * px, cin, 1);
+    e.vector(&format!("{name}.act1"), VectorKind::Activation, bf * px, cin, OpClass::Conv, 1);
+    e.conv(&format!("{name}.conv1"), bf, cin * 3, cout, h, w, 3, 1, 1);
+    e.norm(&format!("{name}.norm2"), VectorKind::RmsNorm, bf * px, cout, 1);
+    e.vector(&format!("{name}.act2"), VectorKind::Activation, bf * px, cout, OpClass::Conv, 1);
+    e.conv(&format!("{name}.conv2"), bf, cout * 3, cout, h, w, 3, 1, 1);
+    if cin != cout {
+        e.conv(&format!("{name}.shortcut"), bf, cin, cout, h, w, 1, 1, 1);
+    }
+}
