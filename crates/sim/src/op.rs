@@ -145,6 +145,10 @@ pub enum Link {
     /// Between nodes (RoCE).
     InterNode,
     Pcie,
+    /// Between the two dies of one package (the 910C's SIO link).
+    DieToDie,
+    /// Between nodes of a SuperPOD over its HCCS/UB fabric (Atlas A3 CloudMatrix).
+    SuperPod,
 }
 
 /// Collective algorithm.

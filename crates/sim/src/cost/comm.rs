@@ -21,6 +21,8 @@ pub fn link(d: &Device, l: Link) -> (f64, f64, &'static str) {
         Link::Hccs => (d.hccs_gbs, d.hccs_latency_us, "HCCS"),
         Link::InterNode => (d.internode_gbs, d.internode_latency_us, "inter-node"),
         Link::Pcie => (d.pcie_gbs, d.pcie_latency_us, "PCIe"),
+        Link::DieToDie => (d.die_link_gbs, d.die_link_latency_us, "die-to-die"),
+        Link::SuperPod => (d.superpod_gbs, d.superpod_latency_us, "SuperPOD fabric"),
     }
 }
 
@@ -41,7 +43,8 @@ pub fn steps_and_bytes(kind: CommKind, algorithm: CommAlgorithm, bytes: f64, ran
 /// Sustained bytes per microsecond and per-step latency of a link (efficiency applied).
 fn rate(d: &Device, l: Link) -> (f64, f64) {
     let (gbs, lat, _) = link(d, l);
-    let eff = if l == Link::Hccs { d.hccs_efficiency } else { 1.0 };
+    // The die-to-die and SuperPOD links run the same HCCS/UB protocol as inside a node.
+    let eff = if matches!(l, Link::Hccs | Link::DieToDie | Link::SuperPod) { d.hccs_efficiency } else { 1.0 };
     (gbs * 1.0e3 * eff, lat)
 }
 
