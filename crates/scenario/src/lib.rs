@@ -29,6 +29,10 @@ pub mod queueing;
 pub mod scenario;
 pub mod scheduler;
 pub mod serving;
+/// Option types of the scenario specification added after the re-arrangement began.
+pub mod spec {
+    pub mod cluster;
+}
 pub mod stages;
 pub mod templates;
 pub mod tileaxes;

@@ -264,6 +264,10 @@ pub struct DeploymentOptions {
     /// The request stream and the engine's scheduler (continuous batching; `mode: "static"`
     /// is the static-batch simple mode). Older scenarios without it get the defaults.
     pub serving: crate::scheduler::ServingSpec,
+    /// A deployment over several nodes: data-parallel attention, wide expert parallelism,
+    /// redundant experts and prefill-decode disaggregation (`spec::cluster`). Absent: one node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::spec::cluster::ClusterOptions>,
 }
 
 impl Default for DeploymentOptions {
@@ -277,6 +281,7 @@ impl Default for DeploymentOptions {
             launch_modes: Vec::new(),
             tile_operators: true,
             serving: crate::scheduler::ServingSpec::default(),
+            cluster: None,
         }
     }
 }
