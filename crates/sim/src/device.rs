@@ -124,6 +124,8 @@ pub struct Device {
     pub die_link_latency_us: f64,
     pub superpod_gbs: f64,
     pub superpod_latency_us: f64,
+    /// Sustained share of the RoCE line rate a collective reaches between nodes.
+    pub internode_efficiency: f64,
     /// Declared physical bounds `[min, max]` of fitted / fittable fields (from the file).
     #[serde(default)]
     pub bounds: BTreeMap<String, [f64; 2]>,
@@ -192,6 +194,7 @@ const NUMERIC: &[Field] = &[
     n("node_chips", 'u', 1.0, 4096.0), n("dies_per_package", 'u', 1.0, 64.0),
     n("die_link_gbs", 'z', 0.0, 1.0e6), n("die_link_latency_us", 'z', 0.0, 100_000.0),
     n("superpod_gbs", 'z', 0.0, 1.0e6), n("superpod_latency_us", 'z', 0.0, 100_000.0),
+    n("internode_efficiency", 'r', 0.01, 1.0),
 ];
 
 /// The plausible range of a numeric profile field (None: not a numeric field).
@@ -328,6 +331,7 @@ impl Device {
             die_link_latency_us: n("die_link_latency_us"),
             superpod_gbs: n("superpod_gbs"),
             superpod_latency_us: n("superpod_latency_us"),
+            internode_efficiency: n("internode_efficiency"),
             bounds,
             sources, source_texts, derived: Derived::default(),
         };

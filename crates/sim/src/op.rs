@@ -158,4 +158,8 @@ pub enum CommAlgorithm {
     #[default]
     Ring,
     Tree,
+    /// Every peer at once (an all-to-all issued to all ranks together, as HCCL's cross-node
+    /// all-to-all and the MC2 dispatch/combine kernels do): ceil(log2 p) latency steps for the
+    /// notifications, the same bytes as the ring. Other collectives take it as Tree.
+    Mesh,
 }

@@ -15,12 +15,14 @@
 //! while the traffic to other nodes goes through the NIC at the same time, so the slow part
 //! (the (p - g) / p of the data bound for other nodes, g ranks per node) sets the pace; the op
 //! is priced on RoCE with that share of the bytes. Across a SuperPOD the fabric is one flat
-//! network, so the whole exchange runs at its rate. Other collectives that cross nodes (an
+//! network, so the whole exchange runs at its rate. Either way a cross-node all-to-all is issued
+//! to every peer at once (HCCL's cross-node all-to-all, vLLM-Ascend's MC2 dispatch/combine), so
+//! it pays ceil(log2 p) latency steps (`CommAlgorithm::Mesh`), not the ring's p - 1. Other collectives that cross nodes (an
 //! all-reduce of a TP group wider than a node) are priced whole on the slowest link, as the
 //! training stage does.
 
 use crate::device::Device;
-use crate::op::{CommKind, Link, Op};
+use crate::op::{CommAlgorithm, CommKind, Link, Op};
 use crate::workload::{GraphOp, ParallelPlan};
 use serde::{Deserialize, Serialize};
 
@@ -86,9 +88,13 @@ pub fn assign_links(ops: &mut [GraphOp], plan: &ParallelPlan) {
     let Some(place) = plan.placement else { return };
     for o in ops.iter_mut() {
         let Some((inner, degree)) = group(&o.name, plan) else { continue };
-        if let Op::Comm { kind, bytes, ranks, link, .. } = &mut o.op {
+        if let Op::Comm { kind, bytes, ranks, link, algorithm } = &mut o.op {
             let l = place.group_link(inner, degree);
             *link = l;
+            if matches!(l, Link::InterNode | Link::SuperPod) && *kind == CommKind::AllToAll {
+                // Across nodes the exchange goes to every peer at once (module notes).
+                *algorithm = CommAlgorithm::Mesh;
+            }
             if l == Link::InterNode && *kind == CommKind::AllToAll && *ranks > 1 {
                 let p = *ranks;
                 let g = (place.node_chips as u64).min(p);

@@ -205,6 +205,9 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
 fn cluster_setup(s: &Scenario, model: &ModelDesc, device: &Device, tps: &[i64], params: &mut Vec<Param>, notes: &mut Vec<String>) -> Result<(Option<super::scale::Cluster>, f64, Vec<String>, Vec<String>), String> {
     let Some(opts) = &s.deployment.cluster else { return Ok((None, 1.0, Vec::new(), Vec::new())) };
     let c = super::scale::Cluster::new(opts, device)?;
+    if opts.redundant_experts.iter().any(|r| *r > 0) && device.name.starts_with("910B") {
+        return Err(format!("deployment.cluster.redundant_experts: vLLM-Ascend does not support redundant experts on A2 ({}); its EPLB guide lists them for A3 only", device.name));
+    }
     let (extra, constraints, more) = c.params(model, tps)?;
     let names = extra.iter().map(|p| p.name.clone()).collect();
     params.extend(extra);
@@ -519,12 +522,22 @@ impl DeploymentObjective {
 
     /// Serves one decoded configuration by the scenario's mode.
     fn serve_knobs(&mut self, k: &Knobs) -> Result<Result<Served, String>, String> {
-        let plan = self.plan(k);
-        let opts = self.opts(k);
-        validate_plan(&self.model, &plan)?;
         if let Some(c) = &self.cluster {
             if let Some(why) = super::scale::layout_error(c.chips, k.tp, &k.scale) {
                 return Ok(Err(why));
+            }
+        }
+        let plan = self.plan(k);
+        let opts = self.opts(k);
+        validate_plan(&self.model, &plan)?;
+        if is_moe(&self.model) && !k.expert_parallel {
+            // vLLM runs the experts tensor-parallel over all dp x tp ranks without
+            // --enable-expert-parallel (data_parallel_deployment.md); that layout is not modelled.
+            if k.scale.dp > 1 {
+                return Ok(Err(format!("dp = {} without expert_parallel: vLLM would split every expert tensor-parallel over dp x tp = {} ranks, a layout Tunelab does not model; turn expert_parallel on", k.scale.dp, k.scale.dp * k.tp)));
+            }
+            if k.scale.redundant > 0 {
+                return Ok(Err("redundant_experts (EPLB) need expert_parallel on".into()));
             }
         }
         match k.scale.pd {

@@ -33,9 +33,10 @@ pub fn steps_and_bytes(kind: CommKind, algorithm: CommAlgorithm, bytes: f64, ran
     let steps_log = libm::ceil(libm::log2(p));
     match (kind, algorithm) {
         (CommKind::AllReduce, CommAlgorithm::Ring) => (2.0 * (p - 1.0), 2.0 * (p - 1.0) / p * data),
-        (CommKind::AllReduce, CommAlgorithm::Tree) => (2.0 * steps_log, 2.0 * steps_log * data),
+        (CommKind::AllToAll, CommAlgorithm::Mesh) => (steps_log, (p - 1.0) / p * data),
+        (CommKind::AllReduce, CommAlgorithm::Tree | CommAlgorithm::Mesh) => (2.0 * steps_log, 2.0 * steps_log * data),
         (CommKind::AllGather | CommKind::ReduceScatter, CommAlgorithm::Ring) => (p - 1.0, (p - 1.0) / p * data),
-        (CommKind::AllGather | CommKind::ReduceScatter, CommAlgorithm::Tree) => (steps_log, (p - 1.0) / p * data),
+        (CommKind::AllGather | CommKind::ReduceScatter, CommAlgorithm::Tree | CommAlgorithm::Mesh) => (steps_log, (p - 1.0) / p * data),
         (CommKind::AllToAll, _) => (p - 1.0, (p - 1.0) / p * data),
     }
 }
@@ -44,7 +45,11 @@ pub fn steps_and_bytes(kind: CommKind, algorithm: CommAlgorithm, bytes: f64, ran
 fn rate(d: &Device, l: Link) -> (f64, f64) {
     let (gbs, lat, _) = link(d, l);
     // The die-to-die and SuperPOD links run the same HCCS/UB protocol as inside a node.
-    let eff = if matches!(l, Link::Hccs | Link::DieToDie | Link::SuperPod) { d.hccs_efficiency } else { 1.0 };
+    let eff = match l {
+        Link::Hccs | Link::DieToDie | Link::SuperPod => d.hccs_efficiency,
+        Link::InterNode => d.internode_efficiency,
+        Link::Pcie => 1.0,
+    };
     (gbs * 1.0e3 * eff, lat)
 }
 

@@ -11,6 +11,7 @@
 //! simulated with every dp-th request and the throughput is dp times its own.
 
 pub mod disagg;
+pub mod export;
 
 use crate::spec::cluster::{parse_layout, ClusterOptions};
 use serde::Deserialize;
