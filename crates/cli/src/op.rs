@@ -96,7 +96,9 @@ fn build_op(a: &Args) -> Result<Op, String> {
             "hccs" => Link::Hccs,
             "internode" | "inter-node" => Link::InterNode,
             "pcie" => Link::Pcie,
-            o => return Err(format!("unknown --link '{o}' (hccs, internode, pcie)")),
+            "die" | "die-to-die" | "sio" => Link::DieToDie,
+            "superpod" => Link::SuperPod,
+            o => return Err(format!("unknown --link '{o}' (hccs, internode, pcie, die-to-die, superpod)")),
         };
         let algorithm = match a.algorithm.as_str() {
             "ring" => CommAlgorithm::Ring,

@@ -20,7 +20,7 @@ fn device() -> Device {
 
 /// A pure data/expert-parallel point (tp = pp = 1) on `chips` chips.
 fn point(chips: u64, ep: u64, global_batch: u64, train: TrainOptions, imbalance: f64) -> TrainPoint {
-    let plan = ParallelPlan { tp: 1, pp: 1, dp: chips, ep, cp: 1, vpp: 1, sequence_parallel: false, expert_tp: None };
+    let plan = ParallelPlan { tp: 1, pp: 1, dp: chips, ep, cp: 1, vpp: 1, sequence_parallel: false, expert_tp: None, ..ParallelPlan::default() };
     let train = TrainOptions { grad_accum: global_batch / chips, distributed_optimizer: true, fp32_grads: true, ..train };
     TrainPoint { plan, micro_batch: 1, train, precision: Precision::Bf16, moe_imbalance: imbalance }
 }
@@ -107,7 +107,7 @@ fn dispatchers_move_what_megatron_moves() {
 fn sequential_experts_launch_one_matmul_per_expert() {
     let m = model("mixtral-8x7b");
     let layers = m.llm.as_ref().unwrap().layers;
-    let plan = ParallelPlan { tp: 8, pp: 1, dp: 1, ep: 1, cp: 1, vpp: 1, sequence_parallel: true, expert_tp: None };
+    let plan = ParallelPlan { tp: 8, pp: 1, dp: 1, ep: 1, cp: 1, vpp: 1, sequence_parallel: true, expert_tp: None, ..ParallelPlan::default() };
     let mut p = TrainPoint { plan, micro_batch: 1, train: TrainOptions::default(), precision: Precision::Bf16, moe_imbalance: 1.25 };
     let w = Workload::TrainStep { micro_batch: 1, seq_len: 4096 };
     let grouped = build_graph(&m, &w, &plan, &graph_options(&p)).unwrap();
@@ -178,7 +178,7 @@ fn ulysses_context_parallel_splits_attention_by_heads() {
     use tunelab_sim::workload::CpAlgo;
     let m = model("qwen2-57b-a14b");
     let t = m.llm.as_ref().unwrap();
-    let plan = ParallelPlan { tp: 1, pp: 4, dp: 4, ep: 4, cp: 4, vpp: 1, sequence_parallel: false, expert_tp: None };
+    let plan = ParallelPlan { tp: 1, pp: 4, dp: 4, ep: 4, cp: 4, vpp: 1, sequence_parallel: false, expert_tp: None, ..ParallelPlan::default() };
     let seq = 4096;
     let w = Workload::TrainStep { micro_batch: 1, seq_len: seq };
     let mut p = TrainPoint { plan, micro_batch: 1, train: TrainOptions { grad_accum: 16, distributed_optimizer: true, ..TrainOptions::default() }, precision: Precision::Bf16, moe_imbalance: 1.25 };

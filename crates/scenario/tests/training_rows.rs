@@ -86,7 +86,7 @@ fn training_rows_predicted_vs_measured() {
     for r in rows() {
         let model = load_bundled(r.model).unwrap().model;
         let dp = r.chips / (r.tp * r.pp * r.cp);
-        let plan = ParallelPlan { tp: r.tp, pp: r.pp, dp, ep: r.ep, cp: r.cp, vpp: r.vpp, sequence_parallel: r.sp, expert_tp: None };
+        let plan = ParallelPlan { tp: r.tp, pp: r.pp, dp, ep: r.ep, cp: r.cp, vpp: r.vpp, sequence_parallel: r.sp, expert_tp: None, ..ParallelPlan::default() };
         let accum = r.gb / (r.mb * dp);
         let train = TrainOptions { recompute: r.recompute, distributed_optimizer: r.dist_opt, grad_accum: accum, fp32_grads: true, ..TrainOptions::default() };
         let train = script_flags(r.id, train);
@@ -132,7 +132,7 @@ fn training_row_ops() {
     let r = rows().into_iter().find(|r| r.id == id).unwrap();
     let model = load_bundled(r.model).unwrap().model;
     let dp = r.chips / (r.tp * r.pp * r.cp);
-    let plan = ParallelPlan { tp: r.tp, pp: r.pp, dp, ep: r.ep, cp: r.cp, vpp: r.vpp, sequence_parallel: r.sp, expert_tp: None };
+    let plan = ParallelPlan { tp: r.tp, pp: r.pp, dp, ep: r.ep, cp: r.cp, vpp: r.vpp, sequence_parallel: r.sp, expert_tp: None, ..ParallelPlan::default() };
     let train = script_flags(r.id, TrainOptions { recompute: r.recompute, distributed_optimizer: r.dist_opt, grad_accum: 1, ..TrainOptions::default() });
     let p = TrainPoint { plan, micro_batch: r.mb, train, precision: Precision::Bf16, moe_imbalance: training_constants().moe_imbalance.value };
     let opts = tunelab_scenario::training::graph_options(&p);

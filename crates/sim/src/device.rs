@@ -113,6 +113,19 @@ pub struct Device {
     pub fa_handoff_cycles: f64,
     /// Sustained fraction of the HCCS link rate a collective achieves.
     pub hccs_efficiency: f64,
+    /// The system around the chip (issue 22): NPUs per node (8 on Atlas 800 A2, 16 dies on
+    /// Atlas 800 A3), dies per package (2 on the 910C: each die is one NPU to software), the
+    /// die-to-die link inside a package (0 GB/s: none) and the SuperPOD fabric that joins
+    /// nodes at HCCS-class rates (0 GB/s: nodes meet over RoCE only). `topology` picks the
+    /// link each collective crosses from these.
+    pub node_chips: u32,
+    pub dies_per_package: u32,
+    pub die_link_gbs: f64,
+    pub die_link_latency_us: f64,
+    pub superpod_gbs: f64,
+    pub superpod_latency_us: f64,
+    /// Sustained share of the RoCE line rate a collective reaches between nodes.
+    pub internode_efficiency: f64,
     /// Declared physical bounds `[min, max]` of fitted / fittable fields (from the file).
     #[serde(default)]
     pub bounds: BTreeMap<String, [f64; 2]>,
@@ -178,6 +191,10 @@ const NUMERIC: &[Field] = &[
     n("l1_load_sync_cycles", 'z', 0.0, 1.0e6), n("fixpipe_sync_cycles", 'z', 0.0, 1.0e6),
     n("vector_tile_sync_cycles", 'z', 0.0, 1.0e6), n("vector_efficiency", 'r', 0.01, 1.0),
     n("fa_handoff_cycles", 'z', 0.0, 1.0e7), n("hccs_efficiency", 'r', 0.01, 1.0),
+    n("node_chips", 'u', 1.0, 4096.0), n("dies_per_package", 'u', 1.0, 64.0),
+    n("die_link_gbs", 'z', 0.0, 1.0e6), n("die_link_latency_us", 'z', 0.0, 100_000.0),
+    n("superpod_gbs", 'z', 0.0, 1.0e6), n("superpod_latency_us", 'z', 0.0, 100_000.0),
+    n("internode_efficiency", 'r', 0.01, 1.0),
 ];
 
 /// The plausible range of a numeric profile field (None: not a numeric field).
@@ -308,6 +325,13 @@ impl Device {
             vector_efficiency: n("vector_efficiency"),
             fa_handoff_cycles: n("fa_handoff_cycles"),
             hccs_efficiency: n("hccs_efficiency"),
+            node_chips: n("node_chips") as u32,
+            dies_per_package: n("dies_per_package") as u32,
+            die_link_gbs: n("die_link_gbs"),
+            die_link_latency_us: n("die_link_latency_us"),
+            superpod_gbs: n("superpod_gbs"),
+            superpod_latency_us: n("superpod_latency_us"),
+            internode_efficiency: n("internode_efficiency"),
             bounds,
             sources, source_texts, derived: Derived::default(),
         };
@@ -423,6 +447,7 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
     ("910B2", crate::json_asset!("../../../assets/devices/910B2.json")),
     ("910B3", crate::json_asset!("../../../assets/devices/910B3.json")),
     ("910B4", crate::json_asset!("../../../assets/devices/910B4.json")),
+    ("910C", crate::json_asset!("../../../assets/devices/910C.json")),
     ("910", crate::json_asset!("../../../assets/devices/910.json")),
     ("310P3", crate::json_asset!("../../../assets/devices/310P3.json")),
     ("310B1", crate::json_asset!("../../../assets/devices/310B1.json")),

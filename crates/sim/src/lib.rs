@@ -15,6 +15,7 @@ pub mod memory;
 pub mod model;
 pub mod op;
 pub mod tiling;
+pub mod topology;
 pub mod tuning;
 pub mod workload;
 

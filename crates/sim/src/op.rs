@@ -145,6 +145,10 @@ pub enum Link {
     /// Between nodes (RoCE).
     InterNode,
     Pcie,
+    /// Between the two dies of one package (the 910C's SIO link).
+    DieToDie,
+    /// Between nodes of a SuperPOD over its HCCS/UB fabric (Atlas A3 CloudMatrix).
+    SuperPod,
 }
 
 /// Collective algorithm.
@@ -154,4 +158,8 @@ pub enum CommAlgorithm {
     #[default]
     Ring,
     Tree,
+    /// Every peer at once (an all-to-all issued to all ranks together, as HCCL's cross-node
+    /// all-to-all and the MC2 dispatch/combine kernels do): ceil(log2 p) latency steps for the
+    /// notifications, the same bytes as the ring. Other collectives take it as Tree.
+    Mesh,
 }

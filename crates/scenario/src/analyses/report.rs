@@ -361,7 +361,11 @@ pub const MINDIE_FIELDS: &[(&str, &[&str])] = &[
 /// (docs.vllm.ai "Engine Arguments"); `--quantization ascend` is vLLM-Ascend's quantisation
 /// method (vllm-ascend docs, "Quantization"); `--enable-expert-parallel` is vLLM's expert
 /// parallelism for MoE models (https://docs.vllm.ai/en/latest/serving/expert_parallel_deployment.html).
-pub const VLLM_FLAGS: &[&str] = &["--tensor-parallel-size", "--max-num-seqs", "--max-model-len", "--gpu-memory-utilization", "--dtype", "--quantization", "--enforce-eager", "--max-num-batched-tokens", "--enable-expert-parallel"];
+pub const VLLM_FLAGS: &[&str] = &[
+    "--tensor-parallel-size", "--max-num-seqs", "--max-model-len", "--gpu-memory-utilization", "--dtype", "--quantization", "--enforce-eager", "--max-num-batched-tokens", "--enable-expert-parallel",
+    // stages::scale::export::FLAGS (data parallelism over nodes, EPLB, disaggregation).
+    "--data-parallel-size", "--data-parallel-size-local", "--data-parallel-address", "--data-parallel-rpc-port", "--data-parallel-start-rank", "--headless", "--enable-eplb", "--eplb-config", "--kv-transfer-config",
+];
 
 /// MindIE's recommended KV-cache block size (ScheduleConfig.cacheBlockSize, range [1, 128]).
 const MINDIE_CACHE_BLOCK: i64 = 128;
@@ -398,6 +402,9 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
     if expert_parallel {
         args.push("--enable-expert-parallel".into());
     }
+    // Data parallelism over nodes, EPLB and disaggregation (`deployment.cluster`).
+    let (scale_args, scale_notes) = crate::stages::scale::export::vllm_args(s, best);
+    args.extend(scale_args);
     // npuMemSize: GB of NPU memory per chip for the KV cache = the engine's share of the chip
     // less the weights and activations per chip (MindIE's -1 lets it decide; we give the figure).
     let npu_mem = crate::stages::context::resolve(s).ok().and_then(|(m, d, _)| {
@@ -436,8 +443,10 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
         format!("KV-cache share of the chip {kv}: written as npuMemSize = {} GB (engine share less weights and activations per chip)", npu_mem.map(|x| x.to_string()).unwrap_or_else(|| "-1 (auto)".into())),
     ];
     if expert_parallel {
-        notes.push(format!("expert parallelism on (vLLM --enable-expert-parallel: the routed experts spread whole over the {tp} chips, ep = {tp}, tokens exchanged by all-to-all): not written into config.json, none of the documented MindIE fields Tunelab writes carries it"));
+        let ep = tp * int("dp", 1).max(1);
+        notes.push(format!("expert parallelism on (vLLM --enable-expert-parallel: the routed experts spread whole over the {ep} chips, ep = {ep}, tokens exchanged by all-to-all): not written into config.json, none of the documented MindIE fields Tunelab writes carries it"));
     }
+    notes.extend(scale_notes);
     if let Some(m) = best.get("memory_strategy") {
         notes.push(format!("memory strategy {m}: no MindIE field; MindIE allocates the KV cache in blocks of cacheBlockSize tokens"));
     }

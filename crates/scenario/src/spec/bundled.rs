@@ -15,6 +15,8 @@ pub const BUNDLED_SCENARIOS: &[(&str, &str)] = &[
     ("sd15-unet-310P3-operator", tunelab_sim::json_asset!("../../../../assets/scenarios/sd15-unet-310P3-operator.json")),
     ("llava-1.5-7b-910B2-deployment", tunelab_sim::json_asset!("../../../../assets/scenarios/llava-1.5-7b-910B2-deployment.json")),
     ("sd2.1-910B2-diffusion", tunelab_sim::json_asset!("../../../../assets/scenarios/sd2.1-910B2-diffusion.json")),
+    ("deepseek-v3-2xA3-deployment", tunelab_sim::json_asset!("../../../../assets/scenarios/deepseek-v3-2xA3-deployment.json")),
+    ("qwen3-235b-2xA3-pd-compare", tunelab_sim::json_asset!("../../../../assets/scenarios/qwen3-235b-2xA3-pd-compare.json")),
 ];
 
 /// Every bundled scenario, parsed: (id, scenario or the error that stops it loading).

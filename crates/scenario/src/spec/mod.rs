@@ -11,4 +11,5 @@ pub mod scenario;
 pub mod templates;
 pub mod url;
 pub mod validate;
+pub mod cluster;
 pub mod diffusion;

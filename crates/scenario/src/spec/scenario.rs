@@ -272,6 +272,10 @@ pub struct DeploymentOptions {
     /// The request stream and the engine's scheduler (continuous batching; `mode: "static"`
     /// is the static-batch simple mode). Older scenarios without it get the defaults.
     pub serving: crate::spec::options::serving::ServingSpec,
+    /// A deployment over several nodes: data-parallel attention, wide expert parallelism,
+    /// redundant experts and prefill-decode disaggregation (`spec::cluster`). Absent: one node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<crate::spec::cluster::ClusterOptions>,
 }
 
 impl Default for DeploymentOptions {
@@ -285,6 +289,7 @@ impl Default for DeploymentOptions {
             launch_modes: Vec::new(),
             tile_operators: true,
             serving: crate::spec::options::serving::ServingSpec::default(),
+            cluster: None,
         }
     }
 }

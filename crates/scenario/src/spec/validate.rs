@@ -257,6 +257,9 @@ impl Scenario {
         self.training.validate()?;
         self.runtime.validate()?;
         self.deployment.serving.validate()?;
+        if let Some(c) = &self.deployment.cluster {
+            c.validate()?;
+        }
         for (k, s) in self.strategies().iter().enumerate() {
             let field = if k == 0 { "strategy.options".to_string() } else { format!("compare[{}].options", k - 1) };
             check_free_form_field(&field, &s.options, MAX_OPTIONS_BYTES)?;

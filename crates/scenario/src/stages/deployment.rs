@@ -78,13 +78,21 @@ struct DeploymentObjective {
     host: HostCosts,
     /// The stage's parameter names in space order (`stage_names`).
     names: Vec<String>,
-    /// One step pricer per (precision, tp, expert parallel): its memo serves both launch modes.
-    pricers: HashMap<(Precision, u64, bool), StepPricer>,
+    /// One step pricer per (precision, tp, expert parallel, dp, redundant experts, prefill
+    /// side): its memo serves both launch modes.
+    pricers: HashMap<PricerKey, StepPricer>,
+    /// A deployment over several nodes (`deployment.cluster`, `super::scale`).
+    cluster: Option<super::scale::Cluster>,
+    /// Busiest expert's load over the mean (the cluster's setting; 1 without a cluster).
+    moe_imbalance: f64,
 }
 
+type PricerKey = (Precision, u64, bool, u64, u64, bool);
+
 /// The deployment space's parameter names, in order: the scheduler's two only with the
-/// scheduler, `expert_parallel` only for a mixture-of-experts model.
-fn stage_names(scheduler: bool, moe: bool) -> Vec<String> {
+/// scheduler, `expert_parallel` only for a mixture-of-experts model, then the cluster's
+/// (`super::scale`).
+fn stage_names(scheduler: bool, moe: bool, cluster: &[String]) -> Vec<String> {
     let mut v: Vec<&str> = ORDER[..6].to_vec();
     if scheduler {
         v.extend(&ORDER[6..8]);
@@ -92,7 +100,7 @@ fn stage_names(scheduler: bool, moe: bool) -> Vec<String> {
     if moe {
         v.push(ORDER[8]);
     }
-    v.into_iter().map(String::from).collect()
+    v.into_iter().map(String::from).chain(cluster.iter().cloned()).collect()
 }
 
 fn is_moe(model: &ModelDesc) -> bool {
@@ -122,7 +130,8 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
             return Err("deployment.precisions: fp32 serving is not modelled; use fp16, bf16, w8a16 or w8a8".into());
         }
     }
-    let tps: Vec<i64> = ints(&d.tensor_parallel, &[1, 2, 4, 8])
+    let default_tps: &[i64] = if d.cluster.is_some() { &[1, 2, 4, 8, 16] } else { &[1, 2, 4, 8] };
+    let tps: Vec<i64> = ints(&d.tensor_parallel, default_tps)
         .into_iter()
         .filter(|&t| validate_plan(&model, &ParallelPlan { tp: t as u64, ..Default::default() }).is_ok())
         .collect();
@@ -176,18 +185,35 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         params.push(cat_s("expert_parallel", &["off".to_string(), "on".to_string()]));
         notes.push("expert_parallel (vLLM --enable-expert-parallel): with it on, the routed experts are spread whole over the tp ranks (ep = tp), tokens reach them by all-to-all dispatch and combine; attention stays tensor-parallel".into());
     }
+    let (cluster, moe_imbalance, constraints, cluster_names) = cluster_setup(s, &model, &device, &tps, &mut params, &mut notes)?;
     let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
-    debug_assert_eq!(names, stage_names(!spec.is_static(), is_moe(&model)));
-    let space = Space::new(super::apply_overrides(s, params)?, &[])?;
+    debug_assert_eq!(names, stage_names(!spec.is_static(), is_moe(&model), &cluster_names));
+    let space = Space::new(super::apply_overrides(s, params)?, &constraints)?;
     let baseline = Config(space.params().iter().map(|p| p.level_value(0)).collect());
     let mode = if d.tile_operators { TileMode::Best } else { TileMode::Default };
     let extra = model.vision.as_ref().map_or(0, |v| v.image_tokens());
     let reqs = requests(&spec, w.input_len as u64, w.output_len as u64, extra, s.seed);
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
     let host = spec.host()?;
-    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output: w.output_len as u64, mode, spec, slo, reqs, host, names, pricers: HashMap::new() };
+    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output: w.output_len as u64, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), cluster, moe_imbalance };
     obj.check_fits_somewhere(&tps, &precisions)?;
     Ok(StageSetup { space, objective: Box::new(obj), metrics: metrics(), baseline, focus: Vec::new(), focus_budget: 0, notes })
+}
+
+/// The cluster's parameters, constraints and notes (none without `deployment.cluster`).
+#[allow(clippy::type_complexity)]
+fn cluster_setup(s: &Scenario, model: &ModelDesc, device: &Device, tps: &[i64], params: &mut Vec<Param>, notes: &mut Vec<String>) -> Result<(Option<super::scale::Cluster>, f64, Vec<String>, Vec<String>), String> {
+    let Some(opts) = &s.deployment.cluster else { return Ok((None, 1.0, Vec::new(), Vec::new())) };
+    let c = super::scale::Cluster::new(opts, device)?;
+    if opts.redundant_experts.iter().any(|r| *r > 0) && device.name.starts_with("910B") {
+        return Err(format!("deployment.cluster.redundant_experts: vLLM-Ascend does not support redundant experts on A2 ({}); its EPLB guide lists them for A3 only", device.name));
+    }
+    let (extra, constraints, more) = c.params(model, tps)?;
+    let names = extra.iter().map(|p| p.name.clone()).collect();
+    params.extend(extra);
+    notes.extend(more);
+    let imbalance = opts.moe_imbalance.unwrap_or(super::scale::constants().moe_imbalance);
+    Ok((Some(c), imbalance, constraints, names))
 }
 
 fn memory_strategy(m: &str) -> Result<MemoryStrategy, String> {
@@ -210,6 +236,8 @@ struct Knobs {
     graph_launch: bool,
     max_tokens: u64,
     chunked: bool,
+    /// The cluster's knobs (dp, redundant experts, disaggregation; defaults without one).
+    scale: super::scale::ScaleKnobs,
 }
 
 /// Decodes a configuration in `ORDER` (see `reorder`).
@@ -231,13 +259,26 @@ fn knobs(c: &Config) -> Result<Knobs, String> {
         Some("on") => true,
         Some(o) => return Err(format!("expert_parallel: expected off or on, got '{}'", clip(o))),
     };
-    Ok(Knobs { batch, precision, tp, kv_fraction, memory, graph_launch, max_tokens, chunked, expert_parallel })
+    Ok(Knobs { batch, precision, tp, kv_fraction, memory, graph_launch, max_tokens, chunked, expert_parallel, scale: Default::default() })
 }
 
-impl Knobs {
-    fn plan(&self) -> ParallelPlan {
-        crate::stages::serving::plan(self.tp, self.expert_parallel)
+/// Decodes a configuration given in the stage's parameter order `names`.
+fn knobs_named(names: &[String], c: &Config) -> Result<Knobs, String> {
+    let mut k = knobs(&reorder(names, c))?;
+    let get = |n: &str| names.iter().position(|x| x == n).and_then(|i| c.0.get(i));
+    let int = |n: &str, d: u64| -> Result<u64, String> {
+        match get(n) {
+            None => Ok(d),
+            Some(v) => v.as_i64().filter(|x| *x >= 0).map(|x| x as u64).ok_or_else(|| format!("{n} must be a whole number >= 0")),
+        }
+    };
+    k.scale.dp = int("dp", 1)?.max(1);
+    k.scale.redundant = int("redundant_experts", 0)?;
+    k.scale.prefill_tp = int("prefill_tp", k.tp)?.max(1);
+    if let Some(v) = get("pd") {
+        k.scale.pd = crate::spec::cluster::parse_layout(v.as_str().unwrap_or(""))?;
     }
+    Ok(k)
 }
 
 /// The serving results of one configuration, before they become metrics.
@@ -260,7 +301,11 @@ impl DeploymentObjective {
     fn check_fits_somewhere(&self, tps: &[i64], precisions: &[String]) -> Result<(), String> {
         let tp = tps.iter().copied().max().unwrap_or(1) as u64;
         let smallest = precisions.iter().filter_map(|p| Precision::parse(p).ok()).min_by_key(|p| p.weight().bytes()).unwrap_or(Precision::Fp16);
-        let plan = ParallelPlan { tp, ..Default::default() };
+        // Over a cluster, a mixture-of-experts model may spread its experts over every chip.
+        let plan = match &self.cluster {
+            Some(c) if is_moe(&self.model) && (c.chips as i64) % (tp as i64) == 0 => super::scale::plan(tp, c.chips / tp, true, 0, Some(c.placement)),
+            _ => ParallelPlan { tp, ..Default::default() },
+        };
         let opts = GraphOptions { precision: smallest, ..GraphOptions::default() };
         let (_, dec) = self.workloads(1);
         let need = footprint(&self.model, &dec, &plan, &opts, None, MemoryStrategy::Predictive)?.memory.total as f64;
@@ -274,7 +319,31 @@ impl DeploymentObjective {
         Ok(())
     }
 
+    /// The plan of an engine rank of `tp` chips in an instance of `dp` ranks, placed on the
+    /// cluster (or on one node of the chip's system).
+    fn plan_at(&self, k: &Knobs, tp: u64, dp: u64) -> ParallelPlan {
+        let placement = self.cluster.as_ref().map(|c| c.placement).or_else(|| tunelab_sim::topology::Placement::of(&self.device, false).ok());
+        super::scale::plan(tp, dp, k.expert_parallel, k.scale.redundant, placement)
+    }
+
+    fn plan(&self, k: &Knobs) -> ParallelPlan {
+        self.plan_at(k, k.tp, k.scale.dp)
+    }
+
+    fn opts(&self, k: &Knobs) -> GraphOptions {
+        GraphOptions { precision: k.precision, moe_imbalance: self.moe_imbalance, ..GraphOptions::default() }
+    }
+
     fn pricer(&mut self, k: &Knobs) -> &mut StepPricer {
+        let (tp, dp) = (k.tp, k.scale.dp);
+        self.pricer_at(k, tp, dp, false)
+    }
+
+    /// The step pricer of a rank of `tp` chips in `dp` ranks (`prefill`: a disaggregated
+    /// prefill instance's, kept apart from the decode side's).
+    fn pricer_at(&mut self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> &mut StepPricer {
+        let plan = self.plan_at(k, tp, dp);
+        let opts = self.opts(k);
         let (model, device, mode, host) = (&self.model, &self.device, self.mode, self.host);
         // An engine that reads each sequence's whole KV allocation (torchair's fixed cache):
         // the static batch allocates prompt plus output; the scheduler the longest request.
@@ -286,9 +355,7 @@ impl DeploymentObjective {
         } else {
             self.reqs.iter().map(|r| r.input + r.output).max().unwrap_or(0)
         };
-        self.pricers.entry((k.precision, k.tp, k.expert_parallel)).or_insert_with(|| {
-            let plan = k.plan();
-            let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
+        self.pricers.entry((k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill)).or_insert_with(|| {
             let mut p = StepPricer::new(model.clone(), device.clone(), plan, opts, mode, host);
             p.allocated_ctx = allocated;
             p
@@ -370,12 +437,28 @@ impl DeploymentObjective {
             MemoryStrategy::Static => KvPolicy::ReserveFixed(longest),
         };
         let cfg = EngineConfig { max_num_seqs: k.batch, max_num_batched_tokens: k.max_tokens, chunked_prefill: k.chunked, block_size: bs, kv_blocks, kv_policy, graph_launch: k.graph_launch };
-        let concurrency = if spec.arrival == "closed" { Some(spec.concurrency.unwrap_or(k.batch)) } else { None };
+        // Data-parallel ranks are symmetric: one rank serves every dp-th request (a closed loop's
+        // clients split likewise) and the deployment's rates are dp times its own.
+        let dp = k.scale.dp.max(1);
+        let concurrency = if spec.arrival == "closed" { Some(spec.concurrency.map_or(k.batch, |c| c.div_ceil(dp))) } else { None };
         let (reqs, slo) = (std::mem::take(&mut self.reqs), self.slo);
-        let r = simulate(&reqs, &cfg, concurrency, slo, self.pricer(k));
+        let r = if dp > 1 {
+            let mine: Vec<Request> = reqs.iter().step_by(dp as usize).cloned().collect();
+            simulate(&mine, &cfg, concurrency, slo, self.pricer(k))
+        } else {
+            simulate(&reqs, &cfg, concurrency, slo, self.pricer(k))
+        };
         self.reqs = reqs;
         let stats = match r {
-            Ok(s) => s,
+            Ok(mut s) => {
+                let f = dp as f64;
+                s.output_tokens_per_s *= f;
+                s.total_tokens_per_s *= f;
+                s.requests_per_s *= f;
+                s.goodput_rps *= f;
+                s.requests *= dp as usize;
+                s
+            }
             Err(e) if e.starts_with("KV cache too small") || e.starts_with("max_num_batched_tokens") => return Ok(Err(e)),
             Err(e) => return Err(e),
         };
@@ -384,19 +467,105 @@ impl DeploymentObjective {
         Ok(Ok(Served { stats, reserved_bytes, energy_j, busy_s }))
     }
 
-    fn eval(&mut self, c: &Config) -> Result<Result<Vec<f64>, String>, String> {
-        let k = knobs(&reorder(&self.names, c))?;
-        let plan = k.plan();
-        let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
+    /// Disaggregated serving (`super::scale::disagg`): KV memory per decode rank as in
+    /// `serve_sched`, the prefill instances' ranks from the chips decode leaves.
+    fn serve_disagg(&mut self, k: &Knobs, opts: &GraphOptions, plan: &ParallelPlan, (x, y): (u64, u64)) -> Result<Result<Served, String>, String> {
+        let chips = self.cluster.as_ref().map_or(k.tp * k.scale.dp, |c| c.chips);
+        let (tp, dp, ptp) = (k.tp, k.scale.dp, k.scale.prefill_tp);
+        let prefill_dp = (chips - y * tp * dp) / x / ptp;
+        let fixed = memory_per_chip(&self.model, &Workload::Decode { batch: k.batch, context_len: 1, output_len: 0 }, plan, opts, None)?;
+        let base = (fixed.weights + fixed.workspace + fixed.activations) as f64;
+        let budget = k.kv_fraction * self.device.memory_bytes as f64;
+        let per_token = kv_cache_bytes(&self.model, plan, opts, 1, 1).max(1) as f64;
+        if base + per_token * 1024.0 > budget {
+            return Ok(Err(format!("out of memory on a decode rank: weights {:.2} GiB and activations {:.2} GiB per chip leave no KV cache in {:.2} GiB", fixed.weights as f64 / GIB, fixed.activations as f64 / GIB, budget / GIB)));
+        }
+        let pplan = self.plan_at(k, ptp, prefill_dp);
+        validate_plan(&self.model, &pplan)?;
+        let pfixed = memory_per_chip(&self.model, &Workload::Prefill { batch: 1, input_len: k.max_tokens }, &pplan, opts, None)?;
+        if pfixed.total as f64 > budget {
+            return Ok(Err(format!("out of memory on a prefill rank: {:.2} GiB per chip for a {}-token prefill step, {:.2} GiB allowed", pfixed.total as f64 / GIB, k.max_tokens, budget / GIB)));
+        }
+        // The KV push: every decode chip receives its share over its own link, in parallel.
+        let c = super::scale::constants();
+        let link = self.cluster.as_ref().map_or(tunelab_sim::Link::Hccs, |cl| if chips <= cl.placement.node_chips as u64 { tunelab_sim::Link::Hccs } else { cl.placement.group_link(1, chips) });
+        let (gbs, lat, _) = tunelab_sim::cost::comm::link(&self.device, link);
+        let rate = (gbs * 1e3 * c.kv_transfer_efficiency).max(1e-9);
+        let transfer = move |input: u64| c.kv_transfer_setup_us + lat + per_token * input as f64 / rate;
+        let cfg = super::scale::disagg::DisaggConfig {
+            prefill_ranks: x * prefill_dp,
+            decode_ranks: y * dp,
+            max_num_seqs: k.batch,
+            kv_tokens: ((budget - base) / per_token) as u64,
+            max_num_batched_tokens: k.max_tokens,
+            graph_launch: k.graph_launch,
+            prefill_chips: ptp,
+            decode_chips: tp,
+        };
+        let pkey = (k.precision, ptp, k.expert_parallel, prefill_dp, k.scale.redundant, true);
+        let dkey = (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, false);
+        self.pricer_at(k, ptp, prefill_dp, true);
+        self.pricer(k);
+        let (Some(mut pp), Some(mut dd)) = (self.pricers.remove(&pkey), self.pricers.remove(&dkey)) else { return Err("step pricers missing".into()) };
+        let r = super::scale::disagg::simulate(&self.reqs, &cfg, self.slo, &mut pp, &mut dd, &transfer);
+        self.pricers.insert(pkey, pp);
+        self.pricers.insert(dkey, dd);
+        let stats = match r {
+            Ok(s) => s,
+            Err(e) if e.starts_with("KV cache too small") => return Ok(Err(e)),
+            Err(e) => return Err(e),
+        };
+        let n = chips as f64;
+        let (energy_j, busy_s) = (stats.energy_j / n, stats.busy_fraction * stats.duration_s);
+        Ok(Ok(Served { stats, reserved_bytes: budget, energy_j, busy_s }))
+    }
+
+    /// Serves one decoded configuration by the scenario's mode.
+    fn serve_knobs(&mut self, k: &Knobs) -> Result<Result<Served, String>, String> {
+        if let Some(c) = &self.cluster {
+            if let Some(why) = super::scale::layout_error(c.chips, k.tp, &k.scale) {
+                return Ok(Err(why));
+            }
+        }
+        let plan = self.plan(k);
+        let opts = self.opts(k);
         validate_plan(&self.model, &plan)?;
-        let served = if self.spec.is_static() { self.serve_static(&k, &opts, &plan)? } else { self.serve_sched(&k, &opts, &plan)? };
+        if is_moe(&self.model) && !k.expert_parallel {
+            // vLLM runs the experts tensor-parallel over all dp x tp ranks without
+            // --enable-expert-parallel (data_parallel_deployment.md); that layout is not modelled.
+            if k.scale.dp > 1 {
+                return Ok(Err(format!("dp = {} without expert_parallel: vLLM would split every expert tensor-parallel over dp x tp = {} ranks, a layout Tunelab does not model; turn expert_parallel on", k.scale.dp, k.scale.dp * k.tp)));
+            }
+            if k.scale.redundant > 0 {
+                return Ok(Err("redundant_experts (EPLB) need expert_parallel on".into()));
+            }
+        }
+        match k.scale.pd {
+            Some(_) if self.spec.is_static() => Ok(Err("disaggregated serving needs the scheduler (deployment.serving.mode), not the static simple mode".into())),
+            Some(xy) => self.serve_disagg(k, &opts, &plan, xy),
+            None if self.spec.is_static() => self.serve_static(k, &opts, &plan),
+            None => self.serve_sched(k, &opts, &plan),
+        }
+    }
+
+    /// Chips the configuration occupies.
+    fn chips(&self, k: &Knobs) -> u64 {
+        match (&self.cluster, k.scale.pd) {
+            (Some(c), Some(_)) => c.chips,
+            _ => k.tp * k.scale.dp.max(1),
+        }
+    }
+
+    fn eval(&mut self, c: &Config) -> Result<Result<Vec<f64>, String>, String> {
+        let k = knobs_named(&self.names, c)?;
+        let served = self.serve_knobs(&k)?;
         let Served { stats: st, reserved_bytes, energy_j, busy_s } = match served {
             Ok(s) => s,
             Err(why) => return Ok(Err(why)),
         };
         let tokens = (st.output_tokens_per_s * st.duration_s).max(1.0);
         let tps = st.output_tokens_per_s;
-        let chips = k.tp as f64;
+        let chips = self.chips(&k) as f64;
         // Busy energy from the device model, plus idle power over the idle share of the run.
         let idle_j = self.device.power_idle_w.max(0.0) * (st.duration_s - busy_s).max(0.0);
         let per_chip_j = energy_j + idle_j;
@@ -433,12 +602,8 @@ impl DeploymentObjective {
 pub fn serve(s: &Scenario, names: &[String], c: &Config) -> Result<ServingStats, String> {
     let setup = setup_raw(s)?;
     let mut obj = setup;
-    let k = knobs(&reorder(names, c))?;
-    let plan = k.plan();
-    let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
-    validate_plan(&obj.model, &plan)?;
-    let r = if obj.spec.is_static() { obj.serve_static(&k, &opts, &plan)? } else { obj.serve_sched(&k, &opts, &plan)? };
-    r.map(|s| s.stats)
+    let k = knobs_named(names, c)?;
+    obj.serve_knobs(&k)?.map(|s| s.stats)
 }
 
 /// The deployment objective serving configurations at a given Poisson request rate (what the
@@ -481,11 +646,8 @@ impl Server {
         for (r, t) in self.obj.reqs.iter_mut().zip(&self.unit_arrivals) {
             r.arrival_s = t / rate;
         }
-        let k = knobs(&reorder(&self.obj.names, c))?;
-        let plan = k.plan();
-        let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
-        validate_plan(&self.obj.model, &plan)?;
-        self.obj.serve_sched(&k, &opts, &plan)?.map(|s| s.stats)
+        let k = knobs_named(&self.obj.names, c)?;
+        self.obj.serve_knobs(&k)?.map(|s| s.stats)
     }
 }
 
@@ -498,8 +660,10 @@ fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
     let mode = if s.deployment.tile_operators { TileMode::Best } else { TileMode::Default };
     let host = spec.host()?;
-    let names = stage_names(!spec.is_static(), is_moe(&model));
-    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output: s.workload.output_len as u64, mode, spec, slo, reqs, host, names, pricers: HashMap::new() })
+    let tps: Vec<i64> = if s.deployment.tensor_parallel.is_empty() { vec![1, 2, 4, 8, 16] } else { s.deployment.tensor_parallel.clone() };
+    let (cluster, moe_imbalance, _, cluster_names) = cluster_setup(s, &model, &device, &tps, &mut Vec::new(), &mut Vec::new())?;
+    let names = stage_names(!spec.is_static(), is_moe(&model), &cluster_names);
+    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output: s.workload.output_len as u64, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), cluster, moe_imbalance })
 }
 
 /// Every parameter the stage knows, in the order `knobs` decodes.

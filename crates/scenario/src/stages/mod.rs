@@ -21,6 +21,7 @@ pub mod tileaxes;
 pub mod landscape;
 pub mod operator;
 pub mod runtime;
+pub mod scale;
 pub mod training;
 
 use crate::spec::scenario::{clip, Scenario, Stage};

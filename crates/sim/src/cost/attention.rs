@@ -57,7 +57,9 @@ pub fn default_tiling(op: &Op, d: &Device) -> Option<FlashTiling> {
     let clip = |x: u32, n: u64| (x as u64).min(align(n, 16)) as u32;
     for &(bq, bkv) in cands {
         let t = match a.kind {
-            AttentionKind::Decode => FlashTiling { block_q: decode_block_q(&a), block_kv: clip(bkv * 2, a.kv) },
+            // Wide packed rows (MLA's 576-wide latent over 64+ heads per chip) need a smaller
+            // Q block than 128 rows to fit L0A: the candidates shrink it as they go.
+            AttentionKind::Decode => FlashTiling { block_q: decode_block_q(&a).min(bq), block_kv: clip(bkv * 2, a.kv) },
             _ => FlashTiling { block_q: clip(bq, a.q), block_kv: clip(bkv, a.kv) },
         };
         if flash(&a, &t, d).is_ok() {
@@ -84,7 +86,9 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
                 other => return Err(Infeasible::new(format!("flash attention takes block sizes, not '{}'", other.describe()))),
             };
             if a.kind == AttentionKind::Decode {
-                t.block_q = decode_block_q(&a);
+                // Decode packs its rows itself (at most 128 a block); a smaller block given by
+                // `default_tiling` is kept, for rows too wide for L0A at 128.
+                t.block_q = t.block_q.min(decode_block_q(&a)).max(1);
             }
             flash(&a, &t, d).map(|r| finish(&r, d))
         }

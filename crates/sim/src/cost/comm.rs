@@ -21,6 +21,8 @@ pub fn link(d: &Device, l: Link) -> (f64, f64, &'static str) {
         Link::Hccs => (d.hccs_gbs, d.hccs_latency_us, "HCCS"),
         Link::InterNode => (d.internode_gbs, d.internode_latency_us, "inter-node"),
         Link::Pcie => (d.pcie_gbs, d.pcie_latency_us, "PCIe"),
+        Link::DieToDie => (d.die_link_gbs, d.die_link_latency_us, "die-to-die"),
+        Link::SuperPod => (d.superpod_gbs, d.superpod_latency_us, "SuperPOD fabric"),
     }
 }
 
@@ -31,9 +33,10 @@ pub fn steps_and_bytes(kind: CommKind, algorithm: CommAlgorithm, bytes: f64, ran
     let steps_log = libm::ceil(libm::log2(p));
     match (kind, algorithm) {
         (CommKind::AllReduce, CommAlgorithm::Ring) => (2.0 * (p - 1.0), 2.0 * (p - 1.0) / p * data),
-        (CommKind::AllReduce, CommAlgorithm::Tree) => (2.0 * steps_log, 2.0 * steps_log * data),
+        (CommKind::AllToAll, CommAlgorithm::Mesh) => (steps_log, (p - 1.0) / p * data),
+        (CommKind::AllReduce, CommAlgorithm::Tree | CommAlgorithm::Mesh) => (2.0 * steps_log, 2.0 * steps_log * data),
         (CommKind::AllGather | CommKind::ReduceScatter, CommAlgorithm::Ring) => (p - 1.0, (p - 1.0) / p * data),
-        (CommKind::AllGather | CommKind::ReduceScatter, CommAlgorithm::Tree) => (steps_log, (p - 1.0) / p * data),
+        (CommKind::AllGather | CommKind::ReduceScatter, CommAlgorithm::Tree | CommAlgorithm::Mesh) => (steps_log, (p - 1.0) / p * data),
         (CommKind::AllToAll, _) => (p - 1.0, (p - 1.0) / p * data),
     }
 }
@@ -41,7 +44,12 @@ pub fn steps_and_bytes(kind: CommKind, algorithm: CommAlgorithm, bytes: f64, ran
 /// Sustained bytes per microsecond and per-step latency of a link (efficiency applied).
 fn rate(d: &Device, l: Link) -> (f64, f64) {
     let (gbs, lat, _) = link(d, l);
-    let eff = if l == Link::Hccs { d.hccs_efficiency } else { 1.0 };
+    // The die-to-die and SuperPOD links run the same HCCS/UB protocol as inside a node.
+    let eff = match l {
+        Link::Hccs | Link::DieToDie | Link::SuperPod => d.hccs_efficiency,
+        Link::InterNode => d.internode_efficiency,
+        Link::Pcie => 1.0,
+    };
     (gbs * 1.0e3 * eff, lat)
 }
 

@@ -94,7 +94,7 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
         Some(m) => {
             // The experts' width splits experts_tp-way (tp unless expert parallelism spans TP).
             let etp = plan.experts_tp();
-            let experts = (m.experts / ep).saturating_mul(t.mlp_params(ceil_div(m.expert_intermediate, etp)));
+            let experts = (plan.expert_slots(m.experts) / ep).saturating_mul(t.mlp_params(ceil_div(m.expert_intermediate, etp)));
             let shared = if m.shared_intermediate > 0 { t.mlp_params(ceil_div(m.shared_intermediate, etp)) } else { 0 };
             let gate = if m.shared_gate { t.hidden } else { 0 };
             (experts.saturating_add(shared), t.hidden * m.experts + gate)
@@ -141,7 +141,7 @@ pub fn expert_params_per_chip(model: &ModelDesc, plan: &ParallelPlan) -> u64 {
     let layers = ceil_div(t.layers, pp);
     let (moe_layers, _) = t.moe_and_dense_layers();
     let moe_here = ceil_div(moe_layers.saturating_mul(layers), t.layers.max(1)).min(layers);
-    (m.experts / ep).saturating_mul(t.mlp_params(ceil_div(m.expert_intermediate, plan.experts_tp()))).saturating_mul(moe_here)
+    (plan.expert_slots(m.experts) / ep).saturating_mul(t.mlp_params(ceil_div(m.expert_intermediate, plan.experts_tp()))).saturating_mul(moe_here)
 }
 
 /// Parameters on the busiest chip.

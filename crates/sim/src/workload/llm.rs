@@ -335,9 +335,10 @@ fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64, m: &crate:
     let routed = tokens.saturating_mul(m.top_k).saturating_mul(ep);
     let miss = libm::pow(1.0 - 1.0 / e as f64, routed as f64);
     let hit_total = ((e as f64) * (1.0 - miss)).ceil().clamp(1.0, e as f64) as u64;
-    let hit_local = ceil_div(hit_total, ep).min(e / ep).max(1);
+    let slots = ctx.plan.expert_slots(e);
+    let hit_local = ceil_div(hit_total, ep).min(slots / ep).max(1);
     let mean = routed as f64 / hit_total as f64;
-    let per_expert = (mean * opts.moe_imbalance).ceil().clamp(1.0, routed.max(1) as f64) as u64;
+    let per_expert = (mean * balanced_imbalance(opts.moe_imbalance, ctx.plan.redundant_experts, ep)).ceil().clamp(1.0, routed.max(1) as f64) as u64;
     let copies = tokens.saturating_mul(m.top_k);
     let copy_bytes = copies.saturating_mul(h).saturating_mul(vb);
     // The copies this rank's experts process (the busiest rank's).
@@ -407,6 +408,19 @@ fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64, m: &crate:
             fp32_scatter_add(ctx, ops, p, copies, tokens);
         }
     }
+}
+
+/// The busiest expert's load over the mean after EPLB: `redundant` extra copies over `ep` ranks
+/// go to the hottest experts, and a hot expert with a copy on another rank has its tokens split
+/// between the two. With at least one redundant slot per rank (DeepSeek's deployment: 32
+/// redundant on 320 slots) the hottest expert's excess is halved; fewer slots halve it for
+/// that share of the ranks. No redundancy (or ep = 1): the imbalance as given.
+fn balanced_imbalance(imbalance: f64, redundant: u64, ep: u64) -> f64 {
+    if redundant == 0 || ep <= 1 {
+        return imbalance;
+    }
+    let covered = (redundant as f64 / ep as f64).min(1.0);
+    (1.0 + (imbalance - 1.0) * (1.0 - 0.5 * covered)).max(1.0)
 }
 
 /// The all-gather dispatcher's combine as MindSpeed runs it (mindspeed/core/transformer/moe/

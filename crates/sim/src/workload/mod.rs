@@ -160,11 +160,24 @@ pub struct ParallelPlan {
     /// all-to-all) and the outputs all-gathered back over TP. Only 1 and tp are modelled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expert_tp: Option<u64>,
+    /// Redundant expert slots over the EP group (EPLB: the hottest experts get a second copy,
+    /// so each EP rank holds (experts + redundant) / ep experts and the busiest rank's load
+    /// falls; `GraphOptions::moe_imbalance` is the load before balancing).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub redundant_experts: u64,
+    /// Where the ranks sit (nodes, packages, SuperPOD): inference collectives are priced on the
+    /// link their group crosses (`crate::topology`). None: one node, every collective on HCCS.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::topology::Placement>,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 impl Default for ParallelPlan {
     fn default() -> Self {
-        ParallelPlan { tp: 1, pp: 1, dp: 1, ep: 1, sequence_parallel: false, cp: 1, vpp: 1, expert_tp: None }
+        ParallelPlan { tp: 1, pp: 1, dp: 1, ep: 1, sequence_parallel: false, cp: 1, vpp: 1, expert_tp: None, redundant_experts: 0, placement: None }
     }
 }
 
@@ -172,6 +185,17 @@ impl ParallelPlan {
     /// The TP split of the experts' width (`expert_tp`, else `tp`).
     pub fn experts_tp(&self) -> u64 {
         self.expert_tp.unwrap_or(self.tp).max(1)
+    }
+
+    /// Expert slots per MoE layer across the EP group: the routed experts plus the redundant
+    /// copies (EPLB).
+    pub fn expert_slots(&self, experts: u64) -> u64 {
+        experts.saturating_add(self.redundant_experts)
+    }
+
+    /// Chips the plan occupies (tp x pp x dp x cp).
+    pub fn world(&self) -> u64 {
+        self.tp.max(1).saturating_mul(self.pp.max(1)).saturating_mul(self.dp.max(1)).saturating_mul(self.cp.max(1))
     }
 
     /// How many ways each TP group splits its tokens in the MoE block: tp / experts_tp (1 unless
@@ -443,9 +467,15 @@ pub fn validate_plan(model: &ModelDesc, plan: &ParallelPlan) -> Result<(), Strin
         }
     }
     match &t.moe {
-        Some(m) if !m.experts.is_multiple_of(plan.ep) => {
-            Err(format!("ep = {} must divide the {} experts", plan.ep, m.experts))
+        Some(m) if !plan.expert_slots(m.experts).is_multiple_of(plan.ep) => {
+            if plan.redundant_experts > 0 {
+                Err(format!("ep = {} must divide the {} experts plus {} redundant copies", plan.ep, m.experts, plan.redundant_experts))
+            } else {
+                Err(format!("ep = {} must divide the {} experts", plan.ep, m.experts))
+            }
         }
+        Some(_) if plan.redundant_experts > 0 && plan.ep == 1 => Err("redundant experts (EPLB) need expert parallelism (ep > 1)".into()),
+        None if plan.redundant_experts > 0 => Err("redundant experts need a mixture-of-experts model".into()),
         None if plan.ep > 1 => Err("ep > 1 needs a mixture-of-experts model".into()),
         _ => Ok(()),
     }
@@ -477,7 +507,11 @@ pub fn build_graph(
             ));
         }
     }
-    let forward = forward_graph(model, w, plan, opts)?.ops;
+    let mut forward = forward_graph(model, w, plan, opts)?.ops;
+    if !w.is_train() {
+        // Training assigns its own links (Megatron's rank order, stages::training).
+        crate::topology::assign_links(&mut forward, plan);
+    }
     let ops = if w.is_train() { train::step(model, forward, plan, opts) } else { forward };
     Ok(Graph { ops })
 }

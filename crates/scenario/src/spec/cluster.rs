@@ -1,0 +1,97 @@
+//! `deployment.cluster`: a serving deployment that spans nodes (issue 22, sections 1-3). Plain
+//! data, validated here with errors that name the field; the deployment stage reads it
+//! (`stages::scale`). Absent (every scenario written before it): one node, no new parameters,
+//! the same space and numbers as before.
+
+use serde::{Deserialize, Serialize};
+
+/// The chips a deployment occupies and the large-scale serving axes it tunes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ClusterOptions {
+    /// Nodes the deployment spans (each of the chip profile's `node_chips` NPUs: 8 on an
+    /// Atlas 800 A2, 16 dies on an Atlas 800 A3).
+    pub nodes: u64,
+    /// The nodes sit in one SuperPOD and meet over its HCCS/UB fabric (Atlas A3), not RoCE.
+    pub superpod: bool,
+    /// Data-parallel sizes (attention DP; with expert parallelism on, the experts spread over
+    /// all tp x dp ranks). Empty: every size that fills the chips with a listed tp.
+    pub data_parallel: Vec<i64>,
+    /// Redundant expert copies (EPLB) to consider; empty: 0 and one per EP rank.
+    pub redundant_experts: Vec<i64>,
+    /// Tokens on the busiest routed expert over the mean, before any rebalancing (None: the
+    /// bundled default of `assets/constants/moe-serving.json`).
+    pub moe_imbalance: Option<f64>,
+    /// Serving layouts: "colocated" and/or prefill-decode disaggregation "xPyD" (x prefill
+    /// instances, y decode instances). Empty: colocated only.
+    pub disaggregation: Vec<String>,
+    /// Tensor-parallel sizes of a prefill instance (disaggregated layouts); empty: as decode.
+    pub prefill_tp: Vec<i64>,
+}
+
+impl Default for ClusterOptions {
+    fn default() -> Self {
+        ClusterOptions { nodes: 1, superpod: false, data_parallel: Vec::new(), redundant_experts: Vec::new(), moe_imbalance: None, disaggregation: Vec::new(), prefill_tp: Vec::new() }
+    }
+}
+
+/// A prefill-decode layout: `x` prefill and `y` decode instances, or colocated (None).
+pub fn parse_layout(s: &str) -> Result<Option<(u64, u64)>, String> {
+    let t = s.trim();
+    if t.eq_ignore_ascii_case("colocated") || t.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    let bad = || format!("deployment.cluster.disaggregation: '{}' is not 'colocated' or 'xPyD' (e.g. 1P1D, 2P1D)", crate::scenario::clip(s));
+    let up = t.to_ascii_uppercase();
+    let (x, rest) = up.split_once('P').ok_or_else(bad)?;
+    let y = rest.strip_suffix('D').ok_or_else(bad)?;
+    let x: u64 = x.parse().map_err(|_| bad())?;
+    let y: u64 = y.parse().map_err(|_| bad())?;
+    if x == 0 || y == 0 || x > 64 || y > 64 {
+        return Err(format!("deployment.cluster.disaggregation: '{}' needs 1..=64 prefill and decode instances", crate::scenario::clip(s)));
+    }
+    Ok(Some((x, y)))
+}
+
+impl ClusterOptions {
+    /// Checks every field on its own (the chip-dependent checks are the stage's).
+    pub fn validate(&self) -> Result<(), String> {
+        if self.nodes == 0 || self.nodes > 384 {
+            return Err(format!("deployment.cluster.nodes: {} must be within 1..=384", self.nodes));
+        }
+        for (field, v) in [("data_parallel", &self.data_parallel), ("prefill_tp", &self.prefill_tp)] {
+            if let Some(x) = v.iter().find(|x| !(1..=6144).contains(*x)) {
+                return Err(format!("deployment.cluster.{field}: {x} must be within 1..=6144"));
+            }
+        }
+        if let Some(x) = self.redundant_experts.iter().find(|x| !(0..=4096).contains(*x)) {
+            return Err(format!("deployment.cluster.redundant_experts: {x} must be within 0..=4096"));
+        }
+        if let Some(f) = self.moe_imbalance {
+            if !(f.is_finite() && (1.0..=64.0).contains(&f)) {
+                return Err(format!("deployment.cluster.moe_imbalance: {f} must be within 1..=64 (busiest expert's load over the mean)"));
+            }
+        }
+        for l in &self.disaggregation {
+            parse_layout(l)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_parse_and_bad_ones_name_the_field() {
+        assert_eq!(parse_layout("colocated").unwrap(), None);
+        assert_eq!(parse_layout("2P1D").unwrap(), Some((2, 1)));
+        assert_eq!(parse_layout("1p3d").unwrap(), Some((1, 3)));
+        for bad in ["P1D", "1P", "0P1D", "xPyD", "1P1Dx"] {
+            assert!(parse_layout(bad).unwrap_err().contains("deployment.cluster.disaggregation"), "{bad}");
+        }
+        let c = ClusterOptions { nodes: 0, ..Default::default() };
+        assert!(c.validate().unwrap_err().contains("deployment.cluster.nodes"));
+    }
+}

@@ -1,0 +1,196 @@
+//! Large-scale serving for the deployment stage (issue 22): deployments over several nodes
+//! (`deployment.cluster`), data-parallel attention with wide expert parallelism, redundant
+//! experts (EPLB) and prefill-decode disaggregation (`disagg`).
+//!
+//! The layout, as vLLM-Ascend runs it (`--data-parallel-size` x `--tensor-parallel-size`,
+//! `--enable-expert-parallel`): `dp` engine ranks, each running attention tensor-parallel over
+//! `tp` chips with its own batch (`max_num_seqs` per rank) and its own share of the requests;
+//! with expert parallelism the routed experts are spread whole over all tp x dp chips (ep =
+//! tp x dp) and every MoE layer exchanges tokens by all-to-all over that whole group, on the
+//! link the group crosses (`tunelab_sim::topology`). The ranks are symmetric, so one rank is
+//! simulated with every dp-th request and the throughput is dp times its own.
+
+pub mod disagg;
+pub mod export;
+
+use crate::spec::cluster::{parse_layout, ClusterOptions};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use tunelab_search::{Param, Value};
+use tunelab_sim::device::Device;
+use tunelab_sim::model::ModelDesc;
+use tunelab_sim::topology::Placement;
+use tunelab_sim::workload::ParallelPlan;
+
+const CONSTANTS: &str = tunelab_sim::json_asset!("../../../../../assets/constants/scale-serving.json");
+
+#[derive(Deserialize)]
+struct Field {
+    value: f64,
+    #[allow(dead_code)]
+    source: String,
+}
+
+#[derive(Deserialize)]
+struct File {
+    fields: BTreeMap<String, Field>,
+}
+
+/// The bundled large-scale serving parameters (`assets/constants/scale-serving.json`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScaleConstants {
+    pub moe_imbalance: f64,
+    pub kv_transfer_efficiency: f64,
+    pub kv_transfer_setup_us: f64,
+}
+
+pub fn constants() -> ScaleConstants {
+    let f: File = serde_json::from_str(CONSTANTS).unwrap_or(File { fields: BTreeMap::new() });
+    let g = |k: &str, d: f64| f.fields.get(k).map_or(d, |x| x.value);
+    ScaleConstants { moe_imbalance: g("moe_imbalance", 1.0), kv_transfer_efficiency: g("kv_transfer_efficiency", 1.0), kv_transfer_setup_us: g("kv_transfer_setup_us", 0.0) }
+}
+
+/// One configuration's large-scale knobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ScaleKnobs {
+    pub dp: u64,
+    pub redundant: u64,
+    /// Disaggregated (x prefill, y decode instances), else colocated.
+    pub pd: Option<(u64, u64)>,
+    /// TP of a prefill instance (disaggregated).
+    pub prefill_tp: u64,
+}
+
+impl Default for ScaleKnobs {
+    fn default() -> Self {
+        ScaleKnobs { dp: 1, redundant: 0, pd: None, prefill_tp: 1 }
+    }
+}
+
+/// The serving plan of one engine instance: tp x dp chips, experts over all of them with EP.
+pub fn plan(tp: u64, dp: u64, expert_parallel: bool, redundant: u64, placement: Option<Placement>) -> ParallelPlan {
+    let (tp, dp) = (tp.max(1), dp.max(1));
+    let mut p = crate::serving::plan(tp, expert_parallel);
+    if expert_parallel {
+        p.dp = dp;
+        p.ep = tp.saturating_mul(dp);
+        p.redundant_experts = redundant;
+    }
+    p.placement = placement;
+    p
+}
+
+/// The cluster of a scenario, checked against the chip: its chips in all and its placement.
+pub struct Cluster {
+    pub opts: ClusterOptions,
+    pub chips: u64,
+    pub placement: Placement,
+}
+
+impl Cluster {
+    pub fn new(opts: &ClusterOptions, device: &Device) -> Result<Cluster, String> {
+        opts.validate()?;
+        let placement = Placement::of(device, opts.superpod).map_err(|e| format!("deployment.cluster.superpod: {e}"))?;
+        let chips = opts.nodes.saturating_mul(device.node_chips.max(1) as u64);
+        Ok(Cluster { opts: opts.clone(), chips, placement })
+    }
+
+    /// The stage's extra parameters (appended after the deployment's own): dp, and for a
+    /// mixture-of-experts model redundant_experts; pd and prefill_tp when disaggregation is
+    /// listed. `tps` are the tensor-parallel sizes the stage keeps.
+    pub fn params(&self, model: &ModelDesc, tps: &[i64]) -> Result<(Vec<Param>, Vec<String>, Vec<String>), String> {
+        let chips = self.chips as i64;
+        let o = &self.opts;
+        let layouts: Vec<Option<(u64, u64)>> = o.disaggregation.iter().map(|l| parse_layout(l)).collect::<Result<_, _>>()?;
+        let disagg = layouts.iter().any(Option::is_some);
+        let dps: Vec<i64> = if o.data_parallel.is_empty() {
+            let mut v: Vec<i64> = tps.iter().filter(|t| chips % **t == 0).map(|t| chips / t).collect();
+            if disagg {
+                // A decode instance may take a share of the chips: every divisor is a candidate.
+                v.extend((1..=chips).filter(|d| chips % d == 0));
+            }
+            v.sort_unstable();
+            v.dedup();
+            v.reverse();
+            v
+        } else {
+            o.data_parallel.clone()
+        };
+        if !disagg && !dps.iter().any(|d| tps.iter().any(|t| t * d == chips)) {
+            return Err(format!(
+                "deployment.cluster.data_parallel: no listed layout fills the {} chips of {} node(s): tp x dp must equal {chips} (tp from {:?}, dp from {:?})",
+                chips, o.nodes, tps, dps
+            ));
+        }
+        let cat_i = |name: &str, v: &[i64]| Param::categorical(name, v.iter().map(|&x| Value::Int(x)).collect());
+        let mut params = vec![cat_i("dp", &dps)];
+        let mut constraints = Vec::new();
+        let mut notes = vec![format!(
+            "cluster: {} node(s) x {} chips = {chips} chips on {}; dp attention ranks x tp chips per rank; with expert_parallel on, ep = tp x dp",
+            o.nodes,
+            chips / o.nodes.max(1) as i64,
+            if o.superpod { "a SuperPOD fabric" } else { "RoCE between nodes" }
+        )];
+        if model.llm.as_ref().and_then(|t| t.moe.as_ref()).is_some() {
+            let red = if o.redundant_experts.is_empty() { vec![0] } else { o.redundant_experts.clone() };
+            params.push(cat_i("redundant_experts", &red));
+        }
+        if disagg {
+            let names: Vec<Value> = o.disaggregation.iter().map(|s| Value::Str(s.trim().to_string())).collect();
+            params.push(Param::categorical("pd", names));
+            let ptp = if o.prefill_tp.is_empty() { tps.to_vec() } else { o.prefill_tp.clone() };
+            params.push(cat_i("prefill_tp", &ptp));
+            notes.push("pd: prefill-decode disaggregation xPyD: x prefill instances (prefill_tp chips each, times the dp that fills their share) and y decode instances (tp x dp chips each); the KV cache of every prompt crosses the link between them".into());
+            if layouts.iter().any(Option::is_none) {
+                constraints.push(format!("pd != \"colocated\" || tp * dp == {chips}"));
+            }
+        } else {
+            constraints.push(format!("tp * dp == {chips}"));
+        }
+        Ok((params, constraints, notes))
+    }
+}
+
+/// A layout that does not fill the chips, in words (None: it fits).
+pub fn layout_error(chips: u64, tp: u64, k: &ScaleKnobs) -> Option<String> {
+    match k.pd {
+        None if tp * k.dp != chips => Some(format!("tp x dp = {tp} x {} = {} does not fill the deployment's {chips} chips", k.dp, tp * k.dp)),
+        None => None,
+        Some((x, y)) => {
+            let decode = y * tp * k.dp;
+            if decode >= chips {
+                return Some(format!("{x}P{y}D: the {y} decode instance(s) of tp x dp = {tp} x {} take all {chips} chips, none left for prefill", k.dp));
+            }
+            let left = chips - decode;
+            if !left.is_multiple_of(x) || !(left / x).is_multiple_of(k.prefill_tp) {
+                return Some(format!("{x}P{y}D: the {left} chips left after decode do not split into {x} prefill instance(s) of whole prefill_tp = {} groups", k.prefill_tp));
+            }
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_that_do_not_fill_the_chips_say_so() {
+        let k = ScaleKnobs { dp: 3, ..Default::default() };
+        assert!(layout_error(32, 4, &k).unwrap().contains("does not fill"));
+        assert!(layout_error(32, 4, &ScaleKnobs { dp: 8, ..Default::default() }).is_none());
+        let pd = ScaleKnobs { dp: 16, pd: Some((1, 1)), prefill_tp: 4, ..Default::default() };
+        assert!(layout_error(32, 1, &pd).is_none());
+        assert!(layout_error(32, 2, &pd).unwrap().contains("none left for prefill"));
+        let c = constants();
+        assert!(c.moe_imbalance >= 1.0 && c.kv_transfer_efficiency > 0.0);
+    }
+
+    #[test]
+    fn wide_ep_spreads_experts_over_every_rank() {
+        let p = plan(2, 16, true, 32, None);
+        assert_eq!((p.tp, p.dp, p.ep, p.experts_tp(), p.redundant_experts), (2, 16, 32, 1, 32));
+        let q = plan(2, 16, false, 32, None);
+        assert_eq!((q.ep, q.redundant_experts), (1, 0));
+    }
+}
