@@ -259,7 +259,7 @@ impl DeploymentObjective {
     /// A clear error when not even the smallest footprint on the widest split fits the chip.
     fn check_fits_somewhere(&self, tps: &[i64], precisions: &[String]) -> Result<(), String> {
         let tp = tps.iter().copied().max().unwrap_or(1) as u64;
-        let smallest = precisions.iter().filter_map(|p| Precision::parse(p).ok()).min_by_key(|p| p.weight().bytes()).unwrap_or(Precision::Fp16);
+        let smallest = precisions.iter().filter_map(|p| Precision::parse(p).ok()).min_by_key(|p| p.weight().bits()).unwrap_or(Precision::Fp16);
         let plan = ParallelPlan { tp, ..Default::default() };
         let opts = GraphOptions { precision: smallest, ..GraphOptions::default() };
         let (_, dec) = self.workloads(1);

@@ -10,6 +10,8 @@ mod flops;
 mod llm;
 mod train;
 
+pub mod linear_attention;
+pub mod speculative;
 pub use constants::{training_constants, Constant, TrainingConstants, TRAINING_CONSTANTS_JSON};
 pub use flops::{model_flops, op_flops};
 
