@@ -29,6 +29,9 @@ pub mod queueing;
 pub mod scenario;
 pub mod scheduler;
 pub mod serving;
+/// Serving options beyond the scheduler basics (speculative decoding, KV type, datasets, ...).
+#[path = "spec/serving_options.rs"]
+pub mod serving_options;
 pub mod stages;
 pub mod templates;
 pub mod tileaxes;

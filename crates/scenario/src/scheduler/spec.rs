@@ -39,6 +39,31 @@ pub struct ServingSpec {
     /// The serving engine whose host work surrounds each step ("generic", "vllm-ascend",
     /// "mindie", "torchair"; assets/constants/serving-host.json).
     pub engine: String,
+    /// Speculative decoding (absent: off; `crate::serving_options::SpeculativeOptions`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speculative: Option<crate::serving_options::SpeculativeOptions>,
+    /// KV-cache element type: "auto" (the activation type) or "int8" (C8).
+    #[serde(skip_serializing_if = "is_auto")]
+    pub kv_cache_dtype: String,
+    /// Share of each prompt's tokens already in the prefix cache (0: none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub prefix_cache_hit_rate: f64,
+    /// Draw lengths from a bundled dataset's statistics ("sharegpt", "alpaca") instead of the
+    /// workload's means (empty: the workload's).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub dataset: String,
+    /// Most requests in flight for poisson, burst or trace arrivals (a benchmark's
+    /// `--max-concurrency`): a request waits for a slot before it is sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<u64>,
+}
+
+fn is_auto(s: &String) -> bool {
+    s == "auto"
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Default for ServingSpec {
@@ -56,6 +81,11 @@ impl Default for ServingSpec {
             max_num_batched_tokens: Vec::new(),
             chunked_prefill: Vec::new(),
             engine: super::price::DEFAULT_ENGINE.into(),
+            speculative: None,
+            kv_cache_dtype: "auto".into(),
+            prefix_cache_hit_rate: 0.0,
+            dataset: String::new(),
+            max_concurrency: None,
         }
     }
 }
@@ -114,6 +144,10 @@ impl ServingSpec {
             return Err(format!("{f}.chunked_prefill: expected on or off, got '{}'", crate::scenario::clip(c)));
         }
         self.host()?;
+        if let Some(sp) = &self.speculative {
+            sp.validate()?;
+        }
+        crate::serving_options::validate_features(&self.kv_cache_dtype, self.prefix_cache_hit_rate, &self.dataset, self.max_concurrency)?;
         Ok(())
     }
 
@@ -150,11 +184,30 @@ pub fn requests(spec: &ServingSpec, input_mean: u64, output_mean: u64, extra_pro
             "trace" => trace[i],
             _ => 0.0,
         };
-        let input = draw(&mut rng, spec, input_mean) + extra_prompt;
-        let output = draw(&mut rng, spec, output_mean);
-        out.push(Request { arrival_s, input, output });
+        let (input, output) = match tunelab_sim::workload::datasets::dataset(&spec.dataset) {
+            Ok(d) if !spec.dataset.is_empty() => draw_dataset(&mut rng, &d),
+            _ => (draw(&mut rng, spec, input_mean), draw(&mut rng, spec, output_mean)),
+        };
+        out.push(Request { arrival_s, input: input + extra_prompt, output });
     }
     out
+}
+
+/// One (prompt, output) pair from a dataset's statistics: lognormal lengths, resampled until
+/// they pass the benchmark's filter (bounded: after 64 tries the last draw is clamped into it).
+fn draw_dataset(rng: &mut Rng, d: &tunelab_sim::workload::datasets::DatasetStats) -> (u64, u64) {
+    let s2 = libm::log(1.0 + d.cv * d.cv);
+    let mut one = |mean: f64| (libm::round(mean * libm::exp(libm::sqrt(s2) * rng.normal() - s2 / 2.0)) as u64).max(1);
+    let mut last = (d.min_len, d.min_len);
+    for _ in 0..64 {
+        let (i, o) = (one(d.input_mean), one(d.output_mean));
+        last = (i, o);
+        if i >= d.min_len && o >= d.min_len && i <= d.max_input && i + o <= d.max_total {
+            return (i, o);
+        }
+    }
+    let i = last.0.clamp(d.min_len, d.max_input);
+    (i, last.1.clamp(d.min_len, d.max_total - i))
 }
 
 fn draw(rng: &mut Rng, spec: &ServingSpec, mean: u64) -> u64 {

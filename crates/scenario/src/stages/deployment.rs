@@ -79,18 +79,21 @@ struct DeploymentObjective {
     /// The stage's parameter names in space order (`stage_names`).
     names: Vec<String>,
     /// One step pricer per (precision, tp, expert parallel): its memo serves both launch modes.
-    pricers: HashMap<(Precision, u64, bool), StepPricer>,
+    pricers: HashMap<(Precision, u64, bool, u64), StepPricer>,
 }
 
 /// The deployment space's parameter names, in order: the scheduler's two only with the
 /// scheduler, `expert_parallel` only for a mixture-of-experts model.
-fn stage_names(scheduler: bool, moe: bool) -> Vec<String> {
+fn stage_names(scheduler: bool, moe: bool, speculative: bool) -> Vec<String> {
     let mut v: Vec<&str> = ORDER[..6].to_vec();
     if scheduler {
         v.extend(&ORDER[6..8]);
     }
     if moe {
         v.push(ORDER[8]);
+    }
+    if speculative {
+        v.push(ORDER[9]);
     }
     v.into_iter().map(String::from).collect()
 }
@@ -176,16 +179,18 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         params.push(cat_s("expert_parallel", &["off".to_string(), "on".to_string()]));
         notes.push("expert_parallel (vLLM --enable-expert-parallel): with it on, the routed experts are spread whole over the tp ranks (ep = tp), tokens reach them by all-to-all dispatch and combine; attention stays tensor-parallel".into());
     }
+    super::serving_features::stage::extend(&model, &spec, &mut params, &mut notes)?;
     let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
-    debug_assert_eq!(names, stage_names(!spec.is_static(), is_moe(&model)));
+    debug_assert_eq!(names, stage_names(!spec.is_static(), is_moe(&model), spec.speculative.is_some()));
     let space = Space::new(super::apply_overrides(s, params)?, &[])?;
     let baseline = Config(space.params().iter().map(|p| p.level_value(0)).collect());
     let mode = if d.tile_operators { TileMode::Best } else { TileMode::Default };
     let extra = model.vision.as_ref().map_or(0, |v| v.image_tokens());
-    let reqs = requests(&spec, w.input_len as u64, w.output_len as u64, extra, s.seed);
+    let output = super::serving_features::stage::output_len(&model, w.output_len as u64);
+    let reqs = requests(&spec, w.input_len as u64, output, extra, s.seed);
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
     let host = spec.host()?;
-    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output: w.output_len as u64, mode, spec, slo, reqs, host, names, pricers: HashMap::new() };
+    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new() };
     obj.check_fits_somewhere(&tps, &precisions)?;
     Ok(StageSetup { space, objective: Box::new(obj), metrics: metrics(), baseline, focus: Vec::new(), focus_budget: 0, notes })
 }
@@ -210,6 +215,8 @@ struct Knobs {
     graph_launch: bool,
     max_tokens: u64,
     chunked: bool,
+    /// Draft tokens per verify step (0: speculative decoding off).
+    spec_k: u64,
 }
 
 /// Decodes a configuration in `ORDER` (see `reorder`).
@@ -231,7 +238,11 @@ fn knobs(c: &Config) -> Result<Knobs, String> {
         Some("on") => true,
         Some(o) => return Err(format!("expert_parallel: expected off or on, got '{}'", clip(o))),
     };
-    Ok(Knobs { batch, precision, tp, kv_fraction, memory, graph_launch, max_tokens, chunked, expert_parallel })
+    let spec_k = match c.0.get(9) {
+        None => 0,
+        Some(v) => v.as_i64().filter(|k| *k >= 0).ok_or("num_speculative_tokens must be a non-negative integer")? as u64,
+    };
+    Ok(Knobs { batch, precision, tp, kv_fraction, memory, graph_launch, max_tokens, chunked, expert_parallel, spec_k })
 }
 
 impl Knobs {
@@ -286,11 +297,14 @@ impl DeploymentObjective {
         } else {
             self.reqs.iter().map(|r| r.input + r.output).max().unwrap_or(0)
         };
-        self.pricers.entry((k.precision, k.tp, k.expert_parallel)).or_insert_with(|| {
+        let spec = &self.spec;
+        self.pricers.entry((k.precision, k.tp, k.expert_parallel, k.spec_k)).or_insert_with(|| {
             let plan = k.plan();
-            let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
+            let opts = super::serving_features::stage::graph_options(spec, k.precision);
             let mut p = StepPricer::new(model.clone(), device.clone(), plan, opts, mode, host);
             p.allocated_ctx = allocated;
+            // Checked in setup (`serving_features::stage::extend`), so this cannot fail here.
+            p.spec = super::serving_features::stage::spec_pricing(model, device, spec, k.spec_k, plan, opts, mode, host).ok().flatten();
             p
         })
     }
@@ -314,6 +328,8 @@ impl DeploymentObjective {
         let graph = k.graph_launch;
         let p: StepCost = self.pricer(k).prefill(k.batch, input, graph)?;
         let d: StepCost = self.pricer(k).decode(k.batch, context_len, graph)?;
+        // An encoder's request is its one forward: no decode steps.
+        let out = if super::serving_features::is_encoder(&self.model) { 0 } else { out };
         let total_s = (p.time_us + out as f64 * d.time_us) * 1e-6;
         let (ttft, tpot) = (p.time_us * 1e-3, d.time_us * 1e-3);
         let at = |x: f64| crate::scheduler::Pcts { mean: x, p50: x, p90: x, p99: x };
@@ -352,7 +368,10 @@ impl DeploymentObjective {
         // Weights, workspace and the activations of the largest step (max_num_batched_tokens rows).
         let step_rows = k.max_tokens.max(k.batch);
         let fixed = memory_per_chip(&self.model, &Workload::Decode { batch: step_rows, context_len: 1, output_len: 0 }, plan, opts, None)?;
-        let base = (fixed.weights + fixed.workspace + fixed.activations) as f64;
+        // Plus what stays per sequence whatever its length (linear-attention state) and the
+        // draft's weights.
+        let extra = super::serving_features::stage::fixed_bytes(&self.model, &self.spec, plan, opts, k.batch, k.spec_k);
+        let base = (fixed.weights + fixed.workspace + fixed.activations) as f64 + extra;
         let chip = self.device.memory_bytes as f64;
         let budget = k.kv_fraction * chip;
         let per_token = kv_cache_bytes(&self.model, plan, opts, 1, 1).max(1) as f64;
@@ -369,8 +388,8 @@ impl DeploymentObjective {
             MemoryStrategy::Predictive => KvPolicy::Reserve,
             MemoryStrategy::Static => KvPolicy::ReserveFixed(longest),
         };
-        let cfg = EngineConfig { max_num_seqs: k.batch, max_num_batched_tokens: k.max_tokens, chunked_prefill: k.chunked, block_size: bs, kv_blocks, kv_policy, graph_launch: k.graph_launch };
-        let concurrency = if spec.arrival == "closed" { Some(spec.concurrency.unwrap_or(k.batch)) } else { None };
+        let cfg = EngineConfig { max_num_seqs: k.batch, max_num_batched_tokens: k.max_tokens, chunked_prefill: k.chunked, block_size: bs, kv_blocks, kv_policy, graph_launch: k.graph_launch, prefix_cache_hit_rate: spec.prefix_cache_hit_rate };
+        let concurrency = if spec.arrival == "closed" { Some(spec.concurrency.unwrap_or(k.batch)) } else { spec.max_concurrency };
         let (reqs, slo) = (std::mem::take(&mut self.reqs), self.slo);
         let r = simulate(&reqs, &cfg, concurrency, slo, self.pricer(k));
         self.reqs = reqs;
@@ -387,7 +406,7 @@ impl DeploymentObjective {
     fn eval(&mut self, c: &Config) -> Result<Result<Vec<f64>, String>, String> {
         let k = knobs(&reorder(&self.names, c))?;
         let plan = k.plan();
-        let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
+        let opts = super::serving_features::stage::graph_options(&self.spec, k.precision);
         validate_plan(&self.model, &plan)?;
         let served = if self.spec.is_static() { self.serve_static(&k, &opts, &plan)? } else { self.serve_sched(&k, &opts, &plan)? };
         let Served { stats: st, reserved_bytes, energy_j, busy_s } = match served {
@@ -435,7 +454,7 @@ pub fn serve(s: &Scenario, names: &[String], c: &Config) -> Result<ServingStats,
     let mut obj = setup;
     let k = knobs(&reorder(names, c))?;
     let plan = k.plan();
-    let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
+    let opts = super::serving_features::stage::graph_options(&obj.spec, k.precision);
     validate_plan(&obj.model, &plan)?;
     let r = if obj.spec.is_static() { obj.serve_static(&k, &opts, &plan)? } else { obj.serve_sched(&k, &opts, &plan)? };
     r.map(|s| s.stats)
@@ -483,7 +502,7 @@ impl Server {
         }
         let k = knobs(&reorder(&self.obj.names, c))?;
         let plan = k.plan();
-        let opts = GraphOptions { precision: k.precision, ..GraphOptions::default() };
+        let opts = super::serving_features::stage::graph_options(&self.obj.spec, k.precision);
         validate_plan(&self.obj.model, &plan)?;
         self.obj.serve_sched(&k, &opts, &plan)?.map(|s| s.stats)
     }
@@ -494,21 +513,22 @@ fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
     let spec = s.deployment.serving.clone();
     spec.validate()?;
     let extra = model.vision.as_ref().map_or(0, |v| v.image_tokens());
-    let reqs = requests(&spec, s.workload.input_len as u64, s.workload.output_len as u64, extra, s.seed);
+    let output = super::serving_features::stage::output_len(&model, s.workload.output_len as u64);
+    let reqs = requests(&spec, s.workload.input_len as u64, output, extra, s.seed);
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
     let mode = if s.deployment.tile_operators { TileMode::Best } else { TileMode::Default };
     let host = spec.host()?;
-    let names = stage_names(!spec.is_static(), is_moe(&model));
-    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output: s.workload.output_len as u64, mode, spec, slo, reqs, host, names, pricers: HashMap::new() })
+    let names = stage_names(!spec.is_static(), is_moe(&model), spec.speculative.is_some());
+    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new() })
 }
 
 /// Every parameter the stage knows, in the order `knobs` decodes.
-const ORDER: [&str; 9] = ["batch", "precision", "tp", "kv_cache_fraction", "memory_strategy", "launch", "max_num_batched_tokens", "chunked_prefill", "expert_parallel"];
+const ORDER: [&str; 10] = ["batch", "precision", "tp", "kv_cache_fraction", "memory_strategy", "launch", "max_num_batched_tokens", "chunked_prefill", "expert_parallel", "num_speculative_tokens"];
 
 /// A configuration given by parameter name, in `ORDER`; names not given take the defaults.
 fn reorder(names: &[String], c: &Config) -> Config {
     let get = |n: &str| names.iter().position(|x| x == n).and_then(|i| c.0.get(i).cloned());
-    let defaults = [Value::Int(8), Value::Str("fp16".into()), Value::Int(1), Value::Float(0.9), Value::Str("dynamic_pool".into()), Value::Str("graph".into()), Value::Int(8192), Value::Str("on".into()), Value::Str("off".into())];
+    let defaults = [Value::Int(8), Value::Str("fp16".into()), Value::Int(1), Value::Float(0.9), Value::Str("dynamic_pool".into()), Value::Str("graph".into()), Value::Int(8192), Value::Str("on".into()), Value::Str("off".into()), Value::Int(0)];
     Config(ORDER.iter().zip(defaults).map(|(n, d)| get(n).unwrap_or(d)).collect())
 }
 

@@ -12,6 +12,7 @@ pub mod deployment;
 pub mod landscape;
 pub mod operator;
 pub mod runtime;
+pub mod serving_features;
 pub mod training;
 
 use crate::scenario::{clip, Scenario, Stage};

@@ -115,7 +115,7 @@ const IGNORED: &[&str] = &[
     "multi_query_group_num_is_kv", "prefix_projection", "pre_seq_len", "format", "tie_encoder_decoder",
     "resid_pdrop", "embd_pdrop", "original_max_position_embeddings", "attention_probs_dropout_prob",
     "position_embedding_type", "gradient_checkpointing", "lm_head_bias", "interleaved_sliding_window",
-    "mamba_ssm_dtype", "mtp_use_dedicated_embeddings", "rope_parameters",
+    "mamba_ssm_dtype", "mtp_use_dedicated_embeddings", "rope_parameters", "full_attn_mod", "interpolate_factor", "image_token_id", "video_token_id",
 ];
 
 /// The first of `names` present (a config family's own spelling), with the name found.

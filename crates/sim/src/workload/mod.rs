@@ -10,6 +10,7 @@ mod flops;
 mod llm;
 mod train;
 
+pub mod datasets;
 pub mod linear_attention;
 pub mod speculative;
 pub use constants::{training_constants, Constant, TrainingConstants, TRAINING_CONSTANTS_JSON};
