@@ -56,6 +56,15 @@ pub struct ServingSpec {
     /// `--max-concurrency`): a request waits for a slot before it is sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_concurrency: Option<u64>,
+    /// How attention runs: "flash" (fused kernels, the default) or "unfused" (an offline OM
+    /// model compiled by ATC from ONNX: BatchMatMul, Softmax, BatchMatMul with the scores in
+    /// device memory).
+    #[serde(skip_serializing_if = "is_flash")]
+    pub attention: String,
+}
+
+fn is_flash(s: &String) -> bool {
+    s == "flash"
 }
 
 fn is_auto(s: &String) -> bool {
@@ -86,6 +95,7 @@ impl Default for ServingSpec {
             prefix_cache_hit_rate: 0.0,
             dataset: String::new(),
             max_concurrency: None,
+            attention: "flash".into(),
         }
     }
 }
@@ -148,6 +158,9 @@ impl ServingSpec {
             sp.validate()?;
         }
         crate::serving_options::validate_features(&self.kv_cache_dtype, self.prefix_cache_hit_rate, &self.dataset, self.max_concurrency)?;
+        if !matches!(self.attention.as_str(), "flash" | "unfused") {
+            return Err(format!("{f}.attention: expected flash or unfused, got '{}'", crate::scenario::clip(&self.attention)));
+        }
         Ok(())
     }
 
