@@ -329,7 +329,7 @@ impl GraphOptions {
     /// activations, which are only fed to matmuls (norms, softmax and attention stay fp16).
     pub fn vector_dtype(&self) -> DType {
         match self.precision.activation() {
-            DType::Int8 => DType::Fp16,
+            DType::Int8 | DType::Int4 => DType::Fp16,
             d => d,
         }
     }
