@@ -644,6 +644,226 @@ def convert_finetune(r):
 def is_finetune(r):
     """A training row of set 2 that the fine-tuning additions express (diffusion or multimodal)."""
     return r["category"] == "training" and r["id"].startswith(("trn-flagperf-llava", "trn-mindspeedmm-"))
+# The second set's serving rows (ascend-measurements-2.json): speculative decoding, W4A4/W8A8,
+# hybrid linear attention, ShareGPT lengths, encoders. One function per source family; the
+# scenario each row becomes uses only the stage's own settings (docs/serving.md).
+# ---------------------------------------------------------------------------------------------
+
+SET2_MODELS = {
+    "Qwen3-32B": "qwen3-32b",
+    "Qwen3.5-2B": "qwen3.5-2b",
+    "Qwen3.5-9B": "qwen3.5-9b",
+    "microsoft/Phi-4-mini-instruct": "phi-4-mini-instruct",
+    "BAAI/bge-large-zh-v1.5": "bge-large-zh-v1.5",
+}
+
+# Rows on an 800I A2 whose source states 64 GB: not the 32 GB 910B4 the set-1 rule picks.
+A2_64GB_NOTE = ("Atlas 800I A2 with 64 GB stated by the source: not the 32 GB 910B4; compared against the 64 GB-class "
+                "910B2 profile (as the set-1 rows whose numbers rule the 910B4 out)")
+
+
+# The SGLang best-practice rows name an Atlas 800I A2 without a SKU; its own c120 row rules the
+# 32 GB 910B4 out: 120 requests of up to 4000 tokens at TP4 hold 120 x 4000 x 64 KiB = 29 GiB of
+# KV cache per chip next to 8 GiB of W8A8 weights.
+SGLANG_SKU_NOTE = ("Atlas 800I A2 without a SKU, but not a 32 GB 910B4: the source's c120 TP4 run keeps 120 requests "
+                   "of up to 4000 tokens, 29 GiB of KV cache per chip beside 8 GiB of W8A8 weights; compared against "
+                   "the 64 GB-class 910B2 profile for every row of the source")
+
+
+def set2_model(name):
+    n = norm(name)
+    for key in sorted(SET2_MODELS, key=lambda k: len(norm(k)), reverse=True):
+        if norm(key) in n:
+            return SET2_MODELS[key]
+    return None
+
+
+def numbers(text):
+    return [int(x) for x in re.findall(r"\d+", str(text))]
+
+
+def bench_workload(text):
+    """(input, output, prompts, concurrency cap, rate) from a bench_serving / vllm bench line."""
+    t = str(text)
+    def after(pat):
+        m = re.search(pat + r"\D{0,3}(\d+)", t)
+        return int(m.group(1)) if m else None
+    inp = after(r"(?:random-input-len|input)")
+    out = after(r"(?:random-output-len|output)")
+    m = re.search(r"(\d+)\s+prompts", t) or re.search(r"num-prompts\s+(\d+)", t)
+    prompts = int(m.group(1)) if m else None
+    cap = after(r"max-concurrency") or after(r"concurrency")
+    rate = "inf"
+    m = re.search(r"request rate (\d+(?:\.\d+)?)", t, re.I) or re.search(r"rate (\d+(?:\.\d+)?) RPS", t)
+    if m:
+        rate = float(m.group(1))
+    return inp, out, prompts, cap, rate
+
+
+def spec_of(text):
+    """(method, draft tokens) from an SGLang speculative line ('EAGLE3 num-steps 3, draft tokens 4')."""
+    t = str(text)
+    m = re.search(r"num-steps\s+(\d+)", t)
+    return ("eagle3" if "EAGLE3" in t.upper() else "eagle"), (int(m.group(1)) if m else None)
+
+
+def serving2_chip(r, row):
+    st = r["setup"]
+    if "64 GB" in r["chip"] and "800I A2" in r["chip"]:
+        row["chip"], row["chip_note"] = "910B2", A2_64GB_NOTE
+        return
+    if "310P" in r["chip"] or "300I Duo" in r["chip"]:
+        row["chip"], row["chip_note"] = "310P3", "Atlas 300I Duo = two 310P chips per card; 310P3 is the bundled 310P profile"
+        return
+    if "ascend_npu_best_practice.md" in r["source"]:
+        row["chip"], row["chip_note"] = "910B2", SGLANG_SKU_NOTE
+        return
+    sku = serving_chip(r)
+    if sku is not None:
+        row["chip"], row["chip_note"] = sku
+
+
+def serving2_values(m, pairs):
+    """Values compared by name: (source key, stage metric, clean unit) in `pairs`; the rest listed."""
+    vals, used = [], set()
+    for k, metric, unit in pairs:
+        if k in m:
+            vals.append(dict(value(k, m[k]["value"], unit, metric), unit_stated=m[k]["unit"]))
+            used.add(k)
+    for k, v in m.items():
+        if k in used:
+            continue
+        why = {
+            "mean_TTFT": "a mean TTFT: the stage reports TTFT percentiles, and under a burst (rate inf) or a queue the mean is far from the median",
+            "mean_TPOT": "the median TPOT of the same run is compared",
+            "accept_length": "the draft's accept length is a setting of the row (deployment.serving.speculative.accept_length), not a prediction",
+        }.get(k, "derived from or redundant with the compared values of the same run")
+        vals.append(skip(k, v.get("value"), v.get("unit"), why))
+    return vals
+
+
+def convert_serving2(r):
+    """A serving row of the second set, or None when it is not one of its families."""
+    st, m = r["setup"], r["measured"]
+    row = {"stage": "deployment"}
+    serving2_chip(r, row)
+    model = set2_model(st.get("model", ""))
+    if model is None:
+        row["cannot_express"] = ("model '%s' has no public config.json the converter knows (GLM-5.2: a large MoE whose "
+                                 "architecture Tunelab does not load yet); its W4A8 and C8 KV settings are expressible "
+                                 "(precision w4a8, deployment.serving.kv_cache_dtype int8)" % st.get("model", ""))
+        row["values"] = [skip(k, v.get("value"), v.get("unit"), "row not expressible") for k, v in m.items()]
+        return row
+    row["model"] = model
+    if "task" in st and "embedding" in st["task"]:
+        return convert_encoder2(r, row)
+    sw = str(r.get("software", "")).lower()
+    engine = "sglang" if "sglang" in sw else "vllm-ascend"
+    inp, out, prompts, cap, rate = bench_workload(st.get("workload", ""))
+    tp = int(st.get("tp", 1))
+    quant = str(st.get("quantization", "")).upper()
+    precision = "w8a8" if "W8A8" in quant else "w4a4" if "W4A4" in quant else "w4a8" if "W4A8" in quant else "bf16"
+    mode = str(st.get("mode", st.get("graph", ""))).lower()
+    launch = "eager" if "eager" in mode else "graph"
+    sharegpt = "sharegpt" in str(st.get("workload", "")).lower()
+    serving = {"mode": "scheduler", "engine": engine, "requests": prompts or 100,
+               "length_distribution": "fixed", "block_size": 128}
+    notes = []
+    if rate == "inf":
+        serving["arrival"] = "burst"
+    else:
+        serving["arrival"], serving["request_rate"] = "poisson", rate
+    if cap:
+        serving["max_concurrency"] = cap
+    if sharegpt:
+        serving["dataset"] = "sharegpt"
+        notes.append("ShareGPT lengths from the bundled dataset statistics (assets/workloads/datasets.json), not the prompts the run drew")
+    if "c8" in str(st.get("quantization", "")).lower() or "C8" in str(st.get("quantization", "")):
+        serving["kv_cache_dtype"] = "int8"
+    if "speculative" in st:
+        method, k = spec_of(st["speculative"])
+        serving["speculative"] = {"method": method, "num_speculative_tokens": [k], "accept_length": m["accept_length"]["value"]}
+        notes.append("EAGLE-3 chain of %d draft tokens (topk 1) with the accept length the run logs (%.2f) as the acceptance setting" % (k, m["accept_length"]["value"]))
+    # Engine defaults: SGLang admits --max-running-requests and prefills --max-prefill-tokens per
+    # step (16384 by default); vLLM V1 max_num_seqs 256 and 8192 tokens per step with chunking.
+    batch = int(st.get("max_running_requests") or st.get("max_num_seqs") or 256)
+    if engine == "sglang":
+        tokens = int(st.get("max_prefill_tokens") or 16384)
+        chunked = "off" if "disabled" in str(st.get("chunked_prefill", "")) else "on"
+    else:
+        tokens = int(st.get("max_num_batched_tokens") or 8192)
+        chunked = "on"
+    pins = fixed(batch=batch, precision=precision, tp=tp, launch=launch, max_num_batched_tokens=tokens, chunked_prefill=chunked)
+    if "speculative" in st:
+        pins["num_speculative_tokens"] = {"fixed": spec_of(st["speculative"])[1]}
+    row["scenario"] = {"workload": {"batch": batch, "input_len": inp or 512, "output_len": out or 128},
+                       "deployment": {"tile_operators": False, "serving": serving}, "space": pins}
+    pairs = [("median_TPOT", "tpot_p50_ms", "ms"), ("median_TTFT", "ttft_p50_ms", "ms"), ("output_throughput", "tokens_per_s", "tokens/s")]
+    if "median_TPOT" not in m:
+        pairs.insert(0, ("mean_TPOT", "tpot_p50_ms", "ms"))
+        notes.append("mean TPOT compared with the simulated median")
+    if "modes" in st:
+        # Eager and graph measured side by side.
+        row["variants"] = []
+        for launch_ in ("eager", "graph"):
+            sub = {k.split("_", 1)[1]: v for k, v in m.items() if k.startswith(launch_ + "_")}
+            vals = serving2_values(sub, [("mean_TPOT", "tpot_p50_ms", "ms"), ("output_throughput", "tokens_per_s", "tokens/s")])
+            for v in vals:
+                v["metric"] = launch_ + "_" + v["metric"]
+            row["variants"].append({"suffix": launch_, "space": fixed(launch=launch_), "values": vals})
+        row["values"] = []
+        notes.append("mean TPOT compared with the simulated median")
+    else:
+        row["values"] = serving2_values(m, pairs)
+    if notes:
+        row["conversion_note"] = "; ".join(notes)
+    return row
+
+
+def convert_encoder2(r, row):
+    """MindIE BGE embedding throughput: a static batch of `batch` sequences of `seq` tokens, one
+    forward; the accelerated fp16 runtime is compared (the OM offline model is another runtime)."""
+    m = r["measured"]
+    duo = row.get("chip") == "310P3"
+    # The 300I Duo runs only the OM offline model (ATC from ONNX: attention as BatchMatMul,
+    # Softmax, BatchMatMul); the 800I A2 row's compared runtime is the accelerated (fused) one.
+    serving = {"mode": "static", "engine": "mindie"}
+    if duo:
+        serving["attention"] = "unfused"
+    row["scenario"] = {"workload": {"batch": 128, "input_len": 512, "output_len": 1},
+                       "deployment": {"tile_operators": False, "serving": serving},
+                       "space": fixed(precision="fp16", tp=1, launch="graph")}
+    row["variants"] = []
+    for bs in (20, 128):
+        vals = []
+        for k, v in m.items():
+            if (k == "bs%d_seq512" % bs or k.endswith("_bs%d_seq512" % bs)) and (duo or k.startswith("accel")):
+                val = dict(value(k, v["value"], "req/s", "requests_per_s"), unit_stated=v["unit"])
+                if duo:
+                    val["copies"] = 2
+                vals.append(val)
+        row["variants"].append({"suffix": "bs%d-seq512" % bs, "space": fixed(batch=bs), "values": vals})
+    row["values"] = [skip(k, v["value"], v["unit"], "sequence length 100: the format's variants pin space parameters, not the workload's length; the seq-512 shapes are compared")
+                     if "seq100" in k else skip(k, v["value"], v["unit"], "the OM offline model (ATC, mixed_float16) is another runtime than the accelerated fp16 one compared")
+                     for k, v in m.items() if "seq100" in k or (not duo and k.startswith("om_"))]
+    row["conversion_note"] = ("throughput = 1000 x batch / compute time (the source's definition): sequences/s of a static batch, one forward (encoder)"
+                              + ("; per card of two 310P chips, each running its own copy (the source multiplies by 2)" if duo else ""))
+    return row
+
+
+def convert_set2_serving(src_rows):
+    out = []
+    for r in src_rows:
+        if r["category"] != "serving":
+            continue
+        chip, chip_note = chip_of(r["chip"])
+        row = convert_serving2(r)
+        full = {"id": r["id"], "category": "serving", "chip": chip, "chip_stated": r["chip"], "chip_note": chip_note,
+                "source": r["source"], "software": r.get("software"), "notes": r.get("notes")}
+        full.update(row)
+        full.setdefault("weight", 1.0)
+        out.append(full)
+    return out
 
 
 def convert(src_rows):
@@ -673,7 +893,25 @@ def convert(src_rows):
     return out
 
 
+def main_set2_serving(args):
+    """--set2-serving [SRC] [OUT]: the second set's 14 serving rows."""
+    src = args[0] if args else os.path.join(ROOT, "..", "shared", "calibration", "ascend-measurements-2.json")
+    dst = args[1] if len(args) > 1 else os.path.join(ROOT, "assets", "measurements", "ascend-set2-serving.json")
+    raw = open(src, "rb").read()
+    doc = {"schema": "tunelab-measurements/1",
+           "name": "Ascend serving set 2 (14 published serving measurements: EAGLE3, W8A8/W4A4, hybrid attention, ShareGPT, encoders)",
+           "converted_from": {"file": "shared/calibration/ascend-measurements-2.json", "sha256": hashlib.sha256(raw).hexdigest(),
+                              "converter": "scripts/convert_measurements.py --set2-serving"},
+           "rows": convert_set2_serving(json.loads(raw))}
+    with open(dst, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True, ensure_ascii=False)
+        f.write("\n")
+    print("wrote %s: %d rows" % (dst, len(doc["rows"])))
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--set2-serving":
+        return main_set2_serving(sys.argv[2:])
     src = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_SRC
     dst = sys.argv[2] if len(sys.argv) > 2 else DEFAULT_OUT
     raw = open(src, "rb").read()

@@ -258,3 +258,36 @@ pub fn diffusion_pipeline(data: &[u8]) {
         assert_eq!(a, b, "same pipeline, different trials");
     }
 }
+
+/// Serving options (`deployment.serving`: speculative decoding, KV type, dataset, prefix cache,
+/// max concurrency, attention) on a small deployment scenario: `data` is the serving object,
+/// with an optional "model" key choosing the bundled model (a hybrid, an encoder, a dense LLM,
+/// or an id that does not exist). Refused with an error, or run with finite metrics, twice alike.
+pub fn serving_features(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    let Ok(serde_json::Value::Object(mut serving)) = serde_json::from_str::<serde_json::Value>(t) else { return };
+    let model = match serving.remove("model") {
+        Some(serde_json::Value::String(m)) => m,
+        _ => "qwen3.5-2b".into(),
+    };
+    // Bounded work: a few requests.
+    if let Some(n) = serving.get("requests").and_then(|v| v.as_u64()) {
+        serving.insert("requests".into(), (n.min(24)).into());
+    } else {
+        serving.insert("requests".into(), 8.into());
+    }
+    if serving.get("trace").and_then(|v| v.as_array()).is_some_and(|a| a.len() > 24) {
+        serving.remove("trace");
+    }
+    let s = serde_json::json!({
+        "stage": "deployment", "model": model, "device": "910B2", "budget": 2,
+        "workload": {"batch": 4, "input_len": 64, "output_len": 16},
+        "deployment": {"serving": serving, "batches": [4], "tensor_parallel": [1], "precisions": ["bf16", "w4a4"], "tile_operators": false},
+    });
+    let Ok(s) = Scenario::from_json(&s.to_string()) else { return };
+    let s = shorten(s);
+    if let Some(d1) = run_and_check(&s) {
+        let d2 = run_and_check(&s).expect("the same scenario set up once and failed the second time");
+        assert_eq!(d1, d2, "same serving scenario, different trials");
+    }
+}

@@ -122,6 +122,7 @@ pub fn ServingPanel() -> impl IntoView {
                         |s| s.deployment.serving.block_size.to_string(),
                         |s, t| { s.deployment.serving.block_size = t.parse().map_err(|_| "a whole number of tokens".to_string())?; Ok(()) })}
                 </Show>
+                <crate::components::serving_features_panel::ServingFeaturesPanel/>
                 {number("Max num seqs", "serving-max-seqs", "max-num-seqs (the batch) values the tune considers, comma-separated (empty: 1 to 256 in powers of two); the workload's batch is always tried first", "1, 2, 4, ..., 256",
                     |s| list_text(&s.deployment.batches),
                     |s, t| { s.deployment.batches = int_list(t)?; Ok(()) })}

@@ -60,7 +60,7 @@ pub fn WhatIfPanel() -> impl IntoView {
         <h2>"What if"</h2>
         <p class="hint">"One change, simulated at every stage: inference latency, model size, training memory and step time. The composite weighs the relative improvements (positive is better)."</p>
         <div class="row wrap">
-            <label>"Precision " {select(precision, "whatif-precision", &["fp16", "bf16", "w8a16", "w8a8"])}</label>
+            <label>"Precision " {select(precision, "whatif-precision", &["fp16", "bf16", "w8a16", "w8a8", "w4a16", "w4a8", "w4a4"])}</label>
             <label>"TP " <input type="number" min="1" class="short" data-testid="whatif-tp" prop:value=move || tp.get() on:change=move |ev| tp.set(event_target_value(&ev))/></label>
             <label>"Batch " <input type="number" min="1" class="short" data-testid="whatif-batch" prop:value=move || batch.get() on:change=move |ev| batch.set(event_target_value(&ev))/></label>
             <label>"Recompute " {select(recompute, "whatif-recompute", &["none", "selective", "full"])}</label>

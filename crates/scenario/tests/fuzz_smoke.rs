@@ -218,6 +218,27 @@ fn fuzz_smoke_knowledge() {
 }
 
 #[test]
+fn fuzz_smoke_serving_features() {
+    // Speculative decoding with an acceptance rate outside 0..1, a model type that cannot be
+    // built, an encoder asked to speculate, an unknown dataset, C8 on a hybrid model, ...
+    let seeds: Vec<Vec<u8>> = [
+        r#"{"mode":"scheduler","arrival":"burst","speculative":{"method":"eagle3","num_speculative_tokens":[3,2],"accept_length":2.0},"model":"qwen3-32b","max_concurrency":2}"#,
+        r#"{"speculative":{"method":"eagle3","num_speculative_tokens":[3],"acceptance_rate":1.5}}"#,
+        r#"{"speculative":{"method":"medusa"},"model":"llama-2-7b"}"#,
+        r#"{"mode":"static","model":"bge-large-zh-v1.5","attention":"unfused"}"#,
+        r#"{"mode":"static","model":"bge-large-zh-v1.5","speculative":{"method":"eagle"}}"#,
+        r#"{"kv_cache_dtype":"int8","prefix_cache_hit_rate":0.5,"dataset":"sharegpt","arrival":"poisson","request_rate":4}"#,
+        r#"{"dataset":"no-such-set","model":"phi-4-mini-instruct"}"#,
+        r#"{"model":"no-such-model","kv_cache_dtype":"int4"}"#,
+        r#"{"speculative":{"method":"mtp","num_speculative_tokens":[1],"mtp_layers":1},"model":"deepseek-v2-lite","max_concurrency":0}"#,
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect();
+    drive("serving_features", seeds, iters(120), targets::serving_features);
+}
+
+#[test]
 fn fuzz_smoke_constraints() {
     let seeds: Vec<Vec<u8>> = ["a * b <= 64", "c == 'x' or a > 2", "b % 4 == 0 and (a + 1) // 2 < b", "d * 2 >= a - 3", "not (a == b)", "a ** 2 < 50"]
         .iter()

@@ -361,10 +361,15 @@ pub const MINDIE_FIELDS: &[(&str, &[&str])] = &[
 /// (docs.vllm.ai "Engine Arguments"); `--quantization ascend` is vLLM-Ascend's quantisation
 /// method (vllm-ascend docs, "Quantization"); `--enable-expert-parallel` is vLLM's expert
 /// parallelism for MoE models (https://docs.vllm.ai/en/latest/serving/expert_parallel_deployment.html).
+/// `--speculative-config` takes vLLM-Ascend's methods "eagle", "eagle3" and "mtp" with
+/// `num_speculative_tokens` (docs.vllm.ai/projects/ascend, "Speculative Decoding Guide");
+/// `--enable-prefix-caching` is vLLM's engine argument for automatic prefix caching.
 pub const VLLM_FLAGS: &[&str] = &[
     "--tensor-parallel-size", "--max-num-seqs", "--max-model-len", "--gpu-memory-utilization", "--dtype", "--quantization", "--enforce-eager", "--max-num-batched-tokens", "--enable-expert-parallel",
     // stages::scale::export::FLAGS (data parallelism over nodes, EPLB, disaggregation).
     "--data-parallel-size", "--data-parallel-size-local", "--data-parallel-address", "--data-parallel-rpc-port", "--data-parallel-start-rank", "--headless", "--enable-eplb", "--eplb-config", "--kv-transfer-config",
+    // Speculative decoding and prefix caching (`deployment.serving`).
+    "--speculative-config", "--enable-prefix-caching",
 ];
 
 /// MindIE's recommended KV-cache block size (ScheduleConfig.cacheBlockSize, range [1, 128]).
@@ -393,7 +398,7 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
     ];
     match precision.as_str() {
         "bf16" => args.extend(["--dtype".into(), "bfloat16".into()]),
-        "w8a8" | "w8a16" => args.extend(["--dtype".into(), "float16".into(), "--quantization".into(), "ascend".into()]),
+        "w8a8" | "w8a16" | "w4a16" | "w4a8" | "w4a4" => args.extend(["--dtype".into(), "float16".into(), "--quantization".into(), "ascend".into()]),
         _ => args.extend(["--dtype".into(), "float16".into()]),
     }
     if eager {
@@ -405,6 +410,18 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
     // Data parallelism over nodes, EPLB and disaggregation (`deployment.cluster`).
     let (scale_args, scale_notes) = crate::stages::scale::export::vllm_args(s, best);
     args.extend(scale_args);
+    let serving = &s.deployment.serving;
+    let spec_k = int("num_speculative_tokens", 0);
+    if let (Some(o), true) = (&serving.speculative, spec_k > 0) {
+        let mut cfg = serde_json::json!({ "method": o.method, "num_speculative_tokens": spec_k });
+        if o.method != "mtp" {
+            cfg["model"] = "DRAFT_MODEL_PATH".into();
+        }
+        args.extend(["--speculative-config".into(), cfg.to_string()]);
+    }
+    if serving.prefix_cache_hit_rate > 0.0 {
+        args.push("--enable-prefix-caching".into());
+    }
     // npuMemSize: GB of NPU memory per chip for the KV cache = the engine's share of the chip
     // less the weights and activations per chip (MindIE's -1 lets it decide; we give the figure).
     let npu_mem = crate::stages::context::resolve(s).ok().and_then(|(m, d, _)| {
@@ -447,6 +464,17 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
         notes.push(format!("expert parallelism on (vLLM --enable-expert-parallel: the routed experts spread whole over the {ep} chips, ep = {ep}, tokens exchanged by all-to-all): not written into config.json, none of the documented MindIE fields Tunelab writes carries it"));
     }
     notes.extend(scale_notes);
+    if spec_k > 0 {
+        if let Some(o) = &serving.speculative {
+            notes.push(format!("speculative decoding ({}, {spec_k} draft tokens): MindIE configures it through the model backend's plugin settings, not the config.json fields Tunelab writes; vLLM: --speculative-config", o.method));
+        }
+    }
+    if serving.kv_cache_dtype == "int8" {
+        notes.push("INT8 KV cache (C8): comes with the msModelSlim quantised weights (their KV-cache quantisation); vLLM-Ascend reads it with --quantization ascend, no separate flag".into());
+    }
+    if let Some(c) = serving.max_concurrency {
+        notes.push(format!("max concurrency {c}: a property of the benchmark client (--max-concurrency), not of the server"));
+    }
     if let Some(m) = best.get("memory_strategy") {
         notes.push(format!("memory strategy {m}: no MindIE field; MindIE allocates the KV cache in blocks of cacheBlockSize tokens"));
     }

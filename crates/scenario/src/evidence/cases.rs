@@ -18,6 +18,7 @@ pub fn family_name(f: tunelab_sim::ModelFamily) -> &'static str {
         Diffusion => "diffusion",
         Multimodal => "multimodal",
         Custom => "custom",
+        Encoder => "encoder",
     }
 }
 

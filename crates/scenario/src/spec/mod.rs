@@ -13,3 +13,4 @@ pub mod url;
 pub mod validate;
 pub mod cluster;
 pub mod diffusion;
+pub mod serving_options;

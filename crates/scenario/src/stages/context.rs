@@ -123,6 +123,7 @@ pub fn native_precision(d: tunelab_sim::DType, serving: bool) -> tunelab_sim::Pr
     match d {
         DType::Bf16 => Precision::Bf16,
         DType::Int8 => Precision::W8a8,
+        DType::Int4 => Precision::W4a4,
         DType::Fp32 if !serving => Precision::Fp32,
         _ => Precision::Fp16,
     }
@@ -130,12 +131,5 @@ pub fn native_precision(d: tunelab_sim::DType, serving: bool) -> tunelab_sim::Pr
 
 /// The name a precision has in scenarios and spaces ("fp16", "w8a16", ...).
 pub fn precision_name(p: tunelab_sim::Precision) -> &'static str {
-    use tunelab_sim::Precision;
-    match p {
-        Precision::Fp32 => "fp32",
-        Precision::Fp16 => "fp16",
-        Precision::Bf16 => "bf16",
-        Precision::W8a16 => "w8a16",
-        Precision::W8a8 => "w8a8",
-    }
+    p.name()
 }

@@ -79,7 +79,7 @@ struct DeploymentObjective {
     /// The stage's parameter names in space order (`stage_names`).
     names: Vec<String>,
     /// One step pricer per (precision, tp, expert parallel, dp, redundant experts, prefill
-    /// side): its memo serves both launch modes.
+    /// side, draft tokens): its memo serves both launch modes.
     pricers: HashMap<PricerKey, StepPricer>,
     /// A deployment over several nodes (`deployment.cluster`, `super::scale`).
     cluster: Option<super::scale::Cluster>,
@@ -87,18 +87,21 @@ struct DeploymentObjective {
     moe_imbalance: f64,
 }
 
-type PricerKey = (Precision, u64, bool, u64, u64, bool);
+type PricerKey = (Precision, u64, bool, u64, u64, bool, u64);
 
 /// The deployment space's parameter names, in order: the scheduler's two only with the
-/// scheduler, `expert_parallel` only for a mixture-of-experts model, then the cluster's
-/// (`super::scale`).
-fn stage_names(scheduler: bool, moe: bool, cluster: &[String]) -> Vec<String> {
+/// scheduler, `expert_parallel` only for a mixture-of-experts model,
+/// `num_speculative_tokens` only with speculative decoding, then the cluster's (`super::scale`).
+fn stage_names(scheduler: bool, moe: bool, speculative: bool, cluster: &[String]) -> Vec<String> {
     let mut v: Vec<&str> = ORDER[..6].to_vec();
     if scheduler {
         v.extend(&ORDER[6..8]);
     }
     if moe {
         v.push(ORDER[8]);
+    }
+    if speculative {
+        v.push(ORDER[9]);
     }
     v.into_iter().map(String::from).chain(cluster.iter().cloned()).collect()
 }
@@ -185,17 +188,19 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         params.push(cat_s("expert_parallel", &["off".to_string(), "on".to_string()]));
         notes.push("expert_parallel (vLLM --enable-expert-parallel): with it on, the routed experts are spread whole over the tp ranks (ep = tp), tokens reach them by all-to-all dispatch and combine; attention stays tensor-parallel".into());
     }
+    super::serving_features::stage::extend(&model, &spec, &mut params, &mut notes)?;
     let (cluster, moe_imbalance, constraints, cluster_names) = cluster_setup(s, &model, &device, &tps, &mut params, &mut notes)?;
     let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
-    debug_assert_eq!(names, stage_names(!spec.is_static(), is_moe(&model), &cluster_names));
+    debug_assert_eq!(names, stage_names(!spec.is_static(), is_moe(&model), spec.speculative.is_some(), &cluster_names));
     let space = Space::new(super::apply_overrides(s, params)?, &constraints)?;
     let baseline = Config(space.params().iter().map(|p| p.level_value(0)).collect());
     let mode = if d.tile_operators { TileMode::Best } else { TileMode::Default };
     let extra = model.vision.as_ref().map_or(0, |v| v.image_tokens());
-    let reqs = requests(&spec, w.input_len as u64, w.output_len as u64, extra, s.seed);
+    let output = super::serving_features::stage::output_len(&model, w.output_len as u64);
+    let reqs = requests(&spec, w.input_len as u64, output, extra, s.seed);
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
     let host = spec.host()?;
-    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output: w.output_len as u64, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), cluster, moe_imbalance };
+    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), cluster, moe_imbalance };
     obj.check_fits_somewhere(&tps, &precisions)?;
     Ok(StageSetup { space, objective: Box::new(obj), metrics: metrics(), baseline, focus: Vec::new(), focus_budget: 0, notes })
 }
@@ -238,6 +243,8 @@ struct Knobs {
     chunked: bool,
     /// The cluster's knobs (dp, redundant experts, disaggregation; defaults without one).
     scale: super::scale::ScaleKnobs,
+    /// Draft tokens per verify step (0: speculative decoding off).
+    spec_k: u64,
 }
 
 /// Decodes a configuration in `ORDER` (see `reorder`).
@@ -259,7 +266,11 @@ fn knobs(c: &Config) -> Result<Knobs, String> {
         Some("on") => true,
         Some(o) => return Err(format!("expert_parallel: expected off or on, got '{}'", clip(o))),
     };
-    Ok(Knobs { batch, precision, tp, kv_fraction, memory, graph_launch, max_tokens, chunked, expert_parallel, scale: Default::default() })
+    let spec_k = match c.0.get(9) {
+        None => 0,
+        Some(v) => v.as_i64().filter(|k| *k >= 0).ok_or("num_speculative_tokens must be a non-negative integer")? as u64,
+    };
+    Ok(Knobs { batch, precision, tp, kv_fraction, memory, graph_launch, max_tokens, chunked, expert_parallel, scale: Default::default(), spec_k })
 }
 
 /// Decodes a configuration given in the stage's parameter order `names`.
@@ -300,7 +311,7 @@ impl DeploymentObjective {
     /// A clear error when not even the smallest footprint on the widest split fits the chip.
     fn check_fits_somewhere(&self, tps: &[i64], precisions: &[String]) -> Result<(), String> {
         let tp = tps.iter().copied().max().unwrap_or(1) as u64;
-        let smallest = precisions.iter().filter_map(|p| Precision::parse(p).ok()).min_by_key(|p| p.weight().bytes()).unwrap_or(Precision::Fp16);
+        let smallest = precisions.iter().filter_map(|p| Precision::parse(p).ok()).min_by_key(|p| p.weight().bits()).unwrap_or(Precision::Fp16);
         // Over a cluster, a mixture-of-experts model may spread its experts over every chip.
         let plan = match &self.cluster {
             Some(c) if is_moe(&self.model) && (c.chips as i64) % (tp as i64) == 0 => super::scale::plan(tp, c.chips / tp, true, 0, Some(c.placement)),
@@ -331,7 +342,9 @@ impl DeploymentObjective {
     }
 
     fn opts(&self, k: &Knobs) -> GraphOptions {
-        GraphOptions { precision: k.precision, moe_imbalance: self.moe_imbalance, ..GraphOptions::default() }
+        let mut o = super::serving_features::stage::graph_options(&self.spec, k.precision);
+        o.moe_imbalance = self.moe_imbalance;
+        o
     }
 
     fn pricer(&mut self, k: &Knobs) -> &mut StepPricer {
@@ -355,9 +368,13 @@ impl DeploymentObjective {
         } else {
             self.reqs.iter().map(|r| r.input + r.output).max().unwrap_or(0)
         };
-        self.pricers.entry((k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill)).or_insert_with(|| {
+        let spec = &self.spec;
+        let spec_k = k.spec_k;
+        self.pricers.entry((k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, spec_k)).or_insert_with(|| {
             let mut p = StepPricer::new(model.clone(), device.clone(), plan, opts, mode, host);
             p.allocated_ctx = allocated;
+            // Checked in setup (`serving_features::stage::extend`), so this cannot fail here.
+            p.spec = super::serving_features::stage::spec_pricing(model, device, spec, k.spec_k, plan, opts, mode, host).ok().flatten();
             p
         })
     }
@@ -381,6 +398,8 @@ impl DeploymentObjective {
         let graph = k.graph_launch;
         let p: StepCost = self.pricer(k).prefill(k.batch, input, graph)?;
         let d: StepCost = self.pricer(k).decode(k.batch, context_len, graph)?;
+        // An encoder's request is its one forward: no decode steps.
+        let out = if super::serving_features::is_encoder(&self.model) { 0 } else { out };
         let total_s = (p.time_us + out as f64 * d.time_us) * 1e-6;
         let (ttft, tpot) = (p.time_us * 1e-3, d.time_us * 1e-3);
         let at = |x: f64| crate::stages::scheduler::Pcts { mean: x, p50: x, p90: x, p99: x };
@@ -419,7 +438,10 @@ impl DeploymentObjective {
         // Weights, workspace and the activations of the largest step (max_num_batched_tokens rows).
         let step_rows = k.max_tokens.max(k.batch);
         let fixed = memory_per_chip(&self.model, &Workload::Decode { batch: step_rows, context_len: 1, output_len: 0 }, plan, opts, None)?;
-        let base = (fixed.weights + fixed.workspace + fixed.activations) as f64;
+        // Plus what stays per sequence whatever its length (linear-attention state) and the
+        // draft's weights.
+        let extra = super::serving_features::stage::fixed_bytes(&self.model, &self.spec, plan, opts, k.batch, k.spec_k);
+        let base = (fixed.weights + fixed.workspace + fixed.activations) as f64 + extra;
         let chip = self.device.memory_bytes as f64;
         let budget = k.kv_fraction * chip;
         let per_token = kv_cache_bytes(&self.model, plan, opts, 1, 1).max(1) as f64;
@@ -436,11 +458,12 @@ impl DeploymentObjective {
             MemoryStrategy::Predictive => KvPolicy::Reserve,
             MemoryStrategy::Static => KvPolicy::ReserveFixed(longest),
         };
-        let cfg = EngineConfig { max_num_seqs: k.batch, max_num_batched_tokens: k.max_tokens, chunked_prefill: k.chunked, block_size: bs, kv_blocks, kv_policy, graph_launch: k.graph_launch };
+        let cfg = EngineConfig { max_num_seqs: k.batch, max_num_batched_tokens: k.max_tokens, chunked_prefill: k.chunked, block_size: bs, kv_blocks, kv_policy, graph_launch: k.graph_launch, prefix_cache_hit_rate: spec.prefix_cache_hit_rate };
         // Data-parallel ranks are symmetric: one rank serves every dp-th request (a closed loop's
-        // clients split likewise) and the deployment's rates are dp times its own.
+        // clients and a benchmark's concurrency cap split likewise) and the deployment's rates
+        // are dp times its own.
         let dp = k.scale.dp.max(1);
-        let concurrency = if spec.arrival == "closed" { Some(spec.concurrency.map_or(k.batch, |c| c.div_ceil(dp))) } else { None };
+        let concurrency = if spec.arrival == "closed" { Some(spec.concurrency.map_or(k.batch, |c| c.div_ceil(dp))) } else { spec.max_concurrency.map(|c| c.div_ceil(dp)) };
         let (reqs, slo) = (std::mem::take(&mut self.reqs), self.slo);
         let r = if dp > 1 {
             let mine: Vec<Request> = reqs.iter().step_by(dp as usize).cloned().collect();
@@ -502,8 +525,8 @@ impl DeploymentObjective {
             prefill_chips: ptp,
             decode_chips: tp,
         };
-        let pkey = (k.precision, ptp, k.expert_parallel, prefill_dp, k.scale.redundant, true);
-        let dkey = (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, false);
+        let pkey = (k.precision, ptp, k.expert_parallel, prefill_dp, k.scale.redundant, true, k.spec_k);
+        let dkey = (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, false, k.spec_k);
         self.pricer_at(k, ptp, prefill_dp, true);
         self.pricer(k);
         let (Some(mut pp), Some(mut dd)) = (self.pricers.remove(&pkey), self.pricers.remove(&dkey)) else { return Err("step pricers missing".into()) };
@@ -656,23 +679,24 @@ fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
     let spec = s.deployment.serving.clone();
     spec.validate()?;
     let extra = model.vision.as_ref().map_or(0, |v| v.image_tokens());
-    let reqs = requests(&spec, s.workload.input_len as u64, s.workload.output_len as u64, extra, s.seed);
+    let output = super::serving_features::stage::output_len(&model, s.workload.output_len as u64);
+    let reqs = requests(&spec, s.workload.input_len as u64, output, extra, s.seed);
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
     let mode = if s.deployment.tile_operators { TileMode::Best } else { TileMode::Default };
     let host = spec.host()?;
     let tps: Vec<i64> = if s.deployment.tensor_parallel.is_empty() { vec![1, 2, 4, 8, 16] } else { s.deployment.tensor_parallel.clone() };
     let (cluster, moe_imbalance, _, cluster_names) = cluster_setup(s, &model, &device, &tps, &mut Vec::new(), &mut Vec::new())?;
-    let names = stage_names(!spec.is_static(), is_moe(&model), &cluster_names);
-    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output: s.workload.output_len as u64, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), cluster, moe_imbalance })
+    let names = stage_names(!spec.is_static(), is_moe(&model), spec.speculative.is_some(), &cluster_names);
+    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), cluster, moe_imbalance })
 }
 
 /// Every parameter the stage knows, in the order `knobs` decodes.
-const ORDER: [&str; 9] = ["batch", "precision", "tp", "kv_cache_fraction", "memory_strategy", "launch", "max_num_batched_tokens", "chunked_prefill", "expert_parallel"];
+const ORDER: [&str; 10] = ["batch", "precision", "tp", "kv_cache_fraction", "memory_strategy", "launch", "max_num_batched_tokens", "chunked_prefill", "expert_parallel", "num_speculative_tokens"];
 
 /// A configuration given by parameter name, in `ORDER`; names not given take the defaults.
 fn reorder(names: &[String], c: &Config) -> Config {
     let get = |n: &str| names.iter().position(|x| x == n).and_then(|i| c.0.get(i).cloned());
-    let defaults = [Value::Int(8), Value::Str("fp16".into()), Value::Int(1), Value::Float(0.9), Value::Str("dynamic_pool".into()), Value::Str("graph".into()), Value::Int(8192), Value::Str("on".into()), Value::Str("off".into())];
+    let defaults = [Value::Int(8), Value::Str("fp16".into()), Value::Int(1), Value::Float(0.9), Value::Str("dynamic_pool".into()), Value::Str("graph".into()), Value::Int(8192), Value::Str("on".into()), Value::Str("off".into()), Value::Int(0)];
     Config(ORDER.iter().zip(defaults).map(|(n, d)| get(n).unwrap_or(d)).collect())
 }
 

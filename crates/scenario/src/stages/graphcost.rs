@@ -102,9 +102,9 @@ pub fn op_bytes(op: &Op) -> f64 {
     let f = |x: u64| x as f64;
     match op {
         Op::Matmul { batch, m, n, k, dtype, weight_dtype, .. } => {
-            let a = f(dtype.bytes());
-            let w = f(weight_dtype.unwrap_or(*dtype).bytes());
-            let out = if *dtype == tunelab_sim::DType::Int8 { 2.0 } else { a };
+            let a = dtype.size();
+            let w = weight_dtype.unwrap_or(*dtype).size();
+            let out = if dtype.is_int() { 2.0 } else { a };
             f(*batch) * (f(*m) * f(*k) * a + f(*m) * f(*n) * out) + f(*k) * f(*n) * w
         }
         Op::Vector { rows, row_len, dtype, .. } => 3.0 * f(*rows) * f(*row_len) * f(dtype.bytes()),

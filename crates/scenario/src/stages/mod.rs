@@ -22,6 +22,7 @@ pub mod landscape;
 pub mod operator;
 pub mod runtime;
 pub mod scale;
+pub mod serving_features;
 pub mod training;
 
 use crate::spec::scenario::{clip, Scenario, Stage};

@@ -17,13 +17,14 @@ pub fn unit(t: DType) -> f64 {
         DType::Fp16 => 4.882_812_5e-4 * INV_SQRT3,           // 2^-11
         DType::Bf16 => 3.906_25e-3 * INV_SQRT3,              // 2^-8
         DType::Int8 => 4.0 / 127.0 * 0.288_675_134_594_812_9, // step/sqrt(12), RMS ~ max/4
+        DType::Int4 => 4.0 / 7.0 * 0.288_675_134_594_812_9,   // the same with a step of max/7
     }
 }
 
 /// Output type of a kernel whose inputs are `t` (INT8 matmuls write FP16).
 pub fn output_type(t: DType) -> DType {
     match t {
-        DType::Int8 => DType::Fp16,
+        DType::Int8 | DType::Int4 => DType::Fp16,
         other => other,
     }
 }
@@ -34,7 +35,7 @@ pub fn matmul(a: DType, b: DType, k: u64) -> f64 {
     let ub = unit(b);
     let uo = unit(output_type(a));
     // INT8 x INT8 accumulates exactly in INT32; the rest accumulate in FP32.
-    let acc = if a == DType::Int8 && b == DType::Int8 { 0.0 } else { unit(DType::Fp32) };
+    let acc = if a.is_int() && b.is_int() { 0.0 } else { unit(DType::Fp32) };
     let k = k.max(1) as f64;
     libm::sqrt(ua * ua + ub * ub + uo * uo + k * acc * acc)
 }

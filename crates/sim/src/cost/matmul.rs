@@ -46,11 +46,14 @@ pub struct Problem {
 }
 
 impl Problem {
-    /// The type the cube computes in: INT8 only when both operands are INT8 (W8A16 dequantises
-    /// weights to FP16 first), FP32 when either is FP32, else BF16/FP16.
+    /// The type the cube computes in: INT8 only when both operands are integers and the
+    /// activations INT8 (W4A8 widens its INT4 weights to INT8 on the way in), INT4 when both
+    /// are INT4 (W4A4; the cube's s4 path, C0 = 64 elements), FP32 when either is FP32, else
+    /// BF16/FP16 (W8A16 and W4A16 dequantise weights to the activation type first).
     pub fn cube_type(&self) -> DType {
         match (self.a, self.b) {
-            (DType::Int8, DType::Int8) => DType::Int8,
+            (DType::Int4, DType::Int4) => DType::Int4,
+            (DType::Int8, DType::Int8 | DType::Int4) | (DType::Int4, DType::Int8) => DType::Int8,
             (DType::Fp32, _) | (_, DType::Fp32) => DType::Fp32,
             (DType::Bf16, _) | (_, DType::Bf16) => DType::Bf16,
             _ => DType::Fp16,
@@ -58,7 +61,7 @@ impl Problem {
     }
     /// Fractal K alignment C0 in elements: 32 bytes of the cube type (ascend-devices.md).
     pub fn c0(&self) -> u64 {
-        32 / self.cube_type().bytes()
+        256 / self.cube_type().bits()
     }
 }
 
@@ -106,7 +109,7 @@ impl Ctx {
     pub fn new(p: Problem, d: &Device) -> Ctx {
         let ct = p.cube_type();
         let c0 = p.c0();
-        let l_bytes = |t: DType| if ct == DType::Int8 { 1 } else { ct.bytes().max(t.bytes()) };
+        let l_bytes = |t: DType| if ct.is_int() { 1 } else { ct.bytes().max(t.bytes()) };
         let vec_per_aic = match d.arch {
             Arch::Split => (d.vector_cores as f64 / d.cube_cores.max(1) as f64).max(1.0),
             Arch::Coupled => 1.0,
@@ -120,15 +123,16 @@ impl Ctx {
             Epilogue::ResidualAdd => 1.0,
         };
         let (mal, nal, kal) = (align(p.m, 16), align(p.n, 16), align(p.k, c0));
-        let a_gm = p.a.bytes() as f64 * p.a_gm_scale;
-        let b_gm = p.b.bytes() as f64;
+        // Packed INT4 moves half a byte per element.
+        let a_gm = p.a.size() * p.a_gm_scale;
+        let b_gm = p.b.size();
         Ctx {
             p,
             c0,
             a_l: l_bytes(p.a),
             b_l: l_bytes(p.b),
-            a_gm: p.a.bytes() as f64 * p.a_gm_scale,
-            b_gm: p.b.bytes() as f64,
+            a_gm,
+            b_gm,
             c_out: error::output_type(p.a).bytes() as f64,
             inv_macs: 1.0 / (16 * 16 * c0) as f64,
             mal: align(p.m, 16),
@@ -145,7 +149,7 @@ impl Ctx {
             inv_fix: 1.0 / d.l0c_out_bytes_per_cycle.min(d.l2_write_bytes_per_cycle),
             inv_vec: 1.0 / vec_epc,
             epi_instr,
-            dequant: p.b == DType::Int8 && ct != DType::Int8,
+            dequant: p.b.is_int() && !ct.is_int(),
             cores: d.cube_cores.max(1) as u64,
             us_per_cycle: 1.0 / d.cube_clock_mhz,
             inv_hbm: 1.0 / (d.derived.hbm_gbs * 1.0e3),

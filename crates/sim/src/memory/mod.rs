@@ -165,7 +165,11 @@ pub fn workspace_bytes(plan: &ParallelPlan, train: bool) -> u64 {
 /// local layer, local KV heads: 2 x layers x kv_heads x head_dim x tokens x batch x bytes / tp).
 pub fn kv_cache_bytes(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOptions, batch: u64, tokens: u64) -> u64 {
     let Some(t) = &model.llm else { return 0 };
-    let layers = ceil_div(t.layers, plan.pp.max(1));
+    if t.encoder {
+        return 0;
+    }
+    // Linear-attention layers hold a fixed state instead (`recurrent_state_bytes`).
+    let layers = ceil_div(t.attention_layers(), plan.pp.max(1));
     // MLA caches one latent + rotary key per token, replicated on every TP rank; GQA splits its
     // KV heads over TP (replicated when tp > kv_heads).
     let per_layer = match &t.mla {
@@ -174,10 +178,24 @@ pub fn kv_cache_bytes(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOption
     };
     // Sliding-window layers keep only the window (a rolling buffer, as Mistral's reference code
     // and vLLM's sliding-window block manager do).
-    let (slide, window) = t.sliding_window.map_or((0, 0), |w| (ceil_div(w.layers * layers, t.layers.max(1)).min(layers), w.window));
+    let (slide, window) = t.sliding_window.map_or((0, 0), |w| (ceil_div(w.layers * layers, t.attention_layers().max(1)).min(layers), w.window));
     let full = layers - slide;
     let elems = (full * per_layer).saturating_mul(tokens).saturating_add((slide * per_layer).saturating_mul(tokens.min(window)));
     elems.saturating_mul(opts.kv_dtype().bytes()).saturating_mul(batch)
+}
+
+/// Recurrent-state bytes on one chip for `batch` sequences of a model with linear-attention
+/// layers (0 otherwise): the delta-rule state in FP32 (the Gated DeltaNet kernels keep it in
+/// FP32) and the convolution inputs in the vector type, value heads split over TP. It does not
+/// grow with the context: this is what replaces the KV cache in those layers.
+pub fn recurrent_state_bytes(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOptions, batch: u64) -> u64 {
+    let Some(la) = model.llm.as_ref().and_then(|t| t.linear_attention.map(|l| (l, t.layers))) else { return 0 };
+    let (l, _) = la;
+    let layers = ceil_div(l.layers, plan.pp.max(1));
+    let (state, conv) = l.state_elems();
+    let tp = plan.tp.max(1);
+    let per_seq = layers.saturating_mul(ceil_div(state, tp).saturating_mul(4).saturating_add(ceil_div(conv, tp).saturating_mul(opts.vector_dtype().bytes())));
+    per_seq.saturating_mul(batch)
 }
 
 /// Tokens per sequence the KV cache holds (image tokens of a multimodal model included).
@@ -206,9 +224,10 @@ pub fn memory_per_chip(
     if !w.is_train() {
         let weights = params
             .linear
-            .saturating_mul(opts.precision.weight().bytes())
+            .saturating_mul(opts.precision.weight().bits())
+            .div_ceil(8)
             .saturating_add(params.other.saturating_mul(opts.vector_dtype().bytes()));
-        let kv_cache = kv_cache_bytes(model, plan, opts, w.batch(), kv_tokens(model, w));
+        let kv_cache = kv_cache_bytes(model, plan, opts, w.batch(), kv_tokens(model, w)).saturating_add(recurrent_state_bytes(model, plan, opts, w.batch()));
         let activations = transient_profile(model, w, plan, opts)?.peak;
         return Ok(MemoryBreakdown { weights, kv_cache, activations, workspace, ..Default::default() }.summed());
     }

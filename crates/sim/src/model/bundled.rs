@@ -28,11 +28,17 @@ pub fn bundled_models() -> Vec<(&'static str, &'static str)> {
         ("chatglm3-6b", crate::json_asset!("../../../../assets/models/chatglm3-6b.config.json")),
         ("deepseek-v2-lite", crate::json_asset!("../../../../assets/models/deepseek-v2-lite.config.json")),
         ("deepseek-v3", crate::json_asset!("../../../../assets/models/deepseek-v3.config.json")),
+        ("qwen3.5-2b", crate::json_asset!("../../../../assets/models/qwen3.5-2b.config.json")),
+        ("qwen3.5-9b", crate::json_asset!("../../../../assets/models/qwen3.5-9b.config.json")),
+        ("qwen3-next-80b-a3b", crate::json_asset!("../../../../assets/models/qwen3-next-80b-a3b.config.json")),
+        ("phi-4-mini-instruct", crate::json_asset!("../../../../assets/models/phi-4-mini-instruct.config.json")),
+        ("bge-large-zh-v1.5", crate::json_asset!("../../../../assets/models/bge-large-zh-v1.5.config.json")),
+        ("xlm-roberta-large", crate::json_asset!("../../../../assets/models/xlm-roberta-large.config.json")),
     ]
 }
 
 /// Display names of the bundled models (Hugging Face configs carry none).
-const BUNDLED_NAMES: [(&str, &str); 23] = [
+const BUNDLED_NAMES: [(&str, &str); 29] = [
     ("llama-2-7b", "Llama-2-7B"),
     ("qwen2.5-7b", "Qwen2.5-7B"),
     ("mixtral-8x7b", "Mixtral-8x7B"),
@@ -56,6 +62,12 @@ const BUNDLED_NAMES: [(&str, &str); 23] = [
     ("chatglm3-6b", "ChatGLM3-6B"),
     ("deepseek-v2-lite", "DeepSeek-V2-Lite"),
     ("deepseek-v3", "DeepSeek-V3"),
+    ("qwen3.5-2b", "Qwen3.5-2B"),
+    ("qwen3.5-9b", "Qwen3.5-9B"),
+    ("qwen3-next-80b-a3b", "Qwen3-Next-80B-A3B"),
+    ("phi-4-mini-instruct", "Phi-4-mini-instruct"),
+    ("bge-large-zh-v1.5", "BGE-large-zh-v1.5"),
+    ("xlm-roberta-large", "XLM-RoBERTa-large"),
 ];
 
 /// Loads a bundled model by id, with its display name.

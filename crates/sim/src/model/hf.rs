@@ -6,7 +6,7 @@
 //! rejected with the field's name rather than truncated.
 
 use super::{
-    LoadedModel, MlaDesc, MlpKind, ModelDesc, ModelFamily, MoeDesc, NormKind, SlidingWindow,
+    LinearAttention, LoadedModel, MlaDesc, MlpKind, ModelDesc, ModelFamily, MoeDesc, NormKind, SlidingWindow,
     TransformerDesc, VisionDesc,
 };
 use crate::dtype::DType;
@@ -56,10 +56,25 @@ fn dtype_of(obj: &Obj, warnings: &mut Vec<String>) -> DType {
 }
 
 /// Model types read exactly; anything else is read with the usual field names and a warning.
-const KNOWN: [&str; 12] = [
+const KNOWN: [&str; 16] = [
     "llama", "mistral", "qwen", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "chatglm",
-    "baichuan", "deepseek_v2", "deepseek_v3",
+    "baichuan", "deepseek_v2", "deepseek_v3", "phi3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text",
 ];
+
+/// Model types `load_hf` builds (decoders, hybrid linear-attention decoders, multimodal
+/// wrappers read for their language model, LLaVA, and bidirectional encoders).
+pub const SUPPORTED_TYPES: [&str; 22] = [
+    "llama", "mistral", "qwen", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "chatglm",
+    "baichuan", "deepseek_v2", "deepseek_v3", "phi3", "qwen3_next", "qwen3_5", "qwen3_5_text",
+    "qwen3_5_moe", "qwen3_5_moe_text", "llava", "bert", "xlm-roberta", "roberta",
+];
+
+/// Encoder model types (BertModel and its relatives).
+const ENCODERS: [&str; 3] = ["bert", "xlm-roberta", "roberta"];
+
+/// Model types that are a plain decoder's config wrapped with a vision tower: the language
+/// model is read from `text_config` (text-only prompts; the vision tower is not costed).
+const TEXT_WRAPPERS: [&str; 2] = ["qwen3_5", "qwen3_5_moe"];
 
 /// Config keys that shape the cost model (read below, under any of their aliases).
 const READ: &[&str] = &[
@@ -73,6 +88,9 @@ const READ: &[&str] = &[
     "moe_layer_freq", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
     "v_head_dim", "sliding_window", "use_sliding_window", "max_window_layers", "hidden_act",
     "torch_dtype", "dtype", "rmsnorm", "no_bias", "num_nextn_predict_layers",
+    "layer_types", "full_attention_interval", "linear_num_key_heads", "linear_num_value_heads",
+    "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "attn_output_gate",
+    "type_vocab_size", "mtp_num_hidden_layers",
 ];
 
 /// Keys known not to change per-token cost or memory (numerics, tokens, training-time
@@ -95,6 +113,9 @@ const IGNORED: &[&str] = &[
     "rope_type", "text_config", "vision_config", "image_token_index", "projector_hidden_act",
     "vision_feature_layer", "vision_feature_select_strategy", "image_seq_length", "ignore_index",
     "multi_query_group_num_is_kv", "prefix_projection", "pre_seq_len", "format", "tie_encoder_decoder",
+    "resid_pdrop", "embd_pdrop", "original_max_position_embeddings", "attention_probs_dropout_prob",
+    "position_embedding_type", "gradient_checkpointing", "lm_head_bias", "interleaved_sliding_window",
+    "mamba_ssm_dtype", "mtp_use_dedicated_embeddings", "rope_parameters", "full_attn_mod", "interpolate_factor", "image_token_id", "video_token_id",
 ];
 
 /// The first of `names` present (a config family's own spelling), with the name found.
@@ -279,6 +300,10 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
     if opt_u64(obj, "num_nextn_predict_layers", prefix)?.unwrap_or(0) > 0 {
         warnings.push("multi-token-prediction layers (num_nextn_predict_layers) are not modelled".into());
     }
+    let linear_attention = linear_attention(obj, layers, prefix)?;
+    if opt_bool(obj, "attn_output_gate").unwrap_or(false) {
+        warnings.push("attn_output_gate: the sigmoid output gate of the full-attention layers (q_proj twice as wide) is not costed".into());
+    }
     let mlp = MlpKind::SwiGlu;
     Ok(TransformerDesc {
         layers,
@@ -297,6 +322,86 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
         qk_norm: matches!(model_type, "qwen3" | "qwen3_moe"),
         sliding_window,
         mla,
+        linear_attention,
+        encoder: false,
+    })
+}
+
+/// The linear-attention layers of a hybrid config (Qwen3-Next, Qwen3.5): counted from
+/// `layer_types` ("linear_attention" / "full_attention"), else from `full_attention_interval`
+/// (every n-th layer full); None when the config has no `linear_*` widths.
+fn linear_attention(obj: &Obj, layers: u64, prefix: &str) -> Result<Option<LinearAttention>, String> {
+    let Some(key_heads) = opt_u64(obj, "linear_num_key_heads", prefix)? else { return Ok(None) };
+    let lin = match obj.get("layer_types") {
+        Some(Value::Array(a)) => {
+            if a.len() as u64 != layers {
+                return Err(format!("field '{prefix}layer_types' lists {} layers, but '{prefix}num_hidden_layers' = {layers}", a.len()));
+            }
+            let mut n = 0;
+            for (i, t) in a.iter().enumerate() {
+                match t.as_str() {
+                    Some("linear_attention") => n += 1,
+                    Some("full_attention") | Some("sliding_attention") => {}
+                    _ => return Err(format!("field '{prefix}layer_types[{i}]' = {t}: expected \"linear_attention\" or \"full_attention\"")),
+                }
+            }
+            n
+        }
+        Some(other) => return Err(format!("field '{prefix}layer_types' must be a list, got {other}")),
+        None => {
+            let every = opt_u64(obj, "full_attention_interval", prefix)?.unwrap_or(4).max(1);
+            layers - layers / every
+        }
+    };
+    let la = LinearAttention {
+        layers: lin,
+        key_heads,
+        value_heads: req_u64(obj, "linear_num_value_heads", prefix)?,
+        key_head_dim: req_u64(obj, "linear_key_head_dim", prefix)?,
+        value_head_dim: req_u64(obj, "linear_value_head_dim", prefix)?,
+        conv_kernel: opt_u64(obj, "linear_conv_kernel_dim", prefix)?.unwrap_or(4),
+    };
+    if la.key_heads == 0 || la.value_heads == 0 || la.key_head_dim == 0 || la.value_head_dim == 0 {
+        return Err(format!("fields '{prefix}linear_num_key_heads', 'linear_num_value_heads', 'linear_key_head_dim' and 'linear_value_head_dim' must be positive"));
+    }
+    if la.value_heads % la.key_heads != 0 {
+        return Err(format!("field '{prefix}linear_num_value_heads' = {} must be a multiple of '{prefix}linear_num_key_heads' = {}", la.value_heads, la.key_heads));
+    }
+    Ok(if lin > 0 { Some(la) } else { None })
+}
+
+/// A BERT-style bidirectional encoder (BertModel, XLMRobertaModel): post-LayerNorm blocks with
+/// biased projections, GELU MLP, token + position + type embeddings, a pooler instead of an LM
+/// head.
+fn encoder(obj: &Obj, warnings: &mut Vec<String>) -> Result<TransformerDesc, String> {
+    let hidden = req_u64(obj, "hidden_size", "")?;
+    let heads = req_u64(obj, "num_attention_heads", "")?;
+    if heads == 0 || hidden % heads != 0 {
+        return Err(format!("field 'num_attention_heads' = {heads} must divide 'hidden_size' = {hidden}"));
+    }
+    let act = obj.get("hidden_act").and_then(Value::as_str).unwrap_or("gelu");
+    if !act.starts_with("gelu") {
+        warnings.push(format!("hidden_act '{act}': costed as GELU"));
+    }
+    Ok(TransformerDesc {
+        layers: req_u64(obj, "num_hidden_layers", "")?,
+        hidden,
+        heads,
+        kv_heads: heads,
+        head_dim: hidden / heads,
+        intermediate: req_u64(obj, "intermediate_size", "")?,
+        vocab: req_u64(obj, "vocab_size", "")?,
+        tied_embeddings: true,
+        mlp: MlpKind::Gelu,
+        norm: NormKind::LayerNorm,
+        qkv_bias: true,
+        max_position: opt_u64(obj, "max_position_embeddings", "")?.unwrap_or(512),
+        moe: None,
+        qk_norm: false,
+        sliding_window: None,
+        mla: None,
+        linear_attention: None,
+        encoder: true,
     })
 }
 
@@ -327,6 +432,8 @@ fn clip_vision(obj: &Obj) -> Result<(TransformerDesc, u64, u64, u64), String> {
         qk_norm: false,
         sliding_window: None,
         mla: None,
+        linear_attention: None,
+        encoder: false,
     };
     let image = req_u64(obj, "image_size", p)?;
     let patch = req_u64(obj, "patch_size", p)?;
@@ -380,6 +487,24 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
             vision: Some(VisionDesc { encoder, image_size, patch_size, channels, projector_hidden }),
             graph: Vec::new(),
         };
+        return Ok(LoadedModel { model, warnings });
+    }
+    if ENCODERS.contains(&model_type) {
+        let llm = encoder(obj, &mut warnings)?;
+        let model = ModelDesc { name: name_of(obj, model_type), family: ModelFamily::Encoder, dtype, llm: Some(llm), vision: None, graph: Vec::new() };
+        return Ok(LoadedModel { model, warnings });
+    }
+    if TEXT_WRAPPERS.contains(&model_type) {
+        let text = obj.get("text_config").and_then(Value::as_object).ok_or_else(|| "missing field 'text_config'".to_string())?;
+        let mut tw = Vec::new();
+        let llm = decoder(text, "text_config.", &mut tw)?;
+        warnings.extend(tw.into_iter().map(|w| format!("text_config: {w}")));
+        if obj.contains_key("vision_config") {
+            warnings.push(format!("{model_type}: the language model is read from text_config; the vision tower is not costed (text-only prompts)"));
+        }
+        let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") { dtype } else { dtype_of(text, &mut Vec::new()) };
+        let family = if llm.moe.is_some() { ModelFamily::MoeLlm } else { ModelFamily::DenseLlm };
+        let model = ModelDesc { name: name_of(obj, model_type), family, dtype, llm: Some(llm), vision: None, graph: Vec::new() };
         return Ok(LoadedModel { model, warnings });
     }
     let llm = decoder(obj, "", &mut warnings)?;

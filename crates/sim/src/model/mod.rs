@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 pub use bundled::{bundled_models, load_bundled};
 pub use graph::{GraphOpDesc, OpClass};
+pub use hf::SUPPORTED_TYPES;
 pub use validate::{validate, validate_transformer, MAX_EXPERTS, MAX_PARAMS, MAX_HEADS, MAX_LAYERS, MAX_VOCAB, MAX_WIDTH};
 
 /// What kind of model this is; templates and stages key on it.
@@ -33,6 +34,8 @@ pub enum ModelFamily {
     Multimodal,
     /// Anything else, given as an operator graph.
     Custom,
+    /// A bidirectional text encoder (BERT, XLM-R: embedding and reranker models).
+    Encoder,
 }
 
 impl ModelFamily {
@@ -44,6 +47,7 @@ impl ModelFamily {
             ModelFamily::Diffusion => "diffusion",
             ModelFamily::Multimodal => "multimodal",
             ModelFamily::Custom => "custom",
+            ModelFamily::Encoder => "encoder",
         }
     }
 }
@@ -126,6 +130,52 @@ pub struct TransformerDesc {
     /// Multi-head latent attention (DeepSeek-V2/V3) instead of grouped-query attention.
     #[serde(default)]
     pub mla: Option<MlaDesc>,
+    /// Layers whose token mixer is linear attention (Gated DeltaNet in Qwen3-Next and Qwen3.5,
+    /// read from `layer_types`): a fixed-size recurrent state per sequence instead of a KV
+    /// cache (`crate::workload::linear_attention`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linear_attention: Option<LinearAttention>,
+    /// A bidirectional encoder (BERT, XLM-R: embeddings and rerankers): every token attends to
+    /// every token, no KV cache, no decoding; the head is a pooler instead of an LM head.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub encoder: bool,
+}
+
+/// Linear-attention layers of a hybrid model (Gated DeltaNet, Yang et al. 2024,
+/// arXiv:2412.06464; the Qwen3-Next / Qwen3.5 configs' `linear_*` fields).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinearAttention {
+    /// How many of the model's layers are linear (the rest are full attention).
+    pub layers: u64,
+    pub key_heads: u64,
+    pub value_heads: u64,
+    pub key_head_dim: u64,
+    pub value_head_dim: u64,
+    /// Causal short convolution over q, k, v (`linear_conv_kernel_dim`).
+    pub conv_kernel: u64,
+}
+
+impl LinearAttention {
+    /// Width of q or k (all key heads), and of v or the output gate z (all value heads).
+    pub fn key_dim(&self) -> u64 {
+        self.key_heads * self.key_head_dim
+    }
+    pub fn value_dim(&self) -> u64 {
+        self.value_heads * self.value_head_dim
+    }
+    /// Parameters of one linear-attention token mixer: in_proj_qkvz, in_proj_ba, the depthwise
+    /// convolution, A_log and dt_bias, the gated norm and out_proj.
+    pub fn params(&self, hidden: u64) -> u64 {
+        let (k, v) = (self.key_dim(), self.value_dim());
+        let conv_dim = 2 * k + v;
+        hidden * (2 * k + 2 * v) + hidden * 2 * self.value_heads + conv_dim * self.conv_kernel + 2 * self.value_heads + self.value_head_dim + v * hidden
+    }
+    /// Recurrent-state elements per sequence per layer: the delta-rule state (one dk x dv
+    /// matrix per value head) and the convolution's last kernel - 1 inputs.
+    pub fn state_elems(&self) -> (u64, u64) {
+        let conv_dim = 2 * self.key_dim() + self.value_dim();
+        (self.value_heads * self.key_head_dim * self.value_head_dim, conv_dim * self.conv_kernel.saturating_sub(1))
+    }
 }
 
 /// Sliding-window attention: each query sees at most `window` previous keys, in `layers` of the
@@ -299,6 +349,10 @@ impl TransformerDesc {
             NormKind::LayerNorm => 4 * self.hidden,
         }
     }
+    /// Layers that keep a KV cache (all but linear-attention layers).
+    pub fn attention_layers(&self) -> u64 {
+        self.layers - self.linear_attention.map_or(0, |l| l.layers.min(self.layers))
+    }
     /// KV-cache elements per token per layer (all KV heads): keys and values, or for MLA the
     /// latent plus the rotary key.
     pub fn kv_elems_per_token_layer(&self) -> u64 {
@@ -323,7 +377,17 @@ impl TransformerDesc {
     fn params_wide(&self) -> (u128, u128) {
         let (moe_layers, dense_layers) = self.moe_and_dense_layers();
         let h = u128::from(self.hidden);
-        let common = self.attention_params_wide() + u128::from(self.norm_params());
+        // Linear-attention layers swap the attention block for their own mixer: counted as the
+        // average mixer over the layers (exact in total).
+        let attn = match &self.linear_attention {
+            Some(la) if self.layers > 0 => {
+                let lin = la.layers.min(self.layers);
+                let full = u128::from(self.layers - lin) * self.attention_params_wide() + u128::from(lin) * u128::from(la.params(self.hidden));
+                full / u128::from(self.layers)
+            }
+            _ => self.attention_params_wide(),
+        };
+        let common = attn + u128::from(self.norm_params());
         let dense = common + self.mlp_params_wide(self.intermediate);
         let (moe_total, moe_active) = match &self.moe {
             Some(m) => {
@@ -386,6 +450,6 @@ impl ModelDesc {
 
     /// KV-cache bytes per token of context for the whole model (all layers, all KV heads).
     pub fn kv_bytes_per_token(&self, kv_dtype: DType) -> u64 {
-        self.llm.as_ref().map_or(0, |t| t.kv_elems_per_token_layer().saturating_mul(t.layers).saturating_mul(kv_dtype.bytes()))
+        self.llm.as_ref().filter(|t| !t.encoder).map_or(0, |t| t.kv_elems_per_token_layer().saturating_mul(t.attention_layers()).saturating_mul(kv_dtype.bytes()))
     }
 }

@@ -7,6 +7,7 @@ use super::{CpAlgo, GraphOp, GraphOptions, MoeDispatcher, ParallelPlan, Workload
 use crate::dtype::DType;
 use crate::model::{MlpKind, ModelDesc, NormKind, OpClass, TransformerDesc};
 use crate::op::{AttentionKind, CommKind, Epilogue, Op, VectorKind};
+use super::linear_attention::{mixer_ops, split_group, Mixer};
 
 /// Fixed shape facts shared by the ops of one transformer stack.
 struct Ctx<'a> {
@@ -199,7 +200,8 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, moe_layer: bool, 
         kv_len: kv_core,
         head_dim: head_dim_core,
         causal: causal_core,
-        dtype: ctx.vec,
+        // Decode reads the cache in its own type (an INT8 KV cache, C8, halves those bytes).
+        dtype: if g.kind == AttentionKind::Decode { opts.kv_dtype() } else { ctx.vec },
     };
     ops.push(GraphOp { name: format!("{p}.attn.core"), op, repeat: 1, class: OpClass::Attention });
     if mla_v_pad.is_some() {
@@ -470,6 +472,13 @@ fn stack(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, layers: u64, opts
         if let Some(sw) = &ctx.t.sliding_window {
             windowed(ops, start, &format!("{prefix}.attn.core"), sw, count, ctx.t.layers);
         }
+        if let Some(la) = &ctx.t.linear_attention {
+            // Hybrid models: this group's share of linear-attention layers.
+            let lin_here = ceil_div(la.layers.min(ctx.t.layers).saturating_mul(count), ctx.t.layers.max(1)).min(count);
+            let m = Mixer { la, hidden: ctx.t.hidden, tp: ctx.plan.tp, mm: ctx.mm, weight: ctx.weight, vec: ctx.vec, quant: ctx.quant };
+            let mixer = mixer_ops(&m, &prefix, g.batch, g.q_len);
+            split_group(ops, start, &prefix, count, lin_here, mixer);
+        }
     }
 }
 
@@ -513,7 +522,7 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
         (a, if wt != a { Some(wt) } else { None })
     };
     let vec = opts.vector_dtype();
-    let quant = mm == DType::Int8;
+    let quant = mm.is_int();
     let ctx = Ctx { t, plan, mm, weight, vec, fuse: opts.fuse_epilogues, quant };
     let mut ops = Vec::new();
     let image_tokens = model.vision.as_ref().map_or(0, |v| v.image_tokens());
@@ -560,17 +569,19 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
     let (kv_len, causal) = if q_len < kv_len && kind != AttentionKind::Decode {
         (kv_len.div_ceil(2), false)
     } else {
-        (kv_len, true)
+        // An encoder attends both ways.
+        (kv_len, !t.encoder)
     };
     let g = Geom { batch, q_len, kv_len, kind, causal, rotary: true, cp_split: train && plan.cp > 1, train };
     stack(&ctx, &mut ops, "layer", &g, ceil_div(t.layers, plan.pp), opts);
     ops.push(ctx.vector("final_norm".into(), OpClass::Norm, ctx.norm_kind(), logits_rows, t.hidden));
-    let vocab_local = ceil_div(t.vocab, plan.tp);
+    // An encoder ends in a pooler (first token, hidden -> hidden, tanh) instead of an LM head.
+    let vocab_local = if t.encoder { t.hidden } else { ceil_div(t.vocab, plan.tp) };
     let head = Op::Matmul { batch: 1, m: logits_rows, n: vocab_local, k: t.hidden, dtype: vec, weight_dtype: None, epilogue: Epilogue::None };
     ops.push(GraphOp { name: "lm_head".into(), op: head, repeat: 1, class: OpClass::LmHead });
     if train {
         ops.push(ctx.vector("lm_head.cross_entropy".into(), OpClass::LmHead, VectorKind::Softmax, logits_rows, vocab_local));
-    } else if plan.tp > 1 {
+    } else if plan.tp > 1 && !t.encoder {
         let bytes = logits_rows.saturating_mul(t.vocab).saturating_mul(vec.bytes());
         ops.push(ctx.comm("tp.logits_allgather".into(), CommKind::AllGather, bytes, plan.tp));
     }

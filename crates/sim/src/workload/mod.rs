@@ -12,6 +12,9 @@ mod llm;
 mod train;
 
 pub use train::trainable_per_chip;
+pub mod datasets;
+pub mod linear_attention;
+pub mod speculative;
 pub use constants::{training_constants, Constant, TrainingConstants, TRAINING_CONSTANTS_JSON};
 pub use flops::{model_flops, op_flops};
 
@@ -371,7 +374,7 @@ impl GraphOptions {
     /// activations, which are only fed to matmuls (norms, softmax and attention stay fp16).
     pub fn vector_dtype(&self) -> DType {
         match self.precision.activation() {
-            DType::Int8 => DType::Fp16,
+            DType::Int8 | DType::Int4 => DType::Fp16,
             d => d,
         }
     }

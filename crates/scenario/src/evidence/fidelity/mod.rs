@@ -99,6 +99,10 @@ pub struct Measured {
     pub predict: Option<String>,
     /// The measured value is per chip: the prediction is divided by the job's chips.
     pub per_chip: bool,
+    /// The value covers this many independent copies of the measured setup (a card of two
+    /// chips each serving alone, as the source multiplied): the prediction is multiplied by it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copies: Option<u64>,
     /// Why the value is listed but not compared (derived from another value, ...).
     pub not_compared: Option<String>,
     pub unit_stated: Option<String>,
@@ -391,6 +395,7 @@ pub fn evaluate(set: &MeasurementSet, devices: &BTreeMap<String, Json>, only_chi
                         continue;
                     };
                     let raw = if m.per_chip { p / chips.max(1.0) } else { *p };
+                    let raw = raw * m.copies.unwrap_or(1).clamp(1, 1024) as f64;
                     match convert(raw, unit, &m.unit) {
                         Ok(pred) if pred.is_finite() && pred > 0.0 => {
                             let meas = m.value.unwrap_or(f64::NAN);

@@ -59,6 +59,40 @@ pub struct ServingSpec {
     /// The serving engine whose host work surrounds each step ("generic", "vllm-ascend",
     /// "mindie", "torchair"; assets/constants/serving-host.json).
     pub engine: String,
+    /// Speculative decoding (absent: off; `crate::spec::serving_options::SpeculativeOptions`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speculative: Option<crate::spec::serving_options::SpeculativeOptions>,
+    /// KV-cache element type: "auto" (the activation type) or "int8" (C8).
+    #[serde(skip_serializing_if = "is_auto")]
+    pub kv_cache_dtype: String,
+    /// Share of each prompt's tokens already in the prefix cache (0: none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub prefix_cache_hit_rate: f64,
+    /// Draw lengths from a bundled dataset's statistics ("sharegpt", "alpaca") instead of the
+    /// workload's means (empty: the workload's).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub dataset: String,
+    /// Most requests in flight for poisson, burst or trace arrivals (a benchmark's
+    /// `--max-concurrency`): a request waits for a slot before it is sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_concurrency: Option<u64>,
+    /// How attention runs: "flash" (fused kernels, the default) or "unfused" (an offline OM
+    /// model compiled by ATC from ONNX: BatchMatMul, Softmax, BatchMatMul with the scores in
+    /// device memory).
+    #[serde(skip_serializing_if = "is_flash")]
+    pub attention: String,
+}
+
+fn is_flash(s: &String) -> bool {
+    s == "flash"
+}
+
+fn is_auto(s: &String) -> bool {
+    s == "auto"
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Default for ServingSpec {
@@ -76,6 +110,12 @@ impl Default for ServingSpec {
             max_num_batched_tokens: Vec::new(),
             chunked_prefill: Vec::new(),
             engine: DEFAULT_ENGINE.into(),
+            speculative: None,
+            kv_cache_dtype: "auto".into(),
+            prefix_cache_hit_rate: 0.0,
+            dataset: String::new(),
+            max_concurrency: None,
+            attention: "flash".into(),
         }
     }
 }
@@ -136,6 +176,13 @@ impl ServingSpec {
         let engines = engines();
         if !engines.iter().any(|e| *e == self.engine) {
             return Err(format!("{f}.engine: unknown engine '{}' (known: {})", crate::spec::scenario::clip(&self.engine), engines.join(", ")));
+        }
+        if let Some(sp) = &self.speculative {
+            sp.validate()?;
+        }
+        crate::spec::serving_options::validate_features(&self.kv_cache_dtype, self.prefix_cache_hit_rate, &self.dataset, self.max_concurrency)?;
+        if !matches!(self.attention.as_str(), "flash" | "unfused") {
+            return Err(format!("{f}.attention: expected flash or unfused, got '{}'", crate::spec::scenario::clip(&self.attention)));
         }
         Ok(())
     }

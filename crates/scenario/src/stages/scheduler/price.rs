@@ -35,6 +35,7 @@ use tunelab_sim::model::ModelDesc;
 use tunelab_sim::cost::dispatch::{self, LaunchMode};
 use tunelab_sim::op::{AttentionKind, VectorKind};
 use tunelab_sim::workload::{build_graph, GraphOp, GraphOptions, ParallelPlan, Workload};
+use tunelab_sim::workload::linear_attention::LINEAR_CORE;
 use tunelab_sim::Op;
 
 /// The host-cost constants file.
@@ -158,6 +159,11 @@ impl Part {
         }
     }
 
+    /// Every additive field times `x` (the error bound stays).
+    fn scaled(&self, x: f64) -> Part {
+        Part { device_us: self.device_us * x, launch_us: self.launch_us * x, ops: self.ops * x, host_us: self.host_us * x, energy_uj: self.energy_uj * x, flops: self.flops * x, rel_error: self.rel_error }
+    }
+
     fn add(&mut self, o: &Part) {
         self.device_us += o.device_us;
         self.launch_us += o.launch_us;
@@ -202,6 +208,12 @@ pub struct StepCost {
     pub rel_error: f64,
     /// Whether the step ran as a captured graph.
     pub graph: bool,
+}
+
+/// Whether an operator is a per-sequence core (priced with the sequences, not the token rows):
+/// attention, or a linear-attention layer's recurrence.
+fn is_core(o: &GraphOp) -> bool {
+    matches!(o.op, Op::Attention { .. }) || o.name.contains(LINEAR_CORE)
 }
 
 /// The grid points around `x` and the position between them: exact up to 8, then points half
@@ -264,6 +276,21 @@ pub struct StepPricer {
     dec_attn: FxMap<(u64, u64), Part>,
     pre_attn: FxMap<(u64, u64, u64), Part>,
     vision: FxMap<u64, Part>,
+    verify_attn: FxMap<(u64, u64, u64), Part>,
+    /// Speculative decoding: the draft's own pricer and the setting (None: off).
+    pub spec: Option<SpecPricing>,
+}
+
+/// Speculative decoding as the step pricer applies it (`stages::serving_features::speculative`).
+pub struct SpecPricing {
+    /// Draft tokens per verify step.
+    pub k: u64,
+    /// Mean tokens a verify step yields (the accept length).
+    pub tokens_per_step: f64,
+    /// Hidden states the draft's input projection concatenates (fc: fc_in x h -> h).
+    pub fc_in: u64,
+    /// The draft model's pricer (same chip, plan and options as the target's).
+    pub draft: Box<StepPricer>,
 }
 
 const HEAD_OPS: [&str; 3] = ["final_norm", "lm_head", "tp.logits_allgather"];
@@ -284,6 +311,8 @@ impl StepPricer {
             dec_attn: FxMap::default(),
             pre_attn: FxMap::default(),
             vision: FxMap::default(),
+            verify_attn: FxMap::default(),
+            spec: None,
         }
     }
 
@@ -323,7 +352,7 @@ impl StepPricer {
             return Ok(*p);
         }
         let g = self.graph(Workload::Decode { batch: t, context_len: 1, output_len: 0 })?;
-        let p = self.cost_ops(g.iter().filter(|o| !matches!(o.op, Op::Attention { .. }) && !HEAD_OPS.contains(&o.name.as_str())).map(|o| (&o.op, o.repeat, o.name.as_str())))?;
+        let p = self.cost_ops(g.iter().filter(|o| !is_core(o) && !HEAD_OPS.contains(&o.name.as_str())).map(|o| (&o.op, o.repeat, o.name.as_str())))?;
         self.body.insert(t, p);
         Ok(p)
     }
@@ -390,13 +419,60 @@ impl StepPricer {
                         ops.push((Op::Vector { kind: VectorKind::Gather, rows, row_len: kv_heads * head_dim + heads * head_dim, dtype }, o.repeat, format!("{}.kv_expand", o.name)));
                     }
                     ops.push((Op::Attention { kind, batch, heads, kv_heads: heads, q_len, kv_len, head_dim, causal, dtype }, o.repeat, o.name.clone()));
+                } else if is_core(o) {
+                    ops.push((o.op.clone(), o.repeat, o.name.clone()));
                 }
             }
             self.cost_ops(ops.iter().map(|(op, r, n)| (op, *r, n.as_str())))?
         } else {
-            self.cost_ops(g.iter().filter(|o| matches!(o.op, Op::Attention { .. })).map(|o| (&o.op, o.repeat, o.name.as_str())))?
+            self.cost_ops(g.iter().filter(|o| is_core(o)).map(|o| (&o.op, o.repeat, o.name.as_str())))?
         };
         self.dec_attn.insert(key, p);
+        Ok(p)
+    }
+
+    /// Verification of `q` positions per sequence over caches of `ctx` tokens: the decode
+    /// attention kernel with `q` query rows per sequence (the q heads sharing a KV head packed
+    /// together, the cache streamed once, as the incremental flash attention runs a
+    /// speculative verify), and a linear-attention layer's recurrence over the q tokens.
+    fn verify_attention(&mut self, seqs: u64, q: u64, ctx: u64) -> Result<Part, String> {
+        if seqs == 0 {
+            return Ok(Part::default());
+        }
+        let (d0, d1, fd) = grid(seqs);
+        let (c0, c1, fc) = grid(ctx);
+        let row = |me: &mut Self, d: u64| -> Result<Part, String> {
+            let a = me.verify_attention_at(d, q, c0)?;
+            if c1 == c0 { Ok(a) } else { Ok(Part::lerp(&a, &me.verify_attention_at(d, q, c1)?, fc)) }
+        };
+        let a = row(self, d0)?;
+        if d1 == d0 {
+            return Ok(a);
+        }
+        Ok(Part::lerp(&a, &row(self, d1)?, fd))
+    }
+
+    fn verify_attention_at(&mut self, seqs: u64, q: u64, ctx: u64) -> Result<Part, String> {
+        let key = (seqs, q, ctx);
+        if let Some(p) = self.verify_attn.get(&key) {
+            return Ok(*p);
+        }
+        let g = self.graph(Workload::Decode { batch: seqs, context_len: ctx, output_len: 0 })?;
+        let ops: Vec<(Op, u64, String)> = g
+            .into_iter()
+            .filter_map(|o| match o.op {
+                Op::Attention { kind, batch, heads, kv_heads, kv_len, head_dim, causal, dtype, .. } => {
+                    Some((Op::Attention { kind, batch, heads, kv_heads, q_len: q, kv_len, head_dim, causal, dtype }, o.repeat, o.name))
+                }
+                _ => None,
+            })
+            .collect();
+        let mut p = self.cost_ops(ops.iter().map(|(op, r, n)| (op, *r, n.as_str())))?;
+        if self.model.llm.as_ref().is_some_and(|t| t.linear_attention.is_some()) {
+            let g = self.graph(Workload::Prefill { batch: seqs, input_len: q })?;
+            p.add(&self.cost_ops(g.iter().filter(|o| o.name.contains(LINEAR_CORE)).map(|o| (&o.op, o.repeat, o.name.as_str())))?);
+        }
+        self.verify_attn.insert(key, p);
         Ok(p)
     }
 
@@ -441,7 +517,13 @@ impl StepPricer {
                 _ => None,
             })
             .collect();
-        let p = self.cost_ops(ops.iter().map(|(op, r, n)| (op, *r, n.as_str())))?;
+        let mut p = self.cost_ops(ops.iter().map(|(op, r, n)| (op, *r, n.as_str())))?;
+        if self.model.llm.as_ref().is_some_and(|t| t.linear_attention.is_some()) {
+            // Linear-attention layers run their chunked recurrence over the q new tokens (the
+            // state carries the prefix, so kv does not enter).
+            let g = self.graph(Workload::Prefill { batch: seqs, input_len: q })?;
+            p.add(&self.cost_ops(g.iter().filter(|o| o.name.contains(LINEAR_CORE)).map(|o| (&o.op, o.repeat, o.name.as_str())))?);
+        }
         self.pre_attn.insert(key, p);
         Ok(p)
     }
@@ -463,13 +545,30 @@ impl StepPricer {
     /// Prices one step under eager or graph launch: the device model for every part, then the
     /// host work (see the module notes). An operator that cannot run names itself.
     pub fn step(&mut self, s: &StepShape, graph_launch: bool) -> Result<StepCost, String> {
-        let tokens = s.prefill_tokens + s.decode_seqs;
-        if tokens == 0 {
+        if s.prefill_tokens + s.decode_seqs == 0 {
             return Ok(StepCost::default());
         }
+        let mut spec = self.spec.take();
+        let r = self.step_with(s, graph_launch, spec.as_mut());
+        self.spec = spec;
+        r
+    }
+
+    /// The device work of a step whose decoding sequences each run `verify` positions (1; k + 1
+    /// when verifying draft tokens), and the prompt's share of it.
+    fn device_parts(&mut self, s: &StepShape, verify: u64) -> Result<(Part, f64), String> {
+        let tokens = s.prefill_tokens + s.decode_seqs * verify;
+        if tokens == 0 {
+            return Ok((Part::default(), 0.0));
+        }
         let body = self.body(tokens)?;
-        let head = self.head(s.emitting.max(1))?;
-        let dec = self.decode_attention(s.decode_seqs, s.decode_ctx.max(self.allocated_ctx))?;
+        let head = self.head((s.emitting + s.decode_seqs * (verify - 1)).max(1))?;
+        let ctx = s.decode_ctx.max(self.allocated_ctx);
+        let dec = if verify <= 1 {
+            self.decode_attention(s.decode_seqs, ctx)?
+        } else {
+            self.verify_attention(s.decode_seqs, verify, ctx + verify - 1)?
+        };
         let q = s.prefill_tokens.div_ceil(s.prefill_seqs.max(1));
         let pre = self.prefill_attention(s.prefill_seqs, q, s.prefill_kv)?;
         let vis = self.vision(s.new_requests)?;
@@ -480,6 +579,40 @@ impl StepPricer {
         // The prompt's share of the device time: its rows of the linear layers, its attention
         // and image encoding.
         let prefill_us = body.device_us * s.prefill_tokens as f64 / tokens as f64 + pre.device_us + vis.device_us;
+        Ok((all, prefill_us))
+    }
+
+    fn step_with(&mut self, s: &StepShape, graph_launch: bool, spec: Option<&mut SpecPricing>) -> Result<StepCost, String> {
+        let verify = match &spec {
+            Some(sp) if s.decode_seqs > 0 => sp.k + 1,
+            _ => 1,
+        };
+        let (mut all, prefill_us) = self.device_parts(s, verify)?;
+        // The share of the step that produces the decoding sequences' tokens: with speculative
+        // decoding one priced verify step yields `tokens_per_step` tokens per sequence, and
+        // the scheduler advances one, so that share is divided by it (module notes of
+        // `stages::serving_features::speculative`).
+        let mut share = 1.0;
+        if let Some(sp) = spec {
+            if s.decode_seqs > 0 {
+                // k draft forwards of one row per sequence, then the draft's fc over the
+                // target's hidden states of the verified positions.
+                let ds = StepShape { decode_seqs: s.decode_seqs, decode_ctx: s.decode_ctx, emitting: s.decode_seqs, ..Default::default() };
+                let (d, _) = sp.draft.device_parts(&ds, 1)?;
+                all.add(&d.scaled(sp.k as f64));
+                let h = self.model.llm.as_ref().map_or(0, |t| t.hidden);
+                let rows = s.decode_seqs * verify;
+                let fc = Op::Matmul { batch: 1, m: rows, n: h, k: sp.fc_in * h, dtype: self.opts.vector_dtype(), weight_dtype: None, epilogue: tunelab_sim::op::Epilogue::None };
+                all.add(&sp.draft.cost_ops(std::iter::once((&fc, 1, "draft.fc")))?);
+                let (p, dv) = (s.prefill_tokens as f64, (s.decode_seqs * verify) as f64);
+                share = (p + dv / sp.tokens_per_step.max(1.0)) / (p + dv);
+            }
+            if s.prefill_tokens > 0 {
+                // The draft also reads each prompt once (its own KV cache).
+                let ps = StepShape { decode_seqs: 0, decode_ctx: 0, emitting: s.prefill_seqs, ..*s };
+                all.add(&sp.draft.device_parts(&ps, 1)?.0);
+            }
+        }
         let h = &self.host;
         let seqs = s.decode_seqs + s.prefill_seqs;
         let step_host = h.step_host_us + h.step_host_us_per_seq * seqs as f64;
@@ -487,15 +620,15 @@ impl StepPricer {
         // The chip profile's dispatch model (`cost::dispatch`): graph = one graph launch plus
         // the device time; eager = the longer of host and device totals plus the first launch.
         let (mode, host) = if graph { (LaunchMode::Graph, 0.0) } else { (LaunchMode::Eager, all.host_us) };
-        let device_us = all.device_us;
-        let time_us = dispatch::step_us(&self.device, mode, device_us, host) + step_host;
+        let time_us = (dispatch::step_us(&self.device, mode, all.device_us, host) + step_host) * share;
+        let device_us = all.device_us * share;
         Ok(StepCost {
             time_us,
             device_us,
             host_us: time_us - device_us,
             prefill_us: prefill_us.min(device_us),
-            energy_uj: all.energy_uj,
-            flops: all.flops,
+            energy_uj: all.energy_uj * share,
+            flops: all.flops * share,
             rel_error: all.rel_error,
             graph,
         })

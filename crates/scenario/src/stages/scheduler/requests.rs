@@ -31,11 +31,30 @@ pub fn requests(spec: &ServingSpec, input_mean: u64, output_mean: u64, extra_pro
             "trace" => trace[i],
             _ => 0.0,
         };
-        let input = draw(&mut rng, spec, input_mean) + extra_prompt;
-        let output = draw(&mut rng, spec, output_mean);
-        out.push(Request { arrival_s, input, output });
+        let (input, output) = match tunelab_sim::workload::datasets::dataset(&spec.dataset) {
+            Ok(d) if !spec.dataset.is_empty() => draw_dataset(&mut rng, &d),
+            _ => (draw(&mut rng, spec, input_mean), draw(&mut rng, spec, output_mean)),
+        };
+        out.push(Request { arrival_s, input: input + extra_prompt, output });
     }
     out
+}
+
+/// One (prompt, output) pair from a dataset's statistics: lognormal lengths, resampled until
+/// they pass the benchmark's filter (bounded: after 64 tries the last draw is clamped into it).
+fn draw_dataset(rng: &mut Rng, d: &tunelab_sim::workload::datasets::DatasetStats) -> (u64, u64) {
+    let s2 = libm::log(1.0 + d.cv * d.cv);
+    let mut one = |mean: f64| (libm::round(mean * libm::exp(libm::sqrt(s2) * rng.normal() - s2 / 2.0)) as u64).max(1);
+    let mut last = (d.min_len, d.min_len);
+    for _ in 0..64 {
+        let (i, o) = (one(d.input_mean), one(d.output_mean));
+        last = (i, o);
+        if i >= d.min_len && o >= d.min_len && i <= d.max_input && i + o <= d.max_total {
+            return (i, o);
+        }
+    }
+    let i = last.0.clamp(d.min_len, d.max_input);
+    (i, last.1.clamp(d.min_len, d.max_total - i))
 }
 
 fn draw(rng: &mut Rng, spec: &ServingSpec, mean: u64) -> u64 {

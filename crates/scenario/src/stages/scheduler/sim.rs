@@ -17,6 +17,9 @@ pub struct EngineConfig {
     /// How sequences hold KV blocks.
     pub kv_policy: KvPolicy,
     pub graph_launch: bool,
+    /// Share of each prompt found in the prefix cache: those tokens are not recomputed (their
+    /// KV is already there), the rest of the prompt attends to them.
+    pub prefix_cache_hit_rate: f64,
 }
 
 /// How a sequence holds KV blocks.
@@ -108,7 +111,9 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
                     running.remove(k);
                     done_count += 1;
                     if clients.is_some() && released < n {
-                        arrival[released] = now;
+                        // A slot frees: the next request is sent now, or at its own arrival
+                        // time if that is later (closed loops arrive at 0: sent now).
+                        arrival[released] = arrival[released].max(now);
                         released += 1;
                     }
                 } else {
@@ -121,7 +126,9 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
         // Arrivals up to now join the queue in order.
         while next_arrival < released && arrival[next_arrival] <= now + 1e-12 {
             let r = &reqs[next_arrival];
-            waiting.push_back(Seq { req: next_arrival, target: r.input, done: 0, generated: 0, blocks: 0, ctx: 0 });
+            // Cached prefix tokens count as done (at least the last prompt token is computed).
+            let cached = ((r.input as f64 * cfg.prefix_cache_hit_rate.clamp(0.0, 1.0)) as u64).min(r.input.saturating_sub(1));
+            waiting.push_back(Seq { req: next_arrival, target: r.input, done: cached, generated: 0, blocks: 0, ctx: cached });
             next_arrival += 1;
         }
         if running.is_empty() && waiting.is_empty() {
@@ -289,7 +296,7 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
         // Price the step.
         let prefill_tokens: u64 = chunks.iter().map(|c| c.1).sum();
         let prefill_kv = if chunks.is_empty() { 0 } else { chunks.iter().map(|&(i, c)| running[i].done + c).sum::<u64>() / chunks.len() as u64 };
-        let new_requests = chunks.iter().filter(|&&(i, _)| running[i].done == 0 && running[i].generated == 0).count() as u64;
+        let new_requests = chunks.iter().filter(|&&(i, _)| running[i].generated == 0 && running[i].done == running[i].ctx && scheduled[running[i].req] == now).count() as u64;
         let decode_ctx = if decodes.is_empty() { 0 } else { decodes.iter().map(|&i| running[i].ctx + 1).sum::<u64>() / decodes.len() as u64 };
         let emitting = decodes.len() as u64 + chunks.iter().filter(|&&(i, c)| running[i].done + c >= running[i].target).count() as u64;
         let shape = StepShape {

@@ -1,0 +1,98 @@
+//! What the deployment stage asks of the serving features: extra space parameters and notes,
+//! graph options (the KV type), the draft's pricer, memory that does not grow with the
+//! context, and an encoder's single forward.
+
+use crate::graphcost::TileMode;
+use crate::scheduler::price::{HostCosts, SpecPricing, StepPricer};
+use crate::scheduler::ServingSpec;
+use tunelab_search::{Param, Value};
+use tunelab_sim::device::Device;
+use tunelab_sim::memory::recurrent_state_bytes;
+use tunelab_sim::model::ModelDesc;
+use tunelab_sim::workload::{GraphOptions, ParallelPlan};
+use tunelab_sim::Precision;
+
+/// Adds the features' parameters to the deployment space (after the stage's own) and says what
+/// they model; errors name the field that cannot apply to this model.
+pub fn extend(model: &ModelDesc, spec: &ServingSpec, params: &mut Vec<Param>, notes: &mut Vec<String>) -> Result<(), String> {
+    let t = model.llm.as_ref();
+    if super::is_encoder(model) {
+        if spec.speculative.is_some() {
+            return Err(format!("deployment.serving.speculative: '{}' is an encoder (one forward per request, nothing to decode)", model.name));
+        }
+        notes.push(format!("'{}' is a bidirectional encoder: a request is one forward over its tokens (no decoding); throughput is sequences/s (requests_per_s)", model.name));
+    }
+    if let Some(la) = t.and_then(|t| t.linear_attention.map(|l| (l, t.layers))) {
+        notes.push(format!(
+            "hybrid attention: {} of {} layers are Gated DeltaNet linear attention with a fixed recurrent state per sequence (no KV cache); the other {} keep a KV cache",
+            la.0.layers, la.1, la.1 - la.0.layers
+        ));
+    }
+    if spec.kv_cache_dtype == "int8" {
+        notes.push("INT8 KV cache (C8): the cache holds 1 byte per element, decode attention reads half the bytes of a 16-bit cache and dequantises on the fly".into());
+    }
+    if spec.attention == "unfused" {
+        notes.push("unfused attention (an offline OM model): QK^T, softmax and PV as separate kernels with the scores in device memory".into());
+    }
+    if spec.prefix_cache_hit_rate > 0.0 {
+        notes.push(format!("prefix cache: {:.0}% of each prompt's tokens are found cached and not recomputed (attention still reads them)", spec.prefix_cache_hit_rate * 100.0));
+    }
+    if let Some(o) = &spec.speculative {
+        let k0 = o.num_speculative_tokens.first().copied().unwrap_or(1).max(1) as u64;
+        let s = super::speculative::resolve(spec, k0)?.ok_or("deployment.serving.speculative: not resolved")?;
+        s.draft_model(model).map_err(|e| format!("deployment.serving.speculative: {e}"))?;
+        let (_, why) = super::speculative::acceptance(spec)?.unwrap_or((0.0, String::new()));
+        notes.push(format!(
+            "speculative decoding ({}): acceptance {:.3} per draft token ({why}); {k0} draft tokens yield {:.2} tokens per verify step; TPOT is per accepted token",
+            s.method.name(),
+            s.acceptance_rate,
+            s.tokens_per_step()
+        ));
+        params.push(Param::categorical("num_speculative_tokens", super::speculative::token_levels(spec).into_iter().map(Value::Int).collect()));
+    }
+    Ok(())
+}
+
+/// Tokens a request generates: an encoder's is its one result.
+pub fn output_len(model: &ModelDesc, output: u64) -> u64 {
+    if super::is_encoder(model) { 1 } else { output }
+}
+
+/// Graph options of a configuration: its precision and the spec's KV type.
+pub fn graph_options(spec: &ServingSpec, precision: Precision) -> GraphOptions {
+    GraphOptions { precision, kv_dtype: super::kv_dtype(&spec.kv_cache_dtype), flash_attention: spec.attention != "unfused", ..GraphOptions::default() }
+}
+
+/// The speculative pricing for `k` draft tokens (None: off or k = 0). The draft runs unquantised
+/// in the activation type on the target's chips (SGLang and vLLM shard it with the same TP).
+#[allow(clippy::too_many_arguments)]
+pub fn spec_pricing(model: &ModelDesc, device: &Device, spec: &ServingSpec, k: u64, plan: ParallelPlan, opts: GraphOptions, mode: TileMode, host: HostCosts) -> Result<Option<SpecPricing>, String> {
+    if k == 0 {
+        return Ok(None);
+    }
+    let Some(s) = super::speculative::resolve(spec, k)? else { return Ok(None) };
+    let draft = s.draft_model(model)?;
+    let dopts = GraphOptions { precision: draft_precision(opts.precision), ..opts };
+    let dplan = ParallelPlan { tp: plan.tp, ..ParallelPlan::default() };
+    let p = StepPricer::new(draft, device.clone(), dplan, dopts, mode, host);
+    Ok(Some(SpecPricing { k, tokens_per_step: s.tokens_per_step(), fc_in: s.method.fc_inputs(), draft: Box::new(p) }))
+}
+
+fn draft_precision(p: Precision) -> Precision {
+    if p.quantised() { if p.activation() == tunelab_sim::DType::Bf16 { Precision::Bf16 } else { Precision::Fp16 } } else { p }
+}
+
+/// Bytes per chip that stay whatever the context: `batch` sequences' recurrent state
+/// (linear-attention layers) and the draft's weights with speculative decoding.
+pub fn fixed_bytes(model: &ModelDesc, spec: &ServingSpec, plan: &ParallelPlan, opts: &GraphOptions, batch: u64, k: u64) -> f64 {
+    let state = recurrent_state_bytes(model, plan, opts, batch) as f64;
+    let draft = if k > 0 {
+        super::speculative::resolve(spec, k).ok().flatten().and_then(|s| s.draft_model(model).ok()).map_or(0.0, |d| {
+            let t = d.llm.as_ref().map_or(0, |t| t.params().total);
+            t as f64 * opts.vector_dtype().bytes() as f64 / plan.tp.max(1) as f64
+        })
+    } else {
+        0.0
+    };
+    state + draft
+}

@@ -1,0 +1,138 @@
+//! The token mixer of a linear-attention layer: Gated DeltaNet (Yang, Kautz and Hatamizadeh,
+//! "Gated Delta Networks", arXiv:2412.06464), as Qwen3-Next and Qwen3.5 interleave it with full
+//! attention (`layer_types`; three linear layers to one full one).
+//!
+//! Why its own operators: a linear layer keeps one dk x dv state per value head instead of a
+//! KV cache. Decoding a token reads and rewrites that state (a fixed amount of memory traffic,
+//! whatever the context), so decode cost does not grow with the context; a prompt is processed
+//! in chunks of `CHUNK` tokens (the chunkwise-parallel form of the delta rule, section 3.3 of
+//! the paper, what the fla / vLLM `chunk_gated_delta_rule` kernels run): small batched matmuls
+//! inside each chunk plus a state update per chunk.
+//!
+//! Ops are named `<layer>.linear_attn.*`; the ones that depend on the sequence (the recurrent
+//! core) carry `LINEAR_CORE` in their name, so a step pricer can treat them like attention
+//! cores (per sequence, not per token row).
+
+use super::GraphOp;
+use crate::dtype::DType;
+use crate::model::{LinearAttention, OpClass};
+use crate::op::{Epilogue, Op, VectorKind};
+
+/// The name part of the sequence-dependent core operators.
+pub const LINEAR_CORE: &str = "linear_attn.core";
+
+/// Chunk length of the chunkwise delta rule (the fla kernels' and vLLM's default, 64).
+pub const CHUNK: u64 = 64;
+
+/// What the mixer needs to know about the stack around it.
+pub(super) struct Mixer<'a> {
+    pub la: &'a LinearAttention,
+    pub hidden: u64,
+    pub tp: u64,
+    /// Matmul activation and weight types (weight None: same), vector type.
+    pub mm: DType,
+    pub weight: Option<DType>,
+    pub vec: DType,
+    /// Activations are quantised before each linear layer (W8A8, W4A4).
+    pub quant: bool,
+}
+
+/// The mixer's ops for `batch` sequences of `q_len` new tokens each (q_len 1: decode), repeat 1,
+/// per chip: heads split over the TP ranks. The TP reduction after out_proj and the input
+/// quantisation are the layer's own (shared with the full-attention layers).
+pub(super) fn mixer_ops(m: &Mixer, p: &str, batch: u64, q_len: u64) -> Vec<GraphOp> {
+    let la = m.la;
+    let tp = m.tp.max(1);
+    let (kh, vh) = (la.key_heads.div_ceil(tp), la.value_heads.div_ceil(tp));
+    let (dk, dv) = (la.key_head_dim, la.value_head_dim);
+    let tokens = batch.saturating_mul(q_len);
+    let cls = OpClass::Attention;
+    let mm = |name: &str, rows: u64, n: u64, k: u64| GraphOp {
+        name: format!("{p}.linear_attn.{name}"),
+        op: Op::Matmul { batch: 1, m: rows, n, k, dtype: m.mm, weight_dtype: m.weight, epilogue: Epilogue::None },
+        repeat: 1,
+        class: cls,
+    };
+    let vector = |name: &str, kind: VectorKind, rows: u64, row_len: u64, dtype: DType| GraphOp {
+        name: format!("{p}.linear_attn.{name}"),
+        op: Op::Vector { kind, rows, row_len, dtype },
+        repeat: 1,
+        class: cls,
+    };
+    // Activation-by-activation matmuls inside the recurrence run in the vector type.
+    let bmm = |name: &str, b: u64, mm_: u64, n: u64, k: u64, repeat: u64| GraphOp {
+        name: format!("{p}.{LINEAR_CORE}.{name}"),
+        op: Op::Matmul { batch: b, m: mm_, n, k, dtype: m.vec, weight_dtype: None, epilogue: Epilogue::None },
+        repeat,
+        class: cls,
+    };
+    let conv_dim = 2 * kh * dk + vh * dv;
+    let mut ops = vec![
+        // q, k, v and the output gate z in one projection; beta and the decay gate a in another.
+        mm("in_proj_qkvz", tokens, 2 * kh * dk + 2 * vh * dv, m.hidden),
+        mm("in_proj_ba", tokens, 2 * vh, m.hidden),
+        // Depthwise causal convolution over q, k, v, then SiLU; softplus / sigmoid gates.
+        vector("conv1d", VectorKind::Activation, tokens, conv_dim, m.vec),
+        vector("gates", VectorKind::Activation, tokens, 2 * vh, m.vec),
+        // L2 norms of q and k per head.
+        vector("qk_l2norm", VectorKind::RmsNorm, tokens.saturating_mul(2 * kh), dk, m.vec),
+    ];
+    if q_len <= 1 {
+        // One step of the recurrence per sequence and value head: S <- a S + beta k (v - S^T k)^T
+        // and o = S^T q, the FP32 state read and written once.
+        ops.push(GraphOp {
+            name: format!("{p}.{LINEAR_CORE}.recurrent"),
+            op: Op::Vector { kind: VectorKind::Elementwise, rows: batch.saturating_mul(vh), row_len: dk * dv, dtype: DType::Fp32 },
+            repeat: 1,
+            class: cls,
+        });
+    } else {
+        // Chunkwise form: per chunk of C tokens and value head, K K^T and Q K^T (C x C x dk),
+        // the WY transform T [K, V] (C x C x dk, C x C x dv), the inter-chunk terms W S and
+        // Q S (C x dk x dv), the intra-chunk output A U (C x C x dv) and the state update
+        // K^T U (dk x C x dv).
+        let c = CHUNK.min(q_len);
+        let b = batch.saturating_mul(vh).saturating_mul(q_len.div_ceil(c));
+        ops.push(bmm("intra_scores", b, c, c, dk, 3));
+        ops.push(bmm("inter_state", b, c, dv, dk, 2));
+        ops.push(bmm("intra_values", b, c, dv, c, 2));
+        ops.push(bmm("state_update", b, dk, dv, c, 1));
+        ops.push(GraphOp {
+            name: format!("{p}.{LINEAR_CORE}.decay_mask"),
+            op: Op::Vector { kind: VectorKind::Elementwise, rows: b.saturating_mul(c), row_len: c, dtype: m.vec },
+            repeat: 1,
+            class: cls,
+        });
+    }
+    // Gated RMSNorm of the output by SiLU(z), then out_proj (row-parallel).
+    ops.push(vector("gated_norm", VectorKind::SwiGlu, tokens.saturating_mul(vh), dv, m.vec));
+    if m.quant {
+        ops.push(vector("o_quant", VectorKind::Quantize, tokens, vh * dv, m.vec));
+    }
+    ops.push(mm("out_proj", tokens, m.hidden, vh * dv));
+    ops
+}
+
+/// Splits a stack group of `count` layers (ops from `start`, already multiplied by `count`)
+/// into its full-attention and linear layers: the full-attention block's own operators keep
+/// the full layers' share, and the mixer's operators are appended for the rest.
+pub(super) fn split_group(ops: &mut Vec<GraphOp>, start: usize, prefix: &str, count: u64, lin_here: u64, mixer: Vec<GraphOp>) {
+    let full_here = count.saturating_sub(lin_here);
+    let own = format!("{prefix}.attn.");
+    let shared = [format!("{prefix}.attn.quant"), format!("{prefix}.attn.residual_add")];
+    for o in &mut ops[start..] {
+        if o.name.starts_with(&own) && !shared.contains(&o.name) {
+            o.repeat = o.repeat / count.max(1) * full_here;
+        }
+    }
+    ops.retain(|o| o.repeat > 0);
+    if lin_here == 0 {
+        return;
+    }
+    // After the input norm (and any quantisation), where the attention block starts.
+    let at = ops.iter().position(|o| o.name.starts_with(&own) && !shared.contains(&o.name)).unwrap_or(ops.len()).max(start.min(ops.len()));
+    for (i, mut o) in mixer.into_iter().enumerate() {
+        o.repeat = o.repeat.saturating_mul(lin_here);
+        ops.insert((at + i).min(ops.len()), o);
+    }
+}

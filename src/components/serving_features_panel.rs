@@ -1,0 +1,97 @@
+//! Serving features inside the Serving section (`deployment.serving`): speculative decoding
+//! (method, draft tokens, acceptance), the KV-cache type (C8), a prefix-cache hit rate, a
+//! bundled dataset's lengths, a cap on requests in flight and the attention kernels. Every edit
+//! goes through the scenario's validation, so a bad value is refused with the field's name and
+//! a good one travels in the link.
+
+use crate::state::Ctx;
+use leptos::prelude::*;
+use tunelab_scenario::Scenario;
+
+fn opt_f64(t: &str, what: &str) -> Result<Option<f64>, String> {
+    if t.is_empty() { Ok(None) } else { t.parse::<f64>().map(Some).map_err(|_| format!("{what} (or empty)")) }
+}
+
+fn set_method(s: &mut Scenario, v: String) {
+    let sv = &mut s.deployment.serving;
+    if v == "off" {
+        sv.speculative = None;
+    } else {
+        let mut o = sv.speculative.take().unwrap_or_default();
+        o.method = v;
+        sv.speculative = Some(o);
+    }
+}
+
+/// The features block of the serving panel.
+#[component]
+pub fn ServingFeaturesPanel() -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let text_of = move |get: fn(&Scenario) -> String| move || ctx.scenario.with(get);
+    let select = move |label: &'static str, id: &'static str, title: &'static str, options: Vec<(String, String)>, get: fn(&Scenario) -> String, set: fn(&mut Scenario, String)| {
+        view! {
+            <label class="field" title=title>{label}" "
+                <select data-testid=id prop:value=text_of(get) on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    ctx.edit(|s| set(s, v));
+                }>
+                    {options.into_iter().map(|(v, l)| view! { <option value=v>{l}</option> }).collect_view()}
+                </select>
+            </label>
+        }
+    };
+    let number = move |label: &'static str, id: &'static str, title: &'static str, placeholder: &'static str, get: fn(&Scenario) -> String, set: fn(&mut Scenario, &str) -> Result<(), String>| {
+        view! {
+            <label class="field" title=title>{label}" "
+                <input type="text" inputmode="decimal" data-testid=id placeholder=placeholder prop:value=text_of(get) on:change=move |ev| {
+                    let t = event_target_value(&ev);
+                    let mut s = ctx.scenario.get_untracked();
+                    match set(&mut s, t.trim()) {
+                        Err(e) => ctx.fail(format!("{label}: {e}")),
+                        Ok(()) => {
+                            ctx.replace(s);
+                        }
+                    }
+                }/>
+            </label>
+        }
+    };
+    let pair = |v: &[&str]| v.iter().map(|x| (x.to_string(), x.to_string())).collect::<Vec<_>>();
+    let spec_on = move || ctx.scenario.with(|s| s.deployment.serving.speculative.is_some());
+    let datasets = || {
+        let mut v = vec![(String::new(), "workload lengths".to_string())];
+        v.extend(tunelab_sim::workload::datasets::names().into_iter().map(|d| (d.clone(), d)));
+        v
+    };
+    view! {
+        <fieldset class="serving-features" data-testid="serving-features">
+            <legend>"Features"</legend>
+            {select("Speculative decoding", "serving-spec-method", "A draft proposes tokens, the model verifies k + 1 positions in one step: eagle / eagle3 (a one-layer draft) or mtp (the checkpoint's own next-token layers). TPOT is then per accepted token.",
+                pair(&["off", "eagle", "eagle3", "mtp"]),
+                |s| s.deployment.serving.speculative.as_ref().map_or("off".into(), |o| o.method.clone()), set_method)}
+            <Show when=spec_on>
+                {number("Draft tokens", "serving-spec-k", "num_speculative_tokens values the tune considers, comma-separated (the first is the baseline)", "3",
+                    |s| s.deployment.serving.speculative.as_ref().map(|o| o.num_speculative_tokens.iter().map(|k| k.to_string()).collect::<Vec<_>>().join(", ")).unwrap_or_default(),
+                    |s, t| { let v = t.split(',').map(str::trim).filter(|x| !x.is_empty()).map(|x| x.parse::<i64>().map_err(|_| format!("'{x}' is not a whole number"))).collect::<Result<Vec<_>, _>>()?; s.deployment.serving.speculative.get_or_insert_with(Default::default).num_speculative_tokens = v; Ok(()) })}
+                {number("Acceptance rate", "serving-spec-accept", "Chance a draft token is accepted, 0..1 (empty: the accept length below, else the published default for the dataset)", "published default",
+                    |s| s.deployment.serving.speculative.as_ref().and_then(|o| o.acceptance_rate).map(|a| a.to_string()).unwrap_or_default(),
+                    |s, t| { s.deployment.serving.speculative.get_or_insert_with(Default::default).acceptance_rate = opt_f64(t, "a probability 0..1")?; Ok(()) })}
+                {number("Accept length", "serving-spec-length", "Mean tokens per verify step (as SGLang and vLLM log it) at the first number of draft tokens; the acceptance rate is solved from it", "",
+                    |s| s.deployment.serving.speculative.as_ref().and_then(|o| o.accept_length).map(|a| a.to_string()).unwrap_or_default(),
+                    |s, t| { s.deployment.serving.speculative.get_or_insert_with(Default::default).accept_length = opt_f64(t, "tokens per step")?; Ok(()) })}
+            </Show>
+            {select("KV cache", "serving-kv-dtype", "auto: the activation type; int8: an INT8 KV cache (C8), half the bytes per token",
+                pair(&["auto", "int8"]), |s| s.deployment.serving.kv_cache_dtype.clone(), |s, v| s.deployment.serving.kv_cache_dtype = v)}
+            {number("Prefix-cache hit rate", "serving-prefix-hit", "Share of each prompt's tokens already cached, [0, 1)", "0",
+                |s| s.deployment.serving.prefix_cache_hit_rate.to_string(),
+                |s, t| { s.deployment.serving.prefix_cache_hit_rate = t.parse().map_err(|_| "a share in [0, 1)".to_string())?; Ok(()) })}
+            {select("Dataset", "serving-dataset", "Request lengths from a public dataset's published statistics (assets/workloads/datasets.json) instead of the workload's means",
+                datasets(), |s| s.deployment.serving.dataset.clone(), |s, v| s.deployment.serving.dataset = v)}
+            {number("Max concurrency", "serving-max-concurrency", "Most requests in flight for poisson, burst or trace arrivals (a benchmark's --max-concurrency); empty: no cap", "no cap",
+                |s| s.deployment.serving.max_concurrency.map(|c| c.to_string()).unwrap_or_default(),
+                |s, t| { s.deployment.serving.max_concurrency = if t.is_empty() { None } else { Some(t.parse().map_err(|_| "a whole number of requests (or empty)".to_string())?) }; Ok(()) })}
+            {select("Attention", "serving-attention", "flash: fused attention kernels; unfused: an offline OM model's BatchMatMul, Softmax, BatchMatMul with the scores in device memory",
+                pair(&["flash", "unfused"]), |s| s.deployment.serving.attention.clone(), |s, v| s.deployment.serving.attention = v)}
+        </fieldset>
+    }
+}
