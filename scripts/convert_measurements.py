@@ -864,6 +864,60 @@ def convert_set2_serving(src_rows):
         full.setdefault("weight", 1.0)
         out.append(full)
     return out
+# Layers: which framework ran a row, which kernel library its operators come from, and which
+# layer of the model the row is evidence for (docs/fidelity.md, "Layers").
+# ---------------------------------------------------------------------------------------------
+
+# Checked in order against the row's software, framework and source text (lower case).
+FRAMEWORKS = [
+    ("ascend-dmi", "ascend-dmi"), ("pto-isa", "pto-isa"), ("pto isa", "pto-isa"), ("sglang", "sglang"),
+    ("mindie turbo", "vllm-ascend"), ("mindie", "mindie"), ("vllm", "vllm-ascend"), ("torchair", "torchair"), ("deepspeed", "deepspeed"),
+    ("mindformers", "mindformers"), ("mindspore", "mindformers"), ("modellink", "mindspeed"),
+    ("mindspeed", "mindspeed"), ("megatron", "mindspeed"), ("ascendie", "ascendie"), ("torchaie", "ascendie"),
+    ("torch_npu", "torch_npu"), ("torch.mm", "torch_npu"),
+]
+
+
+def framework_of(r):
+    """The framework or engine that ran the row, from what the source states (None: unstated)."""
+    # The stated software first: a repository may publish timings of another library's calls
+    # (the PTO-ISA repository times torch_npu's flash attention as its baseline).
+    for text in (r.get("software"), r["setup"].get("framework"), r["setup"].get("operation"), r["source"]):
+        text = str(text or "").lower()
+        for needle, name in FRAMEWORKS:
+            if needle in text:
+                return name
+    return None
+
+
+def kernel_library_of(r, framework):
+    """The kernel library of the row's operators: a hand-written kernel (PTO-ISA, a custom
+    communication kernel), a vendor microbenchmark tool, or CANN's default kernels (aclnn) as
+    every framework calls them."""
+    text = " ".join(str(x) for x in (r.get("software"), r["setup"].get("operation"))).lower()
+    if framework == "pto-isa" or "custom" in text or "manual kernel" in text:
+        return "hand-written"
+    if framework == "ascend-dmi":
+        return "vendor-tool"
+    return "aclnn"
+
+
+def layer_of(r, row):
+    """The layer a row is evidence for: an operator microbenchmark of the silicon (copies,
+    collectives, a vendor peak test, a bandwidth sweep) is chip evidence; any other operator
+    row is evidence for its kernel library; serving, training and pipelines for the framework."""
+    if r["category"] != "op":
+        return "framework"
+    ops = [o.get("op", {}).get("op") for o in (row.get("model") or {}).get("ops", [])] if isinstance(row.get("model"), dict) else []
+    opn = str(r["setup"].get("operation", "")).lower()
+    if "copy" in opn or "comm" in ops or row.get("framework") == "ascend-dmi" or "bandwidth" in opn or "sweep" in str(row.get("sweep", "")):
+        return "chip"
+    if row.get("sweep") and all(p.get("layer") == "chip" for p in row["sweep"]):
+        return "chip"
+    return "kernel"
+
+
+CONVERTERS = {}  # category -> function(source row) -> partial converted row; see convert()
 
 
 def convert(src_rows):
@@ -872,24 +926,24 @@ def convert(src_rows):
         cat = r["category"]
         chip, chip_note = chip_of(r["chip"])
         if cat == "diffusion" or is_finetune(r):
-            for row in (convert_diffusion(r) if cat == "diffusion" else convert_finetune(r)):
-                full = {"id": r["id"], "category": cat, "chip": chip, "chip_stated": r["chip"], "chip_note": chip_note,
-                        "source": r["source"], "software": r.get("software"), "notes": r.get("notes")}
-                full.update(row)
-                full.setdefault("weight", 1.0)
-                out.append(full)
-            continue
-        if cat == "op":
-            row = convert_op(r)
-        elif cat == "serving":
-            row = convert_serving(r)
+            rows = convert_diffusion(r) if cat == "diffusion" else convert_finetune(r)
         else:
-            row = convert_training(r)
-        full = {"id": r["id"], "category": cat, "chip": chip, "chip_stated": r["chip"], "chip_note": chip_note,
-                "source": r["source"], "software": r.get("software"), "notes": r.get("notes")}
-        full.update(row)
-        full.setdefault("weight", 1.0)
-        out.append(full)
+            fn = CONVERTERS.get(cat)
+            if fn is None:
+                rows = [{"cannot_express": "no conversion for category '%s' yet" % cat,
+                         "values": [skip(k, v.get("value") if isinstance(v, dict) else v, v.get("unit") if isinstance(v, dict) else None, "row not expressible")
+                                    for k, v in r["measured"].items()]}]
+            else:
+                rows = [fn(r)]
+        fw = framework_of(r)
+        for row in rows:
+            full = {"id": r["id"], "category": cat, "chip": chip, "chip_stated": r["chip"], "chip_note": chip_note,
+                    "source": r["source"], "software": r.get("software"), "notes": r.get("notes"),
+                    "framework": fw, "kernel_library": kernel_library_of(r, fw)}
+            full.update(row)
+            full["layer"] = layer_of(r, full)
+            full.setdefault("weight", 1.0)
+            out.append(full)
     return out
 
 
@@ -907,6 +961,7 @@ def main_set2_serving(args):
         json.dump(doc, f, indent=1, sort_keys=True, ensure_ascii=False)
         f.write("\n")
     print("wrote %s: %d rows" % (dst, len(doc["rows"])))
+CONVERTERS.update({"op": convert_op, "serving": convert_serving, "training": convert_training})
 
 
 def main():

@@ -1,7 +1,7 @@
 //! `tunelab calibrate --measurements FILE --device CHIP [--out PROFILE.json]`: fits the chip
 //! profile's declared efficiency and overhead parameters (fields with `min`/`max` bounds) to
 //! measurements with the search engine, prints each value's error before and after the fit and
-//! its leave-one-out error, and writes the calibrated profile (fitted values carry
+//! its leave-one-source-out error, and writes the calibrated profile (fitted values carry
 //! `source: "fit"`, the measurement file's digest and the residual).
 
 use tunelab_scenario::calibrate::{calibrate, Options};
@@ -25,7 +25,7 @@ pub struct Args {
     /// Evaluations of the fit.
     #[arg(long, default_value_t = 200)]
     budget: usize,
-    /// Evaluations of each leave-one-out fit (0: skip leave-one-out).
+    /// Evaluations of each leave-one-source-out fit (0: skip leave-one-source-out).
     #[arg(long, default_value_t = 60)]
     loo_budget: usize,
     #[arg(long, default_value_t = 1)]

@@ -4,7 +4,7 @@
 //! cannot express are listed with the reason. FILE is a `tunelab-measurements/1` JSON file
 //! (docs/measurements.md) or an msprof `op_summary_*.csv` (its rows go on `--device`).
 
-use tunelab_scenario::fidelity::{evaluate, load_any, plot};
+use tunelab_scenario::fidelity::{evaluate, load_any, plot, MeasurementSet};
 
 /// Arguments of `tunelab fidelity`.
 #[derive(clap::Args)]
@@ -27,6 +27,14 @@ pub struct Args {
     /// Only rows on these chips (comma-separated).
     #[arg(long, value_name = "CHIPS", value_delimiter = ',')]
     chips: Vec<String>,
+    /// Skip the leave-one-source-out validation (it refits the fitted parameters once per
+    /// source: 1 + parameters evaluations of the whole file, then one per source).
+    #[arg(long)]
+    no_loso: bool,
+    /// Also write the prediction bands (leave-one-source-out residuals by category, framework
+    /// and launch mode) that `tunelab eval`, the report and the app print beside headline numbers.
+    #[arg(long, value_name = "FILE")]
+    bands_out: Option<String>,
 }
 
 pub fn main(a: Args) -> Result<(), String> {
@@ -43,13 +51,26 @@ pub fn main(a: Args) -> Result<(), String> {
         let svg = plot::scatter_svg(&[plot::Series { label: "Tunelab", points: pts, hollow: false }], "Predicted vs measured (log-log; each value in its own unit)");
         std::fs::write(path, svg).map_err(|e| format!("--svg {path}: {e}"))?;
     }
+    let loso = if a.no_loso || only.is_some() { None } else { Some(tunelab_scenario::fidelity::loso::leave_one_source_out(&set)) };
+    if let (Some(path), Some(l)) = (&a.bands_out, &loso) {
+        let b = tunelab_scenario::fidelity::bands::Bands::from_loso(l, &MeasurementSet::digest_of(&text));
+        std::fs::write(path, b.to_file_text()).map_err(|e| format!("--bands-out {path}: {e}"))?;
+        eprintln!("wrote {} prediction bands to {path}", b.bands.len());
+    }
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&rep.to_json()).map_err(|e| e.to_string())?);
+        let mut j = rep.to_json();
+        if let Some(l) = &loso {
+            j["loso"] = serde_json::to_value(l).map_err(|e| e.to_string())?;
+        }
+        println!("{}", serde_json::to_string_pretty(&j).map_err(|e| e.to_string())?);
     } else if a.markdown {
         let name = a.svg.as_deref().map(|p| std::path::Path::new(p).file_name().and_then(|f| f.to_str()).unwrap_or(p).to_string());
-        print!("{}", rep.to_markdown(name.as_deref()));
+        print!("{}", rep.to_markdown(name.as_deref(), loso.as_ref()));
     } else {
         print!("{}", rep.to_text());
+        if let Some(l) = &loso {
+            print!("{}", l.to_text());
+        }
         if !rep.unexpressed.is_empty() {
             println!("\nNot compared ({}):", rep.unexpressed.len());
             for u in &rep.unexpressed {

@@ -126,6 +126,10 @@ pub struct Device {
     pub superpod_latency_us: f64,
     /// Sustained share of the RoCE line rate a collective reaches between nodes.
     pub internode_efficiency: f64,
+    /// The kernel library whose per-family efficiencies the kernel fields come from
+    /// (assets/kernels/libraries.json; `kernel_library` in the profile).
+    #[serde(default)]
+    pub kernel_library: String,
     /// Declared physical bounds `[min, max]` of fitted / fittable fields (from the file).
     #[serde(default)]
     pub bounds: BTreeMap<String, [f64; 2]>,
@@ -220,8 +224,14 @@ impl Device {
         let mut bounds = BTreeMap::new();
         let mut nums = [0.0f64; NUMERIC.len()];
         let mut fallback: Option<Device> = None;
+        // Kernel-library fields come from the library the profile names (assets/kernels),
+        // unless the profile's own fields still carry them (an old link, a calibrated profile).
+        let (lib_name, lib_fields, lib_sources) = crate::kernels::resolve(obj.get("kernel_library"), obj.get("kernel_libraries"))?;
+        let mut lib_used = false;
         for (i, fd) in NUMERIC.iter().enumerate() {
             let key = fd.name;
+            let from_lib = crate::kernels::KERNEL_FIELDS.contains(&key) && !fields.contains_key(key);
+            let fields = if from_lib { &lib_fields } else { fields };
             if fd.new && !fields.contains_key(key) {
                 // Migration: an older profile lacks this field; take the bundled value.
                 if fallback.is_none() {
@@ -273,7 +283,12 @@ impl Device {
                 }
             }
             nums[i] = x;
-            sources.insert(key.to_string(), src);
+            if from_lib {
+                lib_used = true;
+                sources.insert(key.to_string(), format!("{lib_name}:{src}"));
+            } else {
+                sources.insert(key.to_string(), src);
+            }
         }
         let (arch_v, arch_src) = entry(fields, "arch")?;
         let arch = match arch_v.as_str() {
@@ -286,6 +301,11 @@ impl Device {
         if let Some(s) = obj.get("sources").and_then(Value::as_object) {
             for (k, v) in s {
                 source_texts.insert(k.clone(), v.as_str().unwrap_or("").to_string());
+            }
+        }
+        if lib_used {
+            for (k, v) in &lib_sources {
+                source_texts.insert(format!("{lib_name}:{k}"), format!("kernel library '{lib_name}' (assets/kernels/libraries.json): {}", v.as_str().unwrap_or("")));
             }
         }
         let n = |k: &str| nums[NUMERIC.iter().position(|f| f.name == k).unwrap_or(0)];
@@ -332,7 +352,7 @@ impl Device {
             superpod_gbs: n("superpod_gbs"),
             superpod_latency_us: n("superpod_latency_us"),
             internode_efficiency: n("internode_efficiency"),
-            bounds,
+            bounds, kernel_library: lib_name,
             sources, source_texts, derived: Derived::default(),
         };
         if d.power_idle_w > d.power_tdp_w {
@@ -380,9 +400,14 @@ impl Device {
         let mut fields = Map::new();
         let mut keys: Vec<&str> = vec!["arch"];
         keys.extend(NUMERIC.iter().map(|f| f.name));
+        let lib_prefix = format!("{}:", self.kernel_library);
         for k in keys {
             let v = full.get(k).cloned().unwrap_or(Value::Null);
             let src = self.sources.get(k).cloned().unwrap_or_else(|| "user".into());
+            // A value the kernel library supplied stays there (the profile names the library).
+            if !self.kernel_library.is_empty() && src.starts_with(&lib_prefix) && crate::kernels::KERNEL_FIELDS.contains(&k) {
+                continue;
+            }
             let mut e = json!({ "value": v, "source": src });
             if let Some([lo, hi]) = self.bounds.get(k) {
                 e["min"] = json!(lo);
@@ -396,6 +421,7 @@ impl Device {
             "schema": "tunelab-device/1",
             "name": self.name,
             "soc": self.soc,
+            "kernel_library": if self.kernel_library.is_empty() { Value::Null } else { json!(self.kernel_library) },
             "sources": self.source_texts,
             "fields": fields,
             "derived": {

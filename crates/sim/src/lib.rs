@@ -9,6 +9,7 @@ pub mod asset;
 pub mod bench;
 pub mod cost;
 pub mod device;
+pub mod kernels;
 pub mod dtype;
 pub mod estimate;
 pub mod memory;

@@ -44,6 +44,10 @@ fn every_field_at_its_extremes_gives_finite_estimates() {
             let mut v = profile();
             let is_int = matches!(field, "cube_cores" | "vector_cores") || field.ends_with("_bytes");
             v["fields"][field]["value"] = if is_int { json!(x as u64) } else { json!(x) };
+            // A kernel-library field set in the chip profile overrides the library's (needs a source).
+            if v["fields"][field].get("source").is_none() {
+                v["fields"][field]["source"] = json!("assumption");
+            }
             if let Some(o) = v["fields"][field].as_object_mut() {
                 o.remove("min");
                 o.remove("max");
@@ -69,14 +73,19 @@ fn declared_bounds_travel_and_hold() {
     assert_eq!(back.bounds, d.bounds);
     // A fitted value outside its declared bounds is refused.
     let mut v = profile();
-    let [lo, _] = d.bounds["vector_efficiency"];
-    v["fields"]["vector_efficiency"]["value"] = json!(lo / 2.0);
+    let [lo, _] = d.bounds["hbm_efficiency"];
+    v["fields"]["hbm_efficiency"]["value"] = json!(lo / 2.0);
     let e = Device::from_json(&v.to_string()).unwrap_err();
-    assert!(e.contains("'vector_efficiency'") && e.contains("declared bounds"), "{e}");
+    assert!(e.contains("'hbm_efficiency'") && e.contains("declared bounds"), "{e}");
     // Bounds wider than the plausible range are refused too.
     let mut v = profile();
-    v["fields"]["vector_efficiency"]["max"] = json!(7.0);
-    assert!(Device::from_json(&v.to_string()).unwrap_err().contains("'vector_efficiency'"));
+    v["fields"]["hbm_efficiency"]["max"] = json!(7.0);
+    assert!(Device::from_json(&v.to_string()).unwrap_err().contains("'hbm_efficiency'"));
+    // The same holds for a kernel library's value set by a calibration (`kernel_libraries`).
+    let mut v = profile();
+    v["kernel_libraries"] = json!({"aclnn": {"vector_efficiency": {"value": 0.1, "source": "fit", "min": 0.3, "max": 1.0}}});
+    let e = Device::from_json(&v.to_string()).unwrap_err();
+    assert!(e.contains("'vector_efficiency'") && e.contains("declared bounds"), "{e}");
 }
 
 #[test]
@@ -92,4 +101,21 @@ fn old_profiles_without_the_new_fields_still_load() {
     assert_eq!(d.eager_host_us_per_launch, b.eager_host_us_per_launch);
     assert_eq!(d.fa_handoff_cycles, b.fa_handoff_cycles);
     assert_eq!(d.sources["graph_launch_us"], "default:910B2");
+}
+
+#[test]
+fn kernel_efficiencies_come_from_the_named_library() {
+    // The chip profile keeps chip facts; the matmul pipeline hand-off is the library's.
+    let aclnn = bundled_device("910B2").unwrap();
+    assert_eq!(aclnn.kernel_library, "aclnn");
+    assert!(aclnn.sources["cube_kstep_sync_cycles"].starts_with("aclnn:"));
+    let mut v = profile();
+    v["kernel_library"] = json!("hand-written");
+    let hw = Device::from_json(&v.to_string()).unwrap();
+    assert_eq!(hw.kernel_library, "hand-written");
+    let e = |d: &Device| estimate(&Op::Matmul { batch: 1, m: 8192, n: 8192, k: 8192, dtype: DType::Fp16, weight_dtype: None, epilogue: Epilogue::None }, &Tiling::Default, d).unwrap().time_us;
+    assert!(e(&hw) >= e(&aclnn), "a hand-written kernel's single-buffered K steps are never faster than CANN's GEMM at the same tiling");
+    v["kernel_library"] = json!("cublas");
+    let err = Device::from_json(&v.to_string()).unwrap_err();
+    assert!(err.contains("kernel_library") && err.contains("aclnn"), "{err}");
 }

@@ -11,7 +11,7 @@
 //! profile but becomes infeasible costs ln(10). The search space is one float parameter per
 //! fittable field within its bounds (log scale when the bounds span 4x or more); the study is
 //! warm-started at the profile's own values, so a fit never ends worse than where it started.
-//! Leave-one-out: for each covered measurement row, the fit is redone without it and the row is
+//! Leave one source out: for each source of the covered rows, the fit is redone without its rows and they are
 //! predicted with that fit; its error is what a new, unseen measurement can expect.
 
 pub mod msprof;
@@ -32,27 +32,66 @@ pub struct FitParam {
     pub source: String,
 }
 
-/// The fittable parameters of a profile (file JSON), in the file's key order.
+/// The fittable parameters of a profile (file JSON), in the file's key order: the chip's
+/// `fields` with bounds, then the kernel libraries' fields (named `<library>.<field>`), from the
+/// profile's `kernel_libraries` table where it has one, else the bundled libraries.
 pub fn fittable(profile: &Json) -> Vec<FitParam> {
-    let Some(fields) = profile.get("fields").and_then(Json::as_object) else { return Vec::new() };
     let mut out = Vec::new();
-    for (k, f) in fields {
+    let mut push = |name: String, f: &Json| {
         let num = |key: &str| f.get(key).and_then(Json::as_f64);
         if let (Some(v), Some(lo), Some(hi)) = (num("value"), num("min"), num("max")) {
             if lo.is_finite() && hi.is_finite() && lo < hi {
                 let source = f.get("source").and_then(Json::as_str).unwrap_or("").to_string();
-                out.push(FitParam { name: k.clone(), value: v.clamp(lo, hi), min: lo, max: hi, source });
+                out.push(FitParam { name, value: v.clamp(lo, hi), min: lo, max: hi, source });
+            }
+        }
+    };
+    for (k, f) in profile.get("fields").and_then(Json::as_object).into_iter().flatten() {
+        push(k.clone(), f);
+    }
+    for (lib, fields) in kernel_table(profile) {
+        for (k, f) in fields.as_object().into_iter().flatten() {
+            // A kernel field the chip profile itself carries (an old profile) is fitted there.
+            if profile.get("fields").and_then(|x| x.get(k)).is_none() {
+                push(format!("{lib}.{k}"), f);
             }
         }
     }
     out
 }
 
+/// The profile's kernel-library table, or the bundled libraries' fields.
+fn kernel_table(profile: &Json) -> serde_json::Map<String, Json> {
+    if let Some(t) = profile.get("kernel_libraries").and_then(Json::as_object) {
+        return t.clone();
+    }
+    let mut m = serde_json::Map::new();
+    for lib in tunelab_sim::kernels::names().0 {
+        if let Ok((b, _)) = tunelab_sim::kernels::bundled_block(&lib) {
+            m.insert(lib, b.get("fields").cloned().unwrap_or(Json::Null));
+        }
+    }
+    m
+}
+
+/// The field object a fittable parameter lives in (created in the kernel table when needed).
+fn field_mut<'a>(p: &'a mut Json, name: &str) -> Option<&'a mut serde_json::Map<String, Json>> {
+    if p.get("fields").and_then(|f| f.get(name)).is_some() {
+        return p.get_mut("fields").and_then(|f| f.get_mut(name)).and_then(Json::as_object_mut);
+    }
+    let (lib, field) = name.split_once('.')?;
+    if p.get("kernel_libraries").is_none() {
+        let t = kernel_table(p);
+        p.as_object_mut()?.insert("kernel_libraries".into(), Json::Object(t));
+    }
+    p.get_mut("kernel_libraries")?.get_mut(lib)?.get_mut(field)?.as_object_mut()
+}
+
 /// A copy of `profile` with the parameters set to `values`.
 pub fn with_values(profile: &Json, params: &[FitParam], values: &[f64]) -> Json {
     let mut p = profile.clone();
     for (fp, v) in params.iter().zip(values) {
-        if let Some(f) = p.get_mut("fields").and_then(|f| f.get_mut(&fp.name)).and_then(Json::as_object_mut) {
+        if let Some(f) = field_mut(&mut p, &fp.name) {
             f.insert("value".into(), json!(round_sig(*v)));
         }
     }
@@ -77,7 +116,7 @@ pub struct Options {
     pub strategy: String,
     /// Evaluations of the full fit.
     pub budget: usize,
-    /// Evaluations of each leave-one-out fit (0: skip leave-one-out).
+    /// Evaluations of each leave-one-source-out fit (0: skip leave-one-source-out).
     pub loo_budget: usize,
     pub seed: u64,
     /// Fit on every row of the set (each predicted on its own chip's profile with the fitted
@@ -96,7 +135,7 @@ impl Default for Options {
     }
 }
 
-/// One compared value before and after the fit, with its leave-one-out error.
+/// One compared value before and after the fit, with its leave-one-source-out error.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RowFit {
     pub case: String,
@@ -108,6 +147,8 @@ pub struct RowFit {
     pub after: Option<f64>,
     pub error_before: f64,
     pub error_after: Option<f64>,
+    /// The error when the value's whole source is left out of the fit (leave one source out;
+    /// row by row for a single-source set such as an msprof op summary).
     pub error_loo: Option<f64>,
 }
 
@@ -351,7 +392,7 @@ impl Calibrator {
         }
     }
 
-    /// Finishes: prices the fitted profile, runs the leave-one-out fits (`opts.loo_budget`
+    /// Finishes: prices the fitted profile, runs the leave-one-source-out fits (`opts.loo_budget`
     /// evaluations each; 0 skips them) and writes the calibrated profile.
     pub fn finish(&self) -> Result<Calibration, String> {
         let (vals, _) = self.best();
@@ -359,22 +400,32 @@ impl Calibrator {
         let (set, params, chips, profiles, opts) = (&self.set, &self.params, &self.chips, &self.profiles, &self.opts);
         let fitted_profiles: BTreeMap<String, Json> = profiles.iter().map(|(c, p)| (c.clone(), with_values(p, params, &vals))).collect();
         let after = evaluate(set, &fitted_profiles, Some(chips));
-        // Leave-one-out, per measurement row: refit without it, predict it.
+        // Leave one source out: refit without every row of a source, predict those rows. Rows
+        // of one source share a setup, so leaving out single rows would flatter the fit. A set
+        // with a single source (an msprof op summary) is left out row by row.
         let mut loo: BTreeMap<(String, String), f64> = BTreeMap::new();
         if opts.loo_budget > 0 {
-            let mut ids: Vec<&str> = self.before.rows.iter().map(|c| c.id.as_str()).collect();
-            ids.dedup();
-            for id in ids {
+            let used: Vec<&str> = self.before.rows.iter().map(|c| c.id.as_str()).collect();
+            let mut sources: Vec<&str> = set.rows.iter().filter(|r| used.contains(&r.id.as_str())).map(|r| r.source.as_str()).collect();
+            sources.sort();
+            sources.dedup();
+            let by_row = sources.len() < 2;
+            let key = |r: &crate::fidelity::Row| if by_row { r.id.clone() } else { r.source.clone() };
+            let mut groups: Vec<String> = set.rows.iter().filter(|r| used.contains(&r.id.as_str())).map(key).collect();
+            groups.sort();
+            groups.dedup();
+            for g in groups {
+                let ids: Vec<String> = set.rows.iter().filter(|r| key(r) == g).map(|r| r.id.clone()).collect();
                 let mut rest = set.clone();
-                rest.rows.retain(|r| r.id != id);
-                let exp_rest: Vec<(String, String)> = self.expected.iter().filter(|(c, _)| !(c == id || c.starts_with(&format!("{id}/")))).cloned().collect();
+                rest.rows.retain(|r| key(r) != g);
+                let exp_rest: Vec<(String, String)> = self.expected.iter().filter(|(c, _)| !ids.iter().any(|id| c == id || c.starts_with(&format!("{id}/")))).cloned().collect();
                 if exp_rest.is_empty() {
                     continue;
                 }
                 let v = fit_values(&rest, profiles, params, chips, opts, &exp_rest)?;
                 let devs: BTreeMap<String, Json> = profiles.iter().map(|(c, p)| (c.clone(), with_values(p, params, &v))).collect();
                 let mut only = set.clone();
-                only.rows.retain(|r| r.id == id);
+                only.rows.retain(|r| key(r) == g);
                 for c in evaluate(&only, &devs, Some(chips)).rows {
                     loo.insert((c.case, c.metric), c.error);
                 }
@@ -431,7 +482,7 @@ impl Calibrator {
     }
 }
 
-/// A whole fit (leave-one-out refits use this) with `opts.loo_budget` evaluations.
+/// A whole fit (leave-one-source-out refits use this) with `opts.loo_budget` evaluations.
 fn fit_values(set: &MeasurementSet, profiles: &BTreeMap<String, Json>, params: &[FitParam], chips: &[String], opts: &Options, expected: &[(String, String)]) -> Result<Vec<f64>, String> {
     let start: Vec<f64> = params.iter().map(|p| p.value).collect();
     let l0 = loss_at(set, profiles, params, chips, expected, &start, opts.prior);
@@ -473,7 +524,7 @@ pub fn fitted_profile(profile: &Json, fitted: &[Fitted], set_name: &str, digest:
         if (f.after - f.before).abs() <= 1e-9 * f.before.abs().max(1.0) {
             continue;
         }
-        if let Some(o) = p.get_mut("fields").and_then(|x| x.get_mut(&f.name)).and_then(Json::as_object_mut) {
+        if let Some(o) = field_mut(&mut p, &f.name) {
             let old_src = o.get("source").cloned().unwrap_or(Json::Null);
             let old_before = o.get("fit").and_then(|x| x.get("before")).cloned();
             o.insert("value".into(), json!(f.after));
@@ -492,7 +543,7 @@ pub fn fitted_profile(profile: &Json, fitted: &[Fitted], set_name: &str, digest:
 }
 
 impl Calibration {
-    /// Plain-text report: parameters, per-value errors before/after/leave-one-out, summary.
+    /// Plain-text report: parameters, per-value errors before/after/leave-one-source-out, summary.
     pub fn to_text(&self) -> String {
         let pct = |x: Option<f64>| x.map(|e| format!("{:+.1}%", e * 100.0)).unwrap_or_else(|| "-".into());
         let apct = |x: Option<f64>| x.map(|e| format!("{:.1}%", e * 100.0)).unwrap_or_else(|| "-".into());
@@ -501,13 +552,18 @@ impl Calibration {
         for p in &self.params {
             s += &format!("{:<28} {:>12} {:>12} {:>24}\n", p.name, crate::evidence::fidelity::num(p.before), crate::evidence::fidelity::num(p.after), format!("[{}, {}]", crate::evidence::fidelity::num(p.min), crate::evidence::fidelity::num(p.max)));
         }
-        s += &format!("\n{:<50} {:<22} {:>10} {:>9} {:>9} {:>9}\n", "case", "metric", "measured", "before", "after", "LOO");
+        s += &format!("\n{:<50} {:<22} {:>10} {:>9} {:>9} {:>9}\n", "case", "metric", "measured", "before", "after", "LOSO");
         for r in &self.rows {
             s += &format!("{:<50} {:<22} {:>10} {:>9} {:>9} {:>9}\n", cut(&r.case, 50), cut(&r.metric, 22), crate::evidence::fidelity::num(r.measured), pct(Some(r.error_before)), pct(r.error_after), pct(r.error_loo));
         }
         s += &format!(
-            "\n{} rows, {} values: median |error| {} before, {} after, {} leave-one-out; residual (weighted mean |ln ratio|) {:.4} -> {:.4}\n",
+            "\n{} rows, {} values: median |error| {} before, {} after, {} leave one source out; residual (weighted mean |ln ratio|) {:.4} -> {:.4}\n",
             self.rows_used, self.rows.len(), apct(self.median_abs_error_before), apct(self.median_abs_error_after), apct(self.median_abs_error_loo), self.loss_before, self.loss_after
+        );
+        let signed = |f: fn(&RowFit) -> Option<f64>| median(&self.rows.iter().filter_map(f).collect::<Vec<_>>());
+        s += &format!(
+            "bias (median signed error): {} before, {} after, {} leave one source out\n",
+            pct(signed(|r| Some(r.error_before))), pct(signed(|r| r.error_after)), pct(signed(|r| r.error_loo))
         );
         s
     }

@@ -10,12 +10,14 @@
 //! the same way. A row the stages cannot express (an unknown parameter, an unloadable model, a
 //! metric the stage does not report) is listed with the stage's own error as the reason.
 
+pub mod bands;
+pub mod loso;
 pub mod plot;
 mod render;
 mod summary;
 
 pub use render::num;
-pub use summary::{median, summarise, GroupSummary, Summary};
+pub use summary::{group, grouped, median, summarise, GroupSummary, Summary};
 
 use crate::spec::scenario::{clip, Scenario};
 use crate::stages;
@@ -69,6 +71,15 @@ pub struct Row {
     pub weight: f64,
     /// Set when the converter knows the row cannot be expressed: the reason.
     pub cannot_express: Option<String>,
+    /// The framework or engine that ran the measurement ("vllm-ascend", "mindie", "torchair",
+    /// "mindspeed", "deepspeed", "mindformers", "sglang", "torch_npu", ...; docs/measurements.md).
+    pub framework: Option<String>,
+    /// The kernel library of the measured operators: "aclnn" (CANN's default kernels through a
+    /// framework), "hand-written", "vendor-tool" (ascend-dmi, HCCL tests), "atb" (MindIE's ATB).
+    pub kernel_library: Option<String>,
+    /// The layer whose parameters the row is evidence for: "chip" (a microbenchmark of the
+    /// silicon), "kernel" (a kernel library's operators) or "framework" (an engine's steps).
+    pub layer: Option<String>,
     pub source: String,
     pub software: Option<String>,
     pub notes: Option<String>,
@@ -215,7 +226,7 @@ pub fn case_scenario(case: &Case, device: Option<&Json>) -> Result<Scenario, Str
         "name": r.id,
         "stage": stage,
         "model": r.model,
-        "device": device.cloned().unwrap_or_else(|| Json::String(r.chip.clone())),
+        "device": with_kernel_library(r, device)?,
         "budget": 1,
     });
     if r.scenario.is_object() {
@@ -227,6 +238,29 @@ pub fn case_scenario(case: &Case, device: Option<&Json>) -> Result<Scenario, Str
         }
     }
     Scenario::from_value(v)
+}
+
+/// The device a row is priced on: `device` (an inline profile) or the row's bundled chip, with
+/// the kernel library the row names (assets/kernels; a hand-written kernel is not CANN's). An
+/// inline profile may carry `kernel_libraries: {lib: {field: {...}}}` (a calibration or a
+/// leave-one-source-out refit): the row's library takes its fields from there.
+fn with_kernel_library(r: &Row, device: Option<&Json>) -> Result<Json, String> {
+    let (libs, default) = tunelab_sim::kernels::names();
+    let lib = r.kernel_library.as_deref().filter(|l| *l != default && libs.iter().any(|n| n == l));
+    if lib.is_none() {
+        return Ok(device.cloned().unwrap_or_else(|| Json::String(r.chip.clone())));
+    }
+    let mut d = match device {
+        Some(d) => d.clone(),
+        None => {
+            let t = tunelab_sim::device::bundled_profile_text(&r.chip).ok_or_else(|| format!("unknown chip '{}'", clip(&r.chip)))?;
+            serde_json::from_str(t).map_err(|e| e.to_string())?
+        }
+    };
+    if let (Some(o), Some(lib)) = (d.as_object_mut(), lib) {
+        o.insert("kernel_library".into(), json!(lib));
+    }
+    Ok(d)
 }
 
 /// The configuration a pinned scenario describes: each parameter's only value when pinned,
@@ -334,6 +368,32 @@ pub struct Compared {
     /// Values of the same model, chip and metric share a group: their order is a decision
     /// (eager vs graph, batch 1 vs 8) that the summary checks.
     pub group: String,
+    /// The row's `source` (leave-one-source-out groups by it).
+    #[serde(default)]
+    pub source: String,
+    /// The layer the value is read against, with the library or framework that fills it
+    /// ("chip", "kernel:aclnn", "framework:vllm-ascend"; `layer_of`).
+    #[serde(default)]
+    pub layer: String,
+    /// The row's framework ("" when unstated).
+    #[serde(default)]
+    pub framework: String,
+    /// The launch mode the case pins ("eager", "graph"; "" when not pinned).
+    #[serde(default)]
+    pub launch: String,
+}
+
+/// The layer a row is evidence for, with the kernel library or framework that fills it: an
+/// operator row of a microbenchmark tool is "chip", one of a kernel library "kernel:<lib>", a
+/// serving or training row "framework:<name>" (the converter states `layer`; rows that do not
+/// are placed by category).
+pub fn layer_of(r: &Row) -> String {
+    let layer = r.layer.clone().unwrap_or_else(|| if r.category == "op" { "kernel".into() } else { "framework".into() });
+    match layer.as_str() {
+        "chip" => "chip".into(),
+        "kernel" => format!("kernel:{}", r.kernel_library.as_deref().unwrap_or("aclnn")),
+        other => format!("{other}:{}", r.framework.as_deref().unwrap_or("unstated")),
+    }
 }
 
 /// A value not compared, with the reason.
@@ -387,6 +447,7 @@ pub fn evaluate(set: &MeasurementSet, devices: &BTreeMap<String, Json>, only_chi
                 }
             }
             Ok((metrics, chips)) => {
+                let launch = case_scenario(&case, None).ok().and_then(|s| s.space.get("launch").and_then(|o| o.fixed.as_ref()).and_then(Json::as_str).map(str::to_string)).unwrap_or_default();
                 for m in compared {
                     let want = m.predict.as_deref().unwrap_or("");
                     let Some((p, unit)) = metrics.get(want) else {
@@ -412,6 +473,10 @@ pub fn evaluate(set: &MeasurementSet, devices: &BTreeMap<String, Json>, only_chi
                                 predicted_by: format!("{} stage, metric {want}", r.stage),
                                 weight: r.weight,
                                 group: format!("{}:{want}:{:016x}", r.chip, crate::evidence::knowledge::fnv1a64(group_model(r).to_string().as_bytes())),
+                                source: r.source.clone(),
+                                layer: layer_of(r),
+                                framework: r.framework.clone().unwrap_or_default(),
+                                launch: launch.clone(),
                             });
                         }
                         Ok(pred) => unexpressed.push(Unexpressed { id: case.label(), metric: m.metric.clone(), reason: format!("the prediction is not a positive number ({pred})") }),

@@ -12,6 +12,12 @@ pub struct GroupSummary {
     pub rows: usize,
     pub median_abs_error: Option<f64>,
     pub mean_abs_error: Option<f64>,
+    /// Median signed error (bias): negative = predictions faster/smaller than measured.
+    #[serde(default)]
+    pub median_signed_error: Option<f64>,
+    /// Values predicted below the measured value (for a time: optimistic).
+    #[serde(default)]
+    pub below: usize,
     pub within_20pct: usize,
     /// Pairs of values in one group (same model, chip and metric) whose measured values differ
     /// by more than 5%, and how many of them the predictions put in the measured order.
@@ -29,6 +35,12 @@ pub struct Summary {
     pub values_unexpressed: usize,
     pub overall: GroupSummary,
     pub by_category: BTreeMap<String, GroupSummary>,
+    /// By the framework or engine that ran the row ("" rows: "unstated").
+    #[serde(default)]
+    pub by_framework: BTreeMap<String, GroupSummary>,
+    /// By the layer the row is evidence for ("chip", "kernel:aclnn", "framework:mindie").
+    #[serde(default)]
+    pub by_layer: BTreeMap<String, GroupSummary>,
 }
 
 /// Median of a list (None when empty); NaN-free input assumed.
@@ -63,9 +75,11 @@ fn ranking(rows: &[&Compared]) -> (usize, usize) {
     (n, ok)
 }
 
-fn group(rows: &[&Compared]) -> GroupSummary {
+/// The summary of one group of compared values.
+pub fn group(rows: &[&Compared]) -> GroupSummary {
     let pairs = ranking(rows);
     let errs: Vec<f64> = rows.iter().map(|c| c.error.abs()).collect();
+    let signed: Vec<f64> = rows.iter().map(|c| c.error).collect();
     let mut ids: Vec<&str> = rows.iter().map(|c| c.id.as_str()).collect();
     ids.sort();
     ids.dedup();
@@ -74,25 +88,34 @@ fn group(rows: &[&Compared]) -> GroupSummary {
         rows: ids.len(),
         median_abs_error: median(&errs),
         mean_abs_error: if errs.is_empty() { None } else { Some(errs.iter().sum::<f64>() / errs.len() as f64) },
+        median_signed_error: median(&signed),
+        below: signed.iter().filter(|e| **e < 0.0).count(),
         within_20pct: errs.iter().filter(|e| **e <= 0.2).count(),
         ranked_pairs: pairs.0,
         ranked_in_order: pairs.1,
     }
 }
 
+/// Summaries of `rows` grouped by `key`.
+pub fn grouped<'a>(rows: impl IntoIterator<Item = &'a Compared>, key: impl Fn(&Compared) -> String) -> BTreeMap<String, GroupSummary> {
+    let mut m: BTreeMap<String, Vec<&Compared>> = BTreeMap::new();
+    for c in rows {
+        m.entry(key(c)).or_default().push(c);
+    }
+    m.iter().map(|(k, v)| (k.clone(), group(v))).collect()
+}
+
 pub fn summarise(rows: &[Compared], unexpressed: usize, rows_total: usize) -> Summary {
     let all: Vec<&Compared> = rows.iter().collect();
-    let mut cats: BTreeMap<String, Vec<&Compared>> = BTreeMap::new();
-    for c in rows {
-        cats.entry(c.category.clone()).or_default().push(c);
-    }
     let overall = group(&all);
     Summary {
         rows_total,
         rows_covered: overall.rows,
         values_compared: rows.len(),
         values_unexpressed: unexpressed,
-        by_category: cats.iter().map(|(k, v)| (k.clone(), group(v))).collect(),
+        by_category: grouped(rows, |c| c.category.clone()),
+        by_framework: grouped(rows, |c| if c.framework.is_empty() { "unstated".into() } else { c.framework.clone() }),
+        by_layer: grouped(rows, |c| c.layer.clone()),
         overall,
     }
 }

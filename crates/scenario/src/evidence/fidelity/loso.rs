@@ -1,0 +1,280 @@
+//! Leave-one-source-out validation: how far a prediction lands from a measurement the fit has
+//! never seen.
+//!
+//! Rows from one source share a setup (the same machine, software release, timing method), so
+//! leaving out one row at a time flatters a fit: its siblings still pull the parameters toward
+//! it. Here every source is left out whole: the fitted parameters (those whose value came from
+//! the calibration sets: `source` "fit", "M" or "M2", in the chip profiles and the kernel
+//! libraries) are refitted to the other sources' rows, and the held-out source's rows are priced
+//! again with the full model at the refitted values.
+//!
+//! The refit is one Gauss-Newton step on the log-predictions, linearised around the shipped
+//! values (one finite difference per parameter, `1 + params` full evaluations), minimising the
+//! weighted |ln(predicted / measured)| (iteratively reweighted least squares) plus a weak pull
+//! toward the middle of each parameter's bounds, never toward its shipped value (which the
+//! held-out source may have set); values stay inside their bounds. The same refit on every row
+//! gives the in-sample figure. Only the refit is linearised: every reported prediction comes
+//! from the full model.
+
+use super::{evaluate, Compared, MeasurementSet};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value as Json};
+use std::collections::BTreeMap;
+
+/// A fitted parameter of a layer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LayerParam {
+    /// "chip" or "kernel:<library>".
+    pub layer: String,
+    pub name: String,
+    pub value: f64,
+    pub min: f64,
+    pub max: f64,
+    pub source: String,
+    pub note: String,
+    /// The value of the in-sample refit (all sources).
+    pub refit: f64,
+}
+
+impl LayerParam {
+    fn log(&self) -> bool {
+        self.min > 0.0 && self.max / self.min >= 4.0
+    }
+    fn to_unit(&self, v: f64) -> f64 {
+        if self.log() {
+            (libm::log(v.max(self.min)) - libm::log(self.min)) / (libm::log(self.max) - libm::log(self.min))
+        } else {
+            (v - self.min) / (self.max - self.min)
+        }
+    }
+    fn from_unit(&self, u: f64) -> f64 {
+        let u = u.clamp(0.0, 1.0);
+        if self.log() {
+            libm::exp(libm::log(self.min) + u * (libm::log(self.max) - libm::log(self.min)))
+        } else {
+            self.min + u * (self.max - self.min)
+        }
+    }
+}
+
+/// Sources whose values came from the calibration data (refitted without each source).
+fn is_fitted(source: &str) -> bool {
+    matches!(source, "fit" | "M" | "M2")
+}
+
+/// The fitted parameters the rows of `set` depend on: chip fields of the set's chips and the
+/// kernel libraries' fields, each once (a chip field shared by several chips moves together).
+pub fn fitted_params(set: &MeasurementSet) -> Vec<LayerParam> {
+    let mut out: Vec<LayerParam> = Vec::new();
+    let mut chips: Vec<&str> = set.rows.iter().map(|r| r.chip.as_str()).collect();
+    chips.sort();
+    chips.dedup();
+    for c in chips {
+        let Some(t) = tunelab_sim::device::bundled_profile_text(c) else { continue };
+        let Ok(p) = serde_json::from_str::<Json>(t) else { continue };
+        for (k, f) in p.get("fields").and_then(Json::as_object).into_iter().flatten() {
+            push_param(&mut out, "chip", k, f);
+        }
+    }
+    let (libs, _) = tunelab_sim::kernels::names();
+    for lib in libs {
+        if let Ok((block, _)) = tunelab_sim::kernels::bundled_block(&lib) {
+            for (k, f) in block.get("fields").and_then(Json::as_object).into_iter().flatten() {
+                push_param(&mut out, &format!("kernel:{lib}"), k, f);
+            }
+        }
+    }
+    out
+}
+
+fn push_param(out: &mut Vec<LayerParam>, layer: &str, k: &str, f: &Json) {
+    let num = |key: &str| f.get(key).and_then(Json::as_f64);
+    let src = f.get("source").and_then(Json::as_str).unwrap_or("");
+    if let (Some(v), Some(lo), Some(hi)) = (num("value"), num("min"), num("max")) {
+        if is_fitted(src) && lo < hi && !out.iter().any(|p| p.layer == layer && p.name == k) {
+            let note = f.get("note").and_then(Json::as_str).unwrap_or("").to_string();
+            out.push(LayerParam { layer: layer.into(), name: k.into(), value: v, min: lo, max: hi, source: src.into(), note, refit: v });
+        }
+    }
+}
+
+/// The chip profiles of `set`'s chips with the parameters moved by `du` (unit-space steps from
+/// their shipped values; each chip's own value and bounds), kernel-library values in the
+/// profile's `kernel_libraries` table.
+pub fn profiles_at(set: &MeasurementSet, params: &[LayerParam], du: &[f64]) -> BTreeMap<String, Json> {
+    let mut out = BTreeMap::new();
+    for r in &set.rows {
+        if out.contains_key(&r.chip) {
+            continue;
+        }
+        let Some(t) = tunelab_sim::device::bundled_profile_text(&r.chip) else { continue };
+        let Ok(mut p) = serde_json::from_str::<Json>(t) else { continue };
+        let mut libs = serde_json::Map::new();
+        for (q, d) in params.iter().zip(du) {
+            if q.layer == "chip" {
+                if let Some(f) = p.get_mut("fields").and_then(|f| f.get_mut(&q.name)).and_then(Json::as_object_mut) {
+                    let (v, lo, hi) = (f["value"].as_f64().unwrap_or(q.value), f["min"].as_f64().unwrap_or(q.min), f["max"].as_f64().unwrap_or(q.max));
+                    let own = LayerParam { min: lo, max: hi, ..q.clone() };
+                    f.insert("value".into(), json!(own.from_unit(own.to_unit(v) + d)));
+                }
+            } else if let Some(lib) = q.layer.strip_prefix("kernel:") {
+                let mut f = tunelab_sim::kernels::bundled_block(lib).ok().and_then(|(b, _)| b.get("fields").and_then(|x| x.get(&q.name)).cloned()).unwrap_or_else(|| json!({"source": "fit"}));
+                f["value"] = json!(q.from_unit(q.to_unit(q.value) + d));
+                libs.entry(lib.to_string()).or_insert_with(|| json!({})).as_object_mut().map(|o| o.insert(q.name.clone(), f));
+            }
+        }
+        if let Some(o) = p.as_object_mut() {
+            o.insert("kernel_libraries".into(), Json::Object(libs));
+        }
+        out.insert(r.chip.clone(), p);
+    }
+    out
+}
+
+/// The three comparisons: as shipped, refitted on every source (in-sample), and each source
+/// predicted by a refit without it (leave-one-source-out).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Loso {
+    pub params: Vec<LayerParam>,
+    pub shipped: Vec<Compared>,
+    pub in_sample: Vec<Compared>,
+    pub held_out: Vec<Compared>,
+    /// Sources left out (each a refit).
+    pub sources: usize,
+}
+
+type Key = (String, String);
+
+fn keyed(rows: &[Compared]) -> BTreeMap<Key, &Compared> {
+    rows.iter().map(|c| ((c.case.clone(), c.metric.clone()), c)).collect()
+}
+
+/// Runs the validation. Cost: `1 + params` evaluations of the whole set, then one of each
+/// source's rows.
+pub fn leave_one_source_out(set: &MeasurementSet) -> Loso {
+    let params = fitted_params(set);
+    let zero = vec![0.0; params.len()];
+    let base = evaluate(set, &profiles_at(set, &params, &zero), None).rows;
+    let bk = keyed(&base);
+    let h = 0.05;
+    // Jacobian of ln(prediction) in unit steps, one column per parameter.
+    let mut steps = Vec::new();
+    let mut cols: Vec<BTreeMap<Key, f64>> = Vec::new();
+    for (j, p) in params.iter().enumerate() {
+        let step = if p.to_unit(p.value) + h > 1.0 { -h } else { h };
+        let mut du = zero.clone();
+        du[j] = step;
+        let rep = evaluate(set, &profiles_at(set, &params, &du), None).rows;
+        let mut col = BTreeMap::new();
+        for c in &rep {
+            let k = (c.case.clone(), c.metric.clone());
+            if let Some(b) = bk.get(&k) {
+                col.insert(k, (libm::log(c.predicted) - libm::log(b.predicted)) / step);
+            }
+        }
+        cols.push(col);
+        steps.push(step);
+    }
+    let rows: Vec<(Key, String, f64, f64, Vec<f64>)> = base
+        .iter()
+        .map(|c| {
+            let k = (c.case.clone(), c.metric.clone());
+            let j: Vec<f64> = cols.iter().map(|col| col.get(&k).copied().unwrap_or(0.0)).collect();
+            (k, c.source.clone(), libm::log(c.measured / c.predicted), c.weight, j)
+        })
+        .collect();
+    let mids: Vec<f64> = params.iter().map(|p| 0.5 - p.to_unit(p.value)).collect();
+    let fit = |skip: Option<&str>| -> Vec<f64> {
+        let use_rows: Vec<&(Key, String, f64, f64, Vec<f64>)> = rows.iter().filter(|r| skip != Some(r.1.as_str())).collect();
+        irls(&use_rows.iter().map(|r| (r.2, r.3, r.4.as_slice())).collect::<Vec<_>>(), &mids, &params)
+    };
+    let all = fit(None);
+    let mut params_out = params.clone();
+    for (p, d) in params_out.iter_mut().zip(&all) {
+        p.refit = round6(p.from_unit(p.to_unit(p.value) + d));
+    }
+    let in_sample = evaluate(set, &profiles_at(set, &params, &all), None).rows;
+    let mut sources: Vec<String> = base.iter().map(|c| c.source.clone()).collect();
+    sources.sort();
+    sources.dedup();
+    let mut held_out = Vec::new();
+    for s in &sources {
+        let du = fit(Some(s));
+        let mut only = set.clone();
+        only.rows.retain(|r| &r.source == s);
+        held_out.extend(evaluate(&only, &profiles_at(set, &params, &du), None).rows);
+    }
+    // Keep the three lists in the shipped order.
+    let order: BTreeMap<Key, usize> = base.iter().enumerate().map(|(i, c)| ((c.case.clone(), c.metric.clone()), i)).collect();
+    held_out.sort_by_key(|c| order.get(&(c.case.clone(), c.metric.clone())).copied().unwrap_or(usize::MAX));
+    Loso { params: params_out, shipped: base, in_sample, held_out, sources: sources.len() }
+}
+
+fn round6(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let d = libm::floor(libm::log10(x.abs())) as i32;
+    let s = libm::pow(10.0, (5 - d) as f64);
+    libm::round(x * s) / s
+}
+
+/// The unit-space step minimising sum w |r - J du| (by reweighted least squares) plus a weak
+/// pull of each parameter toward the middle of its bounds (`mids`: that middle minus the
+/// shipped value), kept inside the bounds.
+fn irls(rows: &[(f64, f64, &[f64])], mids: &[f64], params: &[LayerParam]) -> Vec<f64> {
+    const PULL: f64 = 0.02;
+    let n = mids.len();
+    let mut du = vec![0.0; n];
+    if n == 0 || rows.is_empty() {
+        return du;
+    }
+    let wsum: f64 = rows.iter().map(|r| r.1).sum::<f64>().max(1e-9);
+    for _ in 0..25 {
+        let mut a = vec![vec![0.0; n]; n];
+        let mut b = vec![0.0; n];
+        for (r, w, j) in rows {
+            let e = r - j.iter().zip(&du).map(|(x, y)| x * y).sum::<f64>();
+            let wt = w / wsum / e.abs().max(0.02);
+            for p in 0..n {
+                b[p] += wt * j[p] * r;
+                for q in 0..n {
+                    a[p][q] += wt * j[p] * j[q];
+                }
+            }
+        }
+        for p in 0..n {
+            a[p][p] += PULL;
+            b[p] += PULL * mids[p];
+        }
+        let Some(x) = solve(a, b) else { break };
+        // Inside the bounds: the unit position of each parameter stays in [0, 1].
+        du = x.iter().zip(params).map(|(d, p)| { let u = p.to_unit(p.value); (u + d).clamp(0.0, 1.0) - u }).collect();
+    }
+    du
+}
+
+/// Gaussian elimination with partial pivoting (n is a dozen).
+fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
+    let n = b.len();
+    for c in 0..n {
+        let p = (c..n).max_by(|x, y| a[*x][c].abs().total_cmp(&a[*y][c].abs()))?;
+        if a[p][c].abs() < 1e-12 {
+            return None;
+        }
+        a.swap(c, p);
+        b.swap(c, p);
+        for r in c + 1..n {
+            let f = a[r][c] / a[c][c];
+            for k in c..n {
+                a[r][k] -= f * a[c][k];
+            }
+            b[r] -= f * b[c];
+        }
+    }
+    let mut x = vec![0.0; n];
+    for c in (0..n).rev() {
+        x[c] = (b[c] - (c + 1..n).map(|k| a[c][k] * x[k]).sum::<f64>()) / a[c][c];
+    }
+    Some(x)
+}

@@ -1,0 +1,57 @@
+//! Leave-one-source-out validation and the prediction bands it ships (issue 21).
+
+use tunelab_scenario::fidelity::bands::{inputs_digest, Bands};
+use tunelab_scenario::fidelity::loso::{fitted_params, leave_one_source_out};
+use tunelab_scenario::fidelity::MeasurementSet;
+
+const SET: &str = include_str!("../../../assets/measurements/ascend-910b.json");
+
+#[test]
+fn the_shipped_bands_match_the_current_inputs() {
+    // The bands are the leave-one-source-out residuals of the bundled measurements priced with
+    // the bundled chip profiles and kernel libraries; when any of those change the asset must be
+    // regenerated (`tunelab fidelity ... --bands-out assets/measurements/bands.json`).
+    let b = Bands::bundled();
+    assert_eq!(b.schema, "tunelab-bands/1");
+    assert_eq!(
+        b.inputs,
+        inputs_digest(&MeasurementSet::digest_of(SET)),
+        "assets/measurements/bands.json is stale: regenerate it with `tunelab fidelity --measurements assets/measurements/ascend-910b.json --bands-out assets/measurements/bands.json`"
+    );
+    assert!(!b.bands.is_empty());
+    for x in &b.bands {
+        assert!(x.lo <= x.median && x.median <= x.hi && x.values > 0, "{x:?}");
+    }
+    // A kind with measurements gets a band; one without says so instead of inventing one.
+    assert!(b.lookup("training", "mindspeed", "").is_some());
+    assert!(b.lookup("serving", "no-such-engine", "graph").is_none());
+}
+
+#[test]
+fn fitted_parameters_are_named_by_layer_and_stay_in_bounds() {
+    let set = MeasurementSet::from_json(SET).unwrap();
+    let ps = fitted_params(&set);
+    // The hand-written GEMM's pipeline hand-off is a kernel-library parameter, not a chip fact.
+    assert!(ps.iter().any(|p| p.layer == "kernel:hand-written" && p.name == "cube_kstep_sync_cycles"), "{ps:?}");
+    assert!(!ps.iter().any(|p| p.layer == "chip" && p.name == "cube_kstep_sync_cycles"));
+    for p in &ps {
+        assert!(p.min <= p.value && p.value <= p.max, "{p:?}");
+    }
+}
+
+#[test]
+fn a_held_out_source_is_predicted_by_a_refit_without_it() {
+    // The operator rows only (fast): every compared value comes back held out, refits stay in
+    // bounds, and a source whose rows alone pin a parameter is predicted differently when held out.
+    let mut set = MeasurementSet::from_json(SET).unwrap();
+    set.rows.retain(|r| r.category == "op" && r.predict_with != "tuned");
+    let l = leave_one_source_out(&set);
+    assert_eq!(l.held_out.len(), l.shipped.len());
+    assert!(l.sources >= 2);
+    for p in &l.params {
+        assert!(p.min <= p.refit && p.refit <= p.max, "{p:?}");
+    }
+    for c in &l.held_out {
+        assert!(c.predicted.is_finite() && c.predicted > 0.0, "{c:?}");
+    }
+}

@@ -1,0 +1,65 @@
+//! The kernel-library layer (assets/kernels/libraries.json): how well a library's kernels use
+//! the chip, per kernel family (matmul pipeline hand-offs, vector tile overheads, the flash
+//! attention cube <-> vector hand-off). A chip profile names its library with `kernel_library`
+//! (a name, or an inline `{"name", "fields"}` block a calibration writes); the chip's own
+//! `fields` keep only what microbenchmarks of the silicon measure. A kernel field still present
+//! in a profile's `fields` (an old shared link) overrides the library's value.
+
+use serde_json::{Map, Value};
+
+/// The bundled library file.
+pub const LIBRARIES_JSON: &str = crate::json_asset!("../../../assets/kernels/libraries.json");
+
+/// The device fields that belong to the kernel library, in file order.
+pub const KERNEL_FIELDS: &[&str] = &["cube_kstep_sync_cycles", "l1_load_sync_cycles", "fixpipe_sync_cycles", "vector_tile_sync_cycles", "vector_efficiency", "fa_handoff_cycles"];
+
+fn file() -> Result<Value, String> {
+    serde_json::from_str(LIBRARIES_JSON).map_err(|e| format!("kernel libraries file: {e}"))
+}
+
+/// Names of the bundled libraries, and the default one.
+pub fn names() -> (Vec<String>, String) {
+    let f = file().unwrap_or(Value::Null);
+    let names = f.get("libraries").and_then(Value::as_object).map(|m| m.keys().cloned().collect()).unwrap_or_default();
+    (names, f.get("default").and_then(Value::as_str).unwrap_or("aclnn").to_string())
+}
+
+/// The bundled block of library `name` (`{"about", "fields"}`), with its source texts.
+pub fn bundled_block(name: &str) -> Result<(Value, Map<String, Value>), String> {
+    let f = file()?;
+    let libs = f.get("libraries").and_then(Value::as_object).ok_or("kernel libraries file: 'libraries' missing")?;
+    let b = libs.get(name).ok_or_else(|| format!("device field 'kernel_library': unknown kernel library '{}' (known: {})", clip(name), libs.keys().cloned().collect::<Vec<_>>().join(", ")))?;
+    let sources = f.get("sources").and_then(Value::as_object).cloned().unwrap_or_default();
+    Ok((b.clone(), sources))
+}
+
+fn clip(s: &str) -> String {
+    s.chars().take(60).collect()
+}
+
+/// The library fields a profile gets: (library name, fields object, source texts). `sel` is the
+/// profile's `kernel_library` value: absent (the default library), a name, or an inline block
+/// `{"name", "fields"}` whose fields replace the named library's one by one. `table` is the
+/// profile's optional `kernel_libraries` ({library: {field: {...}}}, what a calibration writes):
+/// the selected library's entries there replace the bundled ones too.
+pub fn resolve(sel: Option<&Value>, table: Option<&Value>) -> Result<(String, Map<String, Value>, Map<String, Value>), String> {
+    let (_, default) = names();
+    let (name, inline) = match sel {
+        None | Some(Value::Null) => (default, None),
+        Some(Value::String(s)) => (s.clone(), None),
+        Some(Value::Object(o)) => (o.get("name").and_then(Value::as_str).unwrap_or(&default).to_string(), o.get("fields").and_then(Value::as_object)),
+        Some(_) => return Err("device field 'kernel_library': must be a library name or {\"name\", \"fields\"}".into()),
+    };
+    let (block, sources) = bundled_block(&name)?;
+    let mut fields = block.get("fields").and_then(Value::as_object).cloned().unwrap_or_default();
+    let from_table = table.and_then(|t| t.get(&name)).and_then(Value::as_object);
+    for over in from_table.into_iter().chain(inline) {
+        for (k, v) in over {
+            if !KERNEL_FIELDS.contains(&k.as_str()) {
+                return Err(format!("device field 'kernel_library.fields.{}': not a kernel-library field (known: {})", clip(k), KERNEL_FIELDS.join(", ")));
+            }
+            fields.insert(k.clone(), v.clone());
+        }
+    }
+    Ok((name, fields, sources))
+}
