@@ -112,8 +112,13 @@ impl Priced {
         Ok(c)
     }
 
-    /// The named metrics of `c`, from the stage objective.
-    fn metrics(&mut self, c: &Config, want: &[&str]) -> Result<Vec<f64>, String> {
+    /// The named metrics of `c`, from the stage objective. `checked`: refuse a configuration
+    /// the space refuses, with the space's reason, exactly as `tunelab eval` (`Run::evaluate`)
+    /// does; a changed configuration may leave the space's listed levels and is priced as is.
+    fn metrics(&mut self, c: &Config, want: &[&str], checked: bool) -> Result<Vec<f64>, String> {
+        if checked {
+            self.setup.space.check(c)?;
+        }
         match self.setup.objective.evaluate(c) {
             Outcome::Ok(v) => want
                 .iter()
@@ -159,8 +164,8 @@ pub fn analyse(s: &Scenario, change: &Change, weights: ImpactWeights) -> Result<
         Ok(d) => {
             let before = d.setup.baseline.clone();
             let after = d.config(&edits);
-            let b = d.metrics(&before, &["tpot_ms", "ttft_ms"]);
-            let a = after.and_then(|c| d.metrics(&c, &["tpot_ms", "ttft_ms"]));
+            let b = d.metrics(&before, &["tpot_ms", "ttft_ms"], true);
+            let a = after.and_then(|c| d.metrics(&c, &["tpot_ms", "ttft_ms"], false));
             (b, a)
         }
         Err(e) => (Err(e.clone()), Err(e.clone())),
@@ -215,8 +220,8 @@ pub fn analyse(s: &Scenario, change: &Change, weights: ImpactWeights) -> Result<
                     edits.push(("dp", Value::Int((chips / tp).max(1) as i64)));
                 }
                 let before = t.setup.baseline.clone();
-                let b = t.metrics(&before, &["memory_gib", "step_time_ms"]);
-                let a = t.config(&edits).and_then(|c| t.metrics(&c, &["memory_gib", "step_time_ms"]));
+                let b = t.metrics(&before, &["memory_gib", "step_time_ms"], true);
+                let a = t.config(&edits).and_then(|c| t.metrics(&c, &["memory_gib", "step_time_ms"], false));
                 (b, a)
             }
             Err(e) => (Err(e.clone()), Err(e)),
