@@ -515,7 +515,10 @@ impl DeploymentObjective {
             Err(e) if e.starts_with("KV cache too small") => return Ok(Err(e)),
             Err(e) => return Err(e),
         };
+        // Per chip, as the colocated path reports one rank's chip.
+        let mut stats = stats;
         let n = chips as f64;
+        stats.flops /= n;
         let (energy_j, busy_s) = (stats.energy_j / n, stats.busy_fraction * stats.duration_s);
         Ok(Ok(Served { stats, reserved_bytes: budget, energy_j, busy_s }))
     }
