@@ -13,6 +13,7 @@ pub fn main(a: Args) -> Result<(), String> {
     let mut figures = crate::bench_sim::figures();
     figures.extend(crate::bench_search::figures());
     figures.extend(crate::bench_serving::figures());
+    figures.extend(crate::bench_scale::figures());
     if a.json {
         let obj: serde_json::Map<String, serde_json::Value> = figures.into_iter().collect();
         println!("{}", serde_json::Value::Object(obj));
