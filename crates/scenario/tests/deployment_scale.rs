@@ -192,3 +192,18 @@ fn the_exported_arguments_carry_dp_ep_and_eplb() {
     assert!(notes.iter().any(|n| n.contains("--headless --data-parallel-start-rank 16")), "{notes:?}");
     let _ = (names, Config(vec![]));
 }
+
+#[test]
+fn the_large_moe_configs_load_with_their_published_sizes() {
+    // Published totals / active parameters: DeepSeek-V3 671B / 37B, Kimi K2 1.04T / 32B,
+    // Qwen3-Coder-480B-A35B and Qwen3-235B-A22B by their names (MTP layers are not counted).
+    for (id, total_b, active_b) in [("deepseek-v3", 671.0, 37.0), ("kimi-k2", 1040.0, 32.0), ("qwen3-coder-480b-a35b", 480.0, 35.0), ("qwen3-235b-a22b", 235.0, 22.0)] {
+        let l = load_bundled(id).unwrap();
+        assert!(l.warnings.iter().all(|w| !w.contains("unknown model_type")), "{id}: {:?}", l.warnings);
+        let p = l.model.params();
+        let (t, a) = (p.total as f64 / 1e9, p.active as f64 / 1e9);
+        assert!((t / total_b - 1.0).abs() < 0.03, "{id}: {t:.1}B total, published {total_b}B");
+        assert!((a / active_b - 1.0).abs() < 0.06, "{id}: {a:.1}B active, published {active_b}B");
+        assert!(l.model.llm.as_ref().unwrap().moe.is_some(), "{id} is a mixture of experts");
+    }
+}

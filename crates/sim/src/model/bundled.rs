@@ -28,11 +28,13 @@ pub fn bundled_models() -> Vec<(&'static str, &'static str)> {
         ("chatglm3-6b", crate::json_asset!("../../../../assets/models/chatglm3-6b.config.json")),
         ("deepseek-v2-lite", crate::json_asset!("../../../../assets/models/deepseek-v2-lite.config.json")),
         ("deepseek-v3", crate::json_asset!("../../../../assets/models/deepseek-v3.config.json")),
+        ("kimi-k2", crate::json_asset!("../../../../assets/models/kimi-k2.config.json")),
+        ("qwen3-coder-480b-a35b", crate::json_asset!("../../../../assets/models/qwen3-coder-480b-a35b.config.json")),
     ]
 }
 
 /// Display names of the bundled models (Hugging Face configs carry none).
-const BUNDLED_NAMES: [(&str, &str); 23] = [
+const BUNDLED_NAMES: [(&str, &str); 25] = [
     ("llama-2-7b", "Llama-2-7B"),
     ("qwen2.5-7b", "Qwen2.5-7B"),
     ("mixtral-8x7b", "Mixtral-8x7B"),
@@ -56,6 +58,8 @@ const BUNDLED_NAMES: [(&str, &str); 23] = [
     ("chatglm3-6b", "ChatGLM3-6B"),
     ("deepseek-v2-lite", "DeepSeek-V2-Lite"),
     ("deepseek-v3", "DeepSeek-V3"),
+    ("kimi-k2", "Kimi-K2-Instruct"),
+    ("qwen3-coder-480b-a35b", "Qwen3-Coder-480B-A35B-Instruct"),
 ];
 
 /// Loads a bundled model by id, with its display name.

@@ -56,9 +56,11 @@ fn dtype_of(obj: &Obj, warnings: &mut Vec<String>) -> DType {
 }
 
 /// Model types read exactly; anything else is read with the usual field names and a warning.
-const KNOWN: [&str; 12] = [
+const KNOWN: [&str; 13] = [
     "llama", "mistral", "qwen", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "chatglm",
     "baichuan", "deepseek_v2", "deepseek_v3",
+    // Kimi K2 is DeepSeek-V3's layout (DeepseekV3ForCausalLM: MLA, shared + routed experts).
+    "kimi_k2",
 ];
 
 /// Config keys that shape the cost model (read below, under any of their aliases).
