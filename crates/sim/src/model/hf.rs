@@ -68,7 +68,7 @@ const READ: &[&str] = &[
     "model_type", "hidden_size", "num_hidden_layers", "num_layers", "num_attention_heads",
     "num_key_value_heads", "multi_query_attention", "multi_query_group_num", "head_dim",
     "kv_channels", "intermediate_size", "ffn_hidden_size", "vocab_size", "padded_vocab_size",
-    "max_position_embeddings", "seq_length", "model_max_length", "attention_bias", "add_qkv_bias",
+    "max_position_embeddings", "seq_length", "model_max_length", "attention_bias", "add_qkv_bias", "qkv_bias",
     "tie_word_embeddings", "num_local_experts", "num_experts", "n_routed_experts",
     "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size",
     "n_shared_experts", "mlp_only_layers", "decoder_sparse_step", "first_k_dense_replace",
@@ -97,6 +97,8 @@ const IGNORED: &[&str] = &[
     "rope_type", "text_config", "vision_config", "image_token_index", "projector_hidden_act",
     "vision_feature_layer", "vision_feature_select_strategy", "image_seq_length", "ignore_index",
     "multi_query_group_num_is_kv", "prefix_projection", "pre_seq_len", "format", "tie_encoder_decoder",
+    // Qwen3-Coder: q/k norms, which the qwen3 model types already carry (a few vector elements).
+    "use_qk_norm",
 ];
 
 /// The first of `names` present (a config family's own spelling), with the name found.
@@ -162,9 +164,10 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
         }
     };
     // Qwen (v1, c_attn), Qwen2 and Qwen2-MoE put a bias on q/k/v unconditionally; ChatGLM says
-    // add_qkv_bias; others attention_bias.
+    // add_qkv_bias; Qwen3-Coder's config qkv_bias; others attention_bias.
     let qkv_bias = opt_bool(obj, "attention_bias")
         .or_else(|| opt_bool(obj, "add_qkv_bias"))
+        .or_else(|| opt_bool(obj, "qkv_bias"))
         .unwrap_or(matches!(model_type, "qwen" | "qwen2" | "qwen2_moe"));
     let tied = opt_bool(obj, "tie_word_embeddings").unwrap_or(false);
     // ChatGLM and Qwen (v1) train at seq_length; Baichuan names it model_max_length.
