@@ -8,6 +8,7 @@
 mod constants;
 mod flops;
 mod llm;
+pub mod mtp;
 mod train;
 
 pub use constants::{training_constants, Constant, TrainingConstants, TRAINING_CONSTANTS_JSON};
