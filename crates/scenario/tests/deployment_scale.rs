@@ -207,3 +207,19 @@ fn the_large_moe_configs_load_with_their_published_sizes() {
         assert!(l.model.llm.as_ref().unwrap().moe.is_some(), "{id} is a mixture of experts");
     }
 }
+
+#[test]
+fn the_diagnosis_of_a_wide_ep_deployment_prices_its_cross_node_all_to_alls() {
+    let s = ds3();
+    let st_ = setup(&s).unwrap();
+    let names = st_.space.names().to_vec();
+    let mut c = st_.baseline.clone();
+    for (n, v) in [("tp", i(1)), ("dp", i(32)), ("expert_parallel", st("on")), ("batch", i(32))] {
+        c.0[names.iter().position(|x| x == n).unwrap()] = v;
+    }
+    let d = tunelab_scenario::diagnosis::diagnose(&s, Some(&c), tunelab_scenario::diagnosis::Weights::default()).unwrap();
+    assert!(d.infeasible.is_none(), "{:?}", d.infeasible);
+    assert!(d.bottlenecks.values().sum::<f64>() > 0.0);
+    // The baseline of a cluster scenario is a valid wide-EP layout.
+    assert!(matches!(st_.space.params().iter().find(|p| p.name == "expert_parallel").unwrap().level_value(0), Value::Str(ref v) if v == "on"));
+}
