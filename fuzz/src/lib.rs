@@ -291,3 +291,38 @@ pub fn serving_features(data: &[u8]) {
         assert_eq!(d1, d2, "same serving scenario, different trials");
     }
 }
+
+/// A multi-node deployment (`deployment.cluster`, issue 22): the bytes are the cluster object
+/// (or `{"cluster": {...}, "device", "tensor_parallel"}`), set into a small MoE deployment
+/// scenario; layouts that do not divide the chips, bad xPyD strings and impossible EPLB
+/// settings must come back as errors naming the field, never a panic; a valid one runs short.
+pub fn cluster(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(t) else { return };
+    for l in v.get("cluster").unwrap_or(&v).get("disaggregation").and_then(|d| d.as_array()).into_iter().flatten() {
+        if let Some(l) = l.as_str() {
+            if let Err(e) = tunelab_scenario::spec::cluster::parse_layout(l) {
+                assert!(e.contains("deployment.cluster.disaggregation"), "{e}");
+            }
+        }
+    }
+    let mut base = serde_json::json!({
+        "stage": "deployment", "model": "mixtral-8x7b", "device": "910B2", "budget": 3,
+        "workload": { "batch": 8, "input_len": 256, "output_len": 16 },
+        "deployment": { "serving": { "requests": 16, "arrival": "poisson", "request_rate": 4 }, "precisions": ["w8a8"] }
+    });
+    base["deployment"]["cluster"] = v.get("cluster").cloned().unwrap_or_else(|| v.clone());
+    if let Some(x) = v.get("device") {
+        base["device"] = x.clone();
+    }
+    if let Some(x) = v.get("tensor_parallel") {
+        base["deployment"]["tensor_parallel"] = x.clone();
+    }
+    let Ok(s) = Scenario::from_value(base) else { return };
+    match tunelab_scenario::stages::setup(&s) {
+        Err(e) => assert!(!e.is_empty()),
+        Ok(_) => {
+            assert!(run_and_check(&shorten(s)).is_some(), "a cluster scenario that sets up must run");
+        }
+    }
+}

@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod calibrate;
+pub mod cluster_panel;
 pub mod controls;
 pub mod explore;
 pub mod gallery;

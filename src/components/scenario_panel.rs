@@ -194,6 +194,7 @@ pub fn ScenarioPanel() -> impl IntoView {
             </Show>
             <GoalPanel/>
             <crate::components::serving_panel::ServingPanel/>
+            <crate::components::cluster_panel::ClusterPanel/>
         </section>
     }
 }

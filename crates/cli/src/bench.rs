@@ -20,6 +20,9 @@ pub fn main(a: Args) -> Result<(), String> {
         figures.extend(crate::bench_serving::figures());
     }
     figures.extend(crate::bench_diffusion::figures());
+    if !a.diffusion {
+        figures.extend(crate::bench_scale::figures());
+    }
     if a.json {
         let obj: serde_json::Map<String, serde_json::Value> = figures.into_iter().collect();
         println!("{}", serde_json::Value::Object(obj));

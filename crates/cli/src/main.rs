@@ -9,6 +9,7 @@
 mod args;
 mod bench;
 mod bench_search;
+mod bench_scale;
 mod bench_serving;
 mod bench_diffusion;
 mod bench_sim;

@@ -192,3 +192,34 @@ fn the_exported_arguments_carry_dp_ep_and_eplb() {
     assert!(notes.iter().any(|n| n.contains("--headless --data-parallel-start-rank 16")), "{notes:?}");
     let _ = (names, Config(vec![]));
 }
+
+#[test]
+fn the_large_moe_configs_load_with_their_published_sizes() {
+    // Published totals / active parameters: DeepSeek-V3 671B / 37B, Kimi K2 1.04T / 32B,
+    // Qwen3-Coder-480B-A35B and Qwen3-235B-A22B by their names (MTP layers are not counted).
+    for (id, total_b, active_b) in [("deepseek-v3", 671.0, 37.0), ("kimi-k2", 1040.0, 32.0), ("qwen3-coder-480b-a35b", 480.0, 35.0), ("qwen3-235b-a22b", 235.0, 22.0)] {
+        let l = load_bundled(id).unwrap();
+        assert!(l.warnings.iter().all(|w| !w.contains("unknown model_type")), "{id}: {:?}", l.warnings);
+        let p = l.model.params();
+        let (t, a) = (p.total as f64 / 1e9, p.active as f64 / 1e9);
+        assert!((t / total_b - 1.0).abs() < 0.03, "{id}: {t:.1}B total, published {total_b}B");
+        assert!((a / active_b - 1.0).abs() < 0.06, "{id}: {a:.1}B active, published {active_b}B");
+        assert!(l.model.llm.as_ref().unwrap().moe.is_some(), "{id} is a mixture of experts");
+    }
+}
+
+#[test]
+fn the_diagnosis_of_a_wide_ep_deployment_prices_its_cross_node_all_to_alls() {
+    let s = ds3();
+    let st_ = setup(&s).unwrap();
+    let names = st_.space.names().to_vec();
+    let mut c = st_.baseline.clone();
+    for (n, v) in [("tp", i(1)), ("dp", i(32)), ("expert_parallel", st("on")), ("batch", i(32))] {
+        c.0[names.iter().position(|x| x == n).unwrap()] = v;
+    }
+    let d = tunelab_scenario::diagnosis::diagnose(&s, Some(&c), tunelab_scenario::diagnosis::Weights::default()).unwrap();
+    assert!(d.infeasible.is_none(), "{:?}", d.infeasible);
+    assert!(d.bottlenecks.values().sum::<f64>() > 0.0);
+    // The baseline of a cluster scenario is a valid wide-EP layout.
+    assert!(matches!(st_.space.params().iter().find(|p| p.name == "expert_parallel").unwrap().level_value(0), Value::Str(ref v) if v == "on"));
+}

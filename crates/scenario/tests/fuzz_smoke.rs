@@ -247,4 +247,21 @@ fn fuzz_smoke_constraints() {
     drive("constraints", seeds, iters(3000), targets::constraints);
 }
 
+#[test]
+fn fuzz_smoke_cluster() {
+    // Multi-node layouts: fitting, not dividing the chips, disaggregated, bad strings, EPLB.
+    let seeds: Vec<Vec<u8>> = [
+        r#"{"nodes":2,"data_parallel":[2,4],"redundant_experts":[0]}"#,
+        r#"{"cluster":{"nodes":2,"data_parallel":[3]},"tensor_parallel":[4]}"#,
+        r#"{"cluster":{"nodes":2,"disaggregation":["colocated","1P1D","2P1D"],"prefill_tp":[2,4]},"tensor_parallel":[2,4]}"#,
+        r#"{"cluster":{"nodes":1,"disaggregation":["xPyD","0P1D","1P"]}}"#,
+        r#"{"cluster":{"nodes":2,"superpod":true,"redundant_experts":[0,8],"moe_imbalance":1.5},"device":"910C","tensor_parallel":[8,16]}"#,
+        r#"{"cluster":{"nodes":400,"moe_imbalance":0.5}}"#,
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect();
+    drive("cluster", seeds, iters(200), targets::cluster);
+}
+
 use tunelab_scenario::Scenario;

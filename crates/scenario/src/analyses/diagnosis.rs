@@ -150,7 +150,11 @@ pub const MAX_LISTED: usize = 8;
 pub fn priors(param: &str, to: &Value) -> (f64, f64) {
     let leaf = param.rsplit('.').next().unwrap_or(param);
     match leaf {
-        "tp" | "tensor_parallel" | "dp" | "pp" | "ep" | "cp" => (0.6, 0.15),
+        "tp" | "tensor_parallel" | "dp" | "pp" | "ep" | "cp" | "prefill_tp" => (0.6, 0.15),
+        // Multi-node serving: EPLB costs memory and a rebalancing service; disaggregation
+        // a second deployment, a proxy and a KV connector.
+        "redundant_experts" => (0.3, 0.1),
+        "pd" => (0.7, 0.25),
         "precision" => match to.as_str() {
             Some("w8a8") => (0.6, 0.45),
             Some("w8a16") => (0.5, 0.3),

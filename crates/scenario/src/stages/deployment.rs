@@ -184,8 +184,10 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         notes.push(format!("simple mode (static batch, {} engine): TTFT is one prefill of the whole batch and TPOT one decode step; no scheduler, no request stream", spec.engine));
     }
     if is_moe(&model) {
-        // Off first: a scenario that fixes nothing keeps its plain-TP baseline.
-        params.push(cat_s("expert_parallel", &["off".to_string(), "on".to_string()]));
+        // Off first: a scenario that fixes nothing keeps its plain-TP baseline. Over a cluster
+        // on first: data-parallel attention needs it (wide EP is how such deployments run).
+        let order = if d.cluster.is_some() { ["on", "off"] } else { ["off", "on"] };
+        params.push(cat_s("expert_parallel", &order.map(String::from)));
         notes.push("expert_parallel (vLLM --enable-expert-parallel): with it on, the routed experts are spread whole over the tp ranks (ep = tp), tokens reach them by all-to-all dispatch and combine; attention stays tensor-parallel".into());
     }
     super::serving_features::stage::extend(&model, &spec, &mut params, &mut notes)?;
@@ -538,7 +540,10 @@ impl DeploymentObjective {
             Err(e) if e.starts_with("KV cache too small") => return Ok(Err(e)),
             Err(e) => return Err(e),
         };
+        // Per chip, as the colocated path reports one rank's chip.
+        let mut stats = stats;
         let n = chips as f64;
+        stats.flops /= n;
         let (energy_j, busy_s) = (stats.energy_j / n, stats.busy_fraction * stats.duration_s);
         Ok(Ok(Served { stats, reserved_bytes: budget, energy_j, busy_s }))
     }

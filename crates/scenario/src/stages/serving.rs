@@ -27,18 +27,45 @@ pub struct ServingPoint {
     /// vLLM's `--enable-expert-parallel` (MoE models): experts spread whole over the TP ranks.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub expert_parallel: bool,
+    /// Multi-node serving (`deployment.cluster`, `stages::scale`): data-parallel attention
+    /// ranks (ep = tp x dp with expert parallelism), redundant experts (EPLB), the busiest
+    /// expert's load over the mean, and where the ranks sit.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub dp: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub redundant_experts: u64,
+    #[serde(default = "one_f", skip_serializing_if = "is_one_f")]
+    pub moe_imbalance: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<tunelab_sim::topology::Placement>,
+}
+
+fn one() -> u64 {
+    1
+}
+fn is_one(x: &u64) -> bool {
+    *x == 1
+}
+fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+fn one_f() -> f64 {
+    1.0
+}
+fn is_one_f(x: &f64) -> bool {
+    *x == 1.0
 }
 
 impl Default for ServingPoint {
     fn default() -> Self {
-        ServingPoint { batch: 8, precision: Precision::Fp16, tp: 1, flash_attention: true, fuse_epilogues: true, expert_parallel: false }
+        ServingPoint { batch: 8, precision: Precision::Fp16, tp: 1, flash_attention: true, fuse_epilogues: true, expert_parallel: false, dp: 1, redundant_experts: 0, moe_imbalance: 1.0, placement: None }
     }
 }
 
 impl ServingPoint {
     /// The parallel plan this point serves with.
     pub fn plan(&self) -> ParallelPlan {
-        plan(self.tp, self.expert_parallel)
+        crate::stages::scale::plan(self.tp, self.dp, self.expert_parallel, self.redundant_experts, self.placement)
     }
 }
 
@@ -113,7 +140,7 @@ pub fn workload(phase: Phase, batch: u64, input_len: u64, output_len: u64) -> Wo
 
 /// Graph options of a serving point.
 pub fn graph_options(p: &ServingPoint) -> GraphOptions {
-    GraphOptions { precision: p.precision, flash_attention: p.flash_attention, fuse_epilogues: p.fuse_epilogues, ..GraphOptions::default() }
+    GraphOptions { precision: p.precision, flash_attention: p.flash_attention, fuse_epilogues: p.fuse_epilogues, moe_imbalance: p.moe_imbalance, ..GraphOptions::default() }
 }
 
 pub use crate::stages::graphcost::{Memo, TileMode};
@@ -182,6 +209,8 @@ pub fn point_from_config(names: &[String], c: &Config, default: ServingPoint) ->
             ("attention" | "flash_attention", v) => p.flash_attention = flag(v, "flash").unwrap_or(p.flash_attention),
             ("fuse_epilogues" | "epilogue_fusion" | "epilogues", v) => p.fuse_epilogues = flag(v, "fused").unwrap_or(p.fuse_epilogues),
             ("expert_parallel", v) => p.expert_parallel = flag(v, "on").unwrap_or(p.expert_parallel),
+            ("dp", v) => p.dp = v.as_i64().unwrap_or(p.dp as i64).max(1) as u64,
+            ("redundant_experts", v) => p.redundant_experts = v.as_i64().unwrap_or(p.redundant_experts as i64).max(0) as u64,
             _ => {}
         }
     }
@@ -199,5 +228,13 @@ fn flag(v: &Value, on: &str) -> Option<bool> {
 pub fn default_point(s: &crate::spec::scenario::Scenario, model: &ModelDesc) -> ServingPoint {
     let precision = crate::stages::context::native_precision(model.dtype, true);
     let batch = if s.workload.batch > 0 { s.workload.batch as u64 } else { s.workload.dynamic_batches.first().copied().unwrap_or(1).max(1) as u64 };
-    ServingPoint { batch, precision, ..ServingPoint::default() }
+    let mut p = ServingPoint { batch, precision, ..ServingPoint::default() };
+    // A multi-node deployment: its placement and expert imbalance (`stages::scale`).
+    if let Some(c) = &s.deployment.cluster {
+        if let Ok((_, d, _)) = crate::context::resolve(s) {
+            p.placement = tunelab_sim::topology::Placement::of(&d, c.superpod).ok();
+        }
+        p.moe_imbalance = c.moe_imbalance.unwrap_or(crate::stages::scale::constants().moe_imbalance);
+    }
+    p
 }

@@ -34,11 +34,13 @@ pub fn bundled_models() -> Vec<(&'static str, &'static str)> {
         ("phi-4-mini-instruct", crate::json_asset!("../../../../assets/models/phi-4-mini-instruct.config.json")),
         ("bge-large-zh-v1.5", crate::json_asset!("../../../../assets/models/bge-large-zh-v1.5.config.json")),
         ("xlm-roberta-large", crate::json_asset!("../../../../assets/models/xlm-roberta-large.config.json")),
+        ("kimi-k2", crate::json_asset!("../../../../assets/models/kimi-k2.config.json")),
+        ("qwen3-coder-480b-a35b", crate::json_asset!("../../../../assets/models/qwen3-coder-480b-a35b.config.json")),
     ]
 }
 
 /// Display names of the bundled models (Hugging Face configs carry none).
-const BUNDLED_NAMES: [(&str, &str); 29] = [
+const BUNDLED_NAMES: [(&str, &str); 31] = [
     ("llama-2-7b", "Llama-2-7B"),
     ("qwen2.5-7b", "Qwen2.5-7B"),
     ("mixtral-8x7b", "Mixtral-8x7B"),
@@ -68,6 +70,8 @@ const BUNDLED_NAMES: [(&str, &str); 29] = [
     ("phi-4-mini-instruct", "Phi-4-mini-instruct"),
     ("bge-large-zh-v1.5", "BGE-large-zh-v1.5"),
     ("xlm-roberta-large", "XLM-RoBERTa-large"),
+    ("kimi-k2", "Kimi-K2-Instruct"),
+    ("qwen3-coder-480b-a35b", "Qwen3-Coder-480B-A35B-Instruct"),
 ];
 
 /// Loads a bundled model by id, with its display name.

@@ -56,9 +56,11 @@ fn dtype_of(obj: &Obj, warnings: &mut Vec<String>) -> DType {
 }
 
 /// Model types read exactly; anything else is read with the usual field names and a warning.
-const KNOWN: [&str; 16] = [
+const KNOWN: [&str; 17] = [
     "llama", "mistral", "qwen", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "chatglm",
     "baichuan", "deepseek_v2", "deepseek_v3", "phi3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text",
+    // Kimi K2 is DeepSeek-V3's layout (DeepseekV3ForCausalLM: MLA, shared + routed experts).
+    "kimi_k2",
 ];
 
 /// Model types `load_hf` builds (decoders, hybrid linear-attention decoders, multimodal
@@ -81,7 +83,7 @@ const READ: &[&str] = &[
     "model_type", "hidden_size", "num_hidden_layers", "num_layers", "num_attention_heads",
     "num_key_value_heads", "multi_query_attention", "multi_query_group_num", "head_dim",
     "kv_channels", "intermediate_size", "ffn_hidden_size", "vocab_size", "padded_vocab_size",
-    "max_position_embeddings", "seq_length", "model_max_length", "attention_bias", "add_qkv_bias",
+    "max_position_embeddings", "seq_length", "model_max_length", "attention_bias", "add_qkv_bias", "qkv_bias",
     "tie_word_embeddings", "num_local_experts", "num_experts", "n_routed_experts",
     "num_experts_per_tok", "moe_intermediate_size", "shared_expert_intermediate_size",
     "n_shared_experts", "mlp_only_layers", "decoder_sparse_step", "first_k_dense_replace",
@@ -116,6 +118,8 @@ const IGNORED: &[&str] = &[
     "resid_pdrop", "embd_pdrop", "original_max_position_embeddings", "attention_probs_dropout_prob",
     "position_embedding_type", "gradient_checkpointing", "lm_head_bias", "interleaved_sliding_window",
     "mamba_ssm_dtype", "mtp_use_dedicated_embeddings", "rope_parameters", "full_attn_mod", "interpolate_factor", "image_token_id", "video_token_id",
+    // Qwen3-Coder: q/k norms, which the qwen3 model types already carry (a few vector elements).
+    "use_qk_norm",
 ];
 
 /// The first of `names` present (a config family's own spelling), with the name found.
@@ -181,9 +185,10 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
         }
     };
     // Qwen (v1, c_attn), Qwen2 and Qwen2-MoE put a bias on q/k/v unconditionally; ChatGLM says
-    // add_qkv_bias; others attention_bias.
+    // add_qkv_bias; Qwen3-Coder's config qkv_bias; others attention_bias.
     let qkv_bias = opt_bool(obj, "attention_bias")
         .or_else(|| opt_bool(obj, "add_qkv_bias"))
+        .or_else(|| opt_bool(obj, "qkv_bias"))
         .unwrap_or(matches!(model_type, "qwen" | "qwen2" | "qwen2_moe"));
     let tied = opt_bool(obj, "tie_word_embeddings").unwrap_or(false);
     // ChatGLM and Qwen (v1) train at seq_length; Baichuan names it model_max_length.

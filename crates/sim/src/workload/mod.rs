@@ -9,6 +9,7 @@ mod constants;
 pub mod diffusers;
 mod flops;
 mod llm;
+pub mod mtp;
 mod train;
 
 pub use train::trainable_per_chip;

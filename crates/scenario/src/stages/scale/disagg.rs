@@ -75,7 +75,7 @@ pub fn simulate(
         let b = batch.len() as u64;
         let c = prefill.prefill(b, tokens.div_ceil(b), cfg.graph_launch)?;
         let end = t0 + c.time_us;
-        (energy_uj, flops, rel_error, busy_us, prefill_busy_us) = (energy_uj + c.energy_uj * cfg.prefill_chips as f64, flops + c.flops, rel_error.max(c.rel_error), busy_us + c.device_us, prefill_busy_us + c.device_us);
+        (energy_uj, flops, rel_error, busy_us, prefill_busy_us) = (energy_uj + c.energy_uj * cfg.prefill_chips as f64, flops + c.flops * cfg.prefill_chips as f64, rel_error.max(c.rel_error), busy_us + c.device_us, prefill_busy_us + c.device_us);
         steps += 1;
         free[rank] = end;
         for &i in &batch {
@@ -89,7 +89,13 @@ pub fn simulate(
     let mut itl = Histogram::default();
     let mut batch_sum = 0.0;
     let mut decode_steps = 0u64;
+    // Each decode rank's output rate over its own run (first arrival to its last token), summed:
+    // the colocated path's dp x one rank's rate, so a finite run's tail counts alike in both.
+    let first = reqs.iter().map(|r| r.arrival_s).fold(f64::INFINITY, f64::min) * 1e6;
+    let mut out_rate = 0.0;
     for r in 0..ranks {
+        let mut rank_tokens = 0u64;
+        let mut rank_last = first;
         let mut mine: Vec<usize> = order.iter().copied().enumerate().filter(|(k, _)| k % ranks == r).map(|(_, i)| i).collect();
         mine.sort_by(|a, b| ready[*a].total_cmp(&ready[*b]).then(a.cmp(b)));
         let mut waiting: VecDeque<usize> = mine.into();
@@ -105,6 +111,8 @@ pub fn simulate(
                 waiting.pop_front();
                 if reqs[i].output <= 1 {
                     finish[i] = ready[i];
+                    rank_tokens += reqs[i].output;
+                    rank_last = rank_last.max(ready[i]);
                     continue;
                 }
                 kv_used += need;
@@ -120,7 +128,7 @@ pub fn simulate(
             let ctx = running.iter().map(|x| x.2).sum::<u64>().div_ceil(b);
             let c = decode.decode(b, ctx, cfg.graph_launch)?;
             t += c.time_us;
-            (energy_uj, flops, rel_error, busy_us) = (energy_uj + c.energy_uj * cfg.decode_chips as f64, flops + c.flops, rel_error.max(c.rel_error), busy_us + c.device_us);
+            (energy_uj, flops, rel_error, busy_us) = (energy_uj + c.energy_uj * cfg.decode_chips as f64, flops + c.flops * cfg.decode_chips as f64, rel_error.max(c.rel_error), busy_us + c.device_us);
             steps += 1;
             decode_steps += 1;
             batch_sum += b as f64;
@@ -130,6 +138,8 @@ pub fn simulate(
                 *ctx += 1;
                 if *g >= reqs[*i].output {
                     finish[*i] = t;
+                    rank_tokens += reqs[*i].output;
+                    rank_last = rank_last.max(t);
                     kv_used -= reqs[*i].input + reqs[*i].output;
                     false
                 } else {
@@ -137,8 +147,10 @@ pub fn simulate(
                 }
             });
         }
+        if rank_tokens > 0 {
+            out_rate += rank_tokens as f64 / ((rank_last - first) * 1e-6).max(1e-9);
+        }
     }
-    let first = reqs.iter().map(|r| r.arrival_s).fold(f64::INFINITY, f64::min) * 1e6;
     let last = finish.iter().copied().fold(0.0, f64::max);
     let duration_s = ((last - first) * 1e-6).max(1e-9);
     let ttft: Vec<f64> = (0..n).map(|i| (ready[i] - reqs[i].arrival_s * 1e6) * 1e-3).collect();
@@ -150,18 +162,20 @@ pub fn simulate(
     let out_tokens: u64 = reqs.iter().map(|r| r.output).sum();
     let in_tokens: u64 = reqs.iter().map(|r| r.input).sum();
     let engines = (cfg.prefill_ranks + cfg.decode_ranks).max(1) as f64;
+    // Requests and prompt tokens at the pace the output comes out.
+    let pace = out_rate / (out_tokens.max(1) as f64);
     Ok(ServingStats {
         requests: n,
         duration_s,
-        output_tokens_per_s: out_tokens as f64 / duration_s,
-        total_tokens_per_s: (out_tokens + in_tokens) as f64 / duration_s,
-        requests_per_s: n as f64 / duration_s,
+        output_tokens_per_s: out_rate,
+        total_tokens_per_s: (out_tokens + in_tokens) as f64 * pace,
+        requests_per_s: n as f64 * pace,
         ttft_compute_ms: pcts((0..n).map(|i| ttft[i] - queue[i]).collect()),
         ttft_ms: pcts(ttft),
         tpot_ms: pcts(tpot),
         itl_ms: itl.pcts(),
         queue_ms: pcts(queue),
-        goodput_rps: within as f64 / duration_s,
+        goodput_rps: within as f64 * pace,
         slo_attained: within as f64 / n as f64,
         steps,
         mean_batch: if decode_steps > 0 { batch_sum / decode_steps as f64 } else { 0.0 },
@@ -170,6 +184,7 @@ pub fn simulate(
         prefill_share: prefill_busy_us / busy_us.max(1e-9),
         // Every chip of every rank (the colocated path reports one chip's; the stage scales).
         energy_j: energy_uj * 1e-6,
+        // Every chip's FLOPs (the stage divides by the chips).
         flops,
         rel_error,
         ..Default::default()

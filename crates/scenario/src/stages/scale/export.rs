@@ -15,7 +15,8 @@ use std::collections::BTreeMap;
 /// The flags this module writes (for the report's documented-flags list).
 pub const FLAGS: &[&str] = &["--data-parallel-size", "--data-parallel-size-local", "--data-parallel-address", "--data-parallel-rpc-port", "--data-parallel-start-rank", "--headless", "--enable-eplb", "--eplb-config", "--kv-transfer-config"];
 
-/// Extra `vllm serve` arguments (for the head node, or the decode instance when disaggregated)
+/// Extra `vllm serve` arguments (JSON values single-quoted for the shell, as the report joins
+/// them into one command line) (for the head node, or the decode instance when disaggregated)
 /// and notes on what runs where.
 pub fn vllm_args(s: &Scenario, best: &BTreeMap<String, Value>) -> (Vec<String>, Vec<String>) {
     let (mut args, mut notes) = (Vec::new(), Vec::new());
@@ -42,12 +43,12 @@ pub fn vllm_args(s: &Scenario, best: &BTreeMap<String, Value>) -> (Vec<String>, 
     }
     let red = int("redundant_experts", 0);
     if red > 0 {
-        args.extend(["--enable-eplb".into(), "--eplb-config".into(), format!("{{\"num_redundant_experts\":{red}}}")]);
+        args.extend(["--enable-eplb".into(), "--eplb-config".into(), format!("'{{\"num_redundant_experts\":{red}}}'")]);
         notes.push(format!("EPLB with {red} redundant experts: vLLM-Ascend's Model Runner V2 path (VLLM_USE_V2_MODEL_RUNNER=1); vLLM-Ascend supports redundant experts on A3, not A2"));
     }
     if let Some((x, y)) = pd {
         let ptp = int("prefill_tp", tp);
-        args.extend(["--kv-transfer-config".into(), "{\"kv_connector\":\"MooncakeConnector\",\"kv_role\":\"kv_consumer\"}".into()]);
+        args.extend(["--kv-transfer-config".into(), "'{\"kv_connector\":\"MooncakeConnector\",\"kv_role\":\"kv_consumer\"}'".into()]);
         notes.push(format!(
             "prefill-decode disaggregation {x}P{y}D on {} node(s): the command is a decode instance's (tp {tp} x dp {dp}); each of the {x} prefill instance(s) runs the same model with --tensor-parallel-size {ptp} and --kv-transfer-config '{{\"kv_connector\":\"MooncakeConnector\",\"kv_role\":\"kv_producer\"}}', behind a proxy that sends prompts to prefill and decoding to decode",
             c.nodes

@@ -112,6 +112,11 @@ impl Cluster {
             v.sort_unstable();
             v.dedup();
             v.reverse();
+            // The first tp's filling dp first, so the baseline is a valid layout.
+            if let Some(first) = tps.first().filter(|t| chips % **t == 0).map(|t| chips / t) {
+                v.retain(|d| *d != first);
+                v.insert(0, first);
+            }
             v
         } else {
             o.data_parallel.clone()
