@@ -14,6 +14,10 @@ pub const BUNDLED_SCENARIOS: &[(&str, &str)] = &[
     ("mixtral-8x7b-910B2-deployment", tunelab_sim::json_asset!("../../../assets/scenarios/mixtral-8x7b-910B2-deployment.json")),
     ("sd15-unet-310P3-operator", tunelab_sim::json_asset!("../../../assets/scenarios/sd15-unet-310P3-operator.json")),
     ("llava-1.5-7b-910B2-deployment", tunelab_sim::json_asset!("../../../assets/scenarios/llava-1.5-7b-910B2-deployment.json")),
+    ("qwen3-32b-4x910B2-eagle3-w8a8", tunelab_sim::json_asset!("../../../assets/scenarios/qwen3-32b-4x910B2-eagle3-w8a8.json")),
+    ("qwen3.5-9b-910B2-hybrid-eager-graph", tunelab_sim::json_asset!("../../../assets/scenarios/qwen3.5-9b-910B2-hybrid-eager-graph.json")),
+    ("bge-large-910B4-embedding", tunelab_sim::json_asset!("../../../assets/scenarios/bge-large-910B4-embedding.json")),
+    ("phi4-mini-910B2-sharegpt", tunelab_sim::json_asset!("../../../assets/scenarios/phi4-mini-910B2-sharegpt.json")),
 ];
 
 /// Every bundled scenario, parsed: (id, scenario or the error that stops it loading).
