@@ -158,8 +158,14 @@ pub fn priors(param: &str, to: &Value) -> (f64, f64) {
         "precision" => match to.as_str() {
             Some("w8a8") => (0.6, 0.45),
             Some("w8a16") => (0.5, 0.3),
+            // 4-bit weights: calibration (msModelSlim) and a larger accuracy risk, most for
+            // 4-bit activations.
+            Some("w4a16") | Some("w4a8") => (0.6, 0.55),
+            Some("w4a4") => (0.7, 0.7),
             _ => (0.2, 0.1),
         },
+        // A draft model to train or download; the output distribution is unchanged (lossless).
+        "num_speculative_tokens" => (0.3, 0.05),
         "int8" => (0.5, 0.3),
         "batch" | "batch_size" | "micro_batch" => (0.1, 0.15),
         "launch" => (0.2, 0.1),

@@ -17,6 +17,10 @@ pub const BUNDLED_SCENARIOS: &[(&str, &str)] = &[
     ("sd2.1-910B2-diffusion", tunelab_sim::json_asset!("../../../../assets/scenarios/sd2.1-910B2-diffusion.json")),
     ("deepseek-v3-2xA3-deployment", tunelab_sim::json_asset!("../../../../assets/scenarios/deepseek-v3-2xA3-deployment.json")),
     ("qwen3-235b-2xA3-pd-compare", tunelab_sim::json_asset!("../../../../assets/scenarios/qwen3-235b-2xA3-pd-compare.json")),
+    ("qwen3-32b-4x910B2-eagle3-w8a8", tunelab_sim::json_asset!("../../../../assets/scenarios/qwen3-32b-4x910B2-eagle3-w8a8.json")),
+    ("qwen3.5-9b-910B2-hybrid-eager-graph", tunelab_sim::json_asset!("../../../../assets/scenarios/qwen3.5-9b-910B2-hybrid-eager-graph.json")),
+    ("bge-large-910B4-embedding", tunelab_sim::json_asset!("../../../../assets/scenarios/bge-large-910B4-embedding.json")),
+    ("phi4-mini-910B2-sharegpt", tunelab_sim::json_asset!("../../../../assets/scenarios/phi4-mini-910B2-sharegpt.json")),
 ];
 
 /// Every bundled scenario, parsed: (id, scenario or the error that stops it loading).

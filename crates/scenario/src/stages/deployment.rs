@@ -177,8 +177,10 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
             },
         };
         notes.push(format!(
-            "continuous-batching scheduler ({} engine): {} requests, {arrivals}, {} lengths around {} in / {} out; ttft_ms and tpot_ms are p90s over the requests",
-            spec.engine, spec.requests, spec.length_distribution, w.input_len, w.output_len
+            "continuous-batching scheduler ({} engine): {} requests, {arrivals}, {}; ttft_ms and tpot_ms are p90s over the requests",
+            spec.engine,
+            spec.requests,
+            if spec.dataset.is_empty() { format!("{} lengths around {} in / {} out", spec.length_distribution, w.input_len, w.output_len) } else { format!("lengths drawn from the {} dataset's published statistics", spec.dataset) }
         ));
     } else {
         notes.push(format!("simple mode (static batch, {} engine): TTFT is one prefill of the whole batch and TPOT one decode step; no scheduler, no request stream", spec.engine));

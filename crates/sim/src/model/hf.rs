@@ -306,9 +306,6 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
         warnings.push("multi-token-prediction layers (num_nextn_predict_layers) are not modelled".into());
     }
     let linear_attention = linear_attention(obj, layers, prefix)?;
-    if opt_bool(obj, "attn_output_gate").unwrap_or(false) {
-        warnings.push("attn_output_gate: the sigmoid output gate of the full-attention layers (q_proj twice as wide) is not costed".into());
-    }
     let mlp = MlpKind::SwiGlu;
     Ok(TransformerDesc {
         layers,
@@ -329,6 +326,7 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
         mla,
         linear_attention,
         encoder: false,
+        attn_output_gate: opt_bool(obj, "attn_output_gate").unwrap_or(false),
     })
 }
 
@@ -407,6 +405,7 @@ fn encoder(obj: &Obj, warnings: &mut Vec<String>) -> Result<TransformerDesc, Str
         mla: None,
         linear_attention: None,
         encoder: true,
+        attn_output_gate: false,
     })
 }
 
@@ -439,6 +438,7 @@ fn clip_vision(obj: &Obj) -> Result<(TransformerDesc, u64, u64, u64), String> {
         mla: None,
         linear_attention: None,
         encoder: false,
+        attn_output_gate: false,
     };
     let image = req_u64(obj, "image_size", p)?;
     let patch = req_u64(obj, "patch_size", p)?;
@@ -495,6 +495,8 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
         return Ok(LoadedModel { model, warnings });
     }
     if ENCODERS.contains(&model_type) {
+        // These checkpoints predate torch_dtype: transformers loads them in float32.
+        let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") { dtype } else { warnings.retain(|w| !w.contains("torch_dtype")); DType::Fp32 };
         let llm = encoder(obj, &mut warnings)?;
         let model = ModelDesc { name: name_of(obj, model_type), family: ModelFamily::Encoder, dtype, llm: Some(llm), vision: None, graph: Vec::new() };
         return Ok(LoadedModel { model, warnings });

@@ -139,6 +139,10 @@ pub struct TransformerDesc {
     /// every token, no KV cache, no decoding; the head is a pooler instead of an LM head.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub encoder: bool,
+    /// A sigmoid gate on the attention output, computed by q_proj (twice as wide: queries and
+    /// gate), as Qwen3-Next and Qwen3.5's full-attention layers do (`attn_output_gate`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub attn_output_gate: bool,
 }
 
 /// Linear-attention layers of a hybrid model (Gated DeltaNet, Yang et al. 2024,
@@ -329,7 +333,8 @@ impl TransformerDesc {
         let q = u128::from(self.heads) * d;
         let kv = u128::from(self.kv_heads) * d;
         let bias = if self.qkv_bias { q + 2 * kv } else { 0 };
-        h * (q + 2 * kv) + q * h + bias + qk_norm
+        let gate = if self.attn_output_gate { h * q } else { 0 };
+        h * (q + 2 * kv) + q * h + bias + qk_norm + gate
     }
     /// Parameters of a dense MLP of width `inter`.
     pub fn mlp_params(&self, inter: u64) -> u64 {

@@ -128,7 +128,9 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, moe_layer: bool, 
         }
         None => {
             let qkv_epi = if t.qkv_bias { Epilogue::Bias } else { Epilogue::None };
-            let qkv_n = (hq + 2 * hkv) * d;
+            // An output gate rides on q_proj (queries and gate side by side).
+            let gate = if t.attn_output_gate { hq * d } else { 0 };
+            let qkv_n = (hq + 2 * hkv) * d + gate;
             ops.push(ctx.mm(format!("{p}.attn.qkv_proj"), OpClass::Attention, tokens, qkv_n, t.hidden, qkv_epi));
             if t.qk_norm {
                 // Qwen3: an RMSNorm over every query and key head.
@@ -218,6 +220,10 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, moe_layer: bool, 
         // Absorbed value up-projection: latent -> v per head.
         let op = Op::Matmul { batch: hq, m: tokens, n: m.v_head_dim, k: m.kv_lora_rank, dtype: ctx.mm, weight_dtype: ctx.weight, epilogue: Epilogue::None };
         ops.push(GraphOp { name: format!("{p}.attn.mla_v_up"), op, repeat: 1, class: OpClass::Attention });
+    }
+    if t.attn_output_gate {
+        // sigmoid(gate) * attention output, before o_proj.
+        ops.push(ctx.vector(format!("{p}.attn.output_gate"), OpClass::Attention, VectorKind::SwiGlu, tokens, attn_out));
     }
     if ctx.quant {
         ops.push(ctx.vector(format!("{p}.attn.o_quant"), OpClass::Attention, VectorKind::Quantize, tokens, attn_out));
