@@ -8,6 +8,8 @@
 //! (`tunelab_scenario::format_best`), so tests and downloads can compare exactly.
 
 pub use tunelab_scenario::metrics::{fmt4, fmt_metric, fmt_sig, fmt_unit, readable};
+/// The exact number, for `data-value` attributes and exports (never shown as text).
+pub use tunelab_scenario::format_best as exact;
 
 /// Compact number for chart ticks and labels: three significant digits (four from 1000 to
 /// 9999), k/M/G suffixes for large values, an exponent for tiny ones. Non-finite: "n/a".
