@@ -62,7 +62,7 @@ pub fn TrialsPanel() -> impl IntoView {
                         state: match t.state { TrialState::Ok => "ok", TrialState::Infeasible => "infeasible", TrialState::Failed => "failed" },
                         values: t.values.clone(),
                         config: t.config.clone(),
-                        described: t.config.describe(&names).chars().take(160).collect(),
+                        described: crate::charts::numbers::describe(&t.config, &names).chars().take(160).collect(),
                     });
                 }
             }
@@ -245,7 +245,7 @@ fn pins_view(pinned: Vec<(String, Result<PointDetail, String>)>) -> impl IntoVie
             <table data-testid="pins"><thead><tr><th>"metric"</th>
                 {pinned.iter().enumerate().map(|(i, (desc, _))| view! { <th title=desc.clone()>{format!("pin {}", i + 1)}</th> }).collect_view()}
             </tr></thead><tbody>
-                <tr><td>"configuration"</td>{pinned.iter().map(|(desc, d)| view! { <td class="small" data-config=desc.clone()>{desc.clone()}{d.as_ref().err().map(|e| format!(" — {e}"))}{d.as_ref().ok().and_then(|d| d.infeasible.clone()).map(|e| format!(" — infeasible: {e}"))}</td> }).collect_view()}</tr>
+                <tr><td>"configuration"</td>{pinned.iter().map(|(desc, d)| view! { <td class="small" data-config=desc.clone()>{crate::charts::numbers::readable_config(desc)}{d.as_ref().err().map(|e| format!(" — {e}"))}{d.as_ref().ok().and_then(|d| d.infeasible.clone()).map(|e| format!(" — infeasible: {e}"))}</td> }).collect_view()}</tr>
                 {metric_rows.iter().map(|(n, u)| view! {
                     <tr><td title=meaning(n)>{label_unit(n, u)}</td>
                     {details.iter().map(|d| {
