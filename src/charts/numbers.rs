@@ -8,6 +8,8 @@
 //! (`tunelab_scenario::format_best`), so tests and downloads can compare exactly.
 
 pub use tunelab_scenario::metrics::{fmt4, fmt_metric, fmt_sig, fmt_unit, readable};
+/// The exact number, for `data-value` attributes and exports (never shown as text).
+pub use tunelab_scenario::format_best as exact;
 
 /// Compact number for chart ticks and labels: three significant digits (four from 1000 to
 /// 9999), k/M/G suffixes for large values, an exponent for tiny ones. Non-finite: "n/a".
@@ -33,9 +35,37 @@ pub fn format_num(v: f64) -> String {
     format!("{}{suffix}", fmt_sig(scaled, if scaled.abs() >= 1000.0 { 4 } else { 3 }))
 }
 
+/// A configuration as people read it ("batch=64, x=-3.095"): like `Config::describe`, with
+/// fractional values rounded by [`fmt4`]. `data-config` attributes and exports keep `describe`.
+pub fn describe(config: &tunelab_search::Config, names: &[String]) -> String {
+    readable_config(&config.describe(names))
+}
+
+/// A `Config::describe` text ("name=value, ...") with its fractional numbers rounded by
+/// [`fmt4`]; whole numbers and words are kept as they are.
+pub fn readable_config(text: &str) -> String {
+    text.split(", ")
+        .map(|part| match part.split_once('=') {
+            Some((name, value)) if value.contains('.') => match value.parse::<f64>() {
+                Ok(v) if v.is_finite() => format!("{name}={}", fmt4(v)),
+                _ => part.to_string(),
+            },
+            _ => part.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn configurations_read_with_rounded_fractions() {
+        assert_eq!(readable_config("x=-3.095238095238095, y=12.142857142857142"), "x=-3.095, y=12.14");
+        assert_eq!(readable_config("batch=64, precision=w8a8, kv_cache_fraction=0.8, tp=1"), "batch=64, precision=w8a8, kv_cache_fraction=0.8, tp=1");
+        assert_eq!(readable_config("launch=v1.2.3"), "launch=v1.2.3");
+    }
 
     #[test]
     fn numbers_format_compactly() {

@@ -3,6 +3,7 @@
 
 use crate::charts::{BreakdownChart, BreakdownData, BreakdownRow, Ceiling, HeatCell, HeatmapChart, HeatmapData, HotspotChart, HotspotData, RooflineChart, RooflineData, RooflinePoint};
 use crate::state::Ctx;
+use crate::charts::numbers::{exact, fmt_metric};
 use leptos::prelude::*;
 use tunelab_scenario::explore::{heatmap, point_detail, HeatMap, PointDetail};
 use tunelab_search::Config;
@@ -142,7 +143,7 @@ pub fn PointView(detail: RwSignal<Option<PointDetail>>, #[prop(optional, into)] 
             <p class="bad">{move || d().infeasible.map(|r| format!("Infeasible: {r}")).unwrap_or_default()}</p>
             <p class="muted small" data-testid="point-simulated">{move || { let s = d().simulated; if s.is_empty() { s } else { format!("Simulated: {s}") } }}</p>
             <table><tbody>
-                {move || d().metrics.into_iter().map(|(n, v, u)| view! { <tr><td title=tunelab_scenario::metrics::meaning(&n)>{tunelab_scenario::metrics::label_unit(&n, &u)}</td><td class="num" data-value=tunelab_scenario::format_best(v)>{tunelab_scenario::metrics::fmt_metric(&n, v)}</td></tr> }).collect_view()}
+                {move || d().metrics.into_iter().map(|(n, v, u)| view! { <tr><td title=tunelab_scenario::metrics::meaning(&n)>{tunelab_scenario::metrics::label_unit(&n, &u)}</td><td class="num" data-value=exact(v)>{fmt_metric(&n, v)}</td></tr> }).collect_view()}
             </tbody></table>
             <div class="charts">
                 <BreakdownChart data=breakdown/>

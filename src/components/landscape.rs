@@ -10,7 +10,7 @@
 //! same one (`landscape::Landscape::build`). The page parses a cache once (`Loaded`); workers get
 //! its bytes in a binary message and parse their own copy.
 
-use crate::charts::numbers::{fmt4, fmt_unit};
+use crate::charts::numbers::{describe, fmt4, fmt_unit};
 use crate::charts::surface::{SurfaceChart, SurfaceData, SurfaceSeries};
 use crate::state::{Ctx, Status};
 use leptos::prelude::*;
@@ -354,7 +354,7 @@ fn OptimumLine() -> impl IntoView {
         let (cfg, v) = land.optimum()?;
         let unit = land.metric().unit;
         let names = land.space().names();
-        let mut out = format!("True optimum: {} at {}.", fmt_unit(v, &unit), cfg.describe(names));
+        let mut out = format!("True optimum: {} at {}.", fmt_unit(v, &unit), describe(&cfg, names));
         ctx.view.with(|rv| {
             if let Some(rv) = rv {
                 let parts: Vec<String> = rv
@@ -426,7 +426,7 @@ pub fn surface_data(land: &Landscape, (ax, ay): (usize, usize), lanes: &[(String
         .collect();
     let optimum = if done {
         land.optimum().and_then(|(c, v)| {
-            let what = format!("{} at {}", fmt_unit(v, &m.unit), c.describe(space.names()));
+            let what = format!("{} at {}", fmt_unit(v, &m.unit), describe(&c, space.names()));
             Some((rank_of(space, ax, &c)? as f64, rank_of(space, ay, &c)? as f64, what))
         })
     } else {

@@ -14,7 +14,8 @@ use crate::components::whatif::WhatIfPanel;
 use crate::state::Ctx;
 use leptos::prelude::*;
 use tunelab_scenario::diagnosis::{diagnose, Diagnosis, Suggestion, Weights};
-use tunelab_scenario::metrics::{fmt4, fmt_metric, label, label_unit, meaning};
+use crate::charts::numbers::{exact, fmt4, fmt_metric};
+use tunelab_scenario::metrics::{label, label_unit, meaning};
 use tunelab_scenario::report::{trials_csv, Report};
 
 /// The diagnosis and report view.
@@ -151,7 +152,7 @@ fn suggestion_line(d: &Diagnosis, s: &Suggestion) -> String {
 fn diagnosis_view(d: Diagnosis) -> impl IntoView {
     let goal_line = format!("Goal: {} ({}) of {}", label(&d.goal), if d.goal_higher_is_better { "maximise" } else { "minimise" }, d.stage);
     // Shown rounded; data-value keeps the exact number (tests compare it with the run's best).
-    let goal_exact = d.goal_value.map(tunelab_scenario::format_best).unwrap_or_default();
+    let goal_exact = d.goal_value.map(exact).unwrap_or_default();
     let goal_value = d.goal_value.map(fmt4).unwrap_or_else(|| "—".into());
     let suggestions: Vec<String> = d.suggestions.iter().map(|s| suggestion_line(&d, s)).collect();
     let trade: Vec<String> = d.trade_offs.iter().map(|s| suggestion_line(&d, s)).collect();
@@ -185,7 +186,7 @@ fn diagnosis_view(d: Diagnosis) -> impl IntoView {
             <Show when=move || suggestions.is_empty()>
                 <p class="small">"No single change of one parameter improves the goal: this configuration is a local optimum of the space."</p>
             </Show>
-            <ol data-testid="suggestions">{d.suggestions.iter().map(|s| (suggestion_line(&d, s), s.effect, s.config.describe(&d.names), s.goal_after.map(tunelab_scenario::format_best).unwrap_or_default())).map(|(l, e, c, g)| view! { <li class="good" data-effect=e.to_string() data-config=c data-goal=g>{l}</li> }).collect_view()}</ol>
+            <ol data-testid="suggestions">{d.suggestions.iter().map(|s| (suggestion_line(&d, s), s.effect, s.config.describe(&d.names), s.goal_after.map(exact).unwrap_or_default())).map(|(l, e, c, g)| view! { <li class="good" data-effect=e.to_string() data-config=c data-goal=g>{l}</li> }).collect_view()}</ol>
             <Show when=move || !trade.is_empty()>
                 <h3>"Trade-offs (no gain for the goal, or a loss, but they buy something else)"</h3>
             </Show>
@@ -213,7 +214,7 @@ fn report_view(r: Report) -> impl IntoView {
     view! {
         <div data-testid="report">
             <p>{format!("{} · {} stage · {} on {} · seed {} · {} evaluations", r.name, r.stage, r.model, r.device, r.seed, r.evaluations)}</p>
-            <p>"Best " {label(&r.metric)} ": " <strong data-testid="report-best" data-value=r.best.map(tunelab_scenario::format_best).unwrap_or_default()>{r.best.map(fmt4).unwrap_or_else(|| "—".into())}</strong> " " {r.unit.clone()} {r.best_strategy.clone().map(|s| format!(" (found by {s})")).unwrap_or_default()}</p>
+            <p>"Best " {label(&r.metric)} ": " <strong data-testid="report-best" data-value=r.best.map(exact).unwrap_or_default()>{r.best.map(fmt4).unwrap_or_else(|| "—".into())}</strong> " " {r.unit.clone()} {r.best_strategy.clone().map(|s| format!(" (found by {s})")).unwrap_or_default()}</p>
             <p class="bad">{r.baseline_infeasible.clone().map(|e| format!("The baseline is infeasible: {e}")).unwrap_or_default()}</p>
             {wrap(view! {
                 <table class="metrics" data-testid="report-table"><thead><tr><th>"metric"</th><th>"before"</th><th>"after"</th><th>"change"</th></tr></thead><tbody>

@@ -12,7 +12,8 @@ use crate::state::Ctx;
 use leptos::prelude::*;
 use tunelab_scenario::explore::{parse_config, point_detail, PointDetail};
 use crate::worker::compare::Comparison;
-use tunelab_scenario::metrics::{fmt4, fmt_metric, label, label_unit, meaning};
+use crate::charts::numbers::{exact, fmt4, fmt_metric};
+use tunelab_scenario::metrics::{label, label_unit, meaning};
 use tunelab_search::{Config, TrialState};
 
 /// Most rows the table shows (sorted first, so the best are always there).
@@ -61,7 +62,7 @@ pub fn TrialsPanel() -> impl IntoView {
                         state: match t.state { TrialState::Ok => "ok", TrialState::Infeasible => "infeasible", TrialState::Failed => "failed" },
                         values: t.values.clone(),
                         config: t.config.clone(),
-                        described: t.config.describe(&names).chars().take(160).collect(),
+                        described: crate::charts::numbers::describe(&t.config, &names).chars().take(160).collect(),
                     });
                 }
             }
@@ -196,8 +197,8 @@ fn chips_view(c: Comparison) -> impl IntoView {
                     match r {
                         None => view! { <tr data-chip=chip.clone() data-state="tuning"><td>{mark}</td><td colspan="4" class="muted">"tuning…"</td></tr> }.into_any(),
                         Some(r) => {
-                            let own = r.goal().map(tunelab_scenario::format_best).unwrap_or_default();
-                            let ported = r.ported_goal().map(tunelab_scenario::format_best).unwrap_or_default();
+                            let own = r.goal().map(exact).unwrap_or_default();
+                            let ported = r.ported_goal().map(exact).unwrap_or_default();
                             let gain = match (r.goal(), r.ported_goal()) {
                                 (Some(a), Some(b)) if b != 0.0 => {
                                     let pct = (a - b) / b.abs() * 100.0 * if max { 1.0 } else { -1.0 };
@@ -244,18 +245,18 @@ fn pins_view(pinned: Vec<(String, Result<PointDetail, String>)>) -> impl IntoVie
             <table data-testid="pins"><thead><tr><th>"metric"</th>
                 {pinned.iter().enumerate().map(|(i, (desc, _))| view! { <th title=desc.clone()>{format!("pin {}", i + 1)}</th> }).collect_view()}
             </tr></thead><tbody>
-                <tr><td>"configuration"</td>{pinned.iter().map(|(desc, d)| view! { <td class="small" data-config=desc.clone()>{desc.clone()}{d.as_ref().err().map(|e| format!(" — {e}"))}{d.as_ref().ok().and_then(|d| d.infeasible.clone()).map(|e| format!(" — infeasible: {e}"))}</td> }).collect_view()}</tr>
+                <tr><td>"configuration"</td>{pinned.iter().map(|(desc, d)| view! { <td class="small" data-config=desc.clone()>{crate::charts::numbers::readable_config(desc)}{d.as_ref().err().map(|e| format!(" — {e}"))}{d.as_ref().ok().and_then(|d| d.infeasible.clone()).map(|e| format!(" — infeasible: {e}"))}</td> }).collect_view()}</tr>
                 {metric_rows.iter().map(|(n, u)| view! {
                     <tr><td title=meaning(n)>{label_unit(n, u)}</td>
                     {details.iter().map(|d| {
                         let v = d.as_ref().and_then(|d| d.metrics.iter().find(|m| &m.0 == n).map(|m| m.1));
-                        view! { <td class="num" data-metric=n.clone() data-value=v.map(tunelab_scenario::format_best).unwrap_or_default()>{v.map(|x| fmt_metric(n, x)).unwrap_or_else(|| "—".into())}</td> }
+                        view! { <td class="num" data-metric=n.clone() data-value=v.map(exact).unwrap_or_default()>{v.map(|x| fmt_metric(n, x)).unwrap_or_else(|| "—".into())}</td> }
                     }).collect_view()}</tr>
                 }).collect_view()}
                 <tr><td colspan="99" class="muted small">{details.iter().flatten().next().map(|d| format!("Engine time (exposed, ms): {}", d.simulated)).unwrap_or_default()}</td></tr>
                 {engines.iter().map(|e| view! {
                     <tr><td>{format!("{e} (ms)")}</td>
-                    {details.iter().map(|d| view! { <td class="num">{d.as_ref().and_then(|d| d.exposed_ms.get(e).copied()).map(tunelab_scenario::metrics::fmt4).unwrap_or_else(|| "—".into())}</td> }).collect_view()}</tr>
+                    {details.iter().map(|d| view! { <td class="num">{d.as_ref().and_then(|d| d.exposed_ms.get(e).copied()).map(fmt4).unwrap_or_else(|| "—".into())}</td> }).collect_view()}</tr>
                 }).collect_view()}
             </tbody></table>
         </div>

@@ -6,7 +6,7 @@
 //! on one screen, with a speed control, as in TensorFlow Playground.
 
 use crate::charts::{AnnealingView, ConvergenceChart, GaView, GpView, ParetoChart, RlView, ScatterChart};
-use crate::charts::numbers::{fmt4, readable};
+use crate::charts::numbers::{fmt4, readable, readable_config};
 use crate::components::explore::PointView;
 use crate::session::LaneView;
 use crate::state::{Ctx, Status, Tab};
@@ -198,7 +198,7 @@ fn LaneCard(i: usize) -> impl IntoView {
             <p class="watch" data-testid="watch">{watch_for(&name)}</p>
             <p data-testid="lane-evaluations">{line(|l| format!("{} / {} evaluations · {} infeasible · {} failed", l.evaluations, l.budget, l.infeasible, l.failed))}</p>
             <p>"Best: " <strong data-testid="lane-best" data-value=line(|l| l.best.clone().unwrap_or_default())>{line(|l| l.best.as_deref().map(readable).unwrap_or_else(|| "none yet".into()))}</strong> " " {unit}</p>
-            <Show when=grouped fallback=move || view! { <p class="muted small">{line(|l| l.best_config.clone())}</p> }>
+            <Show when=grouped fallback=move || view! { <p class="muted small" data-config=line(|l| l.best_config.clone())>{line(|l| readable_config(&l.best_config))}</p> }>
                 <details class="best-groups" data-testid="best-groups">
                     <summary>{move || format!("Best configuration: {}", summary())}</summary>
                     {groups}

@@ -5,7 +5,7 @@
 use crate::state::Ctx;
 use leptos::prelude::*;
 use tunelab_scenario::impact::{analyse, Change, ImpactReport, ImpactWeights};
-use tunelab_scenario::metrics::fmt4;
+use crate::charts::numbers::fmt4;
 
 /// The what-if panel.
 #[component]

@@ -13,7 +13,7 @@ pub struct ToyFunction {
 /// The toy landscapes, each on the domain it is usually drawn on. These are mathematical
 /// definitions (the standard test functions of optimisation), not physical parameters.
 pub const TOY_FUNCTIONS: &[ToyFunction] = &[
-    ToyFunction { name: "branin", description: "Branin-Hoo: three equal minima (0.397887) in a curved valley; smooth", x: (-5.0, 10.0), y: (0.0, 15.0), f: branin },
+    ToyFunction { name: "branin", description: "Branin-Hoo: three equal minima (0.3979) in a curved valley; smooth", x: (-5.0, 10.0), y: (0.0, 15.0), f: branin },
     ToyFunction { name: "rastrigin", description: "Rastrigin: a bowl covered in a regular grid of local minima; global minimum 0 at the origin", x: (-5.12, 5.12), y: (-5.12, 5.12), f: rastrigin },
     ToyFunction { name: "rosenbrock", description: "Rosenbrock: a long, flat, curved valley; minimum 0 at (1, 1); values span four decades", x: (-2.0, 2.0), y: (-1.0, 3.0), f: rosenbrock },
     ToyFunction { name: "himmelblau", description: "Himmelblau: four equal minima (0) in four basins", x: (-5.0, 5.0), y: (-5.0, 5.0), f: himmelblau },
