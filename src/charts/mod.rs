@@ -28,6 +28,7 @@ mod browser_tests;
 pub mod breakdown;
 pub mod convergence;
 pub mod heatmap;
+pub mod pipeline;
 pub mod pareto;
 pub mod progress;
 pub mod roofline;

@@ -10,6 +10,7 @@ pub mod landscape;
 pub mod knowledge;
 pub mod report;
 pub mod scenario_panel;
+pub mod pipeline;
 pub mod serving_panel;
 pub mod trials;
 pub mod tune;
