@@ -634,11 +634,47 @@ def convert_diffusion(r):
              "values": [skip(k, v.get("value"), v.get("unit"), "row not expressible") for k, v in m.items()]}]
 
 
+def finetune_row(r, suffix, model, chips, micro, seq, training, pins, values, note):
+    space = fixed(tp=1, pp=1, dp=chips, micro_batch=micro, **pins)
+    t = {"chips": chips}
+    t.update(training)
+    return {"id": r["id"] + suffix, "stage": "training", "model": model,
+            "scenario": {"workload": {"micro_batch": micro, "seq_len": seq, "global_batch": micro * chips}, "training": t, "space": space},
+            "values": values, "conversion_note": note}
+
+
 def convert_finetune(r):
-    """Fine-tuning rows (frozen towers, diffusion training): not expressible until the training
-    stage models them."""
-    return [{"stage": "training", "cannot_express": "fine-tuning with frozen components / diffusion training is not modelled yet",
-             "values": [skip(k, v.get("value"), v.get("unit"), "row not expressible") for k, v in r["measured"].items()]}]
+    """Fine-tuning rows: LLaVA with frozen parts (tokens/s per NPU at the samples' mean length)
+    and diffusion training (images/s of the job) under DeepSpeed ZeRO."""
+    m, rid = r["measured"], r["id"]
+    per_npu = lambda k: value(k, m[k]["value"], "tokens/s/NPU", "tokens_per_s", per_chip=True)
+    images = lambda k: value(k, m[k]["value"], "samples/s", "samples_per_s")
+    if rid == "trn-flagperf-llava1.5-7b-pretrain-8x800TA2":
+        return [finetune_row(r, "", "llava-1.5-7b", 8, 32, 2048, {"frozen": ["vision", "llm"], "mean_seq_len": 640},
+                             dict(precision="bf16", optimizer_sharding="zero2"),
+                             [per_npu("throughput"), skip("MFU", m["MFU"]["value"], "%", "derived from throughput"), skip("memory", m["memory"]["value"], "GiB", "memory is not compared")],
+                             "projector-only pretrain: vision tower and LLM frozen; mean sample 640 tokens = 576 image tokens + 64 text (assumption: a BLIP caption plus the prompt template of LCS-558K; the source gives only the 2048 maximum). FlagPerf's tokens are the LLM's tokens: its MFU, 15.47%, is 2 N x 3448 tokens/s over a ~330 TFLOPS peak")]
+    if rid == "trn-flagperf-llava1.5-7b-finetune-8x800TA2":
+        return [finetune_row(r, "", "llava-1.5-7b", 8, 16, 2048, {"frozen": ["vision"], "mean_seq_len": 1024},
+                             dict(precision="bf16", optimizer_sharding="zero3"),
+                             [per_npu("throughput"), skip("MFU", m["MFU"]["value"], "%", "derived from throughput")],
+                             "instruction finetune: vision tower frozen (LLaVA-1.5 recipe); mean sample 1024 tokens = 576 image + 448 text (assumption for llava_v1_5_mix665k; the source gives only the 2048 maximum); its MFU, 26.54%, is 6 N x 2182 tokens/s over a ~330 TFLOPS peak")]
+    if rid == "trn-mindspeedmm-sdxl-train-bf16-8p":
+        return [finetune_row(r, "", "sdxl", 8, 4, 1, {"resolution": 1024, "precomputed": ["text_encoders", "vae"]},
+                             dict(precision="bf16", optimizer_sharding="zero2", recompute="full"),
+                             [images("throughput_train_bf16"), skip("throughput_train_fp16", m["throughput_train_fp16"]["value"], "images/s", "fp16 AMP of the same run; bf16 compared"),
+                              skip("throughput_pretrain_bf16", m["throughput_pretrain_bf16"]["value"], "images/s", "'pretrain' stage setup not stated"),
+                              skip("throughput_pretrain_fp16", m["throughput_pretrain_fp16"]["value"], "images/s", "'pretrain' stage setup not stated")],
+                             "diffusers train_text_to_image_sdxl: prompt embeddings and VAE latents computed once before training; DeepSpeed ZeRO-2 and gradient checkpointing assumed (the script's DeepSpeed config is not in the row)")]
+    if rid == "trn-mindspeedmm-sd3.5-dreambooth-8p":
+        note = "SD3.5 Medium assumed (the size is not stated; Large at 26 images/s would need >90% of the chips' peak); DreamBooth with a fixed prompt encodes it once, the VAE encodes each step; ZeRO-2 assumed"
+        return [finetune_row(r, "-full", "sd3.5-medium", 8, 8, 1, {"resolution": 512, "precomputed": ["text_encoders"]},
+                             dict(precision="bf16", optimizer_sharding="zero2", recompute="full"), [images("throughput_full_512")], note),
+                finetune_row(r, "-lora", "sd3.5-medium", 8, 8, 1, {"resolution": 512, "precomputed": ["text_encoders"], "lora_rank": 4},
+                             dict(precision="fp16", optimizer_sharding="zero2", recompute="full"), [images("throughput_lora_512_fp16")],
+                             note + "; LoRA rank 4 on the attention projections (diffusers train_dreambooth_lora_sd3 default)")]
+    return [{"stage": "training", "cannot_express": "no conversion for this fine-tuning row",
+             "values": [skip(k, v.get("value"), v.get("unit"), "row not expressible") for k, v in m.items()]}]
 
 
 def is_finetune(r):

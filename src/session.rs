@@ -38,6 +38,8 @@ pub struct LaneView {
     /// The latest strategy snapshot (key/value) and the history of them, for teaching views.
     pub snapshot: Json,
     pub snapshots: Vec<Json>,
+    /// The lane's best configuration itself (the pipeline timeline races them).
+    pub best_cfg: Option<tunelab_search::Config>,
 }
 
 /// Everything the run views draw, rebuilt after each slice.
@@ -242,6 +244,7 @@ impl Session {
                     stop_reason: l.study.stop_reason().map(|r| r.message()),
                     snapshot: self.remote[i].clone().unwrap_or_else(|| serde_json::to_value(run.snapshot(i)).unwrap_or(Json::Null)),
                     snapshots: self.snapshots[i].clone(),
+                    best_cfg: run.best_trial(i).map(|t| t.config.clone()),
                 }
             })
             .collect();

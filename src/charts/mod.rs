@@ -29,6 +29,7 @@ pub mod breakdown;
 pub mod convergence;
 pub mod heatmap;
 pub mod numbers;
+pub mod pipeline;
 pub mod pareto;
 pub mod progress;
 pub mod roofline;

@@ -12,6 +12,7 @@ pub mod knowledge;
 pub mod report;
 pub mod scenario_panel;
 pub mod serving_features_panel;
+pub mod pipeline;
 pub mod serving_panel;
 pub mod trials;
 pub mod tune;

@@ -164,10 +164,16 @@ pub fn ScenarioPanel() -> impl IntoView {
             </details>
             <label class="field">"Stage "
                 <select data-testid="stage" prop:value=move || ctx.scenario.with(|s| s.stage.name().to_string()) on:change=move |ev| {
-                    let st = match event_target_value(&ev).as_str() { "operator" => Stage::Operator, "training" => Stage::Training, "runtime" => Stage::Runtime, _ => Stage::Deployment };
-                    ctx.edit(|s| { s.stage = st; s.space.clear(); s.objectives.clear(); s.constraints = Default::default(); });
+                    let st = match event_target_value(&ev).as_str() { "operator" => Stage::Operator, "training" => Stage::Training, "runtime" => Stage::Runtime, "diffusion" => Stage::Diffusion, _ => Stage::Deployment };
+                    ctx.edit(|s| {
+                        // A diffusion stage needs a pipeline: keep the model if it is one, else SD 2.1-base.
+                        if st == Stage::Diffusion && tunelab_scenario::stages::diffusion::pipeline(s).is_err() {
+                            s.model = tunelab_scenario::scenario::ModelRef::Id("sd2.1-base".into());
+                        }
+                        s.stage = st; s.space.clear(); s.objectives.clear(); s.constraints = Default::default();
+                    });
                 }>
-                    {["operator", "deployment", "training", "runtime"].map(|n| view! { <option value=n>{n}</option> })}
+                    {["operator", "deployment", "training", "runtime", "diffusion"].map(|n| view! { <option value=n>{n}</option> })}
                     // Shown while a landscape is loaded (the select would read blank otherwise);
                     // one is chosen in the Replay panel, which knows its source.
                     <option value="landscape" disabled>"landscape (Replay real data)"</option>

@@ -117,6 +117,7 @@ pub fn TunePanel() -> impl IntoView {
                 <div class="lanes">
                     {move || (0..lane_count.get()).map(|i| view! { <LaneCard i/> }).collect_view()}
                 </div>
+                <crate::components::pipeline::PipelinePanel/>
                 <Show when=move || !teach() && best_detail.with(|d| d.as_ref().is_some_and(tunelab_scenario::explore::PointDetail::worth_showing))>
                     <PointView detail=best_detail title="Best configuration: engine breakdown, per-operator time, roofline"/>
                 </Show>

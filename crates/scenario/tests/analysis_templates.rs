@@ -6,7 +6,7 @@ use tunelab_scenario::templates::*;
 #[test]
 fn every_bundled_template_parses() {
     let all = bundled_templates();
-    assert_eq!(all.len(), 9, "a bundled template failed to parse");
+    assert_eq!(all.len(), 12, "a bundled template failed to parse");
     for t in &all {
         let src = bundled_template_source(&t.name).expect("source by name");
         assert_eq!(&parse_template(src).unwrap(), t);

@@ -65,6 +65,7 @@ pub const METRICS: &[MetricInfo] = &[
     m("text_encoder_ms", "Text encoders", "ms", "Diffusion: time of the text encoders per call (0 when the prompt's embeddings come from the cache).", false, false),
     m("vae_ms", "VAE decoder", "ms", "Diffusion: time of the VAE decoder per call.", false, false),
     m("output_changing_knobs", "Output-changing knobs", "", "Diffusion: knobs set away from the exact pipeline that change the images (fewer steps, W8A8, token merging, step caching); quality is not simulated.", false, false),
+    m("samples_per_s", "Samples per second", "samples/s", "Training: sequences (or images, for a diffusion model) per second of the whole job: the global batch over the step time.", true, false),
 ];
 
 /// The registry entry of a metric id; an id not in the registry gets a readable fallback (its

@@ -80,7 +80,7 @@ pub const SCENARIO_KINDS: &[(&str, &str)] = &[
     ("device", "memory and size"),
 ];
 
-const STAGES: &[&str] = &["operator", "deployment", "training", "runtime"];
+const STAGES: &[&str] = &["operator", "deployment", "training", "runtime", "diffusion"];
 const MAX_TEMPLATE_BYTES: usize = 64 * 1024;
 
 /// Source text of the bundled templates, in tie-break order (earlier wins a tie).
@@ -91,6 +91,9 @@ const BUNDLED: &[(&str, &str)] = &[
     ("diffusion-910b-cloud", tunelab_sim::json_asset!("../../../../assets/templates/diffusion-910b-cloud.json")),
     ("llm-310p-edge", tunelab_sim::json_asset!("../../../../assets/templates/llm-310p-edge.json")),
     ("diffusion-310p-edge", tunelab_sim::json_asset!("../../../../assets/templates/diffusion-310p-edge.json")),
+    ("t2i-pipeline-310p-edge", tunelab_sim::json_asset!("../../../../assets/templates/t2i-pipeline-310p-edge.json")),
+    ("t2i-pipeline-910b-cloud", tunelab_sim::json_asset!("../../../../assets/templates/t2i-pipeline-910b-cloud.json")),
+    ("video-910b-8chips", tunelab_sim::json_asset!("../../../../assets/templates/video-910b-8chips.json")),
     ("llm-310b-device", tunelab_sim::json_asset!("../../../../assets/templates/llm-310b-device.json")),
     ("llm-910b-training", tunelab_sim::json_asset!("../../../../assets/templates/llm-910b-training.json")),
     ("generic", tunelab_sim::json_asset!("../../../../assets/templates/generic.json")),
@@ -242,8 +245,12 @@ pub fn apply_template(t: &Template, s: &mut Scenario, device_memory_gib: Option<
         "operator" => Stage::Operator,
         "training" => Stage::Training,
         "runtime" => Stage::Runtime,
+        "diffusion" => Stage::Diffusion,
         _ => Stage::Deployment,
     };
+    if s.stage == Stage::Diffusion {
+        apply_diffusion(t, s)?;
+    }
     s.strategy = StrategySpec { name: t.strategy.clone(), options: t.strategy_options.clone() };
     s.budget = t.budget;
     s.objectives = t
@@ -289,6 +296,38 @@ pub fn apply_template(t: &Template, s: &mut Scenario, device_memory_gib: Option<
         let serving = <crate::spec::options::serving::ServingSpec as serde::Deserialize>::deserialize(&cur).map_err(|e| format!("template '{}': options.serving: {e}", t.name))?;
         serving.validate().map_err(|e| format!("template '{}': {e}", t.name))?;
         s.deployment.serving = serving;
+    }
+    Ok(())
+}
+
+/// A diffusion template's options: `pipeline` (the model when the scenario's is not a pipeline),
+/// `diffusion` (fields of `scenario.diffusion`, merged), `unet_level` / `vae_level` (the seed's
+/// optimisation levels, pinned as knob values: assets/constants/diffusion.json `levels`).
+fn apply_diffusion(t: &Template, s: &mut Scenario) -> Result<(), String> {
+    let field = |k: &str| format!("template '{}': options.{k}", t.name);
+    let want = t.options.get("pipeline").and_then(|v| v.as_str()).unwrap_or("sd2.1-base");
+    let video = tunelab_sim::workload::diffusers::Pipeline::load(want).map(|p| p.is_video()).map_err(|e| format!("{}: {e}", field("pipeline")))?;
+    let keep = crate::stages::diffusion::pipeline(s).is_ok_and(|p| p.is_video() == video);
+    if !keep {
+        s.model = crate::scenario::ModelRef::Id(want.to_string());
+    }
+    if let Some(v) = t.options.get("diffusion") {
+        let mut cur = serde_json::to_value(s.diffusion.clone().unwrap_or_default()).map_err(|e| e.to_string())?;
+        if let (Some(cur), Some(new)) = (cur.as_object_mut(), v.as_object()) {
+            for (k, x) in new {
+                cur.insert(k.clone(), x.clone());
+            }
+        }
+        let d: crate::spec::diffusion::DiffusionOptions = serde_json::from_value(cur).map_err(|e| format!("{}: {e}", field("diffusion")))?;
+        d.validate().map_err(|e| format!("template '{}': {e}", t.name))?;
+        s.diffusion = Some(d);
+    }
+    let level = |k: &str| t.options.get(k).and_then(|v| v.as_u64()).map(|x| x as usize);
+    let pins = crate::stages::diffusion::constants::constants().level_pins(level("unet_level"), level("vae_level")).map_err(|e| format!("template '{}': {e}", t.name))?;
+    s.space.clear();
+    for (k, v) in pins {
+        let o: crate::scenario::SpaceOverride = serde_json::from_value(v).map_err(|e| format!("{}: {e}", field("levels")))?;
+        s.space.insert(k, o);
     }
     Ok(())
 }

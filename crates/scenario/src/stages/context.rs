@@ -15,6 +15,11 @@ pub fn resolve(s: &Scenario) -> Result<(ModelDesc, Device, Vec<String>), String>
         let (model, device) = crate::stages::diffusion::denoiser_model(s)?;
         return Ok((model, device, Vec::new()));
     }
+    if s.stage == crate::scenario::Stage::Training {
+        if let Some(m) = diffusion_training_model(s)? {
+            return Ok((m, device(s)?, vec!["diffusion training: the text encoders and the VAE encoder run forward only (frozen); the denoiser trains".into()]));
+        }
+    }
     let text = match &s.model {
         ModelRef::Id(id) if id.trim_start().starts_with('{') => id.clone(),
         ModelRef::Id(id) => {
@@ -29,6 +34,34 @@ pub fn resolve(s: &Scenario) -> Result<(ModelDesc, Device, Vec<String>), String>
     };
     let loaded = load_model(&text).map_err(|e| format!("model: {e}"))?;
     Ok((loaded.model, device(s)?, loaded.warnings))
+}
+
+/// A training scenario whose model is a diffusion pipeline (a bundled pipeline id, or pipeline
+/// JSON with `"format": "tunelab-pipeline"`): its training graph at `training.resolution`
+/// (default: the pipeline's own size). None for any other model.
+fn diffusion_training_model(s: &Scenario) -> Result<Option<ModelDesc>, String> {
+    use tunelab_sim::workload::diffusers::bundled_pipeline_ids;
+    let is_pipeline = match &s.model {
+        ModelRef::Id(id) if !id.trim_start().starts_with('{') => bundled_pipeline_ids().iter().any(|p| p == &id.trim().to_ascii_lowercase()),
+        ModelRef::Id(text) => text.contains("tunelab-pipeline"),
+        ModelRef::Inline(j) => j.get("format").and_then(|f| f.as_str()) == Some("tunelab-pipeline"),
+    };
+    if !is_pipeline {
+        return Ok(None);
+    }
+    let p = crate::stages::diffusion::pipeline(s)?;
+    let r = s.training.resolution.unwrap_or(p.defaults.height);
+    let mut m = p.training_model(r, r).map_err(|e| format!("training.resolution: {}", e.trim_start_matches("height: ")))?;
+    // Conditioning computed once before training (diffusers' SDXL script maps the dataset
+    // through the text encoders and the VAE up front; DreamBooth with a fixed prompt encodes
+    // it once) does not run per step.
+    let pre = &s.training.precomputed;
+    m.graph.retain(|o| {
+        let te = o.name.starts_with("frozen.text_encoder");
+        let vae = o.name.starts_with("frozen.vae_encoder");
+        !(te && pre.iter().any(|x| x == "text_encoders") || vae && pre.iter().any(|x| x == "vae"))
+    });
+    Ok(Some(m))
 }
 
 /// The scenario's chip alone (a diffusion pipeline is not a `ModelDesc`, so its stage resolves

@@ -50,6 +50,10 @@ impl TrainingOptions {
         p.train.grad_accum_fusion = self.gradient_accumulation_fusion;
         p.train.cp_algo = if self.context_parallel_algo == "ulysses" { CpAlgo::Ulysses } else { CpAlgo::Ring };
         p.train.moe_permutation_async_comm = self.moe_permutation_async_comm;
+        p.train.frozen_vision = self.frozen.iter().any(|f| f == "vision");
+        p.train.frozen_llm = self.frozen.iter().any(|f| f == "llm");
+        p.train.lora_rank = self.lora_rank;
+        p.train.lora_mlp = self.lora_targets == "attention_mlp";
     }
 }
 pub use space::{check_domains, decode, graph_options, space_params, space_params_for, PARAMS};
@@ -279,6 +283,7 @@ pub fn metrics() -> Vec<Metric> {
         Metric::minimize("dp_comm_exposed_ms", "ms"),
         Metric::minimize("grad_accum", ""),
         Metric::maximize("tokens_per_s_per_chip", "tok/s"),
+        Metric::maximize("samples_per_s", "samples/s"),
     ]
 }
 
@@ -298,7 +303,14 @@ impl TrainingObjective {
     pub fn result(&self, c: &Config) -> Result<TrainResult, String> {
         let mut p = decode(&self.names, c, self.global_batch)?;
         self.options.apply(&mut p);
-        simulate(&self.model, &self.device, &p, self.seq_len, self.global_batch, self.chips)
+        let mut r = simulate(&self.model, &self.device, &p, self.seq_len, self.global_batch, self.chips)?;
+        if let Some(mean) = self.options.mean_seq_len {
+            // tokens/s counts every token of the mean sample (image tokens included).
+            let k = mean as f64 / self.seq_len.max(1) as f64;
+            r.tokens_per_s *= k;
+            r.tokens_per_s_per_chip *= k;
+        }
+        Ok(r)
     }
 }
 
@@ -308,7 +320,7 @@ impl Objective for TrainingObjective {
     }
     fn evaluate(&mut self, c: &Config) -> Outcome {
         match self.result(c) {
-            Ok(r) => Outcome::Ok(vec![r.step_time_ms, r.mfu, r.memory_gib, r.tokens_per_s, r.bubble_fraction, r.dp_comm_exposed_ms, r.grad_accum as f64, r.tokens_per_s_per_chip]),
+            Ok(r) => Outcome::Ok(vec![r.step_time_ms, r.mfu, r.memory_gib, r.tokens_per_s, r.bubble_fraction, r.dp_comm_exposed_ms, r.grad_accum as f64, r.tokens_per_s_per_chip, self.global_batch as f64 * 1e3 / r.step_time_ms]),
             Err(e) => Outcome::Infeasible(e),
         }
     }
@@ -328,10 +340,17 @@ pub fn advice(s: &Scenario) -> Result<crate::stages::training::empirical::Hparam
 pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let o = TrainingOptions::from_scenario(s)?;
     let (model, device, mut notes) = crate::stages::context::resolve(s)?;
-    if model.llm.is_none() {
-        return Err(format!("'{}' is an operator graph: the training stage needs a transformer description", model.name));
+    if model.llm.is_none() && model.family != tunelab_sim::ModelFamily::Diffusion {
+        return Err(format!("'{}' is an operator graph: the training stage needs a transformer description (or a diffusion pipeline)", model.name));
     }
-    let (seq_len, global_batch) = (s.workload.seq_len.max(1) as u64, s.workload.global_batch.max(1) as u64);
+    // Variable-length samples: the step runs at their mean length (training.mean_seq_len, every
+    // token the model sees, a multimodal model's image tokens included, as a tokens/s figure
+    // counts them), the text part being that length less the image tokens.
+    let image = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    let (seq_len, global_batch) = match o.mean_seq_len {
+        Some(mean) => ((mean.saturating_sub(image)).max(1), s.workload.global_batch.max(1) as u64),
+        None => (s.workload.seq_len.max(1) as u64, s.workload.global_batch.max(1) as u64),
+    };
     let mut params = crate::stages::apply_overrides(s, space_params_for(&o, Some(&model)))?;
     integral_ranges(&mut params);
     check_domains(&params)?;

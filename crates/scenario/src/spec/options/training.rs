@@ -57,7 +57,45 @@ pub struct TrainingOptions {
     /// combine accumulates into an fp32 buffer of the group's tokens.
     #[serde(skip_serializing_if = "is_false")]
     pub moe_permutation_async_comm: bool,
+    /// Fine-tuning: parts of a multimodal model that do not train ("vision": the vision tower,
+    /// "llm": the language model; the projector always trains). Empty: everything trains.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frozen: Vec<String>,
+    /// LoRA rank (0: full fine-tune): the adapted layers keep their weights frozen.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lora_rank: u64,
+    /// What LoRA adapts: "attention" (q, k, v, out projections) or "attention_mlp".
+    #[serde(default = "attention", skip_serializing_if = "is_attention")]
+    pub lora_targets: String,
+    /// Diffusion training: the square image size in pixels (None: the pipeline's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolution: Option<u64>,
+    /// Diffusion training: frozen encoders whose outputs are computed once before training
+    /// ("text_encoders", "vae"), so they do not run per step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub precomputed: Vec<String>,
+    /// Variable-length samples: the mean tokens per sample behind a tokens/s figure, every token
+    /// the model sees (a multimodal model's image tokens included). The step is simulated at
+    /// this length (text = it less the image tokens) and tokens/s counts it (None: seq_len).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_seq_len: Option<u64>,
 }
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+
+fn attention() -> String {
+    "attention".into()
+}
+
+fn is_attention(s: &str) -> bool {
+    s == "attention"
+}
+
+/// What `training.frozen` may name, and `training.lora_targets`.
+pub const FROZEN_PARTS: [&str; 2] = ["vision", "llm"];
+pub const LORA_TARGETS: [&str; 2] = ["attention", "attention_mlp"];
 
 fn is_false(b: &bool) -> bool {
     !*b
@@ -102,6 +140,12 @@ impl Default for TrainingOptions {
             gradient_accumulation_fusion: true,
             context_parallel_algo: "ring".into(),
             moe_permutation_async_comm: false,
+            frozen: Vec::new(),
+            lora_rank: 0,
+            lora_targets: attention(),
+            resolution: None,
+            precomputed: Vec::new(),
+            mean_seq_len: None,
         }
     }
 }
@@ -114,6 +158,24 @@ impl TrainingOptions {
     }
     /// Ranges and choices, naming the field.
     pub fn validate(&self) -> Result<(), String> {
+        if let Some(f) = self.frozen.iter().find(|f| !FROZEN_PARTS.contains(&f.as_str())) {
+            return Err(format!("training.frozen: unknown part '{}' (known: vision, llm)", crate::scenario::clip(f)));
+        }
+        if let Some(f) = self.precomputed.iter().find(|f| !["text_encoders", "vae"].contains(&f.as_str())) {
+            return Err(format!("training.precomputed: unknown component '{}' (known: text_encoders, vae)", crate::scenario::clip(f)));
+        }
+        if self.lora_rank > 4096 {
+            return Err(format!("training.lora_rank: must be 0..=4096, got {}", self.lora_rank));
+        }
+        if !LORA_TARGETS.contains(&self.lora_targets.as_str()) {
+            return Err(format!("training.lora_targets: expected attention or attention_mlp, got '{}'", crate::scenario::clip(&self.lora_targets)));
+        }
+        if self.resolution.is_some_and(|r| r == 0 || r > 8192) {
+            return Err("training.resolution: must be 1..=8192 pixels".into());
+        }
+        if self.mean_seq_len.is_some_and(|m| m == 0 || m > tunelab_sim::workload::MAX_SEQ) {
+            return Err("training.mean_seq_len: must be a positive token count".into());
+        }
         if self.chips == 0 || self.chips > 4096 {
             return Err(format!("training.chips: must be 1..=4096, got {}", self.chips));
         }

@@ -255,6 +255,27 @@ impl Pipeline {
         (Component { ops: e.ops, weights: e.weights, held_bytes: held }, n * calls)
     }
 
+    /// What one training sample runs, as a model description (batch 1, family diffusion): the
+    /// text encoders and the VAE encoder forward only (named `frozen.*`, so the training step
+    /// gives them no backward, gradients or optimizer state), then the denoiser. Sizes are the
+    /// image's `height` x `width`.
+    pub fn training_model(&self, height: u64, width: u64) -> Result<crate::model::ModelDesc, String> {
+        let l = self.latent(height, width, 1)?;
+        let o = EmitOptions::default();
+        let mut ops: Vec<GraphOp> = Vec::new();
+        for i in 0..self.text_encoders.len() {
+            let c = self.text_encoder(i, 1, o);
+            let n = self.text_encoders[i].name.clone();
+            ops.extend(c.ops.into_iter().map(|mut g| { g.name = format!("frozen.{n}.{}", g.name); g }));
+        }
+        let mut e = Emit::new(o);
+        self.vae.build_encoder(&mut e, 1, height, width)?;
+        ops.extend(e.ops.into_iter().map(|mut g| { g.name = format!("frozen.vae_encoder.{}", g.name); g }));
+        ops.extend(self.denoiser(1, &l, o, Tome::none(), SeqParallel { degree: 1, ring: false })?.ops);
+        let graph = ops.into_iter().map(|g| crate::model::GraphOpDesc { name: g.name, op: g.op, repeat: g.repeat, class: Some(g.class), weights: None }).collect();
+        Ok(crate::model::ModelDesc { name: format!("{} (training at {height}x{width})", self.name), family: crate::model::ModelFamily::Diffusion, dtype: crate::dtype::DType::Bf16, llm: None, vision: None, graph })
+    }
+
     /// The denoiser's operators for one sample as a model description (family diffusion), so
     /// code that reads a `ModelDesc` (hot spots, the model panel) sees the network.
     pub fn denoiser_model(&self, l: &Latent) -> Result<crate::model::ModelDesc, String> {

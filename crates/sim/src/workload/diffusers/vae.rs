@@ -138,6 +138,40 @@ impl Vae {
     }
 }
 
+impl Vae {
+    /// Emits the encoder (image -> latent) for `b` images of h x w pixels: conv_in, the down
+    /// blocks (resnets, then a stride-2 convolution except after the last), the mid block and
+    /// the output convolution to mean and log-variance. Image VAEs only (training encodes the
+    /// training images each step).
+    pub fn build_encoder(&self, e: &mut Emit, b: u64, h: u64, w: u64) -> Result<(), String> {
+        let Vae::Kl { channels, layers, latent, post_quant } = self else {
+            return Err("only an AutoencoderKL encoder is built (a video VAE's encoder is not)".into());
+        };
+        e.conv("conv_in", b, 3, channels[0], h, w, 3, 1, 1);
+        let (mut rh, mut rw) = (h, w);
+        let mut prev = channels[0];
+        for (i, &c) in channels.iter().enumerate() {
+            for j in 0..*layers {
+                resnet(e, &format!("down{i}.resnet{j}"), b, if j == 0 { prev } else { c }, c, rh, rw, 0);
+            }
+            prev = c;
+            if i + 1 < channels.len() {
+                e.conv(&format!("down{i}.downsample"), b, c, c, rh, rw, 3, 2, 1);
+                rh = rh.div_ceil(2);
+                rw = rw.div_ceil(2);
+            }
+        }
+        vae_mid(e, b, prev, rh, rw);
+        e.group_norm("conv_norm_out", b, prev, rh * rw, 1);
+        e.vector("conv_act", VectorKind::Activation, b * rh * rw, prev, OpClass::Conv, 1);
+        e.conv("conv_out", b, prev, 2 * latent, rh, rw, 3, 1, 1);
+        if *post_quant {
+            e.conv("quant_conv", b, 2 * latent, 2 * latent, rh, rw, 1, 1, 1);
+        }
+        Ok(())
+    }
+}
+
 /// The mid block: a resnet, a single-head self-attention over the pixels, a resnet.
 fn vae_mid(e: &mut Emit, bf: u64, c: u64, h: u64, w: u64) {
     let px = h * w;
