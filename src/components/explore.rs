@@ -33,13 +33,21 @@ pub fn ExplorePanel() -> impl IntoView {
     let map = RwSignal::new(None::<HeatMap>);
     let selected = RwSignal::new(None::<(usize, usize)>);
     let detail = RwSignal::new(None::<PointDetail>);
+    // The grid and a cell's detail are priced by an engine worker (`worker::ask`); a Kernel
+    // Tuner landscape's cells are lookups in the cache the page holds, answered here.
+    let on_page = move || ctx.scenario.with_untracked(|s| tunelab_scenario::stages::landscape::needs_bytes(s).is_some());
     let draw = move |_| {
-        let r = ctx.scenario.with_untracked(|s| heatmap(s, &x.get_untracked(), &y.get_untracked(), None));
         selected.set(None);
         detail.set(None);
-        match r {
+        let got = move |r: Result<HeatMap, String>| match r {
             Ok(m) => map.set(Some(m)),
             Err(e) => ctx.fail(e),
+        };
+        let (s, xs, ys) = (ctx.scenario.get_untracked(), x.get_untracked(), y.get_untracked());
+        if on_page() {
+            got(heatmap(&s, &xs, &ys, None));
+        } else {
+            crate::worker::ask::heatmap(s, xs, ys, got);
         }
     };
     let on_select = Callback::new(move |(i, j): (usize, usize)| {
@@ -47,9 +55,16 @@ pub fn ExplorePanel() -> impl IntoView {
         let Some(cfg) = map.with_untracked(|m| m.as_ref().and_then(|m| cell_config(m, &setup.get_untracked().ok()?, i, j))) else { return };
         // A clicked cell is pinned too, to compare it side by side in the report view.
         crate::components::trials::pin(ctx, cfg.clone());
-        match ctx.scenario.with_untracked(|s| point_detail(s, &cfg)) {
-            Ok(d) => detail.set(Some(d)),
+        let got = move |r: Result<PointDetail, String>| match r {
+            // Still the selected cell (another click may have come first).
+            Ok(d) if selected.get_untracked() == Some((i, j)) => detail.set(Some(d)),
+            Ok(_) => {}
             Err(e) => ctx.fail(e),
+        };
+        if on_page() {
+            got(ctx.scenario.with_untracked(|s| point_detail(s, &cfg)));
+        } else {
+            crate::worker::ask::detail(ctx.scenario.get_untracked(), cfg, got);
         }
     });
     let data = Signal::derive(move || map.with(|m| m.as_ref().map(|m| heat_data(m, selected.get())).unwrap_or_default()));

@@ -441,8 +441,8 @@ fn on_message(k: usize, text: &str) {
                 }
             }
         }
-        // Compare chips has workers of its own (`worker::compare`).
-        FromWorker::Tuned { .. } => {}
+        // Compare chips and the views' questions have workers of their own (`compare`, `ask`).
+        FromWorker::Tuned { .. } | FromWorker::Heatmap { .. } | FromWorker::Detail { .. } => {}
         FromWorker::Error { run, message } => {
             if race_id() == Some(run) {
                 D.with(|d| d.borrow_mut().race = None);

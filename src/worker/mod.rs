@@ -9,9 +9,12 @@
 //!   the page's `Session` (reports and exports read that mirror), and falls back to time slices
 //!   on the page when workers are unavailable.
 //! - `compare`: "Compare chips", each chip tuned in a worker of its own (`Tune` / `Tuned`).
+//! - `ask`: the views' heavy questions (Explore's heat map, a point's detail), answered by an
+//!   engine worker so the page's thread prices nothing.
 
 pub use tunelab_engine::{lane, protocol};
 
+pub mod ask;
 pub mod compare;
 pub mod driver;
 mod mirror_tests;

@@ -208,6 +208,12 @@ impl WorkerState {
             ToWorker::Tune { run, scenario, chip, budget, port } => {
                 vec![FromWorker::Tuned { run, row: Box::new(tunelab_scenario::chips::chip_row(&scenario, &chip, budget, port.as_ref())) }]
             }
+            ToWorker::Heatmap { run, scenario, x, y } => {
+                vec![FromWorker::Heatmap { run, map: tunelab_scenario::explore::heatmap(&scenario, &x, &y, None).map(Box::new) }]
+            }
+            ToWorker::Detail { run, scenario, config } => {
+                vec![FromWorker::Detail { run, detail: tunelab_scenario::explore::point_detail(&scenario, &config).map(Box::new) }]
+            }
             ToWorker::Drop => {
                 self.job = None;
                 self.running = false;
@@ -245,6 +251,26 @@ mod tests {
         let mut s = bundled_scenario("llama2-7b-910B2-compare").unwrap();
         s.budget = 40;
         s
+    }
+
+    /// Explore in a worker: the heat map and a point's detail that come back through the JSON
+    /// protocol are the very ones the page would have computed (same function, same bits).
+    #[test]
+    fn explore_answers_equal_the_direct_call() {
+        let s = bundled_scenario("llama2-7b-910B2-deployment").unwrap();
+        let st = tunelab_scenario::setup(&s).unwrap();
+        let (x, y) = (st.space.names()[0].clone(), st.space.names()[1].clone());
+        let mut w = WorkerState::default();
+        let ask = ToWorker::Heatmap { run: 3, scenario: Box::new(s.clone()), x: x.clone(), y: y.clone() };
+        let r = w.handle(ToWorker::from_text(&ask.to_text()).unwrap(), 0.0);
+        let [FromWorker::Heatmap { run: 3, map: Ok(map) }] = &FromWorker::from_text(&r[0].to_text()).map(|m| [m]).unwrap() else { panic!("{r:?}") };
+        assert_eq!(**map, tunelab_scenario::explore::heatmap(&s, &x, &y, None).unwrap());
+        let ask = ToWorker::Detail { run: 4, scenario: Box::new(s.clone()), config: st.baseline.clone() };
+        let r = w.handle(ToWorker::from_text(&ask.to_text()).unwrap(), 0.0);
+        let [FromWorker::Detail { run: 4, detail: Ok(d) }] = &FromWorker::from_text(&r[0].to_text()).map(|m| [m]).unwrap() else { panic!("{r:?}") };
+        assert_eq!(**d, tunelab_scenario::explore::point_detail(&s, &st.baseline).unwrap());
+        let bad = ToWorker::Heatmap { run: 5, scenario: Box::new(s), x: x.clone(), y: x };
+        assert!(matches!(&w.handle(bad, 0.0)[..], [FromWorker::Heatmap { run: 5, map: Err(_) }]));
     }
 
     #[test]

@@ -29,6 +29,12 @@ pub enum ToWorker {
     /// from `port` (the page's current best, also priced on the chip); answered once with
     /// `Tuned` (`tunelab_scenario::chips::chip_row`, what `tunelab chips` runs).
     Tune { run: u64, scenario: Box<Scenario>, chip: String, budget: usize, port: Option<tunelab_search::Config> },
+    /// Explore: the heat map of the primary metric over parameters `x` and `y`, the others at
+    /// the baseline (`tunelab_scenario::explore::heatmap`); answered once with `Heatmap`.
+    Heatmap { run: u64, scenario: Box<Scenario>, x: String, y: String },
+    /// A configuration's breakdown and roofline place (`explore::point_detail`, the stage's own
+    /// objective); answered once with `Detail`.
+    Detail { run: u64, scenario: Box<Scenario>, config: tunelab_search::Config },
 }
 
 /// Worker to page.
@@ -46,6 +52,10 @@ pub enum FromWorker {
     Error { run: u64, message: String },
     /// One chip of a comparison (the answer to `Tune`).
     Tuned { run: u64, row: Box<tunelab_scenario::chips::ChipRow> },
+    /// The answer to `Heatmap` (or why there is none).
+    Heatmap { run: u64, map: Result<Box<tunelab_scenario::explore::HeatMap>, String> },
+    /// The answer to `Detail`.
+    Detail { run: u64, detail: Result<Box<tunelab_scenario::explore::PointDetail>, String> },
 }
 
 /// What a lane did since its last update.

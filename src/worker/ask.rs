@@ -1,0 +1,168 @@
+//! The views' heavy questions, answered off the page's thread: Explore's heat map prices a grid
+//! of configurations (hundreds of evaluations; a deployment stage's baseline alone costs 100+ ms),
+//! and a point's detail prices one. One engine worker of its own answers them in order, with the
+//! same functions the page called before (`tunelab_scenario::explore::{heatmap, point_detail}`),
+//! so the numbers are the same; where workers are unavailable the page computes them itself.
+
+use super::protocol::{FromWorker, ToWorker};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use tunelab_scenario::explore::{HeatMap, PointDetail};
+use tunelab_scenario::Scenario;
+use tunelab_search::Config;
+
+type OnMsg = wasm_bindgen::closure::Closure<dyn FnMut(web_sys::MessageEvent)>;
+type Reply = Box<dyn FnOnce(FromWorker)>;
+
+#[derive(Default)]
+struct Asker {
+    worker: Option<web_sys::Worker>,
+    ready: bool,
+    /// Messages held until the worker's module has loaded.
+    queue: Vec<String>,
+    next: u64,
+    waiting: BTreeMap<u64, Reply>,
+    /// Why no worker can be used (then the page answers).
+    unavailable: Option<String>,
+    _closures: Vec<OnMsg>,
+}
+
+thread_local! {
+    static A: RefCell<Asker> = RefCell::new(Asker::default());
+}
+
+/// The heat map of `s`'s primary metric over `x` and `y`; `done` gets it when it is ready.
+pub fn heatmap(s: Scenario, x: String, y: String, done: impl FnOnce(Result<HeatMap, String>) + 'static) {
+    let (s2, x2, y2) = (s.clone(), x.clone(), y.clone());
+    let page = move || tunelab_scenario::explore::heatmap(&s2, &x2, &y2, None);
+    let sent = send(
+        |run| ToWorker::Heatmap { run, scenario: Box::new(s), x, y },
+        Box::new(move |m| match m {
+            FromWorker::Heatmap { map, .. } => done(map.map(|m| *m)),
+            FromWorker::Error { message, .. } => done(Err(message)),
+            _ => {}
+        }),
+    );
+    if let Err(done) = sent {
+        done(FromWorker::Heatmap { run: 0, map: page().map(Box::new) });
+    }
+}
+
+/// A configuration's detail (breakdown by engine, roofline place) in `s`'s stage.
+pub fn detail(s: Scenario, config: Config, done: impl FnOnce(Result<PointDetail, String>) + 'static) {
+    let (s2, c2) = (s.clone(), config.clone());
+    let page = move || tunelab_scenario::explore::point_detail(&s2, &c2);
+    let sent = send(
+        |run| ToWorker::Detail { run, scenario: Box::new(s), config },
+        Box::new(move |m| match m {
+            FromWorker::Detail { detail, .. } => done(detail.map(|d| *d)),
+            FromWorker::Error { message, .. } => done(Err(message)),
+            _ => {}
+        }),
+    );
+    if let Err(done) = sent {
+        done(FromWorker::Detail { run: 0, detail: page().map(Box::new) });
+    }
+}
+
+/// Sends a question to the worker (started on first use); gives `reply` back when no worker can
+/// be used, so the caller answers on the page.
+fn send(make: impl FnOnce(u64) -> ToWorker, reply: Reply) -> Result<(), Reply> {
+    if A.with(|a| a.borrow().worker.is_none() && a.borrow().unavailable.is_none()) {
+        if let Err(e) = spawn() {
+            A.with(|a| a.borrow_mut().unavailable = Some(e));
+        }
+    }
+    A.with(|a| {
+        let mut a = a.borrow_mut();
+        let Some(w) = a.worker.clone() else { return Err(reply) };
+        a.next += 1;
+        let run = a.next;
+        a.waiting.insert(run, reply);
+        let text = make(run).to_text();
+        if a.ready {
+            let _ = w.post_message(&wasm_bindgen::JsValue::from_str(&text));
+        } else {
+            a.queue.push(text);
+        }
+        Ok(())
+    })
+}
+
+fn spawn() -> Result<(), String> {
+    use wasm_bindgen::JsCast;
+    if js_sys::Reflect::get(&js_sys::global(), &"Worker".into()).map(|w| w.is_undefined()).unwrap_or(true) {
+        return Err("this browser has no Web Workers".into());
+    }
+    let script = super::driver::worker_script()?;
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(&script));
+    let bag = web_sys::BlobPropertyBag::new();
+    bag.set_type("text/javascript");
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &bag).map_err(|e| format!("{e:?}"))?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| format!("{e:?}"))?;
+    let opts = web_sys::WorkerOptions::new();
+    opts.set_type(web_sys::WorkerType::Module);
+    let worker = web_sys::Worker::new_with_options(&url, &opts).map_err(|e| format!("{e:?}"))?;
+    let on_msg = OnMsg::new(move |e: web_sys::MessageEvent| {
+        if let Some(t) = e.data().as_string() {
+            on_message(&t);
+        }
+    });
+    worker.set_onmessage(Some(on_msg.as_ref().unchecked_ref()));
+    let on_err = OnMsg::new(move |e: web_sys::MessageEvent| {
+        let msg = js_sys::Reflect::get(&e, &"message".into()).ok().and_then(|m| m.as_string()).unwrap_or_else(|| "it stopped".into());
+        failed(msg);
+    });
+    worker.set_onerror(Some(on_err.as_ref().unchecked_ref()));
+    A.with(|a| {
+        let mut a = a.borrow_mut();
+        a.worker = Some(worker);
+        a._closures = vec![on_msg, on_err];
+    });
+    Ok(())
+}
+
+fn on_message(text: &str) {
+    let msg = match FromWorker::from_text(text) {
+        Ok(m) => m,
+        Err(e) => return failed(e),
+    };
+    let run = match &msg {
+        FromWorker::Ready => {
+            let (w, queued) = A.with(|a| {
+                let mut a = a.borrow_mut();
+                a.ready = true;
+                (a.worker.clone(), std::mem::take(&mut a.queue))
+            });
+            for t in queued {
+                if let Some(w) = &w {
+                    let _ = w.post_message(&wasm_bindgen::JsValue::from_str(&t));
+                }
+            }
+            return;
+        }
+        FromWorker::Heatmap { run, .. } | FromWorker::Detail { run, .. } | FromWorker::Error { run, .. } => *run,
+        _ => return,
+    };
+    // Taken out before it runs: a reply may ask again.
+    if let Some(reply) = A.with(|a| a.borrow_mut().waiting.remove(&run)) {
+        reply(msg);
+    }
+}
+
+/// The worker stopped: every question still waiting is answered with the reason, and the next
+/// one starts a fresh worker.
+fn failed(msg: String) {
+    let waiting = A.with(|a| {
+        let mut a = a.borrow_mut();
+        if let Some(w) = a.worker.take() {
+            w.terminate();
+        }
+        a.ready = false;
+        a.queue.clear();
+        std::mem::take(&mut a.waiting)
+    });
+    for (run, reply) in waiting {
+        reply(FromWorker::Error { run, message: format!("the engine worker stopped: {msg}") });
+    }
+}
