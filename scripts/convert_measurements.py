@@ -441,21 +441,44 @@ def convert_serving(r):
                            "deployment": {"tile_operators": False, "serving": serving}, "space": pins}
         vals = []
         for k, v in m.items():
-            if k == "TPOT":
-                vals.append(value(k, v["value"], "ms", "tpot_p50_ms"))
-            elif k == "output_throughput":
-                vals.append(dict(value(k, v["value"], "tokens/s", "tokens_per_s"), unit_stated=v["unit"]))
+            metric = serving_metric(k)
+            if metric is None:
+                vals.append(skip(k, v["value"], v["unit"], "no deployment-stage metric corresponds to '%s'" % k))
+            elif metric == "tokens_per_s":
+                vals.append(dict(value(k, v["value"], "tokens/s", metric), unit_stated=v["unit"]))
             else:
-                vals.append(skip(k, v["value"], v["unit"], "the deployment stage reports no mean end-to-end request latency"))
+                vals.append(value(k, v["value"], TIME_UNIT.get(v["unit"], "ms"), metric))
         row["values"] = vals
         row["conversion_note"] = ("closed loop of %d clients, max_num_seqs %d, lengths uniform +-50%% around the "
                                   "dataset means (the stage default; the datasets' spread is not stated); "
-                                  "TPOT compared with the median" % (conc, max_seqs))
+                                  "a latency the source does not qualify is compared with the mean (benchmark tools print means first)" % (conc, max_seqs))
         return row
     row["scenario"] = {"deployment": {"tile_operators": False}}
     row["cannot_express"] = serving_reason(r)
     row["values"] = [skip(k, v.get("value"), v.get("unit"), "row not expressible") for k, v in m.items()]
     return row
+
+
+TIME_UNIT = {"ms": "ms", "s": "s", "us": "us"}
+
+
+def serving_metric(key):
+    """The deployment-stage metric a serving row's value is compared with: TTFT, TPOT, ITL and
+    end-to-end latency by the statistic the source names (mean, median/p50, p90, p99; a latency
+    it does not qualify is a mean, as vLLM's, SGLang's and AISBench's tools print means first),
+    output throughput as tokens per second. None: nothing corresponds."""
+    k = key.lower()
+    if "throughput" in k and "output" in k:
+        return "tokens_per_s"
+    for name, metric in (("ttft", "ttft"), ("tpot", "tpot"), ("itl", "itl"), ("request_latency", "e2e"), ("e2e", "e2e")):
+        if name in k:
+            for stat, suffix in (("median", "p50"), ("p50", "p50"), ("p90", "p90"), ("p99", "p99")):
+                if stat in k:
+                    if metric == "itl" or suffix != "p90":
+                        return "%s_%s_ms" % (metric, suffix)
+                    return None
+            return "%s_mean_ms" % metric
+    return None
 
 
 def with_engine(serving, r):

@@ -128,3 +128,40 @@ pub fn describe_for(category: &str, framework: &str, launch: &str) -> String {
 fn r4(x: f64) -> f64 {
     libm::round(x * 1e4) / 1e4
 }
+
+/// The kind of row a scenario's configuration is compared with: (category, framework, launch).
+/// Serving stages use the scenario's engine (the generic engine has no framework of its own:
+/// every serving framework's rows are pooled), training the MindSpeed/Megatron rows the
+/// training stage models, the operator stage framework (torch_npu) operator rows.
+pub fn kind_of(s: &crate::scenario::Scenario, names: &[String], c: &tunelab_search::Config) -> Option<(String, String, String)> {
+    use crate::Stage;
+    let launch = names.iter().position(|n| n == "launch").and_then(|i| c.0.get(i)).map(|v| v.to_string().trim_matches('"').to_string()).unwrap_or_default();
+    match s.stage {
+        Stage::Deployment | Stage::Runtime => {
+            let e = s.deployment.serving.engine.trim();
+            let fw = if e.is_empty() || e == crate::scheduler::price::DEFAULT_ENGINE { "" } else { e };
+            Some(("serving".into(), fw.into(), launch))
+        }
+        Stage::Training => Some(("training".into(), "mindspeed".into(), String::new())),
+        Stage::Operator => Some(("op".into(), "torch_npu".into(), String::new())),
+        Stage::Landscape => None,
+    }
+}
+
+/// The band line for a scenario's configuration ("" for a landscape: its values are measured).
+pub fn line_for(s: &crate::scenario::Scenario, names: &[String], c: &tunelab_search::Config) -> String {
+    let Some((cat, fw, launch)) = kind_of(s, names, c) else { return String::new() };
+    let bands = Bands::bundled();
+    if fw.is_empty() {
+        // Pool every framework's rows of the category (the generic engine names none).
+        let all: Vec<&Band> = bands.bands.iter().filter(|b| b.category == cat).collect();
+        if all.is_empty() {
+            return format!("no measured {cat} row to give a prediction band");
+        }
+        let n: usize = all.iter().map(|b| b.values).sum();
+        let lo = all.iter().map(|b| b.lo).fold(f64::INFINITY, f64::min);
+        let hi = all.iter().map(|b| b.hi).fold(f64::NEG_INFINITY, f64::max);
+        return format!("prediction band from measured {cat} rows of every framework (the generic engine names none; pick deployment.serving.engine for a narrower band): {:+.0}% .. {:+.0}%, {n} values", lo * 100.0, hi * 100.0);
+    }
+    describe_for(&cat, &fw, &launch)
+}
