@@ -215,6 +215,7 @@ fn report_view(r: Report) -> impl IntoView {
         <div data-testid="report">
             <p>{format!("{} · {} stage · {} on {} · seed {} · {} evaluations", r.name, r.stage, r.model, r.device, r.seed, r.evaluations)}</p>
             <p>"Best " {label(&r.metric)} ": " <strong data-testid="report-best" data-value=r.best.map(exact).unwrap_or_default()>{r.best.map(fmt4).unwrap_or_else(|| "—".into())}</strong> " " {r.unit.clone()} {r.best_strategy.clone().map(|s| format!(" (found by {s})")).unwrap_or_default()}</p>
+            <p class="muted" data-testid="report-band">{r.prediction_band.clone()}</p>
             <p class="bad">{r.baseline_infeasible.clone().map(|e| format!("The baseline is infeasible: {e}")).unwrap_or_default()}</p>
             {wrap(view! {
                 <table class="metrics" data-testid="report-table"><thead><tr><th>"metric"</th><th>"before"</th><th>"after"</th><th>"change"</th></tr></thead><tbody>

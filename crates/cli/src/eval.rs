@@ -68,6 +68,7 @@ pub fn main(a: Args) -> Result<(), String> {
             "metrics": values(&outcome),
             "units": metrics.iter().map(|m| (m.name.clone(), serde_json::json!(m.unit))).collect::<serde_json::Map<_, _>>(),
             "baseline": { "state": bst, "reason": bwhy, "metrics": values(&baseline) },
+            "prediction_band": tunelab_scenario::fidelity::bands::line_for(&scenario, &names, &config),
         });
         println!("{}", serde_json::to_string_pretty(&out).map_err(|e| format!("cannot encode the result: {e}"))?);
         return Ok(());
@@ -95,6 +96,13 @@ pub fn main(a: Args) -> Result<(), String> {
             for (i, (m, x)) in metrics.iter().zip(v).enumerate() {
                 let b = base.and_then(|b| b.get(i)).map(|b| fmt(*b)).unwrap_or_else(|| "-".into());
                 println!("{:<24} {:>14} {:>14}  {}", m.name, fmt(*x), b, m.unit);
+            }
+            // How far predictions of this kind landed from measurements the model had not
+            // seen (leave-one-source-out residuals, docs/fidelity.md); rel_error above is only
+            // the data types' numerical error.
+            let band = tunelab_scenario::fidelity::bands::line_for(&scenario, &names, &config);
+            if !band.is_empty() {
+                println!("\n{band}");
             }
         }
         Outcome::Infeasible(r) => println!("infeasible: {r}"),

@@ -9,9 +9,10 @@ use tunelab_scenario::fidelity::{evaluate, load_any, plot, MeasurementSet};
 /// Arguments of `tunelab fidelity`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Measurement file (tunelab-measurements/1 JSON) or msprof op_summary CSV.
-    #[arg(long, value_name = "FILE")]
-    measurements: String,
+    /// Measurement files (tunelab-measurements/1 JSON) or an msprof op_summary CSV; several
+    /// files (repeat the flag) are predicted, validated and left out source by source together.
+    #[arg(long, value_name = "FILE", required = true)]
+    measurements: Vec<String>,
     /// Print `{"rows": [...], "unexpressed": [...], "summary": {...}}`.
     #[arg(long)]
     json: bool,
@@ -38,8 +39,24 @@ pub struct Args {
 }
 
 pub fn main(a: Args) -> Result<(), String> {
-    let text = std::fs::read_to_string(&a.measurements).map_err(|e| format!("--measurements {}: {e}", a.measurements))?;
-    let (set, skipped) = load_any(&text, &a.measurements, &a.device).map_err(|e| format!("--measurements {}: {e}", a.measurements))?;
+    let mut text = String::new();
+    let mut set: Option<MeasurementSet> = None;
+    let mut skipped = Vec::new();
+    for path in &a.measurements {
+        let t = std::fs::read_to_string(path).map_err(|e| format!("--measurements {path}: {e}"))?;
+        let (s, sk) = load_any(&t, path, &a.device).map_err(|e| format!("--measurements {path}: {e}"))?;
+        skipped.extend(sk);
+        set = Some(match set {
+            None => s,
+            Some(mut all) => {
+                all.name = format!("{} + {}", all.name, s.name);
+                all.rows.extend(s.rows);
+                all
+            }
+        });
+        text += &t;
+    }
+    let set = set.ok_or("--measurements: give at least one file")?;
     let only = if a.chips.is_empty() { None } else { Some(a.chips.as_slice()) };
     let mut rep = evaluate(&set, &Default::default(), only);
     for (op, why) in skipped {

@@ -5,6 +5,7 @@ use tunelab_scenario::fidelity::loso::{fitted_params, leave_one_source_out};
 use tunelab_scenario::fidelity::MeasurementSet;
 
 const SET: &str = include_str!("../../../assets/measurements/ascend-910b.json");
+const SET2: &str = include_str!("../../../assets/measurements/ascend-set2.json");
 
 #[test]
 fn the_shipped_bands_match_the_current_inputs() {
@@ -15,8 +16,8 @@ fn the_shipped_bands_match_the_current_inputs() {
     assert_eq!(b.schema, "tunelab-bands/1");
     assert_eq!(
         b.inputs,
-        inputs_digest(&MeasurementSet::digest_of(SET)),
-        "assets/measurements/bands.json is stale: regenerate it with `tunelab fidelity --measurements assets/measurements/ascend-910b.json --bands-out assets/measurements/bands.json`"
+        inputs_digest(&MeasurementSet::digest_of(&format!("{SET}{SET2}"))),
+        "assets/measurements/bands.json is stale: regenerate it with `tunelab fidelity --measurements assets/measurements/ascend-910b.json --measurements assets/measurements/ascend-set2.json --bands-out assets/measurements/bands.json`"
     );
     assert!(!b.bands.is_empty());
     for x in &b.bands {
@@ -53,5 +54,26 @@ fn a_held_out_source_is_predicted_by_a_refit_without_it() {
     }
     for c in &l.held_out {
         assert!(c.predicted.is_finite() && c.predicted > 0.0, "{c:?}");
+    }
+}
+
+#[test]
+fn the_second_set_converts_and_its_tool_rows_are_predicted_as_sweeps() {
+    // Set 2's operator rows are microbenchmark searches (ascend-dmi's peak matmul, bandwidth
+    // sweeps): each is predicted as the best rate over its sweep; the rest of the set says why
+    // it cannot be expressed yet.
+    let set = MeasurementSet::from_json(SET2).unwrap();
+    assert_eq!(set.rows.len(), 31, "the second set has 31 rows");
+    let rep = tunelab_scenario::fidelity::evaluate(&set, &Default::default(), None);
+    let ops: Vec<_> = rep.rows.iter().filter(|c| c.category == "op").collect();
+    assert_eq!(ops.len(), 7, "{:?}", rep.unexpressed);
+    for c in &ops {
+        assert_eq!(c.layer, "chip", "{}: a tool's search is chip evidence", c.id);
+        assert!(c.predicted_by.contains("sweep"), "{}", c.predicted_by);
+    }
+    let dmi = ops.iter().find(|c| c.id == "op-flagperf-matmul-fp16-800TA2").unwrap();
+    assert!(dmi.error.abs() < 0.15, "the vendor peak matmul is within 15%: {:+.1}%", dmi.error * 100.0);
+    for r in set.rows.iter().filter(|r| r.category != "op") {
+        assert!(r.cannot_express.as_deref().is_some_and(|w| !w.trim().is_empty()), "{} has a reason", r.id);
     }
 }

@@ -25,6 +25,10 @@ pub struct Report {
     pub budget: usize,
     /// The primary metric ("best" is in it).
     pub metric: String,
+    /// How far predictions of this kind landed from measurements the model had not seen
+    /// (leave-one-source-out residuals of comparable rows; `fidelity::bands`), or why there is
+    /// no such band. Not the data types' numerical error (`rel_error`).
+    pub prediction_band: String,
     pub unit: String,
     pub direction: Direction,
     /// Best primary value over all strategies (serde_json's formatting; see `format_best`).
@@ -184,7 +188,10 @@ impl Report {
         let labels = landscape.as_ref().zip(run.landscape()).map(|(l, land)| l.labels(land));
         let deployment = (s.stage == Stage::Deployment && best.is_some()).then(|| deployment_export(run, &best_config));
         let m0 = metrics.first();
+        let band_config = best.map(|(_, t)| t.config.clone()).unwrap_or_else(|| run.baseline_config().clone());
+        let prediction_band = crate::fidelity::bands::line_for(s, &names, &band_config);
         Report {
+            prediction_band,
             name: s.name.clone(),
             stage: s.stage.name().into(),
             model: match (&labels, &s.model) {
@@ -233,6 +240,9 @@ impl Report {
         match self.best {
             Some(b) => out.push_str(&format!("best {}: {} {} ({})\n", self.metric, crate::run::format_best(b), self.unit, self.best_strategy.as_deref().unwrap_or("-"))),
             None => out.push_str(&format!("best {}: none (no feasible configuration)\n", self.metric)),
+        }
+        if !self.prediction_band.is_empty() {
+            out.push_str(&format!("{}\n", self.prediction_band));
         }
         if let Some(r) = &self.baseline_infeasible {
             out.push_str(&format!("baseline (defaults) is infeasible: {r}\n"));

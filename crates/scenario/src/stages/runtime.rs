@@ -109,6 +109,8 @@ struct Serving {
     tpot_ms: f64,
     energy: f64,
     power_w: f64,
+    /// Mean TTFT, TPOT, ITL and end-to-end latency (ms) at this load; None: unbounded queue.
+    means: Option<[f64; 4]>,
 }
 
 struct Env {
@@ -134,12 +136,14 @@ impl Env {
             // Capacity: the deployment objective's closed loop at max_num_seqs (a full server).
             let capacity = cache.metric(&v, "requests_per_s").ok_or("the deployment stage reports no requests_per_s")?;
             let chips = cache.param(c, &["tp", "tensor_parallel"]).unwrap_or(1.0).max(1.0);
+            let at_rest = ["ttft_mean_ms", "tpot_mean_ms", "itl_mean_ms", "e2e_mean_ms"].map(|n| cache.metric(&v, n).unwrap_or(0.0));
             drop(cache);
             let utilisation = if capacity > 0.0 { rate / capacity } else { f64::INFINITY };
             if rate <= 0.0 {
                 let q = QueueState { utilisation: 0.0, wait_probability: 0.0, mean_wait_ms: Some(0.0), wait_pct_ms: Some(0.0), capacity_rps: capacity };
                 let tpot = v.get(2).copied().unwrap_or(0.0);
-                return Ok(Serving { q, ttft_ms: v.get(1).copied(), tpot_ms: tpot, energy: v.get(5).copied().unwrap_or(0.0), power_w: 0.0 });
+                let means = Some(at_rest);
+                return Ok(Serving { q, ttft_ms: v.get(1).copied(), tpot_ms: tpot, energy: v.get(5).copied().unwrap_or(0.0), power_w: 0.0, means });
             }
             let st = server.borrow_mut().at_rate(c, rate)?;
             let pick = |p: &crate::stages::scheduler::Pcts| if self.pct >= 0.95 { p.p99 } else if self.pct >= 0.7 { p.p90 } else { p.p50 };
@@ -153,7 +157,8 @@ impl Env {
                 wait_pct_ms: Some(pick(&st.queue_ms)),
                 capacity_rps: capacity,
             };
-            return Ok(Serving { q, ttft_ms: Some(pick(&st.ttft_ms)), tpot_ms: pick(&st.tpot_ms), energy, power_w: energy * st.output_tokens_per_s });
+            let means = Some([st.ttft_ms.mean, st.tpot_ms.mean, st.itl_ms.mean, st.e2e_ms.mean]);
+            return Ok(Serving { q, ttft_ms: Some(pick(&st.ttft_ms)), tpot_ms: pick(&st.tpot_ms), energy, power_w: energy * st.output_tokens_per_s, means });
         }
         let ttft = cache.metric(&v, "ttft_ms").ok_or("the deployment stage reports no ttft_ms")?;
         let tpot = cache.metric(&v, "tpot_ms").ok_or("the deployment stage reports no tpot_ms")?;
@@ -168,7 +173,9 @@ impl Env {
         let idle = chips * self.idle_w * (1.0 - q.utilisation).max(0.0);
         let energy = if tokens_per_s > 0.0 { e_tok + idle / tokens_per_s } else { e_tok };
         let ttft_ms = q.wait_pct_ms.map(|w| ttft + w);
-        Ok(Serving { ttft_ms, tpot_ms: tpot, energy, power_w: energy * tokens_per_s, q })
+        // Means from the queue's mean wait; every token after the first takes one TPOT.
+        let means = q.mean_wait_ms.map(|w| [ttft + w, tpot, tpot, ttft + w + (self.output_len - 1.0).max(0.0) * tpot]);
+        Ok(Serving { ttft_ms, tpot_ms: tpot, energy, power_w: energy * tokens_per_s, q, means })
     }
 
     /// Why a serving state breaks the SLO, if it does.
@@ -200,6 +207,10 @@ fn runtime_metrics() -> Vec<Metric> {
         Metric::minimize("utilisation", ""),
         Metric::maximize("capacity_rps", "req/s"),
         Metric::minimize("power_w", "W"),
+        Metric::minimize("ttft_mean_ms", "ms"),
+        Metric::minimize("tpot_mean_ms", "ms"),
+        Metric::minimize("itl_mean_ms", "ms"),
+        Metric::minimize("e2e_mean_ms", "ms"),
     ]
 }
 
@@ -209,7 +220,10 @@ impl AtLoad {
             Err(r) => Outcome::Infeasible(r),
             Ok(s) => match self.env.breach(&s, self.headroom) {
                 Some(r) => Outcome::Infeasible(format!("at {:.2} req/s: {r}", self.rate)),
-                None => Outcome::Ok(vec![s.energy, s.ttft_ms.unwrap_or(f64::MAX), s.tpot_ms, s.q.utilisation, s.q.capacity_rps, s.power_w]),
+                None => {
+                    let m = s.means.unwrap_or([f64::MAX; 4]);
+                    Outcome::Ok(vec![s.energy, s.ttft_ms.unwrap_or(f64::MAX), s.tpot_ms, s.q.utilisation, s.q.capacity_rps, s.power_w, m[0], m[1], m[2], m[3]])
+                }
             },
         }
     }

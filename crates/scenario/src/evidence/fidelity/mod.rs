@@ -66,6 +66,11 @@ pub struct Row {
     pub values: Vec<Measured>,
     /// Further configurations of the same setup (e.g. eager and graph), each with its pins.
     pub variants: Vec<Variant>,
+    /// A microbenchmark tool's search (ascend-dmi's peak matmul, a bandwidth sweep over message
+    /// sizes): the row's operator stage prices each point's model, and a value with
+    /// `predict: "best_rate"` is compared with the best work per second over the points, in the
+    /// tool's own definition of work (FLOPs, or the bytes the tool counts).
+    pub sweep: Vec<SweepPoint>,
     /// Relative weight in a calibration fit (1 = normal; approximate rows less).
     #[serde(default = "one")]
     pub weight: f64,
@@ -84,6 +89,44 @@ pub struct Row {
     pub software: Option<String>,
     pub notes: Option<String>,
     pub conversion_note: Option<String>,
+}
+
+/// One point of a sweep: a model (usually a one-op graph) and the work the tool credits it with.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SweepPoint {
+    pub model: Json,
+    /// FLOPs, or bytes as the tool counts them (input bytes only, algorithm bytes, ...).
+    pub work: f64,
+}
+
+/// Work per second in a measured rate unit, per unit of work: TFLOPS / TOPS (1e12), GB/s (1e9).
+fn rate_scale(unit: &str) -> Option<f64> {
+    let u = unit.trim().to_ascii_lowercase();
+    match u.as_str() {
+        "tflops" | "tops" => Some(1e12),
+        "gb/s" => Some(1e9),
+        "tb/s" => Some(1e12),
+        _ => None,
+    }
+}
+
+/// The best rate over a row's sweep, in `unit` (each point priced through the operator stage).
+fn sweep_best(case: &Case, unit: &str, device: Option<&Json>) -> Result<f64, String> {
+    let scale = rate_scale(unit).ok_or_else(|| format!("a sweep is compared as a rate (TFLOPS, TOPS, GB/s), not '{}'", clip(unit)))?;
+    let mut best: Option<f64> = None;
+    for (i, p) in case.row.sweep.iter().enumerate() {
+        let mut row = case.row.clone();
+        row.model = p.model.clone();
+        row.sweep.clear();
+        let c = Case { row: &row, variant: case.variant };
+        let (m, _) = predict_case(&c, device).map_err(|e| format!("sweep point {i}: {e}"))?;
+        let (t, u) = m.get("model_time_ms").ok_or("a sweep needs the operator stage's model_time_ms")?;
+        let secs = convert(*t, u, "s")?;
+        let r = p.work / secs.max(1e-300) / scale;
+        best = Some(best.map_or(r, |b: f64| b.max(r)));
+    }
+    best.ok_or_else(|| "the sweep has no points".to_string())
 }
 
 /// A pinned configuration of a row.
@@ -440,6 +483,35 @@ pub fn evaluate(set: &MeasurementSet, devices: &BTreeMap<String, Json>, only_chi
             continue;
         }
         let device = devices.get(&r.chip);
+        if !r.sweep.is_empty() {
+            for m in compared {
+                match sweep_best(&case, &m.unit, device) {
+                    Ok(pred) => {
+                        let meas = m.value.unwrap_or(f64::NAN);
+                        rows.push(Compared {
+                            id: r.id.clone(),
+                            case: case.label(),
+                            category: r.category.clone(),
+                            chip: r.chip.clone(),
+                            metric: m.metric.clone(),
+                            unit: m.unit.clone(),
+                            measured: meas,
+                            predicted: pred,
+                            error: (pred - meas) / meas,
+                            predicted_by: format!("operator stage, best rate over {} sweep points", r.sweep.len()),
+                            weight: r.weight,
+                            group: format!("{}:sweep:{}", r.chip, r.id),
+                            source: r.source.clone(),
+                            layer: layer_of(r),
+                            framework: r.framework.clone().unwrap_or_default(),
+                            launch: String::new(),
+                        });
+                    }
+                    Err(why) => unexpressed.push(Unexpressed { id: case.label(), metric: m.metric.clone(), reason: format!("cannot express: {why}") }),
+                }
+            }
+            continue;
+        }
         match predict_case(&case, device) {
             Err(why) => {
                 for m in compared {

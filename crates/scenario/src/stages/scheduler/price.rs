@@ -78,6 +78,11 @@ pub struct HostCosts {
     /// heads to every query head (`repeat_kv`, ChatGLM's `expand(...).contiguous()`), a copy
     /// the attention then reads in full.
     pub decode_copies_cache: bool,
+    /// Host time of one tensor-parallel collective issued eagerly through the framework's
+    /// process group (torch.distributed -> ProcessGroupHCCL: communicator-stream event
+    /// record/wait and HCCL's host-side task building), beyond the generic per-launch cost. A
+    /// graph-mode step captures the collectives and pays nothing here.
+    pub eager_host_us_per_collective: f64,
 }
 
 impl HostCosts {
@@ -115,6 +120,8 @@ impl HostCosts {
             graph_capture_max_batch: get(&f.fields, "graph_capture_max_batch")? as u64,
             decode_reads_allocated,
             decode_copies_cache,
+            // Framework-layer field added by issue 21; an older constants text without it: 0.
+            eager_host_us_per_collective: if e.fields.contains_key("eager_host_us_per_collective") { get(&e.fields, "eager_host_us_per_collective")? } else { 0.0 },
         })
     }
 }
@@ -139,6 +146,9 @@ pub struct Part {
     pub ops: f64,
     /// Host time to issue the operators eagerly (`cost::dispatch::host_us`, repeats included).
     pub host_us: f64,
+    /// Collectives among the operators (repeats included): each pays the engine's eager
+    /// per-collective host cost.
+    pub collectives: f64,
     pub energy_uj: f64,
     pub flops: f64,
     pub rel_error: f64,
@@ -153,6 +163,7 @@ impl Part {
             launch_us: l(a.launch_us, b.launch_us),
             ops: l(a.ops, b.ops),
             host_us: l(a.host_us, b.host_us),
+            collectives: l(a.collectives, b.collectives),
             energy_uj: l(a.energy_uj, b.energy_uj),
             flops: l(a.flops, b.flops),
             rel_error: a.rel_error.max(b.rel_error),
@@ -161,7 +172,7 @@ impl Part {
 
     /// Every additive field times `x` (the error bound stays).
     fn scaled(&self, x: f64) -> Part {
-        Part { device_us: self.device_us * x, launch_us: self.launch_us * x, ops: self.ops * x, host_us: self.host_us * x, energy_uj: self.energy_uj * x, flops: self.flops * x, rel_error: self.rel_error }
+        Part { device_us: self.device_us * x, launch_us: self.launch_us * x, ops: self.ops * x, host_us: self.host_us * x, energy_uj: self.energy_uj * x, flops: self.flops * x, rel_error: self.rel_error, collectives: self.collectives * x }
     }
 
     fn add(&mut self, o: &Part) {
@@ -169,6 +180,7 @@ impl Part {
         self.launch_us += o.launch_us;
         self.ops += o.ops;
         self.host_us += o.host_us;
+        self.collectives += o.collectives;
         self.energy_uj += o.energy_uj;
         self.flops += o.flops;
         self.rel_error = self.rel_error.max(o.rel_error);
@@ -329,6 +341,9 @@ impl StepPricer {
             p.launch_us += e.breakdown.exposed.launch * r;
             p.ops += r;
             p.host_us += dispatch::host_us(&self.device, op, LaunchMode::Eager) * r;
+            if matches!(op, Op::Comm { .. }) {
+                p.collectives += r;
+            }
             p.energy_uj += e.energy_uj * r;
             p.flops += e.flops * r;
             p.rel_error = p.rel_error.max(e.relative_error);
@@ -619,7 +634,7 @@ impl StepPricer {
         let graph = graph_launch && s.prefill_tokens == 0 && s.decode_seqs <= h.graph_capture_max_batch;
         // The chip profile's dispatch model (`cost::dispatch`): graph = one graph launch plus
         // the device time; eager = the longer of host and device totals plus the first launch.
-        let (mode, host) = if graph { (LaunchMode::Graph, 0.0) } else { (LaunchMode::Eager, all.host_us) };
+        let (mode, host) = if graph { (LaunchMode::Graph, 0.0) } else { (LaunchMode::Eager, all.host_us + h.eager_host_us_per_collective * all.collectives) };
         let time_us = (dispatch::step_us(&self.device, mode, all.device_us, host) + step_host) * share;
         let device_us = all.device_us * share;
         Ok(StepCost {

@@ -365,6 +365,7 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
     st.ttft_ms = ms(ttft);
     st.tpot_ms = ms(tpot);
     st.queue_ms = ms(queue);
+    st.e2e_ms = ms((0..n).map(|i| finish[i] - arrival[i]).collect());
     st.ttft_compute_ms = ms(compute);
     st.itl_ms = itl.pcts();
     st.mean_batch = batch_sum as f64 / st.steps.max(1) as f64;

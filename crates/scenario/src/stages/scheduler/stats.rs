@@ -26,6 +26,9 @@ pub struct ServingStats {
     pub ttft_ms: Pcts,
     pub tpot_ms: Pcts,
     pub itl_ms: Pcts,
+    /// Arrival to last token (end-to-end request latency), ms.
+    #[serde(default)]
+    pub e2e_ms: Pcts,
     /// Arrival to first scheduled (waiting for a slot or for KV blocks), ms.
     pub queue_ms: Pcts,
     /// TTFT less the queueing delay (prefill compute, and interference from other steps), ms.
