@@ -11,6 +11,6 @@ pub mod scenario;
 pub mod templates;
 pub mod url;
 pub mod validate;
-pub mod cluster;
-pub mod diffusion;
-pub mod serving_options;
+
+// Option modules by their earlier paths (`spec::cluster`, `spec::diffusion`, `spec::serving_options`).
+pub use options::{cluster, diffusion, serving_features as serving_options};
