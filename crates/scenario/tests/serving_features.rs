@@ -193,4 +193,29 @@ fn the_second_calibration_sets_serving_rows_are_expressed() {
         expressed += ok as usize;
     }
     assert!(expressed >= 11, "{expressed} of 14 rows expressed");
+    // Every measured value of the source is in the converted row, unchanged, and the converter
+    // regenerates the committed file byte for byte.
+    let src_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/calibration/ascend-measurements-2.json");
+    let Ok(src) = std::fs::read_to_string(src_path) else {
+        eprintln!("note: {src_path} not found; the conversion was not re-checked");
+        return;
+    };
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&src).unwrap();
+    for r in rows.iter().filter(|r| r["category"] == "serving") {
+        let row = set.rows.iter().find(|x| x.id == r["id"].as_str().unwrap()).unwrap();
+        let mine: Vec<(String, Option<f64>)> = row.values.iter().chain(row.variants.iter().flat_map(|v| v.values.iter())).map(|m| (m.metric.clone(), m.value)).collect();
+        for (k, v) in r["measured"].as_object().unwrap() {
+            let Some(x) = v["value"].as_f64() else { continue };
+            assert!(mine.iter().any(|(n, y)| n == k && *y == Some(x)), "{}: '{k}' missing or changed", row.id);
+        }
+    }
+    let out = std::env::temp_dir().join(format!("tunelab-set2-{}.json", std::process::id()));
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/convert_measurements.py");
+    if let Ok(o) = std::process::Command::new("python3").arg(script).arg("--set2-serving").arg(src_path).arg(&out).output() {
+        if o.status.success() {
+            let regenerated = std::fs::read_to_string(&out).unwrap();
+            let _ = std::fs::remove_file(&out);
+            assert!(regenerated == text, "scripts/convert_measurements.py --set2-serving no longer reproduces assets/measurements/ascend-set2-serving.json");
+        }
+    }
 }
