@@ -193,7 +193,7 @@ pub fn CalibratePanel() -> impl IntoView {
             </label>
             <label class="check">
                 <input type="checkbox" prop:checked=move || loo.get() on:change=move |ev| loo.set(event_target_checked(&ev))/>
-                "Leave-one-out error (refits once per row; slower)"
+                "Leave-one-source-out error (refits once per source; slower)"
             </label>
             <button data-testid="calibrate-fit" on:click=fit disabled=move || loaded.with(|l| l.is_none())>"Fit the profile"</button>
             <Show when=running><button on:click=stop>"Stop"</button>{move || format!(" {} of {} evaluations", progress.get().0, progress.get().1)}</Show>
@@ -203,7 +203,7 @@ pub fn CalibratePanel() -> impl IntoView {
                     (Some(_), Some(r)) => format!(
                         "{} rows, {} values: median |error| {} before, {} after{}; residual {:.3} → {:.3}",
                         r.rows_used, r.rows.len(), pct(r.median_abs_error_before).trim_start_matches('+'), pct(r.median_abs_error_after).trim_start_matches('+'),
-                        r.median_abs_error_loo.map(|l| format!(", {:.1}% leave-one-out", l * 100.0)).unwrap_or_default(), r.loss_before, r.loss_after
+                        r.median_abs_error_loo.map(|l| format!(", {:.1}% leaving each source out", l * 100.0)).unwrap_or_default(), r.loss_before, r.loss_after
                     ),
                     (Some(b), None) => format!("{} of {} rows predicted ({} values); median |error| {}", b.summary.rows_covered, b.summary.rows_total, b.summary.values_compared, pct(b.summary.overall.median_abs_error).trim_start_matches('+')),
                     _ => String::new(),
@@ -225,7 +225,7 @@ pub fn CalibratePanel() -> impl IntoView {
             <details>
                 <summary>"Every value"</summary>
                 <table class="small" data-testid="calibrate-rows">
-                    <tr><th>"case"</th><th>"metric"</th><th>"measured"</th><th>"predicted"</th><th>"error"</th><th>"after fit"</th><th>"leave-one-out"</th></tr>
+                    <tr><th>"case"</th><th>"metric"</th><th>"measured"</th><th>"predicted"</th><th>"error"</th><th>"after fit"</th><th>"source left out"</th></tr>
                     {move || {
                         let r = result.get();
                         before.get().map(|b| b.rows.into_iter().map(|c| {

@@ -176,7 +176,16 @@ fn fuzz_smoke_url() {
 
 #[test]
 fn fuzz_smoke_device() {
-    drive("device", files("assets/devices", ".json"), iters(3000), targets::device);
+    // Seeds include profiles naming a kernel library by name, inline, and as a calibration table
+    // (issue 21: the kernel fields left the chip profiles for assets/kernels).
+    let mut seeds = files("assets/devices", ".json");
+    let base = String::from_utf8(seeds[0].clone()).unwrap();
+    let with = |extra: &str| base.replacen('{', &format!("{{{extra},"), 1).into_bytes();
+    seeds.push(with(r#""kernel_library":"hand-written""#));
+    seeds.push(with(r#""kernel_library":{"name":"aclnn","fields":{"vector_efficiency":{"value":0.5,"source":"fit","min":0.3,"max":1.0}}}"#));
+    seeds.push(with(r#""kernel_libraries":{"aclnn":{"cube_kstep_sync_cycles":{"value":80,"source":"fit"}}}"#));
+    seeds.push(with(r#""kernel_library":7"#));
+    drive("device", seeds, iters(3000), targets::device);
 }
 
 #[test]
