@@ -911,19 +911,6 @@ def convert_encoder2(r, row):
     return row
 
 
-def convert_set2_serving(src_rows):
-    out = []
-    for r in src_rows:
-        if r["category"] != "serving":
-            continue
-        chip, chip_note = chip_of(r["chip"])
-        row = convert_serving2(r)
-        full = {"id": r["id"], "category": "serving", "chip": chip, "chip_stated": r["chip"], "chip_note": chip_note,
-                "source": r["source"], "software": r.get("software"), "notes": r.get("notes")}
-        full.update(row)
-        full.setdefault("weight", 1.0)
-        out.append(full)
-    return out
 # Layers: which framework ran a row, which kernel library its operators come from, and which
 # layer of the model the row is evidence for (docs/fidelity.md, "Layers").
 # ---------------------------------------------------------------------------------------------
@@ -1006,20 +993,6 @@ def convert(src_rows):
     return out
 
 
-def main_set2_serving(args):
-    """--set2-serving [SRC] [OUT]: the second set's 14 serving rows."""
-    src = args[0] if args else os.path.join(ROOT, "..", "shared", "calibration", "ascend-measurements-2.json")
-    dst = args[1] if len(args) > 1 else os.path.join(ROOT, "assets", "measurements", "ascend-set2-serving.json")
-    raw = open(src, "rb").read()
-    doc = {"schema": "tunelab-measurements/1",
-           "name": "Ascend serving set 2 (14 published serving measurements: EAGLE3, W8A8/W4A4, hybrid attention, ShareGPT, encoders)",
-           "converted_from": {"file": "shared/calibration/ascend-measurements-2.json", "sha256": hashlib.sha256(raw).hexdigest(),
-                              "converter": "scripts/convert_measurements.py --set2-serving"},
-           "rows": convert_set2_serving(json.loads(raw))}
-    with open(dst, "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True, ensure_ascii=False)
-        f.write("\n")
-    print("wrote %s: %d rows" % (dst, len(doc["rows"])))
 CONVERTERS.update({"op": convert_op, "serving": convert_serving, "training": convert_training})
 
 # ---------------------------------------------------------------------------------------------
@@ -1106,34 +1079,18 @@ def not_yet(reason):
     return fn
 
 
-def serving_2_reason(r):
-    t = json.dumps(r["setup"]).lower() + str(r.get("software", "")).lower() + r["id"]
-    if "eagle" in t or "speculative" in t:
-        return "speculative decoding (EAGLE3): accepted tokens per target step are not modelled by the deployment stage yet (issue Coverage I)"
-    if "qwen3.5" in t:
-        return "hybrid linear attention (Qwen3.5): no linear-attention layers in the workload builder yet (issue Coverage I)"
-    if "w4a4" in t or "w4a8" in t:
-        return "W4A4 / W4A8 weights and an INT8 KV cache are not precisions of the deployment stage yet (issue Coverage I)"
-    if "bge" in t or "embedding" in t:
-        return "encoder (embedding) model serving: no encoder-only workload in the deployment stage yet (issue Coverage I)"
-    if "phi" in t:
-        return "Phi-4-mini: no config in the converter, and the ShareGPT length distribution is not stated as means"
-    return "not expressible by the deployment stage yet"
-
-
-# Set-2 conversion by category: serving, training and diffusion rows wait for the features that
-# make them expressible (helpers 'serving' and 'diffusion' extend these functions).
+# Set-2 conversion by category. Diffusion pipelines and fine-tuning rows go through
+# convert_diffusion / convert_finetune in convert() before this table is read; a training or
+# diffusion row that is neither stays unexpressed with the reason below.
 CONVERTERS_2 = {
     "op": convert_op_2,
-    "serving": not_yet(serving_2_reason),
+    "serving": convert_serving2,
     "training": not_yet("multimodal / diffusion training (LLaVA projector, SDXL, SD3.5) under DeepSpeed or MindSpeed-MM: no such training workload yet (issue Coverage II)"),
     "diffusion": not_yet("text-to-image / video pipelines (text encoders, UNet or DiT steps x CFG, VAE) are not a stage yet (issue Coverage II)"),
 }
 
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] == "--set2-serving":
-        return main_set2_serving(sys.argv[2:])
     src = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_SRC
     second = "measurements-2" in os.path.basename(src)
     dst = sys.argv[2] if len(sys.argv) > 2 else (DEFAULT_OUT_2 if second else DEFAULT_OUT)
