@@ -340,7 +340,9 @@ pub fn advice(s: &Scenario) -> Result<crate::stages::training::empirical::Hparam
 pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let o = TrainingOptions::from_scenario(s)?;
     let (model, device, mut notes) = crate::stages::context::resolve(s)?;
-    if model.llm.is_none() && model.family != tunelab_sim::ModelFamily::Diffusion {
+    // Operator graphs train only when they come from a diffusion pipeline (its training graph
+    // marks the frozen encoders); a hand-written graph has no such structure.
+    if model.llm.is_none() && crate::stages::diffusion::pipeline(s).is_err() {
         return Err(format!("'{}' is an operator graph: the training stage needs a transformer description (or a diffusion pipeline)", model.name));
     }
     // Variable-length samples: the step runs at their mean length (training.mean_seq_len, every
