@@ -116,6 +116,9 @@ function progressLine() {
       break;
     }
   }
+  // Or running past the edge of its panel (into the next column).
+  const panel = label.closest('.panel')?.getBoundingClientRect();
+  if (!clippedBy && panel && box.right > panel.right + 0.5) clippedBy = 'the edge of its panel';
   return { text: label.textContent, scrollWidth: label.scrollWidth, clientWidth: label.clientWidth, right: box.right, viewport: window.innerWidth, clippedBy };
 }
 
@@ -140,7 +143,7 @@ test('every bundled scenario, default run at 1440x900: readable numbers, titles 
       await page.click('[data-testid=open-scenario]');
       await page.click('text=Paste, upload or drop a model');
     }
-    if (await page.$('[data-testid=landscape-status]')) {
+    if (JSON.parse(readFileSync(`assets/scenarios/${id}.json`, 'utf8')).stage === 'landscape') {
       await page.waitForFunction(() => /^Loaded:/.test(document.querySelector('[data-testid=landscape-status]')?.textContent || ''), null, { timeout: 60000 }).catch(() => {});
     }
     const started = Date.now();
@@ -166,6 +169,13 @@ test('every bundled scenario, default run at 1440x900: readable numbers, titles 
     else if (p.scrollWidth > p.clientWidth || p.clippedBy || p.right > p.viewport) {
       problems.push(`${id}: the progress line '${p.text}' is cut off (scrollWidth ${p.scrollWidth} > clientWidth ${p.clientWidth}, clipped by ${p.clippedBy}, right edge ${p.right.toFixed(0)} of ${p.viewport})`);
     }
+    // The teaching layout has a narrower side column: the progress line must fit there too.
+    await page.check('[data-testid=teach-layout]');
+    const q = await page.evaluate(progressLine);
+    if (q.text === null || q.scrollWidth > q.clientWidth || q.clippedBy || q.right > q.viewport) {
+      problems.push(`${id}, teaching layout: the progress line '${q.text}' is cut off (clipped by ${q.clippedBy}, right edge ${q.right?.toFixed(0)})`);
+    }
+    await page.uncheck('[data-testid=teach-layout]');
     t.diagnostic(`${id}: ${Date.now() - started} ms, ${read} numbers read, ${titles.count} chart titles`);
     await page.click('[data-testid=reset]');
   }
