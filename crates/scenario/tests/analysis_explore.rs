@@ -57,6 +57,9 @@ fn point_detail_gives_engines_and_roofline() {
 fn impact_of_quantisation_and_recompute() {
     let mut s = Scenario::default();
     s.workload.global_batch = 64;
+    // Impact prices through the deployment stage, host costs included: an eager decode step at
+    // batch 8 is host-bound, so halving the weight bytes shows only with graph launch.
+    s.deployment.launch_modes = vec!["graph".into()];
     let q = analyse(&s, &Change { precision: Some("w8a16".into()), ..Default::default() }, ImpactWeights::default()).unwrap();
     let get = |r: &tunelab_scenario::impact::ImpactReport, m: &str| r.rows.iter().find(|x| x.measure == m).unwrap().clone();
     assert!(get(&q, "model size").improvement.unwrap() > 0.3);

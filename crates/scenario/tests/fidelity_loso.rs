@@ -61,9 +61,9 @@ fn a_held_out_source_is_predicted_by_a_refit_without_it() {
 fn the_second_set_converts_and_its_tool_rows_are_predicted_as_sweeps() {
     // Set 2's operator rows are microbenchmark searches (ascend-dmi's peak matmul, bandwidth
     // sweeps): each is predicted as the best rate over its sweep; the rest of the set says why
-    // it cannot be expressed yet.
+    // it cannot be expressed yet. A source row measured on two chips becomes one row per chip.
     let set = MeasurementSet::from_json(SET2).unwrap();
-    assert_eq!(set.rows.len(), 31, "the second set has 31 rows");
+    assert!(set.rows.len() >= 31, "the second set has 31 source rows: {} rows", set.rows.len());
     let rep = tunelab_scenario::fidelity::evaluate(&set, &Default::default(), None);
     let ops: Vec<_> = rep.rows.iter().filter(|c| c.category == "op").collect();
     assert_eq!(ops.len(), 7, "{:?}", rep.unexpressed);

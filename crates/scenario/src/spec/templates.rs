@@ -307,7 +307,11 @@ fn apply_diffusion(t: &Template, s: &mut Scenario) -> Result<(), String> {
     let field = |k: &str| format!("template '{}': options.{k}", t.name);
     let want = t.options.get("pipeline").and_then(|v| v.as_str()).unwrap_or("sd2.1-base");
     let video = tunelab_sim::workload::diffusers::Pipeline::load(want).map(|p| p.is_video()).map_err(|e| format!("{}: {e}", field("pipeline")))?;
-    let keep = crate::stages::diffusion::pipeline(s).is_ok_and(|p| p.is_video() == video);
+    let current = match &s.model {
+        crate::spec::scenario::ModelRef::Id(id) => tunelab_sim::workload::diffusers::Pipeline::load(id),
+        crate::spec::scenario::ModelRef::Inline(j) => tunelab_sim::workload::diffusers::Pipeline::from_value(j),
+    };
+    let keep = current.is_ok_and(|p| p.is_video() == video);
     if !keep {
         s.model = crate::scenario::ModelRef::Id(want.to_string());
     }
@@ -323,7 +327,7 @@ fn apply_diffusion(t: &Template, s: &mut Scenario) -> Result<(), String> {
         s.diffusion = Some(d);
     }
     let level = |k: &str| t.options.get(k).and_then(|v| v.as_u64()).map(|x| x as usize);
-    let pins = crate::stages::diffusion::constants::constants().level_pins(level("unet_level"), level("vae_level")).map_err(|e| format!("template '{}': {e}", t.name))?;
+    let pins = crate::spec::options::diffusion::level_pins(level("unet_level"), level("vae_level")).map_err(|e| format!("template '{}': {e}", t.name))?;
     s.space.clear();
     for (k, v) in pins {
         let o: crate::scenario::SpaceOverride = serde_json::from_value(v).map_err(|e| format!("{}: {e}", field("levels")))?;

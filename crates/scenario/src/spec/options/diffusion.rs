@@ -127,3 +127,23 @@ impl DiffusionOptions {
         Ok(())
     }
 }
+
+/// The seed's optimisation levels ("UNet level", "VAE level"): each a set of knob values, data in
+/// assets/constants/diffusion.json `levels`. Specification data: a template pins them.
+const LEVELS_JSON: &str = tunelab_sim::json_asset!("../../../../../assets/constants/diffusion.json");
+
+/// The space pins of UNet level `u` and VAE level `v` (`None`: that level not pinned), for
+/// templates: `{"launch": {"fixed": "graph"}, ...}`.
+pub fn level_pins(u: Option<usize>, v: Option<usize>) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let all: serde_json::Value = serde_json::from_str(LEVELS_JSON).map_err(|e| format!("diffusion.json: {e}"))?;
+    let mut out = serde_json::Map::new();
+    for (which, lv) in [("unet", u), ("vae", v)] {
+        let Some(i) = lv else { continue };
+        let list = all.get("levels").and_then(|l| l.get(which)).and_then(|l| l.as_array()).map(|a| a.as_slice()).unwrap_or(&[]);
+        let level = list.get(i).ok_or_else(|| format!("{which} level {i} does not exist (0..{})", list.len()))?;
+        for (k, x) in level.get("pins").and_then(|p| p.as_object()).into_iter().flatten() {
+            out.insert(k.clone(), serde_json::json!({ "fixed": x }));
+        }
+    }
+    Ok(out)
+}

@@ -31,9 +31,6 @@ pub struct Constants {
     pub vae_tile_latent: u64,
     pub memory_reserve_gib: f64,
     pub protected: Vec<String>,
-    /// (name, pins) per level, for the UNet and the VAE.
-    pub unet_levels: Vec<(String, Value)>,
-    pub vae_levels: Vec<(String, Value)>,
 }
 
 fn val<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
@@ -63,9 +60,6 @@ pub fn parse(text: &str) -> Result<Constants, String> {
             step_host_ms: f.get("step_host_ms").and_then(|x| x.get("value")).and_then(|x| x.as_f64()).unwrap_or(0.0),
         });
     }
-    let levels = |k: &str| -> Vec<(String, Value)> {
-        v.get("levels").and_then(|l| l.get(k)).and_then(|l| l.as_array()).map(|a| a.iter().map(|x| (x.get("name").and_then(|n| n.as_str()).unwrap_or("").to_string(), x.get("pins").cloned().unwrap_or(Value::Null))).collect()).unwrap_or_default()
-    };
     Ok(Constants {
         frameworks,
         aclnn_flash_chips: strings(val(&v, &["kernel_library", "flash_attention", "aclnn_chips"])),
@@ -74,8 +68,6 @@ pub fn parse(text: &str) -> Result<Constants, String> {
         vae_tile_latent: num(&["workload", "vae_tile_latent"])? as u64,
         memory_reserve_gib: num(&["workload", "memory_reserve_gib"])?,
         protected: strings(val(&v, &["workload", "protected_layers"])),
-        unet_levels: levels("unet"),
-        vae_levels: levels("vae"),
     })
 }
 
@@ -93,17 +85,9 @@ impl Constants {
         })
     }
 
-    /// The space pins of UNet level `u` and VAE level `v` (`None`: that level not pinned), for
-    /// templates: `{"launch": {"fixed": "graph"}, ...}`.
+    /// The space pins of UNet level `u` and VAE level `v` (the specification reads the levels:
+    /// `spec::diffusion::level_pins`).
     pub fn level_pins(&self, u: Option<usize>, v: Option<usize>) -> Result<serde_json::Map<String, Value>, String> {
-        let mut out = serde_json::Map::new();
-        for (which, lv, list) in [("unet", u, &self.unet_levels), ("vae", v, &self.vae_levels)] {
-            let Some(i) = lv else { continue };
-            let (_, pins) = list.get(i).ok_or_else(|| format!("{which} level {i} does not exist (0..{})", list.len()))?;
-            for (k, x) in pins.as_object().into_iter().flatten() {
-                out.insert(k.clone(), serde_json::json!({ "fixed": x }));
-            }
-        }
-        Ok(out)
+        crate::spec::options::diffusion::level_pins(u, v)
     }
 }
