@@ -354,12 +354,18 @@ impl StepPricer {
     /// Linear layers, norms, embeddings and collectives over `tokens` rows (no attention core,
     /// no LM head).
     fn body(&mut self, tokens: u64) -> Result<Part, String> {
-        let (lo, hi, f) = grid(tokens);
-        let a = self.body_at(lo)?;
+        self.on_grid(tokens, &|me, t| me.body_at(t))
+    }
+
+    /// `at` interpolated linearly between the grid points around `x` (`grid`; one point when
+    /// `x` is on the grid). Nested, it gives the bilinear and trilinear attention tables.
+    fn on_grid(&mut self, x: u64, at: &dyn Fn(&mut Self, u64) -> Result<Part, String>) -> Result<Part, String> {
+        let (lo, hi, f) = grid(x);
+        let a = at(self, lo)?;
         if hi == lo {
             return Ok(a);
         }
-        Ok(Part::lerp(&a, &self.body_at(hi)?, f))
+        Ok(Part::lerp(&a, &at(self, hi)?, f))
     }
 
     fn body_at(&mut self, t: u64) -> Result<Part, String> {
@@ -377,12 +383,7 @@ impl StepPricer {
         if rows == 0 {
             return Ok(Part::default());
         }
-        let (lo, hi, f) = grid(rows);
-        let a = self.head_at(lo)?;
-        if hi == lo {
-            return Ok(a);
-        }
-        Ok(Part::lerp(&a, &self.head_at(hi)?, f))
+        self.on_grid(rows, &|me, r| me.head_at(r))
     }
 
     fn head_at(&mut self, r: u64) -> Result<Part, String> {
@@ -401,17 +402,7 @@ impl StepPricer {
             return Ok(Part::default());
         }
         // Bilinear over (sequences, context) grid points.
-        let (d0, d1, fd) = grid(seqs);
-        let (c0, c1, fc) = grid(ctx);
-        let row = |me: &mut Self, d: u64| -> Result<Part, String> {
-            let a = me.decode_attention_at(d, c0)?;
-            if c1 == c0 { Ok(a) } else { Ok(Part::lerp(&a, &me.decode_attention_at(d, c1)?, fc)) }
-        };
-        let a = row(self, d0)?;
-        if d1 == d0 {
-            return Ok(a);
-        }
-        Ok(Part::lerp(&a, &row(self, d1)?, fd))
+        self.on_grid(seqs, &|me, d| me.on_grid(ctx, &|me, c| me.decode_attention_at(d, c)))
     }
 
     fn decode_attention_at(&mut self, seqs: u64, ctx: u64) -> Result<Part, String> {
@@ -454,17 +445,7 @@ impl StepPricer {
         if seqs == 0 {
             return Ok(Part::default());
         }
-        let (d0, d1, fd) = grid(seqs);
-        let (c0, c1, fc) = grid(ctx);
-        let row = |me: &mut Self, d: u64| -> Result<Part, String> {
-            let a = me.verify_attention_at(d, q, c0)?;
-            if c1 == c0 { Ok(a) } else { Ok(Part::lerp(&a, &me.verify_attention_at(d, q, c1)?, fc)) }
-        };
-        let a = row(self, d0)?;
-        if d1 == d0 {
-            return Ok(a);
-        }
-        Ok(Part::lerp(&a, &row(self, d1)?, fd))
+        self.on_grid(seqs, &|me, d| me.on_grid(ctx, &|me, c| me.verify_attention_at(d, q, c)))
     }
 
     fn verify_attention_at(&mut self, seqs: u64, q: u64, ctx: u64) -> Result<Part, String> {
@@ -498,22 +479,8 @@ impl StepPricer {
             return Ok(Part::default());
         }
         let kv = kv.max(q);
-        let (n0, n1, fn_) = grid(seqs);
-        let (q0, q1, fq) = grid(q);
-        let (k0, k1, fk) = grid(kv);
-        let row = |me: &mut Self, n: u64, q: u64| -> Result<Part, String> {
-            let a = me.prefill_attention_at(n, q, k0.max(q))?;
-            if k1 == k0 { Ok(a) } else { Ok(Part::lerp(&a, &me.prefill_attention_at(n, q, k1.max(q))?, fk)) }
-        };
-        let plane = |me: &mut Self, n: u64| -> Result<Part, String> {
-            let a = row(me, n, q0)?;
-            if q1 == q0 { Ok(a) } else { Ok(Part::lerp(&a, &row(me, n, q1)?, fq)) }
-        };
-        let a = plane(self, n0)?;
-        if n1 == n0 {
-            return Ok(a);
-        }
-        Ok(Part::lerp(&a, &plane(self, n1)?, fn_))
+        // A key grid point below the query grid point is read as that point (kv >= q).
+        self.on_grid(seqs, &|me, n| me.on_grid(q, &|me, q| me.on_grid(kv, &|me, k| me.prefill_attention_at(n, q, k.max(q)))))
     }
 
     fn prefill_attention_at(&mut self, seqs: u64, q: u64, kv: u64) -> Result<Part, String> {

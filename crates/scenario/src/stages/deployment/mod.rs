@@ -23,15 +23,17 @@
 //! allocators report the whole share as used, the predictive planner only what it needs. Not
 //! modelled: the dynamic pool's defragmentation pauses and graph capture time (one-offs).
 
+mod serve;
+
 use super::StageSetup;
 use crate::stages::graphcost::TileMode;
 use crate::spec::scenario::{clip, Scenario};
-use crate::stages::scheduler::price::{HostCosts, StepCost, StepPricer};
-use crate::stages::scheduler::{requests, simulate, EngineConfig, KvPolicy, Request, ServingSpec, ServingStats, Slo};
+use crate::stages::scheduler::price::{HostCosts, StepPricer};
+use crate::stages::scheduler::{requests, Request, ServingSpec, ServingStats, Slo};
 use std::collections::HashMap;
 use tunelab_search::{Config, Metric, Objective, Outcome, Param, Space, Value};
 use tunelab_sim::device::Device;
-use tunelab_sim::memory::{footprint, kv_cache_bytes, memory_per_chip, MemoryStrategy};
+use tunelab_sim::memory::{footprint, MemoryStrategy};
 use tunelab_sim::model::ModelDesc;
 use tunelab_sim::workload::{validate_plan, GraphOptions, ParallelPlan, Workload};
 use tunelab_sim::Precision;
@@ -389,175 +391,6 @@ impl DeploymentObjective {
             p.spec = super::serving_features::stage::spec_pricing(model, device, spec, k.spec_k, plan, opts, mode, host).ok().flatten();
             p
         })
-    }
-
-    /// Simple mode: one prefill of the batch and one decode step at the midpoint context.
-    fn serve_static(&mut self, k: &Knobs, opts: &GraphOptions, plan: &ParallelPlan) -> Result<Result<Served, String>, String> {
-        let (pre, dec) = self.workloads(k.batch);
-        let fp = |w: &Workload| footprint(&self.model, w, plan, opts, None, k.memory).map(|f| f.memory.total as f64);
-        let need = fp(&pre)?.max(fp(&dec)?);
-        let chip = self.device.memory_bytes as f64;
-        let budget = k.kv_fraction * chip;
-        if need > budget {
-            return Ok(Err(format!(
-                "out of memory by {:.2} GiB: needs {:.2} GiB per chip, the engine may use {:.2} GiB ({} of {:.0} GiB)",
-                (need - budget) / GIB, need / GIB, budget / GIB, k.kv_fraction, chip / GIB
-            )));
-        }
-        let reserved_bytes = if k.memory == MemoryStrategy::Predictive { need } else { budget };
-        let Workload::Decode { context_len, .. } = dec else { return Err("decode workload expected".into()) };
-        let (input, out) = (self.input, self.output.max(1));
-        let graph = k.graph_launch;
-        let p: StepCost = self.pricer(k).prefill(k.batch, input, graph)?;
-        let d: StepCost = self.pricer(k).decode(k.batch, context_len, graph)?;
-        // An encoder's request is its one forward: no decode steps.
-        let out = if super::serving_features::is_encoder(&self.model) { 0 } else { out };
-        let total_s = (p.time_us + out as f64 * d.time_us) * 1e-6;
-        let (ttft, tpot) = (p.time_us * 1e-3, d.time_us * 1e-3);
-        let at = |x: f64| crate::stages::scheduler::Pcts { mean: x, p50: x, p90: x, p99: x };
-        let within = self.slo.ttft_ms.is_none_or(|l| ttft <= l) && self.slo.tpot_ms.is_none_or(|l| tpot <= l);
-        let n = k.batch as usize;
-        let stats = ServingStats {
-            requests: n,
-            duration_s: total_s,
-            output_tokens_per_s: (k.batch * out) as f64 / total_s.max(1e-12),
-            total_tokens_per_s: (k.batch * (out + input)) as f64 / total_s.max(1e-12),
-            requests_per_s: n as f64 / total_s.max(1e-12),
-            ttft_ms: at(ttft),
-            tpot_ms: at(tpot),
-            itl_ms: at(tpot),
-            // Every request of a static batch ends with the batch's last step.
-            e2e_ms: at(total_s * 1e3),
-            queue_ms: at(0.0),
-            ttft_compute_ms: at(ttft),
-            goodput_rps: if within { n as f64 / total_s.max(1e-12) } else { 0.0 },
-            slo_attained: if within { 1.0 } else { 0.0 },
-            steps: 1 + out,
-            mean_batch: k.batch as f64,
-            busy_fraction: 1.0,
-            prefill_share: p.device_us / (p.device_us + out as f64 * d.device_us).max(1e-12),
-            flops: p.flops + out as f64 * d.flops,
-            rel_error: p.rel_error.max(d.rel_error),
-            ..Default::default()
-        };
-        let energy_j = (p.energy_uj + out as f64 * d.energy_uj) * 1e-6;
-        let busy_s = (p.device_us + out as f64 * d.device_us) * 1e-6;
-        Ok(Ok(Served { stats, reserved_bytes, energy_j, busy_s }))
-    }
-
-    /// Scheduler mode: KV blocks from the memory left over, then the simulation.
-    fn serve_sched(&mut self, k: &Knobs, opts: &GraphOptions, plan: &ParallelPlan) -> Result<Result<Served, String>, String> {
-        let spec = &self.spec;
-        let bs = spec.block_size.max(1);
-        // Weights, workspace and the activations of the largest step (max_num_batched_tokens rows).
-        let step_rows = k.max_tokens.max(k.batch);
-        let fixed = memory_per_chip(&self.model, &Workload::Decode { batch: step_rows, context_len: 1, output_len: 0 }, plan, opts, None)?;
-        // Plus what stays per sequence whatever its length (linear-attention state) and the
-        // draft's weights.
-        let extra = super::serving_features::stage::fixed_bytes(&self.model, &self.spec, plan, opts, k.batch, k.spec_k);
-        let base = (fixed.weights + fixed.workspace + fixed.activations) as f64 + extra;
-        let chip = self.device.memory_bytes as f64;
-        let budget = k.kv_fraction * chip;
-        let per_token = kv_cache_bytes(&self.model, plan, opts, 1, 1).max(1) as f64;
-        if base + per_token * bs as f64 > budget {
-            return Ok(Err(format!(
-                "out of memory: weights {:.2} GiB, workspace {:.2} GiB and activations {:.2} GiB per chip leave no KV cache in the {:.2} GiB the engine may use ({} of {:.0} GiB)",
-                fixed.weights as f64 / GIB, fixed.workspace as f64 / GIB, fixed.activations as f64 / GIB, budget / GIB, k.kv_fraction, chip / GIB
-            )));
-        }
-        let kv_blocks = ((budget - base) / (per_token * bs as f64)) as u64;
-        let longest = self.model.llm.as_ref().map_or(0, |t| t.max_position);
-        let kv_policy = match k.memory {
-            MemoryStrategy::DynamicPool => KvPolicy::Paged,
-            MemoryStrategy::Predictive => KvPolicy::Reserve,
-            MemoryStrategy::Static => KvPolicy::ReserveFixed(longest),
-        };
-        let cfg = EngineConfig { max_num_seqs: k.batch, max_num_batched_tokens: k.max_tokens, chunked_prefill: k.chunked, block_size: bs, kv_blocks, kv_policy, graph_launch: k.graph_launch, prefix_cache_hit_rate: spec.prefix_cache_hit_rate };
-        // Data-parallel ranks are symmetric: one rank serves every dp-th request (a closed loop's
-        // clients and a benchmark's concurrency cap split likewise) and the deployment's rates
-        // are dp times its own.
-        let dp = k.scale.dp.max(1);
-        let concurrency = if spec.arrival == "closed" { Some(spec.concurrency.map_or(k.batch, |c| c.div_ceil(dp))) } else { spec.max_concurrency.map(|c| c.div_ceil(dp)) };
-        let (reqs, slo) = (std::mem::take(&mut self.reqs), self.slo);
-        let r = if dp > 1 {
-            let mine: Vec<Request> = reqs.iter().step_by(dp as usize).cloned().collect();
-            simulate(&mine, &cfg, concurrency, slo, self.pricer(k))
-        } else {
-            simulate(&reqs, &cfg, concurrency, slo, self.pricer(k))
-        };
-        self.reqs = reqs;
-        let stats = match r {
-            Ok(mut s) => {
-                let f = dp as f64;
-                s.output_tokens_per_s *= f;
-                s.total_tokens_per_s *= f;
-                s.requests_per_s *= f;
-                s.goodput_rps *= f;
-                s.requests *= dp as usize;
-                s
-            }
-            Err(e) if e.starts_with("KV cache too small") || e.starts_with("max_num_batched_tokens") => return Ok(Err(e)),
-            Err(e) => return Err(e),
-        };
-        let reserved_bytes = if k.memory == MemoryStrategy::Predictive { base + stats.kv_peak_fraction * (kv_blocks * bs) as f64 * per_token } else { budget };
-        let (energy_j, busy_s) = (stats.energy_j, stats.busy_fraction * stats.duration_s);
-        Ok(Ok(Served { stats, reserved_bytes, energy_j, busy_s }))
-    }
-
-    /// Disaggregated serving (`super::scale::disagg`): KV memory per decode rank as in
-    /// `serve_sched`, the prefill instances' ranks from the chips decode leaves.
-    fn serve_disagg(&mut self, k: &Knobs, opts: &GraphOptions, plan: &ParallelPlan, (x, y): (u64, u64)) -> Result<Result<Served, String>, String> {
-        let chips = self.cluster.as_ref().map_or(k.tp * k.scale.dp, |c| c.chips);
-        let (tp, dp, ptp) = (k.tp, k.scale.dp, k.scale.prefill_tp);
-        let prefill_dp = (chips - y * tp * dp) / x / ptp;
-        let fixed = memory_per_chip(&self.model, &Workload::Decode { batch: k.batch, context_len: 1, output_len: 0 }, plan, opts, None)?;
-        let base = (fixed.weights + fixed.workspace + fixed.activations) as f64;
-        let budget = k.kv_fraction * self.device.memory_bytes as f64;
-        let per_token = kv_cache_bytes(&self.model, plan, opts, 1, 1).max(1) as f64;
-        if base + per_token * 1024.0 > budget {
-            return Ok(Err(format!("out of memory on a decode rank: weights {:.2} GiB and activations {:.2} GiB per chip leave no KV cache in {:.2} GiB", fixed.weights as f64 / GIB, fixed.activations as f64 / GIB, budget / GIB)));
-        }
-        let pplan = self.plan_at(k, ptp, prefill_dp);
-        validate_plan(&self.model, &pplan)?;
-        let pfixed = memory_per_chip(&self.model, &Workload::Prefill { batch: 1, input_len: k.max_tokens }, &pplan, opts, None)?;
-        if pfixed.total as f64 > budget {
-            return Ok(Err(format!("out of memory on a prefill rank: {:.2} GiB per chip for a {}-token prefill step, {:.2} GiB allowed", pfixed.total as f64 / GIB, k.max_tokens, budget / GIB)));
-        }
-        // The KV push: every decode chip receives its share over its own link, in parallel.
-        let c = super::scale::constants();
-        let link = self.cluster.as_ref().map_or(tunelab_sim::Link::Hccs, |cl| if chips <= cl.placement.node_chips as u64 { tunelab_sim::Link::Hccs } else { cl.placement.group_link(1, chips) });
-        let (gbs, lat, _) = tunelab_sim::cost::comm::link(&self.device, link);
-        let rate = (gbs * 1e3 * c.kv_transfer_efficiency).max(1e-9);
-        let transfer = move |input: u64| c.kv_transfer_setup_us + lat + per_token * input as f64 / rate;
-        let cfg = super::scale::disagg::DisaggConfig {
-            prefill_ranks: x * prefill_dp,
-            decode_ranks: y * dp,
-            max_num_seqs: k.batch,
-            kv_tokens: ((budget - base) / per_token) as u64,
-            max_num_batched_tokens: k.max_tokens,
-            graph_launch: k.graph_launch,
-            prefill_chips: ptp,
-            decode_chips: tp,
-        };
-        let pkey = (k.precision, ptp, k.expert_parallel, prefill_dp, k.scale.redundant, true, k.spec_k);
-        let dkey = (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, false, k.spec_k);
-        self.pricer_at(k, ptp, prefill_dp, true);
-        self.pricer(k);
-        let (Some(mut pp), Some(mut dd)) = (self.pricers.remove(&pkey), self.pricers.remove(&dkey)) else { return Err("step pricers missing".into()) };
-        let r = super::scale::disagg::simulate(&self.reqs, &cfg, self.slo, &mut pp, &mut dd, &transfer);
-        self.pricers.insert(pkey, pp);
-        self.pricers.insert(dkey, dd);
-        let stats = match r {
-            Ok(s) => s,
-            Err(e) if e.starts_with("KV cache too small") => return Ok(Err(e)),
-            Err(e) => return Err(e),
-        };
-        // Per chip, as the colocated path reports one rank's chip.
-        let mut stats = stats;
-        let n = chips as f64;
-        stats.flops /= n;
-        let (energy_j, busy_s) = (stats.energy_j / n, stats.busy_fraction * stats.duration_s);
-        Ok(Ok(Served { stats, reserved_bytes: budget, energy_j, busy_s }))
     }
 
     /// Serves one decoded configuration by the scenario's mode.
