@@ -455,6 +455,31 @@ pub struct FidelityReport {
     pub summary: Summary,
 }
 
+/// One compared value of a case: the row's identity and layers, the measurement, the
+/// prediction and its relative error.
+fn compared_value(case: &Case, m: &Measured, predicted: f64, predicted_by: String, group: String, launch: String) -> Compared {
+    let r = case.row;
+    let measured = m.value.unwrap_or(f64::NAN);
+    Compared {
+        id: r.id.clone(),
+        case: case.label(),
+        category: r.category.clone(),
+        chip: r.chip.clone(),
+        metric: m.metric.clone(),
+        unit: m.unit.clone(),
+        measured,
+        predicted,
+        error: (predicted - measured) / measured,
+        predicted_by,
+        weight: r.weight,
+        group,
+        source: r.source.clone(),
+        layer: layer_of(r),
+        framework: r.framework.clone().unwrap_or_default(),
+        launch,
+    }
+}
+
 /// Predicts every case. `devices` maps a chip name to an inline profile used instead of the
 /// bundled one (calibration); `only_chips` limits the rows to those chips when given.
 pub fn evaluate(set: &MeasurementSet, devices: &BTreeMap<String, Json>, only_chips: Option<&[String]>) -> FidelityReport {
@@ -487,25 +512,8 @@ pub fn evaluate(set: &MeasurementSet, devices: &BTreeMap<String, Json>, only_chi
             for m in compared {
                 match sweep_best(&case, &m.unit, device) {
                     Ok(pred) => {
-                        let meas = m.value.unwrap_or(f64::NAN);
-                        rows.push(Compared {
-                            id: r.id.clone(),
-                            case: case.label(),
-                            category: r.category.clone(),
-                            chip: r.chip.clone(),
-                            metric: m.metric.clone(),
-                            unit: m.unit.clone(),
-                            measured: meas,
-                            predicted: pred,
-                            error: (pred - meas) / meas,
-                            predicted_by: format!("operator stage, best rate over {} sweep points", r.sweep.len()),
-                            weight: r.weight,
-                            group: format!("{}:sweep:{}", r.chip, r.id),
-                            source: r.source.clone(),
-                            layer: layer_of(r),
-                            framework: r.framework.clone().unwrap_or_default(),
-                            launch: String::new(),
-                        });
+                        let by = format!("operator stage, best rate over {} sweep points", r.sweep.len());
+                        rows.push(compared_value(&case, m, pred, by, format!("{}:sweep:{}", r.chip, r.id), String::new()));
                     }
                     Err(why) => unexpressed.push(Unexpressed { id: case.label(), metric: m.metric.clone(), reason: format!("cannot express: {why}") }),
                 }
@@ -531,25 +539,8 @@ pub fn evaluate(set: &MeasurementSet, devices: &BTreeMap<String, Json>, only_chi
                     let raw = raw * m.copies.unwrap_or(1).clamp(1, 1024) as f64;
                     match convert(raw, unit, &m.unit) {
                         Ok(pred) if pred.is_finite() && pred > 0.0 => {
-                            let meas = m.value.unwrap_or(f64::NAN);
-                            rows.push(Compared {
-                                id: r.id.clone(),
-                                case: case.label(),
-                                category: r.category.clone(),
-                                chip: r.chip.clone(),
-                                metric: m.metric.clone(),
-                                unit: m.unit.clone(),
-                                measured: meas,
-                                predicted: pred,
-                                error: (pred - meas) / meas,
-                                predicted_by: format!("{} stage, metric {want}", r.stage),
-                                weight: r.weight,
-                                group: format!("{}:{want}:{:016x}", r.chip, crate::evidence::knowledge::fnv1a64(group_model(r).to_string().as_bytes())),
-                                source: r.source.clone(),
-                                layer: layer_of(r),
-                                framework: r.framework.clone().unwrap_or_default(),
-                                launch: launch.clone(),
-                            });
+                            let group = format!("{}:{want}:{:016x}", r.chip, crate::evidence::knowledge::fnv1a64(group_model(r).to_string().as_bytes()));
+                            rows.push(compared_value(&case, m, pred, format!("{} stage, metric {want}", r.stage), group, launch.clone()));
                         }
                         Ok(pred) => unexpressed.push(Unexpressed { id: case.label(), metric: m.metric.clone(), reason: format!("the prediction is not a positive number ({pred})") }),
                         Err(e) => unexpressed.push(Unexpressed { id: case.label(), metric: m.metric.clone(), reason: e }),
