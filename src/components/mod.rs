@@ -6,6 +6,7 @@ pub mod calibrate;
 pub mod cluster_panel;
 pub mod controls;
 pub mod explore;
+pub mod fields;
 pub mod gallery;
 pub mod landscape;
 pub mod knowledge;

@@ -27,35 +27,8 @@ fn set_method(s: &mut Scenario, v: String) {
 #[component]
 pub fn ServingFeaturesPanel() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
-    let text_of = move |get: fn(&Scenario) -> String| move || ctx.scenario.with(get);
-    let select = move |label: &'static str, id: &'static str, title: &'static str, options: Vec<(String, String)>, get: fn(&Scenario) -> String, set: fn(&mut Scenario, String)| {
-        view! {
-            <label class="field" title=title>{label}" "
-                <select data-testid=id prop:value=text_of(get) on:change=move |ev| {
-                    let v = event_target_value(&ev);
-                    ctx.edit(|s| set(s, v));
-                }>
-                    {options.into_iter().map(|(v, l)| view! { <option value=v>{l}</option> }).collect_view()}
-                </select>
-            </label>
-        }
-    };
-    let number = move |label: &'static str, id: &'static str, title: &'static str, placeholder: &'static str, get: fn(&Scenario) -> String, set: fn(&mut Scenario, &str) -> Result<(), String>| {
-        view! {
-            <label class="field" title=title>{label}" "
-                <input type="text" inputmode="decimal" data-testid=id placeholder=placeholder prop:value=text_of(get) on:change=move |ev| {
-                    let t = event_target_value(&ev);
-                    let mut s = ctx.scenario.get_untracked();
-                    match set(&mut s, t.trim()) {
-                        Err(e) => ctx.fail(format!("{label}: {e}")),
-                        Ok(()) => {
-                            ctx.replace(s);
-                        }
-                    }
-                }/>
-            </label>
-        }
-    };
+    let select = move |label, id, title, options, get, set| super::fields::select(ctx, label, id, title, options, get, set);
+    let number = move |label, id, title, placeholder, get, set| super::fields::number(ctx, label, id, title, placeholder, get, set);
     let pair = |v: &[&str]| v.iter().map(|x| (x.to_string(), x.to_string())).collect::<Vec<_>>();
     let spec_on = move || ctx.scenario.with(|s| s.deployment.serving.speculative.is_some());
     let datasets = || {

@@ -37,41 +37,8 @@ pub fn ServingPanel() -> impl IntoView {
     let shown = move || ctx.scenario.with(|s| matches!(s.stage, Stage::Deployment | Stage::Runtime));
     let scheduler = move || ctx.scenario.with(|s| !s.deployment.serving.is_static());
     let arrival = move || ctx.scenario.with(|s| s.deployment.serving.arrival.clone());
-    let text_of = move |get: fn(&Scenario) -> String| move || ctx.scenario.with(get);
-    // A select bound to one string field.
-    let select = move |label: &'static str, id: &'static str, title: &'static str, options: Vec<(String, String)>, get: fn(&Scenario) -> String, set: fn(&mut Scenario, String)| {
-        view! {
-            <label class="field" title=title>{label}" "
-                <select data-testid=id prop:value=text_of(get) on:change=move |ev| {
-                    let v = event_target_value(&ev);
-                    ctx.edit(|s| set(s, v));
-                }>
-                    {options.into_iter().map(|(v, l)| view! { <option value=v>{l}</option> }).collect_view()}
-                </select>
-            </label>
-        }
-    };
-    // A number field; `parse` turns the text into the edit or names what is wrong.
-    let number = move |label: &'static str, id: &'static str, title: &'static str, placeholder: &'static str, get: fn(&Scenario) -> String, set: fn(&mut Scenario, &str) -> Result<(), String>| {
-        view! {
-            <label class="field" title=title>{label}" "
-                <input type="text" inputmode="decimal" data-testid=id placeholder=placeholder prop:value=text_of(get) on:change=move |ev| {
-                    let t = event_target_value(&ev);
-                    let mut err = None;
-                    let mut s = ctx.scenario.get_untracked();
-                    if let Err(e) = set(&mut s, t.trim()) {
-                        err = Some(e);
-                    }
-                    match err {
-                        Some(e) => ctx.fail(format!("{label}: {e}")),
-                        None => {
-                            ctx.replace(s);
-                        }
-                    }
-                }/>
-            </label>
-        }
-    };
+    let select = move |label, id, title, options, get, set| super::fields::select(ctx, label, id, title, options, get, set);
+    let number = move |label, id, title, placeholder, get, set| super::fields::number(ctx, label, id, title, placeholder, get, set);
     let pair = |v: &[&str]| v.iter().map(|x| (x.to_string(), x.to_string())).collect::<Vec<_>>();
     let engines = || tunelab_scenario::scheduler::price::engines().into_iter().map(|e| (e.clone(), e)).collect::<Vec<_>>();
     view! {
