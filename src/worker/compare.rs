@@ -116,18 +116,7 @@ pub fn start(scenario: Scenario, budget: usize, port: Option<Config>, port_text:
 
 fn spawn(id: u64) -> Result<PoolWorker, String> {
     use wasm_bindgen::JsCast;
-    if js_sys::Reflect::get(&js_sys::global(), &"Worker".into()).map(|w| w.is_undefined()).unwrap_or(true) {
-        return Err("no Web Workers".into());
-    }
-    let script = super::driver::worker_script()?;
-    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(&script));
-    let bag = web_sys::BlobPropertyBag::new();
-    bag.set_type("text/javascript");
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &bag).map_err(|e| format!("{e:?}"))?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| format!("{e:?}"))?;
-    let opts = web_sys::WorkerOptions::new();
-    opts.set_type(web_sys::WorkerType::Module);
-    let worker = web_sys::Worker::new_with_options(&url, &opts).map_err(|e| format!("{e:?}"))?;
+    let worker = super::driver::engine_worker()?;
     let w2 = worker.clone();
     let on_msg = OnMsg::new(move |e: web_sys::MessageEvent| {
         if let Some(t) = e.data().as_string() {

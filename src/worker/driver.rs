@@ -42,6 +42,23 @@ pub(crate) fn worker_script() -> Result<String, String> {
     Ok(format!("import init from {js:?};\ninit({{ module_or_path: {wasm:?} }});\n"))
 }
 
+/// A new Web Worker running the engine module (`worker_script`); every worker the page starts
+/// (race lanes, Explore's questions, chip comparison) is made here.
+pub(crate) fn engine_worker() -> Result<web_sys::Worker, String> {
+    if js_sys::Reflect::get(&js_sys::global(), &"Worker".into()).map(|w| w.is_undefined()).unwrap_or(true) {
+        return Err("this browser has no Web Workers".into());
+    }
+    let script = worker_script()?;
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(&script));
+    let bag = web_sys::BlobPropertyBag::new();
+    bag.set_type("text/javascript");
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &bag).map_err(|e| format!("worker script: {e:?}"))?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| format!("worker script: {e:?}"))?;
+    let opts = web_sys::WorkerOptions::new();
+    opts.set_type(web_sys::WorkerType::Module);
+    web_sys::Worker::new_with_options(&url, &opts).map_err(|e| format!("could not start a worker: {e:?}"))
+}
+
 struct Slot {
     worker: web_sys::Worker,
     ready: bool,
@@ -129,18 +146,7 @@ fn ensure(n: usize) -> bool {
 fn spawn(k: usize) -> Result<Slot, String> {
     use wasm_bindgen::closure::Closure;
     use wasm_bindgen::JsCast;
-    if js_sys::Reflect::get(&js_sys::global(), &"Worker".into()).map(|w| w.is_undefined()).unwrap_or(true) {
-        return Err("this browser has no Web Workers".into());
-    }
-    let script = worker_script()?;
-    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(&script));
-    let bag = web_sys::BlobPropertyBag::new();
-    bag.set_type("text/javascript");
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &bag).map_err(|e| format!("worker script: {e:?}"))?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| format!("worker script: {e:?}"))?;
-    let opts = web_sys::WorkerOptions::new();
-    opts.set_type(web_sys::WorkerType::Module);
-    let worker = web_sys::Worker::new_with_options(&url, &opts).map_err(|e| format!("could not start a worker: {e:?}"))?;
+    let worker = engine_worker()?;
     let on_msg = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
         if let Some(t) = e.data().as_string() {
             on_message(k, &t);
