@@ -281,8 +281,9 @@ fn GuardsPanel() -> impl IntoView {
                 } else {
                     view! { <p class="bad">{format!("Does not run on {}: {}", c.target, c.problems.join("; "))}</p> }.into_any()
                 })}
-                {r.protected.map(|p| view! { <p>{format!("Protected layers ({}): {} operators kept in 16-bit; decode step {} ms all quantised vs {} ms protected; expected error {:.2e} vs {:.2e}", p.patterns.join(", "), p.protected_ops.len(), fmt4(p.step_ms_all_quantised), fmt4(p.step_ms_protected), p.rel_error_all_quantised, p.rel_error_protected)}</p> })}
-                {r.delta.map(|d| view! { <p class=if d.pass { "good" } else { "bad" }>{format!("Delta check: {}; {}", if d.pass { "pass" } else { "fail" }, d.note)}</p> })}
+                <ul data-testid="guard-output-knobs">{r.output_knobs.into_iter().map(|o| view! { <li>{format!("Changes the output: {} — guard: {}", o.setting, o.guard)}</li> }).collect_view()}</ul>
+                {r.protected.map(|p| view! { <p data-testid="guard-protected">{format!("Protected layers ({}): {} operators kept in 16-bit; {} {} ms all quantised vs {} ms protected{}; expected error {:.2e} vs {:.2e}", p.patterns.join(", "), p.protected_ops.len(), p.step, fmt4(p.step_ms_all_quantised), fmt4(p.step_ms_protected), p.latency_ms_all_quantised.zip(p.latency_ms_protected).map(|(a, b)| format!(" (whole call {} vs {} ms)", fmt4(a), fmt4(b))).unwrap_or_default(), p.rel_error_all_quantised, p.rel_error_protected)}</p> })}
+                {r.delta.map(|d| view! { <p data-testid="guard-delta" class=if d.pass { "good" } else { "bad" }>{format!("Delta check: {}; {}", if d.pass { "pass" } else { "fail" }, d.note)}</p> })}
                 <ul class="muted">{r.notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}</ul>
             </div>
         })}

@@ -62,7 +62,13 @@ pub fn main(a: Args) -> Result<(), String> {
     }
     if let Some(p) = &r.protected {
         println!("protected layers ({}): {} operators kept in 16-bit", p.patterns.join(", "), p.protected_ops.len());
-        println!("  decode step {} ms all quantised, {} ms protected; expected error {:.2e} vs {:.2e} ({})", tunelab_scenario::metrics::fmt4(p.step_ms_all_quantised), tunelab_scenario::metrics::fmt4(p.step_ms_protected), p.rel_error_all_quantised, p.rel_error_protected, p.note);
+        println!("  {} {} ms all quantised, {} ms protected; expected error {:.2e} vs {:.2e} ({})", p.step, tunelab_scenario::metrics::fmt4(p.step_ms_all_quantised), tunelab_scenario::metrics::fmt4(p.step_ms_protected), p.rel_error_all_quantised, p.rel_error_protected, p.note);
+        if let (Some(a), Some(b)) = (p.latency_ms_all_quantised, p.latency_ms_protected) {
+            println!("  whole call {} ms all quantised, {} ms protected", tunelab_scenario::metrics::fmt4(a), tunelab_scenario::metrics::fmt4(b));
+        }
+    }
+    for o in &r.output_knobs {
+        println!("changes the output: {} ({}) -> guard: {}", o.setting, o.knob, o.guard);
     }
     if let Some(d) = &r.delta {
         println!("delta check: {} ({})", if d.pass { "pass" } else { "FAIL" }, d.note);

@@ -95,22 +95,8 @@ pub fn main(a: Args) -> Result<(), String> {
     if a.json {
         println!("{}", serde_json::to_string(&report).map_err(|e| format!("cannot encode the report: {e}"))?);
     } else {
+        // A diffusion report ends with its pipeline timeline (baseline and best).
         print!("{}", report.to_text());
-        if scenario.stage == tunelab_scenario::Stage::Diffusion {
-            // The pipeline timeline of the baseline and of the best configuration.
-            use tunelab_scenario::stages::diffusion::timeline::{describe, timeline};
-            let max = run.metrics().first().is_some_and(|m| m.direction == tunelab_search::Direction::Maximize);
-            let key = |t: &&tunelab_search::Trial| { let v = t.values.first().copied().unwrap_or(f64::NAN); if max { -v } else { v } };
-            let best = run.lanes().iter().enumerate().filter_map(|(i, _)| run.best_trial(i)).min_by(|a, b| key(a).total_cmp(&key(b))).map(|t| t.config.clone());
-            for (label, c) in [("baseline", None), ("best", best.as_ref())] {
-                if let Ok(t) = timeline(&scenario, c) {
-                    println!("\npipeline timeline, {label}:");
-                    for line in describe(&t) {
-                        println!("{line}");
-                    }
-                }
-            }
-        }
     }
     Ok(())
 }

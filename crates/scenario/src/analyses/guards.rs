@@ -7,6 +7,7 @@
 //! from rounding units and reduction lengths), not real outputs; every report says so.
 
 use crate::spec::scenario::{DeviceRef, Scenario};
+pub use crate::stages::diffusion::guard::OutputKnob;
 use crate::stages::serving::{cost, default_point, graph_options, workload, Phase, ServingPoint};
 use serde::{Deserialize, Serialize};
 use tunelab_search::{Config, Outcome};
@@ -53,6 +54,18 @@ pub struct ProtectedReport {
     pub rel_error_all_quantised: f64,
     pub rel_error_protected: f64,
     pub note: String,
+    /// Which step the step times are ("decode step"; "denoising step" on the diffusion stage).
+    #[serde(default = "decode_step")]
+    pub step: String,
+    /// The whole call end to end, all quantised and protected (diffusion: one pipeline call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms_all_quantised: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms_protected: Option<f64>,
+}
+
+fn decode_step() -> String {
+    "decode step".into()
 }
 
 /// Layers commonly left unquantised: the output head, embeddings and MoE routers.
@@ -98,6 +111,9 @@ pub fn protect_layers(s: &Scenario, point: &ServingPoint, patterns: &[String]) -
         rel_error_all_quantised: e_q,
         rel_error_protected: e_p,
         note: "relative errors are the device model's data-type estimates, not measured outputs".into(),
+        step: decode_step(),
+        latency_ms_all_quantised: None,
+        latency_ms_protected: None,
     })
 }
 
@@ -193,6 +209,9 @@ pub struct GuardsReport {
     /// Expected output error of the configuration against the scenario's defaults.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delta: Option<DeltaCheck>,
+    /// Diffusion: each knob the configuration sets that changes the output, with its guard.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub output_knobs: Vec<OutputKnob>,
     /// Why a guard could not run (a stage without an inference graph, an infeasible point ...).
     pub notes: Vec<String>,
 }
@@ -206,12 +225,15 @@ pub fn check_all(s: &Scenario, names: &[String], config: &Config, target: Option
         // The guards price a model on a chip; a landscape point's value is a measurement (of
         // some kernel on some GPU) or a function, so there is nothing for them to re-price.
         notes.push(format!("the guards need a model on a chip; {}", crate::analyses::explore::LANDSCAPE_HAS_NO_OPS));
-        return Ok(GuardsReport { config: config.describe(names), compatibility: None, protected: None, delta: None, notes });
+        return Ok(GuardsReport { config: config.describe(names), compatibility: None, protected: None, delta: None, output_knobs: Vec::new(), notes });
     }
     let compatibility = match target.filter(|t| !t.trim().is_empty()) {
         Some(t) => Some(check_compatibility(s, config, t.trim())?),
         None => None,
     };
+    if s.stage == crate::Stage::Diffusion {
+        return diffusion_guards(s, names, config, compatibility, patterns);
+    }
     let (model, _, _) = crate::stages::context::resolve(s)?;
     let base = default_point(s, &model);
     let point = crate::stages::serving::point_from_config(names, config, base);
@@ -232,5 +254,54 @@ pub fn check_all(s: &Scenario, names: &[String], config: &Config, target: Option
             anchor_on_objective(s, names, config, &quantised, r, &mut notes);
         }
     }
-    Ok(GuardsReport { config: config.describe(names), compatibility, protected, delta, notes })
+    Ok(GuardsReport { config: config.describe(names), compatibility, protected, delta, output_knobs: Vec::new(), notes })
+}
+
+/// The diffusion stage's guards, every figure from the stage's pricer: the output-changing
+/// knobs the configuration sets, each named with its guard; the protected layers (the
+/// configuration at W8A8 with the stage's protected layers, or `patterns` when they are not
+/// the language-model default, kept in 16-bit, against every layer quantised); the delta check.
+fn diffusion_guards(s: &Scenario, names: &[String], config: &Config, compatibility: Option<CompatReport>, patterns: &[String]) -> Result<GuardsReport, String> {
+    use crate::stages::diffusion as d;
+    let mut notes = Vec::new();
+    let k = d::decode(names, config)?;
+    let baseline_steps = d::options(s).steps.unwrap_or(d::pipeline(s)?.defaults.steps);
+    let output_knobs = d::guard::output_knobs(&k, baseline_steps);
+    let own = patterns.is_empty() || patterns.iter().map(String::as_str).eq(DEFAULT_PROTECTED.iter().copied());
+    let protected = match d::guard::protection(s, names, config, if own { None } else { Some(patterns) }) {
+        Ok(p) => {
+            let what = if p.quantised_for_the_check { "the configuration is 16-bit: priced at W8A8 to show what protection costs" } else { "the configuration's own W8A8" };
+            Some(ProtectedReport {
+                patterns: p.patterns,
+                protected_ops: p.protected_ops,
+                step_ms_all_quantised: p.step_ms_all,
+                step_ms_protected: p.step_ms_protected,
+                rel_error_all_quantised: p.rel_error_all,
+                rel_error_protected: p.rel_error_protected,
+                note: format!("{what}; mean denoising step and the whole call from the diffusion stage; relative errors are the device model's data-type estimates, not measured outputs"),
+                step: "denoising step".into(),
+                latency_ms_all_quantised: Some(p.latency_ms_all),
+                latency_ms_protected: Some(p.latency_ms_protected),
+            })
+        }
+        Err(e) => {
+            notes.push(format!("protected layers: {e}"));
+            None
+        }
+    };
+    let mut delta = None;
+    match delta_check(s, config) {
+        Ok(mut dc) => {
+            let unseen: Vec<&str> = output_knobs.iter().filter(|o| !o.in_rel_error).map(|o| o.setting.as_str()).collect();
+            if !unseen.is_empty() {
+                dc.note = format!("{}; not in this estimate, compare real outputs before and after (validation mode): {}", dc.note, unseen.join("; "));
+            }
+            delta = Some(dc);
+        }
+        Err(e) => notes.push(format!("delta check: {e}")),
+    }
+    if output_knobs.is_empty() {
+        notes.push("the configuration changes no output: every knob it sets keeps the exact pipeline".into());
+    }
+    Ok(GuardsReport { config: config.describe(names), compatibility, protected, delta, output_knobs, notes })
 }

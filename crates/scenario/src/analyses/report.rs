@@ -11,6 +11,7 @@ use crate::spec::scenario::{DeviceRef, ModelRef, Stage};
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
+use crate::stages::diffusion::timeline::{describe, timeline, Timeline};
 use tunelab_search::{Direction, Outcome, Trial, TrialState, Value};
 
 /// A run's report.
@@ -61,6 +62,45 @@ pub struct Report {
     /// The landscape stage's true optimum and each strategy's distance to it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub landscape: Option<crate::stages::landscape::LandscapeReport>,
+    /// Diffusion stage: the pipeline timeline of the baseline and of the best configuration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pipeline: Option<PipelineReport>,
+}
+
+/// The pipeline of a diffusion run: per call (text encoders, steps, VAE laid end to end) and per
+/// step (denoiser, cached step, scheduler and loop), priced by the stage's objective.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PipelineReport {
+    pub baseline: Timeline,
+    /// None when nothing feasible was found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub best: Option<Timeline>,
+}
+
+impl PipelineReport {
+    /// The timelines of a diffusion run's baseline and best (None for another stage).
+    fn of(run: &Run, best: Option<&tunelab_search::Config>) -> Option<PipelineReport> {
+        if run.scenario().stage != Stage::Diffusion {
+            return None;
+        }
+        let s = run.scenario();
+        let baseline = timeline(s, Some(run.baseline_config())).ok()?;
+        Some(PipelineReport { baseline, best: best.and_then(|c| timeline(s, Some(c)).ok()) })
+    }
+
+    fn to_text(&self) -> String {
+        let mut out = String::new();
+        for (label, t) in [("baseline", Some(&self.baseline)), ("best", self.best.as_ref())] {
+            let Some(t) = t else { continue };
+            out.push_str(&format!("\npipeline timeline, {label}:\n"));
+            for line in describe(t) {
+                out.push_str(&line);
+                out.push('\n');
+            }
+            out.push_str(&format!("  per step: {}\n", t.per_step.iter().map(|p| format!("{} {:.2} ms", p.0, p.1)).collect::<Vec<_>>().join(", ")));
+        }
+        out
+    }
 }
 
 /// A configuration transferred by a warm start, priced on this scenario.
@@ -190,7 +230,9 @@ impl Report {
         let m0 = metrics.first();
         let band_config = best.map(|(_, t)| t.config.clone()).unwrap_or_else(|| run.baseline_config().clone());
         let prediction_band = crate::fidelity::bands::line_for(s, &names, &band_config);
+        let pipeline = PipelineReport::of(run, best.map(|(_, t)| &t.config));
         Report {
+            pipeline,
             prediction_band,
             name: s.name.clone(),
             stage: s.stage.name().into(),
@@ -284,6 +326,9 @@ impl Report {
         }
         if let Some(l) = &self.landscape {
             out.push_str(&l.to_text());
+        }
+        if let Some(p) = &self.pipeline {
+            out.push_str(&p.to_text());
         }
         for n in &self.notes {
             out.push_str(&format!("note: {n}\n"));

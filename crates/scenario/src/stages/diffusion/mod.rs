@@ -13,6 +13,7 @@
 //! of the data types used (the device model's estimate, not a measured output difference).
 
 pub mod constants;
+pub mod guard;
 pub mod price;
 pub mod timeline;
 
@@ -173,23 +174,11 @@ pub fn decode(names: &[String], c: &Config) -> Result<Knobs, String> {
     })
 }
 
-/// How many output-changing knobs a point sets away from the exact pipeline: fewer steps than
-/// the baseline, W8A8, token merging, step caching.
+/// The output-changing knobs a point sets away from the exact pipeline (fewer steps than the
+/// baseline, W8A8, token merging, step caching), in words (`guard::output_knobs` names the
+/// guard of each).
 pub fn output_changes(k: &Knobs, baseline_steps: u64) -> Vec<String> {
-    let mut v = Vec::new();
-    if k.steps < baseline_steps {
-        v.push(format!("{} steps instead of {baseline_steps}", k.steps));
-    }
-    if k.int8 {
-        v.push("W8A8 quantisation (protected layers kept in 16-bit)".into());
-    }
-    if k.tome > 0.0 {
-        v.push(format!("token merging {}", k.tome));
-    }
-    if k.step_cache > 1.0 {
-        v.push(format!("step caching ratio {}", k.step_cache));
-    }
-    v
+    guard::output_knobs(k, baseline_steps).into_iter().map(|o| o.setting).collect()
 }
 
 /// The stage's objective: prices a point with the pricer.

@@ -307,6 +307,14 @@ impl Pricer {
         Ok(graph_time(&self.device, k.launch, priced.iter().map(|(o, t, n)| (*o, *t, *n))).total_us)
     }
 
+    /// The denoiser operators W8A8 keeps in 16-bit at this point (the protected layers).
+    pub fn protected_ops(&self, k: &Knobs) -> Result<Vec<String>, String> {
+        let (b, _) = self.layout(k)?;
+        let comp = self.pipe.denoiser(b, &self.req.latent, self.emit(k.dtype, true, k.attention), Tome { ratio: k.tome }, SeqParallel { degree: k.sp, ring: k.ring })?;
+        let prot = &self.c.protected;
+        Ok(comp.ops.into_iter().filter(|o| !o.name.ends_with(".quant") && matches!(o.op, Op::Matmul { .. } | Op::Conv2d { .. }) && prot.iter().any(|p| o.name.starts_with(p.as_str()))).map(|o| o.name).collect())
+    }
+
     /// The operators of one denoiser call at this point, each with its time (for the engine
     /// breakdown of one step).
     pub fn step_ops(&mut self, k: &Knobs) -> Result<Vec<OpCost>, String> {

@@ -37,6 +37,10 @@ pub struct Timeline {
     pub output_changes: Vec<String>,
     /// Each component's share, largest first: (component, share).
     pub shares: Vec<(String, f64)>,
+    /// One denoising step by component, ms: the denoiser (full step, CFG included), the
+    /// denoiser on a cached step (when step caching is on), the scheduler, CFG combine and loop.
+    #[serde(default)]
+    pub per_step: Vec<(String, f64)>,
 }
 
 /// Lays a priced pipeline out as segments.
@@ -65,7 +69,13 @@ pub fn layout(pipeline: &str, p: &Priced, steps: u64, changes: Vec<String>) -> T
         ("host".into(), p.host_ms / total),
     ];
     shares.sort_by(|a, b| b.1.total_cmp(&a.1));
-    Timeline { pipeline: pipeline.into(), segments: segs, total_ms: p.total_ms, images_per_s: p.images_per_s, steps, step_ms: p.step_full_ms, chips_per_instance: p.chips_per_instance, replicas: p.replicas, output_changes: changes, shares }
+    let mut per_step = vec![("denoiser".to_string(), p.step_full_ms)];
+    if p.cached_steps > 0.0 {
+        per_step.push(("denoiser, cached step".into(), p.step_cached_ms));
+    }
+    per_step.push(("scheduler, CFG combine and loop".into(), p.step_overhead_ms));
+    Timeline {
+        per_step, pipeline: pipeline.into(), segments: segs, total_ms: p.total_ms, images_per_s: p.images_per_s, steps, step_ms: p.step_full_ms, chips_per_instance: p.chips_per_instance, replicas: p.replicas, output_changes: changes, shares }
 }
 
 /// The timeline of `config` (None: the stage's baseline), priced by the stage's objective.
