@@ -73,3 +73,21 @@ fn bad_finetune_options_name_the_field() {
     let err = Run::new(&s).err().unwrap_or_default();
     assert!(err.starts_with("training.resolution: 1000 is not a multiple of 32"), "{err}");
 }
+
+#[test]
+fn video_training_encodes_its_frames_with_the_wan_vae() {
+    let j = |extra: &str| format!(r#"{{"stage": "training", "model": "wan2.1-t2v-1.3b", "device": "910B2", "budget": 1,
+ "workload": {{"micro_batch": 1, "seq_len": 1, "global_batch": 8}}, "training": {{"chips": 8, "resolution": 480, "width": 832 {extra}}},
+ "space": {{"tp": {{"fixed": 1}}, "pp": {{"fixed": 1}}, "dp": {{"fixed": 8}}, "micro_batch": {{"fixed": 1}}, "precision": {{"fixed": "bf16"}}, "optimizer_sharding": {{"fixed": "zero2"}}, "recompute": {{"fixed": "full"}}}}}}"#);
+    let encoded = metrics(&j(r#", "frames": 81, "lora_rank": 32, "precomputed": ["text_encoders"]"#));
+    let precomputed = metrics(&j(r#", "frames": 81, "lora_rank": 32, "precomputed": ["text_encoders", "vae"]"#));
+    let shorter = metrics(&j(r#", "frames": 33, "lora_rank": 32, "precomputed": ["text_encoders"]"#));
+    assert!(get(&encoded, "step_time_ms") > get(&precomputed, "step_time_ms"), "encoding 81 frames each step costs time");
+    assert!(get(&shorter, "step_time_ms") < get(&encoded, "step_time_ms"), "fewer frames: fewer latent frames and encoder chunks");
+    // The model names the frames it encodes.
+    let s = Scenario::from_json(&j(r#", "frames": 81"#)).unwrap();
+    let (m, _, _) = tunelab_scenario::stages::context::resolve(&s).unwrap();
+    assert!(m.graph.iter().any(|o| o.name.starts_with("frozen.vae_encoder.chunk.")), "the Wan encoder runs chunk by chunk");
+    let e = |extra: &str| Run::new(&Scenario::from_json(&j(extra)).unwrap()).err().unwrap_or_default();
+    assert!(e(r#", "frames": 80"#).starts_with("training.frames:"), "{}", e(r#", "frames": 80"#));
+}

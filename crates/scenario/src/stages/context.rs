@@ -50,8 +50,15 @@ fn diffusion_training_model(s: &Scenario) -> Result<Option<ModelDesc>, String> {
         return Ok(None);
     }
     let p = crate::stages::diffusion::pipeline(s)?;
-    let r = s.training.resolution.unwrap_or(p.defaults.height);
-    let mut m = p.training_model(r, r).map_err(|e| format!("training.resolution: {}", e.trim_start_matches("height: ")))?;
+    // A square image of `resolution` pixels, or `resolution` x `width` (a video's 480 x 832);
+    // a video pipeline trains on `frames` frames (default: the pipeline's own).
+    let h = s.training.resolution.unwrap_or(p.defaults.height);
+    let w = s.training.width.or(s.training.resolution).unwrap_or(p.defaults.width);
+    let frames = s.training.frames.unwrap_or(p.defaults.frames);
+    let mut m = p.training_model(h, w, frames).map_err(|e| {
+        let field = if e.starts_with("frames") { "training.frames" } else if e.starts_with("width") { "training.width" } else { "training.resolution" };
+        format!("{field}: {}", e.trim_start_matches("height: ").trim_start_matches("width: ").trim_start_matches("frames: "))
+    })?;
     // Conditioning computed once before training (diffusers' SDXL script maps the dataset
     // through the text encoders and the VAE up front; DreamBooth with a fixed prompt encodes
     // it once) does not run per step.

@@ -70,6 +70,14 @@ pub struct TrainingOptions {
     /// Diffusion training: the square image size in pixels (None: the pipeline's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resolution: Option<u64>,
+    /// Diffusion training: the width in pixels when it differs from `resolution` (a video's
+    /// 832 beside 480; None: square).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<u64>,
+    /// Video diffusion training: frames per sample, encoded by the video VAE each step
+    /// (None: the pipeline's own, 81 for Wan2.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames: Option<u64>,
     /// Diffusion training: frozen encoders whose outputs are computed once before training
     /// ("text_encoders", "vae"), so they do not run per step.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -144,6 +152,8 @@ impl Default for TrainingOptions {
             lora_rank: 0,
             lora_targets: attention(),
             resolution: None,
+            width: None,
+            frames: None,
             precomputed: Vec::new(),
             mean_seq_len: None,
         }
@@ -172,6 +182,12 @@ impl TrainingOptions {
         }
         if self.resolution.is_some_and(|r| r == 0 || r > 8192) {
             return Err("training.resolution: must be 1..=8192 pixels".into());
+        }
+        if self.width.is_some_and(|r| r == 0 || r > 8192) {
+            return Err("training.width: must be 1..=8192 pixels".into());
+        }
+        if self.frames.is_some_and(|f| f == 0 || f > 1024) {
+            return Err("training.frames: must be 1..=1024 frames".into());
         }
         if self.mean_seq_len.is_some_and(|m| m == 0 || m > tunelab_sim::workload::MAX_SEQ) {
             return Err("training.mean_seq_len: must be a positive token count".into());

@@ -19,6 +19,8 @@ pub struct Framework {
     pub flash_plugin: bool,
     pub pipeline_host_ms: f64,
     pub step_host_ms: f64,
+    /// Host work of one encode call beyond the encoders' kernels (tokenising, ids to the device).
+    pub encode_prompt_host_ms: f64,
 }
 
 /// Everything the stage reads from the file.
@@ -58,6 +60,7 @@ pub fn parse(text: &str) -> Result<Constants, String> {
             flash_plugin: f.get("flash_attention_plugin").and_then(|x| x.as_bool()).unwrap_or(false),
             pipeline_host_ms: f.get("pipeline_host_ms").and_then(|x| x.get("value")).and_then(|x| x.as_f64()).unwrap_or(0.0),
             step_host_ms: f.get("step_host_ms").and_then(|x| x.get("value")).and_then(|x| x.as_f64()).unwrap_or(0.0),
+            encode_prompt_host_ms: f.get("encode_prompt_host_ms").and_then(|x| x.get("value")).and_then(|x| x.as_f64()).unwrap_or(0.0),
         });
     }
     Ok(Constants {

@@ -245,7 +245,9 @@ impl Pricer {
             weights += c.weight_bytes;
             peak = peak.max(c.peak_bytes);
             rel = rel.max(c.rel_error);
-            let ms = if k.te_cache { 0.0 } else { calls * c.full_us / 1e3 };
+            // Tokenising is host work of each encode call (once per call, with the first encoder).
+            let host = if i == 0 { self.fw.encode_prompt_host_ms } else { 0.0 };
+            let ms = if k.te_cache { 0.0 } else { calls * (c.full_us / 1e3 + host) };
             p.text_encoders.push((self.pipe.text_encoders[i].name.clone(), ms));
         }
         let den = self.component(Key::Denoiser { b, int8: k.int8, bf16, fp32: k.dtype == DType::Fp32, flash, tome_pm: (k.tome * 1000.0) as u64, sp: k.sp, ring: k.ring, launch: k.launch }, k)?;

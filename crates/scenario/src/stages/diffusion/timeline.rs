@@ -54,7 +54,7 @@ pub fn layout(pipeline: &str, p: &Priced, steps: u64, changes: Vec<String>) -> T
             t += ms;
         }
     };
-    push("host", "host (tokenise, post-process)".into(), p.host_ms);
+    push("host", "host (latents, post-process)".into(), p.host_ms);
     for (n, ms) in &p.text_encoders {
         push("text_encoder", n.clone(), *ms);
     }

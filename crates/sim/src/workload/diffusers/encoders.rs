@@ -10,7 +10,8 @@ use crate::op::{Epilogue, VectorKind};
 /// A text encoder's shape.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TextEncoder {
-    Clip { hidden: u64, inter: u64, heads: u64, layers: u64, projection: u64 },
+    /// `quick_gelu`: CLIP's x * sigmoid(1.702 x) (three eager kernels) instead of GELU.
+    Clip { hidden: u64, inter: u64, heads: u64, layers: u64, projection: u64, quick_gelu: bool },
     T5 { d_model: u64, d_ff: u64, heads: u64, d_kv: u64, layers: u64, gated: bool },
 }
 
@@ -25,7 +26,8 @@ impl TextEncoder {
                 return Err(format!("{}.num_attention_heads: {heads} does not divide hidden_size {hidden}", c.what));
             }
             let projection = if arch == "CLIPTextModelWithProjection" { c.int_or("projection_dim", MAX_WIDTH, hidden)? } else { 0 };
-            return Ok(TextEncoder::Clip { hidden, inter: c.int("intermediate_size", MAX_WIDTH)?, heads, layers: c.int("num_hidden_layers", MAX_LAYERS)?, projection });
+            let quick_gelu = c.str("hidden_act").unwrap_or("quick_gelu") == "quick_gelu";
+            return Ok(TextEncoder::Clip { hidden, inter: c.int("intermediate_size", MAX_WIDTH)?, heads, layers: c.int("num_hidden_layers", MAX_LAYERS)?, projection, quick_gelu });
         }
         if arch.starts_with("T5Encoder") || arch.starts_with("UMT5Encoder") || mt == "t5" || mt == "umt5" {
             let ff = c.str("feed_forward_proj").unwrap_or("relu");
@@ -45,19 +47,34 @@ impl TextEncoder {
     pub fn build(&self, e: &mut Emit, b: u64, t: u64) {
         let tok = b * t;
         match *self {
-            TextEncoder::Clip { hidden: h, inter, heads, layers: l, projection } => {
-                e.vector("embeddings", VectorKind::Gather, tok, h, OpClass::Embedding, 1);
+            TextEncoder::Clip { hidden: h, inter, heads, layers: l, projection, quick_gelu } => {
+                // As transformers' CLIPTextModel runs eagerly (sdpa attention): token and position
+                // embeddings and their sum, the 4-D causal mask (full, triu, expand), then per
+                // layer the kernels below; at batch 1-2 x 77 tokens every one of them is tiny, so
+                // the encoder is bound by how many the host launches, which is why each is here.
+                e.vector("embeddings", VectorKind::Gather, tok, h, OpClass::Embedding, 2);
+                e.vector("embeddings.add", VectorKind::Elementwise, tok, h, OpClass::Embedding, 1);
+                e.vector("causal_mask", VectorKind::Elementwise, b * t, t, OpClass::Attention, 3);
                 e.norm("layer.ln1", VectorKind::LayerNorm, tok, h, l);
                 // HF CLIPAttention: separate q_proj, k_proj, v_proj (three launches eagerly).
                 for n in ["q_proj", "k_proj", "v_proj"] {
                     e.linear(&format!("layer.attn.{n}"), tok, h, h, Epilogue::Bias, OpClass::Attention, l);
                 }
                 e.attention("layer.attn.core", b, heads, t, t, h / heads, true, l);
+                // transpose(1, 2).reshape: the heads back to tokens is a copy kernel.
+                e.vector("layer.attn.merge_heads", VectorKind::Elementwise, tok, h, OpClass::Attention, l);
                 e.linear("layer.attn.out", tok, h, h, Epilogue::ResidualAdd, OpClass::Attention, l);
                 e.norm("layer.ln2", VectorKind::LayerNorm, tok, h, l);
-                e.linear("layer.mlp.fc1", tok, inter, h, Epilogue::BiasGelu, OpClass::Mlp, l);
+                if quick_gelu {
+                    e.linear("layer.mlp.fc1", tok, inter, h, Epilogue::Bias, OpClass::Mlp, l);
+                    e.vector("layer.mlp.quick_gelu", VectorKind::Elementwise, tok, inter, OpClass::Mlp, 3 * l);
+                } else {
+                    e.linear("layer.mlp.fc1", tok, inter, h, Epilogue::BiasGelu, OpClass::Mlp, l);
+                }
                 e.linear("layer.mlp.fc2", tok, h, inter, Epilogue::ResidualAdd, OpClass::Mlp, l);
                 e.norm("final_layer_norm", VectorKind::LayerNorm, tok, h, 1);
+                // The pooled output: argmax of the ids, then an index into the last hidden state.
+                e.vector("pooled", VectorKind::Gather, b, h, OpClass::Other, 2);
                 if projection > 0 {
                     e.linear("text_projection", b, projection, h, Epilogue::None, OpClass::Other, 1);
                 }

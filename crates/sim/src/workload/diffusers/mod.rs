@@ -258,9 +258,10 @@ impl Pipeline {
     /// What one training sample runs, as a model description (batch 1, family diffusion): the
     /// text encoders and the VAE encoder forward only (named `frozen.*`, so the training step
     /// gives them no backward, gradients or optimizer state), then the denoiser. Sizes are the
-    /// image's `height` x `width`.
-    pub fn training_model(&self, height: u64, width: u64) -> Result<crate::model::ModelDesc, String> {
-        let l = self.latent(height, width, 1)?;
+    /// sample's `height` x `width` and `frames` (1 for an image; a video's frames are encoded
+    /// by the video VAE's encoder and become the denoiser's latent frames).
+    pub fn training_model(&self, height: u64, width: u64, frames: u64) -> Result<crate::model::ModelDesc, String> {
+        let l = self.latent(height, width, frames)?;
         let o = EmitOptions::default();
         let mut ops: Vec<GraphOp> = Vec::new();
         for i in 0..self.text_encoders.len() {
@@ -269,11 +270,12 @@ impl Pipeline {
             ops.extend(c.ops.into_iter().map(|mut g| { g.name = format!("frozen.{n}.{}", g.name); g }));
         }
         let mut e = Emit::new(o);
-        self.vae.build_encoder(&mut e, 1, height, width)?;
+        self.vae.build_encoder(&mut e, 1, frames, height, width)?;
         ops.extend(e.ops.into_iter().map(|mut g| { g.name = format!("frozen.vae_encoder.{}", g.name); g }));
         ops.extend(self.denoiser(1, &l, o, Tome::none(), SeqParallel { degree: 1, ring: false })?.ops);
         let graph = ops.into_iter().map(|g| crate::model::GraphOpDesc { name: g.name, op: g.op, repeat: g.repeat, class: Some(g.class), weights: None }).collect();
-        Ok(crate::model::ModelDesc { name: format!("{} (training at {height}x{width})", self.name), family: crate::model::ModelFamily::Diffusion, dtype: crate::dtype::DType::Bf16, llm: None, vision: None, graph })
+        let size = if self.is_video() { format!("{frames} frames of {height}x{width}") } else { format!("{height}x{width}") };
+        Ok(crate::model::ModelDesc { name: format!("{} (training at {size})", self.name), family: crate::model::ModelFamily::Diffusion, dtype: crate::dtype::DType::Bf16, llm: None, vision: None, graph })
     }
 
     /// The denoiser's operators for one sample as a model description (family diffusion), so

@@ -112,7 +112,7 @@ impl Vae {
                     let (cin, cout) = (dims[i], dims[i + 1]);
                     for j in 0..=*res_blocks {
                         let ci = if j == 0 { cin } else { cout };
-                        wan_res(e, &format!("up{i}.res{j}"), b * f, ci, cout, rh, rw);
+                        wan_res(e, &format!("up{i}.res{j}"), b * f, ci, cout, rh, rw, 1);
                     }
                     largest = largest.max(b * f * rh * rw * cout * e.elem_bytes());
                     if i + 1 < stages {
@@ -139,14 +139,30 @@ impl Vae {
 }
 
 impl Vae {
-    /// Emits the encoder (image -> latent) for `b` images of h x w pixels: conv_in, the down
-    /// blocks (resnets, then a stride-2 convolution except after the last), the mid block and
-    /// the output convolution to mean and log-variance. Image VAEs only (training encodes the
-    /// training images each step).
-    pub fn build_encoder(&self, e: &mut Emit, b: u64, h: u64, w: u64) -> Result<(), String> {
-        let Vae::Kl { channels, layers, latent, post_quant } = self else {
-            return Err("only an AutoencoderKL encoder is built (a video VAE's encoder is not)".into());
+    /// Emits the encoder (pixels -> latent) for `b` samples of `frames` frames of h x w pixels
+    /// (training encodes its images or videos each step): for an `AutoencoderKL`, conv_in, the
+    /// down blocks (resnets, then a stride-2 convolution except after the last), the mid block
+    /// and the output convolution to mean and log-variance; for the Wan video VAE, its causal
+    /// encoder chunk by chunk (`wan_encoder_chunk`).
+    pub fn build_encoder(&self, e: &mut Emit, b: u64, frames: u64, h: u64, w: u64) -> Result<(), String> {
+        let (channels, layers, latent, post_quant) = match self {
+            Vae::Kl { channels, layers, latent, post_quant } => (channels, layers, latent, post_quant),
+            Vae::Wan { base, mult, res_blocks, latent, temporal_up } => {
+                // The first frame alone, then chunks of 2^k frames (k temporal downsamplings),
+                // each chunk becoming one latent frame.
+                let down: Vec<bool> = temporal_up.iter().rev().copied().collect();
+                let tf = self.temporal_factor();
+                let chunks = (frames.max(1) - 1) / tf;
+                wan_encoder_chunk(e, "first.", b, 1, h, w, *base, mult, *res_blocks, *latent, &down, 1);
+                if chunks > 0 {
+                    wan_encoder_chunk(e, "chunk.", b, tf, h, w, *base, mult, *res_blocks, *latent, &down, chunks);
+                }
+                return Ok(());
+            }
         };
+        if frames != 1 {
+            return Err(format!("frames: {frames} given to an image VAE (it encodes 1 frame)"));
+        }
         e.conv("conv_in", b, 3, channels[0], h, w, 3, 1, 1);
         let (mut rh, mut rw) = (h, w);
         let mut prev = channels[0];
@@ -183,16 +199,59 @@ fn vae_mid(e: &mut Emit, bf: u64, c: u64, h: u64, w: u64) {
     resnet(e, "mid.resnet1", bf, c, c, h, w, 0);
 }
 
-/// A Wan residual block: norm, SiLU, causal 3x3x3 conv, twice, and a 1x1x1 shortcut.
-fn wan_res(e: &mut Emit, name: &str, bf: u64, cin: u64, cout: u64, h: u64, w: u64) {
+/// A Wan residual block: norm, SiLU, causal 3x3x3 conv, twice, and a 1x1x1 shortcut, run
+/// `repeat` times (once per chunk of the same size).
+#[allow(clippy::too_many_arguments)]
+fn wan_res(e: &mut Emit, name: &str, bf: u64, cin: u64, cout: u64, h: u64, w: u64, repeat: u64) {
     let px = h * w;
-    e.norm(&format!("{name}.norm1"), VectorKind::RmsNorm, bf * px, cin, 1);
-    e.vector(&format!("{name}.act1"), VectorKind::Activation, bf * px, cin, OpClass::Conv, 1);
-    e.conv(&format!("{name}.conv1"), bf, cin * 3, cout, h, w, 3, 1, 1);
-    e.norm(&format!("{name}.norm2"), VectorKind::RmsNorm, bf * px, cout, 1);
-    e.vector(&format!("{name}.act2"), VectorKind::Activation, bf * px, cout, OpClass::Conv, 1);
-    e.conv(&format!("{name}.conv2"), bf, cout * 3, cout, h, w, 3, 1, 1);
+    e.norm(&format!("{name}.norm1"), VectorKind::RmsNorm, bf * px, cin, repeat);
+    e.vector(&format!("{name}.act1"), VectorKind::Activation, bf * px, cin, OpClass::Conv, repeat);
+    e.conv(&format!("{name}.conv1"), bf, cin * 3, cout, h, w, 3, 1, repeat);
+    e.norm(&format!("{name}.norm2"), VectorKind::RmsNorm, bf * px, cout, repeat);
+    e.vector(&format!("{name}.act2"), VectorKind::Activation, bf * px, cout, OpClass::Conv, repeat);
+    e.conv(&format!("{name}.conv2"), bf, cout * 3, cout, h, w, 3, 1, repeat);
     if cin != cout {
-        e.conv(&format!("{name}.shortcut"), bf, cin, cout, h, w, 1, 1, 1);
+        e.conv(&format!("{name}.shortcut"), bf, cin, cout, h, w, 1, 1, repeat);
     }
+}
+
+/// One chunk of the Wan encoder: `f` pixel frames of h x w (1 for the first chunk, 4 after it,
+/// as diffusers' `AutoencoderKLWan._encode` feeds it), run `repeat` times. Widths `base x
+/// [1, mult...]`; each stage's residual blocks, then a stride-2 convolution (and, where the
+/// config downsamples in time, a causal time convolution of stride 2 that halves the chunk's
+/// frames); the mid block; the head to mean and log-variance; the 1x1x1 quant convolution.
+#[allow(clippy::too_many_arguments)]
+fn wan_encoder_chunk(e: &mut Emit, p: &str, b: u64, f: u64, h: u64, w: u64, base: u64, mult: &[u64], res_blocks: u64, latent: u64, temporal_down: &[bool], repeat: u64) {
+    let mut dims = vec![base];
+    dims.extend(mult.iter().map(|m| base * m));
+    let mut f = f;
+    let (mut rh, mut rw) = (h, w);
+    e.conv(&format!("{p}conv_in"), b * f, 3 * 3, dims[0], rh, rw, 3, 1, repeat);
+    for i in 0..mult.len() {
+        let (cin, cout) = (dims[i], dims[i + 1]);
+        for j in 0..res_blocks {
+            wan_res(e, &format!("{p}down{i}.res{j}"), b * f, if j == 0 { cin } else { cout }, cout, rh, rw, repeat);
+        }
+        if i + 1 < mult.len() {
+            rh = rh.div_ceil(2);
+            rw = rw.div_ceil(2);
+            e.conv(&format!("{p}down{i}.resample"), b * f, cout, cout, rh * 2, rw * 2, 3, 2, repeat);
+            if temporal_down.get(i).copied().unwrap_or(false) && f > 1 {
+                e.conv(&format!("{p}down{i}.time_conv"), b * (f / 2), cout * 3, cout, rh, rw, 1, 1, repeat);
+                f /= 2;
+            }
+        }
+    }
+    let c = *dims.last().unwrap_or(&base);
+    let px = rh * rw;
+    wan_res(e, &format!("{p}mid.res0"), b * f, c, c, rh, rw, repeat);
+    e.norm(&format!("{p}mid.attn.norm"), VectorKind::RmsNorm, b * f * px, c, repeat);
+    e.linear(&format!("{p}mid.attn.to_qkv"), b * f * px, 3 * c, c, Epilogue::Bias, OpClass::Attention, repeat);
+    e.attention(&format!("{p}mid.attn.core"), b * f, 1, px, px, c, false, repeat);
+    e.linear(&format!("{p}mid.attn.proj"), b * f * px, c, c, Epilogue::ResidualAdd, OpClass::Attention, repeat);
+    wan_res(e, &format!("{p}mid.res1"), b * f, c, c, rh, rw, repeat);
+    e.norm(&format!("{p}head.norm"), VectorKind::RmsNorm, b * f * px, c, repeat);
+    e.vector(&format!("{p}head.act"), VectorKind::Activation, b * f * px, c, OpClass::Conv, repeat);
+    e.conv(&format!("{p}head.conv"), b * f, c * 3, 2 * latent, rh, rw, 3, 1, repeat);
+    e.conv(&format!("{p}quant_conv"), b * f, 2 * latent, 2 * latent, rh, rw, 1, 1, repeat);
 }
