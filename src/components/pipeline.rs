@@ -35,12 +35,16 @@ pub fn PipelinePanel() -> impl IntoView {
         out
     });
     let data = Signal::derive(move || crate::charts::pipeline::timeline_data(&rows.get()));
-    let best_text = move || rows.with(|r| r.iter().skip(1).min_by(|a, b| a.1.total_ms.total_cmp(&b.1.total_ms)).or(r.first()).map(|(_, t)| describe(t)).unwrap_or_default());
+    // The baseline's call and the fastest lane's best, as text (the founding story reads here:
+    // the text encoders' share before and after).
+    let base_text = move || rows.with(|r| r.first().map(|(_, t)| describe(t)).unwrap_or_default());
+    let best_text = move || rows.with(|r| r.iter().skip(1).min_by(|a, b| a.1.total_ms.total_cmp(&b.1.total_ms)).map(|(l, t)| std::iter::once(format!("{l}:")).chain(describe(t)).collect::<Vec<_>>()).unwrap_or_default());
     view! {
         <Show when=shown>
             <section class="pipeline" data-testid="pipeline-panel">
                 <h3>"Pipeline timeline"</h3>
                 <BreakdownChart data=data/>
+                <pre class="small" data-testid="pipeline-baseline">{move || base_text().join("\n")}</pre>
                 <pre class="small" data-testid="pipeline-text">{move || best_text().join("\n")}</pre>
             </section>
         </Show>

@@ -1,4 +1,4 @@
-//! `tunelab run SCENARIO.json [--progress] [--json] [--out report.json]`: tunes a scenario with
+//! `tunelab run SCENARIO.json [--progress] [--json | --markdown] [--out report.json]`: tunes a scenario with
 //! the same engine as the browser app and prints its report.
 //!
 //! Progress lines go to stderr so that `--json` output on stdout stays one parseable document.
@@ -17,6 +17,9 @@ pub struct Args {
     /// Print the report as one JSON document on stdout.
     #[arg(long)]
     json: bool,
+    /// Print the report as Markdown on stdout (tables; a diffusion run's pipeline per call and per step).
+    #[arg(long, conflicts_with = "json")]
+    markdown: bool,
     /// Also write the JSON report to this file.
     #[arg(long, value_name = "report.json")]
     out: Option<String>,
@@ -94,6 +97,8 @@ pub fn main(a: Args) -> Result<(), String> {
     }
     if a.json {
         println!("{}", serde_json::to_string(&report).map_err(|e| format!("cannot encode the report: {e}"))?);
+    } else if a.markdown {
+        print!("{}", report.to_markdown());
     } else {
         // A diffusion report ends with its pipeline timeline (baseline and best).
         print!("{}", report.to_text());

@@ -83,4 +83,6 @@ fn the_report_carries_the_pipeline_timeline() {
     assert!(json.contains("\"pipeline\"") && json.contains("\"step_ms\""));
     let text = r.to_text();
     assert!(text.contains("pipeline timeline, baseline") && text.contains("VAE decoder"), "{text}");
+    let md = r.to_markdown();
+    assert!(md.contains("### Pipeline, best") && md.contains("| one denoising step | ms |") && md.contains("| VAE decoder |"), "{md}");
 }

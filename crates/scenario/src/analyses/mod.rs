@@ -8,4 +8,5 @@ pub mod explore;
 pub mod guards;
 pub mod impact;
 pub mod report;
+pub mod report_markdown;
 pub mod train_diagnosis;

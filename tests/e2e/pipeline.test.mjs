@@ -1,0 +1,94 @@
+// The diffusion pipeline in the browser: the bundled SD 2.1 on 910B scenario runs and its
+// pipeline timeline shows the text encoders, the denoising steps and the VAE; the founding story
+// holds from the model's own numbers (once the UNet is optimised the text encoders take a larger
+// share of the call, and the text-encoder cache removes that share); and the teaching layout
+// races strategies on the pipeline (one timeline row per strategy's best).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { deflateRawSync } from 'node:zlib';
+import { BASE, launch, open, text, setInput, runToDone, shot } from './helpers.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+// A scenario as the app's link fragment ("v1." + base64url of raw deflate, crates/scenario/src/spec/url.rs).
+const fragment = (scenario) => 'v1.' + deflateRawSync(Buffer.from(JSON.stringify(scenario)), { level: 9 }).toString('base64url');
+
+// The bundled SD 2.1 scenario with the UNet's optimisation level as a choice the search can take
+// (eager or compiled, fp16 or W8A8, ToMe, step caching) and the text-encoder cache as given:
+// a grid over 64 or 128 points finds the all-optimised UNet, so the best is known.
+const sd21 = (cache) => ({
+  version: 1, name: `SD 2.1 UNet optimised, text-encoder cache ${cache.join('/')}`, stage: 'diffusion', model: 'sd2.1-base', device: '910B2',
+  diffusion: { steps: 50, framework: 'diffusers', repeated_prompt: true },
+  space: {
+    launch: { choices: ['eager', 'graph'] }, precision: { choices: ['fp16', 'w8a8'] }, tome: { choices: [0, 0.5] },
+    step_cache: { choices: [1, 2] }, vae_launch: { choices: ['eager', 'graph'] }, text_encoder_cache: { choices: cache },
+    attention: { fixed: 'flash' }, vae: { fixed: 'full' }, vae_precision: { fixed: 'fp16' },
+  },
+  strategy: { name: 'grid', options: {} }, budget: 128, seed: 1,
+});
+
+// The text encoders' share of a timeline text ("   15.5 ms    2.3%  text_encoder"), 0 when absent.
+function encoderShare(t) {
+  const m = t.match(/^\s*[0-9.]+ ms\s+([0-9.]+)%\s+text_encoder/m);
+  return m ? parseFloat(m[1]) : 0;
+}
+
+test('the bundled SD 2.1 scenario shows its pipeline: text encoders, steps, VAE', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  await page.selectOption('[data-testid=bundled]', 'sd2.1-910B2-diffusion');
+  await runToDone(page);
+  await page.waitForSelector('[data-testid=pipeline-panel]');
+  const chart = await page.textContent('[data-testid=pipeline-panel]');
+  for (const part of ['text encoders', 'denoising steps', 'VAE']) assert.ok(chart.includes(part), `the timeline names ${part}`);
+  const base = await text(page, 'pipeline-baseline');
+  assert.match(base, /text_encoder/);
+  assert.match(base, /50 full steps x [0-9.]+ ms/);
+  assert.match(base, /VAE decoder/);
+  assert.ok(encoderShare(base) > 0, 'the baseline encodes its prompts');
+  await shot(page, 'pipeline-sd21.png');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('founding story: the UNet optimised, the text encoders take a larger share; the cache removes it', async () => {
+  const { page, context, errors } = await open(browser, BASE + '#' + fragment(sd21(['off'])));
+  await runToDone(page);
+  const base = await text(page, 'pipeline-baseline');
+  const best = await text(page, 'pipeline-text');
+  console.log(`baseline:\n${base}\nbest, no cache:\n${best}`);
+  assert.match(best, /launch|full steps/);
+  assert.ok(encoderShare(best) > encoderShare(base), `text-encoder share grows once the UNet is optimised: ${encoderShare(base)}% -> ${encoderShare(best)}%`);
+  await context.close();
+
+  const cached = await open(browser, BASE + '#' + fragment(sd21(['off', 'on'])));
+  await runToDone(cached.page);
+  const bestCached = await text(cached.page, 'pipeline-text');
+  console.log(`best, cache allowed:\n${bestCached}`);
+  assert.equal(encoderShare(bestCached), 0, 'the text-encoder cache removes the encoders from the call');
+  assert.ok(encoderShare(await text(cached.page, 'pipeline-baseline')) > 0, 'the baseline still encodes');
+  assert.deepEqual(errors.concat(cached.errors), []);
+  await cached.context.close();
+});
+
+test('the teaching layout races strategies on the pipeline', async () => {
+  const { page, context, errors } = await open(browser, BASE, { width: 1440, height: 900 });
+  await page.selectOption('[data-testid=bundled]', 'sd2.1-910B2-diffusion');
+  await page.check('[data-testid=strategy-bayes]');
+  await page.check('[data-testid=teach-layout]');
+  await setInput(page, 'budget', 30);
+  await runToDone(page);
+  const lanes = await page.$$eval('.tune .lane', (l) => l.length);
+  assert.ok(lanes >= 2, `${lanes} strategies race`);
+  // One timeline row per strategy's best beside the baseline's.
+  const panel = await page.textContent('[data-testid=pipeline-panel]');
+  const rows = panel.match(/\b[a-z0-9]+ best: [0-9]+ ms/g) || [];
+  console.log(`pipeline rows: ${JSON.stringify(rows)}`);
+  assert.equal(rows.length, lanes, 'each racing strategy has its best call on the timeline');
+  assert.match(panel, /baseline: [0-9]+ ms/);
+  assert.match(await text(page, 'pipeline-text'), /^[a-z0-9]+ best:/);
+  await shot(page, 'pipeline-teaching.png');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
