@@ -83,12 +83,34 @@ test('the teaching layout races strategies on the pipeline', async () => {
   assert.ok(lanes >= 2, `${lanes} strategies race`);
   // One timeline row per strategy's best beside the baseline's.
   const panel = await page.textContent('[data-testid=pipeline-panel]');
-  const rows = panel.match(/\b[a-z0-9]+ best: [0-9]+ ms/g) || [];
-  console.log(`pipeline rows: ${JSON.stringify(rows)}`);
-  assert.equal(rows.length, lanes, 'each racing strategy has its best call on the timeline');
+  // (The chart repeats a row's label in each segment's tooltip: count the strategies named.)
+  const names = new Set([...panel.matchAll(/([a-z]+) best: [0-9]+ ms/g)].map((m) => m[1]));
+  console.log(`pipeline rows: ${JSON.stringify([...names])}`);
+  assert.deepEqual([...names].sort(), ['bayes', 'genetic', 'random'], 'each racing strategy has its best call on the timeline');
+  assert.equal(names.size, lanes);
   assert.match(panel, /baseline: [0-9]+ ms/);
   assert.match(await text(page, 'pipeline-text'), /^[a-z0-9]+ best:/);
   await shot(page, 'pipeline-teaching.png');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("the guards panel names each output-changing knob of the best pipeline with its guard", async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  await page.selectOption('[data-testid=bundled]', 'sd2.1-910B2-diffusion');
+  await runToDone(page);
+  await page.click('[data-testid=tab-report]');
+  await page.click('[data-testid=guards-run]');
+  await page.waitForSelector('[data-testid=guards]');
+  assert.equal(await page.$('[data-testid=error]'), null);
+  const knobs = await page.$$eval('[data-testid=guard-output-knobs] li', (l) => l.map((x) => x.textContent));
+  console.log(`guards: ${JSON.stringify(knobs)}`);
+  // The bundled tune's best merges tokens and caches steps (both change the images).
+  assert.ok(knobs.some((k) => /token merging .* guard: delta check$/.test(k)), 'ToMe is covered by the delta check');
+  assert.ok(knobs.some((k) => /step caching .* guard: delta check$/.test(k)), 'step caching is covered by the delta check');
+  if (knobs.some((k) => /W8A8/.test(k))) assert.ok(knobs.some((k) => /W8A8.*guard: protected layers \+ delta check$/.test(k)));
+  assert.match(await text(page, 'guard-protected'), /denoising step .* ms all quantised vs .* ms protected \(whole call/);
+  assert.match(await text(page, 'guard-delta'), /Delta check: pass; .*not in this estimate, compare real outputs/);
   assert.deepEqual(errors, []);
   await context.close();
 });
