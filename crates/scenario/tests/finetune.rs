@@ -90,4 +90,6 @@ fn video_training_encodes_its_frames_with_the_wan_vae() {
     assert!(m.graph.iter().any(|o| o.name.starts_with("frozen.vae_encoder.chunk.")), "the Wan encoder runs chunk by chunk");
     let e = |extra: &str| Run::new(&Scenario::from_json(&j(extra)).unwrap()).err().unwrap_or_default();
     assert!(e(r#", "frames": 80"#).starts_with("training.frames:"), "{}", e(r#", "frames": 80"#));
+    assert!(e(r#", "width": 830"#).starts_with("training.width:"), "{}", e(r#", "width": 830"#));
+    assert!(e(r#", "frames": 0"#).starts_with("training.frames:"));
 }
