@@ -22,7 +22,8 @@ pub struct Args {
     /// Check the configuration on this bundled chip too.
     #[arg(long, value_name = "CHIP")]
     chip: Option<String>,
-    /// Name patterns of layers kept in 16-bit (default: lm_head,embed,router).
+    /// Name patterns of layers kept in 16-bit (default: lm_head,embed,router; on the diffusion
+    /// stage its own list, workload.protected_layers of assets/constants/diffusion.json).
     #[arg(long, value_name = "pattern,...")]
     protect: Option<String>,
     /// Print the result as JSON.
