@@ -6,7 +6,9 @@
 //! Alpha-beta per algorithm: time = launch + steps x per-step latency + bytes moved / (link
 //! rate x sustained efficiency). The per-step latency is HCCL's (notify record/wait plus the
 //! SDMA issue, `hccs_latency_us`), not the wire's; the sustained fraction of the HCCS rate is
-//! `hccs_efficiency` (fitted to the 8-rank all-reduce of the calibration set). `collective_us`
+//! `hccs_efficiency`, a kernel-library field (assets/kernels: HCCL's ring as frameworks call it,
+//! fitted to the 8-rank all-reduce sweep of set 2; a hand-written kernel's to its own row): the
+//! chip profile keeps the link rate and latency. `collective_us`
 //! is the function the serving and training models call (MoE all-to-all included).
 
 use super::{finish, Raw, COMM, LAUNCH};
