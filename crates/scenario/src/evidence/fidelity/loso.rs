@@ -8,8 +8,10 @@
 //! libraries) are refitted to the other sources' rows, and the held-out source's rows are priced
 //! again with the full model at the refitted values.
 //!
-//! The refit is one Gauss-Newton step on the log-predictions, linearised around the shipped
-//! values (one finite difference per parameter, `1 + params` full evaluations), minimising the
+//! The refit goes layer by layer (`layered_fit`): chip and kernel-library parameters to the
+//! operator rows, then framework parameters to the framework rows. Each is one Gauss-Newton
+//! step on the log-predictions, linearised around the shipped values (one finite difference
+//! per parameter, `1 + params` full evaluations), minimising the
 //! weighted |ln(predicted / measured)| (iteratively reweighted least squares) plus a weak pull
 //! toward the middle of each parameter's bounds, never toward its shipped value (which the
 //! held-out source may have set); values stay inside their bounds. The same refit on every row
@@ -175,19 +177,15 @@ pub fn leave_one_source_out(set: &MeasurementSet) -> Loso {
         cols.push(col);
         steps.push(step);
     }
-    let rows: Vec<(Key, String, f64, f64, Vec<f64>)> = base
+    let rows: Vec<FitRow> = base
         .iter()
         .map(|c| {
             let k = (c.case.clone(), c.metric.clone());
             let j: Vec<f64> = cols.iter().map(|col| col.get(&k).copied().unwrap_or(0.0)).collect();
-            (k, c.source.clone(), libm::log(c.measured / c.predicted), c.weight, j)
+            FitRow { source: c.source.clone(), lower: !c.layer.starts_with("framework"), r: libm::log(c.measured / c.predicted), w: c.weight, j }
         })
         .collect();
-    let mids: Vec<f64> = params.iter().map(|p| 0.5 - p.to_unit(p.value)).collect();
-    let fit = |skip: Option<&str>| -> Vec<f64> {
-        let use_rows: Vec<&(Key, String, f64, f64, Vec<f64>)> = rows.iter().filter(|r| skip != Some(r.1.as_str())).collect();
-        irls(&use_rows.iter().map(|r| (r.2, r.3, r.4.as_slice())).collect::<Vec<_>>(), &mids, &params)
-    };
+    let fit = |skip: Option<&str>| -> Vec<f64> { layered_fit(&rows, skip, &params) };
     let all = fit(None);
     let mut params_out = params.clone();
     for (p, d) in params_out.iter_mut().zip(&all) {
@@ -208,6 +206,50 @@ pub fn leave_one_source_out(set: &MeasurementSet) -> Loso {
     let order: BTreeMap<Key, usize> = base.iter().enumerate().map(|(i, c)| ((c.case.clone(), c.metric.clone()), i)).collect();
     held_out.sort_by_key(|c| order.get(&(c.case.clone(), c.metric.clone())).copied().unwrap_or(usize::MAX));
     Loso { params: params_out, shipped: base, in_sample, held_out, sources: sources.len() }
+}
+
+/// One compared value in the linearised refit: its source, whether it is evidence for a lower
+/// layer (chip or kernel library) rather than a framework, ln(measured / predicted), its weight
+/// and the Jacobian row.
+struct FitRow {
+    source: String,
+    lower: bool,
+    r: f64,
+    w: f64,
+    j: Vec<f64>,
+}
+
+/// The refit, layer by layer: the chip's and kernel libraries' parameters to the operator rows
+/// (the evidence of those layers), then the frameworks' parameters to the serving, training and
+/// pipeline rows with the lower layers held at their refitted values. A framework's error (a
+/// host cost, a fusion it lacks) then moves that framework's parameters, never the matmul
+/// pipeline every framework shares; a layer without its own parameters keeps its error in the
+/// table, where a reader sees it. Rows of `skip` (a held-out source) are left out.
+fn layered_fit(rows: &[FitRow], skip: Option<&str>, params: &[LayerParam]) -> Vec<f64> {
+    let n = params.len();
+    let mut du = vec![0.0; n];
+    for lower in [true, false] {
+        let idx: Vec<usize> = (0..n).filter(|&i| params[i].layer.starts_with("framework") != lower).collect();
+        if idx.is_empty() {
+            continue;
+        }
+        let sub: Vec<LayerParam> = idx.iter().map(|&i| params[i].clone()).collect();
+        let mids: Vec<f64> = sub.iter().map(|p| 0.5 - p.to_unit(p.value)).collect();
+        let use_rows: Vec<(f64, f64, Vec<f64>)> = rows
+            .iter()
+            .filter(|r| r.lower == lower && skip != Some(r.source.as_str()))
+            .map(|r| {
+                // What the layers fitted before explain is taken off the residual.
+                let done: f64 = r.j.iter().zip(&du).map(|(a, b)| a * b).sum();
+                (r.r - done, r.w, idx.iter().map(|&i| r.j[i]).collect())
+            })
+            .collect();
+        let step = irls(&use_rows.iter().map(|(r, w, j)| (*r, *w, j.as_slice())).collect::<Vec<_>>(), &mids, &sub);
+        for (k, &i) in idx.iter().enumerate() {
+            du[i] = step[k];
+        }
+    }
+    du
 }
 
 fn round6(x: f64) -> f64 {
