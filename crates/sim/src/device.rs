@@ -117,6 +117,10 @@ pub struct Device {
     /// vendor's FP32 peak test reaches relative to its FP16 one. A chip fact (S2 lists the A2/A3
     /// FP32 cube rate at about a quarter of FP16, not the half the C0 = 8 fractal alone gives).
     pub cube_fp32_rate: f64,
+    /// HCCS links per NPU that the chip's `hccs_gbs` is spread over: on the A2's 8-NPU full mesh
+    /// each NPU reaches each peer over its own link (7), so a collective over n ranks of the node
+    /// uses n - 1 of them; 1 where a switch gives every group the whole rate.
+    pub hccs_links: u32,
     /// The system around the chip (issue 22): NPUs per node (8 on Atlas 800 A2, 16 dies on
     /// Atlas 800 A3), dies per package (2 on the 910C: each die is one NPU to software), the
     /// die-to-die link inside a package (0 GB/s: none) and the SuperPOD fabric that joins
@@ -203,6 +207,7 @@ const NUMERIC: &[Field] = &[
     n("die_link_gbs", 'z', 0.0, 1.0e6), n("die_link_latency_us", 'z', 0.0, 100_000.0),
     n("superpod_gbs", 'z', 0.0, 1.0e6), n("superpod_latency_us", 'z', 0.0, 100_000.0),
     n("internode_efficiency", 'r', 0.01, 1.0), n("cube_fp32_rate", 'r', 0.01, 1.0),
+    n("hccs_links", 'u', 1.0, 64.0),
 ];
 
 /// The plausible range of a numeric profile field (None: not a numeric field).
@@ -357,6 +362,7 @@ impl Device {
             superpod_latency_us: n("superpod_latency_us"),
             internode_efficiency: n("internode_efficiency"),
             cube_fp32_rate: n("cube_fp32_rate"),
+            hccs_links: n("hccs_links") as u32,
             bounds, kernel_library: lib_name,
             sources, source_texts, derived: Derived::default(),
         };
