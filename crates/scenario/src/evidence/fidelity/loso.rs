@@ -5,7 +5,7 @@
 //! leaving out one row at a time flatters a fit: its siblings still pull the parameters toward
 //! it. Here every source is left out whole: the fitted parameters (those whose value came from
 //! the calibration sets: `source` "fit", "M" or "M2", in the chip profiles and the kernel
-//! libraries) are refitted to the other sources' rows, and the held-out source's rows are priced
+//! libraries, and the training frameworks' "fit" constants) are refitted to the other sources' rows, and the held-out source's rows are priced
 //! again with the full model at the refitted values.
 //!
 //! The refit goes layer by layer (`layered_fit`): chip and kernel-library parameters to the
@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 /// A fitted parameter of a layer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LayerParam {
-    /// "chip" or "kernel:<library>".
+    /// "chip", "kernel:<library>" or "framework:<training framework>".
     pub layer: String,
     pub name: String,
     pub value: f64,
@@ -86,7 +86,39 @@ pub fn fitted_params(set: &MeasurementSet) -> Vec<LayerParam> {
             }
         }
     }
+    // The training frameworks' fitted constants (assets/constants/training.json), when the set
+    // has training rows: their source text starts with "fit".
+    if set.rows.iter().any(|r| r.stage == "training") {
+        let k = tunelab_sim::workload::training_constants();
+        for (fw, block) in &k.frameworks {
+            for (name, c) in block.all() {
+                if (c.source == "fit" || c.source.starts_with("fit:")) && c.min < c.max {
+                    out.push(LayerParam { layer: format!("framework:{fw}"), name: name.into(), value: c.value, min: c.min, max: c.max, source: "fit".into(), note: c.source.trim_start_matches("fit:").trim().to_string(), refit: c.value });
+                }
+            }
+        }
+    }
     out
+}
+
+/// The training constants with the framework parameters moved by `du` (unit-space steps).
+fn constants_at(params: &[LayerParam], du: &[f64]) -> tunelab_sim::workload::TrainingConstants {
+    let mut k = (*tunelab_sim::workload::training_constants()).clone();
+    for (q, d) in params.iter().zip(du) {
+        if let Some(fw) = q.layer.strip_prefix("framework:") {
+            if let Some(c) = k.get_mut(&format!("frameworks.{fw}.{}", q.name)) {
+                c.value = q.from_unit(q.to_unit(q.value) + d);
+            }
+        }
+    }
+    k
+}
+
+/// The set priced with every fitted parameter moved by `du`: chip profiles and kernel
+/// libraries through the profiles, training frameworks through their constants.
+fn evaluate_at(set: &MeasurementSet, all: &MeasurementSet, params: &[LayerParam], du: &[f64]) -> super::FidelityReport {
+    let devices = profiles_at(all, params, du);
+    tunelab_sim::workload::with_training_constants(constants_at(params, du), || evaluate(set, &devices, None))
 }
 
 fn push_param(out: &mut Vec<LayerParam>, layer: &str, k: &str, f: &Json) {
@@ -156,7 +188,7 @@ fn keyed(rows: &[Compared]) -> BTreeMap<Key, &Compared> {
 pub fn leave_one_source_out(set: &MeasurementSet) -> Loso {
     let params = fitted_params(set);
     let zero = vec![0.0; params.len()];
-    let base = evaluate(set, &profiles_at(set, &params, &zero), None).rows;
+    let base = evaluate_at(set, set, &params, &zero).rows;
     let bk = keyed(&base);
     let h = 0.05;
     // Jacobian of ln(prediction) in unit steps, one column per parameter.
@@ -166,7 +198,7 @@ pub fn leave_one_source_out(set: &MeasurementSet) -> Loso {
         let step = if p.to_unit(p.value) + h > 1.0 { -h } else { h };
         let mut du = zero.clone();
         du[j] = step;
-        let rep = evaluate(set, &profiles_at(set, &params, &du), None).rows;
+        let rep = evaluate_at(set, set, &params, &du).rows;
         let mut col = BTreeMap::new();
         for c in &rep {
             let k = (c.case.clone(), c.metric.clone());
@@ -191,7 +223,7 @@ pub fn leave_one_source_out(set: &MeasurementSet) -> Loso {
     for (p, d) in params_out.iter_mut().zip(&all) {
         p.refit = round6(p.from_unit(p.to_unit(p.value) + d));
     }
-    let in_sample = evaluate(set, &profiles_at(set, &params, &all), None).rows;
+    let in_sample = evaluate_at(set, set, &params, &all).rows;
     let mut sources: Vec<String> = base.iter().map(|c| c.source.clone()).collect();
     sources.sort();
     sources.dedup();
@@ -200,7 +232,7 @@ pub fn leave_one_source_out(set: &MeasurementSet) -> Loso {
         let du = fit(Some(s));
         let mut only = set.clone();
         only.rows.retain(|r| &r.source == s);
-        held_out.extend(evaluate(&only, &profiles_at(set, &params, &du), None).rows);
+        held_out.extend(evaluate_at(&only, set, &params, &du).rows);
     }
     // Keep the three lists in the shipped order.
     let order: BTreeMap<Key, usize> = base.iter().enumerate().map(|(i, c)| ((c.case.clone(), c.metric.clone()), i)).collect();
