@@ -691,12 +691,20 @@ def convert_finetune(r):
                               skip("throughput_pretrain_fp16", m["throughput_pretrain_fp16"]["value"], "images/s", "'pretrain' stage setup not stated")],
                              "diffusers train_text_to_image_sdxl: prompt embeddings and VAE latents computed once before training; DeepSpeed ZeRO-2 and gradient checkpointing assumed (the script's DeepSpeed config is not in the row)")]
     if rid == "trn-mindspeedmm-sd3.5-dreambooth-8p":
-        note = "SD3.5 Medium assumed (the size is not stated; Large at 26 images/s would need >90% of the chips' peak); DreamBooth with a fixed prompt encodes it once, the VAE encodes each step; ZeRO-2 assumed"
-        return [finetune_row(r, "-full", "sd3.5-medium", 8, 8, 1, {"resolution": 512, "precomputed": ["text_encoders"]},
-                             dict(precision="bf16", optimizer_sharding="zero2", recompute="full"), [images("throughput_full_512")], note),
-                finetune_row(r, "-lora", "sd3.5-medium", 8, 8, 1, {"resolution": 512, "precomputed": ["text_encoders"], "lora_rank": 4},
-                             dict(precision="fp16", optimizer_sharding="zero2", recompute="full"), [images("throughput_lora_512_fp16")],
-                             note + "; LoRA rank 4 on the attention projections (diffusers train_dreambooth_lora_sd3 default)")]
+        # The example scripts of the same directory (MindSpeed-MM@37ccda36, examples/diffusers/sd3/
+        # finetune_sd3_dreambooth_deepspeed_bf16.sh and finetune_sd3_dreambooth_lora_deepspeed_fp16.sh)
+        # set model_name=stabilityai/stable-diffusion-3.5-large, batch 8, resolution 512, and
+        # accelerate configs with DeepSpeed zero_stage 2. At 512 px (1024 image + 333 text tokens)
+        # Large is ~8 TFLOP per image forward, so 26 images/s on 8 chips is ~30% of peak with
+        # recomputation: plausible (an earlier note assumed Medium, reckoning at 1024 px).
+        note = ("SD3.5 Large, as the directory's example scripts set model_name (MindSpeed-MM@37ccda36 examples/diffusers/sd3/finetune_sd3_dreambooth_*deepspeed*.sh; "
+                "the README row's commit may differ); DeepSpeed ZeRO-2 from their accelerate configs")
+        return [finetune_row(r, "-full", "sd3.5-large", 8, 8, 1, {"resolution": 512, "precomputed": ["text_encoders"]},
+                             dict(precision="bf16", optimizer_sharding="zero2", recompute="full"), [images("throughput_full_512")],
+                             note + "; full DreamBooth: --gradient_checkpointing; the fixed instance prompt is encoded once, the VAE encodes each step"),
+                finetune_row(r, "-lora", "sd3.5-large", 8, 8, 1, {"resolution": 512, "precomputed": [], "lora_rank": 4},
+                             dict(precision="fp16", optimizer_sharding="zero2", recompute="none"), [images("throughput_lora_512_fp16")],
+                             note + "; LoRA script: no --gradient_checkpointing, a captioned dataset (--caption_column), so the three text encoders and the VAE run every step; LoRA rank 4 on the attention projections (diffusers train_dreambooth_lora_sd3 default)")]
     return [{"stage": "training", "cannot_express": "no conversion for this fine-tuning row",
              "values": [skip(k, v.get("value"), v.get("unit"), "row not expressible") for k, v in m.items()]}]
 
@@ -949,6 +957,19 @@ def kernel_library_of(r, framework):
     return "aclnn"
 
 
+# The training stage's frameworks (training.framework): MindSpeed-LLM / ModelLink run Megatron's
+# schedule; a row that names none keeps the stage's default (Megatron).
+TRAINING_FRAMEWORKS = {"mindspeed": "megatron", "deepspeed": "deepspeed", "mindformers": "mindformers"}
+
+
+def with_training_framework(row, fw):
+    """A training row's scenario names the framework the source ran (its host costs and the
+    kernels its model code runs are the framework layer's, assets/constants/training.json)."""
+    if row.get("stage") != "training" or "scenario" not in row or fw not in TRAINING_FRAMEWORKS:
+        return
+    row["scenario"].setdefault("training", {})["framework"] = TRAINING_FRAMEWORKS[fw]
+
+
 def layer_of(r, row):
     """The layer a row is evidence for: an operator microbenchmark of the silicon (copies,
     collectives, a vendor peak test, a bandwidth sweep) is chip evidence; any other operator
@@ -983,6 +1004,7 @@ def convert(src_rows):
                 rows = [fn(r)]
         fw = framework_of(r)
         for row in rows:
+            with_training_framework(row, fw)
             full = {"id": r["id"], "category": cat, "chip": chip, "chip_stated": r["chip"], "chip_note": chip_note,
                     "source": r["source"], "software": r.get("software"), "notes": r.get("notes"),
                     "framework": fw, "kernel_library": kernel_library_of(r, fw)}

@@ -349,6 +349,10 @@ fn GoalPanel() -> impl IntoView {
                 {int_field("Sequence length", "workload-seq", |s| s.workload.seq_len, |s, v| s.workload.seq_len = v)}
                 {int_field("Global batch", "workload-global-batch", |s| s.workload.global_batch, |s, v| s.workload.global_batch = v)}
                 {int_field("Chips", "training-chips", |s| s.training.chips as i64, |s, v| s.training.chips = v.clamp(1, 4096) as u64)}
+                {select_field("Framework", "training-framework",
+                    "The framework that runs the step: its host costs per step and micro-batch, how it launches operators, and the kernels its model code runs for a norm, rotary embedding or gated activation (assets/constants/training.json)",
+                    &[("megatron", "Megatron / MindSpeed"), ("mindformers", "MindFormers (MindSpore, graph)"), ("deepspeed", "DeepSpeed (HF model code)")],
+                    |s| s.training.framework.clone(), |s, v| s.training.framework = v)}
                 {select_field("MoE dispatcher", "training-moe-dispatcher",
                     "Megatron --moe-token-dispatcher-type (MoE models): all-to-all sends each routed copy to its expert's rank; all-gather gathers the whole expert-parallel group's tokens and reduce-scatters the combined output",
                     &[("alltoall", "all-to-all"), ("allgather", "all-gather")],

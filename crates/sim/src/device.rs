@@ -113,6 +113,14 @@ pub struct Device {
     pub fa_handoff_cycles: f64,
     /// Sustained fraction of the HCCS link rate a collective achieves.
     pub hccs_efficiency: f64,
+    /// FP32 MACs per cube cycle as a fraction of the FP16 MACs (16x16x16 = 4096): what the
+    /// vendor's FP32 peak test reaches relative to its FP16 one. A chip fact (S2 lists the A2/A3
+    /// FP32 cube rate at about a quarter of FP16, not the half the C0 = 8 fractal alone gives).
+    pub cube_fp32_rate: f64,
+    /// HCCS links per NPU that the chip's `hccs_gbs` is spread over: on the A2's 8-NPU full mesh
+    /// each NPU reaches each peer over its own link (7), so a collective over n ranks of the node
+    /// uses n - 1 of them; 1 where a switch gives every group the whole rate.
+    pub hccs_links: u32,
     /// The system around the chip (issue 22): NPUs per node (8 on Atlas 800 A2, 16 dies on
     /// Atlas 800 A3), dies per package (2 on the 910C: each die is one NPU to software), the
     /// die-to-die link inside a package (0 GB/s: none) and the SuperPOD fabric that joins
@@ -198,7 +206,8 @@ const NUMERIC: &[Field] = &[
     n("node_chips", 'u', 1.0, 4096.0), n("dies_per_package", 'u', 1.0, 64.0),
     n("die_link_gbs", 'z', 0.0, 1.0e6), n("die_link_latency_us", 'z', 0.0, 100_000.0),
     n("superpod_gbs", 'z', 0.0, 1.0e6), n("superpod_latency_us", 'z', 0.0, 100_000.0),
-    n("internode_efficiency", 'r', 0.01, 1.0),
+    n("internode_efficiency", 'r', 0.01, 1.0), n("cube_fp32_rate", 'r', 0.01, 1.0),
+    n("hccs_links", 'u', 1.0, 64.0),
 ];
 
 /// The plausible range of a numeric profile field (None: not a numeric field).
@@ -352,6 +361,8 @@ impl Device {
             superpod_gbs: n("superpod_gbs"),
             superpod_latency_us: n("superpod_latency_us"),
             internode_efficiency: n("internode_efficiency"),
+            cube_fp32_rate: n("cube_fp32_rate"),
+            hccs_links: n("hccs_links") as u32,
             bounds, kernel_library: lib_name,
             sources, source_texts, derived: Derived::default(),
         };
@@ -376,14 +387,15 @@ impl Device {
         let cube_hz = self.cube_clock_mhz * 1.0e6;
         let vector_hz = self.vector_clock_mhz * 1.0e6;
         let cores = self.cube_cores as f64;
-        // 16x16x16 FP16 MACs per cycle per core; FP32 uses a 16x8x16 fractal (C0 = 8), INT8
-        // 16x32x16 (ascend-devices.md, D `_10_0007`).
+        // 16x16x16 FP16 MACs per cycle per core; FP32 at the chip's `cube_fp32_rate` of that
+        // (a 16x8x16 fractal, C0 = 8, issued at a lower rate on the A2/A3 parts), INT8 16x32x16
+        // (ascend-devices.md, D `_10_0007`).
         let macs = 4096.0;
         let fp16 = cores * macs * 2.0 * cube_hz / 1.0e12;
         self.derived = Derived {
             macs_per_cycle_fp16: macs,
             peak_tflops_fp16: fp16,
-            peak_tflops_fp32: fp16 / 2.0,
+            peak_tflops_fp32: fp16 * self.cube_fp32_rate,
             peak_tops_int8: fp16 * 2.0,
             vector_tflops_fp16: self.vector_cores as f64 * self.vector_lanes_fp16 * 2.0 * vector_hz / 1.0e12,
             hbm_gbs: self.hbm_peak_gbs * self.hbm_efficiency,
@@ -426,7 +438,7 @@ impl Device {
             "fields": fields,
             "derived": {
                 "peak_tflops_fp16": der(d.peak_tflops_fp16, "cube_cores x 4096 MAC x 2 x cube_clock"),
-                "peak_tflops_fp32": der(d.peak_tflops_fp32, "peak_tflops_fp16 / 2 (C0 = 8)"),
+                "peak_tflops_fp32": der(d.peak_tflops_fp32, "peak_tflops_fp16 x cube_fp32_rate"),
                 "peak_tops_int8": der(d.peak_tops_int8, "peak_tflops_fp16 x 2 (16x32x16 fractal)"),
                 "vector_tflops_fp16": der(d.vector_tflops_fp16, "vector_cores x vector_lanes_fp16 x 2 x vector_clock"),
                 "hbm_gbs": der(d.hbm_gbs, "hbm_peak_gbs x hbm_efficiency"),

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 pub const LIBRARIES_JSON: &str = crate::json_asset!("../../../assets/kernels/libraries.json");
 
 /// The device fields that belong to the kernel library, in file order.
-pub const KERNEL_FIELDS: &[&str] = &["cube_kstep_sync_cycles", "l1_load_sync_cycles", "fixpipe_sync_cycles", "vector_tile_sync_cycles", "vector_efficiency", "fa_handoff_cycles"];
+pub const KERNEL_FIELDS: &[&str] = &["cube_kstep_sync_cycles", "l1_load_sync_cycles", "fixpipe_sync_cycles", "vector_tile_sync_cycles", "vector_efficiency", "fa_handoff_cycles", "hccs_efficiency"];
 
 fn file() -> Result<Value, String> {
     serde_json::from_str(LIBRARIES_JSON).map_err(|e| format!("kernel libraries file: {e}"))

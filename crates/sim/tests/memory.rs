@@ -193,5 +193,5 @@ fn training_constants_parse_within_their_bounds() {
     }
     let bad = TRAINING_CONSTANTS_JSON.replacen("\"value\":40.0", "\"value\":1e9", 1);
     assert_ne!(bad, TRAINING_CONSTANTS_JSON, "the edit must hit the embedded (minified) text");
-    assert!(TrainingConstants::from_json(&bad).unwrap_err().contains("framework_step_ms"));
+    assert!(TrainingConstants::from_json(&bad).unwrap_err().contains("frameworks.megatron.step_ms"));
 }

@@ -10,6 +10,14 @@ fn d() -> Device {
     bundled_device("910B2").unwrap()
 }
 
+/// The 910B2 with the hand-written kernel library (the PTO-ISA GEMM and the custom all-reduce
+/// rows are hand-written kernels, assets/kernels/libraries.json).
+fn hand_written() -> Device {
+    let mut v: serde_json::Value = serde_json::from_str(tunelab_sim::device::bundled_profile_text("910B2").unwrap()).unwrap();
+    v["kernel_library"] = serde_json::json!("hand-written");
+    Device::from_json(&v.to_string()).unwrap()
+}
+
 fn fa(b: u64, h: u64, s_q: u64, s_kv: u64, dim: u64) -> Op {
     Op::Attention { kind: AttentionKind::Flash, batch: b, heads: h, kv_heads: h, q_len: s_q, kv_len: s_kv, head_dim: dim, causal: false, dtype: DType::Fp16 }
 }
@@ -36,6 +44,7 @@ fn tuned(op: &Op, dev: &Device) -> f64 {
 #[test]
 fn print_op_rows() {
     let dev = d();
+    let hw = hand_written();
     let copy = |mib: u64| Op::Vector { kind: VectorKind::Gather, rows: mib * 1024 * 1024 / 4 / 4096, row_len: 4096, dtype: DType::Fp32 };
     let mm = Op::Matmul { batch: 1, m: 768, n: 768, k: 768, dtype: DType::Fp32, weight_dtype: None, epilogue: Epilogue::None };
     let gemm = Op::Matmul { batch: 1, m: 5416, n: 1408, k: 6144, dtype: DType::Fp16, weight_dtype: None, epilogue: Epilogue::None };
@@ -54,8 +63,8 @@ fn print_op_rows() {
         ("fa-h1d128-S32768", 3646.173, single(&fa(1, 1, 32768, 32768, 128), &dev)),
         ("fa-hosttimed-128x1024 (aarch64)", 70.338, single(&fa(1, 1, 128, 1024, 128), &dev)),
         ("fa-hosttimed-2048x8192 (aarch64)", 126.845, single(&fa(1, 1, 2048, 8192, 128), &dev)),
-        ("gemm-5416x1408x6144", 368.1, tuned(&gemm, &dev)),
-        ("allreduce-8rank-17MB", 437.3, comm::collective_us(&dev, CommKind::AllReduce, 5504 * 1536 * 2, 8, Link::Hccs, CommAlgorithm::Ring).unwrap()),
+        ("gemm-5416x1408x6144", 368.1, tuned(&gemm, &hw)),
+        ("allreduce-8rank-17MB", 437.3, comm::collective_us(&hw, CommKind::AllReduce, 5504 * 1536 * 2, 8, Link::Hccs, CommAlgorithm::Ring).unwrap()),
     ];
     let mut errs = vec![];
     for (id, m, p) in &rows {

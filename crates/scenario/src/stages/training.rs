@@ -19,7 +19,10 @@
 //!   one layer ahead, so each pass's first layer's gather is always exposed and the rest only
 //!   where it outlasts the pass's compute; the distributed optimiser's parameter all-gather is
 //!   exposed unless --overlap-param-gather;
-//! - framework overhead per step and per micro-batch (constants with sources).
+//! - framework overhead per step and per micro-batch, and the kernels the framework's model code
+//!   runs for a norm, rotary embedding or gated activation (`training.framework`: Megatron /
+//!   MindSpeed, MindFormers in graph mode, DeepSpeed on Hugging Face code; constants with
+//!   sources in assets/constants/training.json).
 //!
 //! MFU uses the published tables' basis (Chowdhery et al. 2022, PaLM appendix B; Megatron's
 //! model-FLOPs): 6 N + 12 L H Q T per token, N active parameters, recomputation excluded, over
@@ -54,6 +57,7 @@ impl TrainingOptions {
         p.train.frozen_llm = self.frozen.iter().any(|f| f == "llm");
         p.train.lora_rank = self.lora_rank;
         p.train.lora_mlp = self.lora_targets == "attention_mlp";
+        p.train.framework = TrainFramework::parse(&self.framework).unwrap_or_default();
     }
 }
 pub use space::{check_domains, decode, graph_options, space_params, space_params_for, PARAMS};
@@ -68,7 +72,7 @@ use tunelab_sim::device::Device;
 use tunelab_sim::model::ModelDesc;
 use tunelab_sim::op::Link;
 use tunelab_sim::tiling::Tiling;
-use tunelab_sim::workload::{build_graph, training_constants, CpAlgo, MoeDispatcher, ParallelPlan, TrainOptions, Workload};
+use tunelab_sim::workload::{build_graph, training_constants, CpAlgo, MoeDispatcher, ParallelPlan, TrainFramework, TrainOptions, Workload};
 use tunelab_sim::{Op, Precision};
 
 /// Chips per server (Atlas 800T / 900 A2 nodes hold 8 NPUs on one HCCS mesh): groups larger
@@ -140,6 +144,7 @@ pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64
         return Err(format!("vpp = {}: the interleaved schedule needs the {accum} micro-batches to be a multiple of pp = {}", plan.vpp, plan.pp));
     }
     let k = training_constants();
+    let fw = k.framework(p.train.framework);
     let w = Workload::TrainStep { micro_batch: p.micro_batch, seq_len };
     let opts = graph_options(p);
     let mem_gib = memory::memory_gib(model, device, p, &w, &opts)?;
@@ -193,9 +198,13 @@ pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64
         } else {
             fwd += t / m;
         }
-        if !o.name.starts_with("dp.") && !o.name.starts_with("optimizer.") {
+        if !fw.graph_launch() && !o.name.starts_with("dp.") && !o.name.starts_with("optimizer.") {
             host_mb += dispatch::host_us(device, &o.op, LaunchMode::Eager) * o.repeat as f64 / m;
         }
+    }
+    // A graph-mode framework (MindFormers) launches the micro-batch's compiled graph once.
+    if fw.graph_launch() {
+        host_mb = device.graph_launch_us;
     }
     // Eager mode: the host runs ahead through the launch queue, so a micro-batch takes the
     // longer of its device time and its launch time (cost::dispatch::step_us).
@@ -208,7 +217,7 @@ pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64
     let bubble_us = (slots - m) * per_mb;
     // Activations cross 2 v stage boundaries per micro-batch (forward and backward) per chunk.
     let p2p_us = p2p * v * m;
-    let mb_overhead_us = k.micro_batch_overhead_ms.value * 1e3 * m;
+    let mb_overhead_us = fw.micro_batch_overhead_ms.value * 1e3 * m;
     // Data-parallel exposure (see the module notes).
     let overlap = p.train.overlap_grad_reduce;
     let once_exposed = if overlap { (dp_once - bwd).max(0.0) } else { dp_once };
@@ -219,7 +228,7 @@ pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64
     let zero3_exposed = m * ((z_half - fwd).max(0.0) + (z_half - bwd).max(0.0) + 2.0 * z_half / layers_here).min(zero3_per_mb);
     let gather_exposed = if p.train.overlap_param_gather { (param_gather - fwd).max(0.0) } else { param_gather };
     let exposed = once_exposed + per_mb_exposed + zero3_exposed + gather_exposed;
-    let framework_us = k.framework_step_ms.value * 1e3;
+    let framework_us = fw.step_ms.value * 1e3;
     let compute_us = per_mb * m;
     let step_us = compute_us + bubble_us + p2p_us + mb_overhead_us + exposed + optimizer + framework_us;
     let tokens = global_batch as f64 * seq_len as f64;
@@ -370,9 +379,11 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         Err(e) => notes.push(format!("no learning-rate advice: {e}")),
     }
     let k = training_constants();
+    let fw = k.framework(TrainFramework::parse(&o.framework).unwrap_or_default());
+    let launch = if fw.graph_launch() { format!("one graph launch per micro-batch ({} us)", device.graph_launch_us) } else { format!("eager launches at the chip's {} us each", device.eager_host_us_per_launch) };
     notes.push(format!(
-        "training step: eager launches at the chip's {} us each, framework {} ms/step + {} ms/micro-batch, allocator fragmentation {} of activations+gradients + {:.1} GiB reserved, MoE imbalance {} (constants with sources in assets/constants/training.json)",
-        device.eager_host_us_per_launch, k.framework_step_ms.value, k.micro_batch_overhead_ms.value,
+        "training step under {}: {launch}, {} ms/step + {} ms/micro-batch, RMSNorm / rotary / SwiGLU as {} / {} / {} kernels, allocator fragmentation {} of activations+gradients + {:.1} GiB reserved, MoE imbalance {} (training.framework; constants with sources in assets/constants/training.json)",
+        o.framework, fw.step_ms.value, fw.micro_batch_overhead_ms.value, fw.rms_norm_kernels.value, fw.rotary_kernels.value, fw.swiglu_kernels.value,
         k.allocator_fragmentation.value, k.allocator_reserve_bytes.value / GIB, o.moe_imbalance.unwrap_or(k.moe_imbalance.value)
     ));
     if model.llm.as_ref().is_some_and(|t| t.moe.is_some()) {

@@ -124,7 +124,7 @@ fn flash(a: &Att, t: &FlashTiling, dev: &Device) -> Result<Raw, Infeasible> {
             return Err(Infeasible::new(format!("{name} = {v} must be a positive multiple of 16 (fractal)")));
         }
     }
-    // The cube computes in FP16/BF16 (FP32 at half rate); INT8 KV is dequantised to FP16.
+    // The cube computes in FP16/BF16 (FP32 at the chip's cube_fp32_rate); INT8 KV is dequantised to FP16.
     let ct = if a.t == DType::Int8 { DType::Fp16 } else { a.t };
     let eb = ct.bytes();
     let c0 = 32 / eb;
@@ -176,7 +176,7 @@ fn flash(a: &Att, t: &FlashTiling, dev: &Device) -> Result<Raw, Infeasible> {
     }
     let nb = (kv_item / bkv as f64).ceil().max(1.0);
     let (bqf, bkvf, dalf) = (bq as f64, bkv as f64, dal as f64);
-    let cube_cyc_per_mac = if ct == DType::Fp32 { 1.0 / 2048.0 } else { 1.0 / 4096.0 };
+    let cube_cyc_per_mac = if ct == DType::Fp32 { 1.0 / (4096.0 * dev.cube_fp32_rate) } else { 1.0 / 4096.0 };
     let cube = 2.0 * bqf * bkvf * dalf * cube_cyc_per_mac;
     let mte1 = add(&part(MTE1, (bqf * dalf + bqf * bkvf) * eb as f64 / dev.l1_to_l0a_bytes_per_cycle), &part(MTE1, 2.0 * bkvf * dalf * eb as f64 / dev.l1_to_l0b_bytes_per_cycle));
     // L0 double buffering overlaps MTE1 with the cube at base-K granularity (64 elements) over

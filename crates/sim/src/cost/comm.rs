@@ -3,10 +3,16 @@
 //! reduce-scatter (p-1)/p over p-1 steps; all-to-all (p-1)/p of the data over p-1 exchanges.
 //! Tree all-reduce: 2 ceil(log2 p) latency steps, each moving the whole buffer.
 //!
+//! Inside an A2 node the HCCS links form a full mesh (`hccs_links` per NPU, one to each peer),
+//! so a group of n ranks reaches (n - 1) / links of `hccs_gbs` (op-limulidae-collectives-910b:
+//! 2 / 4 / 8 cards measure 18 / 45 / 126 GB/s bus bandwidth, 15-18 GB/s per link used).
+//!
 //! Alpha-beta per algorithm: time = launch + steps x per-step latency + bytes moved / (link
 //! rate x sustained efficiency). The per-step latency is HCCL's (notify record/wait plus the
 //! SDMA issue, `hccs_latency_us`), not the wire's; the sustained fraction of the HCCS rate is
-//! `hccs_efficiency` (fitted to the 8-rank all-reduce of the calibration set). `collective_us`
+//! `hccs_efficiency`, a kernel-library field (assets/kernels: HCCL's ring as frameworks call it,
+//! fitted to the 8-rank all-reduce sweep of set 2; a hand-written kernel's to its own row): the
+//! chip profile keeps the link rate and latency. `collective_us`
 //! is the function the serving and training models call (MoE all-to-all included).
 
 use super::{finish, Raw, COMM, LAUNCH};
@@ -85,7 +91,13 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
     if gbs <= 0.0 {
         return Err(Infeasible::new(format!("{} has no {name} link in its profile", d.name)));
     }
-    let (bw, lat) = rate(d, l);
+    let (mut bw, lat) = rate(d, l);
+    // A full mesh (A2: one HCCS link to each of the node's peers) gives a group of n ranks n - 1
+    // of the chip's `hccs_links` links: a TP2 all-reduce crosses one link, not all seven.
+    if l == Link::Hccs && d.hccs_links > 1 {
+        let links = d.hccs_links as f64;
+        bw *= ((ranks as f64 - 1.0).min(links) / links).max(1.0 / links);
+    }
     let (steps, moved) = steps_and_bytes(kind, algorithm, bytes as f64, ranks);
     raw.exposed[COMM] = steps * lat + moved / bw;
     raw.exposed[LAUNCH] = d.launch_comm_us;

@@ -16,7 +16,7 @@ pub use train::trainable_per_chip;
 pub mod datasets;
 pub mod linear_attention;
 pub mod speculative;
-pub use constants::{training_constants, Constant, TrainingConstants, TRAINING_CONSTANTS_JSON};
+pub use constants::{training_constants, with_training_constants, Constant, FrameworkConstants, TrainFramework, TrainingConstants, TRAINING_CONSTANTS_JSON, TRAIN_FRAMEWORKS};
 pub use flops::{model_flops, op_flops};
 
 use crate::dtype::{DType, Precision};
@@ -282,6 +282,10 @@ pub struct TrainOptions {
     /// LoRA also targets the MLP (else only the attention projections).
     #[serde(default)]
     pub lora_mlp: bool,
+    /// The framework that runs the step (its host costs and the kernels its model code runs,
+    /// assets/constants/training.json `frameworks`).
+    #[serde(default)]
+    pub framework: TrainFramework,
 }
 
 /// MindSpeed's context-parallel algorithms for attention (--context-parallel-algo).
@@ -332,6 +336,7 @@ impl Default for TrainOptions {
             frozen_llm: false,
             lora_rank: 0,
             lora_mlp: false,
+            framework: TrainFramework::Megatron,
         }
     }
 }

@@ -208,6 +208,27 @@ pub fn trainable_per_chip(model: &ModelDesc, plan: &ParallelPlan, fwd: &[GraphOp
     ((all as f64 * share) as u64).saturating_add(lora)
 }
 
+/// The framework's model code: an RMSNorm, rotary embedding or SwiGLU that one fused kernel
+/// covers in Megatron/MindSpeed runs as several aten kernels in Hugging Face model code
+/// (`*_kernels` in the framework's block of assets/constants/training.json), each a pass over
+/// the same activations. The op repeats that many times, so its forward, recomputation and
+/// backward, and its eager launches, all count every kernel.
+fn unfused(mut fwd: Vec<GraphOp>, framework: super::TrainFramework) -> Vec<GraphOp> {
+    let k = super::training_constants();
+    let f = k.framework(framework);
+    for o in &mut fwd {
+        let n = match o.op {
+            Op::Vector { kind: VectorKind::RmsNorm, .. } => f.rms_norm_kernels.value,
+            Op::Vector { kind: VectorKind::Rotary, .. } => f.rotary_kernels.value,
+            Op::Vector { kind: VectorKind::SwiGlu, .. } => f.swiglu_kernels.value,
+            _ => 1.0,
+        };
+        let n = libm::round(n).max(1.0) as u64;
+        o.repeat = o.repeat.saturating_mul(n);
+    }
+    fwd
+}
+
 /// One optimizer step: `grad_accum` x (forward [+ recompute] + backward), then DP sync and Adam.
 pub(super) fn step(model: &ModelDesc, fwd: Vec<GraphOp>, plan: &ParallelPlan, opts: &GraphOptions) -> Vec<GraphOp> {
     let t = opts.train;
@@ -215,7 +236,7 @@ pub(super) fn step(model: &ModelDesc, fwd: Vec<GraphOp>, plan: &ParallelPlan, op
     let graph_model = model.llm.is_none();
     // LoRA's adapter pairs run beside the layers they adapt.
     let base = fwd.clone();
-    let mut fwd = fwd;
+    let mut fwd = unfused(fwd, t.framework);
     let lora = lora_forward(&fwd, &t);
     fwd.extend(lora);
     let mut ops: Vec<GraphOp> = fwd.clone();

@@ -42,6 +42,7 @@ pub struct Bands {
 pub fn inputs_digest(measurements_digest: &str) -> String {
     let mut text = String::from(measurements_digest);
     text += tunelab_sim::kernels::LIBRARIES_JSON;
+    text += tunelab_sim::workload::TRAINING_CONSTANTS_JSON;
     for n in tunelab_sim::device::bundled_names() {
         text += tunelab_sim::device::bundled_profile_text(n).unwrap_or("");
     }
@@ -131,8 +132,8 @@ fn r4(x: f64) -> f64 {
 
 /// The kind of row a scenario's configuration is compared with: (category, framework, launch).
 /// Serving stages use the scenario's engine (the generic engine has no framework of its own:
-/// every serving framework's rows are pooled), training the MindSpeed/Megatron rows the
-/// training stage models, the operator stage framework (torch_npu) operator rows.
+/// every serving framework's rows are pooled), training its framework's rows
+/// (`training.framework`; Megatron's are the rows naming MindSpeed), the operator stage framework (torch_npu) operator rows.
 pub fn kind_of(s: &crate::scenario::Scenario, names: &[String], c: &tunelab_search::Config) -> Option<(String, String, String)> {
     use crate::Stage;
     let launch = names.iter().position(|n| n == "launch").and_then(|i| c.0.get(i)).map(|v| v.to_string().trim_matches('"').to_string()).unwrap_or_default();
@@ -142,7 +143,14 @@ pub fn kind_of(s: &crate::scenario::Scenario, names: &[String], c: &tunelab_sear
             let fw = if e.is_empty() || e == crate::scheduler::price::DEFAULT_ENGINE { "" } else { e };
             Some(("serving".into(), fw.into(), launch))
         }
-        Stage::Training => Some(("training".into(), "mindspeed".into(), String::new())),
+        // The rows name MindSpeed for Megatron's schedule (the converter's framework names).
+        Stage::Training => {
+            let fw = match s.training.framework.as_str() {
+                "megatron" | "mindspeed" => "mindspeed",
+                other => other,
+            };
+            Some(("training".into(), fw.into(), String::new()))
+        }
         Stage::Operator => Some(("op".into(), "torch_npu".into(), String::new())),
         Stage::Diffusion => Some(("diffusion".into(), s.diffusion.as_ref().map(|d| d.framework.clone()).unwrap_or_default(), launch)),
         Stage::Landscape => None,

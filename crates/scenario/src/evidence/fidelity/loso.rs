@@ -5,11 +5,13 @@
 //! leaving out one row at a time flatters a fit: its siblings still pull the parameters toward
 //! it. Here every source is left out whole: the fitted parameters (those whose value came from
 //! the calibration sets: `source` "fit", "M" or "M2", in the chip profiles and the kernel
-//! libraries) are refitted to the other sources' rows, and the held-out source's rows are priced
+//! libraries, and the training frameworks' "fit" constants) are refitted to the other sources' rows, and the held-out source's rows are priced
 //! again with the full model at the refitted values.
 //!
-//! The refit is one Gauss-Newton step on the log-predictions, linearised around the shipped
-//! values (one finite difference per parameter, `1 + params` full evaluations), minimising the
+//! The refit goes layer by layer (`layered_fit`): chip and kernel-library parameters to the
+//! operator rows, then framework parameters to the framework rows. Each is one Gauss-Newton
+//! step on the log-predictions, linearised around the shipped values (one finite difference
+//! per parameter, `1 + params` full evaluations), minimising the
 //! weighted |ln(predicted / measured)| (iteratively reweighted least squares) plus a weak pull
 //! toward the middle of each parameter's bounds, never toward its shipped value (which the
 //! held-out source may have set); values stay inside their bounds. The same refit on every row
@@ -24,7 +26,7 @@ use std::collections::BTreeMap;
 /// A fitted parameter of a layer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LayerParam {
-    /// "chip" or "kernel:<library>".
+    /// "chip", "kernel:<library>" or "framework:<training framework>".
     pub layer: String,
     pub name: String,
     pub value: f64,
@@ -84,7 +86,39 @@ pub fn fitted_params(set: &MeasurementSet) -> Vec<LayerParam> {
             }
         }
     }
+    // The training frameworks' fitted constants (assets/constants/training.json), when the set
+    // has training rows: their source text starts with "fit".
+    if set.rows.iter().any(|r| r.stage == "training") {
+        let k = tunelab_sim::workload::training_constants();
+        for (fw, block) in &k.frameworks {
+            for (name, c) in block.all() {
+                if (c.source == "fit" || c.source.starts_with("fit:")) && c.min < c.max {
+                    out.push(LayerParam { layer: format!("framework:{fw}"), name: name.into(), value: c.value, min: c.min, max: c.max, source: "fit".into(), note: c.source.trim_start_matches("fit:").trim().to_string(), refit: c.value });
+                }
+            }
+        }
+    }
     out
+}
+
+/// The training constants with the framework parameters moved by `du` (unit-space steps).
+fn constants_at(params: &[LayerParam], du: &[f64]) -> tunelab_sim::workload::TrainingConstants {
+    let mut k = (*tunelab_sim::workload::training_constants()).clone();
+    for (q, d) in params.iter().zip(du) {
+        if let Some(fw) = q.layer.strip_prefix("framework:") {
+            if let Some(c) = k.get_mut(&format!("frameworks.{fw}.{}", q.name)) {
+                c.value = q.from_unit(q.to_unit(q.value) + d);
+            }
+        }
+    }
+    k
+}
+
+/// The set priced with every fitted parameter moved by `du`: chip profiles and kernel
+/// libraries through the profiles, training frameworks through their constants.
+fn evaluate_at(set: &MeasurementSet, all: &MeasurementSet, params: &[LayerParam], du: &[f64]) -> super::FidelityReport {
+    let devices = profiles_at(all, params, du);
+    tunelab_sim::workload::with_training_constants(constants_at(params, du), || evaluate(set, &devices, None))
 }
 
 fn push_param(out: &mut Vec<LayerParam>, layer: &str, k: &str, f: &Json) {
@@ -154,7 +188,7 @@ fn keyed(rows: &[Compared]) -> BTreeMap<Key, &Compared> {
 pub fn leave_one_source_out(set: &MeasurementSet) -> Loso {
     let params = fitted_params(set);
     let zero = vec![0.0; params.len()];
-    let base = evaluate(set, &profiles_at(set, &params, &zero), None).rows;
+    let base = evaluate_at(set, set, &params, &zero).rows;
     let bk = keyed(&base);
     let h = 0.05;
     // Jacobian of ln(prediction) in unit steps, one column per parameter.
@@ -164,7 +198,7 @@ pub fn leave_one_source_out(set: &MeasurementSet) -> Loso {
         let step = if p.to_unit(p.value) + h > 1.0 { -h } else { h };
         let mut du = zero.clone();
         du[j] = step;
-        let rep = evaluate(set, &profiles_at(set, &params, &du), None).rows;
+        let rep = evaluate_at(set, set, &params, &du).rows;
         let mut col = BTreeMap::new();
         for c in &rep {
             let k = (c.case.clone(), c.metric.clone());
@@ -175,25 +209,21 @@ pub fn leave_one_source_out(set: &MeasurementSet) -> Loso {
         cols.push(col);
         steps.push(step);
     }
-    let rows: Vec<(Key, String, f64, f64, Vec<f64>)> = base
+    let rows: Vec<FitRow> = base
         .iter()
         .map(|c| {
             let k = (c.case.clone(), c.metric.clone());
             let j: Vec<f64> = cols.iter().map(|col| col.get(&k).copied().unwrap_or(0.0)).collect();
-            (k, c.source.clone(), libm::log(c.measured / c.predicted), c.weight, j)
+            FitRow { source: c.source.clone(), lower: !c.layer.starts_with("framework"), r: libm::log(c.measured / c.predicted), w: c.weight, j }
         })
         .collect();
-    let mids: Vec<f64> = params.iter().map(|p| 0.5 - p.to_unit(p.value)).collect();
-    let fit = |skip: Option<&str>| -> Vec<f64> {
-        let use_rows: Vec<&(Key, String, f64, f64, Vec<f64>)> = rows.iter().filter(|r| skip != Some(r.1.as_str())).collect();
-        irls(&use_rows.iter().map(|r| (r.2, r.3, r.4.as_slice())).collect::<Vec<_>>(), &mids, &params)
-    };
+    let fit = |skip: Option<&str>| -> Vec<f64> { layered_fit(&rows, skip, &params) };
     let all = fit(None);
     let mut params_out = params.clone();
     for (p, d) in params_out.iter_mut().zip(&all) {
         p.refit = round6(p.from_unit(p.to_unit(p.value) + d));
     }
-    let in_sample = evaluate(set, &profiles_at(set, &params, &all), None).rows;
+    let in_sample = evaluate_at(set, set, &params, &all).rows;
     let mut sources: Vec<String> = base.iter().map(|c| c.source.clone()).collect();
     sources.sort();
     sources.dedup();
@@ -202,12 +232,56 @@ pub fn leave_one_source_out(set: &MeasurementSet) -> Loso {
         let du = fit(Some(s));
         let mut only = set.clone();
         only.rows.retain(|r| &r.source == s);
-        held_out.extend(evaluate(&only, &profiles_at(set, &params, &du), None).rows);
+        held_out.extend(evaluate_at(&only, set, &params, &du).rows);
     }
     // Keep the three lists in the shipped order.
     let order: BTreeMap<Key, usize> = base.iter().enumerate().map(|(i, c)| ((c.case.clone(), c.metric.clone()), i)).collect();
     held_out.sort_by_key(|c| order.get(&(c.case.clone(), c.metric.clone())).copied().unwrap_or(usize::MAX));
     Loso { params: params_out, shipped: base, in_sample, held_out, sources: sources.len() }
+}
+
+/// One compared value in the linearised refit: its source, whether it is evidence for a lower
+/// layer (chip or kernel library) rather than a framework, ln(measured / predicted), its weight
+/// and the Jacobian row.
+struct FitRow {
+    source: String,
+    lower: bool,
+    r: f64,
+    w: f64,
+    j: Vec<f64>,
+}
+
+/// The refit, layer by layer: the chip's and kernel libraries' parameters to the operator rows
+/// (the evidence of those layers), then the frameworks' parameters to the serving, training and
+/// pipeline rows with the lower layers held at their refitted values. A framework's error (a
+/// host cost, a fusion it lacks) then moves that framework's parameters, never the matmul
+/// pipeline every framework shares; a layer without its own parameters keeps its error in the
+/// table, where a reader sees it. Rows of `skip` (a held-out source) are left out.
+fn layered_fit(rows: &[FitRow], skip: Option<&str>, params: &[LayerParam]) -> Vec<f64> {
+    let n = params.len();
+    let mut du = vec![0.0; n];
+    for lower in [true, false] {
+        let idx: Vec<usize> = (0..n).filter(|&i| params[i].layer.starts_with("framework") != lower).collect();
+        if idx.is_empty() {
+            continue;
+        }
+        let sub: Vec<LayerParam> = idx.iter().map(|&i| params[i].clone()).collect();
+        let mids: Vec<f64> = sub.iter().map(|p| 0.5 - p.to_unit(p.value)).collect();
+        let use_rows: Vec<(f64, f64, Vec<f64>)> = rows
+            .iter()
+            .filter(|r| r.lower == lower && skip != Some(r.source.as_str()))
+            .map(|r| {
+                // What the layers fitted before explain is taken off the residual.
+                let done: f64 = r.j.iter().zip(&du).map(|(a, b)| a * b).sum();
+                (r.r - done, r.w, idx.iter().map(|&i| r.j[i]).collect())
+            })
+            .collect();
+        let step = irls(&use_rows.iter().map(|(r, w, j)| (*r, *w, j.as_slice())).collect::<Vec<_>>(), &mids, &sub);
+        for (k, &i) in idx.iter().enumerate() {
+            du[i] = step[k];
+        }
+    }
+    du
 }
 
 fn round6(x: f64) -> f64 {

@@ -113,7 +113,7 @@ impl super::loso::Loso {
 
     /// Markdown: the headline tables and the fitted parameters.
     pub fn to_markdown(&self) -> String {
-        let mut s = format!("## Leave one source out (the headline)\n\nEvery source (repository, issue or document a row cites) is left out whole: the fitted parameters below are refitted to the other {} sources' rows, and the held-out rows are priced with the full model at the refitted values. Rows of one source share a machine, a release and a timing method, so this is the error to expect on a measurement Tunelab has not seen. In-sample: the same refit on every source. Bias: the median signed error (negative: predicted lower than measured, i.e. optimistic for a time, pessimistic for a rate).\n\n", self.sources.saturating_sub(1));
+        let mut s = format!("## Leave one source out (the headline)\n\nEvery source (repository, issue or document a row cites) is left out whole: the fitted parameters below are refitted to the other {} sources' rows, layer by layer (chip and kernel-library parameters to the operator rows, then framework parameters to the serving, training and pipeline rows, so a framework's error never moves the chip), and the held-out rows are priced with the full model at the refitted values. Rows of one source share a machine, a release and a timing method, so this is the error to expect on a measurement Tunelab has not seen. In-sample: the same refit on every source. Bias: the median signed error (negative: predicted lower than measured, i.e. optimistic for a time, pessimistic for a rate).\n\n", self.sources.saturating_sub(1));
         s += &self.table(|c| c.category.clone(), "category");
         s += "\n";
         s += &self.table(|c| c.layer.clone(), "layer");

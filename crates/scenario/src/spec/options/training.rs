@@ -87,6 +87,20 @@ pub struct TrainingOptions {
     /// this length (text = it less the image tokens) and tokens/s counts it (None: seq_len).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mean_seq_len: Option<u64>,
+    /// The framework that runs the step: "megatron" (Megatron-LM / MindSpeed-LLM, the default
+    /// and what every step was priced as before this setting; "mindspeed" reads as it),
+    /// "mindformers" (MindSpore, graph mode) or "deepspeed" (ZeRO on Hugging Face model code).
+    /// Its host costs and the kernels its model code runs are in assets/constants/training.json.
+    #[serde(default = "megatron", skip_serializing_if = "is_megatron")]
+    pub framework: String,
+}
+
+fn megatron() -> String {
+    "megatron".into()
+}
+
+fn is_megatron(s: &str) -> bool {
+    s == "megatron"
 }
 
 fn is_zero(x: &u64) -> bool {
@@ -156,6 +170,7 @@ impl Default for TrainingOptions {
             frames: None,
             precomputed: Vec::new(),
             mean_seq_len: None,
+            framework: megatron(),
         }
     }
 }
@@ -226,8 +241,12 @@ impl TrainingOptions {
         if !CP_ALGOS.contains(&self.context_parallel_algo.as_str()) {
             return Err(format!("training.context_parallel_algo: unknown choice '{}' (known: {})", crate::spec::scenario::clip(&self.context_parallel_algo), CP_ALGOS.join(", ")));
         }
+        if tunelab_sim::workload::TrainFramework::parse(&self.framework).is_none() {
+            return Err(format!("training.framework: unknown framework '{}' (known: {})", crate::spec::scenario::clip(&self.framework), tunelab_sim::workload::TRAIN_FRAMEWORKS.join(", ")));
+        }
         if let Some(x) = self.moe_imbalance {
-            let k = &training_constants().moe_imbalance;
+            let kc = training_constants();
+            let k = &kc.moe_imbalance;
             if !(x.is_finite() && x >= k.min && x <= k.max) {
                 return Err(format!("training.moe_imbalance: must be within [{}, {}], got {x}", k.min, k.max));
             }
