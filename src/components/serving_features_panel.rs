@@ -65,6 +65,8 @@ pub fn ServingFeaturesPanel() -> impl IntoView {
                 |s, t| { s.deployment.serving.max_concurrency = if t.is_empty() { None } else { Some(t.parse().map_err(|_| "a whole number of requests (or empty)".to_string())?) }; Ok(()) })}
             {select("Attention", "serving-attention", "flash: fused attention kernels; unfused: an offline OM model's BatchMatMul, Softmax, BatchMatMul with the scores in device memory",
                 pair(&["flash", "unfused"]), |s| s.deployment.serving.attention.clone(), |s, v| s.deployment.serving.attention = v)}
+            {select("Graph capture", "serving-graph-mode", "How a graph-launched decode step is captured: auto (the engine's default: vLLM-Ascend piecewise), piecewise (attention runs eagerly between captured pieces; the host works per layer), full_decode_only (one graph per decode step; vLLM --compilation-config cudagraph_mode)",
+                pair(&["auto", "piecewise", "full_decode_only"]), |s| s.deployment.serving.graph_mode.clone(), |s, v| s.deployment.serving.graph_mode = v)}
         </fieldset>
     }
 }

@@ -240,6 +240,9 @@ fn fuzz_smoke_serving_features() {
         r#"{"dataset":"no-such-set","model":"phi-4-mini-instruct"}"#,
         r#"{"model":"no-such-model","kv_cache_dtype":"int4"}"#,
         r#"{"speculative":{"method":"mtp","num_speculative_tokens":[1],"mtp_layers":1},"model":"deepseek-v2-lite","max_concurrency":0}"#,
+        r#"{"engine":"vllm-ascend","graph_mode":"full_decode_only","model":"qwen3-32b"}"#,
+        r#"{"engine":"mindie","graph_mode":"piecewise","model":"qwen3-32b"}"#,
+        r#"{"engine":"vllm-ascend","graph_mode":"FULL","model":"qwen3-32b"}"#,
     ]
     .iter()
     .map(|s| s.as_bytes().to_vec())

@@ -59,6 +59,47 @@ fn speculative_decoding_cuts_tpot_more_the_more_drafts_are_accepted() {
 }
 
 #[test]
+fn piecewise_graph_capture_makes_a_large_dense_decode_host_bound() {
+    // vLLM-Ascend captures decode piecewise by default: every layer's attention and the Python
+    // around it run on the host between captured pieces, so Qwen3-32B at tp 4 decodes at the
+    // host's pace (the suffix-decoding tutorial measures 55 ms TPOT at concurrency 1, where the
+    // device alone needs ~20 ms); FULL_DECODE_ONLY captures whole steps.
+    let run = |mode: &str| {
+        let v = deployment("qwen3-32b", json!({"mode": "static", "engine": "vllm-ascend", "graph_mode": mode}));
+        eval(&scenario(v), &[("batch", Value::Int(1)), ("precision", s("bf16")), ("launch", s("graph"))])
+    };
+    let (auto, piecewise, full) = (run("auto"), run("piecewise"), run("full_decode_only"));
+    assert_eq!(auto["tpot_p50_ms"], piecewise["tpot_p50_ms"], "vLLM-Ascend's default is piecewise");
+    assert!(piecewise["tpot_p50_ms"] > 2.0 * full["tpot_p50_ms"], "piecewise {} ms vs full {} ms", piecewise["tpot_p50_ms"], full["tpot_p50_ms"]);
+    // Bad values, and piecewise capture on an engine without it, name the field.
+    for (serving, field) in [(json!({"graph_mode": "FULL"}), "graph_mode"), (json!({"engine": "mindie", "graph_mode": "piecewise"}), "graph_mode")] {
+        let v = deployment("qwen3-32b", serving);
+        let e = Scenario::from_json(&v.to_string()).err().or_else(|| setup(&scenario(v)).err()).expect("refused");
+        assert!(e.contains(field), "{e}");
+    }
+}
+
+#[test]
+fn mtp_drafts_with_the_checkpoints_own_layers() {
+    // The loader reads num_nextn_predict_layers; the A3 DeepSeek-V3 tune offers the number of
+    // MTP speculative tokens as an axis, and more accepted drafts lower TPOT.
+    let ds = tunelab_sim::load_bundled("deepseek-v3").unwrap().model;
+    assert_eq!(ds.llm.as_ref().unwrap().mtp_layers, 1);
+    let mut a3 = tunelab_scenario::bundled::bundled_scenario("deepseek-v3-2xA3-deployment").unwrap();
+    a3.constraints = Default::default();
+    let st = setup(&a3).unwrap();
+    assert!(st.space.names().iter().any(|n| n == "num_speculative_tokens"), "{:?}", st.space.names());
+    // A model whose config has no MTP layers cannot draft with them: the field is named.
+    let v = deployment("llama-2-7b", json!({"speculative": {"method": "mtp", "num_speculative_tokens": [1]}}));
+    let st = setup(&scenario(v)).and_then(|mut st| match st.objective.evaluate(&st.baseline.clone()) {
+        Outcome::Ok(_) => Err("priced".to_string()),
+        Outcome::Infeasible(e) | Outcome::Failed(e) => Ok(e),
+    });
+    let e = match st { Ok(e) | Err(e) => e };
+    assert!(e.contains("speculative.method"), "{e}");
+}
+
+#[test]
 fn bad_speculative_settings_name_the_field() {
     for (spec, field) in [
         (json!({"method": "eagle3", "acceptance_rate": 1.2}), "speculative.acceptance_rate"),
@@ -79,7 +120,9 @@ fn bad_speculative_settings_name_the_field() {
 
 #[test]
 fn four_bit_weights_halve_the_weight_bytes_and_c8_the_kv_bytes() {
-    let base = json!({"arrival": "closed", "concurrency": 16, "requests": 32, "engine": "vllm-ascend"});
+    // Whole-step graphs: under vLLM-Ascend's default piecewise capture a tp-4 32B decode is
+    // host-bound and the weight bytes do not show (piecewise_graph_capture_... below).
+    let base = json!({"arrival": "closed", "concurrency": 16, "requests": 32, "engine": "vllm-ascend", "graph_mode": "full_decode_only"});
     let sc = scenario(deployment("qwen3-32b", base.clone()));
     let mem = |p: &str| {
         let (m, _, _) = tunelab_scenario::context::resolve(&sc).unwrap();

@@ -380,6 +380,9 @@ pub const VLLM_FLAGS: &[&str] = &[
     "--data-parallel-size", "--data-parallel-size-local", "--data-parallel-address", "--data-parallel-rpc-port", "--data-parallel-start-rank", "--headless", "--enable-eplb", "--eplb-config", "--kv-transfer-config",
     // Speculative decoding and prefix caching (`deployment.serving`).
     "--speculative-config", "--enable-prefix-caching",
+    // `deployment.serving.graph_mode`: vLLM's CompilationConfig.cudagraph_mode (PIECEWISE,
+    // FULL_DECODE_ONLY; vLLM "CUDA Graphs" design doc, vLLM-Ascend "Graph Mode Guide").
+    "--compilation-config",
 ];
 
 /// MindIE's recommended KV-cache block size (ScheduleConfig.cacheBlockSize, range [1, 128]).
@@ -431,6 +434,14 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
     }
     if serving.prefix_cache_hit_rate > 0.0 {
         args.push("--enable-prefix-caching".into());
+    }
+    let cudagraph_mode = match serving.graph_mode.as_str() {
+        "piecewise" => Some("PIECEWISE"),
+        "full_decode_only" => Some("FULL_DECODE_ONLY"),
+        _ => None,
+    };
+    if let (Some(m), false) = (cudagraph_mode, eager) {
+        args.extend(["--compilation-config".into(), format!("'{{\"cudagraph_mode\":\"{m}\"}}'")]);
     }
     // npuMemSize: GB of NPU memory per chip for the KV cache = the engine's share of the chip
     // less the weights and activations per chip (MindIE's -1 lets it decide; we give the figure).

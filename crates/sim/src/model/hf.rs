@@ -302,9 +302,8 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
                 .into(),
         );
     }
-    if opt_u64(obj, "num_nextn_predict_layers", prefix)?.unwrap_or(0) > 0 {
-        warnings.push("multi-token-prediction layers (num_nextn_predict_layers) are not modelled".into());
-    }
+    // The checkpoint's MTP layers: the draft of speculative decoding's "mtp" method.
+    let mtp_layers = crate::workload::mtp::MtpDesc::from_hf_object(obj)?.map_or(0, |m| m.layers);
     let linear_attention = linear_attention(obj, layers, prefix)?;
     let mlp = MlpKind::SwiGlu;
     Ok(TransformerDesc {
@@ -327,6 +326,7 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
         linear_attention,
         encoder: false,
         attn_output_gate: opt_bool(obj, "attn_output_gate").unwrap_or(false),
+        mtp_layers,
     })
 }
 
@@ -406,6 +406,7 @@ fn encoder(obj: &Obj, warnings: &mut Vec<String>) -> Result<TransformerDesc, Str
         linear_attention: None,
         encoder: true,
         attn_output_gate: false,
+        mtp_layers: 0,
     })
 }
 
@@ -439,6 +440,7 @@ fn clip_vision(obj: &Obj) -> Result<(TransformerDesc, u64, u64, u64), String> {
         linear_attention: None,
         encoder: false,
         attn_output_gate: false,
+        mtp_layers: 0,
     };
     let image = req_u64(obj, "image_size", p)?;
     let patch = req_u64(obj, "patch_size", p)?;

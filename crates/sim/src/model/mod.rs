@@ -143,6 +143,15 @@ pub struct TransformerDesc {
     /// gate), as Qwen3-Next and Qwen3.5's full-attention layers do (`attn_output_gate`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub attn_output_gate: bool,
+    /// Multi-token-prediction layers the checkpoint carries (`num_nextn_predict_layers` in
+    /// DeepSeek-V3, `mtp_num_hidden_layers` in Qwen3-Next; 0: none): the draft of speculative
+    /// decoding's "mtp" method (`crate::workload::mtp`). Not part of the main forward.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub mtp_layers: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 /// Linear-attention layers of a hybrid model (Gated DeltaNet, Yang et al. 2024,

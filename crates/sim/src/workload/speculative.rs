@@ -139,8 +139,17 @@ impl SpecDecode {
         d.sliding_window = None;
         match self.method {
             SpecMethod::Mtp => {
-                // The checkpoint's own next-token modules: the target's layer kind, shared head.
-                d.layers = self.mtp_layers.max(1);
+                // The checkpoint's own next-token modules (read by the loader from
+                // num_nextn_predict_layers / mtp_num_hidden_layers): the target's layer kind,
+                // shared head. A model without them cannot draft this way.
+                if t.mtp_layers == 0 {
+                    return Err(format!(
+                        "speculative.method: mtp drafts with the checkpoint's own MTP layers; '{}' has none in its config.json (num_nextn_predict_layers or mtp_num_hidden_layers)",
+                        target.name
+                    ));
+                }
+                d.layers = t.mtp_layers;
+                d.mtp_layers = 0;
                 if let Some(m) = d.moe.as_mut() {
                     m.dense_layers = 0;
                 }

@@ -81,6 +81,13 @@ pub struct ServingSpec {
     /// device memory).
     #[serde(skip_serializing_if = "is_flash")]
     pub attention: String,
+    /// How a graph-launched decode step is captured: "auto" (the engine's default, from
+    /// serving-host.json: vLLM-Ascend's ACL graph is piecewise), "piecewise" (the graph split at
+    /// every attention layer, attention run eagerly between the pieces: vLLM's
+    /// cudagraph_mode PIECEWISE) or "full_decode_only" (one graph per decode step:
+    /// cudagraph_mode FULL_DECODE_ONLY).
+    #[serde(skip_serializing_if = "is_auto")]
+    pub graph_mode: String,
 }
 
 fn is_flash(s: &String) -> bool {
@@ -116,6 +123,7 @@ impl Default for ServingSpec {
             dataset: String::new(),
             max_concurrency: None,
             attention: "flash".into(),
+            graph_mode: "auto".into(),
         }
     }
 }
@@ -183,6 +191,9 @@ impl ServingSpec {
         crate::spec::serving_options::validate_features(&self.kv_cache_dtype, self.prefix_cache_hit_rate, &self.dataset, self.max_concurrency)?;
         if !matches!(self.attention.as_str(), "flash" | "unfused") {
             return Err(format!("{f}.attention: expected flash or unfused, got '{}'", crate::spec::scenario::clip(&self.attention)));
+        }
+        if !matches!(self.graph_mode.as_str(), "auto" | "piecewise" | "full_decode_only") {
+            return Err(format!("{f}.graph_mode: expected auto, piecewise or full_decode_only, got '{}'", crate::spec::scenario::clip(&self.graph_mode)));
         }
         Ok(())
     }

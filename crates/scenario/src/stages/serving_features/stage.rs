@@ -88,8 +88,13 @@ pub fn fixed_bytes(model: &ModelDesc, spec: &ServingSpec, plan: &ParallelPlan, o
     let state = recurrent_state_bytes(model, plan, opts, batch) as f64;
     let draft = if k > 0 {
         super::speculative::resolve(spec, k).ok().flatten().and_then(|s| s.draft_model(model).ok()).map_or(0.0, |d| {
-            let t = d.llm.as_ref().map_or(0, |t| t.params().total);
-            t as f64 * opts.vector_dtype().bytes() as f64 / plan.tp.max(1) as f64
+            let Some(t) = d.llm.as_ref() else { return 0.0 };
+            // A MoE draft (an MTP layer of DeepSeek-V3) keeps its routed experts where the
+            // target keeps its own: spread over the expert-parallel ranks, the rest over tp.
+            let experts = t.moe.as_ref().map_or(0, |m| (t.layers - m.dense_layers.min(t.layers)) * m.experts * 3 * t.hidden * m.expert_intermediate);
+            let dense = t.params().total.saturating_sub(experts);
+            let ep = if plan.ep > 1 { plan.ep } else { plan.tp.max(1) };
+            (dense as f64 / plan.tp.max(1) as f64 + experts as f64 / ep as f64) * opts.vector_dtype().bytes() as f64
         })
     } else {
         0.0
