@@ -730,6 +730,17 @@ SGLANG_SKU_NOTE = ("Atlas 800I A2 without a SKU, but not a 32 GB 910B4: the sour
                    "the 64 GB-class 910B2 profile for every row of the source")
 
 
+# Launch flags the SGLang rows' source passes but the rows do not restate: the stored version of
+# docs/platforms/ascend_npu_best_practice.md (sections 'Qwen3 32B A2 Low Latency 11ms', 'High
+# Throughput 50ms 1' and '2') launches these configurations with --chunked-prefill-size -1 and
+# the --max-prefill-tokens given here.
+SGLANG_LAUNCH = {
+    "srv-sglang-qwen3-32b-bf16-a2-tp8-eagle3-c1": {"chunked_prefill": "disabled (-1)", "max_prefill_tokens": 65536},
+    "srv-sglang-qwen3-32b-w8a8-a2-tp4-eagle3-c78": {"chunked_prefill": "disabled (-1)"},
+    "srv-sglang-qwen3-32b-w8a8-a2-tp4-eagle3-c120": {"chunked_prefill": "disabled (-1)", "max_prefill_tokens": 49152},
+}
+
+
 def set2_model(name):
     n = norm(name)
     for key in sorted(SET2_MODELS, key=lambda k: len(norm(k)), reverse=True):
@@ -855,6 +866,11 @@ def convert_serving2(r):
     # arg_utils.py, get_batch_defaults: the 8192 default is for >= 70 GiB GPUs; a 910B has 64 GB).
     batch = int(st.get("max_running_requests") or st.get("max_num_seqs") or 256)
     if engine == "sglang":
+        stated = SGLANG_LAUNCH.get(r["id"], {})
+        if stated:
+            st = dict(stated, **st)
+            notes.append("chunked prefill off (--chunked-prefill-size -1)%s as the source's launch line for this configuration passes it" % (
+                ", --max-prefill-tokens %d" % stated["max_prefill_tokens"] if "max_prefill_tokens" in stated else ""))
         tokens = int(st.get("max_prefill_tokens") or 16384)
         chunked = "off" if "disabled" in str(st.get("chunked_prefill", "")) else "on"
     else:

@@ -430,7 +430,8 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
         if o.method != "mtp" {
             cfg["model"] = "DRAFT_MODEL_PATH".into();
         }
-        args.extend(["--speculative-config".into(), cfg.to_string()]);
+        // Quoted for the shell, as the other JSON-valued flags are.
+        args.extend(["--speculative-config".into(), format!("'{cfg}'")]);
     }
     if serving.prefix_cache_hit_rate > 0.0 {
         args.push("--enable-prefix-caching".into());

@@ -73,6 +73,20 @@ pub fn expected_tokens(k: u64, a: f64) -> f64 {
     sum
 }
 
+/// The variance of the tokens one verify step yields (k draft tokens, each accepted with
+/// probability `a` while the previous ones were): T = 1 + accepted prefix, P(T >= j) =
+/// a^(j-1) for j = 1..=k+1, so E[T^2] = sum (2j - 1) a^(j-1).
+pub fn tokens_variance(k: u64, a: f64) -> f64 {
+    let a = a.clamp(0.0, 1.0);
+    let (mut m1, mut m2, mut p) = (0.0, 0.0, 1.0);
+    for j in 1..=k + 1 {
+        m1 += p;
+        m2 += (2 * j - 1) as f64 * p;
+        p *= a;
+    }
+    (m2 - m1 * m1).max(0.0)
+}
+
 /// The per-token acceptance that gives a mean accept length `len` with `k` draft tokens (the
 /// inverse of `expected_tokens`, by bisection: it is increasing in `a`).
 pub fn acceptance_for_length(len: f64, k: u64) -> Result<f64, String> {

@@ -384,13 +384,22 @@ impl DeploymentObjective {
         };
         let spec = &self.spec;
         let spec_k = k.spec_k;
-        self.pricers.entry((k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, spec_k)).or_insert_with(|| {
+        // One pricer per layout whatever the number of draft tokens: the target's step shapes
+        // and the draft's are the same for every k (verify attention is keyed by its k + 1
+        // positions), so only the setting is swapped (`serving_features::stage::retune`).
+        let p = self.pricers.entry((k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, spec_k.min(1))).or_insert_with(|| {
             let mut p = StepPricer::new(model.clone(), device.clone(), plan, opts, mode, host);
             p.allocated_ctx = allocated;
             // Checked in setup (`serving_features::stage::extend`), so this cannot fail here.
             p.spec = super::serving_features::stage::spec_pricing(model, device, spec, k.spec_k, plan, opts, mode, host).ok().flatten();
             p
-        })
+        });
+        if let Some(sp) = p.spec.as_mut() {
+            if sp.k != spec_k {
+                super::serving_features::stage::retune(spec, spec_k, sp);
+            }
+        }
+        p
     }
 
     /// Serves one decoded configuration by the scenario's mode.

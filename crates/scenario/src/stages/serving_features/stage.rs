@@ -73,9 +73,21 @@ pub fn spec_pricing(model: &ModelDesc, device: &Device, spec: &ServingSpec, k: u
     let Some(s) = super::speculative::resolve(spec, k)? else { return Ok(None) };
     let draft = s.draft_model(model)?;
     let dopts = GraphOptions { precision: draft_precision(opts.precision), ..opts };
-    let dplan = ParallelPlan { tp: plan.tp, ..ParallelPlan::default() };
+    // An EAGLE draft is one dense layer sharded by the target's TP; an MTP layer is one of the
+    // target's own layers and is sharded as they are (its experts over the same EP ranks).
+    let dplan = if s.method == tunelab_sim::workload::speculative::SpecMethod::Mtp { ParallelPlan { pp: 1, ..plan } } else { ParallelPlan { tp: plan.tp, ..ParallelPlan::default() } };
     let p = StepPricer::new(draft, device.clone(), dplan, dopts, mode, host);
     Ok(Some(SpecPricing { k, tokens_per_step: s.tokens_per_step(), fc_in: s.method.fc_inputs(), draft: Box::new(p) }))
+}
+
+/// Sets a speculative pricing to `k` draft tokens, keeping its draft pricer (whose memo does
+/// not depend on k). The setting was checked in setup, so resolving cannot fail here; if it
+/// did, the pricing is left as it was.
+pub fn retune(spec: &ServingSpec, k: u64, sp: &mut SpecPricing) {
+    if let Ok(Some(s)) = super::speculative::resolve(spec, k) {
+        sp.k = k;
+        sp.tokens_per_step = s.tokens_per_step();
+    }
 }
 
 fn draft_precision(p: Precision) -> Precision {
