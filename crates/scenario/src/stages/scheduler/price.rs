@@ -636,7 +636,11 @@ impl StepPricer {
         } else if graph {
             (LaunchMode::Graph, 0.0)
         } else {
-            (LaunchMode::Eager, all.host_us + h.eager_host_us_per_collective * all.collectives)
+            // Eager: every launch's dispatch; an engine whose layers run in Python (vLLM's) also
+            // cannot issue a layer faster than the Python path a piecewise step leaves uncaptured.
+            let dispatch = all.host_us + h.eager_host_us_per_collective * all.collectives;
+            let python = h.piecewise_host_us_per_layer * layers;
+            (LaunchMode::Eager, if python > dispatch { python } else { dispatch })
         };
         let time_us = (dispatch::step_us(&self.device, mode, all.device_us, host) + step_host) * share;
         let device_us = all.device_us * share;
