@@ -100,6 +100,39 @@ fn mtp_drafts_with_the_checkpoints_own_layers() {
 }
 
 #[test]
+fn a_vision_language_request_pays_for_its_image_in_encoder_work_and_prompt_tokens() {
+    // Qwen2.5-VL-7B: a 32-block ViT of 1280 wide (675M parameters in its technical report,
+    // table 1) whose 14-pixel patches merge 2 x 2 into LLM tokens.
+    let l = tunelab_sim::load_bundled("qwen2.5-vl-7b").unwrap();
+    let v = l.model.vision.as_ref().expect("a vision tower");
+    assert_eq!((v.patches(), v.image_tokens()), (1024, 256), "448 x 448 by default");
+    let vit = (l.model.params().total - l.model.llm.as_ref().unwrap().params().total) as f64 / 1e6;
+    assert!((vit / 675.0 - 1.0).abs() < 0.05, "ViT + merger {vit:.0}M");
+    let ttft = |px: Option<u64>| {
+        let mut serving = json!({"mode": "static", "engine": "vllm-ascend"});
+        if let Some(px) = px {
+            serving["image_size"] = json!(px);
+        }
+        let mut v = deployment("qwen2.5-vl-7b", serving);
+        v["deployment"]["tensor_parallel"] = json!([1]);
+        eval(&scenario(v), &[("batch", Value::Int(4)), ("precision", s("bf16"))])["ttft_ms"]
+    };
+    let (small, large) = (ttft(None), ttft(Some(896)));
+    assert!(large > small * 1.2, "a 896-pixel image (1024 tokens) {large} ms vs 448 (256) {small} ms");
+    // The Qwen2.5-Omni thinker loads as its language model.
+    let omni = r#"{"model_type": "qwen2_5_omni", "thinker_config": {"model_type": "qwen2_5_omni_thinker", "text_config": {"model_type": "qwen2_5_omni_text", "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064}}}"#;
+    let o = tunelab_sim::load_model(omni).unwrap();
+    assert!((o.model.params().total as f64 / 7.6e9 - 1.0).abs() < 0.05, "{}", o.model.params().total);
+    assert!(o.warnings.iter().any(|w| w.contains("thinker")));
+    // An image size on a text model, or out of range, names the field.
+    for (model, px) in [("qwen3-32b", 448), ("qwen2.5-vl-7b", 8)] {
+        let v = deployment(model, json!({"mode": "static", "image_size": px}));
+        let e = Scenario::from_json(&v.to_string()).err().or_else(|| setup(&scenario(v)).err()).expect("refused");
+        assert!(e.contains("deployment.serving.image_size"), "{e}");
+    }
+}
+
+#[test]
 fn bad_speculative_settings_name_the_field() {
     for (spec, field) in [
         (json!({"method": "eagle3", "acceptance_rate": 1.2}), "speculative.acceptance_rate"),

@@ -398,13 +398,19 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
     let kv = best.get("kv_cache_fraction").and_then(Value::as_f64).unwrap_or(0.9);
     let eager = text("launch", "graph") == "eager";
     let expert_parallel = best.get("expert_parallel").and_then(Value::as_str) == Some("on");
-    let input = s.workload.input_len.max(1);
+    // A vision-language prompt also holds its image's tokens.
+    let image = crate::stages::context::resolve(s).ok().and_then(|(mut m, _, _)| {
+        crate::stages::serving_features::stage::apply_image_size(&mut m, &s.deployment.serving).ok()?;
+        m.vision.map(|v| v.image_tokens() as i64)
+    });
+    let input = s.workload.input_len.max(1) + image.unwrap_or(0);
     let max_len = input.saturating_add(s.workload.output_len);
     let model = match &s.model {
         ModelRef::Id(id) if !id.trim_start().starts_with('{') => id.clone(),
         _ => "MODEL_PATH".into(),
     };
-    let prefill_tokens = (batch as i64).saturating_mul(input as i64);
+    // The tuned step budget when the scheduler tuned one; else a static batch's whole prefill.
+    let prefill_tokens = best.get("max_num_batched_tokens").and_then(Value::as_i64).unwrap_or_else(|| (batch as i64).saturating_mul(input as i64));
     let mut args = vec![
         model.clone(), "--tensor-parallel-size".into(), tp.to_string(), "--max-num-seqs".into(), batch.to_string(), "--max-model-len".into(), max_len.to_string(),
         "--gpu-memory-utilization".into(), format!("{kv}"), "--max-num-batched-tokens".into(), prefill_tokens.max(max_len as i64).to_string(),

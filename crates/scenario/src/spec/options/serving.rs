@@ -88,6 +88,10 @@ pub struct ServingSpec {
     /// cudagraph_mode FULL_DECODE_ONLY).
     #[serde(skip_serializing_if = "is_auto")]
     pub graph_mode: String,
+    /// Pixels per side of the image each request carries, for a vision tower that takes any
+    /// resolution (Qwen2.5-VL, Qwen3-VL); absent: the model's default (`tunelab_sim::model::vl`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_size: Option<u64>,
 }
 
 fn is_flash(s: &String) -> bool {
@@ -124,6 +128,7 @@ impl Default for ServingSpec {
             max_concurrency: None,
             attention: "flash".into(),
             graph_mode: "auto".into(),
+            image_size: None,
         }
     }
 }
@@ -191,6 +196,11 @@ impl ServingSpec {
         crate::spec::serving_options::validate_features(&self.kv_cache_dtype, self.prefix_cache_hit_rate, &self.dataset, self.max_concurrency)?;
         if !matches!(self.attention.as_str(), "flash" | "unfused") {
             return Err(format!("{f}.attention: expected flash or unfused, got '{}'", crate::spec::scenario::clip(&self.attention)));
+        }
+        if let Some(px) = self.image_size {
+            if !(28..=4096).contains(&px) {
+                return Err(format!("{f}.image_size: {px} must be 28..=4096 pixels per side"));
+            }
         }
         if !matches!(self.graph_mode.as_str(), "auto" | "piecewise" | "full_decode_only") {
             return Err(format!("{f}.graph_mode: expected auto, piecewise or full_decode_only, got '{}'", crate::spec::scenario::clip(&self.graph_mode)));

@@ -113,3 +113,21 @@ pub fn fixed_bytes(model: &ModelDesc, spec: &ServingSpec, plan: &ParallelPlan, o
     };
     state + draft
 }
+
+/// Sets the image each request carries (`deployment.serving.image_size`) on a model whose
+/// vision tower takes any resolution; a text model or a fixed-size tower is refused, named.
+pub fn apply_image_size(model: &mut ModelDesc, spec: &ServingSpec) -> Result<(), String> {
+    let Some(px) = spec.image_size else { return Ok(()) };
+    let name = model.name.clone();
+    let v = model.vision.as_mut().ok_or_else(|| format!("deployment.serving.image_size: '{name}' has no vision tower"))?;
+    if v.class_token {
+        return Err(format!("deployment.serving.image_size: '{name}' takes fixed {0} x {0} images (a CLIP tower)", v.image_size));
+    }
+    let unit = v.patch_size.max(1) * v.merge.max(1);
+    if px < unit {
+        return Err(format!("deployment.serving.image_size: {px} is smaller than one merged patch ({unit} pixels)"));
+    }
+    // The processor resizes to a multiple of patch x merge pixels.
+    v.image_size = px / unit * unit;
+    Ok(())
+}
