@@ -738,6 +738,17 @@ SGLANG_SKU_NOTE = ("Atlas 800I A2 without a SKU, but not a 32 GB 910B4: the sour
                    "the 64 GB-class 910B2 profile for every row of the source")
 
 
+# Launch flags the SGLang rows' source passes but the rows do not restate: the stored version of
+# docs/platforms/ascend_npu_best_practice.md (sections 'Qwen3 32B A2 Low Latency 11ms', 'High
+# Throughput 50ms 1' and '2') launches these configurations with --chunked-prefill-size -1 and
+# the --max-prefill-tokens given here.
+SGLANG_LAUNCH = {
+    "srv-sglang-qwen3-32b-bf16-a2-tp8-eagle3-c1": {"chunked_prefill": "disabled (-1)", "max_prefill_tokens": 65536},
+    "srv-sglang-qwen3-32b-w8a8-a2-tp4-eagle3-c78": {"chunked_prefill": "disabled (-1)"},
+    "srv-sglang-qwen3-32b-w8a8-a2-tp4-eagle3-c120": {"chunked_prefill": "disabled (-1)", "max_prefill_tokens": 49152},
+}
+
+
 def set2_model(name):
     n = norm(name)
     for key in sorted(SET2_MODELS, key=lambda k: len(norm(k)), reverse=True):
@@ -802,7 +813,7 @@ def serving2_values(m, pairs):
         if k in used:
             continue
         why = {
-            "mean_TTFT": "a mean TTFT: the stage reports TTFT percentiles, and under a burst (rate inf) or a queue the mean is far from the median",
+            "mean_TTFT": "the median TTFT of the same run is compared",
             "mean_TPOT": "the median TPOT of the same run is compared",
             "accept_length": "the draft's accept length is a setting of the row (deployment.serving.speculative.accept_length), not a prediction",
         }.get(k, "derived from or redundant with the compared values of the same run")
@@ -833,6 +844,8 @@ def convert_serving2(r):
     precision = "w8a8" if "W8A8" in quant else "w4a4" if "W4A4" in quant else "w4a8" if "W4A8" in quant else "bf16"
     mode = str(st.get("mode", st.get("graph", ""))).lower()
     launch = "eager" if "eager" in mode else "graph"
+    # vLLM captures decode piecewise unless the launch says FULL_DECODE_ONLY (docs/serving.md).
+    full_decode = "full_decode_only" in str(st.get("mode", st.get("modes", ""))).lower()
     sharegpt = "sharegpt" in str(st.get("workload", "")).lower()
     serving = {"mode": "scheduler", "engine": engine, "requests": prompts or 100,
                "length_distribution": "fixed", "block_size": 128}
@@ -846,6 +859,9 @@ def convert_serving2(r):
     if sharegpt:
         serving["dataset"] = "sharegpt"
         notes.append("ShareGPT lengths from the bundled dataset statistics (assets/workloads/datasets.json), not the prompts the run drew")
+    if full_decode:
+        serving["graph_mode"] = "full_decode_only"
+        notes.append("ACL graph FULL_DECODE_ONLY as the launch states (deployment.serving.graph_mode)")
     if "c8" in str(st.get("quantization", "")).lower() or "C8" in str(st.get("quantization", "")):
         serving["kv_cache_dtype"] = "int8"
     if "speculative" in st:
@@ -853,14 +869,23 @@ def convert_serving2(r):
         serving["speculative"] = {"method": method, "num_speculative_tokens": [k], "accept_length": m["accept_length"]["value"]}
         notes.append("EAGLE-3 chain of %d draft tokens (topk 1) with the accept length the run logs (%.2f) as the acceptance setting" % (k, m["accept_length"]["value"]))
     # Engine defaults: SGLang admits --max-running-requests and prefills --max-prefill-tokens per
-    # step (16384 by default); vLLM V1 max_num_seqs 256 and 8192 tokens per step with chunking.
+    # step (16384 by default); `vllm serve` (usage context OPENAI_API_SERVER) takes max_num_seqs
+    # 256 and 2048 tokens per step with chunking on a device under 70 GiB (vllm/engine/
+    # arg_utils.py, get_batch_defaults: the 8192 default is for >= 70 GiB GPUs; a 910B has 64 GB).
     batch = int(st.get("max_running_requests") or st.get("max_num_seqs") or 256)
     if engine == "sglang":
+        stated = SGLANG_LAUNCH.get(r["id"], {})
+        if stated:
+            st = dict(stated, **st)
+            notes.append("chunked prefill off (--chunked-prefill-size -1)%s as the source's launch line for this configuration passes it" % (
+                ", --max-prefill-tokens %d" % stated["max_prefill_tokens"] if "max_prefill_tokens" in stated else ""))
         tokens = int(st.get("max_prefill_tokens") or 16384)
         chunked = "off" if "disabled" in str(st.get("chunked_prefill", "")) else "on"
     else:
-        tokens = int(st.get("max_num_batched_tokens") or 8192)
+        tokens = int(st.get("max_num_batched_tokens") or 2048)
         chunked = "on"
+        if not st.get("max_num_batched_tokens"):
+            notes.append("max_num_batched_tokens 2048: vllm serve's default on a device under 70 GiB (not stated by the row)")
     pins = fixed(batch=batch, precision=precision, tp=tp, launch=launch, max_num_batched_tokens=tokens, chunked_prefill=chunked)
     if "speculative" in st:
         pins["num_speculative_tokens"] = {"fixed": spec_of(st["speculative"])[1]}
@@ -868,19 +893,19 @@ def convert_serving2(r):
                        "deployment": {"tile_operators": False, "serving": serving}, "space": pins}
     pairs = [("median_TPOT", "tpot_p50_ms", "ms"), ("median_TTFT", "ttft_p50_ms", "ms"), ("output_throughput", "tokens_per_s", "tokens/s")]
     if "median_TPOT" not in m:
-        pairs.insert(0, ("mean_TPOT", "tpot_p50_ms", "ms"))
-        notes.append("mean TPOT compared with the simulated median")
+        pairs.insert(0, ("mean_TPOT", "tpot_mean_ms", "ms"))
+    if "median_TTFT" not in m:
+        pairs.insert(1, ("mean_TTFT", "ttft_mean_ms", "ms"))
     if "modes" in st:
         # Eager and graph measured side by side.
         row["variants"] = []
         for launch_ in ("eager", "graph"):
             sub = {k.split("_", 1)[1]: v for k, v in m.items() if k.startswith(launch_ + "_")}
-            vals = serving2_values(sub, [("mean_TPOT", "tpot_p50_ms", "ms"), ("output_throughput", "tokens_per_s", "tokens/s")])
+            vals = serving2_values(sub, [("mean_TPOT", "tpot_mean_ms", "ms"), ("mean_TTFT", "ttft_mean_ms", "ms"), ("output_throughput", "tokens_per_s", "tokens/s")])
             for v in vals:
                 v["metric"] = launch_ + "_" + v["metric"]
             row["variants"].append({"suffix": launch_, "space": fixed(launch=launch_), "values": vals})
         row["values"] = []
-        notes.append("mean TPOT compared with the simulated median")
     else:
         row["values"] = serving2_values(m, pairs)
     if notes:

@@ -1,6 +1,7 @@
 //! Serving features inside the Serving section (`deployment.serving`): speculative decoding
 //! (method, draft tokens, acceptance), the KV-cache type (C8), a prefix-cache hit rate, a
-//! bundled dataset's lengths, a cap on requests in flight and the attention kernels. Every edit
+//! bundled dataset's lengths, a cap on requests in flight, the attention kernels, the image size of
+//! a vision-language request and how graph launch captures a step. Every edit
 //! goes through the scenario's validation, so a bad value is refused with the field's name and
 //! a good one travels in the link.
 
@@ -65,6 +66,11 @@ pub fn ServingFeaturesPanel() -> impl IntoView {
                 |s, t| { s.deployment.serving.max_concurrency = if t.is_empty() { None } else { Some(t.parse().map_err(|_| "a whole number of requests (or empty)".to_string())?) }; Ok(()) })}
             {select("Attention", "serving-attention", "flash: fused attention kernels; unfused: an offline OM model's BatchMatMul, Softmax, BatchMatMul with the scores in device memory",
                 pair(&["flash", "unfused"]), |s| s.deployment.serving.attention.clone(), |s, v| s.deployment.serving.attention = v)}
+            {number("Image size", "serving-image-size", "Pixels per side of the image each request carries, for a vision tower that takes any resolution (Qwen2.5-VL, Qwen3-VL); empty: the model's default (448)", "model default",
+                |s| s.deployment.serving.image_size.map(|c| c.to_string()).unwrap_or_default(),
+                |s, t| { s.deployment.serving.image_size = if t.is_empty() { None } else { Some(t.parse().map_err(|_| "a whole number of pixels (or empty)".to_string())?) }; Ok(()) })}
+            {select("Graph capture", "serving-graph-mode", "How a graph-launched decode step is captured: auto (the engine's default: vLLM-Ascend piecewise), piecewise (attention runs eagerly between captured pieces; the host works per layer), full_decode_only (one graph per decode step; vLLM --compilation-config cudagraph_mode)",
+                pair(&["auto", "piecewise", "full_decode_only"]), |s| s.deployment.serving.graph_mode.clone(), |s, v| s.deployment.serving.graph_mode = v)}
         </fieldset>
     }
 }

@@ -1,5 +1,5 @@
 //! Large-scale serving figures for `tunelab bench` (issue 22): a DeepSeek-V3 deployment tune on
-//! 2 Atlas 800 A3 nodes (DP x TP x EP x EPLB x quantisation x batch, the bundled scenario's 300
+//! 2 Atlas 800 A3 nodes (DP x TP x EP x EPLB x MTP speculative tokens x quantisation x batch, the bundled scenario's 300
 //! evaluations), and a 1,000-request prefill-decode disaggregated simulation (first with its
 //! steps priced by the device model, then again once priced). Printed, never asserted.
 

@@ -192,6 +192,9 @@ fn fuzz_smoke_device() {
 fn fuzz_smoke_model() {
     let mut seeds = files("assets/models", ".json");
     seeds.push(br#"[{"name":"mm","op":{"op":"matmul","batch":1,"m":64,"n":64,"k":64,"dtype":"fp16","weight_dtype":null,"epilogue":"none"},"repeat":2}]"#.to_vec());
+    // Qwen3-VL (text_config + a GELU ViT of 16-pixel patches) and the Qwen2.5-Omni thinker.
+    seeds.push(br#"{"model_type":"qwen3_vl","text_config":{"model_type":"qwen3_vl_text","hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":512},"vision_config":{"depth":2,"hidden_size":32,"intermediate_size":64,"num_heads":4,"patch_size":16,"spatial_merge_size":2,"out_hidden_size":64,"hidden_act":"gelu_pytorch_tanh"}}"#.to_vec());
+    seeds.push(br#"{"model_type":"qwen2_5_omni","thinker_config":{"text_config":{"hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":512}}}"#.to_vec());
     drive("model", seeds, iters(400), targets::model);
 }
 
@@ -240,6 +243,11 @@ fn fuzz_smoke_serving_features() {
         r#"{"dataset":"no-such-set","model":"phi-4-mini-instruct"}"#,
         r#"{"model":"no-such-model","kv_cache_dtype":"int4"}"#,
         r#"{"speculative":{"method":"mtp","num_speculative_tokens":[1],"mtp_layers":1},"model":"deepseek-v2-lite","max_concurrency":0}"#,
+        r#"{"engine":"vllm-ascend","graph_mode":"full_decode_only","model":"qwen3-32b"}"#,
+        r#"{"engine":"mindie","graph_mode":"piecewise","model":"qwen3-32b"}"#,
+        r#"{"engine":"vllm-ascend","graph_mode":"FULL","model":"qwen3-32b"}"#,
+        r#"{"mode":"static","model":"qwen2.5-vl-7b","image_size":896}"#,
+        r#"{"mode":"static","model":"llava-1.5-7b","image_size":448}"#,
     ]
     .iter()
     .map(|s| s.as_bytes().to_vec())

@@ -425,6 +425,9 @@ pub const VLLM_FLAGS: &[&str] = &[
     "--data-parallel-size", "--data-parallel-size-local", "--data-parallel-address", "--data-parallel-rpc-port", "--data-parallel-start-rank", "--headless", "--enable-eplb", "--eplb-config", "--kv-transfer-config",
     // Speculative decoding and prefix caching (`deployment.serving`).
     "--speculative-config", "--enable-prefix-caching",
+    // `deployment.serving.graph_mode`: vLLM's CompilationConfig.cudagraph_mode (PIECEWISE,
+    // FULL_DECODE_ONLY; vLLM "CUDA Graphs" design doc, vLLM-Ascend "Graph Mode Guide").
+    "--compilation-config",
 ];
 
 /// MindIE's recommended KV-cache block size (ScheduleConfig.cacheBlockSize, range [1, 128]).
@@ -440,13 +443,19 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
     let kv = best.get("kv_cache_fraction").and_then(Value::as_f64).unwrap_or(0.9);
     let eager = text("launch", "graph") == "eager";
     let expert_parallel = best.get("expert_parallel").and_then(Value::as_str) == Some("on");
-    let input = s.workload.input_len.max(1);
+    // A vision-language prompt also holds its image's tokens.
+    let image = crate::stages::context::resolve(s).ok().and_then(|(mut m, _, _)| {
+        crate::stages::serving_features::stage::apply_image_size(&mut m, &s.deployment.serving).ok()?;
+        m.vision.map(|v| v.image_tokens() as i64)
+    });
+    let input = s.workload.input_len.max(1) + image.unwrap_or(0);
     let max_len = input.saturating_add(s.workload.output_len);
     let model = match &s.model {
         ModelRef::Id(id) if !id.trim_start().starts_with('{') => id.clone(),
         _ => "MODEL_PATH".into(),
     };
-    let prefill_tokens = (batch as i64).saturating_mul(input as i64);
+    // The tuned step budget when the scheduler tuned one; else a static batch's whole prefill.
+    let prefill_tokens = best.get("max_num_batched_tokens").and_then(Value::as_i64).unwrap_or_else(|| (batch as i64).saturating_mul(input as i64));
     let mut args = vec![
         model.clone(), "--tensor-parallel-size".into(), tp.to_string(), "--max-num-seqs".into(), batch.to_string(), "--max-model-len".into(), max_len.to_string(),
         "--gpu-memory-utilization".into(), format!("{kv}"), "--max-num-batched-tokens".into(), prefill_tokens.max(max_len as i64).to_string(),
@@ -472,10 +481,19 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
         if o.method != "mtp" {
             cfg["model"] = "DRAFT_MODEL_PATH".into();
         }
-        args.extend(["--speculative-config".into(), cfg.to_string()]);
+        // Quoted for the shell, as the other JSON-valued flags are.
+        args.extend(["--speculative-config".into(), format!("'{cfg}'")]);
     }
     if serving.prefix_cache_hit_rate > 0.0 {
         args.push("--enable-prefix-caching".into());
+    }
+    let cudagraph_mode = match serving.graph_mode.as_str() {
+        "piecewise" => Some("PIECEWISE"),
+        "full_decode_only" => Some("FULL_DECODE_ONLY"),
+        _ => None,
+    };
+    if let (Some(m), false) = (cudagraph_mode, eager) {
+        args.extend(["--compilation-config".into(), format!("'{{\"cudagraph_mode\":\"{m}\"}}'")]);
     }
     // npuMemSize: GB of NPU memory per chip for the KV cache = the engine's share of the chip
     // less the weights and activations per chip (MindIE's -1 lets it decide; we give the figure).

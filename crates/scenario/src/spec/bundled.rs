@@ -21,6 +21,7 @@ pub const BUNDLED_SCENARIOS: &[(&str, &str)] = &[
     ("qwen3.5-9b-910B2-hybrid-eager-graph", tunelab_sim::json_asset!("../../../../assets/scenarios/qwen3.5-9b-910B2-hybrid-eager-graph.json")),
     ("bge-large-910B4-embedding", tunelab_sim::json_asset!("../../../../assets/scenarios/bge-large-910B4-embedding.json")),
     ("phi4-mini-910B2-sharegpt", tunelab_sim::json_asset!("../../../../assets/scenarios/phi4-mini-910B2-sharegpt.json")),
+    ("qwen2.5-vl-7b-910B2-vision", tunelab_sim::json_asset!("../../../../assets/scenarios/qwen2.5-vl-7b-910B2-vision.json")),
 ];
 
 /// Every bundled scenario, parsed: (id, scenario or the error that stops it loading).

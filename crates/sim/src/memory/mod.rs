@@ -305,7 +305,7 @@ fn training_activations(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, op
         first = u64::try_from(u128::from(first) * (p * v + p - 1) / (p * v)).unwrap_or(u64::MAX);
     }
     let vision = model.vision.as_ref().filter(|_| !t.frozen_vision).map_or(0, |v| {
-        let seq = v.image_tokens() + 1;
+        let seq = v.encoder_seq();
         layer_activation_bytes(&v.encoder, seq, b, plan, t.recompute, opts.flash_attention, bytes)
             .saturating_mul(v.encoder.layers)
     });

@@ -36,11 +36,12 @@ pub fn bundled_models() -> Vec<(&'static str, &'static str)> {
         ("xlm-roberta-large", crate::json_asset!("../../../../assets/models/xlm-roberta-large.config.json")),
         ("kimi-k2", crate::json_asset!("../../../../assets/models/kimi-k2.config.json")),
         ("qwen3-coder-480b-a35b", crate::json_asset!("../../../../assets/models/qwen3-coder-480b-a35b.config.json")),
+        ("qwen2.5-vl-7b", crate::json_asset!("../../../../assets/models/qwen2.5-vl-7b.config.json")),
     ]
 }
 
 /// Display names of the bundled models (Hugging Face configs carry none).
-const BUNDLED_NAMES: [(&str, &str); 31] = [
+const BUNDLED_NAMES: [(&str, &str); 32] = [
     ("llama-2-7b", "Llama-2-7B"),
     ("qwen2.5-7b", "Qwen2.5-7B"),
     ("mixtral-8x7b", "Mixtral-8x7B"),
@@ -72,6 +73,7 @@ const BUNDLED_NAMES: [(&str, &str); 31] = [
     ("xlm-roberta-large", "XLM-RoBERTa-large"),
     ("kimi-k2", "Kimi-K2-Instruct"),
     ("qwen3-coder-480b-a35b", "Qwen3-Coder-480B-A35B-Instruct"),
+    ("qwen2.5-vl-7b", "Qwen2.5-VL-7B-Instruct"),
 ];
 
 /// Loads a bundled model by id, with its display name.

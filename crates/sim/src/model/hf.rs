@@ -56,19 +56,22 @@ fn dtype_of(obj: &Obj, warnings: &mut Vec<String>) -> DType {
 }
 
 /// Model types read exactly; anything else is read with the usual field names and a warning.
-const KNOWN: [&str; 17] = [
+const KNOWN: [&str; 24] = [
     "llama", "mistral", "qwen", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "chatglm",
     "baichuan", "deepseek_v2", "deepseek_v3", "phi3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text",
+    // Vision-language and omni checkpoints: a Qwen2 / Qwen3 decoder (`super::vl`).
+    "qwen2_5_vl", "qwen2_5_vl_text", "qwen3_vl", "qwen3_vl_text", "qwen2_5_omni_text", "qwen2_5_omni_thinker", "qwen2_vl",
     // Kimi K2 is DeepSeek-V3's layout (DeepseekV3ForCausalLM: MLA, shared + routed experts).
     "kimi_k2",
 ];
 
 /// Model types `load_hf` builds (decoders, hybrid linear-attention decoders, multimodal
 /// wrappers read for their language model, LLaVA, and bidirectional encoders).
-pub const SUPPORTED_TYPES: [&str; 22] = [
+pub const SUPPORTED_TYPES: [&str; 25] = [
     "llama", "mistral", "qwen", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "chatglm",
     "baichuan", "deepseek_v2", "deepseek_v3", "phi3", "qwen3_next", "qwen3_5", "qwen3_5_text",
     "qwen3_5_moe", "qwen3_5_moe_text", "llava", "bert", "xlm-roberta", "roberta",
+    "qwen2_5_vl", "qwen3_vl", "qwen2_5_omni",
 ];
 
 /// Encoder model types (BertModel and its relatives).
@@ -302,9 +305,8 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
                 .into(),
         );
     }
-    if opt_u64(obj, "num_nextn_predict_layers", prefix)?.unwrap_or(0) > 0 {
-        warnings.push("multi-token-prediction layers (num_nextn_predict_layers) are not modelled".into());
-    }
+    // The checkpoint's MTP layers: the draft of speculative decoding's "mtp" method.
+    let mtp_layers = crate::workload::mtp::MtpDesc::from_hf_object(obj)?.map_or(0, |m| m.layers);
     let linear_attention = linear_attention(obj, layers, prefix)?;
     let mlp = MlpKind::SwiGlu;
     Ok(TransformerDesc {
@@ -321,12 +323,13 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
         qkv_bias,
         max_position,
         moe,
-        qk_norm: matches!(model_type, "qwen3" | "qwen3_moe"),
+        qk_norm: matches!(model_type, "qwen3" | "qwen3_moe" | "qwen3_vl" | "qwen3_vl_text"),
         sliding_window,
         mla,
         linear_attention,
         encoder: false,
         attn_output_gate: opt_bool(obj, "attn_output_gate").unwrap_or(false),
+        mtp_layers,
     })
 }
 
@@ -406,6 +409,7 @@ fn encoder(obj: &Obj, warnings: &mut Vec<String>) -> Result<TransformerDesc, Str
         linear_attention: None,
         encoder: true,
         attn_output_gate: false,
+        mtp_layers: 0,
     })
 }
 
@@ -439,6 +443,7 @@ fn clip_vision(obj: &Obj) -> Result<(TransformerDesc, u64, u64, u64), String> {
         linear_attention: None,
         encoder: false,
         attn_output_gate: false,
+        mtp_layers: 0,
     };
     let image = req_u64(obj, "image_size", p)?;
     let patch = req_u64(obj, "patch_size", p)?;
@@ -489,9 +494,32 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
             family: ModelFamily::Multimodal,
             dtype,
             llm: Some(llm),
-            vision: Some(VisionDesc { encoder, image_size, patch_size, channels, projector_hidden }),
+            vision: Some(VisionDesc { encoder, image_size, patch_size, channels, projector_hidden, merge: 1, class_token: true }),
             graph: Vec::new(),
         };
+        return Ok(LoadedModel { model, warnings });
+    }
+    if matches!(model_type, "qwen2_5_vl" | "qwen3_vl") {
+        // A Qwen2 / Qwen3 decoder fed by a ViT whose patches merge 2 x 2 into LLM tokens.
+        let (text, prefix) = super::vl::text_object(obj);
+        let mut tw = Vec::new();
+        let llm = decoder(text, prefix, &mut tw)?;
+        warnings.extend(tw.into_iter().filter(|w| !w.contains("config keys not modelled")).map(|w| format!("{prefix}{w}")));
+        let vis = obj.get("vision_config").and_then(Value::as_object).ok_or_else(|| "missing field 'vision_config'".to_string())?;
+        let vision = super::vl::qwen_vision(vis, llm.hidden, &mut warnings)?;
+        let model = ModelDesc { name: name_of(obj, model_type), family: ModelFamily::Multimodal, dtype, llm: Some(llm), vision: Some(vision), graph: Vec::new() };
+        return Ok(LoadedModel { model, warnings });
+    }
+    if model_type == "qwen2_5_omni" {
+        // The thinker's language model with text-only prompts; the talker (speech), the audio
+        // and vision encoders are not costed.
+        let text = super::vl::omni_thinker_text(obj)?;
+        let mut tw = Vec::new();
+        let llm = decoder(text, "thinker_config.text_config.", &mut tw)?;
+        warnings.extend(tw.into_iter().filter(|w| !w.contains("config keys not modelled")).map(|w| format!("thinker_config.text_config: {w}")));
+        warnings.push("qwen2_5_omni: the thinker's language model with text-only prompts; the talker, audio and vision encoders are not costed".into());
+        let family = if llm.moe.is_some() { ModelFamily::MoeLlm } else { ModelFamily::DenseLlm };
+        let model = ModelDesc { name: name_of(obj, model_type), family, dtype, llm: Some(llm), vision: None, graph: Vec::new() };
         return Ok(LoadedModel { model, warnings });
     }
     if ENCODERS.contains(&model_type) {

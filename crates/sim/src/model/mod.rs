@@ -11,6 +11,7 @@ mod bundled;
 pub mod graph;
 pub mod hf;
 mod validate;
+pub mod vl;
 
 use crate::dtype::DType;
 use serde::{Deserialize, Serialize};
@@ -143,6 +144,15 @@ pub struct TransformerDesc {
     /// gate), as Qwen3-Next and Qwen3.5's full-attention layers do (`attn_output_gate`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub attn_output_gate: bool,
+    /// Multi-token-prediction layers the checkpoint carries (`num_nextn_predict_layers` in
+    /// DeepSeek-V3, `mtp_num_hidden_layers` in Qwen3-Next; 0: none): the draft of speculative
+    /// decoding's "mtp" method (`crate::workload::mtp`). Not part of the main forward.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub mtp_layers: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 /// Linear-attention layers of a hybrid model (Gated DeltaNet, Yang et al. 2024,
@@ -231,17 +241,46 @@ pub struct VisionDesc {
     /// Hidden width of the (two-layer, LLaVA-1.5 style) MLP projector; 0 = one linear layer.
     #[serde(default)]
     pub projector_hidden: u64,
+    /// Patches merged into one LLM token per side (Qwen2.5-VL / Qwen3-VL `spatial_merge_size`:
+    /// 2 = 2 x 2 patches per token, their features concatenated into the projector); 1: none.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub merge: u64,
+    /// The encoder prepends a class token (CLIP); Qwen's ViT does not.
+    #[serde(default = "yes", skip_serializing_if = "Clone::clone")]
+    pub class_token: bool,
 }
 
 fn three() -> u64 {
     3
 }
 
+fn one() -> u64 {
+    1
+}
+
+fn is_one(x: &u64) -> bool {
+    *x == 1
+}
+
+fn yes() -> bool {
+    true
+}
+
 impl VisionDesc {
-    /// Patch tokens per image (without the class token): (image / patch)^2.
-    pub fn image_tokens(&self) -> u64 {
+    /// Patches the encoder sees per image (without the class token): (image / patch)^2.
+    pub fn patches(&self) -> u64 {
         let side = self.image_size / self.patch_size.max(1);
         side.saturating_mul(side)
+    }
+
+    /// Tokens one image adds to the LLM's prompt: the patches, merged merge x merge.
+    pub fn image_tokens(&self) -> u64 {
+        self.patches() / self.merge.max(1).saturating_mul(self.merge.max(1))
+    }
+
+    /// The encoder's sequence per image (patches plus the class token, if any).
+    pub fn encoder_seq(&self) -> u64 {
+        self.patches() + self.class_token as u64
     }
 }
 
@@ -430,13 +469,15 @@ impl ModelDesc {
         if let Some(v) = &self.vision {
             let e = &v.encoder;
             let patch = v.channels * v.patch_size * v.patch_size * e.hidden;
-            let pos = (v.image_tokens() + 1) * e.hidden + e.hidden; // positions + class token
+            // Learned positions (and the class token) for CLIP; Qwen's ViT uses rotary positions.
+            let pos = if v.class_token { (v.patches() + 1) * e.hidden + e.hidden } else { 0 };
             let llm_hidden = self.llm.as_ref().map_or(0, |t| t.hidden);
+            let inp = e.hidden * v.merge.max(1) * v.merge.max(1);
             let proj = if v.projector_hidden > 0 {
-                e.hidden * v.projector_hidden + v.projector_hidden * llm_hidden
+                inp * v.projector_hidden + v.projector_hidden * llm_hidden
                     + v.projector_hidden + llm_hidden
             } else {
-                e.hidden * llm_hidden + llm_hidden
+                inp * llm_hidden + llm_hidden
             };
             let c = e.params().total.saturating_add(patch + pos + proj);
             p.total = p.total.saturating_add(c);

@@ -54,8 +54,8 @@ pub fn model_flops(model: &ModelDesc, w: &Workload) -> f64 {
     let image = model.vision.as_ref().map_or(0, |v| v.image_tokens());
     let vision = |b: f64| -> f64 {
         model.vision.as_ref().map_or(0.0, |v| {
-            let seq = v.image_tokens() + 1;
-            let e = v.encoder.hidden;
+            let seq = v.encoder_seq();
+            let e = v.encoder.hidden * v.merge.max(1) * v.merge.max(1);
             let ph = v.projector_hidden;
             let projector = if ph > 0 { e * ph + ph * t.hidden } else { e * t.hidden };
             b * seq as f64 * per_token(&v.encoder, seq, false)

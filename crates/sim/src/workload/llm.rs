@@ -598,7 +598,6 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
 fn vision(outer: &Ctx, ops: &mut Vec<GraphOp>, v: &crate::model::VisionDesc, batch: u64, opts: &GraphOptions) -> Result<(), String> {
     let e = &v.encoder;
     let ctx = Ctx { t: e, ..*outer };
-    let patches = v.image_tokens();
     let conv = Op::Conv2d {
         batch,
         in_ch: v.channels,
@@ -612,19 +611,22 @@ fn vision(outer: &Ctx, ops: &mut Vec<GraphOp>, v: &crate::model::VisionDesc, bat
         dtype: ctx.vec,
     };
     ops.push(GraphOp { name: "vision.patch_embed".into(), op: conv, repeat: 1, class: OpClass::Embedding });
-    let seq = patches + 1; // patches + class token
+    let seq = v.encoder_seq(); // patches (+ CLIP's class token)
     let tokens = batch.saturating_mul(seq);
     ops.push(ctx.vector("vision.pre_norm".into(), OpClass::Norm, VectorKind::LayerNorm, tokens, e.hidden));
     let kind = if opts.flash_attention { AttentionKind::Flash } else { AttentionKind::Unfused };
     let g = Geom { batch, q_len: seq, kv_len: seq, kind, causal: false, rotary: false, cp_split: false, train: false };
     stack(&ctx, ops, "vision.layer", &g, e.layers, opts);
     let llm_hidden = outer.t.hidden;
-    let rows = batch.saturating_mul(patches);
+    // The projector sees one row per LLM image token: merge x merge patches concatenated
+    // (Qwen2.5-VL's PatchMerger: Linear(4h, 4h), GELU, Linear(4h, text hidden)).
+    let rows = batch.saturating_mul(v.image_tokens());
+    let merged = e.hidden.saturating_mul(v.merge.max(1) * v.merge.max(1));
     if v.projector_hidden > 0 {
-        ops.push(outer.mm("vision.projector.fc1".into(), OpClass::Mlp, rows, v.projector_hidden, e.hidden, Epilogue::BiasGelu));
+        ops.push(outer.mm("vision.projector.fc1".into(), OpClass::Mlp, rows, v.projector_hidden, merged, Epilogue::BiasGelu));
         ops.push(outer.mm("vision.projector.fc2".into(), OpClass::Mlp, rows, llm_hidden, v.projector_hidden, Epilogue::Bias));
     } else {
-        ops.push(outer.mm("vision.projector".into(), OpClass::Mlp, rows, llm_hidden, e.hidden, Epilogue::Bias));
+        ops.push(outer.mm("vision.projector".into(), OpClass::Mlp, rows, llm_hidden, merged, Epilogue::Bias));
     }
     Ok(())
 }

@@ -36,7 +36,26 @@ impl MtpDesc {
     /// count is an error naming the key.
     pub fn from_hf_config(text: &str) -> Result<Option<MtpDesc>, String> {
         let v: Value = serde_json::from_str(text).map_err(|e| format!("config.json is not valid JSON: {e}"))?;
-        for obj in [Some(&v), v.get("text_config")].into_iter().flatten() {
+        Self::from_hf_value(&v)
+    }
+
+    /// The same from a parsed config (its `text_config` too).
+    pub fn from_hf_value(v: &Value) -> Result<Option<MtpDesc>, String> {
+        for obj in [Some(v), v.get("text_config")].into_iter().flatten().filter_map(Value::as_object) {
+            if let Some(m) = Self::from_hf_object(obj)? {
+                return Ok(Some(m));
+            }
+            if KEYS.iter().any(|k| obj.contains_key(*k)) {
+                return Ok(None);
+            }
+        }
+        Ok(None)
+    }
+
+    /// The MTP head of one config object (the model loader's path, `crate::model::hf`, which
+    /// has already picked the text model's object).
+    pub fn from_hf_object(obj: &serde_json::Map<String, Value>) -> Result<Option<MtpDesc>, String> {
+        {
             for k in KEYS {
                 if let Some(x) = obj.get(k) {
                     let n = x.as_u64().filter(|n| *n <= 16).ok_or_else(|| format!("config field '{k}' must be a whole number 0..=16, got {x}"))?;

@@ -73,6 +73,20 @@ pub fn expected_tokens(k: u64, a: f64) -> f64 {
     sum
 }
 
+/// The variance of the tokens one verify step yields (k draft tokens, each accepted with
+/// probability `a` while the previous ones were): T = 1 + accepted prefix, P(T >= j) =
+/// a^(j-1) for j = 1..=k+1, so E[T^2] = sum (2j - 1) a^(j-1).
+pub fn tokens_variance(k: u64, a: f64) -> f64 {
+    let a = a.clamp(0.0, 1.0);
+    let (mut m1, mut m2, mut p) = (0.0, 0.0, 1.0);
+    for j in 1..=k + 1 {
+        m1 += p;
+        m2 += (2 * j - 1) as f64 * p;
+        p *= a;
+    }
+    (m2 - m1 * m1).max(0.0)
+}
+
 /// The per-token acceptance that gives a mean accept length `len` with `k` draft tokens (the
 /// inverse of `expected_tokens`, by bisection: it is increasing in `a`).
 pub fn acceptance_for_length(len: f64, k: u64) -> Result<f64, String> {
@@ -139,8 +153,17 @@ impl SpecDecode {
         d.sliding_window = None;
         match self.method {
             SpecMethod::Mtp => {
-                // The checkpoint's own next-token modules: the target's layer kind, shared head.
-                d.layers = self.mtp_layers.max(1);
+                // The checkpoint's own next-token modules (read by the loader from
+                // num_nextn_predict_layers / mtp_num_hidden_layers): the target's layer kind,
+                // shared head. A model without them cannot draft this way.
+                if t.mtp_layers == 0 {
+                    return Err(format!(
+                        "speculative.method: mtp drafts with the checkpoint's own MTP layers; '{}' has none in its config.json (num_nextn_predict_layers or mtp_num_hidden_layers)",
+                        target.name
+                    ));
+                }
+                d.layers = t.mtp_layers;
+                d.mtp_layers = 0;
                 if let Some(m) = d.moe.as_mut() {
                     m.dense_layers = 0;
                 }

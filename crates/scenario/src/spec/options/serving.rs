@@ -81,6 +81,17 @@ pub struct ServingSpec {
     /// device memory).
     #[serde(skip_serializing_if = "is_flash")]
     pub attention: String,
+    /// How a graph-launched decode step is captured: "auto" (the engine's default, from
+    /// serving-host.json: vLLM-Ascend's ACL graph is piecewise), "piecewise" (the graph split at
+    /// every attention layer, attention run eagerly between the pieces: vLLM's
+    /// cudagraph_mode PIECEWISE) or "full_decode_only" (one graph per decode step:
+    /// cudagraph_mode FULL_DECODE_ONLY).
+    #[serde(skip_serializing_if = "is_auto")]
+    pub graph_mode: String,
+    /// Pixels per side of the image each request carries, for a vision tower that takes any
+    /// resolution (Qwen2.5-VL, Qwen3-VL); absent: the model's default (`tunelab_sim::model::vl`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_size: Option<u64>,
 }
 
 fn is_flash(s: &String) -> bool {
@@ -116,6 +127,8 @@ impl Default for ServingSpec {
             dataset: String::new(),
             max_concurrency: None,
             attention: "flash".into(),
+            graph_mode: "auto".into(),
+            image_size: None,
         }
     }
 }
@@ -183,6 +196,14 @@ impl ServingSpec {
         crate::spec::serving_options::validate_features(&self.kv_cache_dtype, self.prefix_cache_hit_rate, &self.dataset, self.max_concurrency)?;
         if !matches!(self.attention.as_str(), "flash" | "unfused") {
             return Err(format!("{f}.attention: expected flash or unfused, got '{}'", crate::spec::scenario::clip(&self.attention)));
+        }
+        if let Some(px) = self.image_size {
+            if !(28..=4096).contains(&px) {
+                return Err(format!("{f}.image_size: {px} must be 28..=4096 pixels per side"));
+            }
+        }
+        if !matches!(self.graph_mode.as_str(), "auto" | "piecewise" | "full_decode_only") {
+            return Err(format!("{f}.graph_mode: expected auto, piecewise or full_decode_only, got '{}'", crate::spec::scenario::clip(&self.graph_mode)));
         }
         Ok(())
     }

@@ -122,11 +122,15 @@ fn is_moe(model: &ModelDesc) -> bool {
 
 /// Builds the deployment stage for a scenario.
 pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
-    let (model, device, mut notes) = crate::stages::context::resolve(s)?;
+    let (mut model, device, mut notes) = crate::stages::context::resolve(s)?;
     let d = &s.deployment;
     let w = &s.workload;
     let spec = d.serving.clone();
     spec.validate()?;
+    super::serving_features::stage::apply_image_size(&mut model, &spec)?;
+    if let Some(v) = &model.vision {
+        notes.push(format!("vision: each request carries one {0} x {0} image: {1} patches through the {2}-layer encoder, {3} tokens added to its prompt", v.image_size, v.patches(), v.encoder.layers, v.image_tokens()));
+    }
     if w.batch == -1 {
         return Err("workload.batch: the deployment stage tunes the batch itself; give a starting batch, not -1".into());
     }
@@ -384,13 +388,22 @@ impl DeploymentObjective {
         };
         let spec = &self.spec;
         let spec_k = k.spec_k;
-        self.pricers.entry((k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, spec_k)).or_insert_with(|| {
+        // One pricer per layout whatever the number of draft tokens: the target's step shapes
+        // and the draft's are the same for every k (verify attention is keyed by its k + 1
+        // positions), so only the setting is swapped (`serving_features::stage::retune`).
+        let p = self.pricers.entry((k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, spec_k.min(1))).or_insert_with(|| {
             let mut p = StepPricer::new(model.clone(), device.clone(), plan, opts, mode, host);
             p.allocated_ctx = allocated;
             // Checked in setup (`serving_features::stage::extend`), so this cannot fail here.
             p.spec = super::serving_features::stage::spec_pricing(model, device, spec, k.spec_k, plan, opts, mode, host).ok().flatten();
             p
-        })
+        });
+        if let Some(sp) = p.spec.as_mut() {
+            if sp.k != spec_k {
+                super::serving_features::stage::retune(spec, spec_k, sp);
+            }
+        }
+        p
     }
 
     /// Serves one decoded configuration by the scenario's mode.
@@ -531,9 +544,10 @@ impl Server {
 }
 
 fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
-    let (model, device, _) = crate::stages::context::resolve(s)?;
+    let (mut model, device, _) = crate::stages::context::resolve(s)?;
     let spec = s.deployment.serving.clone();
     spec.validate()?;
+    super::serving_features::stage::apply_image_size(&mut model, &spec)?;
     let extra = model.vision.as_ref().map_or(0, |v| v.image_tokens());
     let output = super::serving_features::stage::output_len(&model, s.workload.output_len as u64);
     let reqs = requests(&spec, s.workload.input_len as u64, output, extra, s.seed);

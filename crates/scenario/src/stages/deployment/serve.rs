@@ -97,14 +97,28 @@ impl DeploymentObjective {
         // are dp times its own.
         let dp = k.scale.dp.max(1);
         let concurrency = if spec.arrival == "closed" { Some(spec.concurrency.map_or(k.batch, |c| c.div_ceil(dp))) } else { spec.max_concurrency.map(|c| c.div_ceil(dp)) };
-        let (reqs, slo) = (std::mem::take(&mut self.reqs), self.slo);
+        let (mut reqs, slo) = (std::mem::take(&mut self.reqs), self.slo);
+        // Speculative decoding: requests of one length finish apart, as the accepted drafts of
+        // each differ (`scheduler::with_acceptance_spread`).
+        let kept = if k.spec_k > 0 {
+            match crate::stages::serving_features::speculative::resolve(spec, k.spec_k)? {
+                Some(sd) => {
+                    let var = tunelab_sim::workload::speculative::tokens_variance(sd.num_speculative_tokens, sd.acceptance_rate);
+                    let spread = crate::stages::scheduler::with_acceptance_spread(&reqs, sd.tokens_per_step(), var);
+                    Some(std::mem::replace(&mut reqs, spread))
+                }
+                None => None,
+            }
+        } else {
+            None
+        };
         let r = if dp > 1 {
             let mine: Vec<Request> = reqs.iter().step_by(dp as usize).cloned().collect();
             simulate(&mine, &cfg, concurrency, slo, self.pricer(k))
         } else {
             simulate(&reqs, &cfg, concurrency, slo, self.pricer(k))
         };
-        self.reqs = reqs;
+        self.reqs = kept.unwrap_or(reqs);
         let stats = match r {
             Ok(mut s) => {
                 let f = dp as f64;

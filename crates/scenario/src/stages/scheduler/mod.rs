@@ -36,5 +36,5 @@ mod stats;
 
 pub use sim::{simulate, EngineConfig, KvPolicy, Slo};
 pub use crate::spec::options::serving::{ServingSpec, MAX_REQUESTS};
-pub use requests::{requests, Request};
+pub use requests::{requests, with_acceptance_spread, Request};
 pub use stats::{pcts, Histogram, Pcts, ServingStats};

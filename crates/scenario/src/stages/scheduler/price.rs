@@ -51,6 +51,9 @@ struct Field {
 #[derive(Deserialize)]
 struct EngineBlock {
     kv_cache: String,
+    /// How the engine captures a graph-launched decode step by default (absent: whole steps).
+    #[serde(default)]
+    graph_mode: Option<String>,
     fields: BTreeMap<String, Field>,
 }
 
@@ -83,6 +86,13 @@ pub struct HostCosts {
     /// record/wait and HCCL's host-side task building), beyond the generic per-launch cost. A
     /// graph-mode step captures the collectives and pays nothing here.
     pub eager_host_us_per_collective: f64,
+    /// Graph-launched decode steps are captured piecewise (vLLM's PIECEWISE cudagraph mode):
+    /// the attention of every layer runs eagerly between captured pieces, and the host work of
+    /// each layer (`piecewise_host_us_per_layer`) races the device.
+    pub piecewise: bool,
+    /// Host time per decoder layer of a piecewise-captured step (0: the engine has no
+    /// piecewise mode).
+    pub piecewise_host_us_per_layer: f64,
 }
 
 impl HostCosts {
@@ -122,6 +132,12 @@ impl HostCosts {
             decode_copies_cache,
             // Framework-layer field added by issue 21; an older constants text without it: 0.
             eager_host_us_per_collective: if e.fields.contains_key("eager_host_us_per_collective") { get(&e.fields, "eager_host_us_per_collective")? } else { 0.0 },
+            piecewise: match e.graph_mode.as_deref() {
+                None | Some("full_decode_only") => false,
+                Some("piecewise") => true,
+                Some(o) => return Err(format!("serving-host.json: {engine}: graph_mode '{o}' (expected piecewise or full_decode_only)")),
+            },
+            piecewise_host_us_per_layer: if e.fields.contains_key("piecewise_host_us_per_layer") { get(&e.fields, "piecewise_host_us_per_layer")? } else { 0.0 },
         })
     }
 }
@@ -130,8 +146,19 @@ pub use crate::spec::options::serving::{engine_names, engines};
 
 impl crate::spec::options::serving::ServingSpec {
     /// The host costs of the named engine (an unknown name is an error naming the field).
+    /// `graph_mode` overrides the engine's default capture; piecewise capture needs an engine
+    /// that has it (vLLM's).
     pub fn host(&self) -> Result<HostCosts, String> {
-        HostCosts::bundled(&self.engine)
+        let mut h = HostCosts::bundled(&self.engine)?;
+        match self.graph_mode.as_str() {
+            "piecewise" if h.piecewise_host_us_per_layer <= 0.0 => {
+                return Err(format!("deployment.serving.graph_mode: piecewise capture is vLLM's cudagraph mode; engine '{}' captures whole decode steps (use auto or full_decode_only)", self.engine));
+            }
+            "piecewise" => h.piecewise = true,
+            "full_decode_only" => h.piecewise = false,
+            _ => {}
+        }
+        Ok(h)
     }
 }
 
@@ -601,7 +628,20 @@ impl StepPricer {
         let graph = graph_launch && s.prefill_tokens == 0 && s.decode_seqs <= h.graph_capture_max_batch;
         // The chip profile's dispatch model (`cost::dispatch`): graph = one graph launch plus
         // the device time; eager = the longer of host and device totals plus the first launch.
-        let (mode, host) = if graph { (LaunchMode::Graph, 0.0) } else { (LaunchMode::Eager, all.host_us + h.eager_host_us_per_collective * all.collectives) };
+        // Piecewise capture: the pieces are graph launches, but every layer's attention and the
+        // Python around it run eagerly on the host, which races the device as in eager mode.
+        let layers = self.model.llm.as_ref().map_or(0, |t| t.layers) as f64;
+        let (mode, host) = if graph && h.piecewise {
+            (LaunchMode::Eager, h.piecewise_host_us_per_layer * layers)
+        } else if graph {
+            (LaunchMode::Graph, 0.0)
+        } else {
+            // Eager: every launch's dispatch; an engine whose layers run in Python (vLLM's) also
+            // cannot issue a layer faster than the Python path a piecewise step leaves uncaptured.
+            let dispatch = all.host_us + h.eager_host_us_per_collective * all.collectives;
+            let python = h.piecewise_host_us_per_layer * layers;
+            (LaunchMode::Eager, if python > dispatch { python } else { dispatch })
+        };
         let time_us = (dispatch::step_us(&self.device, mode, all.device_us, host) + step_host) * share;
         let device_us = all.device_us * share;
         Ok(StepCost {

@@ -69,3 +69,42 @@ fn draw(rng: &mut Rng, spec: &ServingSpec, mean: u64) -> u64 {
     };
     (libm::round(x) as u64).clamp(1, 1 << 22)
 }
+
+/// The requests as a speculative decoder serves them. Each verify step yields a random number
+/// of tokens (mean `mean`, variance `var`: `workload::speculative::tokens_variance`), so a
+/// request of L tokens needs a random number of steps, about normal with mean (L - 1) / mean
+/// and variance (L - 1) var / mean^3; requests of equal length therefore finish apart, as on
+/// the hardware, instead of in lockstep. The simulation advances one mean-sized token per step
+/// (the pricer divides the verify step by `mean`), so each request's output becomes its drawn
+/// steps times `mean`: the mean output, and the mean TPOT, are kept. The draw is a fixed
+/// function of the request's index (deterministic, the same on every platform).
+pub fn with_acceptance_spread(reqs: &[Request], mean: f64, var: f64) -> Vec<Request> {
+    if !(mean > 1.0) || !(var > 0.0) {
+        return reqs.to_vec();
+    }
+    reqs.iter()
+        .enumerate()
+        .map(|(i, r)| {
+            if r.output < 3 {
+                return *r;
+            }
+            let n = (r.output - 1) as f64;
+            let steps = n / mean + standard_normal(i as u64) * libm::sqrt(n * var / (mean * mean * mean));
+            let out = libm::round(steps.max(1.0) * mean) as u64 + 1;
+            Request { output: out.clamp(2, 4 * r.output), ..*r }
+        })
+        .collect()
+}
+
+/// A standard normal draw from the index alone (splitmix64, then Box-Muller).
+fn standard_normal(i: u64) -> f64 {
+    let mix = |mut z: u64| {
+        z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let u = |z: u64| ((z >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    let (u1, u2) = (u(mix(2 * i)), u(mix(2 * i + 1)));
+    libm::sqrt(-2.0 * libm::log(u1)) * libm::cos(2.0 * core::f64::consts::PI * u2)
+}

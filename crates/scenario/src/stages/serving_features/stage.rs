@@ -73,9 +73,21 @@ pub fn spec_pricing(model: &ModelDesc, device: &Device, spec: &ServingSpec, k: u
     let Some(s) = super::speculative::resolve(spec, k)? else { return Ok(None) };
     let draft = s.draft_model(model)?;
     let dopts = GraphOptions { precision: draft_precision(opts.precision), ..opts };
-    let dplan = ParallelPlan { tp: plan.tp, ..ParallelPlan::default() };
+    // An EAGLE draft is one dense layer sharded by the target's TP; an MTP layer is one of the
+    // target's own layers and is sharded as they are (its experts over the same EP ranks).
+    let dplan = if s.method == tunelab_sim::workload::speculative::SpecMethod::Mtp { ParallelPlan { pp: 1, ..plan } } else { ParallelPlan { tp: plan.tp, ..ParallelPlan::default() } };
     let p = StepPricer::new(draft, device.clone(), dplan, dopts, mode, host);
     Ok(Some(SpecPricing { k, tokens_per_step: s.tokens_per_step(), fc_in: s.method.fc_inputs(), draft: Box::new(p) }))
+}
+
+/// Sets a speculative pricing to `k` draft tokens, keeping its draft pricer (whose memo does
+/// not depend on k). The setting was checked in setup, so resolving cannot fail here; if it
+/// did, the pricing is left as it was.
+pub fn retune(spec: &ServingSpec, k: u64, sp: &mut SpecPricing) {
+    if let Ok(Some(s)) = super::speculative::resolve(spec, k) {
+        sp.k = k;
+        sp.tokens_per_step = s.tokens_per_step();
+    }
 }
 
 fn draft_precision(p: Precision) -> Precision {
@@ -88,11 +100,34 @@ pub fn fixed_bytes(model: &ModelDesc, spec: &ServingSpec, plan: &ParallelPlan, o
     let state = recurrent_state_bytes(model, plan, opts, batch) as f64;
     let draft = if k > 0 {
         super::speculative::resolve(spec, k).ok().flatten().and_then(|s| s.draft_model(model).ok()).map_or(0.0, |d| {
-            let t = d.llm.as_ref().map_or(0, |t| t.params().total);
-            t as f64 * opts.vector_dtype().bytes() as f64 / plan.tp.max(1) as f64
+            let Some(t) = d.llm.as_ref() else { return 0.0 };
+            // A MoE draft (an MTP layer of DeepSeek-V3) keeps its routed experts where the
+            // target keeps its own: spread over the expert-parallel ranks, the rest over tp.
+            let experts = t.moe.as_ref().map_or(0, |m| (t.layers - m.dense_layers.min(t.layers)) * m.experts * 3 * t.hidden * m.expert_intermediate);
+            let dense = t.params().total.saturating_sub(experts);
+            let ep = if plan.ep > 1 { plan.ep } else { plan.tp.max(1) };
+            (dense as f64 / plan.tp.max(1) as f64 + experts as f64 / ep as f64) * opts.vector_dtype().bytes() as f64
         })
     } else {
         0.0
     };
     state + draft
+}
+
+/// Sets the image each request carries (`deployment.serving.image_size`) on a model whose
+/// vision tower takes any resolution; a text model or a fixed-size tower is refused, named.
+pub fn apply_image_size(model: &mut ModelDesc, spec: &ServingSpec) -> Result<(), String> {
+    let Some(px) = spec.image_size else { return Ok(()) };
+    let name = model.name.clone();
+    let v = model.vision.as_mut().ok_or_else(|| format!("deployment.serving.image_size: '{name}' has no vision tower"))?;
+    if v.class_token {
+        return Err(format!("deployment.serving.image_size: '{name}' takes fixed {0} x {0} images (a CLIP tower)", v.image_size));
+    }
+    let unit = v.patch_size.max(1) * v.merge.max(1);
+    if px < unit {
+        return Err(format!("deployment.serving.image_size: {px} is smaller than one merged patch ({unit} pixels)"));
+    }
+    // The processor resizes to a multiple of patch x merge pixels.
+    v.image_size = px / unit * unit;
+    Ok(())
 }
