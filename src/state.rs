@@ -5,6 +5,7 @@ use crate::browser;
 use crate::session::{RunView, Session};
 use crate::url_state;
 use leptos::prelude::*;
+#[cfg(feature = "page-engine")]
 use std::time::Duration;
 use tunelab_scenario::Scenario;
 
@@ -205,7 +206,26 @@ impl Ctx {
         self.reset_local();
     }
 
+    /// Without the page engine (the release page) there is no stepping on the page: says why.
+    #[cfg(not(feature = "page-engine"))]
+    pub(crate) fn run_local(&self) {
+        self.no_page_engine();
+    }
+
+    #[cfg(not(feature = "page-engine"))]
+    pub(crate) fn step_local(&self) {
+        self.no_page_engine();
+    }
+
+    #[cfg(not(feature = "page-engine"))]
+    fn no_page_engine(&self) {
+        let why = crate::worker::driver::why_no_workers().unwrap_or_else(|| "workers are turned off (localStorage tunelab.workers = 0)".into());
+        self.fail(format!("This page runs its engine in Web Workers and none could be used: {why}."));
+        self.status.set(Status::Idle);
+    }
+
     /// Starts or resumes the run in slices on the page (no workers).
+    #[cfg(feature = "page-engine")]
     pub(crate) fn run_local(&self) {
         match self.status.get_untracked() {
             Status::Running => {}
@@ -238,6 +258,7 @@ impl Ctx {
     }
 
     /// One evaluation for every lane, on the page.
+    #[cfg(feature = "page-engine")]
     pub(crate) fn step_local(&self) {
         match self.status.get_untracked() {
             Status::Running => return,
@@ -282,8 +303,16 @@ impl Ctx {
         self.session.with_value(|s| s.is_some())
     }
 
+    #[cfg(feature = "page-engine")]
     pub(crate) fn start(&self) -> bool {
         self.start_with(Session::new)
+    }
+
+    /// The release page steps only in workers: its own session is always a mirror (a warm
+    /// start builds it before the workers start, to re-price the transferred trials).
+    #[cfg(not(feature = "page-engine"))]
+    pub(crate) fn start(&self) -> bool {
+        self.start_with(Session::mirror_priced_here)
     }
 
     /// Starts with a session `make` builds (the worker driver's mirror takes a priced baseline).
@@ -335,12 +364,14 @@ impl Ctx {
         browser::record_timing("redraw", t2 - t1);
     }
 
+    #[cfg(feature = "page-engine")]
     fn schedule(&self) {
         let ctx = *self;
         let generation = self.generation.get_value();
         set_timeout(move || ctx.slice(generation), Duration::from_millis(0));
     }
 
+    #[cfg(feature = "page-engine")]
     fn slice(&self, generation: u64) {
         if self.status.get_untracked() != Status::Running || self.generation.get_value() != generation {
             return;

@@ -33,8 +33,13 @@ thread_local! {
 
 /// The heat map of `s`'s primary metric over `x` and `y`; `done` gets it when it is ready.
 pub fn heatmap(s: Scenario, x: String, y: String, done: impl FnOnce(Result<HeatMap, String>) + 'static) {
-    let (s2, x2, y2) = (s.clone(), x.clone(), y.clone());
-    let page = move || tunelab_scenario::explore::heatmap(&s2, &x2, &y2, None);
+    #[cfg(feature = "page-engine")]
+    let page = {
+        let (s2, x2, y2) = (s.clone(), x.clone(), y.clone());
+        move || tunelab_scenario::explore::heatmap(&s2, &x2, &y2, None)
+    };
+    #[cfg(not(feature = "page-engine"))]
+    let page = no_page_engine;
     let sent = send(
         |run| ToWorker::Heatmap { run, scenario: Box::new(s), x, y },
         Box::new(move |m| match m {
@@ -50,8 +55,13 @@ pub fn heatmap(s: Scenario, x: String, y: String, done: impl FnOnce(Result<HeatM
 
 /// A configuration's detail (breakdown by engine, roofline place) in `s`'s stage.
 pub fn detail(s: Scenario, config: Config, done: impl FnOnce(Result<PointDetail, String>) + 'static) {
-    let (s2, c2) = (s.clone(), config.clone());
-    let page = move || tunelab_scenario::explore::point_detail(&s2, &c2);
+    #[cfg(feature = "page-engine")]
+    let page = {
+        let (s2, c2) = (s.clone(), config.clone());
+        move || tunelab_scenario::explore::point_detail(&s2, &c2)
+    };
+    #[cfg(not(feature = "page-engine"))]
+    let page = no_page_engine;
     let sent = send(
         |run| ToWorker::Detail { run, scenario: Box::new(s), config },
         Box::new(move |m| match m {
@@ -63,6 +73,13 @@ pub fn detail(s: Scenario, config: Config, done: impl FnOnce(Result<PointDetail,
     if let Err(done) = sent {
         done(FromWorker::Detail { run: 0, detail: page().map(Box::new) });
     }
+}
+
+/// Without the page engine (the release page) the page answers nothing itself: says why.
+#[cfg(not(feature = "page-engine"))]
+fn no_page_engine<T>() -> Result<T, String> {
+    let why = A.with(|a| a.borrow().unavailable.clone()).unwrap_or_default();
+    Err(format!("this page computes in an engine worker and none could be used ({why})"))
 }
 
 /// Sends a question to the worker (started on first use); gives `reply` back when no worker can

@@ -205,6 +205,12 @@ fn race_id() -> Option<u64> {
     D.with(|d| d.borrow().race.as_ref().map(|r| r.id))
 }
 
+/// Why workers cannot be used (None: they can, or none was tried yet).
+#[cfg(not(feature = "page-engine"))]
+pub(crate) fn why_no_workers() -> Option<String> {
+    D.with(|d| d.borrow().unavailable.clone())
+}
+
 fn in_workers(ctx: &Ctx) -> bool {
     race_id().is_some() && ctx.has_session()
 }

@@ -37,6 +37,19 @@ impl Lane {
     }
 }
 
+/// A mirrored lane's strategy: it steps elsewhere, so here it is never asked (and would propose
+/// nothing: an empty ask ends a study).
+struct Mirrored;
+
+impl Strategy for Mirrored {
+    fn name(&self) -> &'static str {
+        "mirrored"
+    }
+    fn ask(&mut self, _: &tunelab_search::History, _: &mut Rng) -> Vec<Config> {
+        Vec::new()
+    }
+}
+
 /// A finished generation (batch told to the strategy): the progress line's data.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Generation {
@@ -124,7 +137,20 @@ impl Run {
         Run::build(s, None, Some(land))
     }
 
+    /// A mirror of a run that steps elsewhere (the browser's Web Workers): the same stage, lanes
+    /// and studies, fed by `mirror_lane`, but no strategy objects (a mirror never asks one; its
+    /// lanes' snapshots come from the workers). `baseline`: the baseline's outcome priced
+    /// elsewhere (None: priced here); `land`: a landscape built elsewhere. Why: the page's module
+    /// then links no strategy (they run in the engine module), a smaller first load.
+    pub fn mirror(s: &Scenario, baseline: Option<Outcome>, land: Option<std::sync::Arc<crate::stages::landscape::Landscape>>) -> Result<Run, String> {
+        Run::build_with(s, baseline, land, true)
+    }
+
     fn build(s: &Scenario, known: Option<Outcome>, land: Option<std::sync::Arc<crate::stages::landscape::Landscape>>) -> Result<Run, String> {
+        Run::build_with(s, known, land, false)
+    }
+
+    fn build_with(s: &Scenario, known: Option<Outcome>, land: Option<std::sync::Arc<crate::stages::landscape::Landscape>>, mirror: bool) -> Result<Run, String> {
         s.validate()?;
         let land = match (s.stage, land) {
             (crate::Stage::Landscape, None) => Some(crate::stages::landscape::Landscape::build(s, None)?),
@@ -149,12 +175,14 @@ impl Run {
         };
         let mut lanes = Vec::new();
         for (i, spec) in s.strategies().into_iter().enumerate() {
-            let inner: Box<dyn Strategy> = if blocks.is_empty() {
+            let inner: Box<dyn Strategy> = if mirror {
+                Box::new(Mirrored)
+            } else if blocks.is_empty() {
                 tunelab_search::strategies::by_name(&spec.name, &spec.options)?
             } else {
                 Box::new(Blockwise::new(&spec.name, &spec.options, blocks.clone(), setup.baseline.clone(), s.early_stop)?)
             };
-            let strategy: Box<dyn Strategy> = if setup.focus.is_empty() || setup.focus_budget == 0 {
+            let strategy: Box<dyn Strategy> = if mirror || setup.focus.is_empty() || setup.focus_budget == 0 {
                 inner
             } else {
                 Box::new(Focused::new(inner, setup.focus.clone(), s.budget))
