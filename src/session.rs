@@ -94,11 +94,14 @@ impl Session {
 
     /// The page's mirror of a run stepped in workers: the baseline comes priced from a worker.
     /// Its lanes have no strategy objects (`Run::mirror`): the page's module links no strategy.
-    pub fn mirror(s: &Scenario, baseline: tunelab_search::Outcome) -> Result<Session, String> {
-        match crate::components::landscape::loaded_for(s) {
-            // A landscape's baseline is a lookup: the mirror prices it itself.
-            Some(land) => Session::from_run(Run::mirror(s, None, Some(land))?),
-            None => Session::from_run(Run::mirror(s, Some(baseline), None)?),
+    /// With the run's `shape` (what the worker's stage looks like, as data) the page builds no
+    /// stage at all (`Run::from_shape`): nothing on the page's thread beyond recording.
+    pub fn mirror(s: &Scenario, baseline: tunelab_search::Outcome, shape: Option<tunelab_scenario::run::RunShape>) -> Result<Session, String> {
+        match (crate::components::landscape::loaded_for(s), shape) {
+            // A landscape's baseline is a lookup: the mirror prices it itself (and draws it).
+            (Some(land), _) => Session::from_run(Run::mirror(s, None, Some(land))?),
+            (None, Some(shape)) => Session::from_run(Run::from_shape(s, shape, baseline)?),
+            (None, None) => Session::from_run(Run::mirror(s, Some(baseline), None)?),
         }
     }
 

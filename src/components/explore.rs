@@ -13,10 +13,21 @@ use tunelab_search::Config;
 pub fn ExplorePanel() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let land = expect_context::<crate::components::landscape::LandState>();
-    let setup = Memo::new(move |_| {
+    // The stage's parameters and baseline: the engine worker builds the stage (a deployment
+    // stage costs the page's thread 80+ ms); a landscape the page loaded is read here.
+    let setup = RwSignal::new(Err::<(Vec<String>, Config), String>("the stage is being built".into()));
+    let asked = StoredValue::new(0u64);
+    Effect::new(move |_| {
         // A cache landscape builds once the page has loaded it (it is remembered then).
         land.rev.track();
-        ctx.scenario.with(|s| tunelab_scenario::setup(s).map(|st| (st.space.names().to_vec(), st.baseline.clone())))
+        let s = ctx.scenario.get();
+        asked.update_value(|a| *a += 1);
+        let mine = asked.get_value();
+        crate::worker::ask::shape(s, move |r| {
+            if asked.get_value() == mine {
+                setup.set(r.map(|sh| (sh.params.into_iter().map(|p| p.name).collect(), sh.baseline)));
+            }
+        });
     });
     let names = move || setup.with(|r| r.as_ref().map(|(n, _)| n.clone()).unwrap_or_default());
     let x = RwSignal::new(String::new());

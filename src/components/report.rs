@@ -13,7 +13,8 @@ use crate::components::trials::TrialsPanel;
 use crate::components::whatif::WhatIfPanel;
 use crate::state::Ctx;
 use leptos::prelude::*;
-use tunelab_scenario::diagnosis::{diagnose, Diagnosis, Suggestion, Weights};
+use crate::worker::ask::{ask, Answer, Question};
+use tunelab_scenario::diagnosis::{Diagnosis, Suggestion};
 use crate::charts::numbers::{exact, fmt4, fmt_metric};
 use tunelab_scenario::metrics::{label, label_unit, meaning};
 use tunelab_scenario::report::{trials_csv, Report};
@@ -36,10 +37,12 @@ pub fn ReportPanel() -> impl IntoView {
         if s.stage == tunelab_scenario::Stage::Landscape {
             diagnosis.set(None);
         } else {
-            match diagnose(&s, best.as_ref(), Weights::default()) {
-                Ok(d) => diagnosis.set(Some(d)),
+            // Re-simulates the step and each suggestion: the engine worker answers.
+            ask(Question::Diagnose { scenario: Box::new(s), config: best }, move |r| match r {
+                Ok(Answer::Diagnose { diagnosis: d }) => diagnosis.set(Some(d)),
+                Ok(_) => {}
                 Err(e) => ctx.fail(format!("Diagnosis: {e}")),
-            }
+            });
         }
         // The search itself: infeasible share and reasons, stalls (per strategy).
         let sig = ctx
@@ -248,17 +251,14 @@ fn GuardsPanel() -> impl IntoView {
     let check = move |_| {
         let s = ctx.scenario.get_untracked();
         let cfg = ctx.with_session(|x| x.run().overall_best().map(|(_, t)| t.config.clone())).flatten();
-        let r = tunelab_scenario::stages::setup(&s).and_then(|st| {
-            let names = st.space.names().to_vec();
-            let cfg = cfg.unwrap_or_else(|| st.baseline.clone());
-            let pats: Vec<String> = protect.get_untracked().split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
-            let c = chip.get_untracked();
-            tunelab_scenario::guards::check_all(&s, &names, &cfg, (!c.is_empty()).then_some(c.as_str()), &pats)
-        });
-        match r {
-            Ok(r) => result.set(Some(r)),
+        let pats: Vec<String> = protect.get_untracked().split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
+        let c = chip.get_untracked();
+        // Prices the configuration on another chip and with protected layers: the engine worker.
+        ask(Question::Guards { scenario: Box::new(s), config: cfg, chip: (!c.is_empty()).then_some(c), protect: pats }, move |r| match r {
+            Ok(Answer::Guards { report }) => result.set(Some(report)),
+            Ok(_) => {}
             Err(e) => ctx.fail(format!("Guards: {e}")),
-        }
+        });
     };
     view! {
         <h2>"Guards"</h2>

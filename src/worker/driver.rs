@@ -433,7 +433,7 @@ fn on_message(k: usize, text: &str) {
                 let _ = w.post_message(&t);
             }
         }
-        FromWorker::Started { run, baseline } => {
+        FromWorker::Started { run, baseline, shape } => {
             let pending = D.with(|d| {
                 let mut d = d.borrow_mut();
                 match d.race.as_mut() {
@@ -446,7 +446,7 @@ fn on_message(k: usize, text: &str) {
             });
             if let Some(then) = pending {
                 let baseline: tunelab_search::Outcome = baseline.into();
-                if ctx.start_with(move |s| crate::session::Session::mirror(s, baseline)) {
+                if ctx.start_with(move |s| crate::session::Session::mirror(s, baseline, shape.map(|b| *b))) {
                     act(&ctx, run, then);
                 } else {
                     reset();
@@ -454,7 +454,7 @@ fn on_message(k: usize, text: &str) {
             }
         }
         // Compare chips and the views' questions have workers of their own (`compare`, `ask`).
-        FromWorker::Tuned { .. } | FromWorker::Heatmap { .. } | FromWorker::Detail { .. } => {}
+        FromWorker::Tuned { .. } | FromWorker::Heatmap { .. } | FromWorker::Detail { .. } | FromWorker::Answer { .. } => {}
         FromWorker::Error { run, message } => {
             if race_id() == Some(run) {
                 D.with(|d| d.borrow_mut().race = None);

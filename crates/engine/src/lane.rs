@@ -174,8 +174,9 @@ impl WorkerState {
                 match self.landscape_for(&scenario).and_then(|land| LaneJob::with_landscape(run, &lanes, &scenario, &warm, land)) {
                     Ok(j) => {
                         let baseline = super::protocol::Baseline::from(j.run.baseline());
+                        let shape = j.run.landscape().is_none().then(|| Box::new(j.run.shape()));
                         self.job = Some(j);
-                        vec![FromWorker::Started { run, baseline }]
+                        vec![FromWorker::Started { run, baseline, shape }]
                     }
                     Err(message) => {
                         self.job = None;
@@ -214,6 +215,7 @@ impl WorkerState {
             ToWorker::Detail { run, scenario, config } => {
                 vec![FromWorker::Detail { run, detail: tunelab_scenario::explore::point_detail(&scenario, &config).map(Box::new) }]
             }
+            ToWorker::Ask { run, question } => vec![FromWorker::Answer { run, answer: crate::questions::answer(*question).map(Box::new) }],
             ToWorker::Drop => {
                 self.job = None;
                 self.running = false;

@@ -35,6 +35,8 @@ pub enum ToWorker {
     /// A configuration's breakdown and roofline place (`explore::point_detail`, the stage's own
     /// objective); answered once with `Detail`.
     Detail { run: u64, scenario: Box<Scenario>, config: tunelab_search::Config },
+    /// A view's question (`questions::answer`); answered once with `Answer`.
+    Ask { run: u64, question: Box<crate::questions::Question> },
 }
 
 /// Worker to page.
@@ -46,7 +48,14 @@ pub enum FromWorker {
     Ready,
     /// The run is built; the baseline's outcome as the worker priced it (the page's mirror takes
     /// it rather than pricing it again on the page's thread).
-    Started { run: u64, baseline: Baseline },
+    /// `shape`: the run's stage as data (`Run::shape`), so the page's mirror builds no stage
+    /// (`Run::from_shape`); None for a landscape (the page draws its own landscape).
+    Started {
+        run: u64,
+        baseline: Baseline,
+        #[serde(default)]
+        shape: Option<Box<tunelab_scenario::run::RunShape>>,
+    },
     /// One update per owned lane.
     Update { lanes: Vec<LaneUpdate> },
     Error { run: u64, message: String },
@@ -56,6 +65,8 @@ pub enum FromWorker {
     Heatmap { run: u64, map: Result<Box<tunelab_scenario::explore::HeatMap>, String> },
     /// The answer to `Detail`.
     Detail { run: u64, detail: Result<Box<tunelab_scenario::explore::PointDetail>, String> },
+    /// The answer to `Ask`.
+    Answer { run: u64, answer: Result<Box<crate::questions::Answer>, String> },
 }
 
 /// What a lane did since its last update.

@@ -37,6 +37,18 @@ impl Lane {
     }
 }
 
+/// What a mirror needs of a run's stage (`Run::shape`, `Run::from_shape`): the parameters, the
+/// metrics, the baseline configuration, the notes and the focused-search extent.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunShape {
+    pub params: Vec<tunelab_search::Param>,
+    pub metrics: Vec<Metric>,
+    pub baseline: Config,
+    pub notes: Vec<String>,
+    pub focus: Vec<usize>,
+    pub focus_budget: usize,
+}
+
 /// A mirrored lane's strategy: it steps elsewhere, so here it is never asked (and would propose
 /// nothing: an empty ask ends a study).
 struct Mirrored;
@@ -167,6 +179,35 @@ impl Run {
         } else {
             setup.objective.evaluate(&setup.baseline)
         };
+        Run::assemble(s, setup, blocks, baseline, land, mirror)
+    }
+
+    /// What a mirror of this run needs of its stage, as data (`Run::from_shape`).
+    pub fn shape(&self) -> RunShape {
+        let st = &self.setup;
+        RunShape { params: st.space.params().to_vec(), metrics: st.metrics.clone(), baseline: st.baseline.clone(), notes: st.notes.clone(), focus: st.focus.clone(), focus_budget: st.focus_budget }
+    }
+
+    /// A mirror built from a run's shape (`Run::shape`, sent by the worker that built the run)
+    /// and its baseline's outcome: no stage is built, nothing is priced, no strategy exists.
+    /// Why: building a deployment stage costs the page's thread 80+ ms, and the page only
+    /// records and draws what its workers send. Its space has the parameters without the
+    /// constraints (a mirror never samples; trials arrive checked). Not for landscapes (their
+    /// mirror draws the landscape itself: `Run::mirror`).
+    pub fn from_shape(s: &Scenario, shape: RunShape, baseline: Outcome) -> Result<Run, String> {
+        let setup = StageSetup {
+            space: Space::new(shape.params, &[])?,
+            objective: Box::new(stages::NoObjective),
+            metrics: shape.metrics,
+            baseline: shape.baseline,
+            focus: shape.focus,
+            focus_budget: shape.focus_budget,
+            notes: shape.notes,
+        };
+        Run::assemble(s, setup, Vec::new(), baseline, None, true)
+    }
+
+    fn assemble(s: &Scenario, setup: StageSetup, blocks: Vec<crate::stages::blocks::Block>, baseline: Outcome, land: Option<std::sync::Arc<crate::stages::landscape::Landscape>>, mirror: bool) -> Result<Run, String> {
         // Every lane starts from the defaults, as a free (warm) trial: the trace starts at the
         // "before" point and the best found is never worse than it.
         let start = match &baseline {
