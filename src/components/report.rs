@@ -25,7 +25,10 @@ pub fn ReportPanel() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let report = Memo::new(move |_| {
         ctx.view.track();
-        ctx.with_session(|s| s.run().report())
+        let t0 = crate::browser::now_ms();
+        let r = ctx.with_session(|s| s.run().report());
+        crate::browser::record_timing("report", crate::browser::now_ms() - t0);
+        r
     });
     let diagnosis = RwSignal::new(None::<Diagnosis>);
     let signals = RwSignal::new(Vec::<(String, String)>::new());

@@ -204,7 +204,9 @@ fn on_message(text: &str) {
     };
     // Taken out before it runs: a reply may ask again.
     if let Some(reply) = A.with(|a| a.borrow_mut().waiting.remove(&run)) {
+        let t0 = crate::browser::now_ms();
         reply(msg);
+        crate::browser::record_timing("answer", crate::browser::now_ms() - t0);
     }
 }
 

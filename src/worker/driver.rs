@@ -238,7 +238,9 @@ pub fn run(ctx: &Ctx) {
             set_timeout(
                 move || {
                     if ctx.status.get_untracked() == Status::Running {
+                        let t0 = browser::now_ms();
                         begin(&ctx, Then::Go);
+                        browser::record_timing("begin", browser::now_ms() - t0);
                     }
                 },
                 Duration::from_millis(0),
@@ -506,7 +508,9 @@ fn on_message(k: usize, text: &str) {
 
 fn finish(ctx: &Ctx) {
     ctx.publish();
+    let t0 = browser::now_ms();
     ctx.status.set(Status::Done);
+    browser::record_timing("done", browser::now_ms() - t0);
     D.with(|d| {
         if let Some(r) = d.borrow().race.as_ref() {
             let wall = browser::now_ms() - r.started;

@@ -39,9 +39,11 @@ pub enum ToWorker {
     Ask { run: u64, question: Box<crate::questions::Question> },
 }
 
-/// Worker to page.
+/// Worker to page. Externally tagged (`{"update": {...}}`), unlike `ToWorker`: an internally
+/// tagged enum is read through serde's buffered `Content`, a second copy of every payload's
+/// reader in the page's module (trials, heat maps, details, reports: tens of KiB gzipped).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum FromWorker {
     /// The worker's module loaded and it takes messages (the page holds its messages until then:
     /// a worker's wasm loads asynchronously, and a message before that would be lost).
@@ -106,7 +108,7 @@ impl ToWorker {
 impl FromWorker {
     pub fn to_text(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|e| {
-            format!("{{\"kind\":\"error\",\"run\":0,\"message\":\"update not serialisable: {}\"}}", e.to_string().replace('"', "'"))
+            format!("{{\"error\":{{\"run\":0,\"message\":\"update not serialisable: {}\"}}}}", e.to_string().replace('"', "'"))
         })
     }
     pub fn from_text(s: &str) -> Result<FromWorker, String> {
@@ -116,7 +118,7 @@ impl FromWorker {
 
 /// The baseline's outcome (`tunelab_search::Outcome`, which has no serde form).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Baseline {
     Ok(Vec<f64>),
     Infeasible(String),

@@ -22,7 +22,7 @@ use tunelab_search::Config;
 
 /// A question from a view.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "q", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Question {
     /// The stage's parameters, metrics and baseline (`stages::setup`): Explore's axes, parsing a
     /// typed configuration, the goal's choices.
@@ -42,9 +42,10 @@ pub enum Question {
     Fit { set: Box<MeasurementSet>, digest: String, chip: String, profile: Json, options: Options },
 }
 
-/// The answer to a `Question` (same order of variants).
+/// The answer to a `Question` (same order of variants). Externally tagged, as `FromWorker`
+/// (see there: no buffered second reader of every report in the page's module).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "a", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Answer {
     Shape { shape: RunShape },
     Diagnose { diagnosis: Diagnosis },
