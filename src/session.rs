@@ -99,17 +99,22 @@ impl Session {
     pub fn mirror(s: &Scenario, baseline: tunelab_search::Outcome, shape: Option<tunelab_scenario::run::RunShape>) -> Result<Session, String> {
         match (crate::components::landscape::loaded_for(s), shape) {
             // A landscape's baseline is a lookup: the mirror prices it itself (and draws it).
-            (Some(land), _) => Session::from_run(Run::mirror(s, None, Some(land))?),
+            (Some(land), _) => Session::from_run(Run::mirror_landscape(s, land)?),
             (None, Some(shape)) => Session::from_run(Run::from_shape(s, shape, baseline)?),
+            #[cfg(feature = "page-engine")]
             (None, None) => Session::from_run(Run::mirror(s, Some(baseline), None)?),
+            #[cfg(not(feature = "page-engine"))]
+            (None, None) => {
+                let _ = baseline;
+                Err("the engine worker sent no shape of its run".into())
+            }
         }
     }
 
-    /// A mirror whose baseline the page prices itself (a warm start builds the mirror before
-    /// any worker reports; its transferred trials are re-priced here too).
-    #[cfg(not(feature = "page-engine"))]
-    pub fn mirror_priced_here(s: &Scenario) -> Result<Session, String> {
-        Session::from_run(Run::mirror(s, None, crate::components::landscape::loaded_for(s))?)
+    /// The transfer trials the workers priced (a warm start in workers): every lane starts
+    /// with them, as the workers' lanes did.
+    pub fn adopt_transferred(&mut self, repriced: Vec<tunelab_search::Trial>) -> Result<usize, String> {
+        self.run.adopt_transferred(repriced)
     }
 
     fn from_run(run: Run) -> Result<Session, String> {

@@ -308,12 +308,7 @@ impl Ctx {
         self.start_with(Session::new)
     }
 
-    /// The release page steps only in workers: its own session is always a mirror (a warm
-    /// start builds it before the workers start, to re-price the transferred trials).
-    #[cfg(not(feature = "page-engine"))]
-    pub(crate) fn start(&self) -> bool {
-        self.start_with(Session::mirror_priced_here)
-    }
+
 
     /// Starts with a session `make` builds (the worker driver's mirror takes a priced baseline).
     pub(crate) fn start_with(&self, make: impl FnOnce(&Scenario) -> Result<Session, String>) -> bool {
@@ -322,10 +317,16 @@ impl Ctx {
         let made = make(&self.scenario.get_untracked());
         browser::record_timing("start", browser::now_ms() - t0);
         match made {
-            Ok(mut s) => {
-                if self.warm.get_untracked() {
-                    self.warm_start(&mut s);
-                }
+            Ok(s) => {
+                // The release page's warm start happens in the workers (`worker::driver`).
+                #[cfg(feature = "page-engine")]
+                let s = {
+                    let mut s = s;
+                    if self.warm.get_untracked() {
+                        self.warm_start(&mut s);
+                    }
+                    s
+                };
                 self.generation.update_value(|g| *g += 1);
                 self.session.set_value(Some(s));
                 self.last_redraw.set_value(0.0);
@@ -339,6 +340,7 @@ impl Ctx {
         }
     }
 
+    #[cfg(feature = "page-engine")]
     fn warm_start(&self, s: &mut Session) {
         let kb = crate::kb_store::load(*self);
         let note = match self.scenario.with_untracked(tunelab_scenario::cases::fingerprint_of) {

@@ -5,8 +5,15 @@ use crate::charts::{BreakdownChart, BreakdownData, BreakdownRow, Ceiling, HeatCe
 use crate::state::Ctx;
 use crate::charts::numbers::{exact, fmt_metric};
 use leptos::prelude::*;
-use tunelab_scenario::explore::{heatmap, point_detail, HeatMap, PointDetail};
+use tunelab_scenario::explore::{detail_of, heatmap_in, HeatMap, PointDetail};
 use tunelab_search::Config;
+
+/// The landscape stage of a Kernel Tuner cache the page loaded (its bytes are on the page): its
+/// cells are lookups, answered here with the landscape stage alone.
+fn landscape_stage(s: &tunelab_scenario::Scenario) -> Result<tunelab_scenario::StageSetup, String> {
+    let land = crate::components::landscape::loaded_for(s).ok_or("load the cache first (Landscape panel)")?;
+    tunelab_scenario::stages::setup_with_landscape(s, land)
+}
 
 /// The explore view.
 #[component]
@@ -56,7 +63,7 @@ pub fn ExplorePanel() -> impl IntoView {
         };
         let (s, xs, ys) = (ctx.scenario.get_untracked(), x.get_untracked(), y.get_untracked());
         if on_page() {
-            got(heatmap(&s, &xs, &ys, None));
+            got(landscape_stage(&s).and_then(|mut st| heatmap_in(&s, &mut st, &xs, &ys, None)));
         } else {
             crate::worker::ask::heatmap(s, xs, ys, got);
         }
@@ -73,7 +80,7 @@ pub fn ExplorePanel() -> impl IntoView {
             Err(e) => ctx.fail(e),
         };
         if on_page() {
-            got(ctx.scenario.with_untracked(|s| point_detail(s, &cfg)));
+            got(ctx.scenario.with_untracked(|s| landscape_stage(s).and_then(|mut st| detail_of(s, &mut st, &cfg, None))));
         } else {
             crate::worker::ask::detail(ctx.scenario.get_untracked(), cfg, got);
         }

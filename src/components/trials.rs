@@ -123,12 +123,18 @@ pub fn TrialsPanel() -> impl IntoView {
     let chip_budget = RwSignal::new(tunelab_scenario::chips::COMPARE_BUDGET);
     let compare_chips = move |_| {
         let s = ctx.scenario.get_untracked();
-        if let Err(e) = tunelab_scenario::chips::comparable(&s) {
-            return ctx.fail(format!("Compare chips: {e}"));
+        // Comparable when its stage builds (`chips::comparable`): the engine worker says.
+        if s.stage == tunelab_scenario::Stage::Landscape {
+            return ctx.fail("Compare chips: a landscape's values do not depend on the chip: nothing to compare");
         }
-        let port = ctx.with_session(|x| x.run().overall_best().map(|(_, t)| t.config.clone())).flatten();
-        let text = ctx.with_session(|x| port.as_ref().map(|c| c.describe(x.run().space().names()))).flatten();
-        crate::worker::compare::start(s, chip_budget.get_untracked(), port, text, chips);
+        crate::worker::ask::shape(s.clone(), move |r| {
+            if let Err(e) = r {
+                return ctx.fail(format!("Compare chips: {e}"));
+            }
+            let port = ctx.with_session(|x| x.run().overall_best().map(|(_, t)| t.config.clone())).flatten();
+            let text = ctx.with_session(|x| port.as_ref().map(|c| c.describe(x.run().space().names()))).flatten();
+            crate::worker::compare::start(s, chip_budget.get_untracked(), port, text, chips);
+        });
     };
     view! {
         <h2>"Trials"</h2>

@@ -175,8 +175,9 @@ impl WorkerState {
                     Ok(j) => {
                         let baseline = super::protocol::Baseline::from(j.run.baseline());
                         let shape = j.run.landscape().is_none().then(|| Box::new(j.run.shape()));
+                        let transferred = j.run.transferred().to_vec();
                         self.job = Some(j);
-                        vec![FromWorker::Started { run, baseline, shape }]
+                        vec![FromWorker::Started { run, baseline, shape, transferred }]
                     }
                     Err(message) => {
                         self.job = None;

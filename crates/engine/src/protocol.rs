@@ -57,6 +57,10 @@ pub enum FromWorker {
         baseline: Baseline,
         #[serde(default)]
         shape: Option<Box<tunelab_scenario::run::RunShape>>,
+        /// The transfer trials `warm` gave every lane, as this run priced them
+        /// (`Run::transferred`): the mirror adopts them (`Run::adopt_transferred`).
+        #[serde(default)]
+        transferred: Vec<Trial>,
     },
     /// One update per owned lane.
     Update { lanes: Vec<LaneUpdate> },

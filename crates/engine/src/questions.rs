@@ -38,6 +38,9 @@ pub enum Question {
     /// `fidelity::evaluate`: the rows priced with `profile` (a chip's profile JSON); only the
     /// chip's rows unless `family`.
     Fidelity { set: Box<MeasurementSet>, chip: String, profile: Json, family: bool },
+    /// The diffusion pipeline's timeline (`stages::diffusion::timeline`) of each configuration
+    /// (None: the baseline).
+    Timeline { scenario: Box<Scenario>, configs: Vec<Option<Config>> },
     /// `calibrate::Calibrator` run to the end.
     Fit { set: Box<MeasurementSet>, digest: String, chip: String, profile: Json, options: Options },
 }
@@ -54,6 +57,7 @@ pub enum Answer {
     /// The set, how many operators of an op summary are not modelled, and the text's digest.
     Measurements { set: MeasurementSet, skipped: usize, digest: String },
     Fidelity { report: FidelityReport },
+    Timeline { timelines: Vec<Result<tunelab_scenario::stages::diffusion::timeline::Timeline, String>> },
     Fit { calibration: Calibration },
 }
 
@@ -80,6 +84,10 @@ pub fn answer(q: Question) -> Result<Answer, String> {
             let only = (!family).then(|| vec![chip.clone()]);
             let devices: BTreeMap<String, Json> = [(chip, profile)].into_iter().collect();
             Ok(Answer::Fidelity { report: tunelab_scenario::fidelity::evaluate(&set, &devices, only.as_deref()) })
+        }
+        Question::Timeline { scenario, configs } => {
+            let timelines = configs.iter().map(|c| tunelab_scenario::stages::diffusion::timeline::timeline(&scenario, c.as_ref())).collect();
+            Ok(Answer::Timeline { timelines })
         }
         Question::Fit { set, digest, chip, profile, options } => {
             let mut c = Calibrator::new(&set, &digest, &chip, &profile, &options)?;

@@ -158,6 +158,34 @@ impl Run {
         Run::build_with(s, baseline, land, true)
     }
 
+    /// The mirror of a landscape-stage run on a landscape the page built (`Run::mirror` with a
+    /// landscape), built with the landscape stage alone: a page that only mirrors links no
+    /// other stage.
+    pub fn mirror_landscape(s: &Scenario, land: std::sync::Arc<crate::stages::landscape::Landscape>) -> Result<Run, String> {
+        s.validate()?;
+        let mut setup = stages::setup_with_landscape(s, land.clone())?;
+        let baseline = if !setup.space.contains(&setup.baseline) {
+            Outcome::Infeasible("the default configuration is outside the tuned space".into())
+        } else {
+            setup.objective.evaluate(&setup.baseline)
+        };
+        Run::assemble(s, setup, Vec::new(), baseline, Some(land), true)
+    }
+
+    /// Gives a mirror the transferred trials its workers priced (`warm_start` in a worker; the
+    /// worker reports them, `transferred()`), so the mirror's lanes start as the workers' did.
+    pub fn adopt_transferred(&mut self, repriced: Vec<Trial>) -> Result<usize, String> {
+        if self.evaluations() > 0 {
+            return Err("warm start must come before the first evaluation".into());
+        }
+        let mut kept = 0;
+        for lane in &mut self.lanes {
+            kept = lane.study.warm_start(&repriced);
+        }
+        self.transferred = repriced;
+        Ok(kept)
+    }
+
     fn build(s: &Scenario, known: Option<Outcome>, land: Option<std::sync::Arc<crate::stages::landscape::Landscape>>) -> Result<Run, String> {
         Run::build_with(s, known, land, false)
     }
