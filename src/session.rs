@@ -80,7 +80,10 @@ pub struct Session {
 }
 
 impl Session {
-    /// Builds the run of a scenario (validation errors come back as messages).
+    /// Builds the run of a scenario to step on the page (validation errors come back as
+    /// messages). Only where the page may compute (feature `page-engine`: tests, and builds
+    /// that want the workerless fallback); the release page steps in workers.
+    #[cfg(feature = "page-engine")]
     pub fn new(s: &Scenario) -> Result<Session, String> {
         match crate::components::landscape::loaded_for(s) {
             // A landscape the page loaded (a cache's bytes are not in the scenario).
@@ -90,12 +93,28 @@ impl Session {
     }
 
     /// The page's mirror of a run stepped in workers: the baseline comes priced from a worker.
-    pub fn mirror(s: &Scenario, baseline: tunelab_search::Outcome) -> Result<Session, String> {
-        match crate::components::landscape::loaded_for(s) {
-            // A landscape's baseline is a lookup: the mirror prices it itself.
-            Some(land) => Session::from_run(Run::with_landscape(s, land)?),
-            None => Session::from_run(Run::with_baseline(s, baseline)?),
+    /// Its lanes have no strategy objects (`Run::mirror`): the page's module links no strategy.
+    /// With the run's `shape` (what the worker's stage looks like, as data) the page builds no
+    /// stage at all (`Run::from_shape`): nothing on the page's thread beyond recording.
+    pub fn mirror(s: &Scenario, baseline: tunelab_search::Outcome, shape: Option<tunelab_scenario::run::RunShape>) -> Result<Session, String> {
+        match (crate::components::landscape::loaded_for(s), shape) {
+            // A landscape's baseline is a lookup: the mirror prices it itself (and draws it).
+            (Some(land), _) => Session::from_run(Run::mirror_landscape(s, land)?),
+            (None, Some(shape)) => Session::from_run(Run::from_shape(s, shape, baseline)?),
+            #[cfg(feature = "page-engine")]
+            (None, None) => Session::from_run(Run::mirror(s, Some(baseline), None)?),
+            #[cfg(not(feature = "page-engine"))]
+            (None, None) => {
+                let _ = baseline;
+                Err("the engine worker sent no shape of its run".into())
+            }
         }
+    }
+
+    /// The transfer trials the workers priced (a warm start in workers): every lane starts
+    /// with them, as the workers' lanes did.
+    pub fn adopt_transferred(&mut self, repriced: Vec<tunelab_search::Trial>) -> Result<usize, String> {
+        self.run.adopt_transferred(repriced)
     }
 
     fn from_run(run: Run) -> Result<Session, String> {
@@ -126,6 +145,7 @@ impl Session {
     }
 
     /// At most `n` study steps (round-robin over lanes); returns true once done.
+    #[cfg(feature = "page-engine")]
     pub fn step(&mut self, n: usize) -> bool {
         let p = self.run.step(n);
         self.note(&p.generations);
@@ -136,6 +156,7 @@ impl Session {
 
     /// One study step (one evaluation) for every lane still going: Step in the page advances
     /// all strategies together. Returns true once done.
+    #[cfg(feature = "page-engine")]
     pub fn step_each(&mut self) -> bool {
         for i in 0..self.run.lanes().len() {
             let p = self.run.step_lane(i, 1);
@@ -176,6 +197,7 @@ impl Session {
         }
     }
 
+    #[cfg(feature = "page-engine")]
     fn note(&mut self, generations: &[tunelab_scenario::run::Generation]) {
         let metric = self.run.metrics()[0].clone();
         for g in generations {
@@ -191,6 +213,7 @@ impl Session {
         }
     }
 
+    #[cfg(feature = "page-engine")]
     fn take_snapshots(&mut self) {
         for i in 0..self.snapshots.len() {
             let batches = self.run.lanes()[i].study.batches();
@@ -207,6 +230,7 @@ impl Session {
     }
 
     /// Steps until done or `slice_ms` has passed on `now`'s clock; returns true once done.
+    #[cfg(feature = "page-engine")]
     pub fn run_slice(&mut self, slice_ms: f64, now: &dyn Fn() -> f64) -> bool {
         let start = now();
         loop {

@@ -5,6 +5,7 @@ use crate::browser;
 use crate::session::{RunView, Session};
 use crate::url_state;
 use leptos::prelude::*;
+#[cfg(feature = "page-engine")]
 use std::time::Duration;
 use tunelab_scenario::Scenario;
 
@@ -205,7 +206,26 @@ impl Ctx {
         self.reset_local();
     }
 
+    /// Without the page engine (the release page) there is no stepping on the page: says why.
+    #[cfg(not(feature = "page-engine"))]
+    pub(crate) fn run_local(&self) {
+        self.no_page_engine();
+    }
+
+    #[cfg(not(feature = "page-engine"))]
+    pub(crate) fn step_local(&self) {
+        self.no_page_engine();
+    }
+
+    #[cfg(not(feature = "page-engine"))]
+    fn no_page_engine(&self) {
+        let why = crate::worker::driver::why_no_workers().unwrap_or_else(|| "workers are turned off (localStorage tunelab.workers = 0)".into());
+        self.fail(format!("This page runs its engine in Web Workers and none could be used: {why}."));
+        self.status.set(Status::Idle);
+    }
+
     /// Starts or resumes the run in slices on the page (no workers).
+    #[cfg(feature = "page-engine")]
     pub(crate) fn run_local(&self) {
         match self.status.get_untracked() {
             Status::Running => {}
@@ -238,6 +258,7 @@ impl Ctx {
     }
 
     /// One evaluation for every lane, on the page.
+    #[cfg(feature = "page-engine")]
     pub(crate) fn step_local(&self) {
         match self.status.get_untracked() {
             Status::Running => return,
@@ -282,9 +303,12 @@ impl Ctx {
         self.session.with_value(|s| s.is_some())
     }
 
+    #[cfg(feature = "page-engine")]
     pub(crate) fn start(&self) -> bool {
         self.start_with(Session::new)
     }
+
+
 
     /// Starts with a session `make` builds (the worker driver's mirror takes a priced baseline).
     pub(crate) fn start_with(&self, make: impl FnOnce(&Scenario) -> Result<Session, String>) -> bool {
@@ -293,10 +317,16 @@ impl Ctx {
         let made = make(&self.scenario.get_untracked());
         browser::record_timing("start", browser::now_ms() - t0);
         match made {
-            Ok(mut s) => {
-                if self.warm.get_untracked() {
-                    self.warm_start(&mut s);
-                }
+            Ok(s) => {
+                // The release page's warm start happens in the workers (`worker::driver`).
+                #[cfg(feature = "page-engine")]
+                let s = {
+                    let mut s = s;
+                    if self.warm.get_untracked() {
+                        self.warm_start(&mut s);
+                    }
+                    s
+                };
                 self.generation.update_value(|g| *g += 1);
                 self.session.set_value(Some(s));
                 self.last_redraw.set_value(0.0);
@@ -310,6 +340,7 @@ impl Ctx {
         }
     }
 
+    #[cfg(feature = "page-engine")]
     fn warm_start(&self, s: &mut Session) {
         let kb = crate::kb_store::load(*self);
         let note = match self.scenario.with_untracked(tunelab_scenario::cases::fingerprint_of) {
@@ -335,12 +366,14 @@ impl Ctx {
         browser::record_timing("redraw", t2 - t1);
     }
 
+    #[cfg(feature = "page-engine")]
     fn schedule(&self) {
         let ctx = *self;
         let generation = self.generation.get_value();
         set_timeout(move || ctx.slice(generation), Duration::from_millis(0));
     }
 
+    #[cfg(feature = "page-engine")]
     fn slice(&self, generation: u64) {
         if self.status.get_untracked() != Status::Running || self.generation.get_value() != generation {
             return;

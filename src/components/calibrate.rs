@@ -3,22 +3,22 @@
 //! fit the chip profile's declared parameters with the search engine (before/after), and adopt
 //! the calibrated profile for the scenario, so it travels in the link.
 //!
-//! Why sliced: a fit is a study of a few hundred evaluations, each pricing every row; it runs a
-//! few evaluations per timer tick so the page never freezes. The fit and the comparison are the
-//! library's (`tunelab_scenario::calibrate`, `fidelity`), the same code `tunelab calibrate` runs.
+//! Why in the engine worker: reading an op summary, pricing every row and a fit (a study of a
+//! few hundred evaluations, each pricing every row) are the engine's work; the page asks
+//! (`tunelab_engine::questions`: `Measurements`, `Fidelity`, `Fit`) and never freezes. The
+//! answers are the library's (`tunelab_scenario::calibrate`, `fidelity`), the same code
+//! `tunelab calibrate` runs.
 
 use crate::browser;
 use crate::state::Ctx;
 use leptos::prelude::*;
-use std::time::Duration;
-use tunelab_scenario::calibrate::{compact_profile, Calibration, Calibrator, Options};
-use tunelab_scenario::fidelity::{load_any, num, plot, FidelityReport, MeasurementSet};
+use crate::worker::ask::{ask, Answer, Question};
+use tunelab_scenario::calibrate::{compact_profile, Calibration, Options};
+use tunelab_scenario::fidelity::{num, plot, FidelityReport, MeasurementSet};
 use tunelab_scenario::scenario::DeviceRef;
 
 /// Largest file read.
 const MAX_FILE: usize = 16 * 1024 * 1024;
-/// Evaluations per timer tick.
-const SLICE: usize = 2;
 
 /// A loaded file.
 #[derive(Clone)]
@@ -54,26 +54,6 @@ fn pct(x: Option<f64>) -> String {
     x.map(|e| format!("{:+.1}%", e * 100.0)).unwrap_or_else(|| "—".into())
 }
 
-/// One slice of a running fit; reschedules itself until done, then publishes the result.
-fn slice(ctx: Ctx, cal: StoredValue<Option<Calibrator>, LocalStorage>, progress: RwSignal<(usize, usize)>, result: RwSignal<Option<Calibration>>, token: RwSignal<u64>, mine: u64) {
-    if token.get_untracked() != mine {
-        return;
-    }
-    let done = cal.try_update_value(|c| c.as_mut().map(|c| (c.step(SLICE), c.progress()))).flatten();
-    let Some((done, p)) = done else { return };
-    progress.set(p);
-    if !done {
-        set_timeout(move || slice(ctx, cal, progress, result, token, mine), Duration::from_millis(0));
-        return;
-    }
-    match cal.with_value(|c| c.as_ref().map(|c| c.finish())) {
-        Some(Ok(r)) => result.set(Some(r)),
-        Some(Err(e)) => ctx.fail(format!("The fit stopped: {e}")),
-        None => {}
-    }
-    cal.set_value(None);
-}
-
 /// The Calibrate panel.
 #[component]
 pub fn CalibratePanel() -> impl IntoView {
@@ -81,12 +61,12 @@ pub fn CalibratePanel() -> impl IntoView {
     let loaded: RwSignal<Option<Loaded>> = RwSignal::new(None);
     let before: RwSignal<Option<FidelityReport>> = RwSignal::new(None);
     let result: RwSignal<Option<Calibration>> = RwSignal::new(None);
-    let progress = RwSignal::new((0usize, 0usize));
+    // The fit asked of the worker (its evaluations), until it answers.
+    let fitting = RwSignal::new(None::<usize>);
     let budget = RwSignal::new(60usize);
     let loo = RwSignal::new(false);
     let family = RwSignal::new(false);
     let token = RwSignal::new(0u64);
-    let cal: StoredValue<Option<Calibrator>, LocalStorage> = StoredValue::new_local(None);
 
     // Prices the loaded rows on the scenario's chip with the current profile.
     let compare = move || {
@@ -95,21 +75,23 @@ pub fn CalibratePanel() -> impl IntoView {
             Ok(x) => x,
             Err(e) => return ctx.fail(e),
         };
-        let chips = if family.get_untracked() { None } else { Some(vec![chip.clone()]) };
-        let devs = [(chip, profile)].into_iter().collect();
-        before.set(Some(tunelab_scenario::fidelity::evaluate(&l.set, &devs, chips.as_deref())));
         result.set(None);
+        ask(Question::Fidelity { set: Box::new(l.set), chip, profile, family: family.get_untracked() }, move |r| match r {
+            Ok(Answer::Fidelity { report }) => before.set(Some(report)),
+            Ok(_) => {}
+            Err(e) => ctx.fail(format!("Calibrate: {e}")),
+        });
     };
     let use_text = move |name: String, text: String| {
         let chip = chip_profile(ctx).map(|c| c.0).unwrap_or_else(|_| "910B2".into());
-        match load_any(&text, &name, &chip) {
-            Ok((set, skipped)) => {
-                let digest = MeasurementSet::digest_of(&text);
-                loaded.set(Some(Loaded { name, set, digest, skipped: skipped.len() }));
+        ask(Question::Measurements { text, name: name.clone(), chip }, move |r| match r {
+            Ok(Answer::Measurements { set, skipped, digest }) => {
+                loaded.set(Some(Loaded { name, set, digest, skipped }));
                 compare();
             }
+            Ok(_) => {}
             Err(e) => ctx.fail(format!("'{name}' was not read: {e}")),
-        }
+        });
     };
     let read = move |f: web_sys::File| {
         if f.size() > MAX_FILE as f64 {
@@ -143,21 +125,27 @@ pub fn CalibratePanel() -> impl IntoView {
             Err(e) => return ctx.fail(e),
         };
         let opts = Options { budget: budget.get_untracked().clamp(1, 2000), loo_budget: if loo.get_untracked() { 15 } else { 0 }, family: family.get_untracked(), ..Options::default() };
-        match Calibrator::new(&l.set, &l.digest, &chip, &profile, &opts) {
-            Ok(c) => {
-                progress.set(c.progress());
-                cal.set_value(Some(c));
-                result.set(None);
-                let mine = token.get_untracked() + 1;
-                token.set(mine);
-                set_timeout(move || slice(ctx, cal, progress, result, token, mine), Duration::from_millis(0));
+        result.set(None);
+        let mine = token.get_untracked() + 1;
+        token.set(mine);
+        fitting.set(Some(opts.budget));
+        let question = Question::Fit { set: Box::new(l.set), digest: l.digest, chip, profile, options: opts };
+        ask(question, move |r| {
+            // Stopped (or another fit started) meanwhile: this answer is dropped.
+            if token.get_untracked() != mine {
+                return;
             }
-            Err(e) => ctx.fail(format!("The fit was not started: {e}")),
-        }
+            fitting.set(None);
+            match r {
+                Ok(Answer::Fit { calibration }) => result.set(Some(calibration)),
+                Ok(_) => {}
+                Err(e) => ctx.fail(format!("The fit stopped: {e}")),
+            }
+        });
     };
     let stop = move |_| {
         token.update(|t| *t += 1);
-        cal.set_value(None);
+        fitting.set(None);
     };
     let adopt = move |_| {
         if let Some(r) = result.get_untracked() {
@@ -174,7 +162,7 @@ pub fn CalibratePanel() -> impl IntoView {
             }
         }
     };
-    let running = move || token.get() > 0 && progress.get().0 < progress.get().1 && result.get().is_none() && cal.with_value(|c| c.is_some());
+    let running = move || fitting.with(|f| f.is_some());
     view! {
         <details class="panel calibrate" data-testid="calibrate-panel">
             <summary><h2>"Calibrate the chip to measurements"</h2></summary>
@@ -196,7 +184,7 @@ pub fn CalibratePanel() -> impl IntoView {
                 "Leave-one-source-out error (refits once per source; slower)"
             </label>
             <button data-testid="calibrate-fit" on:click=fit disabled=move || loaded.with(|l| l.is_none())>"Fit the profile"</button>
-            <Show when=running><button on:click=stop>"Stop"</button>{move || format!(" {} of {} evaluations", progress.get().0, progress.get().1)}</Show>
+            <Show when=running><button on:click=stop>"Stop"</button>{move || format!(" fitting: {} evaluations in the engine worker", fitting.get().unwrap_or(0))}</Show>
             <p data-testid="calibrate-summary">{move || {
                 let b = before.get();
                 match (b, result.get()) {

@@ -5,18 +5,36 @@ use crate::charts::{BreakdownChart, BreakdownData, BreakdownRow, Ceiling, HeatCe
 use crate::state::Ctx;
 use crate::charts::numbers::{exact, fmt_metric};
 use leptos::prelude::*;
-use tunelab_scenario::explore::{heatmap, point_detail, HeatMap, PointDetail};
+use tunelab_scenario::explore::{detail_of, heatmap_in, HeatMap, PointDetail};
 use tunelab_search::Config;
+
+/// The landscape stage of a Kernel Tuner cache the page loaded (its bytes are on the page): its
+/// cells are lookups, answered here with the landscape stage alone.
+fn landscape_stage(s: &tunelab_scenario::Scenario) -> Result<tunelab_scenario::StageSetup, String> {
+    let land = crate::components::landscape::loaded_for(s).ok_or("load the cache first (Landscape panel)")?;
+    tunelab_scenario::stages::setup_with_landscape(s, land)
+}
 
 /// The explore view.
 #[component]
 pub fn ExplorePanel() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let land = expect_context::<crate::components::landscape::LandState>();
-    let setup = Memo::new(move |_| {
+    // The stage's parameters and baseline: the engine worker builds the stage (a deployment
+    // stage costs the page's thread 80+ ms); a landscape the page loaded is read here.
+    let setup = RwSignal::new(Err::<(Vec<String>, Config), String>("the stage is being built".into()));
+    let asked = StoredValue::new(0u64);
+    Effect::new(move |_| {
         // A cache landscape builds once the page has loaded it (it is remembered then).
         land.rev.track();
-        ctx.scenario.with(|s| tunelab_scenario::setup(s).map(|st| (st.space.names().to_vec(), st.baseline.clone())))
+        let s = ctx.scenario.get();
+        asked.update_value(|a| *a += 1);
+        let mine = asked.get_value();
+        crate::worker::ask::shape(s, move |r| {
+            if asked.get_value() == mine {
+                setup.set(r.map(|sh| (sh.params.into_iter().map(|p| p.name).collect(), sh.baseline)));
+            }
+        });
     });
     let names = move || setup.with(|r| r.as_ref().map(|(n, _)| n.clone()).unwrap_or_default());
     let x = RwSignal::new(String::new());
@@ -45,7 +63,7 @@ pub fn ExplorePanel() -> impl IntoView {
         };
         let (s, xs, ys) = (ctx.scenario.get_untracked(), x.get_untracked(), y.get_untracked());
         if on_page() {
-            got(heatmap(&s, &xs, &ys, None));
+            got(landscape_stage(&s).and_then(|mut st| heatmap_in(&s, &mut st, &xs, &ys, None)));
         } else {
             crate::worker::ask::heatmap(s, xs, ys, got);
         }
@@ -62,7 +80,7 @@ pub fn ExplorePanel() -> impl IntoView {
             Err(e) => ctx.fail(e),
         };
         if on_page() {
-            got(ctx.scenario.with_untracked(|s| point_detail(s, &cfg)));
+            got(ctx.scenario.with_untracked(|s| landscape_stage(s).and_then(|mut st| detail_of(s, &mut st, &cfg, None))));
         } else {
             crate::worker::ask::detail(ctx.scenario.get_untracked(), cfg, got);
         }

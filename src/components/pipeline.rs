@@ -7,7 +7,8 @@
 use crate::charts::BreakdownChart;
 use crate::state::Ctx;
 use leptos::prelude::*;
-use tunelab_scenario::stages::diffusion::timeline::{describe, timeline};
+use crate::worker::ask::{ask, Answer, Question};
+use tunelab_scenario::stages::diffusion::timeline::describe;
 use tunelab_scenario::Stage;
 
 /// Shown for a diffusion scenario: the timeline chart and the best call's segments as text.
@@ -16,23 +17,22 @@ pub fn PipelinePanel() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let shown = move || ctx.scenario.with(|s| s.stage == Stage::Diffusion);
     // (label, timeline) per row: the baseline, then each lane's best.
-    let rows = Memo::new(move |_| {
+    // Priced by the engine worker (`Question::Timeline`), asked again when a best changes.
+    let rows = RwSignal::new(Vec::new());
+    let asked = Memo::new(move |_| {
         let s = ctx.scenario.get();
-        if s.stage != Stage::Diffusion {
-            return Vec::new();
-        }
-        let mut out = Vec::new();
-        if let Ok(t) = timeline(&s, None) {
-            out.push(("baseline".to_string(), t));
-        }
-        ctx.view.with(|v| {
-            for l in v.iter().flat_map(|v| v.lanes.iter()) {
-                if let Some(t) = l.best_cfg.as_ref().and_then(|c| timeline(&s, Some(c)).ok()) {
-                    out.push((format!("{} best", l.strategy), t));
-                }
+        let bests: Vec<(String, Option<tunelab_search::Config>)> = ctx.view.with(|v| v.iter().flat_map(|v| v.lanes.iter()).filter_map(|l| l.best_cfg.clone().map(|c| (format!("{} best", l.strategy), Some(c)))).collect());
+        (s.stage == Stage::Diffusion).then_some((s, bests))
+    });
+    Effect::new(move |_| {
+        let Some((s, bests)) = asked.get() else { return rows.set(Vec::new()) };
+        let labels: Vec<String> = std::iter::once("baseline".to_string()).chain(bests.iter().map(|b| b.0.clone())).collect();
+        let configs = std::iter::once(None).chain(bests.into_iter().map(|b| b.1)).collect();
+        ask(Question::Timeline { scenario: Box::new(s), configs }, move |r| {
+            if let Ok(Answer::Timeline { timelines }) = r {
+                rows.set(labels.into_iter().zip(timelines).filter_map(|(l, t)| t.ok().map(|t| (l, t))).collect());
             }
         });
-        out
     });
     let data = Signal::derive(move || crate::charts::pipeline::timeline_data(&rows.get()));
     // The baseline's call and the fastest lane's best, as text (the founding story reads here:

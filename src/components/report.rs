@@ -13,7 +13,8 @@ use crate::components::trials::TrialsPanel;
 use crate::components::whatif::WhatIfPanel;
 use crate::state::Ctx;
 use leptos::prelude::*;
-use tunelab_scenario::diagnosis::{diagnose, Diagnosis, Suggestion, Weights};
+use crate::worker::ask::{ask, Answer, Question};
+use tunelab_scenario::diagnosis::{Diagnosis, Suggestion};
 use crate::charts::numbers::{exact, fmt4, fmt_metric};
 use tunelab_scenario::metrics::{label, label_unit, meaning};
 use tunelab_scenario::report::{trials_csv, Report};
@@ -24,7 +25,10 @@ pub fn ReportPanel() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     let report = Memo::new(move |_| {
         ctx.view.track();
-        ctx.with_session(|s| s.run().report())
+        let t0 = crate::browser::now_ms();
+        let r = ctx.with_session(|s| s.run().report());
+        crate::browser::record_timing("report", crate::browser::now_ms() - t0);
+        r
     });
     let diagnosis = RwSignal::new(None::<Diagnosis>);
     let signals = RwSignal::new(Vec::<(String, String)>::new());
@@ -36,10 +40,12 @@ pub fn ReportPanel() -> impl IntoView {
         if s.stage == tunelab_scenario::Stage::Landscape {
             diagnosis.set(None);
         } else {
-            match diagnose(&s, best.as_ref(), Weights::default()) {
-                Ok(d) => diagnosis.set(Some(d)),
+            // Re-simulates the step and each suggestion: the engine worker answers.
+            ask(Question::Diagnose { scenario: Box::new(s), config: best }, move |r| match r {
+                Ok(Answer::Diagnose { diagnosis: d }) => diagnosis.set(Some(d)),
+                Ok(_) => {}
                 Err(e) => ctx.fail(format!("Diagnosis: {e}")),
-            }
+            });
         }
         // The search itself: infeasible share and reasons, stalls (per strategy).
         let sig = ctx
@@ -248,17 +254,14 @@ fn GuardsPanel() -> impl IntoView {
     let check = move |_| {
         let s = ctx.scenario.get_untracked();
         let cfg = ctx.with_session(|x| x.run().overall_best().map(|(_, t)| t.config.clone())).flatten();
-        let r = tunelab_scenario::stages::setup(&s).and_then(|st| {
-            let names = st.space.names().to_vec();
-            let cfg = cfg.unwrap_or_else(|| st.baseline.clone());
-            let pats: Vec<String> = protect.get_untracked().split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
-            let c = chip.get_untracked();
-            tunelab_scenario::guards::check_all(&s, &names, &cfg, (!c.is_empty()).then_some(c.as_str()), &pats)
-        });
-        match r {
-            Ok(r) => result.set(Some(r)),
+        let pats: Vec<String> = protect.get_untracked().split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
+        let c = chip.get_untracked();
+        // Prices the configuration on another chip and with protected layers: the engine worker.
+        ask(Question::Guards { scenario: Box::new(s), config: cfg, chip: (!c.is_empty()).then_some(c), protect: pats }, move |r| match r {
+            Ok(Answer::Guards { report }) => result.set(Some(report)),
+            Ok(_) => {}
             Err(e) => ctx.fail(format!("Guards: {e}")),
-        }
+        });
     };
     view! {
         <h2>"Guards"</h2>

@@ -244,9 +244,18 @@ fn GoalPanel() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     // The stage's metrics (recomputed when the stage, model or chip changes, not on every edit).
     let key = Memo::new(move |_| ctx.scenario.with(|s| (s.stage, serde_json::to_string(&s.model).unwrap_or_default(), serde_json::to_string(&s.device).unwrap_or_default())));
-    let metrics = Memo::new(move |_| {
+    // The engine worker builds the stage (`Question::Shape`; 80+ ms for a deployment stage).
+    let metrics = RwSignal::new(Vec::<String>::new());
+    let asked = StoredValue::new(0u64);
+    Effect::new(move |_| {
         key.track();
-        ctx.scenario.with_untracked(|s| tunelab_scenario::stages::stage_setup(s).map(|st| st.metrics.iter().map(|m| m.name.clone()).collect::<Vec<_>>()).unwrap_or_default())
+        asked.update_value(|a| *a += 1);
+        let mine = asked.get_value();
+        crate::worker::ask::shape(ctx.scenario.get_untracked(), move |r| {
+            if asked.get_value() == mine {
+                metrics.set(r.map(|sh| sh.metrics.into_iter().map(|m| m.name).collect()).unwrap_or_default());
+            }
+        });
     });
     let goal = move || ctx.scenario.with(|s| tunelab_scenario::context::goal(s));
     let set_goal = move |ev| {

@@ -10,7 +10,7 @@
 
 use crate::state::Ctx;
 use leptos::prelude::*;
-use tunelab_scenario::explore::{parse_config, point_detail, PointDetail};
+use tunelab_scenario::explore::{parse_config, PointDetail};
 use crate::worker::compare::Comparison;
 use crate::charts::numbers::{exact, fmt4, fmt_metric};
 use tunelab_scenario::metrics::{label, label_unit, meaning};
@@ -88,31 +88,53 @@ pub fn TrialsPanel() -> impl IntoView {
     };
     let typed = RwSignal::new(String::new());
     let pin_typed = move |_| {
-        let r = ctx.scenario.with_untracked(|s| tunelab_scenario::stages::setup(s).and_then(|st| parse_config(&st.space, &st.baseline, &typed.get_untracked())));
-        match r {
-            Ok(c) => pin(ctx, c),
-            Err(e) => ctx.fail(format!("Pin: {e}")),
-        }
+        pin_text(ctx, typed.get_untracked());
     };
-    let pinned = Memo::new(move |_| {
+    // Each pin is priced by the engine worker (`explore::point_detail`); the table shows once
+    // every pin's answer is in (a later change of pins drops the answers still coming).
+    let pinned = RwSignal::new(Vec::<(String, Result<PointDetail, String>)>::new());
+    let asked = StoredValue::new(0u64);
+    Effect::new(move |_| {
         let pins = ctx.pins.get();
-        ctx.scenario.with_untracked(|s| {
-            let names = tunelab_scenario::stages::setup(s).map(|st| st.space.names().to_vec()).unwrap_or_default();
-            pins.iter().map(|c| (c.describe(&names), point_detail(s, c))).collect::<Vec<_>>()
-        })
+        asked.update_value(|a| *a += 1);
+        let mine = asked.get_value();
+        if pins.is_empty() {
+            return pinned.set(Vec::new());
+        }
+        let s = ctx.scenario.get_untracked();
+        crate::worker::ask::shape(s.clone(), move |shape| {
+            let names: Vec<String> = shape.map(|sh| sh.params.into_iter().map(|p| p.name).collect()).unwrap_or_default();
+            let n = pins.len();
+            let got = std::rc::Rc::new(std::cell::RefCell::new(vec![None; n]));
+            for (k, c) in pins.into_iter().enumerate() {
+                let (got, desc) = (got.clone(), c.describe(&names));
+                crate::worker::ask::detail(s.clone(), c, move |d| {
+                    got.borrow_mut()[k] = Some((desc, d));
+                    let all = got.borrow().iter().all(Option::is_some);
+                    if all && asked.get_value() == mine {
+                        pinned.set(got.borrow_mut().iter_mut().filter_map(Option::take).collect());
+                    }
+                });
+            }
+        });
     });
     // Compare chips: every bundled chip tuned on its own (in workers), beside the current best.
     let chips = RwSignal::new(None::<Comparison>);
     let chip_budget = RwSignal::new(tunelab_scenario::chips::COMPARE_BUDGET);
     let compare_chips = move |_| {
         let s = ctx.scenario.get_untracked();
-        if let Err(e) = tunelab_scenario::chips::comparable(&s) {
-            return ctx.fail(format!("Compare chips: {e}"));
+        // Comparable when its stage builds (`chips::comparable`): the engine worker says.
+        if s.stage == tunelab_scenario::Stage::Landscape {
+            return ctx.fail("Compare chips: a landscape's values do not depend on the chip: nothing to compare");
         }
-        let names = tunelab_scenario::stages::setup(&s).map(|st| st.space.names().to_vec()).unwrap_or_default();
-        let port = ctx.with_session(|x| x.run().overall_best().map(|(_, t)| t.config.clone())).flatten();
-        let text = port.as_ref().map(|c| c.describe(&names));
-        crate::worker::compare::start(s, chip_budget.get_untracked(), port, text, chips);
+        crate::worker::ask::shape(s.clone(), move |r| {
+            if let Err(e) = r {
+                return ctx.fail(format!("Compare chips: {e}"));
+            }
+            let port = ctx.with_session(|x| x.run().overall_best().map(|(_, t)| t.config.clone())).flatten();
+            let text = ctx.with_session(|x| port.as_ref().map(|c| c.describe(x.run().space().names()))).flatten();
+            crate::worker::compare::start(s, chip_budget.get_untracked(), port, text, chips);
+        });
     };
     view! {
         <h2>"Trials"</h2>
@@ -278,9 +300,20 @@ pub fn pin_from_click(ctx: Ctx, ev: &leptos::ev::MouseEvent) {
     if config.ends_with('…') {
         return ctx.fail("This point's configuration is too long for its tooltip; pin it from the trial table (Diagnosis & report).");
     }
-    let r = ctx.scenario.with_untracked(|s| tunelab_scenario::stages::setup(s).and_then(|st| parse_config(&st.space, &st.baseline, config)));
-    match r {
-        Ok(c) => pin(ctx, c),
-        Err(e) => ctx.fail(format!("Pin: {e}")),
-    }
+    pin_text(ctx, config.to_string());
+}
+
+/// Pins a configuration typed or read as text ("name=value, ..."): parsed against the stage's
+/// parameters and baseline, which the engine worker reports (`Question::Shape`).
+fn pin_text(ctx: Ctx, text: String) {
+    crate::worker::ask::shape(ctx.scenario.get_untracked(), move |r| {
+        let parsed = r.and_then(|sh| {
+            let space = tunelab_search::Space::new(sh.params, &[])?;
+            parse_config(&space, &sh.baseline, &text)
+        });
+        match parsed {
+            Ok(c) => pin(ctx, c),
+            Err(e) => ctx.fail(format!("Pin: {e}")),
+        }
+    });
 }

@@ -85,10 +85,23 @@ pub fn TunePanel() -> impl IntoView {
         match (stopped, best) {
             // In a task of its own, after the run's last redraw; from the session's own stage
             // and the best trial's recorded outcome (the step is not simulated again here).
+            #[cfg(feature = "page-engine")]
             (true, Some(cfg)) => set_timeout(
                 move || best_detail.set(ctx.with_session_mut(|s| s.detail(&cfg)).and_then(Result::ok)),
                 std::time::Duration::from_millis(0),
             ),
+            // The release page's mirror has no stage to break a step down with: the engine
+            // worker answers (`explore::point_detail`, the same objective, so the same numbers).
+            #[cfg(not(feature = "page-engine"))]
+            (true, Some(cfg)) => {
+                let want = cfg.clone();
+                crate::worker::ask::detail(ctx.scenario.get_untracked(), cfg, move |d| {
+                    // Only if the best is still the one asked about.
+                    if ctx.view.with_untracked(|v| v.as_ref().and_then(|v| v.best_config.as_ref()) == Some(&want)) {
+                        best_detail.set(d.ok());
+                    }
+                })
+            }
             _ => best_detail.set(None),
         }
     });

@@ -4,7 +4,8 @@
 
 use crate::state::Ctx;
 use leptos::prelude::*;
-use tunelab_scenario::impact::{analyse, Change, ImpactReport, ImpactWeights};
+use crate::worker::ask::{ask, Answer, Question};
+use tunelab_scenario::impact::{Change, ImpactReport, ImpactWeights};
 use crate::charts::numbers::fmt4;
 
 /// The what-if panel.
@@ -31,10 +32,13 @@ pub fn WhatIfPanel() -> impl IntoView {
         if change == Change::default() {
             return ctx.fail("What if: pick at least one change.");
         }
-        match ctx.scenario.with_untracked(|s| analyse(s, &change, weights.get_untracked())) {
-            Ok(r) => result.set(Some(r)),
+        // Every stage simulated before and after: the engine worker answers.
+        let question = Question::Impact { scenario: Box::new(ctx.scenario.get_untracked()), change, weights: weights.get_untracked() };
+        ask(question, move |r| match r {
+            Ok(Answer::Impact { report }) => result.set(Some(report)),
+            Ok(_) => {}
             Err(e) => ctx.fail(format!("What if: {e}")),
-        }
+        });
     };
     let select = move |sig: RwSignal<String>, id: &'static str, choices: &'static [&'static str]| {
         view! {

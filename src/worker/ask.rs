@@ -5,6 +5,7 @@
 //! so the numbers are the same; where workers are unavailable the page computes them itself.
 
 use super::protocol::{FromWorker, ToWorker};
+pub use tunelab_engine::questions::{Answer, Question};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use tunelab_scenario::explore::{HeatMap, PointDetail};
@@ -33,8 +34,13 @@ thread_local! {
 
 /// The heat map of `s`'s primary metric over `x` and `y`; `done` gets it when it is ready.
 pub fn heatmap(s: Scenario, x: String, y: String, done: impl FnOnce(Result<HeatMap, String>) + 'static) {
-    let (s2, x2, y2) = (s.clone(), x.clone(), y.clone());
-    let page = move || tunelab_scenario::explore::heatmap(&s2, &x2, &y2, None);
+    #[cfg(feature = "page-engine")]
+    let page = {
+        let (s2, x2, y2) = (s.clone(), x.clone(), y.clone());
+        move || tunelab_scenario::explore::heatmap(&s2, &x2, &y2, None)
+    };
+    #[cfg(not(feature = "page-engine"))]
+    let page = no_page_engine;
     let sent = send(
         |run| ToWorker::Heatmap { run, scenario: Box::new(s), x, y },
         Box::new(move |m| match m {
@@ -50,8 +56,13 @@ pub fn heatmap(s: Scenario, x: String, y: String, done: impl FnOnce(Result<HeatM
 
 /// A configuration's detail (breakdown by engine, roofline place) in `s`'s stage.
 pub fn detail(s: Scenario, config: Config, done: impl FnOnce(Result<PointDetail, String>) + 'static) {
-    let (s2, c2) = (s.clone(), config.clone());
-    let page = move || tunelab_scenario::explore::point_detail(&s2, &c2);
+    #[cfg(feature = "page-engine")]
+    let page = {
+        let (s2, c2) = (s.clone(), config.clone());
+        move || tunelab_scenario::explore::point_detail(&s2, &c2)
+    };
+    #[cfg(not(feature = "page-engine"))]
+    let page = no_page_engine;
     let sent = send(
         |run| ToWorker::Detail { run, scenario: Box::new(s), config },
         Box::new(move |m| match m {
@@ -65,9 +76,67 @@ pub fn detail(s: Scenario, config: Config, done: impl FnOnce(Result<PointDetail,
     }
 }
 
+/// Without the page engine (the release page) the page answers nothing itself: says why.
+#[cfg(not(feature = "page-engine"))]
+fn no_page_engine<T>() -> Result<T, String> {
+    let why = A.with(|a| a.borrow().unavailable.clone()).unwrap_or_default();
+    Err(format!("this page computes in an engine worker and none could be used ({why})"))
+}
+
+/// A view's question (`tunelab_engine::questions`); `done` gets the answer when it is ready.
+/// The engine worker answers; where the page may compute (feature `page-engine`) and no
+/// worker can be used, the page answers with the very same function.
+pub fn ask(question: Question, done: impl FnOnce(Result<Answer, String>) + 'static) {
+    #[cfg(feature = "page-engine")]
+    let page = {
+        let q = question.clone();
+        move || tunelab_engine::questions::answer(q)
+    };
+    #[cfg(not(feature = "page-engine"))]
+    let page = no_page_engine;
+    let sent = send(
+        |run| ToWorker::Ask { run, question: Box::new(question) },
+        Box::new(move |m| match m {
+            FromWorker::Answer { answer, .. } => done(answer.map(|a| *a)),
+            FromWorker::Error { message, .. } => done(Err(message)),
+            _ => {}
+        }),
+    );
+    if let Err(done) = sent {
+        done(FromWorker::Answer { run: 0, answer: page().map(Box::new) });
+    }
+}
+
+/// The stage's shape (`Question::Shape`): its parameters, metrics and baseline. A landscape the
+/// page loaded (a Kernel Tuner cache's bytes are on the page) is read here, a lookup.
+pub fn shape(s: Scenario, done: impl FnOnce(Result<tunelab_scenario::run::RunShape, String>) + 'static) {
+    if let Some(l) = crate::components::landscape::loaded_for(&s) {
+        return done(tunelab_scenario::stages::setup_with_landscape(&s, l).map(|st| tunelab_scenario::run::RunShape {
+            params: st.space.params().to_vec(),
+            metrics: st.metrics,
+            baseline: st.baseline,
+            notes: st.notes,
+            focus: st.focus,
+            focus_budget: st.focus_budget,
+        }));
+    }
+    ask(Question::Shape { scenario: Box::new(s) }, move |r| {
+        done(r.and_then(|a| match a {
+            Answer::Shape { shape } => Ok(shape),
+            other => Err(format!("unexpected answer {other:?}")),
+        }))
+    });
+}
+
 /// Sends a question to the worker (started on first use); gives `reply` back when no worker can
 /// be used, so the caller answers on the page.
 fn send(make: impl FnOnce(u64) -> ToWorker, reply: Reply) -> Result<(), Reply> {
+    // Workers turned off (`localStorage["tunelab.workers"] = 0`, the component tests): the page
+    // answers, where it may.
+    #[cfg(feature = "page-engine")]
+    if super::driver::workers_for(1) == 0 {
+        return Err(reply);
+    }
     if A.with(|a| a.borrow().worker.is_none() && a.borrow().unavailable.is_none()) {
         if let Err(e) = spawn() {
             A.with(|a| a.borrow_mut().unavailable = Some(e));
@@ -130,12 +199,14 @@ fn on_message(text: &str) {
             }
             return;
         }
-        FromWorker::Heatmap { run, .. } | FromWorker::Detail { run, .. } | FromWorker::Error { run, .. } => *run,
+        FromWorker::Heatmap { run, .. } | FromWorker::Detail { run, .. } | FromWorker::Answer { run, .. } | FromWorker::Error { run, .. } => *run,
         _ => return,
     };
     // Taken out before it runs: a reply may ask again.
     if let Some(reply) = A.with(|a| a.borrow_mut().waiting.remove(&run)) {
+        let t0 = crate::browser::now_ms();
         reply(msg);
+        crate::browser::record_timing("answer", crate::browser::now_ms() - t0);
     }
 }
 

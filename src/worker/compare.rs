@@ -7,6 +7,7 @@ use super::protocol::{FromWorker, ToWorker};
 use crate::browser;
 use leptos::prelude::*;
 use std::cell::RefCell;
+#[cfg(feature = "page-engine")]
 use std::time::Duration;
 use tunelab_scenario::chips::ChipRow;
 use tunelab_scenario::Scenario;
@@ -100,6 +101,14 @@ pub fn start(scenario: Scenario, budget: usize, port: Option<Config>, port_text:
             Err(_) => break,
         }
     }
+    // The release page prices nothing itself (no feature `page-engine`): it says why instead.
+    #[cfg(not(feature = "page-engine"))]
+    if spawned.is_empty() {
+        cmp.engine = "none: no engine worker could be started, and this page compares chips only in workers".into();
+        out.set(Some(cmp));
+        return;
+    }
+    #[cfg(feature = "page-engine")]
     if spawned.is_empty() {
         cmp.engine = "page".into();
         out.set(Some(cmp));
@@ -208,6 +217,7 @@ fn finish_if_complete(out: RwSignal<Option<Comparison>>) {
 }
 
 /// Without workers: one chip per task on the page.
+#[cfg(feature = "page-engine")]
 fn on_page(id: u64, scenario: Scenario, budget: usize, port: Option<Config>, chips: Vec<String>, next: usize, out: RwSignal<Option<Comparison>>) {
     if next >= chips.len() || out_of(id).is_none() {
         return;

@@ -205,6 +205,12 @@ fn race_id() -> Option<u64> {
     D.with(|d| d.borrow().race.as_ref().map(|r| r.id))
 }
 
+/// Why workers cannot be used (None: they can, or none was tried yet).
+#[cfg(not(feature = "page-engine"))]
+pub(crate) fn why_no_workers() -> Option<String> {
+    D.with(|d| d.borrow().unavailable.clone())
+}
+
 fn in_workers(ctx: &Ctx) -> bool {
     race_id().is_some() && ctx.has_session()
 }
@@ -232,7 +238,9 @@ pub fn run(ctx: &Ctx) {
             set_timeout(
                 move || {
                     if ctx.status.get_untracked() == Status::Running {
+                        let t0 = browser::now_ms();
                         begin(&ctx, Then::Go);
+                        browser::record_timing("begin", browser::now_ms() - t0);
                     }
                 },
                 Duration::from_millis(0),
@@ -334,10 +342,9 @@ pub fn reset() {
 /// Starts the lanes in workers. The page's mirror is built when the first worker reports the
 /// baseline it priced (so the page never prices it), then `then` runs. With a warm start the
 /// mirror is built first (the transfer trials come from it). False when it cannot start.
+#[cfg(feature = "page-engine")]
 fn begin(ctx: &Ctx, then: Then) -> bool {
     reset();
-    let scenario = ctx.scenario.get_untracked();
-    let lanes = scenario.strategies().len();
     let mut warm = Vec::new();
     let mirrored = ctx.warm.get_untracked();
     if mirrored {
@@ -348,6 +355,44 @@ fn begin(ctx: &Ctx, then: Then) -> bool {
         // among them; a worker's run already holds it and skips it).
         warm = ctx.with_session(|s| s.run().lanes().first().map(|l| l.study.trials().iter().take_while(|t| t.warm).cloned().collect()).unwrap_or_default()).unwrap_or_default();
     }
+    start_race(ctx, then, warm, mirrored)
+}
+
+/// The release page prices nothing: with a warm start, the earlier trials of similar cases
+/// (the knowledge base, kept on the page) are chosen for the stage's parameters and metrics
+/// (`Question::Shape`), and the workers re-price them (`Run::warm_start`); the mirror adopts
+/// the trials the first worker reports.
+#[cfg(not(feature = "page-engine"))]
+fn begin(ctx: &Ctx, then: Then) -> bool {
+    reset();
+    if !ctx.warm.get_untracked() {
+        return start_race(ctx, then, Vec::new(), false);
+    }
+    let (ctx, s) = (*ctx, ctx.scenario.get_untracked());
+    let fp = tunelab_scenario::cases::fingerprint_of(&s);
+    super::ask::shape(s, move |shape| {
+        let earlier = match (shape, fp) {
+            (Ok(sh), Ok(fp)) => match tunelab_search::Space::new(sh.params, &[]) {
+                Ok(space) => crate::kb_store::load(ctx).warm_trials(&fp, &space, &sh.metrics, crate::state::WARM_LIMIT),
+                Err(e) => return ctx.warm_note.set(format!("Warm start skipped: {e}")),
+            },
+            (Err(e), _) | (_, Err(e)) => {
+                ctx.warm_note.set(format!("Warm start skipped: {e}"));
+                Vec::new()
+            }
+        };
+        if ctx.status.get_untracked() == Status::Running || matches!(then, Then::Step) {
+            start_race(&ctx, then, earlier, false);
+        }
+    });
+    true
+}
+
+/// Starts the workers of a race; `warm`: transfer trials every lane starts from; `mirrored`:
+/// the page's mirror is already built.
+fn start_race(ctx: &Ctx, then: Then, warm: Vec<tunelab_search::Trial>, mirrored: bool) -> bool {
+    let scenario = ctx.scenario.get_untracked();
+    let lanes = scenario.strategies().len();
     let n = workers_for(lanes).max(1);
     if !ensure(n) {
         return false;
@@ -427,7 +472,7 @@ fn on_message(k: usize, text: &str) {
                 let _ = w.post_message(&t);
             }
         }
-        FromWorker::Started { run, baseline } => {
+        FromWorker::Started { run, baseline, shape, transferred } => {
             let pending = D.with(|d| {
                 let mut d = d.borrow_mut();
                 match d.race.as_mut() {
@@ -440,7 +485,16 @@ fn on_message(k: usize, text: &str) {
             });
             if let Some(then) = pending {
                 let baseline: tunelab_search::Outcome = baseline.into();
-                if ctx.start_with(move |s| crate::session::Session::mirror(s, baseline)) {
+                if ctx.start_with(move |s| crate::session::Session::mirror(s, baseline, shape.map(|b| *b))) {
+                    // A warm start in the workers: the mirror's lanes start as theirs did.
+                    if ctx.warm.get_untracked() {
+                        let kept = ctx.with_session_mut(|s| s.adopt_transferred(transferred));
+                        match kept {
+                            Some(Ok(kept)) => ctx.warm_note.set(format!("Warm start: {kept} earlier trials from similar cases given to each strategy.")),
+                            Some(Err(e)) => ctx.warm_note.set(format!("Warm start skipped: {e}")),
+                            None => {}
+                        }
+                    }
                     act(&ctx, run, then);
                 } else {
                     reset();
@@ -448,7 +502,7 @@ fn on_message(k: usize, text: &str) {
             }
         }
         // Compare chips and the views' questions have workers of their own (`compare`, `ask`).
-        FromWorker::Tuned { .. } | FromWorker::Heatmap { .. } | FromWorker::Detail { .. } => {}
+        FromWorker::Tuned { .. } | FromWorker::Heatmap { .. } | FromWorker::Detail { .. } | FromWorker::Answer { .. } => {}
         FromWorker::Error { run, message } => {
             if race_id() == Some(run) {
                 D.with(|d| d.borrow_mut().race = None);
@@ -500,7 +554,9 @@ fn on_message(k: usize, text: &str) {
 
 fn finish(ctx: &Ctx) {
     ctx.publish();
+    let t0 = browser::now_ms();
     ctx.status.set(Status::Done);
+    browser::record_timing("done", browser::now_ms() - t0);
     D.with(|d| {
         if let Some(r) = d.borrow().race.as_ref() {
             let wall = browser::now_ms() - r.started;

@@ -45,9 +45,11 @@ mod tests {
             assert!(matches!(&r[..], [FromWorker::Started { run: 7, .. }]));
             started.get_or_insert(r[0].clone());
         }
-        // The page's mirror takes the baseline a worker priced (after a JSON round trip).
-        let FromWorker::Started { baseline, .. } = FromWorker::from_text(&started.unwrap().to_text()).unwrap() else { panic!() };
-        let mut page = Session::mirror(&s, baseline.into()).unwrap();
+        // The page's mirror takes the baseline a worker priced and the run's shape (after a JSON
+        // round trip): it builds no stage of its own (`Run::from_shape`).
+        let FromWorker::Started { baseline, shape, .. } = FromWorker::from_text(&started.unwrap().to_text()).unwrap() else { panic!() };
+        assert!(shape.is_some(), "a worker sends the run's shape");
+        let mut page = Session::mirror(&s, baseline.into(), shape.map(|b| *b)).unwrap();
         // A Step to every lane advances each by one evaluation.
         for w in workers.iter_mut() {
             for r in w.handle(ToWorker::Step { run: 7 }, 0.0) {

@@ -174,8 +174,10 @@ impl WorkerState {
                 match self.landscape_for(&scenario).and_then(|land| LaneJob::with_landscape(run, &lanes, &scenario, &warm, land)) {
                     Ok(j) => {
                         let baseline = super::protocol::Baseline::from(j.run.baseline());
+                        let shape = j.run.landscape().is_none().then(|| Box::new(j.run.shape()));
+                        let transferred = j.run.transferred().to_vec();
                         self.job = Some(j);
-                        vec![FromWorker::Started { run, baseline }]
+                        vec![FromWorker::Started { run, baseline, shape, transferred }]
                     }
                     Err(message) => {
                         self.job = None;
@@ -214,6 +216,7 @@ impl WorkerState {
             ToWorker::Detail { run, scenario, config } => {
                 vec![FromWorker::Detail { run, detail: tunelab_scenario::explore::point_detail(&scenario, &config).map(Box::new) }]
             }
+            ToWorker::Ask { run, question } => vec![FromWorker::Answer { run, answer: crate::questions::answer(*question).map(Box::new) }],
             ToWorker::Drop => {
                 self.job = None;
                 self.running = false;

@@ -8,12 +8,15 @@
 //!   serde types that test natively).
 //! - `lane`: what a worker does with them (pure Rust, natively tested: a lane stepped alone gives
 //!   the trials the CLI's round-robin run gives).
+//! - `questions`: the views' questions (diagnosis, guards, what-if, a stage's shape, Calibrate)
+//!   and the function that answers them.
 //! - `glue` (wasm only): the worker's message loop, started by the `tunelab-engine` binary.
 
 #[cfg(target_arch = "wasm32")]
 pub mod glue;
 pub mod lane;
 pub mod protocol;
+pub mod questions;
 
 /// A snapshot as a lane's history keeps it (the GA and annealing views draw histories): its
 /// scalar fields only. The latest snapshot travels whole; arrays and objects (a GP's candidates,

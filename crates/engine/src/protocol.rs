@@ -35,18 +35,33 @@ pub enum ToWorker {
     /// A configuration's breakdown and roofline place (`explore::point_detail`, the stage's own
     /// objective); answered once with `Detail`.
     Detail { run: u64, scenario: Box<Scenario>, config: tunelab_search::Config },
+    /// A view's question (`questions::answer`); answered once with `Answer`.
+    Ask { run: u64, question: Box<crate::questions::Question> },
 }
 
-/// Worker to page.
+/// Worker to page. Externally tagged (`{"update": {...}}`), unlike `ToWorker`: an internally
+/// tagged enum is read through serde's buffered `Content`, a second copy of every payload's
+/// reader in the page's module (trials, heat maps, details, reports: tens of KiB gzipped).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum FromWorker {
     /// The worker's module loaded and it takes messages (the page holds its messages until then:
     /// a worker's wasm loads asynchronously, and a message before that would be lost).
     Ready,
     /// The run is built; the baseline's outcome as the worker priced it (the page's mirror takes
     /// it rather than pricing it again on the page's thread).
-    Started { run: u64, baseline: Baseline },
+    /// `shape`: the run's stage as data (`Run::shape`), so the page's mirror builds no stage
+    /// (`Run::from_shape`); None for a landscape (the page draws its own landscape).
+    Started {
+        run: u64,
+        baseline: Baseline,
+        #[serde(default)]
+        shape: Option<Box<tunelab_scenario::run::RunShape>>,
+        /// The transfer trials `warm` gave every lane, as this run priced them
+        /// (`Run::transferred`): the mirror adopts them (`Run::adopt_transferred`).
+        #[serde(default)]
+        transferred: Vec<Trial>,
+    },
     /// One update per owned lane.
     Update { lanes: Vec<LaneUpdate> },
     Error { run: u64, message: String },
@@ -56,6 +71,8 @@ pub enum FromWorker {
     Heatmap { run: u64, map: Result<Box<tunelab_scenario::explore::HeatMap>, String> },
     /// The answer to `Detail`.
     Detail { run: u64, detail: Result<Box<tunelab_scenario::explore::PointDetail>, String> },
+    /// The answer to `Ask`.
+    Answer { run: u64, answer: Result<Box<crate::questions::Answer>, String> },
 }
 
 /// What a lane did since its last update.
@@ -95,7 +112,7 @@ impl ToWorker {
 impl FromWorker {
     pub fn to_text(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|e| {
-            format!("{{\"kind\":\"error\",\"run\":0,\"message\":\"update not serialisable: {}\"}}", e.to_string().replace('"', "'"))
+            format!("{{\"error\":{{\"run\":0,\"message\":\"update not serialisable: {}\"}}}}", e.to_string().replace('"', "'"))
         })
     }
     pub fn from_text(s: &str) -> Result<FromWorker, String> {
@@ -105,7 +122,7 @@ impl FromWorker {
 
 /// The baseline's outcome (`tunelab_search::Outcome`, which has no serde form).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "value", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Baseline {
     Ok(Vec<f64>),
     Infeasible(String),

@@ -37,6 +37,31 @@ impl Lane {
     }
 }
 
+/// What a mirror needs of a run's stage (`Run::shape`, `Run::from_shape`): the parameters, the
+/// metrics, the baseline configuration, the notes and the focused-search extent.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunShape {
+    pub params: Vec<tunelab_search::Param>,
+    pub metrics: Vec<Metric>,
+    pub baseline: Config,
+    pub notes: Vec<String>,
+    pub focus: Vec<usize>,
+    pub focus_budget: usize,
+}
+
+/// A mirrored lane's strategy: it steps elsewhere, so here it is never asked (and would propose
+/// nothing: an empty ask ends a study).
+struct Mirrored;
+
+impl Strategy for Mirrored {
+    fn name(&self) -> &'static str {
+        "mirrored"
+    }
+    fn ask(&mut self, _: &tunelab_search::History, _: &mut Rng) -> Vec<Config> {
+        Vec::new()
+    }
+}
+
 /// A finished generation (batch told to the strategy): the progress line's data.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Generation {
@@ -124,7 +149,48 @@ impl Run {
         Run::build(s, None, Some(land))
     }
 
+    /// A mirror of a run that steps elsewhere (the browser's Web Workers): the same stage, lanes
+    /// and studies, fed by `mirror_lane`, but no strategy objects (a mirror never asks one; its
+    /// lanes' snapshots come from the workers). `baseline`: the baseline's outcome priced
+    /// elsewhere (None: priced here); `land`: a landscape built elsewhere. Why: the page's module
+    /// then links no strategy (they run in the engine module), a smaller first load.
+    pub fn mirror(s: &Scenario, baseline: Option<Outcome>, land: Option<std::sync::Arc<crate::stages::landscape::Landscape>>) -> Result<Run, String> {
+        Run::build_with(s, baseline, land, true)
+    }
+
+    /// The mirror of a landscape-stage run on a landscape the page built (`Run::mirror` with a
+    /// landscape), built with the landscape stage alone: a page that only mirrors links no
+    /// other stage.
+    pub fn mirror_landscape(s: &Scenario, land: std::sync::Arc<crate::stages::landscape::Landscape>) -> Result<Run, String> {
+        s.validate()?;
+        let mut setup = stages::setup_with_landscape(s, land.clone())?;
+        let baseline = if !setup.space.contains(&setup.baseline) {
+            Outcome::Infeasible("the default configuration is outside the tuned space".into())
+        } else {
+            setup.objective.evaluate(&setup.baseline)
+        };
+        Run::assemble(s, setup, Vec::new(), baseline, Some(land), true)
+    }
+
+    /// Gives a mirror the transferred trials its workers priced (`warm_start` in a worker; the
+    /// worker reports them, `transferred()`), so the mirror's lanes start as the workers' did.
+    pub fn adopt_transferred(&mut self, repriced: Vec<Trial>) -> Result<usize, String> {
+        if self.evaluations() > 0 {
+            return Err("warm start must come before the first evaluation".into());
+        }
+        let mut kept = 0;
+        for lane in &mut self.lanes {
+            kept = lane.study.warm_start(&repriced);
+        }
+        self.transferred = repriced;
+        Ok(kept)
+    }
+
     fn build(s: &Scenario, known: Option<Outcome>, land: Option<std::sync::Arc<crate::stages::landscape::Landscape>>) -> Result<Run, String> {
+        Run::build_with(s, known, land, false)
+    }
+
+    fn build_with(s: &Scenario, known: Option<Outcome>, land: Option<std::sync::Arc<crate::stages::landscape::Landscape>>, mirror: bool) -> Result<Run, String> {
         s.validate()?;
         let land = match (s.stage, land) {
             (crate::Stage::Landscape, None) => Some(crate::stages::landscape::Landscape::build(s, None)?),
@@ -141,6 +207,35 @@ impl Run {
         } else {
             setup.objective.evaluate(&setup.baseline)
         };
+        Run::assemble(s, setup, blocks, baseline, land, mirror)
+    }
+
+    /// What a mirror of this run needs of its stage, as data (`Run::from_shape`).
+    pub fn shape(&self) -> RunShape {
+        let st = &self.setup;
+        RunShape { params: st.space.params().to_vec(), metrics: st.metrics.clone(), baseline: st.baseline.clone(), notes: st.notes.clone(), focus: st.focus.clone(), focus_budget: st.focus_budget }
+    }
+
+    /// A mirror built from a run's shape (`Run::shape`, sent by the worker that built the run)
+    /// and its baseline's outcome: no stage is built, nothing is priced, no strategy exists.
+    /// Why: building a deployment stage costs the page's thread 80+ ms, and the page only
+    /// records and draws what its workers send. Its space has the parameters without the
+    /// constraints (a mirror never samples; trials arrive checked). Not for landscapes (their
+    /// mirror draws the landscape itself: `Run::mirror`).
+    pub fn from_shape(s: &Scenario, shape: RunShape, baseline: Outcome) -> Result<Run, String> {
+        let setup = StageSetup {
+            space: Space::new(shape.params, &[])?,
+            objective: Box::new(stages::NoObjective),
+            metrics: shape.metrics,
+            baseline: shape.baseline,
+            focus: shape.focus,
+            focus_budget: shape.focus_budget,
+            notes: shape.notes,
+        };
+        Run::assemble(s, setup, Vec::new(), baseline, None, true)
+    }
+
+    fn assemble(s: &Scenario, setup: StageSetup, blocks: Vec<crate::stages::blocks::Block>, baseline: Outcome, land: Option<std::sync::Arc<crate::stages::landscape::Landscape>>, mirror: bool) -> Result<Run, String> {
         // Every lane starts from the defaults, as a free (warm) trial: the trace starts at the
         // "before" point and the best found is never worse than it.
         let start = match &baseline {
@@ -149,12 +244,14 @@ impl Run {
         };
         let mut lanes = Vec::new();
         for (i, spec) in s.strategies().into_iter().enumerate() {
-            let inner: Box<dyn Strategy> = if blocks.is_empty() {
+            let inner: Box<dyn Strategy> = if mirror {
+                Box::new(Mirrored)
+            } else if blocks.is_empty() {
                 tunelab_search::strategies::by_name(&spec.name, &spec.options)?
             } else {
                 Box::new(Blockwise::new(&spec.name, &spec.options, blocks.clone(), setup.baseline.clone(), s.early_stop)?)
             };
-            let strategy: Box<dyn Strategy> = if setup.focus.is_empty() || setup.focus_budget == 0 {
+            let strategy: Box<dyn Strategy> = if mirror || setup.focus.is_empty() || setup.focus_budget == 0 {
                 inner
             } else {
                 Box::new(Focused::new(inner, setup.focus.clone(), s.budget))

@@ -52,7 +52,12 @@ fn axis(p: &Param) -> Vec<Value> {
 /// The heat map of the scenario's stage over `x_param` x `y_param`, other parameters at `base`
 /// (None: the stage's baseline).
 pub fn heatmap(s: &Scenario, x_param: &str, y_param: &str, base: Option<&Config>) -> Result<HeatMap, String> {
-    let mut st = crate::stages::setup(s)?;
+    heatmap_in(s, &mut crate::stages::setup(s)?, x_param, y_param, base)
+}
+
+/// `heatmap` on a stage already built (the page draws a landscape it loaded with the landscape
+/// stage alone, `stages::setup_with_landscape`, and links no other stage).
+pub fn heatmap_in(s: &Scenario, st: &mut crate::stages::StageSetup, x_param: &str, y_param: &str, base: Option<&Config>) -> Result<HeatMap, String> {
     let find = |n: &str| st.space.index_of(n).ok_or_else(|| format!("explore: the {} stage has no parameter '{}' (it has {})", s.stage.name(), crate::spec::scenario::clip(n), st.space.names().join(", ")));
     let (xi, yi) = (find(x_param)?, find(y_param)?);
     if xi == yi {

@@ -229,7 +229,7 @@ impl Goals {
 
 /// What `std::mem::replace` leaves behind for the instant the real objective moves into the
 /// goals wrapper; it is never evaluated.
-struct NoObjective;
+pub(crate) struct NoObjective;
 impl Objective for NoObjective {
     fn metrics(&self) -> Vec<Metric> {
         Vec::new()

@@ -1,0 +1,122 @@
+//! The views' questions the engine answers (diagnosis, guards, what-if, a stage's shape, the
+//! Calibrate panel's comparison and fit), as plain serde data, and the one function that
+//! answers them.
+//!
+//! Why here: the page's module carries no engine (its first load stays small, and its thread
+//! computes nothing heavy); an engine worker answers with `answer`, the same library functions
+//! `tunelab diagnose`, `tunelab guards`, `tunelab impact` and `tunelab calibrate` call, so the
+//! numbers are the CLI's. Where the page may compute (Cargo feature `page-engine` of the app:
+//! the component tests), it calls `answer` itself: one code path either way.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+use tunelab_scenario::calibrate::{Calibration, Calibrator, Options};
+use tunelab_scenario::diagnosis::{Diagnosis, Weights};
+use tunelab_scenario::fidelity::{FidelityReport, MeasurementSet};
+use tunelab_scenario::guards::GuardsReport;
+use tunelab_scenario::impact::{Change, ImpactReport, ImpactWeights};
+use tunelab_scenario::run::RunShape;
+use tunelab_scenario::Scenario;
+use tunelab_search::Config;
+
+/// A question from a view.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Question {
+    /// The stage's parameters, metrics and baseline (`stages::setup`): Explore's axes, parsing a
+    /// typed configuration, the goal's choices.
+    Shape { scenario: Box<Scenario> },
+    /// `diagnosis::diagnose` of `config` (None: the baseline).
+    Diagnose { scenario: Box<Scenario>, config: Option<Config> },
+    /// `guards::check_all` on `config` (None: the baseline).
+    Guards { scenario: Box<Scenario>, config: Option<Config>, chip: Option<String>, protect: Vec<String> },
+    /// `impact::analyse`: one change at every stage.
+    Impact { scenario: Box<Scenario>, change: Change, weights: ImpactWeights },
+    /// `fidelity::load_any` of a dropped file (measurements JSON or an msprof op summary).
+    Measurements { text: String, name: String, chip: String },
+    /// `fidelity::evaluate`: the rows priced with `profile` (a chip's profile JSON); only the
+    /// chip's rows unless `family`.
+    Fidelity { set: Box<MeasurementSet>, chip: String, profile: Json, family: bool },
+    /// The diffusion pipeline's timeline (`stages::diffusion::timeline`) of each configuration
+    /// (None: the baseline).
+    Timeline { scenario: Box<Scenario>, configs: Vec<Option<Config>> },
+    /// `calibrate::Calibrator` run to the end.
+    Fit { set: Box<MeasurementSet>, digest: String, chip: String, profile: Json, options: Options },
+}
+
+/// The answer to a `Question` (same order of variants). Externally tagged, as `FromWorker`
+/// (see there: no buffered second reader of every report in the page's module).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Answer {
+    Shape { shape: RunShape },
+    Diagnose { diagnosis: Diagnosis },
+    Guards { report: GuardsReport },
+    Impact { report: ImpactReport },
+    /// The set, how many operators of an op summary are not modelled, and the text's digest.
+    Measurements { set: MeasurementSet, skipped: usize, digest: String },
+    Fidelity { report: FidelityReport },
+    Timeline { timelines: Vec<Result<tunelab_scenario::stages::diffusion::timeline::Timeline, String>> },
+    Fit { calibration: Calibration },
+}
+
+/// Answers a question (errors name what was wrong).
+pub fn answer(q: Question) -> Result<Answer, String> {
+    match q {
+        Question::Shape { scenario } => {
+            let st = tunelab_scenario::setup(&scenario)?;
+            Ok(Answer::Shape { shape: RunShape { params: st.space.params().to_vec(), metrics: st.metrics, baseline: st.baseline, notes: st.notes, focus: st.focus, focus_budget: st.focus_budget } })
+        }
+        Question::Diagnose { scenario, config } => tunelab_scenario::diagnosis::diagnose(&scenario, config.as_ref(), Weights::default()).map(|diagnosis| Answer::Diagnose { diagnosis }),
+        Question::Guards { scenario, config, chip, protect } => {
+            let st = tunelab_scenario::setup(&scenario)?;
+            let names = st.space.names().to_vec();
+            let cfg = config.unwrap_or_else(|| st.baseline.clone());
+            tunelab_scenario::guards::check_all(&scenario, &names, &cfg, chip.as_deref().filter(|c| !c.is_empty()), &protect).map(|report| Answer::Guards { report })
+        }
+        Question::Impact { scenario, change, weights } => tunelab_scenario::impact::analyse(&scenario, &change, weights).map(|report| Answer::Impact { report }),
+        Question::Measurements { text, name, chip } => {
+            let (set, skipped) = tunelab_scenario::fidelity::load_any(&text, &name, &chip)?;
+            Ok(Answer::Measurements { set, skipped: skipped.len(), digest: MeasurementSet::digest_of(&text) })
+        }
+        Question::Fidelity { set, chip, profile, family } => {
+            let only = (!family).then(|| vec![chip.clone()]);
+            let devices: BTreeMap<String, Json> = [(chip, profile)].into_iter().collect();
+            Ok(Answer::Fidelity { report: tunelab_scenario::fidelity::evaluate(&set, &devices, only.as_deref()) })
+        }
+        Question::Timeline { scenario, configs } => {
+            let timelines = configs.iter().map(|c| tunelab_scenario::stages::diffusion::timeline::timeline(&scenario, c.as_ref())).collect();
+            Ok(Answer::Timeline { timelines })
+        }
+        Question::Fit { set, digest, chip, profile, options } => {
+            let mut c = Calibrator::new(&set, &digest, &chip, &profile, &options)?;
+            while !c.step(64) {}
+            c.finish().map(|calibration: Calibration| Answer::Fit { calibration })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A question and its answer cross the JSON boundary unchanged (floats bit for bit).
+    #[test]
+    fn shape_and_diagnosis_round_trip_as_json() {
+        let s = tunelab_scenario::bundled_scenario("llama2-7b-910B2-deployment").unwrap();
+        for q in [Question::Shape { scenario: Box::new(s.clone()) }, Question::Diagnose { scenario: Box::new(s.clone()), config: None }] {
+            let text = serde_json::to_string(&q).unwrap();
+            let back: Question = serde_json::from_str(&text).unwrap();
+            assert_eq!(back, q);
+            let a = answer(back).unwrap();
+            let again: Answer = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
+            assert_eq!(again, a);
+        }
+        // The shape is the stage's: the run built natively has the same parameters and baseline.
+        let Answer::Shape { shape } = answer(Question::Shape { scenario: Box::new(s.clone()) }).unwrap() else { panic!() };
+        let run = tunelab_scenario::Run::new(&s).unwrap();
+        assert_eq!(shape.params, run.space().params());
+        assert_eq!(&shape.baseline, run.baseline_config());
+    }
+}
