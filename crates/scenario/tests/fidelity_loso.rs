@@ -41,6 +41,22 @@ fn fitted_parameters_are_named_by_layer_and_stay_in_bounds() {
 }
 
 #[test]
+fn framework_parameters_are_refitted_on_framework_rows_only() {
+    // A training framework's fitted constant is a framework-layer parameter; the refit goes layer
+    // by layer, so the kernel library's matmul hand-off is refitted on the operator rows alone
+    // and the DeepSpeed rows' error moves DeepSpeed's own step cost, not every framework's GEMM.
+    let mut set = MeasurementSet::from_json(SET).unwrap();
+    set.rows.extend(MeasurementSet::from_json(SET2).unwrap().rows);
+    let ps = fitted_params(&set);
+    assert!(ps.iter().any(|p| p.layer == "framework:deepspeed" && p.name == "step_ms"), "{ps:?}");
+    let l = leave_one_source_out(&set);
+    let kstep = l.params.iter().find(|p| p.layer == "kernel:aclnn" && p.name == "cube_kstep_sync_cycles").unwrap();
+    assert!((kstep.refit / kstep.value - 1.0).abs() < 0.5, "aclnn K-step refit {} vs shipped {}", kstep.refit, kstep.value);
+    let ds = l.params.iter().find(|p| p.layer == "framework:deepspeed").unwrap();
+    assert!(ds.min <= ds.refit && ds.refit <= ds.max);
+}
+
+#[test]
 fn a_held_out_source_is_predicted_by_a_refit_without_it() {
     // The operator rows only (fast): every compared value comes back held out, refits stay in
     // bounds, and a source whose rows alone pin a parameter is predicted differently when held out.
