@@ -538,7 +538,7 @@ fn axis_label(name: &str, unit: &str) -> String {
     if unit.is_empty() { name.to_string() } else { format!("{name} ({unit})") }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "page-engine"))] // they step runs on the page
 mod tests {
     use super::*;
     use std::cell::Cell;

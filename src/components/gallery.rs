@@ -84,7 +84,7 @@ pub fn Gallery() -> impl IntoView {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "page-engine"))] // they step runs on the page
 mod tests {
     use super::*;
 

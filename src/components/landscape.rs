@@ -515,7 +515,7 @@ impl PartialEq for LandRef {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "page-engine"))] // they step runs on the page
 mod tests {
     use super::*;
 

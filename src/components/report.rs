@@ -257,7 +257,8 @@ fn GuardsPanel() -> impl IntoView {
         let pats: Vec<String> = protect.get_untracked().split(',').map(|p| p.trim().to_string()).filter(|p| !p.is_empty()).collect();
         let c = chip.get_untracked();
         // Prices the configuration on another chip and with protected layers: the engine worker.
-        ask(Question::Guards { scenario: Box::new(s), config: cfg, chip: (!c.is_empty()).then_some(c), protect: pats }, move |r| match r {
+        let names = ctx.with_session(|x| x.run().space().names().to_vec()).unwrap_or_default();
+        ask(Question::Guards { scenario: Box::new(s), config: cfg, names, chip: (!c.is_empty()).then_some(c), protect: pats }, move |r| match r {
             Ok(Answer::Guards { report }) => result.set(Some(report)),
             Ok(_) => {}
             Err(e) => ctx.fail(format!("Guards: {e}")),

@@ -106,15 +106,21 @@ pub fn TrialsPanel() -> impl IntoView {
             let names: Vec<String> = shape.map(|sh| sh.params.into_iter().map(|p| p.name).collect()).unwrap_or_default();
             let n = pins.len();
             let got = std::rc::Rc::new(std::cell::RefCell::new(vec![None; n]));
+            // A landscape the page loaded (a cache's bytes are on the page) is read here.
+            let land = crate::components::landscape::loaded_for(&s);
             for (k, c) in pins.into_iter().enumerate() {
                 let (got, desc) = (got.clone(), c.describe(&names));
-                crate::worker::ask::detail(s.clone(), c, move |d| {
+                let done = move |d| {
                     got.borrow_mut()[k] = Some((desc, d));
                     let all = got.borrow().iter().all(Option::is_some);
                     if all && asked.get_value() == mine {
                         pinned.set(got.borrow_mut().iter_mut().filter_map(Option::take).collect());
                     }
-                });
+                };
+                match &land {
+                    Some(l) => done(tunelab_scenario::stages::setup_with_landscape(&s, l.clone()).and_then(|mut st| tunelab_scenario::explore::detail_of(&s, &mut st, &c, None))),
+                    None => crate::worker::ask::detail(s.clone(), c, done),
+                }
             }
         });
     });

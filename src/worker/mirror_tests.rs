@@ -2,7 +2,7 @@
 //! (`tunelab_engine::lane`), mirrored into the page's `Session` through the JSON protocol, gives
 //! the CLI's trials bit for bit.
 
-#[cfg(test)]
+#[cfg(all(test, feature = "page-engine"))] // they step runs on the page
 mod tests {
     use tunelab_engine::lane::WorkerState;
     use tunelab_engine::protocol::{FromWorker, ToWorker};

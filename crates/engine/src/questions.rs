@@ -30,7 +30,9 @@ pub enum Question {
     /// `diagnosis::diagnose` of `config` (None: the baseline).
     Diagnose { scenario: Box<Scenario>, config: Option<Config> },
     /// `guards::check_all` on `config` (None: the baseline).
-    Guards { scenario: Box<Scenario>, config: Option<Config>, chip: Option<String>, protect: Vec<String> },
+    /// `names`: the configuration's parameter names as the page knows them (a landscape's, whose
+    /// stage the worker cannot build without the cache's bytes).
+    Guards { scenario: Box<Scenario>, config: Option<Config>, names: Vec<String>, chip: Option<String>, protect: Vec<String> },
     /// `impact::analyse`: one change at every stage.
     Impact { scenario: Box<Scenario>, change: Change, weights: ImpactWeights },
     /// `fidelity::load_any` of a dropped file (measurements JSON or an msprof op summary).
@@ -69,7 +71,12 @@ pub fn answer(q: Question) -> Result<Answer, String> {
             Ok(Answer::Shape { shape: RunShape { params: st.space.params().to_vec(), metrics: st.metrics, baseline: st.baseline, notes: st.notes, focus: st.focus, focus_budget: st.focus_budget } })
         }
         Question::Diagnose { scenario, config } => tunelab_scenario::diagnosis::diagnose(&scenario, config.as_ref(), Weights::default()).map(|diagnosis| Answer::Diagnose { diagnosis }),
-        Question::Guards { scenario, config, chip, protect } => {
+        Question::Guards { scenario, config, names, chip, protect } => {
+            if scenario.stage == tunelab_scenario::Stage::Landscape {
+                // Nothing to re-price on measured values (the report says so).
+                let cfg = config.unwrap_or_else(|| Config(Vec::new()));
+                return tunelab_scenario::guards::check_all(&scenario, &names, &cfg, None, &protect).map(|report| Answer::Guards { report });
+            }
             let st = tunelab_scenario::setup(&scenario)?;
             let names = st.space.names().to_vec();
             let cfg = config.unwrap_or_else(|| st.baseline.clone());
