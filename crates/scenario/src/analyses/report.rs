@@ -11,7 +11,9 @@ use crate::spec::scenario::{DeviceRef, ModelRef, Stage};
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 use std::collections::BTreeMap;
-use crate::stages::diffusion::timeline::{describe, timeline, Timeline};
+#[cfg(feature = "report-timeline")]
+use crate::stages::diffusion::timeline::timeline;
+use crate::stages::diffusion::timeline::{describe, Timeline};
 use tunelab_search::{Direction, Outcome, Trial, TrialState, Value};
 
 /// A run's report.
@@ -79,6 +81,7 @@ pub struct PipelineReport {
 
 impl PipelineReport {
     /// The timelines of a diffusion run's baseline and best (None for another stage).
+    #[cfg(feature = "report-timeline")]
     fn of(run: &Run, best: Option<&tunelab_search::Config>) -> Option<PipelineReport> {
         if run.scenario().stage != Stage::Diffusion {
             return None;
@@ -86,6 +89,12 @@ impl PipelineReport {
         let s = run.scenario();
         let baseline = timeline(s, Some(run.baseline_config())).ok()?;
         Some(PipelineReport { baseline, best: best.and_then(|c| timeline(s, Some(c)).ok()) })
+    }
+
+    /// Built without the pricing (the release page's UI module): no timeline in the report.
+    #[cfg(not(feature = "report-timeline"))]
+    fn of(_run: &Run, _best: Option<&tunelab_search::Config>) -> Option<PipelineReport> {
+        None
     }
 
     fn to_text(&self) -> String {
