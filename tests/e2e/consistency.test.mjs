@@ -66,7 +66,8 @@ test('deployment: diagnosis equals the report, suggestions serve the goal, a pin
   const url = page.url();
   if (CLI && sugg.length) {
     const e = cliEval(url, sugg[0].config);
-    assert.equal(e.metrics.tokens_per_s, sugg[0].goal, 'the suggestion is what tunelab eval prices');
+    // The default deployment's goal is throughput per chip (its first objective), not the total.
+    assert.equal(e.metrics.tokens_per_s_per_chip, sugg[0].goal, 'the suggestion is what tunelab eval prices');
   }
   // Pin the first row of the trial table; its metrics equal tunelab eval's.
   await page.click('[data-testid=trial-table] tbody tr');
