@@ -501,8 +501,18 @@ def serving_reason(r):
 
 # Settings read from the example pretraining script each row names as its source (the shared
 # setup lists the parallel layout but not these flags). Megatron's defaults apply where a script
-# does not pass a flag: --overlap-grad-reduce off, gradient-accumulation fusion on.
+# does not pass a flag (--overlap-grad-reduce off), except gradient-accumulation fusion:
+# ModelLink / MindSpeed-LLM's example pretraining scripts pass --no-gradient-accumulation-fusion
+# (Megatron's fused wgrad-into-main_grad kernel, fused_weight_gradient_mlp_cuda, has no torch_npu
+# build in those releases). Read in aeeeeeep/ModelLink's examples/mcore/qwen2/pretrain_qwen2_7b_4k_ptd.sh,
+# pretrain_qwen2_72b_4K_ptd.sh, examples/llama3/pretrain_llama3_8b_ptd.sh, examples/qwen/pretrain_qwen_7b_ptd.sh
+# and the two MoE scripts below, so it is the default for every MindSpeed-LLM row (MINDSPEED_LLM_FLAGS).
+MINDSPEED_LLM_FLAGS = {"gradient_accumulation_fusion": False}
 SCRIPT_FLAGS = {
+    # examples/mcore/qwen2/pretrain_qwen2_7b_4k_ptd.sh and pretrain_qwen2_72b_4K_ptd.sh:
+    # --use-distributed-optimizer --overlap-grad-reduce, --no-gradient-accumulation-fusion.
+    "trn-qwen2-7b-4k-1x8": {"overlap_grad_reduce": True},
+    "trn-qwen2-72b-4k-4x8": {"overlap_grad_reduce": True},
     # examples/mcore/qwen2_moe/pretrain_qwen2_57b_a14b_4K_ptd.sh: --moe-token-dispatcher-type
     # allgather, --moe-grouped-gemm, --no-gradient-accumulation-fusion, no --overlap-grad-reduce,
     # --context-parallel-algo ulysses_cp_algo.
@@ -559,13 +569,15 @@ def convert_training(r):
     row["scenario"] = {"workload": {"micro_batch": st["micro_batch"], "seq_len": st["seq_len"], "global_batch": st["global_batch"]},
                        "training": {"chips": chips}, "space": space}
     flags = SCRIPT_FLAGS.get(r["id"])
+    if r.get("framework") == "MindSpeed-LLM" or "ModelLink" in r.get("source", "") or "MindSpeed-LLM" in r.get("source", ""):
+        row["scenario"]["training"].update(MINDSPEED_LLM_FLAGS)
     if flags:
         row["scenario"]["training"].update(flags)
     notes = []
     if st.get("script_NNODES") is not None:
         notes.append("chips from the launch script's NNODES (%d nodes x 8)" % nodes)
     if flags:
-        notes.append("MoE dispatcher, grouped matmul, gradient-accumulation fusion, gradient/parameter overlap and context-parallel algorithm as the example script passes them (Megatron defaults where it passes nothing)")
+        notes.append("Megatron flags (MoE dispatcher, grouped matmul, gradient-accumulation fusion, gradient/parameter overlap, context-parallel algorithm) as the example script passes them (Megatron defaults where it passes nothing)")
     if notes:
         row["conversion_note"] = "; ".join(notes)
     vals = []

@@ -88,7 +88,9 @@ fn training_rows_predicted_vs_measured() {
         let dp = r.chips / (r.tp * r.pp * r.cp);
         let plan = ParallelPlan { tp: r.tp, pp: r.pp, dp, ep: r.ep, cp: r.cp, vpp: r.vpp, sequence_parallel: r.sp, expert_tp: None, ..ParallelPlan::default() };
         let accum = r.gb / (r.mb * dp);
-        let train = TrainOptions { recompute: r.recompute, distributed_optimizer: r.dist_opt, grad_accum: accum, fp32_grads: true, ..TrainOptions::default() };
+        // MindSpeed-LLM's example scripts pass --no-gradient-accumulation-fusion (the converter's
+        // MINDSPEED_LLM_FLAGS, scripts/convert_measurements.py).
+        let train = TrainOptions { recompute: r.recompute, distributed_optimizer: r.dist_opt, grad_accum: accum, fp32_grads: true, grad_accum_fusion: false, ..TrainOptions::default() };
         let train = script_flags(r.id, train);
         let p = TrainPoint { plan, micro_batch: r.mb, train, precision: Precision::Bf16, moe_imbalance: training_constants().moe_imbalance.value };
         // Like the stage's baseline: the least recomputation that fits when the row states none.

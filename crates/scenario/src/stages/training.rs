@@ -382,8 +382,8 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let fw = k.framework(TrainFramework::parse(&o.framework).unwrap_or_default());
     let launch = if fw.graph_launch() { format!("one graph launch per micro-batch ({} us)", device.graph_launch_us) } else { format!("eager launches at the chip's {} us each", device.eager_host_us_per_launch) };
     notes.push(format!(
-        "training step under {}: {launch}, {} ms/step + {} ms/micro-batch, RMSNorm / rotary / SwiGLU as {} / {} / {} kernels, allocator fragmentation {} of activations+gradients + {:.1} GiB reserved, MoE imbalance {} (training.framework; constants with sources in assets/constants/training.json)",
-        o.framework, fw.step_ms.value, fw.micro_batch_overhead_ms.value, fw.rms_norm_kernels.value, fw.rotary_kernels.value, fw.swiglu_kernels.value,
+        "training step under {}: {launch}, {} ms/step + {} ms/micro-batch, RMSNorm / rotary / SwiGLU as {} / {} / {} kernels, cross-entropy as {} passes over the logits, allocator fragmentation {} of activations+gradients + {:.1} GiB reserved, MoE imbalance {} (training.framework; constants with sources in assets/constants/training.json)",
+        o.framework, fw.step_ms.value, fw.micro_batch_overhead_ms.value, fw.rms_norm_kernels.value, fw.rotary_kernels.value, fw.swiglu_kernels.value, fw.cross_entropy_passes.value,
         k.allocator_fragmentation.value, k.allocator_reserve_bytes.value / GIB, o.moe_imbalance.unwrap_or(k.moe_imbalance.value)
     ));
     if model.llm.as_ref().is_some_and(|t| t.moe.is_some()) {

@@ -70,26 +70,31 @@ pub struct FrameworkConstants {
     pub rms_norm_kernels: Constant,
     pub rotary_kernels: Constant,
     pub swiglu_kernels: Constant,
+    /// Passes over the logits per cross-entropy, forward and backward each, in units of the
+    /// graph's one fused 16-bit softmax pass (1: a fused loss kernel).
+    pub cross_entropy_passes: Constant,
 }
 
 impl FrameworkConstants {
     /// (name, constant) for every numeric entry.
-    pub fn all(&self) -> [(&'static str, &Constant); 5] {
+    pub fn all(&self) -> [(&'static str, &Constant); 6] {
         [
             ("step_ms", &self.step_ms),
             ("micro_batch_overhead_ms", &self.micro_batch_overhead_ms),
             ("rms_norm_kernels", &self.rms_norm_kernels),
             ("rotary_kernels", &self.rotary_kernels),
             ("swiglu_kernels", &self.swiglu_kernels),
+            ("cross_entropy_passes", &self.cross_entropy_passes),
         ]
     }
-    fn all_mut(&mut self) -> [(&'static str, &mut Constant); 5] {
+    fn all_mut(&mut self) -> [(&'static str, &mut Constant); 6] {
         [
             ("step_ms", &mut self.step_ms),
             ("micro_batch_overhead_ms", &mut self.micro_batch_overhead_ms),
             ("rms_norm_kernels", &mut self.rms_norm_kernels),
             ("rotary_kernels", &mut self.rotary_kernels),
             ("swiglu_kernels", &mut self.swiglu_kernels),
+            ("cross_entropy_passes", &mut self.cross_entropy_passes),
         ]
     }
     /// Graph launch (one launch per micro-batch) rather than eager.

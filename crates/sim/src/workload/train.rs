@@ -209,7 +209,8 @@ pub fn trainable_per_chip(model: &ModelDesc, plan: &ParallelPlan, fwd: &[GraphOp
 }
 
 /// The framework's model code: an RMSNorm, rotary embedding or SwiGLU that one fused kernel
-/// covers in Megatron/MindSpeed runs as several aten kernels in Hugging Face model code
+/// covers in Megatron/MindSpeed runs as several aten kernels in Hugging Face model code, and the
+/// cross-entropy loss runs as several fp32 passes over the logits in both
 /// (`*_kernels` in the framework's block of assets/constants/training.json), each a pass over
 /// the same activations. The op repeats that many times, so its forward, recomputation and
 /// backward, and its eager launches, all count every kernel.
@@ -221,6 +222,9 @@ fn unfused(mut fwd: Vec<GraphOp>, framework: super::TrainFramework) -> Vec<Graph
             Op::Vector { kind: VectorKind::RmsNorm, .. } => f.rms_norm_kernels.value,
             Op::Vector { kind: VectorKind::Rotary, .. } => f.rotary_kernels.value,
             Op::Vector { kind: VectorKind::SwiGlu, .. } => f.swiglu_kernels.value,
+            // The loss over the logits (llm.rs prices one fused 16-bit softmax pass); the
+            // framework's loss code makes several fp32 passes (cross_entropy_passes).
+            Op::Vector { kind: VectorKind::Softmax, .. } if o.name == "lm_head.cross_entropy" => f.cross_entropy_passes.value,
             _ => 1.0,
         };
         let n = libm::round(n).max(1.0) as u64;
