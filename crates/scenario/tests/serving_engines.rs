@@ -123,3 +123,26 @@ fn cloud_templates_set_the_serving_engine_and_its_limits() {
         s.deployment.serving.validate().unwrap_or_else(|e| panic!("{}: {e}", t.name));
     }
 }
+
+#[test]
+fn a_burst_through_vllms_serial_front_end_reaches_the_engine_one_request_at_a_time() {
+    // vLLM's API server takes requests one at a time (tokenisation, input processing) before
+    // the engine core sees them: in a burst of N the last one waits N front-end times before
+    // it can be scheduled, and TTFT (from the client's send) includes that wait. MindIE has
+    // no such field in the constants: its burst is admitted at once.
+    let fe_ms = tunelab_scenario::scheduler::price::HostCosts::bundled("vllm-ascend").unwrap().frontend_us_per_request * 1e-3;
+    assert!(fe_ms > 0.0);
+    let n = 48;
+    let mut s = scenario("llama-2-7b", 128, 16);
+    s.deployment.serving.requests = n;
+    s.deployment.serving.arrival = "burst".into();
+    s.deployment.serving.engine = "vllm-ascend".into();
+    let vllm = run(&s, 64);
+    let last_wait = (n - 1) as f64 * fe_ms;
+    assert!(vllm.queue_ms.p99 >= 0.95 * last_wait, "last request queued {} ms, front end alone {last_wait} ms", vllm.queue_ms.p99);
+    assert!(vllm.ttft_ms.mean >= 0.5 * last_wait, "mean TTFT {} ms", vllm.ttft_ms.mean);
+    assert_eq!(tunelab_scenario::scheduler::price::HostCosts::bundled("mindie").unwrap().frontend_us_per_request, 0.0);
+    s.deployment.serving.engine = "mindie".into();
+    let mindie = run(&s, 64);
+    assert!(mindie.queue_ms.p50 < 1.0, "MindIE admits the burst at once: median queue {} ms", mindie.queue_ms.p50);
+}

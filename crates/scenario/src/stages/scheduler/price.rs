@@ -93,6 +93,10 @@ pub struct HostCosts {
     /// Host time per decoder layer of a piecewise-captured step (0: the engine has no
     /// piecewise mode).
     pub piecewise_host_us_per_layer: f64,
+    /// Front-end time per request before the engine core can schedule it (vLLM's API-server
+    /// process: chat template, tokenisation, input processing, hand-off to the engine core),
+    /// one request at a time, in arrival order (0: the engine has no such serial front end).
+    pub frontend_us_per_request: f64,
 }
 
 impl HostCosts {
@@ -138,6 +142,7 @@ impl HostCosts {
                 Some(o) => return Err(format!("serving-host.json: {engine}: graph_mode '{o}' (expected piecewise or full_decode_only)")),
             },
             piecewise_host_us_per_layer: if e.fields.contains_key("piecewise_host_us_per_layer") { get(&e.fields, "piecewise_host_us_per_layer")? } else { 0.0 },
+            frontend_us_per_request: if e.fields.contains_key("frontend_us_per_request") { get(&e.fields, "frontend_us_per_request")? } else { 0.0 },
         })
     }
 }

@@ -88,6 +88,24 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
     let mut arrival: Vec<f64> = reqs.iter().map(|r| r.arrival_s).collect();
     let mut next_arrival = 0usize; // next request not yet in `waiting`
     let mut released = clients.map_or(n, |c| c.min(n)); // closed loop: requests released so far
+    // A serial front end (vLLM's API-server process) takes each request in arrival order for
+    // `frontend` seconds before the engine can schedule it: `ready` is when request i reaches
+    // the engine. TTFT still counts from the client's send (`arrival`), so under a burst the
+    // last of N requests waits N front-end times, as `vllm bench serve` measures it.
+    let frontend = pricer.host.frontend_us_per_request.max(0.0) * 1e-6;
+    let mut ready = arrival.clone();
+    let mut frontend_free = f64::NEG_INFINITY;
+    let mut admit_frontend = |i: usize, arrival: &[f64], ready: &mut [f64]| {
+        if frontend > 0.0 {
+            frontend_free = arrival[i].max(frontend_free) + frontend;
+            ready[i] = frontend_free;
+        } else {
+            ready[i] = arrival[i];
+        }
+    };
+    for i in 0..released {
+        admit_frontend(i, &arrival, &mut ready);
+    }
     let mut waiting: VecDeque<Seq> = VecDeque::new();
     let mut running: Vec<Seq> = Vec::new();
     let mut free = cfg.kv_blocks;
@@ -114,6 +132,7 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
                         // A slot frees: the next request is sent now, or at its own arrival
                         // time if that is later (closed loops arrive at 0: sent now).
                         arrival[released] = arrival[released].max(now);
+                        admit_frontend(released, &arrival, &mut ready);
                         released += 1;
                     }
                 } else {
@@ -124,7 +143,7 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
     }
     while done_count < n {
         // Arrivals up to now join the queue in order.
-        while next_arrival < released && arrival[next_arrival] <= now + 1e-12 {
+        while next_arrival < released && ready[next_arrival] <= now + 1e-12 {
             let r = &reqs[next_arrival];
             // Cached prefix tokens count as done (at least the last prompt token is computed).
             let cached = ((r.input as f64 * cfg.prefix_cache_hit_rate.clamp(0.0, 1.0)) as u64).min(r.input.saturating_sub(1));
@@ -133,7 +152,7 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
         }
         if running.is_empty() && waiting.is_empty() {
             if next_arrival < released {
-                now = arrival[next_arrival];
+                now = ready[next_arrival];
                 continue;
             }
             return Err("the serving simulation stalled with requests outstanding (a scheduler bug)".into());
@@ -150,7 +169,7 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
             let one = StepShape { decode_seqs: d, decode_ctx: mean_ctx + 1, emitting: d, ..Default::default() };
             if next_arrival < released {
                 let dt = pricer.step(&one, cfg.graph_launch)?.time_us * 1e-6;
-                k = k.min(((arrival[next_arrival] - now) / dt.max(1e-12)).max(1.0) as u64);
+                k = k.min(((ready[next_arrival] - now) / dt.max(1e-12)).max(1.0) as u64);
             }
             if cfg.kv_policy == KvPolicy::Paged {
                 while k > 1 && running.iter().map(|s| blocks_for(s.ctx + k).saturating_sub(s.blocks)).sum::<u64>() > free {
