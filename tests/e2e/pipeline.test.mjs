@@ -35,6 +35,20 @@ function encoderShare(t) {
   return m ? parseFloat(m[1]) : 0;
 }
 
+// The timelines are priced by the engine worker, asked again whenever a best changes: read a
+// timeline text once it has arrived and stopped changing (one worker answers in order, so the
+// last answer is the one for the final bests).
+async function settled(page, id) {
+  let last = null, same = 0;
+  for (let i = 0; i < 120 && same < 4; i++) {
+    const t = (await text(page, id)) ?? '';
+    same = t.trim() && t === last ? same + 1 : 0;
+    last = t;
+    await page.waitForTimeout(250);
+  }
+  return last;
+}
+
 test('the bundled SD 2.1 scenario shows its pipeline: text encoders, steps, VAE', async () => {
   const { page, context, errors } = await open(browser, BASE);
   await page.selectOption('[data-testid=bundled]', 'sd2.1-910B2-diffusion');
@@ -42,7 +56,7 @@ test('the bundled SD 2.1 scenario shows its pipeline: text encoders, steps, VAE'
   await page.waitForSelector('[data-testid=pipeline-panel]');
   const chart = await page.textContent('[data-testid=pipeline-panel]');
   for (const part of ['text encoders', 'denoising steps', 'VAE']) assert.ok(chart.includes(part), `the timeline names ${part}`);
-  const base = await text(page, 'pipeline-baseline');
+  const base = await settled(page, 'pipeline-baseline');
   assert.match(base, /text_encoder/);
   assert.match(base, /50 full steps x [0-9.]+ ms/);
   assert.match(base, /VAE decoder/);
@@ -55,8 +69,8 @@ test('the bundled SD 2.1 scenario shows its pipeline: text encoders, steps, VAE'
 test('founding story: the UNet optimised, the text encoders take a larger share; the cache removes it', async () => {
   const { page, context, errors } = await open(browser, BASE + '#' + fragment(sd21(['off'])));
   await runToDone(page);
-  const base = await text(page, 'pipeline-baseline');
-  const best = await text(page, 'pipeline-text');
+  const base = await settled(page, 'pipeline-baseline');
+  const best = await settled(page, 'pipeline-text');
   console.log(`baseline:\n${base}\nbest, no cache:\n${best}`);
   assert.match(best, /launch|full steps/);
   assert.ok(encoderShare(best) > encoderShare(base), `text-encoder share grows once the UNet is optimised: ${encoderShare(base)}% -> ${encoderShare(best)}%`);
@@ -64,10 +78,10 @@ test('founding story: the UNet optimised, the text encoders take a larger share;
 
   const cached = await open(browser, BASE + '#' + fragment(sd21(['off', 'on'])));
   await runToDone(cached.page);
-  const bestCached = await text(cached.page, 'pipeline-text');
+  const bestCached = await settled(cached.page, 'pipeline-text');
   console.log(`best, cache allowed:\n${bestCached}`);
   assert.equal(encoderShare(bestCached), 0, 'the text-encoder cache removes the encoders from the call');
-  assert.ok(encoderShare(await text(cached.page, 'pipeline-baseline')) > 0, 'the baseline still encodes');
+  assert.ok(encoderShare(await settled(cached.page, 'pipeline-baseline')) > 0, 'the baseline still encodes');
   assert.deepEqual(errors.concat(cached.errors), []);
   await cached.context.close();
 });
@@ -89,7 +103,7 @@ test('the teaching layout races strategies on the pipeline', async () => {
   assert.deepEqual([...names].sort(), ['bayes', 'genetic', 'random'], 'each racing strategy has its best call on the timeline');
   assert.equal(names.size, lanes);
   assert.match(panel, /baseline: [0-9]+ ms/);
-  assert.match(await text(page, 'pipeline-text'), /^[a-z0-9]+ best:/);
+  assert.match(await settled(page, 'pipeline-text'), /^[a-z0-9]+ best:/);
   await shot(page, 'pipeline-teaching.png');
   assert.deepEqual(errors, []);
   await context.close();
