@@ -423,28 +423,7 @@ fn clip_vision(obj: &Obj) -> Result<(TransformerDesc, u64, u64, u64), String> {
             "field '{p}num_attention_heads' = {heads} must divide '{p}hidden_size' = {hidden}"
         ));
     }
-    let enc = TransformerDesc {
-        layers: req_u64(obj, "num_hidden_layers", p)?,
-        hidden,
-        heads,
-        kv_heads: heads,
-        head_dim: hidden / heads,
-        intermediate: req_u64(obj, "intermediate_size", p)?,
-        vocab: 0,
-        tied_embeddings: false,
-        mlp: MlpKind::Gelu,
-        norm: NormKind::LayerNorm,
-        qkv_bias: true,
-        max_position: 4096,
-        moe: None,
-        qk_norm: false,
-        sliding_window: None,
-        mla: None,
-        linear_attention: None,
-        encoder: false,
-        attn_output_gate: false,
-        mtp_layers: 0,
-    };
+    let enc = TransformerDesc::vision_tower(req_u64(obj, "num_hidden_layers", p)?, hidden, heads, req_u64(obj, "intermediate_size", p)?, MlpKind::Gelu, NormKind::LayerNorm, 4096);
     let image = req_u64(obj, "image_size", p)?;
     let patch = req_u64(obj, "patch_size", p)?;
     let channels = opt_u64(obj, "num_channels", p)?.unwrap_or(3);

@@ -350,6 +350,34 @@ pub fn load_model(json: &str) -> Result<LoadedModel, String> {
 }
 
 impl TransformerDesc {
+    /// A ViT vision tower (LLaVA's CLIP, Qwen-VL's ViT): full multi-head attention with biased
+    /// projections, no vocabulary, none of a decoder's variants (MoE, MLA, windows, MTP).
+    pub fn vision_tower(layers: u64, hidden: u64, heads: u64, intermediate: u64, mlp: MlpKind, norm: NormKind, max_position: u64) -> TransformerDesc {
+        TransformerDesc {
+            layers,
+            hidden,
+            heads,
+            kv_heads: heads,
+            head_dim: hidden / heads,
+            intermediate,
+            vocab: 0,
+            tied_embeddings: false,
+            mlp,
+            norm,
+            qkv_bias: true,
+            max_position,
+            moe: None,
+            qk_norm: false,
+            sliding_window: None,
+            mla: None,
+            linear_attention: None,
+            encoder: false,
+            attn_output_gate: false,
+            mtp_layers: 0,
+        }
+    }
+
+
     /// Parameters of one attention block (q, k, v, o projections, biases if any).
     pub fn attention_params(&self) -> u64 {
         clamp(self.attention_params_wide())

@@ -59,28 +59,7 @@ pub fn qwen_vision(vis: &Obj, text_hidden: u64, warnings: &mut Vec<String>) -> R
         Some(c) => c,
         None => num(vis, "in_chans", p)?.unwrap_or(3),
     };
-    let encoder = TransformerDesc {
-        layers: req(vis, "depth", p)?,
-        hidden,
-        heads,
-        kv_heads: heads,
-        head_dim: hidden / heads,
-        intermediate: req(vis, "intermediate_size", p)?,
-        vocab: 0,
-        tied_embeddings: false,
-        mlp,
-        norm,
-        qkv_bias: true,
-        max_position: 1 << 16,
-        moe: None,
-        qk_norm: false,
-        sliding_window: None,
-        mla: None,
-        linear_attention: None,
-        encoder: false,
-        attn_output_gate: false,
-        mtp_layers: 0,
-    };
+    let encoder = TransformerDesc::vision_tower(req(vis, "depth", p)?, hidden, heads, req(vis, "intermediate_size", p)?, mlp, norm, 1 << 16);
     warnings.push(format!(
         "dynamic-resolution vision tower: by default each request carries one {DEFAULT_IMAGE_SIZE} x {DEFAULT_IMAGE_SIZE} image ({} patches, {} LLM tokens; deployment.serving.image_size sets it); windowed attention costed as full",
         (DEFAULT_IMAGE_SIZE / patch).pow(2),

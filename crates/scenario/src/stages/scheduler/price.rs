@@ -485,21 +485,10 @@ impl StepPricer {
         if let Some(p) = self.verify_attn.get(&key) {
             return Ok(*p);
         }
-        let g = self.graph(Workload::Decode { batch: seqs, context_len: ctx, output_len: 0 })?;
-        let ops: Vec<(Op, u64, String)> = g
-            .into_iter()
-            .filter_map(|o| match o.op {
-                Op::Attention { kind, batch, heads, kv_heads, kv_len, head_dim, causal, dtype, .. } => {
-                    Some((Op::Attention { kind, batch, heads, kv_heads, q_len: q, kv_len, head_dim, causal, dtype }, o.repeat, o.name))
-                }
-                _ => None,
-            })
-            .collect();
-        let mut p = self.cost_ops(ops.iter().map(|(op, r, n)| (op, *r, n.as_str())))?;
-        if self.model.llm.as_ref().is_some_and(|t| t.linear_attention.is_some()) {
-            let g = self.graph(Workload::Prefill { batch: seqs, input_len: q })?;
-            p.add(&self.cost_ops(g.iter().filter(|o| o.name.contains(LINEAR_CORE)).map(|o| (&o.op, o.repeat, o.name.as_str())))?);
-        }
+        let p = self.attention_of(Workload::Decode { batch: seqs, context_len: ctx, output_len: 0 }, seqs, q, |op| match *op {
+            Op::Attention { kind, batch, heads, kv_heads, kv_len, head_dim, causal, dtype, .. } => Some(Op::Attention { kind, batch, heads, kv_heads, q_len: q, kv_len, head_dim, causal, dtype }),
+            _ => None,
+        })?;
         self.verify_attn.insert(key, p);
         Ok(p)
     }
@@ -520,25 +509,26 @@ impl StepPricer {
         if let Some(p) = self.pre_attn.get(&key) {
             return Ok(*p);
         }
-        let g = self.graph(Workload::Decode { batch: seqs, context_len: 1, output_len: 0 })?;
         let kind = if self.opts.flash_attention { AttentionKind::Flash } else { AttentionKind::Unfused };
-        let ops: Vec<(Op, u64, String)> = g
-            .into_iter()
-            .filter_map(|o| match o.op {
-                Op::Attention { batch, heads, kv_heads, head_dim, dtype, .. } => {
-                    Some((Op::Attention { kind, batch, heads, kv_heads, q_len: q, kv_len: kv, head_dim, causal: true, dtype }, o.repeat, o.name))
-                }
-                _ => None,
-            })
-            .collect();
+        let p = self.attention_of(Workload::Decode { batch: seqs, context_len: 1, output_len: 0 }, seqs, q, |op| match *op {
+            Op::Attention { batch, heads, kv_heads, head_dim, dtype, .. } => Some(Op::Attention { kind, batch, heads, kv_heads, q_len: q, kv_len: kv, head_dim, causal: true, dtype }),
+            _ => None,
+        })?;
+        self.pre_attn.insert(key, p);
+        Ok(p)
+    }
+
+    /// The attention operators of `graph`, re-shaped by `reshape` (None drops an operator), priced;
+    /// plus, for a hybrid model, its linear-attention layers' chunked recurrence over the `q` new
+    /// tokens of each of `seqs` sequences (the state carries the prefix, so the keys do not enter).
+    /// Shared by the verify step's and the prefill chunk's attention tables.
+    fn attention_of(&mut self, graph: Workload, seqs: u64, q: u64, reshape: impl Fn(&Op) -> Option<Op>) -> Result<Part, String> {
+        let ops: Vec<(Op, u64, String)> = self.graph(graph)?.into_iter().filter_map(|o| reshape(&o.op).map(|op| (op, o.repeat, o.name))).collect();
         let mut p = self.cost_ops(ops.iter().map(|(op, r, n)| (op, *r, n.as_str())))?;
         if self.model.llm.as_ref().is_some_and(|t| t.linear_attention.is_some()) {
-            // Linear-attention layers run their chunked recurrence over the q new tokens (the
-            // state carries the prefix, so kv does not enter).
             let g = self.graph(Workload::Prefill { batch: seqs, input_len: q })?;
             p.add(&self.cost_ops(g.iter().filter(|o| o.name.contains(LINEAR_CORE)).map(|o| (&o.op, o.repeat, o.name.as_str())))?);
         }
-        self.pre_attn.insert(key, p);
         Ok(p)
     }
 
