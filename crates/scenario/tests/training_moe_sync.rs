@@ -75,3 +75,18 @@ fn graph_mode_moe_and_dense_models_pay_no_sync() {
     assert_eq!(sync_ms(&a), 0.0);
     assert_eq!(a.step_time_ms, b.step_time_ms, "a dense model has no MoE layers");
 }
+
+/// Gradient checkpointing reruns only what a gradient crosses: LLaVA's frozen CLIP tower runs
+/// under no_grad, so full recomputation reruns the LLM's layers and none of the tower's.
+#[test]
+fn full_recompute_skips_a_frozen_vision_tower() {
+    use tunelab_sim::workload::{build_graph, GraphOptions, Workload};
+    let m = model("llava-1.5-7b");
+    let plan = ParallelPlan { tp: 1, pp: 1, dp: 8, ..ParallelPlan::default() };
+    let mut opts = GraphOptions { precision: Precision::Bf16, ..GraphOptions::default() };
+    opts.train = TrainOptions { recompute: Recompute::Full, frozen_vision: true, grad_accum: 1, framework: TrainFramework::Deepspeed, ..TrainOptions::default() };
+    let g = build_graph(&m, &Workload::TrainStep { micro_batch: 1, seq_len: 512 }, &plan, &opts).unwrap();
+    let recomputed: Vec<&str> = g.ops.iter().filter(|o| o.name.ends_with(".recompute")).map(|o| o.name.as_str()).collect();
+    assert!(recomputed.iter().any(|n| n.starts_with("layer")), "the LLM's layers are recomputed: {recomputed:?}");
+    assert!(!recomputed.iter().any(|n| n.starts_with("vision.")), "the frozen tower is not: {recomputed:?}");
+}
