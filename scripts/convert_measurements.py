@@ -687,14 +687,14 @@ def convert_finetune(r):
     images = lambda k: value(k, m[k]["value"], "samples/s", "samples_per_s")
     if rid == "trn-flagperf-llava1.5-7b-pretrain-8x800TA2":
         return [finetune_row(r, "", "llava-1.5-7b", 8, 32, 2048, {"frozen": ["vision", "llm"], "mean_seq_len": 640},
-                             dict(precision="bf16", optimizer_sharding="zero2"),
+                             dict(precision="bf16", optimizer_sharding="zero2", recompute="full"),
                              [per_npu("throughput"), skip("MFU", m["MFU"]["value"], "%", "derived from throughput"), skip("memory", m["memory"]["value"], "GiB", "memory is not compared")],
-                             "projector-only pretrain: vision tower and LLM frozen; mean sample 640 tokens = 576 image tokens + 64 text (assumption: a BLIP caption plus the prompt template of LCS-558K; the source gives only the 2048 maximum). FlagPerf's tokens are the LLM's tokens: its MFU, 15.47%, is 2 N x 3448 tokens/s over a ~330 TFLOPS peak")]
+                             "projector-only pretrain: vision tower and LLM frozen; gradient checkpointing of every LLM layer (FlagPerf's scripts/pretrain.sh passes --gradient_checkpointing True: the frozen layers' forward reruns in the backward that carries the projector's gradient); mean sample 640 tokens = 576 image tokens + 64 text (assumption: a BLIP caption plus the prompt template of LCS-558K; the source gives only the 2048 maximum). FlagPerf's tokens are the LLM's tokens: its MFU, 15.47%, is 2 N x 3448 tokens/s over a ~330 TFLOPS peak")]
     if rid == "trn-flagperf-llava1.5-7b-finetune-8x800TA2":
         return [finetune_row(r, "", "llava-1.5-7b", 8, 16, 2048, {"frozen": ["vision"], "mean_seq_len": 1024},
-                             dict(precision="bf16", optimizer_sharding="zero3"),
+                             dict(precision="bf16", optimizer_sharding="zero3", recompute="full"),
                              [per_npu("throughput"), skip("MFU", m["MFU"]["value"], "%", "derived from throughput")],
-                             "instruction finetune: vision tower frozen (LLaVA-1.5 recipe); mean sample 1024 tokens = 576 image + 448 text (assumption for llava_v1_5_mix665k; the source gives only the 2048 maximum); its MFU, 26.54%, is 6 N x 2182 tokens/s over a ~330 TFLOPS peak")]
+                             "instruction finetune: vision tower frozen (LLaVA-1.5 recipe); gradient checkpointing of every LLM layer (FlagPerf's scripts/finetune.sh passes --gradient_checkpointing True); mean sample 1024 tokens = 576 image + 448 text (assumption for llava_v1_5_mix665k; the source gives only the 2048 maximum); its MFU, 26.54%, is 6 N x 2182 tokens/s over a ~330 TFLOPS peak")]
     if rid == "trn-mindspeedmm-sdxl-train-bf16-8p":
         return [finetune_row(r, "", "sdxl", 8, 4, 1, {"resolution": 1024, "precomputed": ["text_encoders", "vae"]},
                              dict(precision="bf16", optimizer_sharding="zero2", recompute="full"),

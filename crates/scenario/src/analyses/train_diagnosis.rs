@@ -57,6 +57,9 @@ pub fn diagnose_training(s: &Scenario, names: &[String], config: &Config, weight
     if r.bubble_fraction >= 0.05 {
         chain.push(format!("the pipeline bubble idles {:.0}% of each step: (pp - 1) / (m + pp - 1) with pp = {} and m = {} micro-batches", r.bubble_fraction * 100.0, p.plan.pp, r.grad_accum));
     }
+    if let Some((_, sync)) = r.breakdown.iter().find(|(k, _)| k == crate::stages::training::MOE_SYNC).filter(|(_, v)| *v > 0.05 * r.step_time_ms) {
+        chain.push(format!("{sync:.0} ms of the step ({:.0}%) the device waits on the host in the MoE layers: the token dispatcher's data-dependent shapes (routing masks, tokens per expert) synchronise host and device in every forward and backward pass of each MoE layer", 100.0 * sync / r.step_time_ms));
+    }
     chain.push(format!("gradient and parameter communication: {}", r.overlap_note));
     if r.dp_comm_exposed_ms > 0.05 * r.step_time_ms {
         chain.push(format!("{:.0} ms of data-parallel communication is not hidden behind the backward pass ({:.0}% of the step)", r.dp_comm_exposed_ms, 100.0 * r.dp_comm_exposed_ms / r.step_time_ms));

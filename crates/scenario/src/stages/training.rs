@@ -72,7 +72,7 @@ use tunelab_sim::device::Device;
 use tunelab_sim::model::ModelDesc;
 use tunelab_sim::op::Link;
 use tunelab_sim::tiling::Tiling;
-use tunelab_sim::workload::{build_graph, training_constants, CpAlgo, MoeDispatcher, ParallelPlan, TrainFramework, TrainOptions, Workload};
+use tunelab_sim::workload::{build_graph, training_constants, CpAlgo, MoeDispatcher, ParallelPlan, Recompute, TrainFramework, TrainOptions, Workload};
 use tunelab_sim::{Op, Precision};
 
 /// Chips per server (Atlas 800T / 900 A2 nodes hold 8 NPUs on one HCCS mesh): groups larger
@@ -210,6 +210,13 @@ pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64
     // longer of its device time and its launch time (cost::dispatch::step_us).
     let host_excess = (host_mb - (fwd + bwd)).max(0.0);
     fwd += host_excess;
+    // MoE layers: every pass through a MoE block (forward, its recomputation, backward) waits
+    // on the host at the dispatcher's data-dependent shapes, and the device idles meanwhile
+    // (`moe_layer_sync_ms`, the framework's block of assets/constants/training.json).
+    let sync_mb = moe_sync_us(model, p, fw.moe_layer_sync_ms.value);
+    fwd += sync_mb.0;
+    bwd += sync_mb.1;
+    let sync_mb = sync_mb.0 + sync_mb.1;
     let (pp, v) = (plan.pp as f64, plan.vpp as f64);
     let per_mb = fwd + bwd;
     // Interleaved 1F1B: m micro-batches plus (pp - 1) / v slots of fill and drain.
@@ -253,7 +260,8 @@ pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64
     }
     let ms = |x: f64| x / 1e3;
     let breakdown = vec![
-        ("compute (incl. TP/EP/CP collectives)".to_string(), ms(compute_us)),
+        ("compute (incl. TP/EP/CP collectives)".to_string(), ms(compute_us - sync_mb * m)),
+        (MOE_SYNC.to_string(), ms(sync_mb * m)),
         ("bubble (pipeline fill and drain)".to_string(), ms(bubble_us)),
         ("p2p (pipeline activation transfers)".to_string(), ms(p2p_us)),
         ("exposed DP communication".to_string(), ms(exposed)),
@@ -272,6 +280,20 @@ pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64
         breakdown,
         overlap_note: notes.join("; "),
     })
+}
+
+/// The breakdown's name for the MoE layers' host synchronisation.
+pub const MOE_SYNC: &str = "MoE dispatch host synchronisation (device idle)";
+
+/// Device idle time per micro-batch on the busiest stage from the MoE blocks' host
+/// synchronisation, us, (forward incl. recomputation, backward): `sync_ms` per MoE layer of the
+/// stage per pass; nothing for a dense model.
+pub fn moe_sync_us(model: &ModelDesc, p: &TrainPoint, sync_ms: f64) -> (f64, f64) {
+    let Some(t) = model.llm.as_ref().filter(|t| t.moe.is_some()) else { return (0.0, 0.0) };
+    let here = t.moe_and_dense_layers().0.div_ceil(p.plan.pp.max(1)) as f64;
+    let forward_passes = if p.train.recompute == Recompute::Full { 2.0 } else { 1.0 };
+    let per_pass = here * sync_ms * 1e3;
+    (per_pass * forward_passes, per_pass)
 }
 
 /// PaLM's model FLOPs per token: 6 N (active parameters) + 12 L H Q T (attention).
@@ -388,10 +410,11 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     ));
     if model.llm.as_ref().is_some_and(|t| t.moe.is_some()) {
         notes.push(format!(
-            "MoE: {} token dispatcher, {}, gradient-accumulation fusion {} (training.moe_token_dispatcher, moe_grouped_gemm, gradient_accumulation_fusion)",
+            "MoE: {} token dispatcher, {}, gradient-accumulation fusion {} (training.moe_token_dispatcher, moe_grouped_gemm, gradient_accumulation_fusion); {} ms of host synchronisation per MoE layer per pass (the dispatcher's data-dependent shapes; moe_layer_sync_ms)",
             o.moe_token_dispatcher,
             if o.moe_grouped_gemm { "grouped matmul over the local experts" } else { "one matmul per local expert (no --moe-grouped-gemm)" },
-            if o.gradient_accumulation_fusion { "on" } else { "off: a separate pass adds each micro-batch's weight gradients into the main gradients" }
+            if o.gradient_accumulation_fusion { "on" } else { "off: a separate pass adds each micro-batch's weight gradients into the main gradients" },
+            fw.moe_layer_sync_ms.value
         ));
     }
     let objective = TrainingObjective { model, device, names, seq_len, global_batch, chips, options: o };

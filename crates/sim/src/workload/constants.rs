@@ -73,11 +73,14 @@ pub struct FrameworkConstants {
     /// Passes over the logits per cross-entropy, forward and backward each, in units of the
     /// graph's one fused 16-bit softmax pass (1: a fused loss kernel).
     pub cross_entropy_passes: Constant,
+    /// Time per MoE layer per pass (forward, recomputed forward, backward) in which the device
+    /// waits on the host: the MoE block's data-dependent shapes synchronise host and device.
+    pub moe_layer_sync_ms: Constant,
 }
 
 impl FrameworkConstants {
     /// (name, constant) for every numeric entry.
-    pub fn all(&self) -> [(&'static str, &Constant); 6] {
+    pub fn all(&self) -> [(&'static str, &Constant); 7] {
         [
             ("step_ms", &self.step_ms),
             ("micro_batch_overhead_ms", &self.micro_batch_overhead_ms),
@@ -85,9 +88,10 @@ impl FrameworkConstants {
             ("rotary_kernels", &self.rotary_kernels),
             ("swiglu_kernels", &self.swiglu_kernels),
             ("cross_entropy_passes", &self.cross_entropy_passes),
+            ("moe_layer_sync_ms", &self.moe_layer_sync_ms),
         ]
     }
-    fn all_mut(&mut self) -> [(&'static str, &mut Constant); 6] {
+    fn all_mut(&mut self) -> [(&'static str, &mut Constant); 7] {
         [
             ("step_ms", &mut self.step_ms),
             ("micro_batch_overhead_ms", &mut self.micro_batch_overhead_ms),
@@ -95,6 +99,7 @@ impl FrameworkConstants {
             ("rotary_kernels", &mut self.rotary_kernels),
             ("swiglu_kernels", &mut self.swiglu_kernels),
             ("cross_entropy_passes", &mut self.cross_entropy_passes),
+            ("moe_layer_sync_ms", &mut self.moe_layer_sync_ms),
         ]
     }
     /// Graph launch (one launch per micro-batch) rather than eager.

@@ -252,7 +252,9 @@ pub(super) fn step(model: &ModelDesc, fwd: Vec<GraphOp>, plan: &ParallelPlan, op
             }
         }
         Recompute::Full => {
-            for o in fwd.iter().filter(|o| in_layer(o, graph_model)) {
+            // A frozen part that no gradient crosses (LLaVA's CLIP tower, run under no_grad) keeps
+            // no activations for a backward, so nothing of it is recomputed.
+            for o in fwd.iter().filter(|o| in_layer(o, graph_model) && (needs_data_grad(o, &t) || trains_weights(o, &t))) {
                 ops.push(renamed(o, "recompute", o.op.clone(), o.repeat));
             }
         }
