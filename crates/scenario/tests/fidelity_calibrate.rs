@@ -217,5 +217,8 @@ fn a_calibrated_profile_travels_in_the_link_within_its_bound() {
     let back = tunelab_scenario::url::decode(&frag).unwrap();
     assert_eq!(back.device, sc.device, "the profile comes back from the link unchanged");
     let tunelab_scenario::scenario::DeviceRef::Inline(p) = &back.device else { panic!() };
-    assert_eq!(p["fields"][&cal.params[0].name]["source"], "fit");
+    // A chip field the fit moved is marked as fitted (a field it left where it was keeps its
+    // source; which field comes first depends on the profile's key order, so pick a moved one).
+    let moved = cal.params.iter().find(|f| !f.name.contains('.') && (f.after - f.before).abs() > 1e-9 * f.before.abs().max(1.0)).expect("the HBM copy rows move a chip field");
+    assert_eq!(p["fields"][&moved.name]["source"], "fit", "{}", moved.name);
 }
