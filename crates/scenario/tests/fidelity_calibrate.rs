@@ -217,5 +217,18 @@ fn a_calibrated_profile_travels_in_the_link_within_its_bound() {
     let back = tunelab_scenario::url::decode(&frag).unwrap();
     assert_eq!(back.device, sc.device, "the profile comes back from the link unchanged");
     let tunelab_scenario::scenario::DeviceRef::Inline(p) = &back.device else { panic!() };
-    assert_eq!(p["fields"][&cal.params[0].name]["source"], "fit");
+    // Every field the fit moved is marked as fitted and every other keeps its source, in the
+    // chip's fields or in the profile's kernel-library table (`<library>.<field>`).
+    for f in &cal.params {
+        let field = match f.name.split_once('.') {
+            Some((lib, k)) => &p["kernel_libraries"][lib][k],
+            None => &p["fields"][&f.name],
+        };
+        let moved = (f.after - f.before).abs() > 1e-9 * f.before.abs().max(1.0);
+        if moved {
+            assert_eq!(field["source"], "fit", "{}", f.name);
+        } else if !field.is_null() {
+            assert_eq!(field["source"], f.source_before.as_str(), "{}", f.name);
+        }
+    }
 }

@@ -17,7 +17,10 @@
 //! is mul, neg, cat, mul, add for q and for k (10); softmax is softmax + cast (2); SwiGLU is
 //! silu + mul (2). These counts come from the structure of that code, not from measurements.
 //!
-//! Derivation of the per-launch cost (see the profile notes): back-to-back `torch.matmul`
+//! Both host costs are the kernel library's (assets/kernels/libraries.json, family `dispatch`):
+//! what calling the library through torch_npu costs the host, not a chip fact.
+//!
+//! Derivation of the per-launch cost (see the library's notes): back-to-back `torch.matmul`
 //! calls of 255^3..768^3 take 16-22 us each on 910B2 (op-matmul-fp32-768cube, host-bound);
 //! Llama-2-7B decode on 800I A2 takes 28.1 ms eager vs 14.2 ms in graph mode. The modelled
 //! decode step issues ~34 framework launches per layer (norms 2 x 8, rotary 10, five matmuls,

@@ -24,6 +24,39 @@ pub const LINEAR_CORE: &str = "linear_attn.core";
 /// Chunk length of the chunkwise delta rule (the fla kernels' and vLLM's default, 64).
 pub const CHUNK: u64 = 64;
 
+/// Kernel launches of one linear layer's token mixer where an engine runs it as Triton kernels
+/// (vLLM-Ascend's `vllm_ascend/ops/triton/fla` and `ops/triton/mamba` around v0.17), counted
+/// from the structure of that code, not from measurements. A step with prompt tokens runs the
+/// chunked path: causal_conv1d_fn, fused_gdn_gating, l2norm of q and of k, then
+/// chunk_gated_delta_rule's chunk_local_cumsum, chunk_scaled_dot_kkt_fwd, solve_tril,
+/// recompute_w_u_fwd, chunk_gated_delta_rule_fwd_h and chunk_fwd_o, and the gated RMSNorm
+/// (layernorm_guard): 11.
+pub const TRITON_LAUNCHES_PREFILL: u64 = 11;
+/// Of those, the chunk_gated_delta_rule pipeline (cumsum, kkt, solve_tril, w/u, fwd_h, fwd_o):
+/// its wrapper copies the sequence boundaries to the host (`cu_seqlens.tolist()`, fla's
+/// `prepare_chunk_indices`), which waits for the device to drain, so these launches cannot run
+/// ahead of the device: their host time adds to the step instead of hiding under it.
+pub const TRITON_LAUNCHES_PREFILL_AFTER_SYNC: u64 = 6;
+/// A mixed step also runs the decoding sequences' slice through the recurrent kernel, with its
+/// own l2norm of q and k (vllm_ascend/ops/gdn.py: "two l2norm launches on the decode slice").
+pub const TRITON_LAUNCHES_MIXED_DECODE: u64 = 3;
+/// A decode-only step launched op by op: causal_conv1d_update, fused_gdn_gating,
+/// fused_recurrent_gated_delta_rule (q/k l2norm inside) and the gated RMSNorm. (Qwen3-Next's
+/// interleaved q/k/v/z projection adds a Triton split kernel; Qwen3.5's separate projections
+/// do not, and are what is counted.)
+pub const TRITON_LAUNCHES_DECODE: u64 = 4;
+/// Of those, the ones inside the attention custom op (`qwen_gdn_attention_core`), which a
+/// piecewise-captured step runs eagerly between its captured pieces: conv1d update, gating and
+/// the recurrent kernel.
+pub const TRITON_LAUNCHES_DECODE_CORE: u64 = 3;
+
+/// Whether the mixer operator `name` is one an engine with Triton linear-attention kernels
+/// launches through Triton (everything but the projections and the output quantisation, which
+/// stay aclnn matmuls / quant ops).
+pub fn runs_as_triton(name: &str) -> bool {
+    name.contains(".linear_attn.") && !["in_proj_qkvz", "in_proj_ba", "out_proj", "o_quant"].iter().any(|p| name.ends_with(&format!(".linear_attn.{p}")))
+}
+
 /// What the mixer needs to know about the stack around it.
 pub(super) struct Mixer<'a> {
     pub la: &'a LinearAttention,

@@ -27,9 +27,11 @@
 //!
 //! Files: `requests` (the requests drawn from the scenario's `deployment.serving`, whose type is specification data in `spec::options::serving`), `sim`
 //! (the step loop), `price` (one step through the device model plus host work), `stats`
-//! (percentiles and the results).
+//! (percentiles and the results), `hybrid` (the Triton launches of a hybrid model's
+//! linear-attention layers).
 
 pub mod price;
+mod hybrid;
 mod sim;
 mod requests;
 mod stats;

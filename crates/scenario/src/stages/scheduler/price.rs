@@ -13,7 +13,7 @@
 //! memoised, so a 1,000-request simulation prices a few hundred operator shapes, not thousands of
 //! steps.
 //!
-//! Host costs: dispatch comes from the chip profile through `tunelab_sim::cost::dispatch` (eager:
+//! Host costs: dispatch comes from the kernel library's launch costs through `tunelab_sim::cost::dispatch` (eager:
 //! every framework launch costs host time and the host runs ahead of the device, so a step takes
 //! the longer of the two; graph: one captured-graph launch per step), with graphs used for
 //! decode-only steps up to the capture size, as vLLM does (steps carrying prefill tokens run
@@ -35,7 +35,7 @@ use tunelab_sim::model::ModelDesc;
 use tunelab_sim::cost::dispatch::{self, LaunchMode};
 use tunelab_sim::op::{AttentionKind, VectorKind};
 use tunelab_sim::workload::{build_graph, GraphOp, GraphOptions, ParallelPlan, Workload};
-use tunelab_sim::workload::linear_attention::LINEAR_CORE;
+use tunelab_sim::workload::linear_attention::{self, LINEAR_CORE};
 use tunelab_sim::Op;
 
 /// The host-cost constants file.
@@ -97,6 +97,9 @@ pub struct HostCosts {
     /// process: chat template, tokenisation, input processing, hand-off to the engine core),
     /// one request at a time, in arrival order (0: the engine has no such serial front end).
     pub frontend_us_per_request: f64,
+    /// Host time of one Triton kernel launch from Python, for an engine that runs a hybrid
+    /// model's linear-attention mixer as Triton kernels (`hybrid`; 0: it does not).
+    pub triton_launch_host_us: f64,
 }
 
 impl HostCosts {
@@ -143,6 +146,7 @@ impl HostCosts {
             },
             piecewise_host_us_per_layer: if e.fields.contains_key("piecewise_host_us_per_layer") { get(&e.fields, "piecewise_host_us_per_layer")? } else { 0.0 },
             frontend_us_per_request: if e.fields.contains_key("frontend_us_per_request") { get(&e.fields, "frontend_us_per_request")? } else { 0.0 },
+            triton_launch_host_us: if e.fields.contains_key("triton_launch_host_us") { get(&e.fields, "triton_launch_host_us")? } else { 0.0 },
         })
     }
 }
@@ -372,7 +376,10 @@ impl StepPricer {
             p.device_us += e.time_us * r;
             p.launch_us += e.breakdown.exposed.launch * r;
             p.ops += r;
-            p.host_us += dispatch::host_us(&self.device, op, LaunchMode::Eager) * r;
+            // A mixer kernel the engine launches through Triton is priced per step (`hybrid`).
+            if !(self.host.triton_launch_host_us > 0.0 && linear_attention::runs_as_triton(name)) {
+                p.host_us += dispatch::host_us(&self.device, op, LaunchMode::Eager) * r;
+            }
             if matches!(op, Op::Comm { .. }) {
                 p.collectives += r;
             }
@@ -626,18 +633,23 @@ impl StepPricer {
         // Piecewise capture: the pieces are graph launches, but every layer's attention and the
         // Python around it run eagerly on the host, which races the device as in eager mode.
         let layers = self.model.llm.as_ref().map_or(0, |t| t.layers) as f64;
+        let linear_layers = self.model.llm.as_ref().and_then(|t| t.linear_attention.as_ref()).map_or(0, |l| l.layers);
+        let (triton, serial) = super::hybrid::triton_host_us(h, linear_layers, s, graph, h.piecewise);
         let (mode, host) = if graph && h.piecewise {
-            (LaunchMode::Eager, h.piecewise_host_us_per_layer * layers)
+            // The attention custom op's Triton launches are part of the Python path between
+            // the captured pieces, which the per-layer cost already floors.
+            let python = h.piecewise_host_us_per_layer * layers;
+            (LaunchMode::Eager, if python > triton { python } else { triton })
         } else if graph {
             (LaunchMode::Graph, 0.0)
         } else {
             // Eager: every launch's dispatch; an engine whose layers run in Python (vLLM's) also
             // cannot issue a layer faster than the Python path a piecewise step leaves uncaptured.
-            let dispatch = all.host_us + h.eager_host_us_per_collective * all.collectives;
+            let dispatch = all.host_us + h.eager_host_us_per_collective * all.collectives + triton;
             let python = h.piecewise_host_us_per_layer * layers;
             (LaunchMode::Eager, if python > dispatch { python } else { dispatch })
         };
-        let time_us = (dispatch::step_us(&self.device, mode, all.device_us, host) + step_host) * share;
+        let time_us = (dispatch::step_us(&self.device, mode, all.device_us, host) + serial + step_host) * share;
         let device_us = all.device_us * share;
         Ok(StepCost {
             time_us,

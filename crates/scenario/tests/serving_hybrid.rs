@@ -1,0 +1,90 @@
+//! A hybrid (Gated DeltaNet) model under an engine that runs its linear-attention mixer as
+//! Triton kernels (vLLM-Ascend): each launch costs the engine's `triton_launch_host_us` of host
+//! time (assets/constants/serving-host.json), eagerly in every step with prompt tokens (the
+//! chunked path's launches after its host sync add to the step; the rest race the device), in
+//! eager decode steps, and not at all inside a captured decode graph. A dense model pays none.
+
+use tunelab_scenario::graphcost::TileMode;
+use tunelab_scenario::scheduler::price::{HostCosts, StepPricer, StepShape};
+use tunelab_sim::dtype::Precision;
+use tunelab_sim::workload::linear_attention as la;
+use tunelab_sim::workload::{GraphOptions, ParallelPlan};
+
+fn pricer(model: &str, triton_us: f64) -> StepPricer {
+    let m = tunelab_sim::model::load_bundled(model).unwrap().model;
+    let d = tunelab_sim::device::bundled_device("910B2").unwrap();
+    let mut h = HostCosts::bundled("vllm-ascend").unwrap();
+    h.piecewise = false; // ACL graph FULL_DECODE_ONLY, as the Qwen3.5 tutorials launch it
+    h.triton_launch_host_us = triton_us;
+    let opts = GraphOptions { precision: Precision::Bf16, ..GraphOptions::default() };
+    StepPricer::new(m, d, ParallelPlan::default(), opts, TileMode::Default, h)
+}
+
+fn linear_layers(model: &str) -> f64 {
+    let m = tunelab_sim::model::load_bundled(model).unwrap().model;
+    m.llm.unwrap().linear_attention.map_or(0, |l| l.layers) as f64
+}
+
+const PREFILL: StepShape = StepShape { prefill_seqs: 4, prefill_tokens: 2048, prefill_kv: 512, new_requests: 4, decode_seqs: 0, decode_ctx: 0, emitting: 4 };
+const DECODE: StepShape = StepShape { prefill_seqs: 0, prefill_tokens: 0, prefill_kv: 0, new_requests: 0, decode_seqs: 64, decode_ctx: 600, emitting: 64 };
+
+#[test]
+fn the_bundled_vllm_engine_prices_triton_launches_and_the_cpp_engines_do_not() {
+    let v = HostCosts::bundled("vllm-ascend").unwrap();
+    assert!((50.0..=500.0).contains(&v.triton_launch_host_us), "{}", v.triton_launch_host_us);
+    for e in ["generic", "mindie", "torchair"] {
+        assert_eq!(HostCosts::bundled(e).unwrap().triton_launch_host_us, 0.0, "{e}");
+    }
+}
+
+#[test]
+fn a_hybrid_prefill_step_pays_the_chunk_pipelines_launches_on_top_of_the_device() {
+    let us = 220.0;
+    let (mut with, mut without) = (pricer("qwen3.5-9b", us), pricer("qwen3.5-9b", 0.0));
+    let a = with.step(&PREFILL, true).unwrap();
+    let b = without.step(&PREFILL, true).unwrap();
+    // Same device work: the launches are host time.
+    assert!((a.device_us - b.device_us).abs() < 1e-6 * b.device_us);
+    // The launches after the chunk wrapper's host sync cannot hide under the device.
+    let serial = linear_layers("qwen3.5-9b") * la::TRITON_LAUNCHES_PREFILL_AFTER_SYNC as f64 * us;
+    assert!(a.time_us - b.time_us >= serial * 0.999, "{} vs {} (+{serial})", a.time_us, b.time_us);
+    // Per prompt token, the hybrid model's prefill now takes longer than its device time by
+    // more than the serial launches alone would spread over a dense step.
+    assert!(a.time_us > a.device_us + serial, "{a:?}");
+}
+
+#[test]
+fn the_chunk_pipelines_serial_launches_are_a_minority_of_a_prefill_step_as_published() {
+    // vllm-ascend PR #8872: replacing the Triton chunk_gated_delta_rule by one fused kernel
+    // cuts Qwen3.5/3.6 TTFT by ~15%. The six serialised launches per linear layer are the
+    // share that replacement removes: it must be of that order, not most of the step.
+    let mut p = pricer("qwen3.5-9b", 220.0);
+    let a = p.step(&PREFILL, true).unwrap();
+    let serial = linear_layers("qwen3.5-9b") * la::TRITON_LAUNCHES_PREFILL_AFTER_SYNC as f64 * 220.0;
+    let share = serial / a.time_us;
+    assert!((0.08..0.35).contains(&share), "serial launches are {:.0}% of a 2048-token prefill step", share * 100.0);
+}
+
+#[test]
+fn eager_and_graph_decode_differ_by_the_linear_layers_launches() {
+    let us = 220.0;
+    let (mut with, mut without) = (pricer("qwen3.5-9b", us), pricer("qwen3.5-9b", 0.0));
+    let launches = linear_layers("qwen3.5-9b") * la::TRITON_LAUNCHES_DECODE as f64 * us;
+    let (ea, eb) = (with.step(&DECODE, false).unwrap(), without.step(&DECODE, false).unwrap());
+    // Eager: the linear layers' decode kernels are Triton launches on the host, part of the
+    // step's dispatch (which the device waits for once it exceeds the device time).
+    assert!(ea.time_us >= launches && ea.time_us > eb.time_us + 0.25 * launches, "{} vs {} ({launches})", ea.time_us, eb.time_us);
+    assert!(ea.device_us == eb.device_us);
+    // A captured decode graph launches none of them.
+    let (ga, gb) = (with.step(&DECODE, true).unwrap(), without.step(&DECODE, true).unwrap());
+    assert!(ga.graph && (ga.time_us - gb.time_us).abs() < 1e-6, "{} vs {}", ga.time_us, gb.time_us);
+    assert!(ea.time_us - ga.time_us > eb.time_us - gb.time_us + 0.25 * launches);
+}
+
+#[test]
+fn a_dense_model_pays_no_triton_launches() {
+    let (mut with, mut without) = (pricer("qwen3-32b", 220.0), pricer("qwen3-32b", 0.0));
+    for (s, g) in [(PREFILL, false), (DECODE, false), (DECODE, true)] {
+        assert_eq!(with.step(&s, g).unwrap(), without.step(&s, g).unwrap());
+    }
+}
