@@ -212,6 +212,10 @@ pub struct MlaDesc {
     pub qk_nope_head_dim: u64,
     pub qk_rope_head_dim: u64,
     pub v_head_dim: u64,
+    /// DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): a lightning indexer picks the keys
+    /// each query attends to (`crate::workload::sparse_attention`); None: dense MLA.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sparse: Option<crate::workload::sparse_attention::DsaDesc>,
 }
 
 impl MlaDesc {
@@ -222,6 +226,10 @@ impl MlaDesc {
     /// Cached elements per token per layer: the latent and the shared rotary key.
     pub fn cache_dim(&self) -> u64 {
         self.kv_lora_rank + self.qk_rope_head_dim
+    }
+    /// Cached elements per token per layer, the sparse-attention indexer's keys included.
+    pub fn cached_elems(&self) -> u64 {
+        self.cache_dim() + self.sparse.map_or(0, |s| s.index_head_dim)
     }
 }
 
@@ -395,7 +403,8 @@ impl TransformerDesc {
             let kv = h * (kvl + u128::from(m.qk_rope_head_dim)) + kvl
                 + kvl * heads * u128::from(m.qk_nope_head_dim + m.v_head_dim);
             let o = heads * u128::from(m.v_head_dim) * h;
-            return q + kv + o;
+            let indexer = m.sparse.map_or(0, |s| s.params(self.hidden, m.q_lora_rank));
+            return q + kv + o + u128::from(indexer);
         }
         let q = u128::from(self.heads) * d;
         let kv = u128::from(self.kv_heads) * d;
@@ -429,7 +438,7 @@ impl TransformerDesc {
     /// latent plus the rotary key.
     pub fn kv_elems_per_token_layer(&self) -> u64 {
         match &self.mla {
-            Some(m) => m.cache_dim(),
+            Some(m) => m.cached_elems(),
             None => 2 * self.kv_heads * self.head_dim,
         }
     }
