@@ -123,7 +123,7 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
         } else {
             e.hidden * t.hidden
         };
-        e.layers * (e.attention_params() + e.mlp_params(e.intermediate)) / tp + patch + proj
+        e.layers * (e.attention_params() + e.mlp_params(e.intermediate)) / tp + patch + proj * v.mergers()
     });
     // First stage: embedding (+ vision encoder); last stage: LM head (a second copy when tied
     // and pp > 1, as Megatron keeps it) and the final norm.

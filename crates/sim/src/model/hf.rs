@@ -479,7 +479,7 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
             family: ModelFamily::Multimodal,
             dtype,
             llm: Some(llm),
-            vision: Some(VisionDesc { encoder, image_size, patch_size, channels, projector_hidden, merge: 1, class_token: true }),
+            vision: Some(VisionDesc { encoder, image_size, patch_size, channels, projector_hidden, merge: 1, class_token: true, deepstack: 0 }),
             graph: Vec::new(),
         };
         return Ok(LoadedModel { model, warnings });

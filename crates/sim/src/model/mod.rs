@@ -256,6 +256,11 @@ pub struct VisionDesc {
     /// The encoder prepends a class token (CLIP); Qwen's ViT does not.
     #[serde(default = "yes", skip_serializing_if = "Clone::clone")]
     pub class_token: bool,
+    /// Extra patch mergers of the projector's shape (Qwen3-VL's DeepStack: one per
+    /// `deepstack_visual_indexes` entry, fed from an intermediate ViT block, its output added to
+    /// an early LLM layer's hidden states); 0: none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub deepstack: u64,
 }
 
 fn three() -> u64 {
@@ -284,6 +289,11 @@ impl VisionDesc {
     /// Tokens one image adds to the LLM's prompt: the patches, merged merge x merge.
     pub fn image_tokens(&self) -> u64 {
         self.patches() / self.merge.max(1).saturating_mul(self.merge.max(1))
+    }
+
+    /// Projector-shaped mergers per image: the projector and the DeepStack mergers.
+    pub fn mergers(&self) -> u64 {
+        1 + self.deepstack
     }
 
     /// The encoder's sequence per image (patches plus the class token, if any).
@@ -516,7 +526,7 @@ impl ModelDesc {
             } else {
                 inp * llm_hidden + llm_hidden
             };
-            let c = e.params().total.saturating_add(patch + pos + proj);
+            let c = e.params().total.saturating_add(patch + pos + proj.saturating_mul(v.mergers()));
             p.total = p.total.saturating_add(c);
             p.active = p.active.saturating_add(c);
         }

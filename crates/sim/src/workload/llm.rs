@@ -632,5 +632,7 @@ fn vision(outer: &Ctx, ops: &mut Vec<GraphOp>, v: &crate::model::VisionDesc, bat
     } else {
         ops.push(outer.mm("vision.projector".into(), OpClass::Mlp, rows, llm_hidden, merged, Epilogue::Bias));
     }
+    // Qwen3-VL's DeepStack mergers: the projector's shape again, once each.
+    ops.iter_mut().filter(|o| o.name.starts_with("vision.projector")).for_each(|o| o.repeat = v.mergers());
     Ok(())
 }
