@@ -492,6 +492,13 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
         warnings.extend(tw.into_iter().filter(|w| !w.contains("config keys not modelled")).map(|w| format!("{prefix}{w}")));
         let vis = obj.get("vision_config").and_then(Value::as_object).ok_or_else(|| "missing field 'vision_config'".to_string())?;
         let vision = super::vl::qwen_vision(vis, llm.hidden, &mut warnings)?;
+        // Qwen3-VL's checkpoints give the type only in text_config ("dtype").
+        let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") || !(text.contains_key("torch_dtype") || text.contains_key("dtype")) {
+            dtype
+        } else {
+            warnings.retain(|w| !w.contains("torch_dtype"));
+            dtype_of(text, &mut warnings)
+        };
         let model = ModelDesc { name: name_of(obj, model_type), family: ModelFamily::Multimodal, dtype, llm: Some(llm), vision: Some(vision), graph: Vec::new() };
         return Ok(LoadedModel { model, warnings });
     }
