@@ -77,6 +77,7 @@ fn qwen3_vl_tokens_follow_its_16_pixel_patches_and_ttft_grows_with_the_image() {
     // Qwen3-VL-4B-Instruct: 4.44B parameters (its Hugging Face card), the ViT, its merger and
     // the three DeepStack mergers included.
     let total = l.model.params().total as f64 / 1e9;
+    eprintln!("Qwen3-VL-4B: {total:.3}B parameters");
     assert!((total / 4.44 - 1.0).abs() < 0.02, "{total:.3}B");
     let ttft = |px: u64| {
         let v = json!({
