@@ -132,6 +132,7 @@ pub struct Types {
 /// (`kind` Decode: one query per sequence over its cache), `hq` query heads on this chip:
 /// the main attention (dense or sparse, whichever the engine runs) and the indexer's scores.
 /// `dense` is the layer's dense core as the graph builds it (prefill only).
+#[allow(clippy::too_many_arguments)]
 fn cores(m: &MlaDesc, s: &DsaDesc, p: &str, hq: u64, batch: u64, q: u64, kv: u64, kind: AttentionKind, dense: Op, ty: Types) -> [GraphOp; 2] {
     let absorbed = (m.cache_dim() + m.kv_lora_rank).div_ceil(2);
     let (visible, selected) = if kind == AttentionKind::Decode { (kv as f64, kv.min(s.index_topk) as f64) } else { mean_keys(q, kv, s.index_topk) };
