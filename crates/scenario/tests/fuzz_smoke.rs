@@ -194,6 +194,8 @@ fn fuzz_smoke_model() {
     seeds.push(br#"[{"name":"mm","op":{"op":"matmul","batch":1,"m":64,"n":64,"k":64,"dtype":"fp16","weight_dtype":null,"epilogue":"none"},"repeat":2}]"#.to_vec());
     // Qwen3-VL (text_config + a GELU ViT of 16-pixel patches) and the Qwen2.5-Omni thinker.
     seeds.push(br#"{"model_type":"qwen3_vl","text_config":{"model_type":"qwen3_vl_text","hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":512},"vision_config":{"depth":2,"hidden_size":32,"intermediate_size":64,"num_heads":4,"patch_size":16,"spatial_merge_size":2,"out_hidden_size":64,"hidden_act":"gelu_pytorch_tanh"}}"#.to_vec());
+    // DeepSeek-V3.2-style sparse attention on a small MLA model (index_* fields).
+    seeds.push(br#"{"model_type":"deepseek_v32","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":4,"vocab_size":512,"intermediate_size":128,"kv_lora_rank":32,"q_lora_rank":48,"qk_nope_head_dim":16,"qk_rope_head_dim":8,"v_head_dim":16,"index_topk":16,"index_n_heads":2,"index_head_dim":16,"max_position_embeddings":256}"#.to_vec());
     seeds.push(br#"{"model_type":"qwen2_5_omni","thinker_config":{"text_config":{"hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":512}}}"#.to_vec());
     drive("model", seeds, iters(400), targets::model);
 }

@@ -84,7 +84,11 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
     let d = t.head_dim;
     let attn = match &t.mla {
         // MLA: per-head up-projections split tp-way (the shared down-projections are small).
-        Some(_) => t.attention_params() / tp,
+        Some(m) => {
+            // A sparse-attention indexer is replicated on every TP rank (vLLM's Indexer).
+            let idx = m.sparse.map_or(0, |s| s.params(t.hidden, m.q_lora_rank));
+            (t.attention_params() - idx) / tp + idx
+        }
         None => t.hidden * (hq + 2 * hkv) * d + hq * d * t.hidden,
     };
     let bias = if t.qkv_bias { (hq + 2 * hkv) * d } else { 0 };
@@ -119,7 +123,7 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
         } else {
             e.hidden * t.hidden
         };
-        e.layers * (e.attention_params() + e.mlp_params(e.intermediate)) / tp + patch + proj
+        e.layers * (e.attention_params() + e.mlp_params(e.intermediate)) / tp + patch + proj * v.mergers()
     });
     // First stage: embedding (+ vision encoder); last stage: LM head (a second copy when tied
     // and pp > 1, as Megatron keeps it) and the final norm.
@@ -173,7 +177,7 @@ pub fn kv_cache_bytes(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOption
     // MLA caches one latent + rotary key per token, replicated on every TP rank; GQA splits its
     // KV heads over TP (replicated when tp > kv_heads).
     let per_layer = match &t.mla {
-        Some(m) => m.cache_dim(),
+        Some(m) => m.cached_elems(),
         None => 2 * (t.kv_heads / plan.tp.max(1)).max(1) * t.head_dim,
     };
     // Sliding-window layers keep only the window (a rolling buffer, as Mistral's reference code

@@ -37,11 +37,21 @@ pub fn bundled_models() -> Vec<(&'static str, &'static str)> {
         ("kimi-k2", crate::json_asset!("../../../../assets/models/kimi-k2.config.json")),
         ("qwen3-coder-480b-a35b", crate::json_asset!("../../../../assets/models/qwen3-coder-480b-a35b.config.json")),
         ("qwen2.5-vl-7b", crate::json_asset!("../../../../assets/models/qwen2.5-vl-7b.config.json")),
+        // deepseek-ai/DeepSeek-V3.2-Exp config.json (DeepSeek-V3.2 keeps its architecture): the
+        // DeepSeek-V3 layout plus index_n_heads 64, index_head_dim 128, index_topk 2048, written
+        // as published on Hugging Face and cross-checked against the inference config in the
+        // DeepSeek-V3.2-Exp repository (inference/config_671B_v3.2.json, public mirrors) and the
+        // DeepseekV32Config defaults of LMDeploy / torchtitan-npu (64 / 128 / 2048).
+        ("deepseek-v3.2", crate::json_asset!("../../../../assets/models/deepseek-v3.2.config.json")),
+        // Qwen/Qwen3-VL-4B-Instruct config.json, copied from a verbatim vendored copy in a public
+        // repository (ViT depth 24, hidden 1024, 16-pixel patches merged 2 x 2, DeepStack at
+        // blocks 5 / 11 / 17).
+        ("qwen3-vl-4b", crate::json_asset!("../../../../assets/models/qwen3-vl-4b.config.json")),
     ]
 }
 
 /// Display names of the bundled models (Hugging Face configs carry none).
-const BUNDLED_NAMES: [(&str, &str); 32] = [
+const BUNDLED_NAMES: [(&str, &str); 34] = [
     ("llama-2-7b", "Llama-2-7B"),
     ("qwen2.5-7b", "Qwen2.5-7B"),
     ("mixtral-8x7b", "Mixtral-8x7B"),
@@ -74,6 +84,8 @@ const BUNDLED_NAMES: [(&str, &str); 32] = [
     ("kimi-k2", "Kimi-K2-Instruct"),
     ("qwen3-coder-480b-a35b", "Qwen3-Coder-480B-A35B-Instruct"),
     ("qwen2.5-vl-7b", "Qwen2.5-VL-7B-Instruct"),
+    ("deepseek-v3.2", "DeepSeek-V3.2"),
+    ("qwen3-vl-4b", "Qwen3-VL-4B-Instruct"),
 ];
 
 /// Loads a bundled model by id, with its display name.

@@ -56,20 +56,22 @@ fn dtype_of(obj: &Obj, warnings: &mut Vec<String>) -> DType {
 }
 
 /// Model types read exactly; anything else is read with the usual field names and a warning.
-const KNOWN: [&str; 24] = [
+const KNOWN: [&str; 25] = [
     "llama", "mistral", "qwen", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "chatglm",
     "baichuan", "deepseek_v2", "deepseek_v3", "phi3", "qwen3_next", "qwen3_5_text", "qwen3_5_moe_text",
     // Vision-language and omni checkpoints: a Qwen2 / Qwen3 decoder (`super::vl`).
     "qwen2_5_vl", "qwen2_5_vl_text", "qwen3_vl", "qwen3_vl_text", "qwen2_5_omni_text", "qwen2_5_omni_thinker", "qwen2_vl",
     // Kimi K2 is DeepSeek-V3's layout (DeepseekV3ForCausalLM: MLA, shared + routed experts).
     "kimi_k2",
+    // DeepSeek-V3.2: DeepSeek-V3's layout plus sparse attention (`index_*`).
+    "deepseek_v32",
 ];
 
 /// Model types `load_hf` builds (decoders, hybrid linear-attention decoders, multimodal
 /// wrappers read for their language model, LLaVA, and bidirectional encoders).
-pub const SUPPORTED_TYPES: [&str; 25] = [
+pub const SUPPORTED_TYPES: [&str; 26] = [
     "llama", "mistral", "qwen", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "chatglm",
-    "baichuan", "deepseek_v2", "deepseek_v3", "phi3", "qwen3_next", "qwen3_5", "qwen3_5_text",
+    "baichuan", "deepseek_v2", "deepseek_v3", "deepseek_v32", "phi3", "qwen3_next", "qwen3_5", "qwen3_5_text",
     "qwen3_5_moe", "qwen3_5_moe_text", "llava", "bert", "xlm-roberta", "roberta",
     "qwen2_5_vl", "qwen3_vl", "qwen2_5_omni",
 ];
@@ -95,7 +97,7 @@ const READ: &[&str] = &[
     "torch_dtype", "dtype", "rmsnorm", "no_bias", "num_nextn_predict_layers",
     "layer_types", "full_attention_interval", "linear_num_key_heads", "linear_num_value_heads",
     "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim", "attn_output_gate",
-    "type_vocab_size", "mtp_num_hidden_layers",
+    "type_vocab_size", "mtp_num_hidden_layers", "index_topk", "index_n_heads", "index_head_dim",
 ];
 
 /// Keys known not to change per-token cost or memory (numerics, tokens, training-time
@@ -266,9 +268,13 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
             qk_nope_head_dim: req_u64(obj, "qk_nope_head_dim", prefix)?,
             qk_rope_head_dim: req_u64(obj, "qk_rope_head_dim", prefix)?,
             v_head_dim: req_u64(obj, "v_head_dim", prefix)?,
+            sparse: crate::workload::sparse_attention::DsaDesc::from_hf_object(obj, prefix, max_position)?,
         };
         Some(m)
     } else {
+        if obj.contains_key("index_topk") {
+            return Err(format!("field '{prefix}index_topk': sparse attention is modelled on multi-head latent attention, and this config has no '{prefix}kv_lora_rank'"));
+        }
         None
     };
     // With MLA the attention core works on (nope + rope) query/key and v_head_dim values; its
@@ -473,7 +479,7 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
             family: ModelFamily::Multimodal,
             dtype,
             llm: Some(llm),
-            vision: Some(VisionDesc { encoder, image_size, patch_size, channels, projector_hidden, merge: 1, class_token: true }),
+            vision: Some(VisionDesc { encoder, image_size, patch_size, channels, projector_hidden, merge: 1, class_token: true, deepstack: 0 }),
             graph: Vec::new(),
         };
         return Ok(LoadedModel { model, warnings });
@@ -486,6 +492,13 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
         warnings.extend(tw.into_iter().filter(|w| !w.contains("config keys not modelled")).map(|w| format!("{prefix}{w}")));
         let vis = obj.get("vision_config").and_then(Value::as_object).ok_or_else(|| "missing field 'vision_config'".to_string())?;
         let vision = super::vl::qwen_vision(vis, llm.hidden, &mut warnings)?;
+        // Qwen3-VL's checkpoints give the type only in text_config ("dtype").
+        let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") || !(text.contains_key("torch_dtype") || text.contains_key("dtype")) {
+            dtype
+        } else {
+            warnings.retain(|w| !w.contains("torch_dtype"));
+            dtype_of(text, &mut warnings)
+        };
         let model = ModelDesc { name: name_of(obj, model_type), family: ModelFamily::Multimodal, dtype, llm: Some(llm), vision: Some(vision), graph: Vec::new() };
         return Ok(LoadedModel { model, warnings });
     }

@@ -212,6 +212,10 @@ pub struct MlaDesc {
     pub qk_nope_head_dim: u64,
     pub qk_rope_head_dim: u64,
     pub v_head_dim: u64,
+    /// DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): a lightning indexer picks the keys
+    /// each query attends to (`crate::workload::sparse_attention`); None: dense MLA.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sparse: Option<crate::workload::sparse_attention::DsaDesc>,
 }
 
 impl MlaDesc {
@@ -222,6 +226,10 @@ impl MlaDesc {
     /// Cached elements per token per layer: the latent and the shared rotary key.
     pub fn cache_dim(&self) -> u64 {
         self.kv_lora_rank + self.qk_rope_head_dim
+    }
+    /// Cached elements per token per layer, the sparse-attention indexer's keys included.
+    pub fn cached_elems(&self) -> u64 {
+        self.cache_dim() + self.sparse.map_or(0, |s| s.index_head_dim)
     }
 }
 
@@ -248,6 +256,11 @@ pub struct VisionDesc {
     /// The encoder prepends a class token (CLIP); Qwen's ViT does not.
     #[serde(default = "yes", skip_serializing_if = "Clone::clone")]
     pub class_token: bool,
+    /// Extra patch mergers of the projector's shape (Qwen3-VL's DeepStack: one per
+    /// `deepstack_visual_indexes` entry, fed from an intermediate ViT block, its output added to
+    /// an early LLM layer's hidden states); 0: none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub deepstack: u64,
 }
 
 fn three() -> u64 {
@@ -276,6 +289,11 @@ impl VisionDesc {
     /// Tokens one image adds to the LLM's prompt: the patches, merged merge x merge.
     pub fn image_tokens(&self) -> u64 {
         self.patches() / self.merge.max(1).saturating_mul(self.merge.max(1))
+    }
+
+    /// Projector-shaped mergers per image: the projector and the DeepStack mergers.
+    pub fn mergers(&self) -> u64 {
+        1 + self.deepstack
     }
 
     /// The encoder's sequence per image (patches plus the class token, if any).
@@ -395,7 +413,8 @@ impl TransformerDesc {
             let kv = h * (kvl + u128::from(m.qk_rope_head_dim)) + kvl
                 + kvl * heads * u128::from(m.qk_nope_head_dim + m.v_head_dim);
             let o = heads * u128::from(m.v_head_dim) * h;
-            return q + kv + o;
+            let indexer = m.sparse.map_or(0, |s| s.params(self.hidden, m.q_lora_rank));
+            return q + kv + o + u128::from(indexer);
         }
         let q = u128::from(self.heads) * d;
         let kv = u128::from(self.kv_heads) * d;
@@ -429,7 +448,7 @@ impl TransformerDesc {
     /// latent plus the rotary key.
     pub fn kv_elems_per_token_layer(&self) -> u64 {
         match &self.mla {
-            Some(m) => m.cache_dim(),
+            Some(m) => m.cached_elems(),
             None => 2 * self.kv_heads * self.head_dim,
         }
     }
@@ -507,7 +526,7 @@ impl ModelDesc {
             } else {
                 inp * llm_hidden + llm_hidden
             };
-            let c = e.params().total.saturating_add(patch + pos + proj);
+            let c = e.params().total.saturating_add(patch + pos + proj.saturating_mul(v.mergers()));
             p.total = p.total.saturating_add(c);
             p.active = p.active.saturating_add(c);
         }

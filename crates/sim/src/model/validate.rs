@@ -74,6 +74,9 @@ pub fn validate_transformer(t: &TransformerDesc, what: &str) -> Result<(), Strin
         check_range(&f("qk_nope_head_dim"), m.qk_nope_head_dim, 0, 4096)?;
         check_range(&f("qk_rope_head_dim"), m.qk_rope_head_dim, 1, 4096)?;
         check_range(&f("v_head_dim"), m.v_head_dim, 1, 4096)?;
+        if let Some(s) = &m.sparse {
+            s.validate(what, t.max_position)?;
+        }
     }
     match &t.moe {
         None if t.intermediate == 0 => {

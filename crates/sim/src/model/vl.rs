@@ -12,8 +12,11 @@
 //! is an upper bound on its attention work, which is a small share at the default image size),
 //! Qwen2.5-VL's SwiGLU MLP and RMSNorm (silu) or Qwen3-VL's GELU MLP and LayerNorm, and the
 //! patch merger (Linear(4h, 4h), GELU, Linear(4h, text hidden)) on one row per LLM token.
-//! Not modelled: video (temporal patches), Qwen3-VL's DeepStack feature injection (adds to the
-//! LLM's hidden states, no extra matmul of note).
+//! Qwen3-VL's DeepStack: one more merger of the same shape per `deepstack_visual_indexes` entry
+//! (`VisionDesc::deepstack`), fed from that ViT block; adding its output to an early LLM
+//! layer's hidden states is an elementwise add, not costed.
+//! Not modelled: video (temporal patches), Qwen3-VL's learned position embeddings
+//! (`num_position_embeddings` x hidden, 2.4M parameters in the 4B, interpolated per image).
 
 use super::{MlpKind, NormKind, TransformerDesc, VisionDesc};
 use serde_json::{Map, Value};
@@ -59,13 +62,35 @@ pub fn qwen_vision(vis: &Obj, text_hidden: u64, warnings: &mut Vec<String>) -> R
         Some(c) => c,
         None => num(vis, "in_chans", p)?.unwrap_or(3),
     };
-    let encoder = TransformerDesc::vision_tower(req(vis, "depth", p)?, hidden, heads, req(vis, "intermediate_size", p)?, mlp, norm, 1 << 16);
+    let depth = req(vis, "depth", p)?;
+    let encoder = TransformerDesc::vision_tower(depth, hidden, heads, req(vis, "intermediate_size", p)?, mlp, norm, 1 << 16);
+    let deepstack = deepstack(vis, depth, p)?;
+    // Qwen2.5-VL attends within windows in most blocks (`fullatt_block_indexes` lists the
+    // others); Qwen3-VL's blocks all attend over the whole image.
+    let attention = if vis.contains_key("fullatt_block_indexes") || vis.contains_key("window_size") { "windowed attention costed as full" } else { "full attention in every block" };
     warnings.push(format!(
-        "dynamic-resolution vision tower: by default each request carries one {DEFAULT_IMAGE_SIZE} x {DEFAULT_IMAGE_SIZE} image ({} patches, {} LLM tokens; deployment.serving.image_size sets it); windowed attention costed as full",
+        "dynamic-resolution vision tower: by default each request carries one {DEFAULT_IMAGE_SIZE} x {DEFAULT_IMAGE_SIZE} image ({} patches, {} LLM tokens; deployment.serving.image_size sets it); {attention}",
         (DEFAULT_IMAGE_SIZE / patch).pow(2),
         (DEFAULT_IMAGE_SIZE / patch).pow(2) / (merge * merge)
     ));
-    Ok(VisionDesc { encoder, image_size: DEFAULT_IMAGE_SIZE, patch_size: patch, channels, projector_hidden: hidden * merge * merge, merge, class_token: false })
+    Ok(VisionDesc { encoder, image_size: DEFAULT_IMAGE_SIZE, patch_size: patch, channels, projector_hidden: hidden * merge * merge, merge, class_token: false, deepstack })
+}
+
+/// Qwen3-VL's DeepStack mergers: one per `deepstack_visual_indexes` entry, each a ViT block
+/// index below `depth` (0 when the field is absent).
+fn deepstack(vis: &Obj, depth: u64, p: &str) -> Result<u64, String> {
+    let key = "deepstack_visual_indexes";
+    let list = match vis.get(key) {
+        None | Some(Value::Null) => return Ok(0),
+        Some(Value::Array(a)) => a,
+        Some(v) => return Err(format!("field '{p}{key}' must be a list of block indexes, got {v}")),
+    };
+    for v in list {
+        if !v.as_u64().is_some_and(|i| i < depth) {
+            return Err(format!("field '{p}{key}' lists {v}: each entry must be a block index below '{p}depth' = {depth}"));
+        }
+    }
+    Ok(list.len() as u64)
 }
 
 /// The text model's object of a Qwen VL config: `text_config` (transformers >= 4.53 saves it

@@ -59,7 +59,7 @@ pub fn model_flops(model: &ModelDesc, w: &Workload) -> f64 {
             let ph = v.projector_hidden;
             let projector = if ph > 0 { e * ph + ph * t.hidden } else { e * t.hidden };
             b * seq as f64 * per_token(&v.encoder, seq, false)
-                + b * v.image_tokens() as f64 * 2.0 * projector as f64
+                + b * v.image_tokens() as f64 * 2.0 * (projector * v.mergers()) as f64
         })
     };
     match *w {

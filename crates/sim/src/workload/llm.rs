@@ -478,6 +478,10 @@ fn stack(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, layers: u64, opts
         if let Some(sw) = &ctx.t.sliding_window {
             windowed(ops, start, &format!("{prefix}.attn.core"), sw, count, ctx.t.layers);
         }
+        if !g.train {
+            // DeepSeek sparse attention: the indexer and the top-k attention (dense MLA without `index_topk`).
+            super::sparse_attention::apply(ops, start, &prefix, ctx.t, super::sparse_attention::Types { mm: ctx.mm, weight: ctx.weight, vec: ctx.vec, kv: opts.kv_dtype() });
+        }
         if let Some(la) = &ctx.t.linear_attention {
             // Hybrid models: this group's share of linear-attention layers.
             let lin_here = ceil_div(la.layers.min(ctx.t.layers).saturating_mul(count), ctx.t.layers.max(1)).min(count);
@@ -628,5 +632,7 @@ fn vision(outer: &Ctx, ops: &mut Vec<GraphOp>, v: &crate::model::VisionDesc, bat
     } else {
         ops.push(outer.mm("vision.projector".into(), OpClass::Mlp, rows, llm_hidden, merged, Epilogue::Bias));
     }
+    // Qwen3-VL's DeepStack mergers: the projector's shape again, once each.
+    ops.iter_mut().filter(|o| o.name.starts_with("vision.projector")).for_each(|o| o.repeat = v.mergers());
     Ok(())
 }

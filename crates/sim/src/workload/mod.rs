@@ -16,6 +16,7 @@ pub use train::trainable_per_chip;
 pub mod datasets;
 pub mod linear_attention;
 pub mod speculative;
+pub mod sparse_attention;
 pub use constants::{training_constants, with_training_constants, Constant, FrameworkConstants, TrainFramework, TrainingConstants, TRAINING_CONSTANTS_JSON, TRAIN_FRAMEWORKS};
 pub use flops::{model_flops, op_flops};
 

@@ -516,6 +516,12 @@ impl StepPricer {
         if let Some(p) = self.pre_attn.get(&key) {
             return Ok(*p);
         }
+        if let Some(ops) = tunelab_sim::workload::sparse_attention::chunk_cores(&self.model, &self.plan, &self.opts, seqs, q, kv) {
+            // DeepSeek sparse attention: the indexer over every key, the attention over the top-k.
+            let p = self.cost_ops(ops.iter().map(|o| (&o.op, o.repeat, o.name.as_str())))?;
+            self.pre_attn.insert(key, p);
+            return Ok(p);
+        }
         let kind = if self.opts.flash_attention { AttentionKind::Flash } else { AttentionKind::Unfused };
         let p = self.attention_of(Workload::Decode { batch: seqs, context_len: 1, output_len: 0 }, seqs, q, |op| match *op {
             Op::Attention { batch, heads, kv_heads, head_dim, dtype, .. } => Some(Op::Attention { kind, batch, heads, kv_heads, q_len: q, kv_len: kv, head_dim, causal: true, dtype }),
