@@ -28,6 +28,10 @@ pub struct Framework {
 pub struct Constants {
     pub frameworks: Vec<Framework>,
     pub aclnn_flash_chips: Vec<String>,
+    /// Data types the fused attention takes; at any other (fp32) the attention runs unfused.
+    pub flash_dtypes: Vec<String>,
+    /// The text encoders' own attention path ("unfused" or "flash"), whatever the knob says.
+    pub text_encoder_attention: String,
     pub scheduler_ops: f64,
     pub cfg_combine_ops: f64,
     pub vae_tile_latent: u64,
@@ -66,6 +70,8 @@ pub fn parse(text: &str) -> Result<Constants, String> {
     Ok(Constants {
         frameworks,
         aclnn_flash_chips: strings(val(&v, &["kernel_library", "flash_attention", "aclnn_chips"])),
+        flash_dtypes: strings(val(&v, &["kernel_library", "flash_attention", "dtypes"])),
+        text_encoder_attention: val(&v, &["workload", "text_encoder_attention"]).and_then(|x| x.as_str()).ok_or("diffusion constants: workload.text_encoder_attention missing")?.to_string(),
         scheduler_ops: num(&["workload", "scheduler_vector_ops"])?,
         cfg_combine_ops: num(&["workload", "cfg_combine_ops"])?,
         vae_tile_latent: num(&["workload", "vae_tile_latent"])? as u64,
