@@ -15,6 +15,9 @@ pub struct Framework {
     pub label: String,
     /// "eager" or "graph": the framework's own launch mode (the baseline).
     pub launch: String,
+    /// How the framework's code outside the denoiser (text encoders, the loop's scheduler step
+    /// and CFG combine) launches: "eager" or "graph" (default: `launch`).
+    pub code_launch: String,
     /// Ships a fused-attention plugin that works where CANN's aclnn one does not (310P FA_soc).
     pub flash_plugin: bool,
     pub pipeline_host_ms: f64,
@@ -61,6 +64,7 @@ pub fn parse(text: &str) -> Result<Constants, String> {
             name: name.clone(),
             label: f.get("label").and_then(|x| x.as_str()).unwrap_or(name).to_string(),
             launch: f.get("launch").and_then(|x| x.as_str()).unwrap_or("eager").to_string(),
+            code_launch: f.get("code_launch").and_then(|x| x.get("value")).and_then(|x| x.as_str()).or_else(|| f.get("launch").and_then(|x| x.as_str())).unwrap_or("eager").to_string(),
             flash_plugin: f.get("flash_attention_plugin").and_then(|x| x.as_bool()).unwrap_or(false),
             pipeline_host_ms: f.get("pipeline_host_ms").and_then(|x| x.get("value")).and_then(|x| x.as_f64()).unwrap_or(0.0),
             step_host_ms: f.get("step_host_ms").and_then(|x| x.get("value")).and_then(|x| x.as_f64()).unwrap_or(0.0),

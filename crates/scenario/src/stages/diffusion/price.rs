@@ -145,11 +145,11 @@ impl Pricer {
         }
     }
 
-    /// The launch mode of the framework's own code: the text encoders and the Python denoising
-    /// loop (scheduler step, CFG combine) stay as the framework runs them when only the denoiser
-    /// is compiled (the `launch` knob).
+    /// The launch mode of the framework's own code (`code_launch`): the text encoders and the
+    /// Python denoising loop (scheduler step, CFG combine) stay as the framework runs them when
+    /// only the denoiser is compiled (the `launch` knob).
     fn framework_launch(&self) -> LaunchMode {
-        if self.fw.launch == "graph" { LaunchMode::Graph } else { LaunchMode::Eager }
+        if self.fw.code_launch == "graph" { LaunchMode::Graph } else { LaunchMode::Eager }
     }
 
     /// The text encoders' attention: the transformers modeling code's own (`workload.text_encoder_attention`).
