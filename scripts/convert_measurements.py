@@ -645,10 +645,15 @@ def convert_diffusion(r):
                               dict(compiled, precision="fp16"), [per_image("latency_A2")],
                               note="unet_bs2: the two CFG branches as batch 2 on one device")]
     if rid == "dif-sdxl-900A2PODc-1card-1024-28steps":
+        # The README's single-card "文生图全参" row is run with sdxl/sdxl_text2img_infer.py (the
+        # README's inference list; MindSpeed-MM@37ccda36): torch_dtype=torch.float32, a negative
+        # prompt and the pipeline's default guidance_scale 5.0, so classifier-free guidance runs
+        # the UNet at batch 2; num_inference_steps is not set (50). The 28 steps and guidance 1.0
+        # of the row id are sdxl_text2img_distrib_infer.py's, the accelerate multi-card script.
         return [diffusion_row(r, "", ("910B2", chip_of(r["chip"])[1]), "sdxl",
-                              {"steps": 28, "height": 1024, "width": 1024, "cfg": False, "chips": 1, "framework": "diffusers"},
+                              {"steps": 50, "height": 1024, "width": 1024, "cfg": True, "chips": 1, "framework": "diffusers"},
                               {"precision": "fp32"}, [value("e2e_speed", m["e2e_speed"]["value"], "steps/s", "step_ms")],
-                              note="fp32 as the inference script loads it (torch.float32; the README table says fp16, but the GPU row of the same table, 1.55 it/s, matches fp32 too); guidance 1.0: no CFG batch")]
+                              note="the single-card row runs sdxl_text2img_infer.py (the README's inference list): fp32 as it loads the pipeline (torch.float32; the README table says fp16, but the GPU row of the same table, 1.55 it/s, matches fp32 too), a negative prompt with the default guidance 5.0, so CFG doubles the UNet batch; steps not set (50; the it/s is per step either way). The id's 28 steps and guidance 1.0 are the multi-card distrib script's")]
     if rid == "dif-wan2.1-t2v-14b-800IA2-1card":
         base = {"steps": 50, "height": 480, "width": 832, "frames": 81, "chips": 1, "framework": "mindie_sd"}
         variants = [{"suffix": k.replace("cache_ratio_", "cache"), "space": fixed(step_cache=float(k.split("_")[-1])),

@@ -196,8 +196,9 @@ pub fn analyse(s: &Scenario, change: &Change, weights: ImpactWeights) -> Result<
         Ok(m.weights as f64 * p.tp as f64 / GIB)
     };
     rows.push(row("deployment", "model size", "GiB", size(&point_of(&[])), size(&point_of(&edits))));
-    // Training: the training stage's memory per chip and step time.
-    if model.llm.is_some() {
+    // Training: the training stage's memory per chip and step time (a language model, or any
+    // model a training scenario trains, e.g. a diffusion pipeline's denoiser).
+    if model.llm.is_some() || s.stage == Stage::Training {
         let quant = change.precision.as_deref().is_some_and(|p| p.starts_with('w'));
         let (tb, ta) = match Priced::new(s, Stage::Training) {
             Ok(mut t) => {

@@ -15,6 +15,7 @@ pub const BUNDLED_SCENARIOS: &[(&str, &str)] = &[
     ("sd15-unet-310P3-operator", tunelab_sim::json_asset!("../../../../assets/scenarios/sd15-unet-310P3-operator.json")),
     ("llava-1.5-7b-910B2-deployment", tunelab_sim::json_asset!("../../../../assets/scenarios/llava-1.5-7b-910B2-deployment.json")),
     ("sd2.1-910B2-diffusion", tunelab_sim::json_asset!("../../../../assets/scenarios/sd2.1-910B2-diffusion.json")),
+    ("sdxl-8x910B2-lora-training", tunelab_sim::json_asset!("../../../../assets/scenarios/sdxl-8x910B2-lora-training.json")),
     ("deepseek-v3-2xA3-deployment", tunelab_sim::json_asset!("../../../../assets/scenarios/deepseek-v3-2xA3-deployment.json")),
     ("qwen3-235b-2xA3-pd-compare", tunelab_sim::json_asset!("../../../../assets/scenarios/qwen3-235b-2xA3-pd-compare.json")),
     ("qwen3-32b-4x910B2-eagle3-w8a8", tunelab_sim::json_asset!("../../../../assets/scenarios/qwen3-32b-4x910B2-eagle3-w8a8.json")),

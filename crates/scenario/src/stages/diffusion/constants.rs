@@ -15,6 +15,9 @@ pub struct Framework {
     pub label: String,
     /// "eager" or "graph": the framework's own launch mode (the baseline).
     pub launch: String,
+    /// How the framework's code outside the denoiser (text encoders, the loop's scheduler step
+    /// and CFG combine) launches: "eager" or "graph" (default: `launch`).
+    pub code_launch: String,
     /// Ships a fused-attention plugin that works where CANN's aclnn one does not (310P FA_soc).
     pub flash_plugin: bool,
     pub pipeline_host_ms: f64,
@@ -28,6 +31,10 @@ pub struct Framework {
 pub struct Constants {
     pub frameworks: Vec<Framework>,
     pub aclnn_flash_chips: Vec<String>,
+    /// Data types the fused attention takes; at any other (fp32) the attention runs unfused.
+    pub flash_dtypes: Vec<String>,
+    /// The text encoders' own attention path ("unfused" or "flash"), whatever the knob says.
+    pub text_encoder_attention: String,
     pub scheduler_ops: f64,
     pub cfg_combine_ops: f64,
     pub vae_tile_latent: u64,
@@ -57,6 +64,7 @@ pub fn parse(text: &str) -> Result<Constants, String> {
             name: name.clone(),
             label: f.get("label").and_then(|x| x.as_str()).unwrap_or(name).to_string(),
             launch: f.get("launch").and_then(|x| x.as_str()).unwrap_or("eager").to_string(),
+            code_launch: f.get("code_launch").and_then(|x| x.get("value")).and_then(|x| x.as_str()).or_else(|| f.get("launch").and_then(|x| x.as_str())).unwrap_or("eager").to_string(),
             flash_plugin: f.get("flash_attention_plugin").and_then(|x| x.as_bool()).unwrap_or(false),
             pipeline_host_ms: f.get("pipeline_host_ms").and_then(|x| x.get("value")).and_then(|x| x.as_f64()).unwrap_or(0.0),
             step_host_ms: f.get("step_host_ms").and_then(|x| x.get("value")).and_then(|x| x.as_f64()).unwrap_or(0.0),
@@ -66,6 +74,8 @@ pub fn parse(text: &str) -> Result<Constants, String> {
     Ok(Constants {
         frameworks,
         aclnn_flash_chips: strings(val(&v, &["kernel_library", "flash_attention", "aclnn_chips"])),
+        flash_dtypes: strings(val(&v, &["kernel_library", "flash_attention", "dtypes"])),
+        text_encoder_attention: val(&v, &["workload", "text_encoder_attention"]).and_then(|x| x.as_str()).ok_or("diffusion constants: workload.text_encoder_attention missing")?.to_string(),
         scheduler_ops: num(&["workload", "scheduler_vector_ops"])?,
         cfg_combine_ops: num(&["workload", "cfg_combine_ops"])?,
         vae_tile_latent: num(&["workload", "vae_tile_latent"])? as u64,

@@ -131,7 +131,30 @@ impl Pricer {
     }
 
     fn emit(&self, dtype: DType, int8: bool, attention: AttentionKind) -> EmitOptions {
-        EmitOptions { dtype, int8, attention }
+        EmitOptions { dtype, int8, attention: self.attention_at(attention, dtype) }
+    }
+
+    /// The attention a component computing in `dtype` really runs: the fused kernel takes only
+    /// the data types in `kernel_library.flash_attention.dtypes`, so at fp32 (a pipeline loaded
+    /// in fp32, a VAE upcast) diffusers falls back to SDPA's math path, unfused.
+    fn attention_at(&self, asked: AttentionKind, dtype: DType) -> AttentionKind {
+        if asked == AttentionKind::Flash && !self.c.flash_dtypes.is_empty() && !self.c.flash_dtypes.iter().any(|d| d == dtype.name()) {
+            AttentionKind::Unfused
+        } else {
+            asked
+        }
+    }
+
+    /// The launch mode of the framework's own code (`code_launch`): the text encoders and the
+    /// Python denoising loop (scheduler step, CFG combine) stay as the framework runs them when
+    /// only the denoiser is compiled (the `launch` knob).
+    fn framework_launch(&self) -> LaunchMode {
+        if self.fw.code_launch == "graph" { LaunchMode::Graph } else { LaunchMode::Eager }
+    }
+
+    /// The text encoders' attention: the transformers modeling code's own (`workload.text_encoder_attention`).
+    fn encoder_attention(&self) -> AttentionKind {
+        if self.c.text_encoder_attention == "flash" { AttentionKind::Flash } else { AttentionKind::Unfused }
     }
 
     /// Costs a component's operators; `cached` picks the subset a cached step still runs.
@@ -163,7 +186,7 @@ impl Pricer {
         let float = k.dtype;
         match *key {
             Key::Encoder(i, b, _, launch, _) => {
-                let comp = self.pipe.text_encoder(i, b, self.emit(float, false, k.attention));
+                let comp = self.pipe.text_encoder(i, b, self.emit(float, false, self.encoder_attention()));
                 self.cost(&comp, launch, &|_| true, float.bytes() as f64)
             }
             Key::Denoiser { b, int8, launch, .. } => {
@@ -236,12 +259,12 @@ impl Pricer {
         // negative prompts under CFG, in the framework's own launch mode: compiling the denoiser
         // (the `launch` knob) leaves them as they were.
         let calls = if self.req.cfg { 2.0 } else { 1.0 };
-        let te_launch = if self.fw.launch == "graph" { LaunchMode::Graph } else { LaunchMode::Eager };
+        let te_launch = self.framework_launch();
         let mut weights = 0.0;
         let mut peak: f64 = 0.0;
         let mut rel: f64 = 0.0;
         for i in 0..self.pipe.text_encoders.len() {
-            let c = self.component(Key::Encoder(i, self.req.batch, flash, te_launch, k.dtype.bytes() * 10 + bf16 as u64), k)?;
+            let c = self.component(Key::Encoder(i, self.req.batch, false, te_launch, k.dtype.bytes() * 10 + bf16 as u64), k)?;
             weights += c.weight_bytes;
             peak = peak.max(c.peak_bytes);
             rel = rel.max(c.rel_error);
@@ -285,7 +308,10 @@ impl Pricer {
     }
 
     /// Per step: the scheduler's and the CFG combine's vector kernels on the latent, and with
-    /// CFG parallelism the all-gather of the two noise predictions.
+    /// CFG parallelism the all-gather of the two noise predictions. They are the Python loop's
+    /// own tensor operations around the denoiser call, so they launch in the framework's mode
+    /// (eager for diffusers even when the UNet is compiled: torch.compile / torchair wrap the
+    /// UNet module, not `scheduler.step`).
     fn step_overhead_us(&mut self, k: &Knobs, b: u64) -> Result<f64, String> {
         let l = &self.req.latent;
         let elems = self.req.batch * l.frames * l.h * l.w * self.pipe.vae.latent_channels();
@@ -306,7 +332,7 @@ impl Pricer {
             let e = self.memo.op(op, &self.device, TileMode::Default).map_err(|r| format!("scheduler step cannot run: {r}"))?;
             priced.push((op, e.time_us, *n));
         }
-        Ok(graph_time(&self.device, k.launch, priced.iter().map(|(o, t, n)| (*o, *t, *n))).total_us)
+        Ok(graph_time(&self.device, self.framework_launch(), priced.iter().map(|(o, t, n)| (*o, *t, *n))).total_us)
     }
 
     /// The denoiser operators W8A8 keeps in 16-bit at this point (the protected layers).
