@@ -6,7 +6,7 @@
 //!
 //! Step time = pipeline + exposed data-parallel communication + optimizer + framework overhead:
 //! - a micro-batch takes the longer of its device time and its eager launch time: torch_npu
-//!   launches every operator from the host (the chip profile's `eager_host_us_per_launch`,
+//!   launches every operator from the host (the kernel library's dispatch cost `eager_host_us_per_launch`,
 //!   `cost::dispatch`), and the launch queue hides whichever is shorter;
 //! - pipeline: interleaved 1F1B runs m micro-batches through pp stages of v virtual chunks in
 //!   m + (pp - 1) / v micro-batch slots (Narayanan et al. 2021, "Efficient Large-Scale Language
@@ -402,7 +402,7 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     }
     let k = training_constants();
     let fw = k.framework(TrainFramework::parse(&o.framework).unwrap_or_default());
-    let launch = if fw.graph_launch() { format!("one graph launch per micro-batch ({} us)", device.graph_launch_us) } else { format!("eager launches at the chip's {} us each", device.eager_host_us_per_launch) };
+    let launch = if fw.graph_launch() { format!("one graph launch per micro-batch ({} us)", device.graph_launch_us) } else { format!("eager launches at the kernel library's {} us each", device.eager_host_us_per_launch) };
     notes.push(format!(
         "training step under {}: {launch}, {} ms/step + {} ms/micro-batch, RMSNorm / rotary / SwiGLU as {} / {} / {} kernels, cross-entropy as {} passes over the logits, allocator fragmentation {} of activations+gradients + {:.1} GiB reserved, MoE imbalance {} (training.framework; constants with sources in assets/constants/training.json)",
         o.framework, fw.step_ms.value, fw.micro_batch_overhead_ms.value, fw.rms_norm_kernels.value, fw.rotary_kernels.value, fw.swiglu_kernels.value, fw.cross_entropy_passes.value,
