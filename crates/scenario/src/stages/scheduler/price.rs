@@ -522,8 +522,13 @@ impl StepPricer {
             self.pre_attn.insert(key, p);
             return Ok(p);
         }
+        // The prefill graph's attention shape: for MLA that is the dense form (per-head 192-wide
+        // keys, 128-wide values after the latent's up-projection), as vLLM-Ascend and MindIE run
+        // a prompt; the decode graph's absorbed form (every head over the 576-wide latent) costs
+        // about 3.4 times the FLOPs and is only worth it for one query row per sequence. The
+        // chunk's new keys and values are in the compute type, not the cache's (C8 is INT8).
         let kind = if self.opts.flash_attention { AttentionKind::Flash } else { AttentionKind::Unfused };
-        let p = self.attention_of(Workload::Decode { batch: seqs, context_len: 1, output_len: 0 }, seqs, q, |op| match *op {
+        let p = self.attention_of(Workload::Prefill { batch: seqs, input_len: q }, seqs, q, |op| match *op {
             Op::Attention { batch, heads, kv_heads, head_dim, dtype, .. } => Some(Op::Attention { kind, batch, heads, kv_heads, q_len: q, kv_len: kv, head_dim, causal: true, dtype }),
             _ => None,
         })?;
@@ -536,7 +541,9 @@ impl StepPricer {
     /// tokens of each of `seqs` sequences (the state carries the prefix, so the keys do not enter).
     /// Shared by the verify step's and the prefill chunk's attention tables.
     fn attention_of(&mut self, graph: Workload, seqs: u64, q: u64, reshape: impl Fn(&Op) -> Option<Op>) -> Result<Part, String> {
-        let ops: Vec<(Op, u64, String)> = self.graph(graph)?.into_iter().filter_map(|o| reshape(&o.op).map(|op| (op, o.repeat, o.name))).collect();
+        // The image encoder's own attention is priced once per request (`vision`), not here.
+        let layers = self.graph(graph)?.into_iter().filter(|o| !o.name.starts_with("vision."));
+        let ops: Vec<(Op, u64, String)> = layers.filter_map(|o| reshape(&o.op).map(|op| (op, o.repeat, o.name))).collect();
         let mut p = self.cost_ops(ops.iter().map(|(op, r, n)| (op, *r, n.as_str())))?;
         if self.model.llm.as_ref().is_some_and(|t| t.linear_attention.is_some()) {
             let g = self.graph(Workload::Prefill { batch: seqs, input_len: q })?;
