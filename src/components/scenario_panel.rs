@@ -132,6 +132,10 @@ pub fn ScenarioPanel() -> impl IntoView {
                     if id != "custom" { ctx.edit(|s| s.model = ModelRef::Id(id)); }
                 }>
                     {tunelab_sim::bundled_models().into_iter().map(|(id, _)| view! { <option value=id>{id}</option> }).collect_view()}
+                    // Diffusion pipelines (the diffusion stage, or diffusion training).
+                    <optgroup label="diffusion pipelines">
+                        {tunelab_sim::workload::diffusers::bundled_pipeline_ids().into_iter().map(|id| view! { <option value=id.clone()>{id}</option> }).collect_view()}
+                    </optgroup>
                     <option value="custom">"custom (pasted or uploaded)"</option>
                 </select>
             </label>
@@ -167,7 +171,7 @@ pub fn ScenarioPanel() -> impl IntoView {
                     let st = match event_target_value(&ev).as_str() { "operator" => Stage::Operator, "training" => Stage::Training, "runtime" => Stage::Runtime, "diffusion" => Stage::Diffusion, _ => Stage::Deployment };
                     ctx.edit(|s| {
                         // A diffusion stage needs a pipeline: keep the model if it is one, else SD 2.1-base.
-                        if st == Stage::Diffusion && tunelab_scenario::stages::diffusion::pipeline(s).is_err() {
+                        if st == Stage::Diffusion && !tunelab_scenario::stages::context::names_a_pipeline(&s.model) {
                             s.model = tunelab_scenario::scenario::ModelRef::Id("sd2.1-base".into());
                         }
                         s.stage = st; s.space.clear(); s.objectives.clear(); s.constraints = Default::default();

@@ -36,17 +36,23 @@ pub fn resolve(s: &Scenario) -> Result<(ModelDesc, Device, Vec<String>), String>
     Ok((loaded.model, device(s)?, loaded.warnings))
 }
 
+/// Whether the model names a diffusion pipeline (a bundled pipeline id, or pipeline JSON with
+/// `"format": "tunelab-pipeline"`), without building it: the page asks this on a stage change,
+/// and its first-load module carries no pipeline builder.
+pub fn names_a_pipeline(model: &ModelRef) -> bool {
+    use tunelab_sim::workload::diffusers::bundled_pipeline_ids;
+    match model {
+        ModelRef::Id(id) if !id.trim_start().starts_with('{') => bundled_pipeline_ids().iter().any(|p| p == &id.trim().to_ascii_lowercase()),
+        ModelRef::Id(text) => text.contains("tunelab-pipeline"),
+        ModelRef::Inline(j) => j.get("format").and_then(|f| f.as_str()) == Some("tunelab-pipeline"),
+    }
+}
+
 /// A training scenario whose model is a diffusion pipeline (a bundled pipeline id, or pipeline
 /// JSON with `"format": "tunelab-pipeline"`): its training graph at `training.resolution`
 /// (default: the pipeline's own size). None for any other model.
 fn diffusion_training_model(s: &Scenario) -> Result<Option<ModelDesc>, String> {
-    use tunelab_sim::workload::diffusers::bundled_pipeline_ids;
-    let is_pipeline = match &s.model {
-        ModelRef::Id(id) if !id.trim_start().starts_with('{') => bundled_pipeline_ids().iter().any(|p| p == &id.trim().to_ascii_lowercase()),
-        ModelRef::Id(text) => text.contains("tunelab-pipeline"),
-        ModelRef::Inline(j) => j.get("format").and_then(|f| f.as_str()) == Some("tunelab-pipeline"),
-    };
-    if !is_pipeline {
+    if !names_a_pipeline(&s.model) {
         return Ok(None);
     }
     let p = crate::stages::diffusion::pipeline(s)?;

@@ -176,7 +176,14 @@ pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64
     let (mut fwd, mut bwd, mut p2p, mut optimizer) = (0.0, 0.0, 0.0, 0.0);
     let (mut dp_once, mut dp_per_mb, mut zero3_per_mb, mut param_gather) = (0.0, 0.0, 0.0, 0.0);
     let layers_here = model.llm.as_ref().map_or(1, |t| t.layers.div_ceil(plan.pp)).max(1) as f64;
+    // A model without a transformer description (a diffusion denoiser's operator graph) has no
+    // closed-form FLOPs per token: its model FLOPs are the step graph's forward and backward
+    // arithmetic on this chip, recomputation excluded (as PaLM's MFU excludes it).
+    let mut graph_model_flops = 0.0;
     for o in &graph.ops {
+        if !(o.name.starts_with("dp.") || o.name.starts_with("optimizer.") || o.name.contains("recompute")) {
+            graph_model_flops += tunelab_sim::workload::op_flops(&o.op) * o.repeat as f64;
+        }
         let e = tunelab_sim::cost::estimate(&o.op, &Tiling::Default, device).map_err(|e| format!("{}: {e}", o.name))?;
         let t = e.time_us * o.repeat as f64;
         if o.name.starts_with("dp.") {
@@ -243,7 +250,11 @@ pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64
         Precision::Fp32 => device.derived.peak_tflops_fp32,
         _ => device.derived.peak_tflops_fp16,
     } * 1e12;
-    let mfu = model_flops_per_token(model, seq_len) * tokens / (step_us * 1e-6) / (chips as f64 * peak);
+    let mfu = if model.llm.is_some() {
+        model_flops_per_token(model, seq_len) * tokens / (step_us * 1e-6) / (chips as f64 * peak)
+    } else {
+        graph_model_flops / (step_us * 1e-6) / peak
+    };
     let mut notes = Vec::new();
     let sharding = match (p.train.zero_stage, p.train.distributed_optimizer) {
         (3, _) => "ZeRO-3: parameter gathers prefetched one layer ahead (first layer of each pass exposed); gradient reduce-scatter per micro-batch under its backward",
@@ -403,10 +414,19 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let k = training_constants();
     let fw = k.framework(TrainFramework::parse(&o.framework).unwrap_or_default());
     let launch = if fw.graph_launch() { format!("one graph launch per micro-batch ({} us)", device.graph_launch_us) } else { format!("eager launches at the kernel library's {} us each", device.eager_host_us_per_launch) };
+    // The language-model kernels (norm, rotary, SwiGLU, cross-entropy, MoE) are named only for
+    // a model that has them.
+    let llm_kernels = match &model.llm {
+        Some(_) => format!(
+            ", RMSNorm / rotary / SwiGLU as {} / {} / {} kernels, cross-entropy as {} passes over the logits",
+            fw.rms_norm_kernels.value, fw.rotary_kernels.value, fw.swiglu_kernels.value, fw.cross_entropy_passes.value
+        ),
+        None => String::new(),
+    };
+    let moe = if model.llm.as_ref().is_some_and(|t| t.moe.is_some()) { format!(", MoE imbalance {}", o.moe_imbalance.unwrap_or(k.moe_imbalance.value)) } else { String::new() };
     notes.push(format!(
-        "training step under {}: {launch}, {} ms/step + {} ms/micro-batch, RMSNorm / rotary / SwiGLU as {} / {} / {} kernels, cross-entropy as {} passes over the logits, allocator fragmentation {} of activations+gradients + {:.1} GiB reserved, MoE imbalance {} (training.framework; constants with sources in assets/constants/training.json)",
-        o.framework, fw.step_ms.value, fw.micro_batch_overhead_ms.value, fw.rms_norm_kernels.value, fw.rotary_kernels.value, fw.swiglu_kernels.value, fw.cross_entropy_passes.value,
-        k.allocator_fragmentation.value, k.allocator_reserve_bytes.value / GIB, o.moe_imbalance.unwrap_or(k.moe_imbalance.value)
+        "training step under {}: {launch}, {} ms/step + {} ms/micro-batch{llm_kernels}, allocator fragmentation {} of activations+gradients + {:.1} GiB reserved{moe} (training.framework; constants with sources in assets/constants/training.json)",
+        o.framework, fw.step_ms.value, fw.micro_batch_overhead_ms.value, k.allocator_fragmentation.value, k.allocator_reserve_bytes.value / GIB
     ));
     if model.llm.as_ref().is_some_and(|t| t.moe.is_some()) {
         notes.push(format!(
