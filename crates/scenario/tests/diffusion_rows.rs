@@ -67,3 +67,23 @@ fn the_first_modelzoo_table_is_the_plain_om_pipeline() {
     let step = |c: &Case| predict_case(c, None).unwrap().0["step_ms"].0;
     assert!(step(later) < step(duo), "W8A8+FA+ToMe must price a cheaper step than the plain fp16 pipeline");
 }
+
+#[test]
+fn every_measured_diffusion_value_is_copied_unchanged() {
+    // Readings pin configurations; they never touch a measured number.
+    let s = set();
+    let src_path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/calibration/ascend-measurements-2.json");
+    let Ok(src) = std::fs::read_to_string(src_path) else {
+        eprintln!("note: {src_path} not found; the copy was not re-checked");
+        return;
+    };
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&src).unwrap();
+    for r in rows.iter().filter(|r| r["category"] == "diffusion") {
+        let id = r["id"].as_str().unwrap();
+        let mine: Vec<(String, Option<f64>)> = s.rows.iter().filter(|x| x.id.starts_with(id)).flat_map(|x| x.values.iter().chain(x.variants.iter().flat_map(|v| v.values.iter()))).map(|m| (m.metric.clone(), m.value)).collect();
+        for (k, v) in r["measured"].as_object().unwrap() {
+            let Some(x) = v["value"].as_f64() else { continue };
+            assert!(mine.iter().any(|(n, y)| n == k && *y == Some(x)), "{id}: '{k}' missing or changed");
+        }
+    }
+}
