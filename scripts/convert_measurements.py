@@ -606,7 +606,9 @@ def convert_training(r):
 # part, compared against 910B2 (S2: 1.6 TiB/s for the 64 GB parts); the Atlas 900 A2 PODc (a
 # training pod, SKU not stated) against 910B2 as issue 8 does.
 DUO = ("310P3", "Atlas 300I Duo: two 310P3 chips on one card; 'parallel' runs on both")
-A2_CARD = ("910B4", "Atlas 300I A2 inference card: a 910B4-class single device (the FA_soc parameter's 'A2')")
+A2_CARD = ("910B4", "Atlas 300I A2 inference card, a 910B4: the same README family's A2 script compiles for it (ModelZoo-PyTorch@051dfd64 "
+           "AscendIE/TorchAIE/built-in/foundation/stable_diffusion/stable_diffusion_pipeline.py: torch_aie.compile(..., soc_version=\"Ascend910B4\")); "
+           "the FA_soc parameter's 'A2'")
 A2_64 = ("910B2", "Atlas 800I A2 with 64 GB per NPU: a 64 GB-class 910B part, compared against 910B2")
 
 
@@ -632,18 +634,33 @@ def convert_diffusion(r):
                               [per_image("avg_latency")],
                               note="'ToMe x4' read as tomesd's default merge ratio 0.5 at the highest-resolution attention (the ratio is not stated); 'parallel' as the two CFG branches on the two chips")]
     if rid == "dif-sd2.1-20steps-300iduo-vs-300IA2":
-        pins = dict(compiled, precision="fp16", attention="flash", tome=0.5)
-        note = "ToMe ratio not stated (README example TOME_num 5); read as tomesd's default 0.5"
+        # The README's table at this commit (ModelZoo-PyTorch@1968ede7) names no optimisation:
+        # its FA and ToMe plugins are optional ("FA和TOME算子需通过安装推理引擎包获取，如未安装推理引擎，
+        # FA_soc和TOME_num参数请使用默认配置", the defaults being None and 0), and the later table of
+        # the same README (c753a525, dif-sd2.1-300iduo-parallel-50steps) adds a column to say which
+        # were on. Read as the plain OM pipeline (modify_onnx.py's defaults). Evidence beyond the
+        # wording: the two Duo tables of this README differ 0.64x per step (59 -> 38 ms, 20 vs 50
+        # steps); the model prices fp16 plain -> W8A8+FA+ToMe at 0.51x, but fp16 FA+ToMe -> the
+        # same at 0.87x, i.e. the plain reading is the one the later table agrees with.
+        pins = dict(compiled, precision="fp16", attention="unfused", tome=0.0)
+        note = ("read as the plain OM pipeline: the table names no optimisation and the FA/ToMe plugins are optional at this commit (README: without the "
+                "inference-engine package use FA_soc None, TOME_num 0); the later table of the same README names them in its own column (the example command's FA_soc Duo/A2 and TOME_num 5 are not pinned)")
         return [diffusion_row(r, "-duo", DUO, "sd2.1-base", {"steps": 20, "chips": 2, "framework": "ascendie"},
                               dict(pins, cfg_parallel="on"), [per_image("latency_300IDuo_parallel")], note=note),
                 diffusion_row(r, "-300IA2", A2_CARD, "sd2.1-base", {"steps": 20, "chips": 1, "framework": "ascendie"},
                               pins, [per_image("latency_300IA2")], note=note)]
     if rid == "dif-sd1.5-torchaie-50steps":
+        # TorchAIE traces diffusers after cross_attention.patch (ModelZoo-PyTorch@051dfd64
+        # AscendIE/TorchAIE/built-in/foundation/stable_diffusion/), which replaces the SDPA
+        # processor (AttnProcessor2_0) by CrossAttnProcessor: baddbmm, softmax, bmm. The compiled
+        # UNet therefore runs its attention unfused on both chips (no FA plugin in this pipeline).
+        attn = "attention unfused: cross_attention.patch forces diffusers' CrossAttnProcessor (baddbmm, softmax, bmm) before torch.jit.trace, so torch_aie.compile sees no fused attention"
         return [diffusion_row(r, "-duo", DUO, "sd1.5", {"steps": 50, "chips": 2, "framework": "ascendie"},
-                              dict(compiled, precision="fp16", cfg_parallel="on"), [per_image("latency_Duo_parallel")]),
+                              dict(compiled, precision="fp16", attention="unfused", cfg_parallel="on"), [per_image("latency_Duo_parallel")],
+                              note=attn + "; compiled for soc_version Ascend310P3 (stable_diffusion_paralle_pipeline.py), the CFG branches on the card's two chips"),
                 diffusion_row(r, "-A2", A2_CARD, "sd1.5", {"steps": 50, "chips": 1, "framework": "ascendie"},
-                              dict(compiled, precision="fp16"), [per_image("latency_A2")],
-                              note="unet_bs2: the two CFG branches as batch 2 on one device")]
+                              dict(compiled, precision="fp16", attention="unfused"), [per_image("latency_A2")],
+                              note=attn + "; unet_bs2: the two CFG branches as batch 2 on one device")]
     if rid == "dif-sdxl-900A2PODc-1card-1024-28steps":
         # The README's single-card "文生图全参" row is run with sdxl/sdxl_text2img_infer.py (the
         # README's inference list; MindSpeed-MM@37ccda36): torch_dtype=torch.float32, a negative
@@ -972,6 +989,9 @@ FRAMEWORKS = [
     ("mindformers", "mindformers"), ("mindspore", "mindformers"), ("modellink", "mindspeed"),
     ("mindspeed", "mindspeed"), ("megatron", "mindspeed"), ("ascendie", "ascendie"), ("torchaie", "ascendie"),
     ("torch_npu", "torch_npu"), ("torch.mm", "torch_npu"),
+    # ModelZoo ACL_PyTorch pipelines: ATC-converted OM models run by ais_bench, what the diffusion
+    # constants call the ascendie framework.
+    ("om models (atc)", "ascendie"),
 ]
 
 
