@@ -134,7 +134,7 @@ pub fn ScenarioPanel() -> impl IntoView {
                     {tunelab_sim::bundled_models().into_iter().map(|(id, _)| view! { <option value=id>{id}</option> }).collect_view()}
                     // Diffusion pipelines (the diffusion stage, or diffusion training).
                     <optgroup label="diffusion pipelines">
-                        {tunelab_sim::workload::diffusers::bundled_pipeline_ids().into_iter().map(|id| view! { <option value=id.clone()>{id}</option> }).collect_view()}
+                        {tunelab_sim::workload::diffusers::bundled_pipeline_ids().into_iter().map(|id| { let label = id.clone(); view! { <option value=id>{label}</option> } }).collect_view()}
                     </optgroup>
                     <option value="custom">"custom (pasted or uploaded)"</option>
                 </select>
