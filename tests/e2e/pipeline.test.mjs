@@ -128,3 +128,22 @@ test("the guards panel names each output-changing knob of the best pipeline with
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('a diffusion scenario names its pipeline in the model picker, and LoRA training on SDXL reports images per second', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  const picked = () => page.$eval('[data-testid=model]', (s) => ({ value: s.value, label: s.selectedOptions[0]?.textContent || '' }));
+  await page.selectOption('[data-testid=bundled]', 'sd2.1-910B2-diffusion');
+  assert.deepEqual(await picked(), { value: 'sd2.1-base', label: 'sd2.1-base' });
+  await page.selectOption('[data-testid=bundled]', 'sdxl-8x910B2-lora-training');
+  assert.deepEqual(await picked(), { value: 'sdxl', label: 'sdxl' });
+  await setInput(page, 'budget', 12);
+  await runToDone(page);
+  const page_text = await page.textContent('body');
+  assert.match(page_text, /samples\/s/);
+  // MFU from the denoiser's own arithmetic: a fraction in percent, not 0.0%.
+  const mfu = await page.evaluate(() => [...document.querySelectorAll('tr')].map((r) => r.textContent).find((t) => /^\s*MFU/i.test(t)) || '');
+  console.log(`sdxl lora training: ${mfu.trim()}`);
+  await shot(page, 'sdxl-lora-training.png');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
