@@ -11,13 +11,15 @@
 //! requests reach the scheduler together at its end. Requests that arrive during a round wait for
 //! the next one. A lone request (sparse arrivals) passes in one front-end time, as before.
 //!
-//! Why not one request at a time (FIFO), as before issue 22: then the first request of a burst
-//! would be prefilled after one front-end time and decode while the rest still arrive, so the
-//! requests of a fixed-length burst would finish one by one. The vLLM-Ascend burst row with a
-//! stated token budget finishes in lockstep (srv-vllm-qwen3.5-2b-800ia2-tp1-graph: mean TTFT +
-//! 127 x mean TPOT is the run's duration to within half a decode step), which rounds give and
-//! FIFO admission does not. The cost per request is the engine's `frontend_us_per_request`
-//! (assets/constants/serving-host.json, sources V5 and V7).
+//! Why not one request at a time (FIFO), as before issue 22: then the first prompts of a burst
+//! are prefilled alone while the rest still arrive, and the burst's prefill is spread over more,
+//! smaller steps. On the two vLLM-Ascend burst rows whose launch lines state their token budget
+//! (srv-vllm-qwen3.5-2b-800ia2-tp1-graph and -tp4-graph, 16384 tokens) rounds give mean TTFT
+//! -54% / -25% and output throughput +37% / +1% against one-at-a-time admission's -70% / -53% and
+//! +53% / +15%. The true front end is in between (the event loop's stages run in rounds, the
+//! one-worker tokenizer thread is serial), so rounds bound the delay from above. The cost per
+//! request is the engine's `frontend_us_per_request` (assets/constants/serving-host.json, sources
+//! V5 and V7).
 
 /// The front end's state over one simulation (arrivals are admitted in index order, at
 /// non-decreasing times).
