@@ -196,11 +196,11 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
             spec.requests,
             if spec.dataset.is_empty() { format!("{} lengths around {} in / {} out", spec.length_distribution, w.input_len, w.output_len) } else { format!("lengths drawn from the {} dataset's published statistics", spec.dataset) }
         ));
-        // The serial front end is part of every TTFT the stage reports: say so, with its cost.
+        // The front end is part of every TTFT the stage reports: say so, with its cost.
         let fe_ms = spec.host().map_or(0.0, |h| h.frontend_us_per_request * 1e-3);
         if fe_ms > 0.0 {
             notes.push(format!(
-                "{} front end: each request passes the API-server process one at a time ({fe_ms:.1} ms: tokenisation, input processing, hand-off to the engine core) before it can be scheduled; a burst of N reaches the engine over N x {fe_ms:.1} ms, counted in TTFT and queue_ms (assets/constants/serving-host.json, frontend_us_per_request)",
+                "{} front end: each request costs the API-server process {fe_ms:.1} ms (tokenisation, input processing, hand-off to the engine core), and its event loop works on the requests that are waiting together in rounds, so a burst of N reaches the engine together after N x {fe_ms:.1} ms and a lone request after {fe_ms:.1} ms; counted in TTFT and queue_ms (assets/constants/serving-host.json, frontend_us_per_request)",
                 spec.engine
             ));
         }

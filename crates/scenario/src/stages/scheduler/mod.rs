@@ -31,6 +31,7 @@
 //! linear-attention layers).
 
 pub mod price;
+mod frontend;
 mod hybrid;
 mod sim;
 mod requests;

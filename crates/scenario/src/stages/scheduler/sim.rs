@@ -1,6 +1,7 @@
 //! The continuous-batching simulation itself: admission, chunked prefill, paged KV blocks and
 //! preemption, step by step (see the module notes of `scheduler`).
 
+use super::frontend::FrontEnd;
 use super::price::{StepPricer, StepShape};
 use super::{pcts, Histogram, Request, ServingStats};
 use std::collections::VecDeque;
@@ -88,21 +89,11 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
     let mut arrival: Vec<f64> = reqs.iter().map(|r| r.arrival_s).collect();
     let mut next_arrival = 0usize; // next request not yet in `waiting`
     let mut released = clients.map_or(n, |c| c.min(n)); // closed loop: requests released so far
-    // A serial front end (vLLM's API-server process) takes each request in arrival order for
-    // `frontend` seconds before the engine can schedule it: `ready` is when request i reaches
-    // the engine. TTFT still counts from the client's send (`arrival`), so under a burst the
-    // last of N requests waits N front-end times, as `vllm bench serve` measures it.
-    let frontend = pricer.host.frontend_us_per_request.max(0.0) * 1e-6;
+    // The API-server front end (`frontend`): `ready` is when request i reaches the scheduler.
+    // TTFT still counts from the client's send (`arrival`), as `vllm bench serve` measures it.
     let mut ready = arrival.clone();
-    let mut frontend_free = f64::NEG_INFINITY;
-    let mut admit_frontend = |i: usize, arrival: &[f64], ready: &mut [f64]| {
-        if frontend > 0.0 {
-            frontend_free = arrival[i].max(frontend_free) + frontend;
-            ready[i] = frontend_free;
-        } else {
-            ready[i] = arrival[i];
-        }
-    };
+    let mut front = FrontEnd::new(pricer.host.frontend_us_per_request * 1e-6);
+    let mut admit_frontend = |i: usize, arrival: &[f64], ready: &mut [f64]| front.admit(i, arrival[i], ready);
     for i in 0..released {
         admit_frontend(i, &arrival, &mut ready);
     }
