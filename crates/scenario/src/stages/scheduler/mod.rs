@@ -26,12 +26,14 @@
 //! that produced them. Everything is deterministic given the seed (portable RNG, no clock).
 //!
 //! Files: `requests` (the requests drawn from the scenario's `deployment.serving`, whose type is specification data in `spec::options::serving`), `sim`
-//! (the step loop), `price` (one step through the device model plus host work), `stats`
+//! (the step loop), `price` (one step through the device model plus host work), `host` (the
+//! engine's host-cost constants), `stats`
 //! (percentiles and the results), `hybrid` (the Triton launches of a hybrid model's
 //! linear-attention layers).
 
 pub mod price;
 mod frontend;
+mod host;
 mod hybrid;
 mod sim;
 mod requests;

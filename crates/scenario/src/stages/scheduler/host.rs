@@ -1,0 +1,163 @@
+//! The serving engine's host costs (framework layer): per-step scheduler, sampling and
+//! detokenisation time, graph capture, the front end's time per request, Triton launches, and
+//! how the engine holds its KV cache, read from `assets/constants/serving-host.json` (each value
+//! with its source and bound there). `price` adds them to the device model's step time.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// The host-cost constants file.
+use crate::spec::options::serving::HOST_JSON;
+
+#[derive(Deserialize)]
+struct Field {
+    value: f64,
+    #[serde(default)]
+    bound: Option<[f64; 2]>,
+}
+
+#[derive(Deserialize)]
+struct EngineBlock {
+    kv_cache: String,
+    /// How the engine captures a graph-launched decode step by default (absent: whole steps).
+    #[serde(default)]
+    graph_mode: Option<String>,
+    fields: BTreeMap<String, Field>,
+}
+
+#[derive(Deserialize)]
+struct HostFile {
+    fields: BTreeMap<String, Field>,
+    engines: BTreeMap<String, EngineBlock>,
+}
+
+/// The engine a scenario names when it names none (today's framework-neutral numbers).
+pub use crate::spec::options::serving::DEFAULT_ENGINE;
+
+/// Host-side costs of one serving engine (see the constants file for each value's source).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HostCosts {
+    pub step_host_us: f64,
+    pub step_host_us_per_seq: f64,
+    pub graph_capture_max_batch: u64,
+    /// The engine allocates each sequence's KV cache at the longest length it may reach and
+    /// decode attention reads all of it (torchair's fixed KV cache read by incremental flash
+    /// attention under a padding mask), instead of the tokens cached so far.
+    pub decode_reads_allocated: bool,
+    /// The engine keeps Hugging Face's own cache handling: every decode step concatenates each
+    /// layer's cache with the new token (a copy of the whole cache) and expands grouped K/V
+    /// heads to every query head (`repeat_kv`, ChatGLM's `expand(...).contiguous()`), a copy
+    /// the attention then reads in full.
+    pub decode_copies_cache: bool,
+    /// Host time of one tensor-parallel collective issued eagerly through the framework's
+    /// process group (torch.distributed -> ProcessGroupHCCL: communicator-stream event
+    /// record/wait and HCCL's host-side task building), beyond the generic per-launch cost. A
+    /// graph-mode step captures the collectives and pays nothing here.
+    pub eager_host_us_per_collective: f64,
+    /// Graph-launched decode steps are captured piecewise (vLLM's PIECEWISE cudagraph mode):
+    /// the attention of every layer runs eagerly between captured pieces, and the host work of
+    /// each layer (`piecewise_host_us_per_layer`) races the device.
+    pub piecewise: bool,
+    /// Host time per decoder layer of a piecewise-captured step (0: the engine has no
+    /// piecewise mode).
+    pub piecewise_host_us_per_layer: f64,
+    /// Front-end time per request before the engine core can schedule it (vLLM's API-server
+    /// process: chat template, tokenisation, input processing, hand-off to the engine core),
+    /// one request at a time, in arrival order (0: the engine has no such serial front end).
+    pub frontend_us_per_request: f64,
+    /// Host time of one Triton kernel launch from Python, for an engine that runs a hybrid
+    /// model's linear-attention mixer as Triton kernels (`hybrid`; 0: it does not).
+    pub triton_launch_host_us: f64,
+}
+
+impl HostCosts {
+    /// The bundled constants of `engine` (parsed once per engine). A malformed bundled file is
+    /// a build-time mistake the tests catch; an unknown engine is the caller's error, named.
+    pub fn bundled(engine: &str) -> Result<HostCosts, String> {
+        static ALL: OnceLock<Result<BTreeMap<String, HostCosts>, String>> = OnceLock::new();
+        let all = ALL.get_or_init(|| engine_names(HOST_JSON).and_then(|names| names.iter().map(|n| Ok((n.clone(), Self::parse(HOST_JSON, n)?))).collect()));
+        let all = all.as_ref().map_err(|e| e.clone())?;
+        all.get(engine).copied().ok_or_else(|| format!("deployment.serving.engine: unknown engine '{}' (known: {})", crate::spec::scenario::clip(engine), all.keys().cloned().collect::<Vec<_>>().join(", ")))
+    }
+
+    /// Parses one engine's block of a constants file, checking every value against its bound.
+    pub fn parse(text: &str, engine: &str) -> Result<HostCosts, String> {
+        let f: HostFile = serde_json::from_str(text).map_err(|e| format!("serving-host.json: {e}"))?;
+        let e = f.engines.get(engine).ok_or_else(|| format!("serving-host.json: no engine '{engine}'"))?;
+        let get = |fields: &BTreeMap<String, Field>, n: &str| -> Result<f64, String> {
+            let x = fields.get(n).ok_or_else(|| format!("serving-host.json: {engine}: missing field '{n}'"))?;
+            if let Some([lo, hi]) = x.bound {
+                if !(x.value >= lo && x.value <= hi) {
+                    return Err(format!("serving-host.json: {engine}: {n} = {} is outside its bound [{lo}, {hi}]", x.value));
+                }
+            }
+            Ok(x.value)
+        };
+        let (decode_reads_allocated, decode_copies_cache) = match e.kv_cache.as_str() {
+            "allocated" => (false, false),
+            "max_length" => (true, false),
+            "concat_expand" => (false, true),
+            o => return Err(format!("serving-host.json: {engine}: kv_cache '{o}' (expected allocated, max_length or concat_expand)")),
+        };
+        Ok(HostCosts {
+            step_host_us: get(&e.fields, "step_host_us")?,
+            step_host_us_per_seq: get(&e.fields, "step_host_us_per_seq")?,
+            graph_capture_max_batch: get(&f.fields, "graph_capture_max_batch")? as u64,
+            decode_reads_allocated,
+            decode_copies_cache,
+            // Framework-layer field added by issue 21; an older constants text without it: 0.
+            eager_host_us_per_collective: if e.fields.contains_key("eager_host_us_per_collective") { get(&e.fields, "eager_host_us_per_collective")? } else { 0.0 },
+            piecewise: match e.graph_mode.as_deref() {
+                None | Some("full_decode_only") => false,
+                Some("piecewise") => true,
+                Some(o) => return Err(format!("serving-host.json: {engine}: graph_mode '{o}' (expected piecewise or full_decode_only)")),
+            },
+            piecewise_host_us_per_layer: if e.fields.contains_key("piecewise_host_us_per_layer") { get(&e.fields, "piecewise_host_us_per_layer")? } else { 0.0 },
+            frontend_us_per_request: if e.fields.contains_key("frontend_us_per_request") { get(&e.fields, "frontend_us_per_request")? } else { 0.0 },
+            triton_launch_host_us: if e.fields.contains_key("triton_launch_host_us") { get(&e.fields, "triton_launch_host_us")? } else { 0.0 },
+        })
+    }
+}
+
+pub use crate::spec::options::serving::{engine_names, engines};
+
+impl crate::spec::options::serving::ServingSpec {
+    /// The host costs of the named engine (an unknown name is an error naming the field).
+    /// `graph_mode` overrides the engine's default capture; piecewise capture needs an engine
+    /// that has it (vLLM's).
+    pub fn host(&self) -> Result<HostCosts, String> {
+        let mut h = HostCosts::bundled(&self.engine)?;
+        match self.graph_mode.as_str() {
+            "piecewise" if h.piecewise_host_us_per_layer <= 0.0 => {
+                return Err(format!("deployment.serving.graph_mode: piecewise capture is vLLM's cudagraph mode; engine '{}' captures whole decode steps (use auto or full_decode_only)", self.engine));
+            }
+            "piecewise" => h.piecewise = true,
+            "full_decode_only" => h.piecewise = false,
+            _ => {}
+        }
+        Ok(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bundled_host_costs_parse_within_bounds() {
+        for e in engines() {
+            let h = HostCosts::bundled(&e).unwrap();
+            assert!(h.step_host_us > 0.0 && h.step_host_us_per_seq >= 0.0, "{e}");
+        }
+        // The default keeps the numbers scenarios had before the engine was a setting.
+        let g = HostCosts::bundled(DEFAULT_ENGINE).unwrap();
+        assert_eq!((g.step_host_us, g.step_host_us_per_seq, g.decode_reads_allocated), (1000.0, 60.0, false));
+        assert!(HostCosts::bundled("torchair").unwrap().decode_reads_allocated);
+        let bad = HOST_JSON.replace("\"value\":1000.0", "\"value\":1e9");
+        assert_ne!(bad, HOST_JSON, "the edit must hit the embedded (minified) text");
+        assert!(HostCosts::parse(&bad, DEFAULT_ENGINE).unwrap_err().contains("step_host_us"));
+        let e = HostCosts::bundled("tgi").unwrap_err();
+        assert!(e.contains("deployment.serving.engine") && e.contains("vllm-ascend"), "{e}");
+    }
+}
