@@ -1,0 +1,147 @@
+//! The routed-expert (MoE) block of a transformer layer: top-k routing, expert parallelism's
+//! dispatch and combine (all-to-all or the all-gather dispatcher), expert load imbalance after
+//! EPLB, and the experts' matmuls.
+
+use super::{ceil_div, mlp, Ctx};
+use crate::dtype::DType;
+use crate::model::OpClass;
+use crate::op::{CommKind, Epilogue, Op, VectorKind};
+use crate::workload::{GraphOp, GraphOptions, MoeDispatcher};
+
+/// Routed experts with top-k routing. With N = tokens x top_k x ep routed token-copies over E
+/// experts (uniform routing), E (1 - (1 - 1/E)^N) distinct experts are hit in expectation; each
+/// hit expert sees N / hit tokens, times the imbalance (busiest expert over the mean: the EP
+/// ranks meet at the dispatch and combine collectives, so the busiest sets the pace). Experts
+/// are split ep-way and their width `experts_tp`-way (tp unless expert parallelism spans TP).
+///
+/// Training follows the step's Megatron settings (`TrainOptions`): the local experts run as one
+/// grouped matmul or, without --moe-grouped-gemm, one matmul per expert (SequentialMLP); tokens
+/// move by all-to-all (each routed copy to its expert's rank) or by the all-gather dispatcher
+/// (the whole EP group's hidden states gathered, the local copies selected, and the combined
+/// output scattered into a group-wide buffer that is reduce-scattered back).
+pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64, m: &crate::model::MoeDesc, opts: &GraphOptions) {
+    let (h, tp, ep) = (ctx.t.hidden, ctx.plan.experts_tp(), ctx.plan.ep);
+    let e = m.experts;
+    let vb = ctx.vec.bytes();
+    let t = opts.train;
+    // The router runs in the vector type: it is tiny and kept in high precision in practice.
+    let router = Op::Matmul { batch: 1, m: tokens, n: e, k: h, dtype: ctx.vec, weight_dtype: None, epilogue: Epilogue::None };
+    ops.push(GraphOp { name: format!("{p}.moe.router"), op: router, repeat: 1, class: OpClass::Moe });
+    ops.push(ctx.vector(format!("{p}.moe.topk"), OpClass::Moe, VectorKind::Softmax, tokens, e));
+    let routed = tokens.saturating_mul(m.top_k).saturating_mul(ep);
+    let miss = libm::pow(1.0 - 1.0 / e as f64, routed as f64);
+    let hit_total = ((e as f64) * (1.0 - miss)).ceil().clamp(1.0, e as f64) as u64;
+    let slots = ctx.plan.expert_slots(e);
+    let hit_local = ceil_div(hit_total, ep).min(slots / ep).max(1);
+    let mean = routed as f64 / hit_total as f64;
+    let per_expert = (mean * balanced_imbalance(opts.moe_imbalance, ctx.plan.redundant_experts, ep)).ceil().clamp(1.0, routed.max(1) as f64) as u64;
+    let copies = tokens.saturating_mul(m.top_k);
+    let copy_bytes = copies.saturating_mul(h).saturating_mul(vb);
+    // The copies this rank's experts process (the busiest rank's).
+    let local_rows = hit_local.saturating_mul(per_expert);
+    let all_gather = ep > 1 && t.moe_dispatcher == MoeDispatcher::AllGather;
+    // Everything the EP group holds, gathered onto every rank by the all-gather dispatcher.
+    let group_bytes = tokens.saturating_mul(ep).saturating_mul(h).saturating_mul(vb);
+    if all_gather {
+        ops.push(ctx.comm(format!("{p}.ep.dispatch_allgather"), CommKind::AllGather, group_bytes, ep));
+        // Routing indices (int64) and weights (fp32) of every token, gathered likewise.
+        let idx = tokens.saturating_mul(ep).saturating_mul(m.top_k).saturating_mul(12);
+        ops.push(ctx.comm(format!("{p}.ep.routing_allgather"), CommKind::AllGather, idx, ep));
+        // The copies routed to local experts are picked out of the gathered tokens.
+        ops.push(ctx.vector(format!("{p}.moe.select_local"), OpClass::Moe, VectorKind::Gather, local_rows, h));
+    }
+    // Token permutation: each routed copy is gathered into its expert's contiguous block
+    // (npu_moe_token_permute / Megatron's permute); `moe.combine` below is the unpermute.
+    let permute_rows = if all_gather { local_rows } else { copies };
+    ops.push(ctx.vector(format!("{p}.moe.permute"), OpClass::Moe, VectorKind::Gather, permute_rows, h));
+    if ep > 1 && !all_gather {
+        ops.push(ctx.comm(format!("{p}.ep.dispatch_alltoall"), CommKind::AllToAll, copy_bytes, ep));
+    }
+    let inter = ceil_div(m.expert_intermediate, tp);
+    // One grouped matmul over the local experts, or (SequentialMLP) one matmul per expert.
+    let (batch, repeat) = if t.moe_grouped_gemm { (hit_local, 1) } else { (1, hit_local) };
+    let grouped = |name: &str, n: u64, k: u64, epi: Epilogue| {
+        let op = Op::Matmul { batch, m: per_expert, n, k, dtype: ctx.mm, weight_dtype: ctx.weight, epilogue: epi };
+        GraphOp { name: format!("{p}.moe.experts.{name}"), op, repeat, class: OpClass::Moe }
+    };
+    let epi = if ctx.fuse { Epilogue::SwiGlu } else { Epilogue::None };
+    ops.push(grouped("gate_up_proj", 2 * inter, h, epi));
+    let rows = local_rows;
+    if !ctx.fuse {
+        ops.push(ctx.vector(format!("{p}.moe.experts.act"), OpClass::Moe, VectorKind::SwiGlu, rows, inter));
+    }
+    if ctx.quant {
+        ops.push(ctx.vector(format!("{p}.moe.experts.down_quant"), OpClass::Moe, VectorKind::Quantize, rows, inter));
+    }
+    ops.push(grouped("down_proj", h, inter, Epilogue::None));
+    if ep > 1 && !all_gather {
+        ops.push(ctx.comm(format!("{p}.ep.combine_alltoall"), CommKind::AllToAll, copy_bytes, ep));
+    }
+    if m.shared_intermediate > 0 {
+        mlp(ctx, ops, &format!("{p}.moe.shared"), OpClass::Moe, tokens, ceil_div(m.shared_intermediate, tp));
+        if m.shared_gate {
+            let gate = Op::Matmul { batch: 1, m: tokens, n: 1, k: h, dtype: ctx.vec, weight_dtype: None, epilogue: Epilogue::None };
+            ops.push(GraphOp { name: format!("{p}.moe.shared.gate"), op: gate, repeat: 1, class: OpClass::Moe });
+        }
+    }
+    if all_gather {
+        // Unpermute and weight the local copies, scatter-add them into a zeroed buffer the size
+        // of the group's tokens, and reduce-scatter that buffer back to the tokens' ranks.
+        ops.push(ctx.vector(format!("{p}.moe.combine"), OpClass::Moe, VectorKind::Elementwise, local_rows, h));
+        let group_rows = tokens.saturating_mul(ep);
+        if t.moe_permutation_async_comm {
+            fp32_scatter_add(ctx, ops, p, local_rows, group_rows);
+        } else {
+            ops.push(ctx.vector(format!("{p}.moe.combine_scatter_add"), OpClass::Moe, VectorKind::Elementwise, group_rows, h));
+        }
+        ops.push(ctx.comm(format!("{p}.ep.combine_reduce_scatter"), CommKind::ReduceScatter, group_bytes, ep));
+    } else {
+        ops.push(ctx.vector(format!("{p}.moe.combine"), OpClass::Moe, VectorKind::Elementwise, copies, h));
+        if t.moe_permutation_async_comm && t.moe_dispatcher == MoeDispatcher::AllGather && ctx.plan.sequence_parallel && ctx.plan.tp > 1 {
+            // The all-gather dispatcher's path under sequence parallelism without EP: the TP
+            // group's tokens were gathered (`enter_tp`), every copy is local, and the combined
+            // output goes through the same fp32 buffer before the TP reduce-scatter (`leave_tp`).
+            fp32_scatter_add(ctx, ops, p, copies, tokens);
+        }
+    }
+}
+
+/// The busiest expert's load over the mean after EPLB: `redundant` extra copies over `ep` ranks
+/// go to the hottest experts, and a hot expert with a copy on another rank has its tokens split
+/// between the two. With at least one redundant slot per rank (DeepSeek's deployment: 32
+/// redundant on 320 slots) the hottest expert's excess is halved; fewer slots halve it for
+/// that share of the ranks. No redundancy (or ep = 1): the imbalance as given.
+fn balanced_imbalance(imbalance: f64, redundant: u64, ep: u64) -> f64 {
+    if redundant == 0 || ep <= 1 {
+        return imbalance;
+    }
+    let covered = (redundant as f64 / ep as f64).min(1.0);
+    (1.0 + (imbalance - 1.0) * (1.0 - 0.5 * covered)).max(1.0)
+}
+
+/// The all-gather dispatcher's combine as MindSpeed runs it (mindspeed/core/transformer/moe/
+/// token_dispatcher.py, `allgather_token_unpermutation` with `NewIndePut`, the path
+/// --moe-permutation-async-comm takes: `TrainOptions::moe_permutation_async_comm`): the weighted
+/// local copies are cast to fp32 and index_put-accumulated into a zeroed fp32 buffer of the
+/// group's tokens, which is cast back to the activation type for the reduce-scatter. Bytes per element: the copies' cast 2 + 4, the
+/// accumulate 4 + 4 read and 4 written; the buffer's zero fill 4 written and cast back 4 + 2.
+/// All of it is one autograd Function whose backward is a row gather of the 16-bit gradient
+/// (`index_select`): the staging ops (`combine_fp32_*`) have no backward, and the scatter-add's
+/// backward is that gather (`workload::train`). fp32 training has no casts: one scatter-add into
+/// the group-sized buffer.
+fn fp32_scatter_add(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, local_rows: u64, group_rows: u64) {
+    let h = ctx.t.hidden;
+    let f32 = DType::Fp32;
+    if ctx.vec == f32 {
+        // fp32 training: no casts; the copies are scatter-added into the group-sized buffer.
+        ops.push(ctx.vector(format!("{p}.moe.combine_scatter_add"), OpClass::Moe, VectorKind::Elementwise, group_rows, h));
+        return;
+    }
+    let v = |name: &str, kind, rows, row_len, dtype| GraphOp { name: format!("{p}.moe.{name}"), op: Op::Vector { kind, rows, row_len, dtype }, repeat: 1, class: OpClass::Moe };
+    // The zero fill writes 4 bytes per element: priced as a copy (read + write) of half as many
+    // fp32 elements, the same bytes.
+    ops.push(v("combine_fp32_zero", VectorKind::Gather, group_rows, h.div_ceil(2), f32));
+    ops.push(v("combine_fp32_cast", VectorKind::Cast, local_rows, h, ctx.vec));
+    ops.push(v("combine_scatter_add_fp32", VectorKind::Elementwise, local_rows, h, f32));
+    ops.push(v("combine_fp32_to_bf16", VectorKind::Cast, group_rows, h, f32));
+}
