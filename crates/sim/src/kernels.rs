@@ -66,3 +66,14 @@ pub fn resolve(sel: Option<&Value>, table: Option<&Value>) -> Result<(String, Ma
     }
     Ok((name, fields, sources))
 }
+
+/// A field of the Triton (fla) kernels' block (`triton_fla` in the library file): the kernels
+/// an engine launches through Triton for a linear-attention model's chunked delta rule. Parsed
+/// once; the bundled file is a compile-time asset.
+pub fn triton_fla_field(name: &str) -> Option<f64> {
+    static FIELDS: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+    let fields = FIELDS.get_or_init(|| {
+        file().ok().and_then(|f| f.get("triton_fla")?.get("fields")?.as_object().cloned()).unwrap_or_default()
+    });
+    fields.get(name)?.get("value")?.as_f64()
+}

@@ -57,6 +57,23 @@ pub fn runs_as_triton(name: &str) -> bool {
     name.contains(".linear_attn.") && !["in_proj_qkvz", "in_proj_ba", "out_proj", "o_quant"].iter().any(|p| name.ends_with(&format!(".linear_attn.{p}")))
 }
 
+/// Device time, us, of the chunked delta rule over `tokens` prompt tokens on every linear layer
+/// of the model, per chip, where the engine runs it as Triton (fla) kernels: the measured cost
+/// per token and value head of those kernels (`gdn_chunk_ns_per_token_head`, the kernel
+/// library file's `triton_fla` block, measured on a 910B2), scaled to the chip by its cube
+/// cores x clock and to the head size by dk x dv against the measured 128 x 128. None when the
+/// library file has no such figure. The cube model prices the same matmuls (`mixer_ops`) several
+/// times faster than Triton-Ascend's kernels run them; a step pricer takes the larger.
+pub fn triton_chunk_us(la: &LinearAttention, tp: u64, tokens: u64, device: &crate::device::Device) -> Option<f64> {
+    let ns = crate::kernels::triton_fla_field("gdn_chunk_ns_per_token_head")?;
+    // The 910B2 the figure was measured on: 24 AI cores at 1800 MHz.
+    let measured_on = 24.0 * 1800.0;
+    let chip = (device.cube_cores as f64 * device.cube_clock_mhz).max(1.0);
+    let heads = la.value_heads.div_ceil(tp.max(1)) as f64;
+    let head_size = (la.key_head_dim * la.value_head_dim) as f64 / (128.0 * 128.0);
+    Some(ns * 1e-3 * tokens as f64 * heads * head_size * la.layers as f64 * measured_on / chip)
+}
+
 /// What the mixer needs to know about the stack around it.
 pub(super) struct Mixer<'a> {
     pub la: &'a LinearAttention,

@@ -69,6 +69,10 @@ pub struct HostCosts {
     /// Host time of one Triton kernel launch from Python, for an engine that runs a hybrid
     /// model's linear-attention mixer as Triton kernels (`hybrid`; 0: it does not).
     pub triton_launch_host_us: f64,
+    /// Host time of one linear-attention layer's Python forward in a step with prompt tokens,
+    /// beyond its kernel launches (`hybrid`; 0: the engine's mixer has no such path). It runs
+    /// after the chunk wrapper's host sync, so it adds to the step.
+    pub linear_prefill_python_us: f64,
 }
 
 impl HostCosts {
@@ -116,6 +120,7 @@ impl HostCosts {
             piecewise_host_us_per_layer: if e.fields.contains_key("piecewise_host_us_per_layer") { get(&e.fields, "piecewise_host_us_per_layer")? } else { 0.0 },
             frontend_us_per_request: if e.fields.contains_key("frontend_us_per_request") { get(&e.fields, "frontend_us_per_request")? } else { 0.0 },
             triton_launch_host_us: if e.fields.contains_key("triton_launch_host_us") { get(&e.fields, "triton_launch_host_us")? } else { 0.0 },
+            linear_prefill_python_us: if e.fields.contains_key("linear_prefill_python_us") { get(&e.fields, "linear_prefill_python_us")? } else { 0.0 },
         })
     }
 }

@@ -24,7 +24,7 @@ use tunelab_sim::workload::linear_attention as la;
 
 /// Host time of one step's Triton launches, us: (overlapped with the device, serial with it).
 pub fn triton_host_us(h: &HostCosts, linear_layers: u64, s: &StepShape, graph: bool, piecewise: bool) -> (f64, f64) {
-    if h.triton_launch_host_us <= 0.0 || linear_layers == 0 || s.prefill_tokens + s.decode_seqs == 0 {
+    if (h.triton_launch_host_us <= 0.0 && h.linear_prefill_python_us <= 0.0) || linear_layers == 0 || s.prefill_tokens + s.decode_seqs == 0 {
         return (0.0, 0.0);
     }
     let per = h.triton_launch_host_us * linear_layers as f64;
@@ -32,7 +32,9 @@ pub fn triton_host_us(h: &HostCosts, linear_layers: u64, s: &StepShape, graph: b
         let mixed = if s.decode_seqs > 0 { la::TRITON_LAUNCHES_MIXED_DECODE } else { 0 };
         let serial = la::TRITON_LAUNCHES_PREFILL_AFTER_SYNC;
         let before = la::TRITON_LAUNCHES_PREFILL - serial + mixed;
-        return (per * before as f64, per * serial as f64);
+        // The layer's Python around those launches also waits behind the sync.
+        let python = h.linear_prefill_python_us * linear_layers as f64;
+        return (per * before as f64, per * serial as f64 + python);
     }
     let n = match (graph, piecewise) {
         (true, false) => 0,

@@ -413,9 +413,17 @@ impl StepPricer {
         let layers = self.graph(graph)?.into_iter().filter(|o| !o.name.starts_with("vision."));
         let ops: Vec<(Op, u64, String)> = layers.filter_map(|o| reshape(&o.op).map(|op| (op, o.repeat, o.name))).collect();
         let mut p = self.cost_ops(ops.iter().map(|(op, r, n)| (op, *r, n.as_str())))?;
-        if self.model.llm.as_ref().is_some_and(|t| t.linear_attention.is_some()) {
+        if let Some(la) = self.model.llm.as_ref().and_then(|t| t.linear_attention.clone()) {
             let g = self.graph(Workload::Prefill { batch: seqs, input_len: q })?;
-            p.add(&self.cost_ops(g.iter().filter(|o| o.name.contains(LINEAR_CORE)).map(|o| (&o.op, o.repeat, o.name.as_str())))?);
+            let mut core = self.cost_ops(g.iter().filter(|o| o.name.contains(LINEAR_CORE)).map(|o| (&o.op, o.repeat, o.name.as_str())))?;
+            // An engine that launches the chunked delta rule as Triton kernels runs it at their
+            // measured speed, not at what the cube model makes of the same matmuls.
+            if self.host.triton_launch_host_us > 0.0 && q > 1 {
+                if let Some(us) = linear_attention::triton_chunk_us(&la, self.plan.tp, seqs * q, &self.device) {
+                    core.device_us = core.device_us.max(us);
+                }
+            }
+            p.add(&core);
         }
         Ok(p)
     }
