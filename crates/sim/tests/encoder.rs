@@ -29,6 +29,20 @@ fn an_encoder_has_absolute_positions_and_no_rotary_op() {
 }
 
 #[test]
+fn an_engine_that_keeps_berts_three_linears_splits_the_qkv_projection() {
+    // MindIE's ATB BERT model: q, k and v as three biased matmuls of hidden x hidden.
+    let g = bge_prefill(&GraphOptions { split_qkv: true, fuse_epilogues: false, ..GraphOptions::default() });
+    assert!(g.find("layer.attn.qkv_proj").is_none());
+    for name in ["layer.attn.q_proj", "layer.attn.k_proj", "layer.attn.v_proj"] {
+        assert!(matches!(g.find(name).unwrap().op, Op::Matmul { m: 10240, n: 1024, k: 1024, epilogue: Epilogue::Bias, .. }), "{name}");
+    }
+    // The same work, as more and narrower kernels: not faster than the fused graph.
+    let fused = bge_prefill(&GraphOptions::default());
+    assert_eq!(g.flops(), fused.flops());
+    assert!(device_ms(&g, "910B4") > device_ms(&fused, "910B4"));
+}
+
+#[test]
 fn the_om_model_runs_the_exported_attention_and_fp32_layernorms() {
     let g = bge_prefill(&om());
     match g.find("layer.attn.core").unwrap().op {

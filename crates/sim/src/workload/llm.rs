@@ -134,7 +134,13 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, moe_layer: bool, 
             // An output gate rides on q_proj (queries and gate side by side).
             let gate = if t.attn_output_gate { hq * d } else { 0 };
             let qkv_n = (hq + 2 * hkv) * d + gate;
-            ops.push(ctx.mm(format!("{p}.attn.qkv_proj"), OpClass::Attention, tokens, qkv_n, t.hidden, qkv_epi));
+            if opts.split_qkv && gate == 0 {
+                for (name, n) in [("q_proj", hq * d), ("k_proj", hkv * d), ("v_proj", hkv * d)] {
+                    ops.push(ctx.mm(format!("{p}.attn.{name}"), OpClass::Attention, tokens, n, t.hidden, qkv_epi));
+                }
+            } else {
+                ops.push(ctx.mm(format!("{p}.attn.qkv_proj"), OpClass::Attention, tokens, qkv_n, t.hidden, qkv_epi));
+            }
             if t.qk_norm {
                 // Qwen3: an RMSNorm over every query and key head.
                 let rows = tokens.saturating_mul(hq + hkv);

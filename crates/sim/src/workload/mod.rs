@@ -356,6 +356,9 @@ pub struct GraphOptions {
     /// An offline OM model (ATC from ONNX, mixed_float16 with a blocklist): attention as the
     /// export's separate kernels, LayerNorm in fp32 (`onnx_om`). Set with `fuse_epilogues: false`.
     pub om_model: bool,
+    /// Q, K and V projections as three matmuls (an engine's encoder model that keeps BERT's
+    /// three Linear layers) instead of one fused QKV matmul.
+    pub split_qkv: bool,
     /// KV-cache element type (default: the activation type, fp16 for W8A8).
     pub kv_dtype: Option<DType>,
     /// Tokens on the busiest expert over the mean (1.0 = perfectly balanced routing).
@@ -373,6 +376,7 @@ impl Default for GraphOptions {
             flash_attention: true,
             fuse_epilogues: true,
             om_model: false,
+            split_qkv: false,
             kv_dtype: None,
             moe_imbalance: 1.0,
             max_seq_len: None,
