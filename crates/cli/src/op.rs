@@ -12,7 +12,7 @@ const HELP: &str = "KIND and --shape:
   matmul                          MxNxK or BATCHxMxNxK (--epilogue none|bias|bias_gelu|swiglu|residual_add)
   elementwise activation swiglu softmax layernorm rmsnorm rotary reduce cast scale quantize gather
                                   ROWSxROW_LEN (row_len is the reduced axis)
-  attention (unfused) flash decode
+  attention (unfused) flash decode exported (an ONNX export's kernels, fp32 softmax)
                                   BATCHxHEADSxKV_HEADSxQ_LENxKV_LENxHEAD_DIM (--causal)
   conv2d                          BATCHxIN_CHxHxWxOUT_CHxKHxKW[xSTRIDE[xPAD]]
   allreduce allgather reducescatter alltoall

@@ -89,9 +89,9 @@ pub struct ServingSpec {
     /// `--max-concurrency`): a request waits for a slot before it is sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_concurrency: Option<u64>,
-    /// How attention runs: "flash" (fused kernels, the default) or "unfused" (an offline OM
-    /// model compiled by ATC from ONNX: BatchMatMul, Softmax, BatchMatMul with the scores in
-    /// device memory).
+    /// How attention runs: "flash" (fused kernels, the default) or "unfused" (BatchMatMul,
+    /// Softmax, BatchMatMul with the scores in device memory). An offline OM model is
+    /// `runtime: "om"`, which prices the ONNX export's own attention kernels whatever this says.
     #[serde(skip_serializing_if = "is_flash")]
     pub attention: String,
     /// Which runtime executes the model: "engine" (the engine's own fused operators, the

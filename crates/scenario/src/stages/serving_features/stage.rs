@@ -34,7 +34,7 @@ pub fn extend(model: &ModelDesc, spec: &ServingSpec, params: &mut Vec<Param>, no
     if spec.runtime == "om" {
         notes.push("offline OM model (ATC from ONNX, mixed_float16): attention as the export's MatMul, Div, Add mask, Softmax, MatMul with the scores in device memory, the mask add, softmax and LayerNorms in fp32 between casts, GELU and residual adds as separate kernels".into());
     } else if spec.attention == "unfused" {
-        notes.push("unfused attention (an offline OM model): QK^T, softmax and PV as separate kernels with the scores in device memory".into());
+        notes.push("unfused attention: QK^T, softmax and PV as separate kernels with the scores in device memory".into());
     }
     if spec.prefix_cache_hit_rate > 0.0 {
         notes.push(format!("prefix cache: {:.0}% of each prompt's tokens are found cached and not recomputed (attention still reads them)", spec.prefix_cache_hit_rate * 100.0));
