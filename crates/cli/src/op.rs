@@ -10,9 +10,9 @@ use tunelab_sim::{
 
 const HELP: &str = "KIND and --shape:
   matmul                          MxNxK or BATCHxMxNxK (--epilogue none|bias|bias_gelu|swiglu|residual_add)
-  elementwise activation swiglu softmax layernorm rmsnorm rotary reduce cast quantize gather
+  elementwise activation swiglu softmax layernorm rmsnorm rotary reduce cast scale quantize gather
                                   ROWSxROW_LEN (row_len is the reduced axis)
-  attention (unfused) flash decode
+  attention (unfused) flash decode exported (an ONNX export's kernels, fp32 softmax)
                                   BATCHxHEADSxKV_HEADSxQ_LENxKV_LENxHEAD_DIM (--causal)
   conv2d                          BATCHxIN_CHxHxWxOUT_CHxKHxKW[xSTRIDE[xPAD]]
   allreduce allgather reducescatter alltoall
@@ -141,10 +141,12 @@ fn build_op(a: &Args) -> Result<Op, String> {
         "rotary" | "rope" => vector(VectorKind::Rotary),
         "reduce" => vector(VectorKind::Reduce),
         "cast" => vector(VectorKind::Cast),
+        "scale" => vector(VectorKind::Scale),
         "quantize" => vector(VectorKind::Quantize),
         "gather" | "embedding" => vector(VectorKind::Gather),
         "attention" | "unfused" => attention(AttentionKind::Unfused),
         "flash" | "flash_attention" => attention(AttentionKind::Flash),
+        "exported" | "onnx" => attention(AttentionKind::Exported),
         "decode" | "decode_attention" => attention(AttentionKind::Decode),
         "conv2d" | "conv" => {
             let d = dims(shape, 7, 9, "BATCHxIN_CHxHxWxOUT_CHxKHxKW[xSTRIDE[xPAD]]")?;

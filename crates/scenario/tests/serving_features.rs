@@ -209,11 +209,30 @@ fn an_encoder_serves_sequences_per_second_in_one_forward() {
         "deployment": {"serving": {"mode": "static", "engine": "mindie"}, "tensor_parallel": [1], "tile_operators": false}});
     let small = eval(&scenario(v(1)), &[("precision", s("fp16"))]);
     let big = eval(&scenario(v(64)), &[("precision", s("fp16"))]);
-    assert!(big["requests_per_s"] > 4.0 * small["requests_per_s"], "batching helps: {} vs {}", big["requests_per_s"], small["requests_per_s"]);
-    // Unfused attention (an offline OM model) materialises the scores: slower at 512 tokens.
+    // (3x: a single 512-token sequence already fills most of the chip's cores.)
+    assert!(big["requests_per_s"] > 3.0 * small["requests_per_s"], "batching helps: {} vs {}", big["requests_per_s"], small["requests_per_s"]);
+    // Unfused attention materialises the scores: slower at 512 tokens.
+    let mut unfused = v(64);
+    unfused["deployment"]["serving"]["attention"] = json!("unfused");
+    let unfused = eval(&scenario(unfused), &[("precision", s("fp16"))])["requests_per_s"];
+    assert!(unfused < big["requests_per_s"]);
+    // The offline OM model (runtime om) runs the ONNX export's attention passes, fp32 softmax and
+    // LayerNorms, unfused GELU and residual adds: slower still.
     let mut om = v(64);
-    om["deployment"]["serving"]["attention"] = json!("unfused");
-    assert!(eval(&scenario(om), &[("precision", s("fp16"))])["requests_per_s"] < big["requests_per_s"]);
+    om["deployment"]["serving"]["runtime"] = json!("om");
+    assert!(eval(&scenario(om), &[("precision", s("fp16"))])["requests_per_s"] < 0.8 * unfused);
+    // MindIE's own encoder model (ATB BERT) runs separate Q/K/V, GELU, Add and LayerNorm kernels
+    // (serving-host.json, encoder_graph): slower than the generic engine's fused graph.
+    let mut generic = v(64);
+    generic["deployment"]["serving"]["engine"] = json!("generic");
+    assert!(eval(&scenario(generic), &[("precision", s("fp16"))])["requests_per_s"] > 1.05 * big["requests_per_s"]);
+}
+
+#[test]
+fn a_bad_runtime_names_the_field() {
+    let v = json!({"stage": "deployment", "model": "bge-large-zh-v1.5", "deployment": {"serving": {"mode": "static", "runtime": "onnxruntime"}}});
+    let e = Scenario::from_json(&v.to_string()).err().or_else(|| setup(&scenario(v)).err()).expect("refused");
+    assert!(e.contains("deployment.serving.runtime") && e.contains("onnxruntime") && e.contains("engine or om"), "{e}");
 }
 
 #[test]
@@ -259,6 +278,8 @@ fn an_old_scenario_without_the_new_fields_keeps_opening_and_pricing_the_same() {
     for f in ["speculative", "kv_cache_dtype", "prefix_cache_hit_rate", "max_concurrency", "\"dataset\"", "\"attention\""] {
         assert!(!text.contains(f), "{f} written at its default");
     }
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(v["deployment"]["serving"].get("runtime").is_none(), "runtime written at its default: {}", v["deployment"]["serving"]);
     assert!(!setup(&s).unwrap().space.names().iter().any(|n| n == "num_speculative_tokens"));
 }
 
@@ -302,4 +323,22 @@ fn the_second_calibration_sets_serving_rows_are_expressed() {
             assert!(regenerated == text, "scripts/convert_measurements.py no longer reproduces assets/measurements/ascend-set2.json");
         }
     }
+}
+
+#[test]
+fn the_bge_rows_compare_each_value_under_the_runtime_that_measured_it() {
+    // MindIE's BGE example publishes the ATB model ("accel_*") and the OM offline model
+    // ("om_*", and every 300I Duo value): each is priced under its own runtime.
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/measurements/ascend-set2.json")).unwrap();
+    let set = tunelab_scenario::fidelity::MeasurementSet::from_json(&text).unwrap();
+    let mut seen = 0;
+    for c in tunelab_scenario::fidelity::cases(&set).iter().filter(|c| c.row.id.contains("bge-large-zh")) {
+        let runtime = tunelab_scenario::fidelity::case_scenario(c, None).unwrap().deployment.serving.runtime;
+        for m in c.variant.map(|v| v.values.as_slice()).unwrap_or(&[]) {
+            let om = m.metric.starts_with("om_") || c.row.chip == "310P3";
+            assert_eq!(runtime, if om { "om" } else { "engine" }, "{} {}", c.row.id, m.metric);
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 6, "800I A2: 2 accelerated + 2 OM values at seq 512; 300I Duo: 2 OM values");
 }

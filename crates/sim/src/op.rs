@@ -111,6 +111,9 @@ pub enum VectorKind {
     Quantize,
     /// Gather rows (embedding lookup): reads rows of row_len.
     Gather,
+    /// One input and a broadcast operand (x / c, x + a mask row): one pass, one instruction
+    /// per element (an ONNX graph's separate Div and Add on the attention scores).
+    Scale,
 }
 
 /// How attention is computed.
@@ -123,6 +126,10 @@ pub enum AttentionKind {
     Flash,
     /// Decode: one query token per sequence reading the whole KV cache.
     Decode,
+    /// Unfused as an ONNX export runs after ATC with mixed_float16 (an offline OM model):
+    /// BatchMatMul, Div, Cast, mask Add and Softmax in fp32, Cast, BatchMatMul, each a pass over
+    /// the scores in device memory (`cost::attention::exported`).
+    Exported,
 }
 
 /// Collective kinds.

@@ -26,7 +26,7 @@ fn random_op(g: &mut Gen) -> Op {
     let t = g.pick(&DTYPES);
     match g.next() % 6 {
         0 | 1 => Op::Matmul { batch: 1 + g.next() % 4, m: g.dim(), n: g.dim(), k: g.dim(), dtype: t, weight_dtype: if g.next().is_multiple_of(4) { Some(DType::Int8) } else { None }, epilogue: g.pick(&[Epilogue::None, Epilogue::Bias, Epilogue::BiasGelu, Epilogue::ResidualAdd]) },
-        2 => Op::Vector { kind: g.pick(&[VectorKind::Elementwise, VectorKind::Softmax, VectorKind::RmsNorm, VectorKind::LayerNorm, VectorKind::Rotary, VectorKind::Reduce, VectorKind::Cast, VectorKind::Quantize, VectorKind::Gather, VectorKind::Activation, VectorKind::SwiGlu]), rows: g.dim(), row_len: g.dim(), dtype: t },
+        2 => Op::Vector { kind: g.pick(&[VectorKind::Elementwise, VectorKind::Softmax, VectorKind::RmsNorm, VectorKind::LayerNorm, VectorKind::Rotary, VectorKind::Reduce, VectorKind::Cast, VectorKind::Quantize, VectorKind::Gather, VectorKind::Scale, VectorKind::Activation, VectorKind::SwiGlu]), rows: g.dim(), row_len: g.dim(), dtype: t },
         3 => {
             let kvh = g.pick(&[1u64, 2, 8]);
             Op::Attention { kind: g.pick(&[AttentionKind::Unfused, AttentionKind::Flash, AttentionKind::Decode]), batch: 1 + g.next() % 4, heads: kvh * g.pick(&[1u64, 4]), kv_heads: kvh, q_len: g.dim(), kv_len: g.dim(), head_dim: g.pick(&[64u64, 128]), causal: g.next().is_multiple_of(2), dtype: g.pick(&[DType::Fp16, DType::Bf16]) }

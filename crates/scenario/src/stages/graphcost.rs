@@ -113,7 +113,7 @@ pub fn op_bytes(op: &Op) -> f64 {
             let qo = 2.0 * f(*batch) * f(*heads) * f(*q_len) * f(*head_dim) * e;
             let kv = 2.0 * f(*batch) * f(*kv_heads) * f(*kv_len) * f(*head_dim) * e;
             let scores = match kind {
-                tunelab_sim::AttentionKind::Unfused => f(*batch) * f(*heads) * f(*q_len) * f(*kv_len) * e,
+                tunelab_sim::AttentionKind::Unfused | tunelab_sim::AttentionKind::Exported => f(*batch) * f(*heads) * f(*q_len) * f(*kv_len) * e,
                 _ => 0.0,
             };
             qo + kv + scores

@@ -73,11 +73,15 @@ pub fn default_tiling(op: &Op, d: &Device) -> Option<FlashTiling> {
 pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeasible> {
     let a = shape(op)?;
     match a.kind {
-        AttentionKind::Unfused => {
+        AttentionKind::Unfused | AttentionKind::Exported => {
             if *tiling != Tiling::Default {
-                return Err(Infeasible::new("unfused attention runs three default-tiled kernels; give no tiling"));
+                return Err(Infeasible::new("unfused attention runs separate default-tiled kernels; give no tiling"));
             }
-            unfused(&a, d)
+            if a.kind == AttentionKind::Exported {
+                exported(&a, d)
+            } else {
+                unfused(&a, d)
+            }
         }
         _ => {
             let mut t = match tiling {
@@ -115,6 +119,31 @@ fn unfused(a: &Att, d: &Device) -> Result<Estimate, Infeasible> {
         e.arithmetic_intensity = if e.hbm_bytes > 0.0 { e.flops / e.hbm_bytes } else { 0.0 };
     }
     Ok(e)
+}
+
+/// Attention as an ONNX export of BertSelfAttention runs once ATC has compiled it with
+/// `precision_mode_v2=mixed_float16` and the fp16-overflowing ops on the blocklist (MindIE-LLM's
+/// BGE "offline" OM model): MatMul(Q, K^T) in fp16, Div by sqrt(head_dim), a Cast to fp32 for
+/// the blocklisted mask Add and Softmax (HF's additive mask is finfo(float32).min, outside fp16;
+/// the README's ops_info.json itself is not published: assumed), a Cast back, MatMul(P, V). Seven
+/// kernels, each reading and writing the [batch x heads, q, kv] scores in device memory.
+fn exported(a: &Att, d: &Device) -> Result<Estimate, Infeasible> {
+    let bh = a.b.saturating_mul(a.h);
+    let rows = bh.saturating_mul(a.q);
+    let v = |kind, t| Op::Vector { kind, rows, row_len: a.kv, dtype: t };
+    let vec = |op: Op| vector::estimate(&op, &Tiling::Default, d);
+    let qk = Op::Matmul { batch: bh, m: a.q, n: a.kv, k: a.d, dtype: a.t, weight_dtype: None, epilogue: Epilogue::None };
+    let pv = Op::Matmul { batch: bh, m: a.q, n: a.d, k: a.kv, dtype: a.t, weight_dtype: None, epilogue: Epilogue::None };
+    let parts = [
+        matmul::estimate(&qk, &Tiling::Default, d)?,
+        vec(v(VectorKind::Scale, a.t))?,
+        vec(v(VectorKind::Cast, a.t))?,
+        vec(v(VectorKind::Scale, DType::Fp32))?,
+        vec(v(VectorKind::Softmax, DType::Fp32))?,
+        vec(v(VectorKind::Cast, DType::Fp32))?,
+        matmul::estimate(&pv, &Tiling::Default, d)?,
+    ];
+    Ok(super::chain(&parts))
 }
 
 fn flash(a: &Att, t: &FlashTiling, dev: &Device) -> Result<Raw, Infeasible> {

@@ -68,10 +68,10 @@ pub fn eager_launches(op: &Op) -> f64 {
             VectorKind::Rotary => 10.0,
             VectorKind::Softmax | VectorKind::SwiGlu => 2.0,
             VectorKind::Quantize => 3.0,
-            VectorKind::Elementwise | VectorKind::Activation | VectorKind::LayerNorm | VectorKind::Reduce | VectorKind::Cast | VectorKind::Gather => 1.0,
+            VectorKind::Elementwise | VectorKind::Activation | VectorKind::LayerNorm | VectorKind::Reduce | VectorKind::Cast | VectorKind::Gather | VectorKind::Scale => 1.0,
         },
         // Unfused: QK^T, scale, mask add, softmax, cast, PV, transpose.
-        Op::Attention { kind: AttentionKind::Unfused, .. } => 7.0,
+        Op::Attention { kind: AttentionKind::Unfused | AttentionKind::Exported, .. } => 7.0,
         Op::Attention { .. } => 1.0,
         // Conv2d is one aclnn call; a collective is one HCCL call.
         Op::Conv2d { .. } | Op::Comm { .. } => 1.0,

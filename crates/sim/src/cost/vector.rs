@@ -42,6 +42,7 @@ fn spec(kind: VectorKind, t: DType) -> Spec {
         VectorKind::Cast => s(b, if t == DType::Fp32 { 2.0 } else { 4.0 }, 1.0, false, 0.0),
         VectorKind::Quantize => s(b, 1.0, 4.0, true, 4.0),
         VectorKind::Gather => s(b, b, 0.0, false, 0.0),
+        VectorKind::Scale => s(b, b, 1.0, false, 0.0),
     }
 }
 

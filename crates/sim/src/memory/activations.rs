@@ -111,7 +111,7 @@ fn op_io(op: &Op) -> (u64, u64, u64) {
             let by = dtype.bytes();
             let q = m(m(m(batch, heads), m(q_len, head_dim)), by);
             let kv = if kind == AttentionKind::Decode { 0 } else { m(m(m(2, batch), m(kv_heads, kv_len)), m(head_dim, by)) };
-            let scores = if kind == AttentionKind::Unfused { m(m(m(2, batch), m(heads, q_len)), m(kv_len, by)) } else { 0 };
+            let scores = if matches!(kind, AttentionKind::Unfused | AttentionKind::Exported) { m(m(m(2, batch), m(heads, q_len)), m(kv_len, by)) } else { 0 };
             (q.saturating_add(kv), q, scores)
         }
         Op::Conv2d { batch, in_ch, out_ch, h, w, stride, dtype, .. } => {

@@ -134,7 +134,13 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, moe_layer: bool, 
             // An output gate rides on q_proj (queries and gate side by side).
             let gate = if t.attn_output_gate { hq * d } else { 0 };
             let qkv_n = (hq + 2 * hkv) * d + gate;
-            ops.push(ctx.mm(format!("{p}.attn.qkv_proj"), OpClass::Attention, tokens, qkv_n, t.hidden, qkv_epi));
+            if opts.split_qkv && gate == 0 {
+                for (name, n) in [("q_proj", hq * d), ("k_proj", hkv * d), ("v_proj", hkv * d)] {
+                    ops.push(ctx.mm(format!("{p}.attn.{name}"), OpClass::Attention, tokens, n, t.hidden, qkv_epi));
+                }
+            } else {
+                ops.push(ctx.mm(format!("{p}.attn.qkv_proj"), OpClass::Attention, tokens, qkv_n, t.hidden, qkv_epi));
+            }
             if t.qk_norm {
                 // Qwen3: an RMSNorm over every query and key head.
                 let rows = tokens.saturating_mul(hq + hkv);
@@ -401,7 +407,7 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
     let ctx = Ctx { t, plan, mm, weight, vec, fuse: opts.fuse_epilogues, quant };
     let mut ops = Vec::new();
     let image_tokens = model.vision.as_ref().map_or(0, |v| v.image_tokens());
-    let prefill_kind = if opts.flash_attention { AttentionKind::Flash } else { AttentionKind::Unfused };
+    let prefill_kind = opts.prefill_attention();
     let (batch, q_len, kv_len, kind, logits_rows) = match *w {
         Workload::Prefill { batch, input_len } => {
             let s = input_len.saturating_add(image_tokens);
@@ -447,7 +453,9 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
         // An encoder attends both ways.
         (kv_len, !t.encoder)
     };
-    let g = Geom { batch, q_len, kv_len, kind, causal, rotary: true, cp_split: train && plan.cp > 1, train };
+    // A BERT-style encoder adds learned absolute position embeddings to its input and has no
+    // rotary embedding in its layers (BertSelfAttention); decoder LLMs rotate q and k.
+    let g = Geom { batch, q_len, kv_len, kind, causal, rotary: !t.encoder, cp_split: train && plan.cp > 1, train };
     stack(&ctx, &mut ops, "layer", &g, ceil_div(t.layers, plan.pp), opts);
     ops.push(ctx.vector("final_norm".into(), OpClass::Norm, ctx.norm_kind(), logits_rows, t.hidden));
     // An encoder ends in a pooler (first token, hidden -> hidden, tanh) instead of an LM head.
@@ -459,6 +467,9 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
     } else if plan.tp > 1 && !t.encoder {
         let bytes = logits_rows.saturating_mul(t.vocab).saturating_mul(vec.bytes());
         ops.push(ctx.comm("tp.logits_allgather".into(), CommKind::AllGather, bytes, plan.tp));
+    }
+    if opts.om_model && !train {
+        super::onnx_om::apply(&mut ops);
     }
     Ok(ops)
 }
@@ -483,7 +494,7 @@ fn vision(outer: &Ctx, ops: &mut Vec<GraphOp>, v: &crate::model::VisionDesc, bat
     let seq = v.encoder_seq(); // patches (+ CLIP's class token)
     let tokens = batch.saturating_mul(seq);
     ops.push(ctx.vector("vision.pre_norm".into(), OpClass::Norm, VectorKind::LayerNorm, tokens, e.hidden));
-    let kind = if opts.flash_attention { AttentionKind::Flash } else { AttentionKind::Unfused };
+    let kind = opts.prefill_attention();
     let g = Geom { batch, q_len: seq, kv_len: seq, kind, causal: false, rotary: false, cp_split: false, train: false };
     stack(&ctx, ops, "vision.layer", &g, e.layers, opts);
     let llm_hidden = outer.t.hidden;

@@ -9,6 +9,7 @@ mod constants;
 pub mod diffusers;
 mod flops;
 mod llm;
+mod onnx_om;
 pub mod mtp;
 mod train;
 
@@ -352,6 +353,12 @@ pub struct GraphOptions {
     pub flash_attention: bool,
     /// Fuse bias/activation/residual epilogues into matmuls (else separate vector ops).
     pub fuse_epilogues: bool,
+    /// An offline OM model (ATC from ONNX, mixed_float16 with a blocklist): attention as the
+    /// export's separate kernels, LayerNorm in fp32 (`onnx_om`). Set with `fuse_epilogues: false`.
+    pub om_model: bool,
+    /// Q, K and V projections as three matmuls (an engine's encoder model that keeps BERT's
+    /// three Linear layers) instead of one fused QKV matmul.
+    pub split_qkv: bool,
     /// KV-cache element type (default: the activation type, fp16 for W8A8).
     pub kv_dtype: Option<DType>,
     /// Tokens on the busiest expert over the mean (1.0 = perfectly balanced routing).
@@ -368,6 +375,8 @@ impl Default for GraphOptions {
             precision: Precision::Fp16,
             flash_attention: true,
             fuse_epilogues: true,
+            om_model: false,
+            split_qkv: false,
             kv_dtype: None,
             moe_imbalance: 1.0,
             max_seq_len: None,
@@ -383,6 +392,17 @@ impl GraphOptions {
         match self.precision.activation() {
             DType::Int8 | DType::Int4 => DType::Fp16,
             d => d,
+        }
+    }
+    /// How a prompt's attention runs: as an OM model's exported kernels, fused flash attention,
+    /// or the three unfused kernels.
+    pub fn prefill_attention(&self) -> AttentionKind {
+        if self.om_model {
+            AttentionKind::Exported
+        } else if self.flash_attention {
+            AttentionKind::Flash
+        } else {
+            AttentionKind::Unfused
         }
     }
     /// KV-cache element type.
@@ -567,7 +587,7 @@ fn graph_forward(model: &ModelDesc, w: &Workload, opts: &GraphOptions) -> Vec<Gr
             // The fusion option decides how non-decode attention runs, whatever the file says.
             if let Op::Attention { kind, .. } = &mut op {
                 if *kind != AttentionKind::Decode {
-                    *kind = if opts.flash_attention { AttentionKind::Flash } else { AttentionKind::Unfused };
+                    *kind = opts.prefill_attention();
                 }
             }
             GraphOp { name: d.name.clone(), op, repeat: d.repeat, class: d.class() }

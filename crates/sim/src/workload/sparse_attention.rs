@@ -208,7 +208,7 @@ pub fn chunk_cores(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOptions, 
     let s = m.sparse?;
     let tp = plan.tp.max(1);
     let (hq, hkv) = (t.heads / tp, (t.kv_heads / tp).max(1));
-    let kind = if opts.flash_attention { AttentionKind::Flash } else { AttentionKind::Unfused };
+    let kind = opts.prefill_attention();
     let ty = Types { mm: opts.vector_dtype(), weight: None, vec: opts.vector_dtype(), kv: opts.kv_dtype() };
     let dense = Op::Attention { kind, batch: seqs, heads: hq, kv_heads: hkv, q_len: q, kv_len: kv.max(q), head_dim: t.head_dim, causal: true, dtype: ty.vec };
     let layers = t.layers.div_ceil(plan.pp.max(1));

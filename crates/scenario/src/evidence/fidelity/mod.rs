@@ -136,6 +136,10 @@ pub struct Variant {
     pub suffix: String,
     /// Space overrides (usually `{"param": {"fixed": v}}`) merged over the row's.
     pub space: Json,
+    /// A partial scenario merged over the row's (a stage setting that is not a space parameter,
+    /// e.g. `{"deployment": {"serving": {"runtime": "om"}}}`); null: none.
+    #[serde(skip_serializing_if = "Json::is_null")]
+    pub scenario: Json,
     pub values: Vec<Measured>,
     pub conversion_note: Option<String>,
 }
@@ -276,6 +280,9 @@ pub fn case_scenario(case: &Case, device: Option<&Json>) -> Result<Scenario, Str
         merge(&mut v, &r.scenario);
     }
     if let Some(var) = case.variant {
+        if var.scenario.is_object() {
+            merge(&mut v, &var.scenario);
+        }
         if var.space.is_object() {
             merge(&mut v, &json!({ "space": var.space }));
         }

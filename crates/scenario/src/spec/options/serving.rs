@@ -89,11 +89,17 @@ pub struct ServingSpec {
     /// `--max-concurrency`): a request waits for a slot before it is sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_concurrency: Option<u64>,
-    /// How attention runs: "flash" (fused kernels, the default) or "unfused" (an offline OM
-    /// model compiled by ATC from ONNX: BatchMatMul, Softmax, BatchMatMul with the scores in
-    /// device memory).
+    /// How attention runs: "flash" (fused kernels, the default) or "unfused" (BatchMatMul,
+    /// Softmax, BatchMatMul with the scores in device memory). An offline OM model is
+    /// `runtime: "om"`, which prices the ONNX export's own attention kernels whatever this says.
     #[serde(skip_serializing_if = "is_flash")]
     pub attention: String,
+    /// Which runtime executes the model: "engine" (the engine's own fused operators, the
+    /// default: MindIE's ATB model, vLLM-Ascend's kernels) or "om" (an offline OM model that ATC
+    /// compiled from an ONNX export with mixed_float16: attention as separate kernels, blocklisted
+    /// ops in fp32, GELU and residual adds unfused; `tunelab_sim::workload::onnx_om`).
+    #[serde(skip_serializing_if = "is_engine")]
+    pub runtime: String,
     /// How a graph-launched decode step is captured: "auto" (the engine's default, from
     /// serving-host.json: vLLM-Ascend's ACL graph is piecewise), "piecewise" (the graph split at
     /// every attention layer, attention run eagerly between the pieces: vLLM's
@@ -109,6 +115,10 @@ pub struct ServingSpec {
 
 fn is_flash(s: &String) -> bool {
     s == "flash"
+}
+
+fn is_engine(s: &String) -> bool {
+    s == "engine"
 }
 
 fn is_auto(s: &String) -> bool {
@@ -140,6 +150,7 @@ impl Default for ServingSpec {
             dataset: String::new(),
             max_concurrency: None,
             attention: "flash".into(),
+            runtime: "engine".into(),
             graph_mode: "auto".into(),
             image_size: None,
         }
@@ -209,6 +220,9 @@ impl ServingSpec {
         crate::spec::serving_options::validate_features(&self.kv_cache_dtype, self.prefix_cache_hit_rate, &self.dataset, self.max_concurrency)?;
         if !matches!(self.attention.as_str(), "flash" | "unfused") {
             return Err(format!("{f}.attention: expected flash or unfused, got '{}'", crate::spec::scenario::clip(&self.attention)));
+        }
+        if !matches!(self.runtime.as_str(), "engine" | "om") {
+            return Err(format!("{f}.runtime: expected engine or om, got '{}'", crate::spec::scenario::clip(&self.runtime)));
         }
         if let Some(px) = self.image_size {
             if !(28..=4096).contains(&px) {

@@ -370,6 +370,12 @@ impl DeploymentObjective {
     fn opts(&self, k: &Knobs) -> GraphOptions {
         let mut o = super::serving_features::stage::graph_options(&self.spec, k.precision);
         o.moe_imbalance = self.moe_imbalance;
+        if self.host.encoder_separate_ops && !o.om_model && super::serving_features::is_encoder(&self.model) {
+            // The engine's own encoder model (MindIE's ATB BERT): separate Q/K/V, GELU, Add and
+            // LayerNorm kernels (serving-host.json, encoder_graph).
+            o.fuse_epilogues = false;
+            o.split_qkv = true;
+        }
         o
     }
 

@@ -23,6 +23,10 @@ struct EngineBlock {
     /// How the engine captures a graph-launched decode step by default (absent: whole steps).
     #[serde(default)]
     graph_mode: Option<String>,
+    /// How the engine's own model of a BERT-style encoder composes its operators (absent:
+    /// "fused", the generic graph).
+    #[serde(default)]
+    encoder_graph: Option<String>,
     fields: BTreeMap<String, Field>,
 }
 
@@ -73,6 +77,10 @@ pub struct HostCosts {
     /// beyond its kernel launches (`hybrid`; 0: the engine's mixer has no such path). It runs
     /// after the chunk wrapper's host sync, so it adds to the step.
     pub linear_prefill_python_us: f64,
+    /// The engine runs a BERT-style encoder as separate kernels (MindIE's ATB BERT model: Q, K
+    /// and V as three biased matmuls; GELU, each residual Add and LayerNorm its own kernel)
+    /// instead of one QKV matmul with the activation and residual add in the epilogues.
+    pub encoder_separate_ops: bool,
 }
 
 impl HostCosts {
@@ -121,6 +129,11 @@ impl HostCosts {
             frontend_us_per_request: if e.fields.contains_key("frontend_us_per_request") { get(&e.fields, "frontend_us_per_request")? } else { 0.0 },
             triton_launch_host_us: if e.fields.contains_key("triton_launch_host_us") { get(&e.fields, "triton_launch_host_us")? } else { 0.0 },
             linear_prefill_python_us: if e.fields.contains_key("linear_prefill_python_us") { get(&e.fields, "linear_prefill_python_us")? } else { 0.0 },
+            encoder_separate_ops: match e.encoder_graph.as_deref() {
+                None | Some("fused") => false,
+                Some("separate") => true,
+                Some(o) => return Err(format!("serving-host.json: {engine}: encoder_graph '{o}' (expected fused or separate)")),
+            },
         })
     }
 }

@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use tunelab_sim::device::Device;
 use tunelab_sim::model::ModelDesc;
 use tunelab_sim::cost::dispatch::{self, LaunchMode};
-use tunelab_sim::op::{AttentionKind, VectorKind};
+use tunelab_sim::op::VectorKind;
 use tunelab_sim::workload::{build_graph, GraphOp, GraphOptions, ParallelPlan, Workload};
 use tunelab_sim::workload::linear_attention::{self, LINEAR_CORE};
 use tunelab_sim::Op;
@@ -395,7 +395,7 @@ impl StepPricer {
         // a prompt; the decode graph's absorbed form (every head over the 576-wide latent) costs
         // about 3.4 times the FLOPs and is only worth it for one query row per sequence. The
         // chunk's new keys and values are in the compute type, not the cache's (C8 is INT8).
-        let kind = if self.opts.flash_attention { AttentionKind::Flash } else { AttentionKind::Unfused };
+        let kind = self.opts.prefill_attention();
         let p = self.attention_of(Workload::Prefill { batch: seqs, input_len: q }, seqs, q, |op| match *op {
             Op::Attention { batch, heads, kv_heads, head_dim, dtype, .. } => Some(Op::Attention { kind, batch, heads, kv_heads, q_len: q, kv_len: kv, head_dim, causal: true, dtype }),
             _ => None,

@@ -31,8 +31,10 @@ pub fn extend(model: &ModelDesc, spec: &ServingSpec, params: &mut Vec<Param>, no
     if spec.kv_cache_dtype == "int8" {
         notes.push("INT8 KV cache (C8): the cache holds 1 byte per element, decode attention reads half the bytes of a 16-bit cache and dequantises on the fly".into());
     }
-    if spec.attention == "unfused" {
-        notes.push("unfused attention (an offline OM model): QK^T, softmax and PV as separate kernels with the scores in device memory".into());
+    if spec.runtime == "om" {
+        notes.push("offline OM model (ATC from ONNX, mixed_float16): attention as the export's MatMul, Div, Add mask, Softmax, MatMul with the scores in device memory, the mask add, softmax and LayerNorms in fp32 between casts, GELU and residual adds as separate kernels".into());
+    } else if spec.attention == "unfused" {
+        notes.push("unfused attention: QK^T, softmax and PV as separate kernels with the scores in device memory".into());
     }
     if spec.prefix_cache_hit_rate > 0.0 {
         notes.push(format!("prefix cache: {:.0}% of each prompt's tokens are found cached and not recomputed (attention still reads them)", spec.prefix_cache_hit_rate * 100.0));
@@ -58,9 +60,18 @@ pub fn output_len(model: &ModelDesc, output: u64) -> u64 {
     if super::is_encoder(model) { 1 } else { output }
 }
 
-/// Graph options of a configuration: its precision and the spec's KV type.
+/// Graph options of a configuration: its precision, the spec's KV type and its runtime (an OM
+/// model runs unfused attention and separate epilogues).
 pub fn graph_options(spec: &ServingSpec, precision: Precision) -> GraphOptions {
-    GraphOptions { precision, kv_dtype: super::kv_dtype(&spec.kv_cache_dtype), flash_attention: spec.attention != "unfused", ..GraphOptions::default() }
+    let om = spec.runtime == "om";
+    GraphOptions {
+        precision,
+        kv_dtype: super::kv_dtype(&spec.kv_cache_dtype),
+        flash_attention: spec.attention != "unfused" && !om,
+        fuse_epilogues: !om,
+        om_model: om,
+        ..GraphOptions::default()
+    }
 }
 
 /// The speculative pricing for `k` draft tokens (None: off or k = 0). The draft runs unquantised
