@@ -57,3 +57,27 @@ test('serving fields edit deployment.serving, change the run and travel in the l
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('the runtime field runs an encoder as the offline OM model: slower, in the link, as the CLI says', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  await page.selectOption('[data-testid=bundled]', 'bge-large-910B4-embedding');
+  await page.waitForSelector('[data-testid=serving-runtime]');
+  assert.equal(await page.inputValue('[data-testid=serving-runtime]'), 'engine');
+  await setInput(page, 'budget', 6);
+  const engine = (await runToDone(page)).best;
+  // MindIE's OM model compiled from ONNX: attention as exported (scores in device memory),
+  // fp32 LayerNorm and softmax; fewer sequences per second than the ATB engine's kernels.
+  await page.selectOption('[data-testid=serving-runtime]', 'om');
+  assert.equal(await page.$('[data-testid=error]'), null);
+  const om = (await runToDone(page)).best;
+  assert.ok(Number(om) < Number(engine), `the OM runtime is slower: ${engine} -> ${om} sequences/s`);
+  const url = page.url();
+  const fresh = await open(browser, url);
+  assert.equal(await fresh.page.inputValue('[data-testid=serving-runtime]'), 'om');
+  const shared = (await runToDone(fresh.page)).best;
+  await fresh.context.close();
+  assert.equal(shared, om, 'the link reproduces the run');
+  if (CLI) assert.equal(cliBest(url), shared, 'the CLI gives the same best for the link');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
