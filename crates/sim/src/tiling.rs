@@ -110,6 +110,22 @@ impl MatmulTiling {
 
     /// Sets a field by its TCubeTiling name; errors name the field.
     pub fn set(&mut self, name: &str, v: i64) -> Result<(), String> {
+        match Self::field_index(name) {
+            Some(i) => self.set_at(i, v),
+            None => Err(format!("unknown matmul tiling field '{name}' (known: {})", MATMUL_AXES.join(", "))),
+        }
+    }
+
+    /// The position of a field in `MATMUL_AXES` by its TCubeTiling name. Lets a hot loop (the
+    /// tuner's coordinate descent) resolve names once and set fields by position.
+    pub fn field_index(name: &str) -> Option<usize> {
+        MATMUL_AXES.iter().position(|n| *n == name)
+    }
+
+    /// Sets the field at position `i` of `MATMUL_AXES` (as `set` does by name); errors name the
+    /// field.
+    pub fn set_at(&mut self, i: usize, v: i64) -> Result<(), String> {
+        let name = MATMUL_AXES.get(i).copied().unwrap_or("?");
         let u = |v: i64| -> Result<u32, String> {
             if (1..=1 << 24).contains(&v) {
                 Ok(v as u32)
@@ -124,25 +140,23 @@ impl MatmulTiling {
                 _ => Err(format!("tiling field {name} = {v} must be 0 or 1")),
             }
         };
-        match name {
-            "singleCoreM" => self.single_core_m = u(v)?,
-            "singleCoreN" => self.single_core_n = u(v)?,
-            "baseM" => self.base_m = u(v)?,
-            "baseN" => self.base_n = u(v)?,
-            "baseK" => self.base_k = u(v)?,
-            "depthA1" => self.depth_a1 = u(v)?,
-            "depthB1" => self.depth_b1 = u(v)?,
-            "stepM" => self.step_m = u(v)?,
-            "stepN" => self.step_n = u(v)?,
-            "stepKa" => self.step_ka = u(v)?,
-            "stepKb" => self.step_kb = u(v)?,
-            "iterateOrder" => self.iterate_order = b(v)? as u8,
-            "dbL0A" => self.db_l0a = b(v)?,
-            "dbL0B" => self.db_l0b = b(v)?,
-            "dbL0C" => self.db_l0c = b(v)?,
-            _ => {
-                return Err(format!("unknown matmul tiling field '{name}' (known: {})", MATMUL_AXES.join(", ")))
-            }
+        match i {
+            0 => self.single_core_m = u(v)?,
+            1 => self.single_core_n = u(v)?,
+            2 => self.base_m = u(v)?,
+            3 => self.base_n = u(v)?,
+            4 => self.base_k = u(v)?,
+            5 => self.depth_a1 = u(v)?,
+            6 => self.depth_b1 = u(v)?,
+            7 => self.step_m = u(v)?,
+            8 => self.step_n = u(v)?,
+            9 => self.step_ka = u(v)?,
+            10 => self.step_kb = u(v)?,
+            11 => self.iterate_order = b(v)? as u8,
+            12 => self.db_l0a = b(v)?,
+            13 => self.db_l0b = b(v)?,
+            14 => self.db_l0c = b(v)?,
+            _ => return Err(format!("no matmul tiling field at position {i} (known: {})", MATMUL_AXES.join(", "))),
         }
         Ok(())
     }

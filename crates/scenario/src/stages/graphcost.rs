@@ -5,7 +5,9 @@
 //! settings (batch and TP change some operators, not all), and the exhaustive best tiling of a
 //! matmul is the expensive part.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use tunelab_sim::cost::estimate;
 use tunelab_sim::device::Device;
 use tunelab_sim::estimate::Estimate;
@@ -64,6 +66,14 @@ pub enum TileMode {
 pub struct Memo {
     map: HashMap<(String, bool), Result<Estimate, String>>,
 }
+
+/// A memo several pricers share. Why: a deployment tune builds one step pricer per layout
+/// (precision, tp, dp, EP, ...) and its draft's, and most operator shapes recur across them
+/// (the DeepSeek-V3 tune descends about 4,000 distinct operators, 22,000 times with a memo per
+/// pricer). Valid only among pricers on the same chip: the key is the operator and the tile
+/// mode, not the device. Results are those of an unshared memo (each entry is a pure function
+/// of its key and the chip).
+pub type SharedMemo = Rc<RefCell<Memo>>;
 
 impl Memo {
     /// The estimate of `op` under `mode`, memoised.

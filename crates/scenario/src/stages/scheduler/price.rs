@@ -26,7 +26,7 @@
 //! Face's own cache handling also pays, every decode step, the copy of the cache by `torch.cat`
 //! and the expansion of grouped K/V heads to every query head.
 
-use crate::stages::graphcost::{Memo, TileMode};
+use crate::stages::graphcost::{SharedMemo, TileMode};
 use std::collections::HashMap;
 use tunelab_sim::device::Device;
 use tunelab_sim::model::ModelDesc;
@@ -186,7 +186,8 @@ pub struct StepPricer {
     /// (`HostCosts::decode_reads_allocated`); 0: the tokens cached so far.
     pub allocated_ctx: u64,
     mode: TileMode,
-    memo: Memo,
+    /// Operator estimates; its own unless `share_memo` gave it one shared with other pricers.
+    memo: SharedMemo,
     body: FxMap<u64, Part>,
     head: FxMap<u64, Part>,
     dec_attn: FxMap<(u64, u64), Part>,
@@ -221,7 +222,7 @@ impl StepPricer {
             host,
             allocated_ctx: 0,
             mode,
-            memo: Memo::default(),
+            memo: SharedMemo::default(),
             body: FxMap::default(),
             head: FxMap::default(),
             dec_attn: FxMap::default(),
@@ -232,6 +233,15 @@ impl StepPricer {
         }
     }
 
+    /// Prices operators through `memo` (and the draft's, if any), shared with other pricers on
+    /// the same chip (`graphcost::SharedMemo`); the prices are the same, found once.
+    pub fn share_memo(&mut self, memo: &SharedMemo) {
+        self.memo = memo.clone();
+        if let Some(sp) = self.spec.as_mut() {
+            sp.draft.share_memo(memo);
+        }
+    }
+
     fn graph(&self, w: Workload) -> Result<Vec<GraphOp>, String> {
         Ok(build_graph(&self.model, &w, &self.plan, &self.opts)?.ops)
     }
@@ -239,7 +249,7 @@ impl StepPricer {
     fn cost_ops<'a>(&mut self, ops: impl Iterator<Item = (&'a Op, u64, &'a str)>) -> Result<Part, String> {
         let mut p = Part::default();
         for (op, repeat, name) in ops {
-            let e = self.memo.op(op, &self.device, self.mode).map_err(|r| format!("operator {name} cannot run: {r}"))?;
+            let e = self.memo.borrow_mut().op(op, &self.device, self.mode).map_err(|r| format!("operator {name} cannot run: {r}"))?;
             let r = repeat as f64;
             p.device_us += e.time_us * r;
             p.launch_us += e.breakdown.exposed.launch * r;
