@@ -131,7 +131,9 @@ impl MatmulSlots {
         let mut t = *t0;
         for (f, x) in self.fields.iter().zip(v) {
             if let Some(i) = f {
-                t.set_at(*i, *x).ok()?;
+                if !t.try_set_at(*i, *x) {
+                    return None;
+                }
             }
         }
         let flag = |p: Option<usize>| p.map_or(1, |i| v[i] + 1) as u32;
