@@ -61,10 +61,36 @@ pub enum TileMode {
     Best,
 }
 
+/// FxHash (the rustc hasher): the step pricer's tables and the operator memo are hit once per
+/// step or operator, and SipHash's DoS resistance buys nothing for keys the simulation makes
+/// itself. Deterministic on every target.
+#[derive(Default, Clone, Copy)]
+pub struct Fx(u64);
+
+impl std::hash::Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(*b as u64);
+        }
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+}
+
+/// A hash map with `Fx` (lookups only: nothing iterates one, so no result depends on its order).
+pub type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
+
 /// A memo of operator estimates keyed by the operator and the tile mode.
 #[derive(Default)]
 pub struct Memo {
-    map: HashMap<(String, bool), Result<Estimate, String>>,
+    map: FxMap<(Op, bool), Result<Estimate, String>>,
 }
 
 /// A memo several pricers share. Why: a deployment tune builds one step pricer per layout
@@ -78,8 +104,8 @@ pub type SharedMemo = Rc<RefCell<Memo>>;
 impl Memo {
     /// The estimate of `op` under `mode`, memoised.
     pub fn op(&mut self, op: &Op, device: &Device, mode: TileMode) -> Result<Estimate, String> {
-        // Debug text is a faithful key: Op is plain data with derived Debug.
-        let key = (format!("{op:?}"), mode == TileMode::Best);
+        // The operator itself is the key (plain integer data, derived Eq and Hash).
+        let key = (op.clone(), mode == TileMode::Best);
         if let Some(r) = self.map.get(&key) {
             return r.clone();
         }

@@ -26,8 +26,7 @@
 //! Face's own cache handling also pays, every decode step, the copy of the cache by `torch.cat`
 //! and the expansion of grouped K/V heads to every query head.
 
-use crate::stages::graphcost::{SharedMemo, TileMode};
-use std::collections::HashMap;
+use crate::stages::graphcost::{FxMap, SharedMemo, TileMode};
 use tunelab_sim::device::Device;
 use tunelab_sim::model::ModelDesc;
 use tunelab_sim::cost::dispatch::{self, LaunchMode};
@@ -151,29 +150,6 @@ pub fn grid(x: u64) -> (u64, u64, f64) {
     (lo, hi, (x - lo) as f64 / (hi - lo) as f64)
 }
 
-/// FxHash (the rustc hasher): the caches are hit once per step, and SipHash's DoS resistance
-/// buys nothing for keys the simulation makes itself. Deterministic on every target.
-#[derive(Default, Clone, Copy)]
-pub struct Fx(u64);
-
-impl std::hash::Hasher for Fx {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(*b as u64);
-        }
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_usize(&mut self, i: usize) {
-        self.write_u64(i as u64);
-    }
-}
-
-type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
 
 /// Prices steps for one model, chip, parallel plan and graph options, memoising by shape.
 pub struct StepPricer {
