@@ -5,7 +5,7 @@ use crate::dtype::DType;
 use serde::{Deserialize, Serialize};
 
 /// One operator instance.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
     /// C[b, m, n] = A[b, m, k] x B[b, k, n] on the cube unit (b = 1: plain matmul).

@@ -5,7 +5,9 @@
 //! settings (batch and TP change some operators, not all), and the exhaustive best tiling of a
 //! matmul is the expensive part.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use tunelab_sim::cost::estimate;
 use tunelab_sim::device::Device;
 use tunelab_sim::estimate::Estimate;
@@ -59,17 +61,51 @@ pub enum TileMode {
     Best,
 }
 
+/// FxHash (the rustc hasher): the step pricer's tables and the operator memo are hit once per
+/// step or operator, and SipHash's DoS resistance buys nothing for keys the simulation makes
+/// itself. Deterministic on every target.
+#[derive(Default, Clone, Copy)]
+pub struct Fx(u64);
+
+impl std::hash::Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(*b as u64);
+        }
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+}
+
+/// A hash map with `Fx` (lookups only: nothing iterates one, so no result depends on its order).
+pub type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
+
 /// A memo of operator estimates keyed by the operator and the tile mode.
 #[derive(Default)]
 pub struct Memo {
-    map: HashMap<(String, bool), Result<Estimate, String>>,
+    map: FxMap<(Op, bool), Result<Estimate, String>>,
 }
+
+/// A memo several pricers share. Why: a deployment tune builds one step pricer per layout
+/// (precision, tp, dp, EP, ...) and its draft's, and most operator shapes recur across them
+/// (the DeepSeek-V3 tune descends about 4,000 distinct operators, 22,000 times with a memo per
+/// pricer). Valid only among pricers on the same chip: the key is the operator and the tile
+/// mode, not the device. Results are those of an unshared memo (each entry is a pure function
+/// of its key and the chip).
+pub type SharedMemo = Rc<RefCell<Memo>>;
 
 impl Memo {
     /// The estimate of `op` under `mode`, memoised.
     pub fn op(&mut self, op: &Op, device: &Device, mode: TileMode) -> Result<Estimate, String> {
-        // Debug text is a faithful key: Op is plain data with derived Debug.
-        let key = (format!("{op:?}"), mode == TileMode::Best);
+        // The operator itself is the key (plain integer data, derived Eq and Hash).
+        let key = (op.clone(), mode == TileMode::Best);
         if let Some(r) = self.map.get(&key) {
             return r.clone();
         }

@@ -8,7 +8,7 @@
 use tunelab_sim::cost::{estimate, matmul};
 use tunelab_sim::device::Device;
 use tunelab_sim::estimate::Estimate;
-use tunelab_sim::tiling::{Axis, Tiling};
+use tunelab_sim::tiling::{Axis, MatmulTiling, Tiling};
 use tunelab_sim::tuning::{default_tiling, tiling_axes, tiling_from_assignment};
 use tunelab_sim::Op;
 
@@ -75,16 +75,9 @@ pub fn descend(op: &Op, device: &Device) -> Result<Estimate, String> {
     let (best_vals, _) = match (op, &def) {
         (Op::Matmul { .. }, Tiling::Matmul(t0)) => {
             let ctx = matmul::Ctx::new(matmul::problem(op).map_err(|e| e.reason)?, device);
+            let slots = MatmulSlots::new(&names);
             let time = |v: &[i64]| {
-                let mut t = *t0;
-                for (n, x) in names.iter().zip(v) {
-                    if !n.starts_with("l1Db") {
-                        t.set(n, *x).ok()?;
-                    }
-                }
-                let flag = |n: &str| names.iter().position(|m| *m == n).map_or(1, |i| v[i] + 1) as u32;
-                t.depth_a1 = t.step_m * t.step_ka * flag("l1DbA");
-                t.depth_b1 = t.step_n * t.step_kb * flag("l1DbB");
+                let t = slots.apply(t0, v)?;
                 matmul::time_us(&ctx, &t)
             };
             sweep(&axes, init, start.time_us, time)
@@ -101,6 +94,52 @@ pub fn descend(op: &Op, device: &Device) -> Result<Estimate, String> {
     match to_tiling(op, &assign).ok().and_then(|t| estimate(op, &t, device).ok()) {
         Some(e) if e.time_us < start.time_us => Ok(e),
         _ => Ok(start),
+    }
+}
+
+/// The searched matmul axes resolved to tiling fields once per descent. Why: a descent times a
+/// few hundred candidates per matmul and a deployment tune descends thousands of matmuls;
+/// setting fields by name (string compares per axis per candidate) cost several times the
+/// timing itself. `apply` gives exactly the tiling the by-name path gave.
+struct MatmulSlots {
+    /// Per axis: the `MATMUL_AXES` position it sets; None for the L1 double-buffer switches
+    /// (they set no field, the depths are derived from them) and for a name the tiling does not
+    /// know (`unknown`).
+    fields: Vec<Option<usize>>,
+    /// Some axis names no tiling field: every candidate is then invalid, as `set` errs.
+    unknown: bool,
+    /// Axis positions of the `l1DbA` / `l1DbB` switches (first occurrence), if searched.
+    db_a: Option<usize>,
+    db_b: Option<usize>,
+}
+
+impl MatmulSlots {
+    fn new(names: &[&str]) -> MatmulSlots {
+        let is_switch = |n: &str| n.starts_with("l1Db");
+        let fields: Vec<Option<usize>> = names.iter().map(|n| if is_switch(n) { None } else { MatmulTiling::field_index(n) }).collect();
+        let unknown = names.iter().zip(&fields).any(|(n, f)| !is_switch(n) && f.is_none());
+        let db_a = names.iter().position(|m| *m == "l1DbA");
+        let db_b = names.iter().position(|m| *m == "l1DbB");
+        MatmulSlots { fields, unknown, db_a, db_b }
+    }
+
+    /// `t0` with the axis values `v` set (None: a value out of its field's range).
+    fn apply(&self, t0: &MatmulTiling, v: &[i64]) -> Option<MatmulTiling> {
+        if self.unknown {
+            return None;
+        }
+        let mut t = *t0;
+        for (f, x) in self.fields.iter().zip(v) {
+            if let Some(i) = f {
+                if !t.try_set_at(*i, *x) {
+                    return None;
+                }
+            }
+        }
+        let flag = |p: Option<usize>| p.map_or(1, |i| v[i] + 1) as u32;
+        t.depth_a1 = t.step_m * t.step_ka * flag(self.db_a);
+        t.depth_b1 = t.step_n * t.step_kb * flag(self.db_b);
+        Some(t)
     }
 }
 

@@ -91,6 +91,8 @@ struct DeploymentObjective {
     /// One step pricer per (precision, tp, expert parallel, dp, redundant experts, prefill
     /// side, draft tokens): its memo serves both launch modes.
     pricers: HashMap<PricerKey, StepPricer>,
+    /// The operator memo every pricer above (and its draft) shares: one chip, shapes recur.
+    memo: crate::stages::graphcost::SharedMemo,
     /// A deployment over several nodes (`deployment.cluster`, `super::scale`).
     cluster: Option<super::scale::Cluster>,
     /// Busiest expert's load over the mean (the cluster's setting; 1 without a cluster).
@@ -226,7 +228,7 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let reqs = requests(&spec, w.input_len as u64, output, extra, s.seed);
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
     let host = spec.host()?;
-    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), cluster, moe_imbalance };
+    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance };
     obj.check_fits_somewhere(&tps, &precisions)?;
     Ok(StageSetup { space, objective: Box::new(obj), metrics: metrics(), baseline, focus: Vec::new(), focus_budget: 0, notes })
 }
@@ -400,7 +402,7 @@ impl DeploymentObjective {
         } else {
             self.reqs.iter().map(|r| r.input + r.output).max().unwrap_or(0)
         };
-        let spec = &self.spec;
+        let (spec, memo) = (&self.spec, &self.memo);
         let spec_k = k.spec_k;
         // One pricer per layout whatever the number of draft tokens: the target's step shapes
         // and the draft's are the same for every k (verify attention is keyed by its k + 1
@@ -410,6 +412,7 @@ impl DeploymentObjective {
             p.allocated_ctx = allocated;
             // Checked in setup (`serving_features::stage::extend`), so this cannot fail here.
             p.spec = super::serving_features::stage::spec_pricing(model, device, spec, k.spec_k, plan, opts, mode, host).ok().flatten();
+            p.share_memo(memo);
             p
         });
         if let Some(sp) = p.spec.as_mut() {
@@ -571,7 +574,7 @@ fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
     let tps: Vec<i64> = if s.deployment.tensor_parallel.is_empty() { vec![1, 2, 4, 8, 16] } else { s.deployment.tensor_parallel.clone() };
     let (cluster, moe_imbalance, _, cluster_names) = cluster_setup(s, &model, &device, &tps, &mut Vec::new(), &mut Vec::new())?;
     let names = stage_names(!spec.is_static(), is_moe(&model), spec.speculative.is_some(), &cluster_names);
-    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), cluster, moe_imbalance })
+    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance })
 }
 
 /// Every parameter the stage knows, in the order `knobs` decodes.

@@ -26,8 +26,7 @@
 //! Face's own cache handling also pays, every decode step, the copy of the cache by `torch.cat`
 //! and the expansion of grouped K/V heads to every query head.
 
-use crate::stages::graphcost::{Memo, TileMode};
-use std::collections::HashMap;
+use crate::stages::graphcost::{FxMap, SharedMemo, TileMode};
 use tunelab_sim::device::Device;
 use tunelab_sim::model::ModelDesc;
 use tunelab_sim::cost::dispatch::{self, LaunchMode};
@@ -151,29 +150,6 @@ pub fn grid(x: u64) -> (u64, u64, f64) {
     (lo, hi, (x - lo) as f64 / (hi - lo) as f64)
 }
 
-/// FxHash (the rustc hasher): the caches are hit once per step, and SipHash's DoS resistance
-/// buys nothing for keys the simulation makes itself. Deterministic on every target.
-#[derive(Default, Clone, Copy)]
-pub struct Fx(u64);
-
-impl std::hash::Hasher for Fx {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.write_u64(*b as u64);
-        }
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_usize(&mut self, i: usize) {
-        self.write_u64(i as u64);
-    }
-}
-
-type FxMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
 
 /// Prices steps for one model, chip, parallel plan and graph options, memoising by shape.
 pub struct StepPricer {
@@ -186,7 +162,8 @@ pub struct StepPricer {
     /// (`HostCosts::decode_reads_allocated`); 0: the tokens cached so far.
     pub allocated_ctx: u64,
     mode: TileMode,
-    memo: Memo,
+    /// Operator estimates; its own unless `share_memo` gave it one shared with other pricers.
+    memo: SharedMemo,
     body: FxMap<u64, Part>,
     head: FxMap<u64, Part>,
     dec_attn: FxMap<(u64, u64), Part>,
@@ -221,7 +198,7 @@ impl StepPricer {
             host,
             allocated_ctx: 0,
             mode,
-            memo: Memo::default(),
+            memo: SharedMemo::default(),
             body: FxMap::default(),
             head: FxMap::default(),
             dec_attn: FxMap::default(),
@@ -232,6 +209,15 @@ impl StepPricer {
         }
     }
 
+    /// Prices operators through `memo` (and the draft's, if any), shared with other pricers on
+    /// the same chip (`graphcost::SharedMemo`); the prices are the same, found once.
+    pub fn share_memo(&mut self, memo: &SharedMemo) {
+        self.memo = memo.clone();
+        if let Some(sp) = self.spec.as_mut() {
+            sp.draft.share_memo(memo);
+        }
+    }
+
     fn graph(&self, w: Workload) -> Result<Vec<GraphOp>, String> {
         Ok(build_graph(&self.model, &w, &self.plan, &self.opts)?.ops)
     }
@@ -239,7 +225,7 @@ impl StepPricer {
     fn cost_ops<'a>(&mut self, ops: impl Iterator<Item = (&'a Op, u64, &'a str)>) -> Result<Part, String> {
         let mut p = Part::default();
         for (op, repeat, name) in ops {
-            let e = self.memo.op(op, &self.device, self.mode).map_err(|r| format!("operator {name} cannot run: {r}"))?;
+            let e = self.memo.borrow_mut().op(op, &self.device, self.mode).map_err(|r| format!("operator {name} cannot run: {r}"))?;
             let r = repeat as f64;
             p.device_us += e.time_us * r;
             p.launch_us += e.breakdown.exposed.launch * r;
