@@ -66,7 +66,7 @@ pub fn ServingFeaturesPanel() -> impl IntoView {
                 |s, t| { s.deployment.serving.max_concurrency = if t.is_empty() { None } else { Some(t.parse().map_err(|_| "a whole number of requests (or empty)".to_string())?) }; Ok(()) })}
             {select("Attention", "serving-attention", "flash: fused attention kernels; unfused: an offline OM model's BatchMatMul, Softmax, BatchMatMul with the scores in device memory",
                 pair(&["flash", "unfused"]), |s| s.deployment.serving.attention.clone(), |s, v| s.deployment.serving.attention = v)}
-            {select("Runtime", "serving-runtime", "engine: the serving engine's own kernels; om: an offline OM model compiled from ONNX (MindIE's BGE offline path): exported attention, fp32 LayerNorm and softmax",
+            {select("Runtime", "serving-runtime", "om: an offline OM model from ONNX (MindIE's BGE offline path)",
                 pair(&["engine", "om"]), |s| s.deployment.serving.runtime.clone(), |s, v| s.deployment.serving.runtime = v)}
             {number("Image size", "serving-image-size", "Pixels per side of the image each request carries, for a vision tower that takes any resolution (Qwen2.5-VL, Qwen3-VL); empty: the model's default (448)", "model default",
                 |s| s.deployment.serving.image_size.map(|c| c.to_string()).unwrap_or_default(),

@@ -116,7 +116,7 @@ fn one_prefill_ttft_ms(input_len: u64) -> f64 {
 fn one_long_hybrid_prefill_lands_near_the_published_sweep() {
     // V8's first_token_latency with the Triton chunk kernels. Its 512-token point (178.4 ms)
     // set linear_prefill_python_us; these longer prompts test the rest: the Triton chunk
-    // kernels' measured speed (libraries.json triton_fla), the matmuls and the attention.
+    // kernels' measured speed (assets/kernels/triton-fla.json), the matmuls and the attention.
     for (len, measured) in [(2048, 267.6), (8192, 730.8), (16384, 1433.6)] {
         let predicted = one_prefill_ttft_ms(len);
         let err = predicted / measured - 1.0;

@@ -3,7 +3,10 @@
 //! attention cube <-> vector hand-off). A chip profile names its library with `kernel_library`
 //! (a name, or an inline `{"name", "fields"}` block a calibration writes); the chip's own
 //! `fields` keep only what microbenchmarks of the silicon measure. A kernel field still present
-//! in a profile's `fields` (an old shared link) overrides the library's value.
+//! in a profile's `fields` (an old shared link) overrides the library's value. Each field of
+//! the file is {value, source, min, max, family, note}: min/max are the physically plausible
+//! bounds a fit may use; the eager dispatch family is the host side of a call through torch_npu
+//! (`cost::dispatch`). The file's own `about` stays short: the page carries the file.
 
 use serde_json::{Map, Value};
 
@@ -67,13 +70,16 @@ pub fn resolve(sel: Option<&Value>, table: Option<&Value>) -> Result<(String, Ma
     Ok((name, fields, sources))
 }
 
-/// A field of the Triton (fla) kernels' block (`triton_fla` in the library file): the kernels
-/// an engine launches through Triton for a linear-attention model's chunked delta rule. Parsed
-/// once; the bundled file is a compile-time asset.
+/// The Triton (fla) kernels an engine launches for a linear-attention model's chunked delta
+/// rule (assets/kernels/triton-fla.json). Its own file: only the serving engine's step pricer
+/// reads it, so the page does not carry it.
+pub const TRITON_FLA_JSON: &str = crate::json_asset!("../../../assets/kernels/triton-fla.json");
+
+/// A field of the Triton (fla) kernels' file. Parsed once; the file is a compile-time asset.
 pub fn triton_fla_field(name: &str) -> Option<f64> {
     static FIELDS: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
     let fields = FIELDS.get_or_init(|| {
-        file().ok().and_then(|f| f.get("triton_fla")?.get("fields")?.as_object().cloned()).unwrap_or_default()
+        serde_json::from_str::<Value>(TRITON_FLA_JSON).ok().and_then(|f| f.get("fields")?.as_object().cloned()).unwrap_or_default()
     });
     fields.get(name)?.get("value")?.as_f64()
 }

@@ -2,7 +2,11 @@
 //! `assets/constants/training.json` (compiled in, so the browser has them too): the allocator and
 //! MoE constants, and one block per training framework (Megatron/MindSpeed, MindFormers,
 //! DeepSpeed) with its host costs, launch mode and the kernels its model code runs for
-//! operations another framework fuses.
+//! operations another framework fuses. Each constant is {value, unit, source, min, max}: min/max
+//! are the physically plausible bounds a fit may use, and source 'fit' values are refitted by
+//! `tunelab fidelity`'s leave-one-source-out validation (framework layer). The eager per-launch
+//! host cost is the kernel library's `eager_host_us_per_launch` (`cost::dispatch`), not
+//! repeated here. The file's own `about` stays short: the page carries the file.
 //!
 //! `with_training_constants` prices with other values for the duration of a closure (the
 //! leave-one-source-out refit of the framework layer); everything else reads the bundled file.

@@ -1,5 +1,9 @@
 //! Length statistics of public prompt datasets as serving benchmarks sample them
 //! (assets/workloads/datasets.json: the published statistics with their sources, not the data).
+//! `deployment.serving.dataset` draws request lengths from these instead of the workload's means:
+//! lognormal with the stated mean and coefficient of variation, then the benchmark's filter
+//! (prompts over max_input tokens, or prompt plus output over max_total, are resampled). The
+//! file's own `about` stays short: the page carries the file.
 
 use serde::Deserialize;
 use std::collections::BTreeMap;

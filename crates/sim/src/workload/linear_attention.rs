@@ -59,8 +59,8 @@ pub fn runs_as_triton(name: &str) -> bool {
 
 /// Device time, us, of the chunked delta rule over `tokens` prompt tokens on every linear layer
 /// of the model, per chip, where the engine runs it as Triton (fla) kernels: the measured cost
-/// per token and value head of those kernels (`gdn_chunk_ns_per_token_head`, the kernel
-/// library file's `triton_fla` block, measured on a 910B2), scaled to the chip by its cube
+/// per token and value head of those kernels (`gdn_chunk_ns_per_token_head` in
+/// assets/kernels/triton-fla.json, measured on a 910B2), scaled to the chip by its cube
 /// cores x clock and to the head size by dk x dv against the measured 128 x 128. None when the
 /// library file has no such figure. The cube model prices the same matmuls (`mixer_ops`) several
 /// times faster than Triton-Ascend's kernels run them; a step pricer takes the larger.

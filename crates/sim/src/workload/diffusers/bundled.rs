@@ -1,4 +1,10 @@
 //! The bundled diffusers configs, compiled in (`json_asset!`) so they work in WebAssembly.
+//! `pipelines.json` says which component configs (diffusers config.json files copied from the
+//! Hugging Face repositories named in `source`) make up each pipeline, the prompt length each
+//! text encoder runs at (the tokenizer's max_length in the pipeline), and the pipeline's default
+//! call (height, width, frames, steps, classifier-free guidance as its __call__ defaults; Flux.1-dev
+//! is guidance-distilled: a guidance embedding, no CFG batch). Its own `about` stays short: the
+//! page carries the file.
 
 use serde_json::Value;
 
