@@ -130,7 +130,7 @@ fn the_triton_chunk_kernels_cost_what_was_measured_and_scale_with_heads_and_toke
     let la = m.llm.unwrap().linear_attention.unwrap();
     let d = tunelab_sim::device::bundled_device("910B2").unwrap();
     let us = la::triton_chunk_us(&la, 1, 131_072, &d).unwrap();
-    // G1 (libraries.json): the six Triton stages over 131072 tokens at 32 value heads sum to
+    // G1 (assets/kernels/triton-fla.json): the six Triton stages over 131072 tokens at 32 value heads sum to
     // ~99.6 ms per linear layer on a 910B2.
     let per_layer_ms = us / la.layers as f64 / 1e3;
     assert!((per_layer_ms / 99.6 - 1.0).abs() < 0.05, "{per_layer_ms} ms per layer");
