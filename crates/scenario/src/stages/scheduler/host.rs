@@ -106,6 +106,8 @@ impl HostCosts {
             }
             Ok(x.value)
         };
+        // A field an older constants text (or another engine) lacks: 0, the cost is absent.
+        let opt = |n: &str| if e.fields.contains_key(n) { get(&e.fields, n) } else { Ok(0.0) };
         let (decode_reads_allocated, decode_copies_cache) = match e.kv_cache.as_str() {
             "allocated" => (false, false),
             "max_length" => (true, false),
@@ -118,17 +120,16 @@ impl HostCosts {
             graph_capture_max_batch: get(&f.fields, "graph_capture_max_batch")? as u64,
             decode_reads_allocated,
             decode_copies_cache,
-            // Framework-layer field added by issue 21; an older constants text without it: 0.
-            eager_host_us_per_collective: if e.fields.contains_key("eager_host_us_per_collective") { get(&e.fields, "eager_host_us_per_collective")? } else { 0.0 },
+            eager_host_us_per_collective: opt("eager_host_us_per_collective")?,
             piecewise: match e.graph_mode.as_deref() {
                 None | Some("full_decode_only") => false,
                 Some("piecewise") => true,
                 Some(o) => return Err(format!("serving-host.json: {engine}: graph_mode '{o}' (expected piecewise or full_decode_only)")),
             },
-            piecewise_host_us_per_layer: if e.fields.contains_key("piecewise_host_us_per_layer") { get(&e.fields, "piecewise_host_us_per_layer")? } else { 0.0 },
-            frontend_us_per_request: if e.fields.contains_key("frontend_us_per_request") { get(&e.fields, "frontend_us_per_request")? } else { 0.0 },
-            triton_launch_host_us: if e.fields.contains_key("triton_launch_host_us") { get(&e.fields, "triton_launch_host_us")? } else { 0.0 },
-            linear_prefill_python_us: if e.fields.contains_key("linear_prefill_python_us") { get(&e.fields, "linear_prefill_python_us")? } else { 0.0 },
+            piecewise_host_us_per_layer: opt("piecewise_host_us_per_layer")?,
+            frontend_us_per_request: opt("frontend_us_per_request")?,
+            triton_launch_host_us: opt("triton_launch_host_us")?,
+            linear_prefill_python_us: opt("linear_prefill_python_us")?,
             encoder_separate_ops: match e.encoder_graph.as_deref() {
                 None | Some("fused") => false,
                 Some("separate") => true,
