@@ -534,8 +534,17 @@ SCRIPT_FLAGS = {
 }
 
 
+# Parallel settings the example script a row cites passes but the row's setup does not state.
+# examples/mcore/qwen25/pretrain_qwen25_7b_32K_ptd.sh (TP=4, PP=2, SEQ_LEN=32768, as the row):
+# --sequence-parallel, no --recompute-* flag (read in the zzhx1/Hetaceso-ModelLink mirror of
+# ModelLink, the script the row's note names).
+SCRIPT_SETUP = {
+    "trn-qwen2.5-7b-32k-1x8": {"sequence_parallel": True},
+}
+
+
 def convert_training(r):
-    st, m = r["setup"], r["measured"]
+    st, m = dict(r["setup"], **SCRIPT_SETUP.get(r["id"], {})), r["measured"]
     name = st.get("model", "")
     key, model = model_for(name)
     row = {"stage": "training"}
@@ -576,6 +585,8 @@ def convert_training(r):
     notes = []
     if st.get("script_NNODES") is not None:
         notes.append("chips from the launch script's NNODES (%d nodes x 8)" % nodes)
+    if r["id"] in SCRIPT_SETUP:
+        notes.append("sequence parallelism on as the example script passes it (--sequence-parallel); the row's setup does not state it")
     if flags:
         notes.append("Megatron flags (MoE dispatcher, grouped matmul, gradient-accumulation fusion, gradient/parameter overlap, context-parallel algorithm) as the example script passes them (Megatron defaults where it passes nothing)")
     if notes:
