@@ -5,7 +5,7 @@ use crate::charts::{BreakdownChart, BreakdownData, BreakdownRow, Ceiling, HeatCe
 use crate::state::Ctx;
 use crate::charts::numbers::{exact, fmt_metric};
 use leptos::prelude::*;
-use tunelab_scenario::explore::{detail_of, heatmap_in, HeatMap, PointDetail};
+use tunelab_scenario::explore::{heatmap_in, landscape_detail_of, HeatMap, PointDetail};
 use tunelab_search::Config;
 
 /// The landscape stage of a Kernel Tuner cache the page loaded (its bytes are on the page): its
@@ -80,7 +80,7 @@ pub fn ExplorePanel() -> impl IntoView {
             Err(e) => ctx.fail(e),
         };
         if on_page() {
-            got(ctx.scenario.with_untracked(|s| landscape_stage(s).and_then(|mut st| detail_of(s, &mut st, &cfg, None))));
+            got(ctx.scenario.with_untracked(|s| landscape_stage(s).and_then(|mut st| landscape_detail_of(s, &mut st, &cfg, None))));
         } else {
             crate::worker::ask::detail(ctx.scenario.get_untracked(), cfg, got);
         }

@@ -118,7 +118,7 @@ pub fn TrialsPanel() -> impl IntoView {
                     }
                 };
                 match &land {
-                    Some(l) => done(tunelab_scenario::stages::setup_with_landscape(&s, l.clone()).and_then(|mut st| tunelab_scenario::explore::detail_of(&s, &mut st, &c, None))),
+                    Some(l) => done(tunelab_scenario::stages::setup_with_landscape(&s, l.clone()).and_then(|mut st| tunelab_scenario::explore::landscape_detail_of(&s, &mut st, &c, None))),
                     None => crate::worker::ask::detail(s.clone(), c, done),
                 }
             }

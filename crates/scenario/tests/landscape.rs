@@ -374,3 +374,30 @@ fn a_remembered_cache_is_what_the_views_built_from_the_scenario_price() {
     .join()
     .unwrap();
 }
+
+#[test]
+fn the_pages_landscape_detail_is_the_engines() {
+    // The page details a landscape it loaded with `landscape_detail_of` (no stage breakdown
+    // linked in its first load); the worker and the CLI use `detail_of`. Same answer, point for
+    // point: a measured one, a failed one, one of the wrong length.
+    let bytes = cache_bytes("pnpoly_RTX_2080_Ti.json.gz");
+    let s = scenario(bundled("pnpoly_RTX_2080_Ti"), "random", 10, 0);
+    let land = Landscape::build(&s, Some(&bytes)).unwrap();
+    let (best, _) = land.optimum().unwrap();
+    let mut run = Run::with_landscape(&s, land.clone()).unwrap();
+    run.run_to_end();
+    let failed = run.trials(0).iter().find(|t| t.state != TrialState::Ok).map(|t| t.config.clone());
+    let short = tunelab_search::Config(best.0[..1].to_vec());
+    for c in [Some(best), failed, Some(short)].into_iter().flatten() {
+        let mut st = tunelab_scenario::stages::setup_with_landscape(&s, land.clone()).unwrap();
+        let page = tunelab_scenario::explore::landscape_detail_of(&s, &mut st, &c, None);
+        let mut st = tunelab_scenario::stages::setup_with_landscape(&s, land.clone()).unwrap();
+        assert_eq!(page, tunelab_scenario::explore::detail_of(&s, &mut st, &c, None), "{c:?}");
+    }
+    // Any other stage's point is the engine's to detail (it has operators), said so.
+    let llm = tunelab_scenario::bundled_scenario("qwen2.5-7b-910B2-operator").unwrap();
+    let mut st = tunelab_scenario::stages::setup(&llm).unwrap();
+    let c = st.baseline.clone();
+    let e = tunelab_scenario::explore::landscape_detail_of(&llm, &mut st, &c, None).unwrap_err();
+    assert!(e.contains("operator stage") && e.contains("detail_of"), "{e}");
+}

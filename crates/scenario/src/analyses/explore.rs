@@ -292,29 +292,12 @@ pub fn point_detail(s: &Scenario, config: &Config) -> Result<PointDetail, String
 /// point already, its `known` outcome (the same objective's answer, not priced again: a step
 /// simulation on a cold memo costs tens of ms, too long for the page's thread).
 pub fn detail_of(s: &Scenario, st: &mut crate::stages::StageSetup, config: &Config, known: Option<Outcome>) -> Result<PointDetail, String> {
-    let names = st.space.names().to_vec();
-    let priced = match known {
-        Some(o) => Ok(o),
-        None => st.space.check(config).map(|_| st.objective.evaluate(config)),
-    };
-    let (metrics, infeasible) = match priced {
-        Err(e) => (Vec::new(), Some(e)),
-        Ok(Outcome::Ok(v)) => (st.metrics.iter().zip(v).map(|(m, x)| (m.name.clone(), x, m.unit.clone())).collect(), None),
-        Ok(Outcome::Infeasible(r) | Outcome::Failed(r)) => (Vec::new(), Some(r)),
-    };
-    let device = crate::stages::context::resolve(s)?.1;
-    let d = &device.derived;
-    let ridge = d.peak_tflops_fp16 * 1e12 / (d.hbm_gbs * 1e9).max(1.0);
-    let mut detail = PointDetail {
-        metrics, infeasible, simulated: String::new(), total_ms: 0.0, exposed_ms: BTreeMap::new(), busy_ms: BTreeMap::new(), memory: None,
-        intensity: 0.0, attained_tflops: 0.0, peak_tflops: d.peak_tflops_fp16, hbm_gbs: d.hbm_gbs, ridge_intensity: ridge, ops: Vec::new(),
-    };
-    if detail.infeasible.is_some() && config.len() != names.len() {
-        return Ok(detail);
-    }
     if s.stage == Stage::Landscape {
-        // Not an infeasibility: the point has its value, only no operators to break it into.
-        detail.simulated = LANDSCAPE_HAS_NO_OPS.into();
+        return landscape_detail_of(s, st, config, known);
+    }
+    let names = st.space.names().to_vec();
+    let mut detail = priced_point(s, st, config, known)?;
+    if detail.infeasible.is_some() && config.len() != names.len() {
         return Ok(detail);
     }
     let b = match breakdown(s, &names, config, &detail.metrics) {
@@ -332,6 +315,44 @@ pub fn detail_of(s: &Scenario, st: &mut crate::stages::StageSetup, config: &Conf
     detail.total_ms = b.total_ms;
     detail.memory = b.memory;
     Ok(detail)
+}
+
+/// `detail_of` of a landscape's point: its value and the chip's roofline figures, and no
+/// operators (a landscape has none). Its own entry because the page answers the points of a
+/// landscape it loaded itself (src/components/explore.rs, trials.rs): calling this rather than
+/// `detail_of` keeps the stages' breakdown, and with it the device model's operator pricing,
+/// out of the page's first-load module (the engine worker details every other stage's points).
+pub fn landscape_detail_of(s: &Scenario, st: &mut crate::stages::StageSetup, config: &Config, known: Option<Outcome>) -> Result<PointDetail, String> {
+    if s.stage != Stage::Landscape {
+        return Err(format!("explore: a {} stage's point is detailed by explore::detail_of, not as a landscape's", s.stage.name()));
+    }
+    let mut detail = priced_point(s, st, config, known)?;
+    // Not an infeasibility: the point has its value, only no operators to break it into.
+    if !(detail.infeasible.is_some() && config.len() != st.space.names().len()) {
+        detail.simulated = LANDSCAPE_HAS_NO_OPS.into();
+    }
+    Ok(detail)
+}
+
+/// A point's metrics (the stage objective's answer, or the `known` one) and the chip's roofline
+/// figures, before any operator breakdown.
+fn priced_point(s: &Scenario, st: &mut crate::stages::StageSetup, config: &Config, known: Option<Outcome>) -> Result<PointDetail, String> {
+    let priced = match known {
+        Some(o) => Ok(o),
+        None => st.space.check(config).map(|_| st.objective.evaluate(config)),
+    };
+    let (metrics, infeasible) = match priced {
+        Err(e) => (Vec::new(), Some(e)),
+        Ok(Outcome::Ok(v)) => (st.metrics.iter().zip(v).map(|(m, x)| (m.name.clone(), x, m.unit.clone())).collect(), None),
+        Ok(Outcome::Infeasible(r) | Outcome::Failed(r)) => (Vec::new(), Some(r)),
+    };
+    let device = crate::stages::context::resolve(s)?.1;
+    let d = &device.derived;
+    let ridge = d.peak_tflops_fp16 * 1e12 / (d.hbm_gbs * 1e9).max(1.0);
+    Ok(PointDetail {
+        metrics, infeasible, simulated: String::new(), total_ms: 0.0, exposed_ms: BTreeMap::new(), busy_ms: BTreeMap::new(), memory: None,
+        intensity: 0.0, attained_tflops: 0.0, peak_tflops: d.peak_tflops_fp16, hbm_gbs: d.hbm_gbs, ridge_intensity: ridge, ops: Vec::new(),
+    })
 }
 
 impl PointDetail {
