@@ -117,6 +117,10 @@ pub struct Device {
     /// vendor's FP32 peak test reaches relative to its FP16 one. A chip fact (S2 lists the A2/A3
     /// FP32 cube rate at about a quarter of FP16, not the half the C0 = 8 fractal alone gives).
     pub cube_fp32_rate: f64,
+    /// INT4 MACs per cube cycle as a multiple of the FP16 MACs: 4 where the s4 fractal
+    /// (16x64x16, C0 = 64) issues at the FP16 rate (310P), 2 where INT4 runs at the INT8 rate
+    /// (Atlas A2/A3: CANN's AMCT documents no INT4 performance benefit there). A chip fact.
+    pub cube_int4_rate: f64,
     /// HCCS links per NPU that the chip's `hccs_gbs` is spread over: on the A2's 8-NPU full mesh
     /// each NPU reaches each peer over its own link (7), so a collective over n ranks of the node
     /// uses n - 1 of them; 1 where a switch gives every group the whole rate.
@@ -207,6 +211,7 @@ const NUMERIC: &[Field] = &[
     n("die_link_gbs", 'z', 0.0, 1.0e6), n("die_link_latency_us", 'z', 0.0, 100_000.0),
     n("superpod_gbs", 'z', 0.0, 1.0e6), n("superpod_latency_us", 'z', 0.0, 100_000.0),
     n("internode_efficiency", 'r', 0.01, 1.0), n("cube_fp32_rate", 'r', 0.01, 1.0),
+    n("cube_int4_rate", 'f', 0.01, 8.0),
     n("hccs_links", 'u', 1.0, 64.0),
 ];
 
@@ -362,6 +367,7 @@ impl Device {
             superpod_latency_us: n("superpod_latency_us"),
             internode_efficiency: n("internode_efficiency"),
             cube_fp32_rate: n("cube_fp32_rate"),
+            cube_int4_rate: n("cube_int4_rate"),
             hccs_links: n("hccs_links") as u32,
             bounds, kernel_library: lib_name,
             sources, source_texts, derived: Derived::default(),

@@ -136,7 +136,12 @@ impl Ctx {
             c_out: error::output_type(p.a).bytes() as f64,
             // FP32 goes at the chip's measured FP32 cube rate; the other types at one fractal
             // (16 x 16 x C0) per cycle.
-            inv_macs: if ct == DType::Fp32 { 1.0 / (4096.0 * d.cube_fp32_rate) } else { 1.0 / (16 * 16 * c0) as f64 },
+            inv_macs: match ct {
+                DType::Fp32 => 1.0 / (4096.0 * d.cube_fp32_rate),
+                // The s4 fractal holds 16x64x16 MACs, but the chip issues INT4 at its own rate.
+                DType::Int4 => 1.0 / (4096.0 * d.cube_int4_rate),
+                _ => 1.0 / (16 * 16 * c0) as f64,
+            },
             mal: align(p.m, 16),
             nal: align(p.n, 16),
             kal: align(p.k, c0),
