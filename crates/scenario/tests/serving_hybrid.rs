@@ -139,3 +139,31 @@ fn the_triton_chunk_kernels_cost_what_was_measured_and_scale_with_heads_and_toke
     let b4 = tunelab_sim::device::bundled_device("910B4").unwrap();
     assert!(la::triton_chunk_us(&la, 1, 131_072, &b4).unwrap() > 1.3 * us);
 }
+
+/// "Where the time goes" prices a hybrid prefill the way the headline numbers do: under an
+/// engine that launches the chunked delta rule as Triton kernels, the breakdown's
+/// linear-attention core takes their measured time (`triton_chunk_us`), not the cube model's.
+#[test]
+fn the_breakdown_of_a_hybrid_prefill_takes_the_triton_kernels_time_like_the_step_pricer() {
+    let detail = |engine: &str| {
+        let text = format!(r#"{{"stage": "deployment", "model": "qwen3.5-9b", "device": "910B2",
+            "workload": {{"batch": 1, "input_len": 8192, "output_len": 2}},
+            "deployment": {{"serving": {{"engine": "{engine}", "mode": "static"}}, "tile_operators": false}},
+            "space": {{"batch": {{"fixed": 1}}, "tp": {{"fixed": 1}}, "launch": {{"fixed": "eager"}}, "precision": {{"fixed": "bf16"}}}}}}"#);
+        let s = tunelab_scenario::scenario::Scenario::from_json(&text).unwrap();
+        let st = tunelab_scenario::stages::setup(&s).unwrap();
+        let c = tunelab_scenario::fidelity::pinned_config(&st);
+        tunelab_scenario::explore::point_detail(&s, &c).unwrap()
+    };
+    let core_ms = |d: &tunelab_scenario::explore::PointDetail| d.ops.iter().filter(|o| o.name.contains(la::LINEAR_CORE)).map(|o| o.time_ms).sum::<f64>();
+    let (vllm, generic) = (detail("vllm-ascend"), detail("generic"));
+    assert!(vllm.simulated.starts_with("one prefill"), "{}", vllm.simulated);
+    let m = tunelab_sim::model::load_bundled("qwen3.5-9b").unwrap().model;
+    let d = tunelab_sim::device::bundled_device("910B2").unwrap();
+    let triton_ms = la::triton_chunk_us(m.llm.as_ref().unwrap().linear_attention.as_ref().unwrap(), 1, 8192, &d).unwrap() / 1e3;
+    assert!((core_ms(&vllm) / triton_ms - 1.0).abs() < 1e-6, "breakdown {} ms vs Triton {triton_ms} ms", core_ms(&vllm));
+    assert!(vllm.simulated.contains("Triton"), "{}", vllm.simulated);
+    // An engine without Triton keeps the cube model's (faster) price and says nothing of it.
+    assert!(core_ms(&generic) < core_ms(&vllm) / 2.0, "{} vs {}", core_ms(&generic), core_ms(&vllm));
+    assert!(!generic.simulated.contains("Triton"), "{}", generic.simulated);
+}

@@ -263,6 +263,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
                 let own_launch = if graph_launch { e.breakdown.exposed.launch * o.repeat as f64 } else { 0.0 };
                 ops.push(OpCost { time_us: e.time_us * o.repeat as f64 - own_launch, name: o.name, class: o.class, repeat: o.repeat, op: o.op, estimate: e });
             }
+            let triton = phase == Phase::Prefill && triton_chunk_floor(s, &model, &device, p.tp, p.batch.saturating_mul(inp), &mut ops, &mut total)?;
             let graph_launch_ms = graph_launch.then(|| device.launch_matmul_us / 1e3);
             if graph_launch {
                 // As the stage does: one captured-graph launch replaces the per-operator launches.
@@ -270,16 +271,41 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
                 total = total - launches + device.launch_matmul_us;
             }
             let label = format!(
-                "{} at {} tilings, {} launch, batch {}, tp {}{} (device time)",
+                "{} at {} tilings, {} launch, batch {}, tp {}{}{} (device time)",
                 if phase == Phase::Decode { "one decode step at the mean context" } else { "one prefill of the batch" },
                 if mode == TileMode::Best { "tuned" } else { "default" },
                 if graph_launch { "graph" } else { "eager" },
                 p.batch, p.tp,
-                if p.expert_parallel { format!(", expert parallel (ep {})", p.tp) } else { String::new() }
+                if p.expert_parallel { format!(", expert parallel (ep {})", p.tp) } else { String::new() },
+                if triton { ", the linear-attention chunk kernels at the engine's Triton speed" } else { "" }
             );
             Ok(Breakdown { label, ops, memory: Some(mem), phase: Some(phase), why, total_ms: total / 1e3, graph_launch_ms })
         }
     }
+}
+
+/// A hybrid model's chunked delta rule under an engine that launches it as Triton kernels runs
+/// at their measured speed, as the stage's step pricer prices it (`StepPricer::attention_of`,
+/// `linear_attention::triton_chunk_us`), not at what the cube model makes of the same matmuls:
+/// the breakdown's linear-attention core operators are scaled up to that time, so the
+/// breakdown and the headline numbers agree. True when it applied.
+fn triton_chunk_floor(s: &Scenario, model: &tunelab_sim::ModelDesc, device: &tunelab_sim::Device, tp: u64, tokens: u64, ops: &mut [OpCost], total: &mut f64) -> Result<bool, String> {
+    use tunelab_sim::workload::linear_attention::{triton_chunk_us, LINEAR_CORE};
+    let Some(la) = model.llm.as_ref().and_then(|t| t.linear_attention.as_ref()) else { return Ok(false) };
+    if crate::scheduler::price::HostCosts::bundled(&s.deployment.serving.engine)?.triton_launch_host_us <= 0.0 {
+        return Ok(false);
+    }
+    let Some(us) = triton_chunk_us(la, tp, tokens, device) else { return Ok(false) };
+    let core: f64 = ops.iter().filter(|o| o.name.contains(LINEAR_CORE)).map(|o| o.time_us).sum();
+    if core <= 0.0 || us <= core {
+        return Ok(false);
+    }
+    let k = us / core;
+    for o in ops.iter_mut().filter(|o| o.name.contains(LINEAR_CORE)) {
+        o.time_us *= k;
+    }
+    *total += us - core;
+    Ok(true)
 }
 
 /// Metrics of a configuration from the stage objective (the function the study used), plus
