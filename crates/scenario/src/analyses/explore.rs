@@ -285,17 +285,16 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
 }
 
 /// A hybrid model's chunked delta rule under an engine that launches it as Triton kernels runs
-/// at their measured speed, as the stage's step pricer prices it (`StepPricer::attention_of`,
-/// `linear_attention::triton_chunk_us`), not at what the cube model makes of the same matmuls:
+/// at their measured speed, as the stage's step pricer prices it (both through
+/// `price::triton_chunk_device_us`), not at what the cube model makes of the same matmuls:
 /// the breakdown's linear-attention core operators are scaled up to that time, so the
 /// breakdown and the headline numbers agree. True when it applied.
 fn triton_chunk_floor(s: &Scenario, model: &tunelab_sim::ModelDesc, device: &tunelab_sim::Device, tp: u64, tokens: u64, ops: &mut [OpCost], total: &mut f64) -> Result<bool, String> {
-    use tunelab_sim::workload::linear_attention::{triton_chunk_us, LINEAR_CORE};
+    use crate::scheduler::price::{triton_chunk_device_us, HostCosts};
+    use tunelab_sim::workload::linear_attention::LINEAR_CORE;
     let Some(la) = model.llm.as_ref().and_then(|t| t.linear_attention.as_ref()) else { return Ok(false) };
-    if crate::scheduler::price::HostCosts::bundled(&s.deployment.serving.engine)?.triton_launch_host_us <= 0.0 {
-        return Ok(false);
-    }
-    let Some(us) = triton_chunk_us(la, tp, tokens, device) else { return Ok(false) };
+    let host = HostCosts::bundled(&s.deployment.serving.engine)?;
+    let Some(us) = triton_chunk_device_us(&host, la, tp, tokens, device) else { return Ok(false) };
     let core: f64 = ops.iter().filter(|o| o.name.contains(LINEAR_CORE)).map(|o| o.time_us).sum();
     if core <= 0.0 || us <= core {
         return Ok(false);

@@ -131,6 +131,18 @@ fn is_core(o: &GraphOp) -> bool {
     matches!(o.op, Op::Attention { .. }) || o.name.contains(LINEAR_CORE)
 }
 
+/// Device time of a step's chunked delta rule (`tokens` prompt tokens of a hybrid model's
+/// linear-attention layers) when the engine launches it as Triton kernels: their measured speed
+/// (`linear_attention::triton_chunk_us`), which the cube model's price of the same matmuls does
+/// not reach. None when the engine runs no Triton mixer. The step pricer and the explain
+/// breakdown both take the larger of this and the cube model's price.
+pub fn triton_chunk_device_us(host: &HostCosts, la: &tunelab_sim::model::LinearAttention, tp: u64, tokens: u64, device: &Device) -> Option<f64> {
+    if host.triton_launch_host_us <= 0.0 {
+        return None;
+    }
+    linear_attention::triton_chunk_us(la, tp, tokens, device)
+}
+
 /// The grid points around `x` and the position between them: exact up to 8, then points half
 /// an octave apart (8, 12, 16, 24, 32, 48, ...), so costs are priced at two sizes per octave
 /// and interpolated linearly in between. Operator time is close to affine in tokens, sequences
@@ -402,10 +414,8 @@ impl StepPricer {
         if let Some(la) = self.model.llm.as_ref().and_then(|t| t.linear_attention.clone()) {
             let g = self.graph(Workload::Prefill { batch: seqs, input_len: q })?;
             let mut core = self.cost_ops(g.iter().filter(|o| o.name.contains(LINEAR_CORE)).map(|o| (&o.op, o.repeat, o.name.as_str())))?;
-            // An engine that launches the chunked delta rule as Triton kernels runs it at their
-            // measured speed, not at what the cube model makes of the same matmuls.
-            if self.host.triton_launch_host_us > 0.0 && q > 1 {
-                if let Some(us) = linear_attention::triton_chunk_us(&la, self.plan.tp, seqs * q, &self.device) {
+            if q > 1 {
+                if let Some(us) = triton_chunk_device_us(&self.host, &la, self.plan.tp, seqs * q, &self.device) {
                     core.device_us = core.device_us.max(us);
                 }
             }
