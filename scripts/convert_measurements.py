@@ -531,6 +531,13 @@ SCRIPT_FLAGS = {
     "trn-deepseek-v2-lite-8k-1x8": {"moe_token_dispatcher": "allgather", "moe_grouped_gemm": False,
                                     "gradient_accumulation_fusion": False, "overlap_grad_reduce": False,
                                     "moe_permutation_async_comm": True},
+    # examples/qwen/pretrain_qwen_7b_ptd.sh and pretrain_qwen_72b_ptd.sh (the aeeeeeep/ModelLink
+    # mirror the rows cite): --use-fused-rmsnorm but neither --use-fused-rotary-pos-emb nor
+    # --use-fused-swiglu (Megatron's own rotary and glu run). Every other MindSpeed row's script
+    # passes the fusion flags its model uses (read in the same mirror, or MindSpeed-LLM /
+    # zzhx1/Hetaceso-ModelLink where the mirror lacks it).
+    "trn-qwen-7b-8k-1x8": {"unfused_kernels": ["rotary", "swiglu"]},
+    "trn-qwen-72b-8k-16x8": {"unfused_kernels": ["rotary", "swiglu"]},
 }
 
 
@@ -540,6 +547,10 @@ SCRIPT_FLAGS = {
 # ModelLink, the script the row's note names).
 SCRIPT_SETUP = {
     "trn-qwen2.5-7b-32k-1x8": {"sequence_parallel": True},
+    # examples/mcore/llama3/pretrain_llama3_70b_ptd.sh and examples/mcore/qwen25/
+    # pretrain_qwen25_32b_32k_ptd.sh pass --num-layer-list: the layers of each pipeline stage.
+    "trn-llama3-70b-8k-8x8": {"num_layer_list": [17, 20, 22, 21]},
+    "trn-qwen2.5-32b-32k-4x8": {"num_layer_list": [11, 13, 19, 21]},
 }
 
 
@@ -585,10 +596,13 @@ def convert_training(r):
     notes = []
     if st.get("script_NNODES") is not None:
         notes.append("chips from the launch script's NNODES (%d nodes x 8)" % nodes)
-    if r["id"] in SCRIPT_SETUP:
+    if "sequence_parallel" in SCRIPT_SETUP.get(r["id"], {}):
         notes.append("sequence parallelism on as the example script passes it (--sequence-parallel); the row's setup does not state it")
+    if "num_layer_list" in st:
+        row["scenario"]["training"]["pipeline_layers"] = st["num_layer_list"]
+        notes.append("layers per pipeline stage %s as the example script passes them (--num-layer-list); the row's setup does not state them" % ",".join(map(str, st["num_layer_list"])))
     if flags:
-        notes.append("Megatron flags (MoE dispatcher, grouped matmul, gradient-accumulation fusion, gradient/parameter overlap, context-parallel algorithm) as the example script passes them (Megatron defaults where it passes nothing)")
+        notes.append("Megatron flags (MoE dispatcher, grouped matmul, gradient-accumulation fusion, gradient/parameter overlap, context-parallel algorithm, fused kernels) as the example script passes them (Megatron defaults where it passes nothing)")
     if notes:
         row["conversion_note"] = "; ".join(notes)
     vals = []

@@ -334,6 +334,12 @@ fn GoalPanel() -> impl IntoView {
         }
     };
     let training = move || ctx.scenario.with(|s| s.stage == Stage::Training);
+    // The fused kernels a MindSpeed run can turn off (training.unfused_kernels).
+    const FUSIONS: [(&str, &str, &str, &str); 3] = [
+        ("rms_norm", "fused RMSNorm", "training-fused-rms-norm", "MindSpeed --use-fused-rmsnorm: one npu_rms_norm kernel; off, the model code's own 8 kernels (assets/constants/training.json unfused_rms_norm_kernels)"),
+        ("rotary", "fused rotary", "training-fused-rotary", "MindSpeed --use-fused-rotary-pos-emb: one npu_rotary_mul kernel; off, Megatron's apply_rotary_pos_emb as 6 kernels per tensor"),
+        ("swiglu", "fused SwiGLU", "training-fused-swiglu", "MindSpeed --use-fused-swiglu: one npu_swiglu kernel; off, silu and mul"),
+    ];
     view! {
         <details class="goal" open>
             <summary>"Goal, limits and workload"</summary>
@@ -383,6 +389,28 @@ fn GoalPanel() -> impl IntoView {
                     "MindSpeed --context-parallel-algo (with context parallelism): ring attention passes keys and values round the ring; Ulysses trades sequence for heads with two all-to-alls and needs the heads to split evenly",
                     &[("ring", "ring"), ("ulysses", "Ulysses")],
                     |s| s.training.context_parallel_algo.clone(), |s, v| s.training.context_parallel_algo = v)}
+                // DeepSpeed runs Hugging Face model code, which fuses none of them.
+                {FUSIONS.iter().map(|&(kernel, label, id, title)| view! {
+                    <Show when=move || ctx.scenario.with(|s| s.training.framework != "deepspeed")>
+                    <label class="field check" title=title>
+                        <input type="checkbox" data-testid=id prop:checked=move || ctx.scenario.with(|s| !s.training.unfused_kernels.iter().any(|k| k == kernel)) on:change=move |ev| {
+                            let fused = event_target_checked(&ev);
+                            ctx.edit(|s| {
+                                s.training.unfused_kernels.retain(|k| k != kernel);
+                                if !fused { s.training.unfused_kernels.push(kernel.to_string()); }
+                            });
+                        }/>{label}
+                    </label>
+                    </Show>
+                }).collect_view()}
+                <label class="field" title="MindSpeed --num-layer-list: the layers of each pipeline stage, first to last (e.g. 17,20,22,21 for 80 layers over pp 4). The first stage keeps a micro-batch in flight per stage, the last holds the LM head; each stage is priced on its own and the slowest sets the pace. Points then need pp = the number of stages. Empty: an even split.">"Layers per stage "
+                    <input type="text" placeholder="even" data-testid="training-pipeline-layers"
+                        prop:value=move || ctx.scenario.with(|s| s.training.pipeline_layers.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(","))
+                        on:change=move |ev| match tunelab_scenario::training::TrainingOptions::parse_pipeline_layers(&event_target_value(&ev)) {
+                            Ok(v) => { ctx.edit(|s| s.training.pipeline_layers = v); }
+                            Err(e) => ctx.fail(e),
+                        }/>
+                </label>
             }>
                 {int_field("Input tokens", "workload-input", |s| s.workload.input_len, |s, v| s.workload.input_len = v)}
                 {int_field("Output tokens", "workload-output", |s| s.workload.output_len, |s, v| s.workload.output_len = v)}

@@ -8,7 +8,7 @@
 
 use crate::analyses::diagnosis::{causes, hot_spots, HotSpot, Weights};
 use crate::spec::scenario::Scenario;
-use crate::stages::training::{decode, simulate, TrainPoint, TrainResult, TrainingOptions};
+use crate::stages::training::{decode, simulate_split, TrainPoint, TrainResult, TrainingOptions};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tunelab_search::{Config, Metric, Trial, TrialState};
@@ -48,7 +48,7 @@ pub fn diagnose_training(s: &Scenario, names: &[String], config: &Config, weight
     let (seq, gb) = (s.workload.seq_len.max(1) as u64, s.workload.global_batch.max(1) as u64);
     let mut p = decode(names, config, gb)?;
     o.apply(&mut p);
-    let r = simulate(&model, &device, &p, seq, gb, o.chips)?;
+    let r = simulate_split(&model, &device, &p, &o.pipeline_layers, seq, gb, o.chips)?;
     let w = Workload::TrainStep { micro_batch: p.micro_batch, seq_len: seq };
     let opts = crate::stages::training::graph_options(&p);
     let (ops, _) = crate::stages::serving::cost(&model, &device, &w, &p.plan, &opts)?;
@@ -66,7 +66,7 @@ pub fn diagnose_training(s: &Scenario, names: &[String], config: &Config, weight
     }
     let mut suggestions: Vec<TrainSuggestion> = candidates(&p, o.chips)
         .into_iter()
-        .map(|(title, q, cost, risk)| score(simulate(&model, &device, &q, seq, gb, o.chips), &r, title, cost, risk, &weights))
+        .map(|(title, q, cost, risk)| score(simulate_split(&model, &device, &q, &o.pipeline_layers, seq, gb, o.chips), &r, title, cost, risk, &weights))
         .collect();
     suggestions.sort_by(|a, b| a.infeasible.is_some().cmp(&b.infeasible.is_some()).then(b.score.total_cmp(&a.score)));
     Ok(TrainDiagnosis { step_time_ms: r.step_time_ms, mfu: r.mfu, memory_gib: r.memory_gib, bottlenecks: shares, hot_spots: hot, cause_chain: chain, suggestions, weights })

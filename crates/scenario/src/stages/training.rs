@@ -58,6 +58,8 @@ impl TrainingOptions {
         p.train.lora_rank = self.lora_rank;
         p.train.lora_mlp = self.lora_targets == "attention_mlp";
         p.train.framework = TrainFramework::parse(&self.framework).unwrap_or_default();
+        let off = |k: &str| self.unfused_kernels.iter().any(|x| x == k);
+        p.train.unfused = Unfused { rms_norm: off("rms_norm"), rotary: off("rotary"), swiglu: off("swiglu") };
     }
 }
 pub use space::{check_domains, decode, graph_options, space_params, space_params_for, PARAMS};
@@ -72,7 +74,7 @@ use tunelab_sim::device::Device;
 use tunelab_sim::model::ModelDesc;
 use tunelab_sim::op::Link;
 use tunelab_sim::tiling::Tiling;
-use tunelab_sim::workload::{build_graph, training_constants, CpAlgo, MoeDispatcher, ParallelPlan, Recompute, TrainFramework, TrainOptions, Workload};
+use tunelab_sim::workload::{build_graph, training_constants, CpAlgo, FrameworkConstants, MoeDispatcher, ParallelPlan, PipelineStage, Recompute, TrainFramework, TrainOptions, Unfused, Workload};
 use tunelab_sim::{Op, Precision};
 
 /// Chips per server (Atlas 800T / 900 A2 nodes hold 8 NPUs on one HCCS mesh): groups larger
@@ -121,8 +123,37 @@ fn group_link(inner: u64, degree: u64) -> Link {
     }
 }
 
-/// Simulates one training step. `Err` is an infeasible point with its reason.
+/// Simulates one training step with layers split evenly over the pipeline stages. `Err` is an
+/// infeasible point with its reason.
 pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64, global_batch: u64, chips: u64) -> Result<TrainResult, String> {
+    simulate_split(model, device, p, &[], seq_len, global_batch, chips)
+}
+
+/// One pipeline stage's share of a step, per micro-batch unless named otherwise, us.
+#[derive(Clone, Copy, Default)]
+struct StageCosts {
+    /// Forward (with the launch time the device waits for and the MoE host waits).
+    fwd: f64,
+    /// Backward and recomputation.
+    bwd: f64,
+    p2p: f64,
+    /// MoE layers' host synchronisation inside fwd + bwd.
+    sync: f64,
+    optimizer: f64,
+    dp_once: f64,
+    dp_per_mb: f64,
+    zero3_per_mb: f64,
+    param_gather: f64,
+    graph_model_flops: f64,
+    layers: f64,
+    mem_gib: f64,
+}
+
+/// Simulates one training step; `stage_layers` is an uneven split of the layers over the
+/// pipeline stages, first to last (MindSpeed-LLM's --num-layer-list; empty: the even split).
+/// Each stage is priced and sized on its own: the slowest sets the pipeline's pace (1F1B runs
+/// every stage at the slowest one's rate), the largest memory decides whether the point fits.
+pub fn simulate_split(model: &ModelDesc, device: &Device, p: &TrainPoint, stage_layers: &[u64], seq_len: u64, global_batch: u64, chips: u64) -> Result<TrainResult, String> {
     let plan = &p.plan;
     if plan.chips() != chips {
         return Err(format!("tp x pp x cp x dp = {} but the job has {chips} chips", plan.chips()));
@@ -145,85 +176,33 @@ pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64
     }
     let k = training_constants();
     let fw = k.framework(p.train.framework);
-    let w = Workload::TrainStep { micro_batch: p.micro_batch, seq_len };
-    let opts = graph_options(p);
-    let mem_gib = memory::memory_gib(model, device, p, &w, &opts)?;
-    let mut graph = build_graph(model, &w, plan, &opts)?;
-    // Links: TP inside a node; the others by their place in the rank order.
-    let (tp, cp, dp, ep) = (plan.tp, plan.cp, plan.dp, plan.ep);
-    for o in &mut graph.ops {
-        if let Op::Comm { link, .. } = &mut o.op {
-            *link = if o.name.starts_with("dp.expert_") {
-                group_link(tp.saturating_mul(ep), dp.saturating_mul(cp) / ep.max(1))
-            } else if o.name.starts_with("dp.") {
-                group_link(tp, cp.saturating_mul(dp))
-            } else if o.name.contains(".ep.") {
-                group_link(tp, ep)
-            } else if o.name.contains(".cp.") {
-                group_link(tp, cp)
-            } else if o.name.starts_with("pp.") {
-                group_link(tp.saturating_mul(cp).saturating_mul(dp), 2)
-            } else {
-                Link::Hccs
-            };
-        }
-    }
     let m = accum as f64;
-    // Host time to launch one micro-batch's layer operators in eager mode (the chip profile's
-    // per-launch cost, cost::dispatch); the queue hides it unless it outlasts the device time.
-    let mut host_mb = 0.0;
-    // Per-micro-batch times on the busiest stage, us.
-    let (mut fwd, mut bwd, mut p2p, mut optimizer) = (0.0, 0.0, 0.0, 0.0);
-    let (mut dp_once, mut dp_per_mb, mut zero3_per_mb, mut param_gather) = (0.0, 0.0, 0.0, 0.0);
-    let layers_here = model.llm.as_ref().map_or(1, |t| t.layers.div_ceil(plan.pp)).max(1) as f64;
-    // A model without a transformer description (a diffusion denoiser's operator graph) has no
-    // closed-form FLOPs per token: its model FLOPs are the step graph's forward and backward
-    // arithmetic on this chip, recomputation excluded (as PaLM's MFU excludes it).
-    let mut graph_model_flops = 0.0;
-    for o in &graph.ops {
-        if !(o.name.starts_with("dp.") || o.name.starts_with("optimizer.") || o.name.contains("recompute")) {
-            graph_model_flops += tunelab_sim::workload::op_flops(&o.op) * o.repeat as f64;
+    let mut stages = vec![*plan];
+    if !stage_layers.is_empty() {
+        let total = model.llm.as_ref().map(|t| t.layers).ok_or("training.pipeline_layers: an uneven layer split needs a transformer description")?;
+        let sum = stage_layers.iter().fold(0u64, |a, l| a.saturating_add(*l));
+        if stage_layers.len() as u64 != plan.pp || sum != total || stage_layers.contains(&0) || plan.vpp > 1 {
+            return Err(format!(
+                "training.pipeline_layers lists {} stages holding {sum} layers, but pp = {}{} and the model has {total} layers (one positive count per stage, summing to the layers, without virtual stages)",
+                stage_layers.len(), plan.pp, if plan.vpp > 1 { format!(", vpp = {}", plan.vpp) } else { String::new() }
+            ));
         }
-        let e = tunelab_sim::cost::estimate(&o.op, &Tiling::Default, device).map_err(|e| format!("{}: {e}", o.name))?;
-        let t = e.time_us * o.repeat as f64;
-        if o.name.starts_with("dp.") {
-            if o.name.contains("zero3_param_allgather") {
-                zero3_per_mb += t / m;
-            } else if o.name.contains("per_micro_batch") {
-                dp_per_mb += t / m;
-            } else if o.name.contains("param_allgather") {
-                param_gather += t;
-            } else {
-                dp_once += t;
-            }
-        } else if o.name.starts_with("optimizer.") {
-            optimizer += t;
-        } else if o.name.starts_with("pp.") {
-            p2p += t / m;
-        } else if o.name.contains("bwd") || o.name.contains("recompute") {
-            bwd += t / m;
-        } else {
-            fwd += t / m;
-        }
-        if !fw.graph_launch() && !o.name.starts_with("dp.") && !o.name.starts_with("optimizer.") {
-            host_mb += dispatch::host_us(device, &o.op, LaunchMode::Eager) * o.repeat as f64 / m;
+        stages = stage_layers.iter().enumerate().map(|(i, &layers)| ParallelPlan { stage: Some(PipelineStage { index: i as u64, layers }), ..*plan }).collect();
+    }
+    let mut busiest: Option<StageCosts> = None;
+    let mut mem_gib: f64 = 0.0;
+    for (i, stage) in stages.iter().enumerate() {
+        let q = TrainPoint { plan: *stage, ..*p };
+        let c = stage_costs(model, device, &q, seq_len, fw, m).map_err(|e| match stage.stage {
+            Some(s) => format!("pipeline stage {i} ({} layers): {e}", s.layers),
+            None => e,
+        })?;
+        mem_gib = mem_gib.max(c.mem_gib);
+        if busiest.is_none_or(|b| c.fwd + c.bwd > b.fwd + b.bwd) {
+            busiest = Some(c);
         }
     }
-    // A graph-mode framework (MindFormers) launches the micro-batch's compiled graph once.
-    if fw.graph_launch() {
-        host_mb = device.graph_launch_us;
-    }
-    // Eager mode: the host runs ahead through the launch queue, so a micro-batch takes the
-    // longer of its device time and its launch time (cost::dispatch::step_us).
-    let host_excess = (host_mb - (fwd + bwd)).max(0.0);
-    fwd += host_excess;
-    // MoE layers: every pass through a MoE block (forward, its recomputation, backward) waits
-    // on the host at the dispatcher's data-dependent shapes, and the device idles meanwhile
-    // (`moe_layer_sync_ms`, the framework's block of assets/constants/training.json).
-    let sync_mb = moe_sync_us(model, p, fw.moe_layer_sync_ms.value);
-    fwd += sync_mb.0;
-    bwd += sync_mb.1;
-    let sync_mb = sync_mb.0 + sync_mb.1;
+    let StageCosts { fwd, bwd, p2p, sync: sync_mb, optimizer, dp_once, dp_per_mb, zero3_per_mb, param_gather, graph_model_flops, layers: layers_here, .. } = busiest.unwrap_or_default();
     let (pp, v) = (plan.pp as f64, plan.vpp as f64);
     let per_mb = fwd + bwd;
     // Interleaved 1F1B: m micro-batches plus (pp - 1) / v slots of fill and drain.
@@ -293,6 +272,85 @@ pub fn simulate(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64
     })
 }
 
+/// One stage's costs (`StageCosts`) and memory: its per-chip training graph priced op by op.
+fn stage_costs(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64, fw: &FrameworkConstants, m: f64) -> Result<StageCosts, String> {
+    let plan = &p.plan;
+    let w = Workload::TrainStep { micro_batch: p.micro_batch, seq_len };
+    let opts = graph_options(p);
+    let mem_gib = memory::memory_gib(model, device, p, &w, &opts)?;
+    let mut graph = build_graph(model, &w, plan, &opts)?;
+    // Links: TP inside a node; the others by their place in the rank order.
+    let (tp, cp, dp, ep) = (plan.tp, plan.cp, plan.dp, plan.ep);
+    for o in &mut graph.ops {
+        if let Op::Comm { link, .. } = &mut o.op {
+            *link = if o.name.starts_with("dp.expert_") {
+                group_link(tp.saturating_mul(ep), dp.saturating_mul(cp) / ep.max(1))
+            } else if o.name.starts_with("dp.") {
+                group_link(tp, cp.saturating_mul(dp))
+            } else if o.name.contains(".ep.") {
+                group_link(tp, ep)
+            } else if o.name.contains(".cp.") {
+                group_link(tp, cp)
+            } else if o.name.starts_with("pp.") {
+                group_link(tp.saturating_mul(cp).saturating_mul(dp), 2)
+            } else {
+                Link::Hccs
+            };
+        }
+    }
+    // Host time to launch one micro-batch's layer operators in eager mode (the chip profile's
+    // per-launch cost, cost::dispatch); the queue hides it unless it outlasts the device time.
+    let mut host_mb = 0.0;
+    let mut c = StageCosts { mem_gib, layers: model.llm.as_ref().map_or(1, |t| plan.layers_here(t.layers)).max(1) as f64, ..Default::default() };
+    for o in &graph.ops {
+        // A model without a transformer description (a diffusion denoiser's operator graph)
+        // has no closed-form FLOPs per token: its model FLOPs are the step graph's forward and
+        // backward arithmetic on this chip, recomputation excluded (as PaLM's MFU excludes it).
+        if !(o.name.starts_with("dp.") || o.name.starts_with("optimizer.") || o.name.contains("recompute")) {
+            c.graph_model_flops += tunelab_sim::workload::op_flops(&o.op) * o.repeat as f64;
+        }
+        let e = tunelab_sim::cost::estimate(&o.op, &Tiling::Default, device).map_err(|e| format!("{}: {e}", o.name))?;
+        let t = e.time_us * o.repeat as f64;
+        if o.name.starts_with("dp.") {
+            if o.name.contains("zero3_param_allgather") {
+                c.zero3_per_mb += t / m;
+            } else if o.name.contains("per_micro_batch") {
+                c.dp_per_mb += t / m;
+            } else if o.name.contains("param_allgather") {
+                c.param_gather += t;
+            } else {
+                c.dp_once += t;
+            }
+        } else if o.name.starts_with("optimizer.") {
+            c.optimizer += t;
+        } else if o.name.starts_with("pp.") {
+            c.p2p += t / m;
+        } else if o.name.contains("bwd") || o.name.contains("recompute") {
+            c.bwd += t / m;
+        } else {
+            c.fwd += t / m;
+        }
+        if !fw.graph_launch() && !o.name.starts_with("dp.") && !o.name.starts_with("optimizer.") {
+            host_mb += dispatch::host_us(device, &o.op, LaunchMode::Eager) * o.repeat as f64 / m;
+        }
+    }
+    // A graph-mode framework (MindFormers) launches the micro-batch's compiled graph once.
+    if fw.graph_launch() {
+        host_mb = device.graph_launch_us;
+    }
+    // Eager mode: the host runs ahead through the launch queue, so a micro-batch takes the
+    // longer of its device time and its launch time (cost::dispatch::step_us).
+    c.fwd += (host_mb - (c.fwd + c.bwd)).max(0.0);
+    // MoE layers: every pass through a MoE block (forward, its recomputation, backward) waits
+    // on the host at the dispatcher's data-dependent shapes, and the device idles meanwhile
+    // (`moe_layer_sync_ms`, the framework's block of assets/constants/training.json).
+    let sync = moe_sync_us(model, p, fw.moe_layer_sync_ms.value);
+    c.fwd += sync.0;
+    c.bwd += sync.1;
+    c.sync = sync.0 + sync.1;
+    Ok(c)
+}
+
 /// The breakdown's name for the MoE layers' host synchronisation.
 pub const MOE_SYNC: &str = "MoE dispatch host synchronisation (device idle)";
 
@@ -301,7 +359,7 @@ pub const MOE_SYNC: &str = "MoE dispatch host synchronisation (device idle)";
 /// stage per pass; nothing for a dense model.
 pub fn moe_sync_us(model: &ModelDesc, p: &TrainPoint, sync_ms: f64) -> (f64, f64) {
     let Some(t) = model.llm.as_ref().filter(|t| t.moe.is_some()) else { return (0.0, 0.0) };
-    let here = t.moe_and_dense_layers().0.div_ceil(p.plan.pp.max(1)) as f64;
+    let here = p.plan.share_here(t.moe_and_dense_layers().0, t.layers) as f64;
     let forward_passes = if p.train.recompute == Recompute::Full { 2.0 } else { 1.0 };
     let per_pass = here * sync_ms * 1e3;
     (per_pass * forward_passes, per_pass)
@@ -345,7 +403,7 @@ impl TrainingObjective {
     pub fn result(&self, c: &Config) -> Result<TrainResult, String> {
         let mut p = decode(&self.names, c, self.global_batch)?;
         self.options.apply(&mut p);
-        let mut r = simulate(&self.model, &self.device, &p, self.seq_len, self.global_batch, self.chips)?;
+        let mut r = simulate_split(&self.model, &self.device, &p, &self.options.pipeline_layers, self.seq_len, self.global_batch, self.chips)?;
         if let Some(mean) = self.options.mean_seq_len {
             // tokens/s counts every token of the mean sample (image tokens included).
             let k = mean as f64 / self.seq_len.max(1) as f64;
@@ -416,10 +474,16 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let launch = if fw.graph_launch() { format!("one graph launch per micro-batch ({} us)", device.graph_launch_us) } else { format!("eager launches at the kernel library's {} us each", device.eager_host_us_per_launch) };
     // The language-model kernels (norm, rotary, SwiGLU, cross-entropy, MoE) are named only for
     // a model that has them.
+    // A kernel the run turns off (training.unfused_kernels) runs as the model code's own ops.
+    let kernels = |name: &str, framework: f64, own: f64| if o.unfused_kernels.iter().any(|x| x == name) && framework <= 1.0 { own } else { framework };
     let llm_kernels = match &model.llm {
         Some(_) => format!(
-            ", RMSNorm / rotary / SwiGLU as {} / {} / {} kernels, cross-entropy as {} passes over the logits",
-            fw.rms_norm_kernels.value, fw.rotary_kernels.value, fw.swiglu_kernels.value, fw.cross_entropy_passes.value
+            ", RMSNorm / rotary / SwiGLU as {} / {} / {} kernels{}, cross-entropy as {} passes over the logits",
+            kernels("rms_norm", fw.rms_norm_kernels.value, k.unfused_rms_norm_kernels.value),
+            kernels("rotary", fw.rotary_kernels.value, k.unfused_rotary_kernels.value),
+            kernels("swiglu", fw.swiglu_kernels.value, k.unfused_swiglu_kernels.value),
+            if o.unfused_kernels.is_empty() { String::new() } else { format!(" ({} unfused: training.unfused_kernels)", o.unfused_kernels.join(", ")) },
+            fw.cross_entropy_passes.value
         ),
         None => String::new(),
     };

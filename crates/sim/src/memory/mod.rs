@@ -105,7 +105,7 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
         }
         None => (0, 0),
     };
-    let layers = ceil_div(t.layers, pp);
+    let layers = plan.layers_here(t.layers);
     let (moe_layers, _) = t.moe_and_dense_layers();
     let moe_here = ceil_div(moe_layers.saturating_mul(layers), t.layers.max(1)).min(layers);
     let dense_here = layers - moe_here;
@@ -128,6 +128,13 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
     // First stage: embedding (+ vision encoder); last stage: LM head (a second copy when tied
     // and pp > 1, as Megatron keeps it) and the final norm.
     let head = if t.tied_embeddings && pp == 1 { 0 } else { vocab_slice };
+    if let Some(s) = plan.stage.filter(|_| pp > 1) {
+        // One stage of an uneven split: its own ends only.
+        let (first, last) = (s.index == 0, s.index + 1 >= pp);
+        let linear = if first { linear + vision } else { linear };
+        let other = other + if first { vocab_slice } else { 0 } + if last { head + t.hidden } else { 0 };
+        return ChipParams { linear, other };
+    }
     if pp == 1 {
         return ChipParams { linear: linear + vision, other: other + vocab_slice + head + t.hidden };
     }
@@ -141,8 +148,8 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
 pub fn expert_params_per_chip(model: &ModelDesc, plan: &ParallelPlan) -> u64 {
     let Some(t) = &model.llm else { return 0 };
     let Some(m) = &t.moe else { return 0 };
-    let (pp, ep) = (plan.pp.max(1), plan.ep.max(1));
-    let layers = ceil_div(t.layers, pp);
+    let ep = plan.ep.max(1);
+    let layers = plan.layers_here(t.layers);
     let (moe_layers, _) = t.moe_and_dense_layers();
     let moe_here = ceil_div(moe_layers.saturating_mul(layers), t.layers.max(1)).min(layers);
     (plan.expert_slots(m.experts) / ep).saturating_mul(t.mlp_params(ceil_div(m.expert_intermediate, plan.experts_tp()))).saturating_mul(moe_here)
@@ -173,7 +180,7 @@ pub fn kv_cache_bytes(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOption
         return 0;
     }
     // Linear-attention layers hold a fixed state instead (`recurrent_state_bytes`).
-    let layers = ceil_div(t.attention_layers(), plan.pp.max(1));
+    let layers = plan.share_here(t.attention_layers(), t.layers);
     // MLA caches one latent + rotary key per token, replicated on every TP rank; GQA splits its
     // KV heads over TP (replicated when tp > kv_heads).
     let per_layer = match &t.mla {
@@ -194,8 +201,8 @@ pub fn kv_cache_bytes(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOption
 /// grow with the context: this is what replaces the KV cache in those layers.
 pub fn recurrent_state_bytes(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOptions, batch: u64) -> u64 {
     let Some(la) = model.llm.as_ref().and_then(|t| t.linear_attention.map(|l| (l, t.layers))) else { return 0 };
-    let (l, _) = la;
-    let layers = ceil_div(l.layers, plan.pp.max(1));
+    let (l, total) = la;
+    let layers = plan.share_here(l.layers, total);
     let (state, conv) = l.state_elems();
     let tp = plan.tp.max(1);
     let per_seq = layers.saturating_mul(ceil_div(state, tp).saturating_mul(4).saturating_add(ceil_div(conv, tp).saturating_mul(opts.vector_dtype().bytes())));
@@ -295,11 +302,12 @@ fn training_activations(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, op
     } else {
         0
     };
-    let layers = ceil_div(llm.layers, plan.pp.max(1));
+    let layers = plan.layers_here(llm.layers);
     // 1F1B keeps min(pp, micro-batches) micro-batches in flight on the first stage, which
     // therefore stores L layers' worth when there are at least pp micro-batches (Korthikanti
-    // et al. 2022, section 4.2.3).
-    let in_flight = plan.pp.max(1).min(t.grad_accum.max(1));
+    // et al. 2022, section 4.2.3); stage i of pp holds pp - i.
+    let position = plan.stage.map_or(0, |s| s.index);
+    let in_flight = plan.pp.max(1).saturating_sub(position).max(1).min(t.grad_accum.max(1));
     let mut first = per_layer.saturating_mul(layers).saturating_mul(in_flight);
     if plan.vpp > 1 && plan.pp > 1 {
         // The interleaved schedule warms up with more micro-batch chunks in flight: the first
@@ -318,6 +326,10 @@ fn training_activations(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, op
     let last = per_layer.saturating_mul(layers).saturating_add(logits);
     let stored = if plan.pp <= 1 {
         first.saturating_add(vision).saturating_add(logits)
+    } else if let Some(s) = plan.stage {
+        // One stage of an uneven split: its layers' micro-batches in flight, and its ends.
+        let (is_first, is_last) = (s.index == 0, s.index + 1 >= plan.pp);
+        first.saturating_add(if is_first { vision } else { 0 }).saturating_add(if is_last { logits } else { 0 })
     } else {
         first.saturating_add(vision).max(last)
     };

@@ -118,6 +118,11 @@ pub struct TrainingConstants {
     pub allocator_fragmentation: Constant,
     pub allocator_reserve_bytes: Constant,
     pub moe_imbalance: Constant,
+    /// Kernels of the model code's own RMSNorm, rotary embedding and SwiGLU, for a run that
+    /// turns its framework's fused kernel off (`TrainOptions::unfused`).
+    pub unfused_rms_norm_kernels: Constant,
+    pub unfused_rotary_kernels: Constant,
+    pub unfused_swiglu_kernels: Constant,
     pub frameworks: BTreeMap<String, FrameworkConstants>,
 }
 
@@ -148,6 +153,9 @@ impl TrainingConstants {
             ("allocator_fragmentation".into(), &self.allocator_fragmentation),
             ("allocator_reserve_bytes".into(), &self.allocator_reserve_bytes),
             ("moe_imbalance".into(), &self.moe_imbalance),
+            ("unfused_rms_norm_kernels".into(), &self.unfused_rms_norm_kernels),
+            ("unfused_rotary_kernels".into(), &self.unfused_rotary_kernels),
+            ("unfused_swiglu_kernels".into(), &self.unfused_swiglu_kernels),
         ];
         for (f, b) in &self.frameworks {
             v.extend(b.all().into_iter().map(|(k, c)| (format!("frameworks.{f}.{k}"), c)));
@@ -160,6 +168,9 @@ impl TrainingConstants {
             "allocator_fragmentation" => return Some(&mut self.allocator_fragmentation),
             "allocator_reserve_bytes" => return Some(&mut self.allocator_reserve_bytes),
             "moe_imbalance" => return Some(&mut self.moe_imbalance),
+            "unfused_rms_norm_kernels" => return Some(&mut self.unfused_rms_norm_kernels),
+            "unfused_rotary_kernels" => return Some(&mut self.unfused_rotary_kernels),
+            "unfused_swiglu_kernels" => return Some(&mut self.unfused_swiglu_kernels),
             _ => {}
         }
         let rest = name.strip_prefix("frameworks.")?;

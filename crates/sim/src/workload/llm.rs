@@ -423,7 +423,7 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
         }
     };
     let tokens = batch.saturating_mul(q_len);
-    let first_stage = plan.pp == 1;
+    let (first_stage, last_stage) = plan.stage_ends();
     if let (Some(v), true, false) = (&model.vision, first_stage, matches!(w, Workload::Decode { .. })) {
         vision(&ctx, &mut ops, v, batch, opts)?;
     }
@@ -434,9 +434,11 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
             let bytes = tokens.saturating_mul(t.hidden).saturating_mul(vec.bytes());
             ops.push(ctx.comm("tp.embed_allreduce".into(), CommKind::AllReduce, bytes, plan.tp));
         }
-    } else {
-        // Point-to-point receive of the previous stage's activations, modelled as a two-rank
-        // all-to-all whose per-rank contribution is the activation tensor.
+    }
+    if plan.pp > 1 {
+        // Point-to-point exchange with the neighbouring stage (activations forward, their
+        // gradients back), modelled as a two-rank all-to-all whose per-rank contribution is the
+        // activation tensor; the first stage of an uneven split sends what the others receive.
         let mut bytes = tokens.saturating_mul(t.hidden).saturating_mul(vec.bytes());
         if train {
             // Megatron's scatter/gather optimisation (Narayanan et al. 2021, section 4.1; the
@@ -456,7 +458,15 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
     // A BERT-style encoder adds learned absolute position embeddings to its input and has no
     // rotary embedding in its layers (BertSelfAttention); decoder LLMs rotate q and k.
     let g = Geom { batch, q_len, kv_len, kind, causal, rotary: !t.encoder, cp_split: train && plan.cp > 1, train };
-    stack(&ctx, &mut ops, "layer", &g, ceil_div(t.layers, plan.pp), opts);
+    stack(&ctx, &mut ops, "layer", &g, plan.layers_here(t.layers), opts);
+    if !last_stage {
+        // A stage before the last of an uneven split (MindSpeed --num-layer-list) ends at its
+        // layers; the final norm and the LM head are the last stage's.
+        if opts.om_model && !train {
+            super::onnx_om::apply(&mut ops);
+        }
+        return Ok(ops);
+    }
     ops.push(ctx.vector("final_norm".into(), OpClass::Norm, ctx.norm_kind(), logits_rows, t.hidden));
     // An encoder ends in a pooler (first token, hidden -> hidden, tanh) instead of an LM head.
     let vocab_local = if t.encoder { t.hidden } else { ceil_div(t.vocab, plan.tp) };

@@ -175,6 +175,21 @@ pub struct ParallelPlan {
     /// link their group crosses (`crate::topology`). None: one node, every collective on HCCS.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement: Option<crate::topology::Placement>,
+    /// One pipeline stage of an uneven layer split (MindSpeed's --num-layer-list): the graph and
+    /// the memory are this stage's, with its own layer count, its place in the pipeline (the
+    /// first holds the embedding and the most micro-batches in flight, the last the LM head).
+    /// None: the even split, `layers / pp` per stage, priced at its busiest stage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stage: Option<PipelineStage>,
+}
+
+/// One stage of an uneven pipeline split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PipelineStage {
+    /// Position in the pipeline, 0 = first.
+    pub index: u64,
+    /// Transformer layers on the stage.
+    pub layers: u64,
 }
 
 fn is_zero(x: &u64) -> bool {
@@ -183,11 +198,38 @@ fn is_zero(x: &u64) -> bool {
 
 impl Default for ParallelPlan {
     fn default() -> Self {
-        ParallelPlan { tp: 1, pp: 1, dp: 1, ep: 1, sequence_parallel: false, cp: 1, vpp: 1, expert_tp: None, redundant_experts: 0, placement: None }
+        ParallelPlan { tp: 1, pp: 1, dp: 1, ep: 1, sequence_parallel: false, cp: 1, vpp: 1, expert_tp: None, redundant_experts: 0, placement: None, stage: None }
     }
 }
 
 impl ParallelPlan {
+    /// Transformer layers on the stage the plan describes: its own under an uneven split, else
+    /// `total / pp` rounded up (the busiest stage of the even split).
+    pub fn layers_here(&self, total: u64) -> u64 {
+        match self.stage {
+            Some(s) => s.layers.min(total),
+            None => total.div_ceil(self.pp.max(1)),
+        }
+    }
+
+    /// How many of `count` layers of one kind (MoE, attention, linear attention), spread evenly
+    /// over the model's `total` layers, fall on the stage, rounded up.
+    pub fn share_here(&self, count: u64, total: u64) -> u64 {
+        match self.stage {
+            Some(s) => count.saturating_mul(s.layers).div_ceil(total.max(1)).min(count),
+            None => count.div_ceil(self.pp.max(1)),
+        }
+    }
+
+    /// (holds the embedding, holds the LM head): an even split prices its last stage (the LM
+    /// head's, the heavier end) and, with one stage, both.
+    pub fn stage_ends(&self) -> (bool, bool) {
+        match self.stage {
+            Some(s) => (s.index == 0, s.index + 1 >= self.pp.max(1)),
+            None => (self.pp <= 1, true),
+        }
+    }
+
     /// The TP split of the experts' width (`expert_tp`, else `tp`).
     pub fn experts_tp(&self) -> u64 {
         self.expert_tp.unwrap_or(self.tp).max(1)
@@ -288,6 +330,21 @@ pub struct TrainOptions {
     /// assets/constants/training.json `frameworks`).
     #[serde(default)]
     pub framework: TrainFramework,
+    /// Norm, rotary embedding and gated activation the run leaves to the model code's own ops
+    /// although its framework fuses them (a MindSpeed script without --use-fused-rmsnorm,
+    /// --use-fused-rotary-pos-emb or --use-fused-swiglu): each then runs as the unfused kernel
+    /// count of assets/constants/training.json (`unfused_*_kernels`).
+    #[serde(default)]
+    pub unfused: Unfused,
+}
+
+/// Kernels a training run leaves unfused (`TrainOptions::unfused`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Unfused {
+    pub rms_norm: bool,
+    pub rotary: bool,
+    pub swiglu: bool,
 }
 
 /// MindSpeed's context-parallel algorithms for attention (--context-parallel-algo).
@@ -339,6 +396,7 @@ impl Default for TrainOptions {
             lora_rank: 0,
             lora_mlp: false,
             framework: TrainFramework::Megatron,
+            unfused: Unfused::default(),
         }
     }
 }
@@ -478,6 +536,14 @@ pub fn validate_plan(model: &ModelDesc, plan: &ParallelPlan) -> Result<(), Strin
     }
     if plan.pp > t.layers {
         return Err(format!("pp = {} exceeds the {} layers", plan.pp, t.layers));
+    }
+    if let Some(s) = plan.stage {
+        if s.index >= plan.pp || s.layers == 0 || s.layers > t.layers || plan.vpp > 1 {
+            return Err(format!(
+                "pipeline stage {} with {} layers does not fit pp = {}, vpp = {} and the {} layers (an uneven split needs 1..=layers per stage and no virtual stages)",
+                s.index, s.layers, plan.pp, plan.vpp, t.layers
+            ));
+        }
     }
     if plan.pp.saturating_mul(plan.vpp) > t.layers {
         return Err(format!(

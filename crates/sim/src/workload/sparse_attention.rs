@@ -211,7 +211,7 @@ pub fn chunk_cores(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOptions, 
     let kind = opts.prefill_attention();
     let ty = Types { mm: opts.vector_dtype(), weight: None, vec: opts.vector_dtype(), kv: opts.kv_dtype() };
     let dense = Op::Attention { kind, batch: seqs, heads: hq, kv_heads: hkv, q_len: q, kv_len: kv.max(q), head_dim: t.head_dim, causal: true, dtype: ty.vec };
-    let layers = t.layers.div_ceil(plan.pp.max(1));
+    let layers = plan.layers_here(t.layers);
     let mut out = cores(&m, &s, "layer", hq, seqs, q, kv.max(q), kind, dense, ty).to_vec();
     for o in &mut out {
         o.repeat = layers;

@@ -214,14 +214,18 @@ pub fn trainable_per_chip(model: &ModelDesc, plan: &ParallelPlan, fwd: &[GraphOp
 /// (`*_kernels` in the framework's block of assets/constants/training.json), each a pass over
 /// the same activations. The op repeats that many times, so its forward, recomputation and
 /// backward, and its eager launches, all count every kernel.
-fn unfused(mut fwd: Vec<GraphOp>, framework: super::TrainFramework) -> Vec<GraphOp> {
+/// A run that turns a fused kernel off (`TrainOptions::unfused`) runs the model code's own ops
+/// instead (`unfused_*_kernels`); a framework whose model code is already unfused (more than
+/// one kernel) keeps its own count.
+fn unfused(mut fwd: Vec<GraphOp>, framework: super::TrainFramework, off: super::Unfused) -> Vec<GraphOp> {
     let k = super::training_constants();
     let f = k.framework(framework);
+    let count = |framework: f64, own: &super::Constant, off: bool| if off && framework <= 1.0 { own.value } else { framework };
     for o in &mut fwd {
         let n = match o.op {
-            Op::Vector { kind: VectorKind::RmsNorm, .. } => f.rms_norm_kernels.value,
-            Op::Vector { kind: VectorKind::Rotary, .. } => f.rotary_kernels.value,
-            Op::Vector { kind: VectorKind::SwiGlu, .. } => f.swiglu_kernels.value,
+            Op::Vector { kind: VectorKind::RmsNorm, .. } => count(f.rms_norm_kernels.value, &k.unfused_rms_norm_kernels, off.rms_norm),
+            Op::Vector { kind: VectorKind::Rotary, .. } => count(f.rotary_kernels.value, &k.unfused_rotary_kernels, off.rotary),
+            Op::Vector { kind: VectorKind::SwiGlu, .. } => count(f.swiglu_kernels.value, &k.unfused_swiglu_kernels, off.swiglu),
             // The loss over the logits (llm.rs prices one fused 16-bit softmax pass); the
             // framework's loss code makes several fp32 passes (cross_entropy_passes).
             Op::Vector { kind: VectorKind::Softmax, .. } if o.name == "lm_head.cross_entropy" => f.cross_entropy_passes.value,
@@ -240,7 +244,7 @@ pub(super) fn step(model: &ModelDesc, fwd: Vec<GraphOp>, plan: &ParallelPlan, op
     let graph_model = model.llm.is_none();
     // LoRA's adapter pairs run beside the layers they adapt.
     let base = fwd.clone();
-    let mut fwd = unfused(fwd, t.framework);
+    let mut fwd = unfused(fwd, t.framework, t.unfused);
     let lora = lora_forward(&fwd, &t);
     fwd.extend(lora);
     let mut ops: Vec<GraphOp> = fwd.clone();

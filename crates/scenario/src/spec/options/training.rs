@@ -93,7 +93,22 @@ pub struct TrainingOptions {
     /// Its host costs and the kernels its model code runs are in assets/constants/training.json.
     #[serde(default = "megatron", skip_serializing_if = "is_megatron")]
     pub framework: String,
+    /// Layers on each pipeline stage, first to last, when they are not split evenly
+    /// (MindSpeed-LLM's --num-layer-list, e.g. [17, 20, 22, 21] for 80 layers over pp = 4: the
+    /// first stage holds the most micro-batches in flight, the last the LM head). A point must
+    /// then have pp = the list's length and no virtual stages. Empty: the even split.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pipeline_layers: Vec<u64>,
+    /// Fused kernels the run turns off ("rms_norm", "rotary", "swiglu": a MindSpeed script
+    /// without --use-fused-rmsnorm, --use-fused-rotary-pos-emb or --use-fused-swiglu): the model
+    /// code's own ops run instead (`unfused_*_kernels` in assets/constants/training.json).
+    /// Empty: the framework's own choice.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unfused_kernels: Vec<String>,
 }
+
+/// What `unfused_kernels` may name.
+pub const UNFUSED_KERNELS: [&str; 3] = ["rms_norm", "rotary", "swiglu"];
 
 fn megatron() -> String {
     "megatron".into()
@@ -170,6 +185,8 @@ impl Default for TrainingOptions {
             frames: None,
             precomputed: Vec::new(),
             mean_seq_len: None,
+            pipeline_layers: Vec::new(),
+            unfused_kernels: Vec::new(),
             framework: megatron(),
         }
     }
@@ -177,6 +194,19 @@ impl Default for TrainingOptions {
 
 impl TrainingOptions {
     /// Reads `scenario.training`; a wrong field is named.
+    /// Reads `pipeline_layers` as a user types it: counts separated by commas or spaces
+    /// ("17,20,22,21", MindSpeed's --num-layer-list); empty text is the even split.
+    pub fn parse_pipeline_layers(text: &str) -> Result<Vec<u64>, String> {
+        let layers = text
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|t| !t.is_empty())
+            .map(|t| t.parse::<u64>().ok().filter(|l| (1..=100_000).contains(l)).ok_or_else(|| format!("layers per pipeline stage: '{}' is not a count of 1..=100000 (write e.g. 17,20,22,21, or leave it empty for an even split)", crate::spec::scenario::clip(t))))
+            .collect::<Result<Vec<u64>, String>>()?;
+        if layers.len() > 1024 {
+            return Err(format!("layers per pipeline stage: {} stages is too many (at most 1024)", layers.len()));
+        }
+        Ok(layers)
+    }
     pub fn from_scenario(s: &Scenario) -> Result<TrainingOptions, String> {
         s.training.validate()?;
         Ok(s.training.clone())
@@ -206,6 +236,15 @@ impl TrainingOptions {
         }
         if self.mean_seq_len.is_some_and(|m| m == 0 || m > tunelab_sim::workload::MAX_SEQ) {
             return Err("training.mean_seq_len: must be a positive token count".into());
+        }
+        if let Some(k) = self.unfused_kernels.iter().find(|k| !UNFUSED_KERNELS.contains(&k.as_str())) {
+            return Err(format!("training.unfused_kernels: unknown kernel '{}' (known: {})", crate::spec::scenario::clip(k), UNFUSED_KERNELS.join(", ")));
+        }
+        if self.pipeline_layers.len() > 1024 {
+            return Err(format!("training.pipeline_layers: {} stages is too many (at most 1024)", self.pipeline_layers.len()));
+        }
+        if let Some(l) = self.pipeline_layers.iter().find(|l| **l == 0 || **l > 100_000) {
+            return Err(format!("training.pipeline_layers: each stage needs 1..=100000 layers, got {l}"));
         }
         if self.chips == 0 || self.chips > 4096 {
             return Err(format!("training.chips: must be 1..=4096, got {}", self.chips));
