@@ -10,7 +10,7 @@
 use tunelab_scenario::training::{simulate, simulate_split, TrainPoint};
 use tunelab_sim::device::bundled_device;
 use tunelab_sim::model::{load_bundled, ModelDesc};
-use tunelab_sim::workload::{ParallelPlan, Recompute, TrainOptions};
+use tunelab_sim::workload::{ParallelPlan, PipelineStage, Recompute, TrainOptions};
 use tunelab_sim::Precision;
 
 fn model() -> ModelDesc {
@@ -35,6 +35,8 @@ fn an_even_list_is_the_even_split_and_a_heavier_stage_sets_the_pace() {
     let ratio = heavy.step_time_ms / even.step_time_ms;
     println!("Llama-2-7B pp 4: even {:.0} ms, [7,7,7,11] {:.0} ms (x{ratio:.2})", even.step_time_ms, heavy.step_time_ms);
     assert!(ratio > 1.25 && ratio < 1.4, "x{ratio:.3}");
+    assert_eq!(heavy.busiest_stage, Some(PipelineStage { index: 3, layers: 11 }), "the report names the stage that sets the pace");
+    assert_eq!(even.busiest_stage, None);
     // Front-loading layers costs memory: the first stage keeps pp micro-batches in flight.
     let front = simulate_split(&m, &d, &p, &[14, 6, 6, 6], 4096, 16, 8).unwrap();
     let back = simulate_split(&m, &d, &p, &[6, 6, 6, 14], 4096, 16, 8).unwrap();

@@ -2,7 +2,7 @@
 //!
 //! Training: the same hot-spot map and cause chain as inference (`diagnosis`), over one training
 //! step's operators, plus the schedule's own losses (pipeline bubble, exposed data-parallel
-//! communication), and suggestions re-simulated with `training::simulate`.
+//! communication), and suggestions re-simulated with `training::simulate_split`.
 //! Search signals: what the trials say about the search (how much was infeasible and why,
 //! whether the best stopped improving), the "convergence" dimension of the diagnosis.
 
@@ -51,9 +51,14 @@ pub fn diagnose_training(s: &Scenario, names: &[String], config: &Config, weight
     let r = simulate_split(&model, &device, &p, &o.pipeline_layers, seq, gb, o.chips)?;
     let w = Workload::TrainStep { micro_batch: p.micro_batch, seq_len: seq };
     let opts = crate::stages::training::graph_options(&p);
-    let (ops, _) = crate::stages::serving::cost(&model, &device, &w, &p.plan, &opts)?;
+    // The hot spots are the pace-setting stage's (its own layers and ends under an uneven split).
+    let plan = tunelab_sim::workload::ParallelPlan { stage: r.busiest_stage, ..p.plan };
+    let (ops, _) = crate::stages::serving::cost(&model, &device, &w, &plan, &opts)?;
     let (hot, shares) = hot_spots(&ops);
     let mut chain = causes(&ops, "the training step", false, &device, &shares);
+    if let Some(st) = r.busiest_stage {
+        chain.push(format!("pipeline stage {} of {} sets the pace with {} of the model's layers (training.pipeline_layers {:?}): every stage runs each micro-batch at its rate", st.index, p.plan.pp, st.layers, o.pipeline_layers));
+    }
     if r.bubble_fraction >= 0.05 {
         chain.push(format!("the pipeline bubble idles {:.0}% of each step: (pp - 1) / (m + pp - 1) with pp = {} and m = {} micro-batches", r.bubble_fraction * 100.0, p.plan.pp, r.grad_accum));
     }

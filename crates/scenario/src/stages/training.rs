@@ -110,6 +110,9 @@ pub struct TrainResult {
     pub breakdown: Vec<(String, f64)>,
     /// Which gradient/parameter communication overlaps and which is exposed, in words.
     pub overlap_note: String,
+    /// The stage that set the pace under an uneven layer split (`pipeline_layers`); None for
+    /// the even split.
+    pub busiest_stage: Option<PipelineStage>,
 }
 
 
@@ -189,7 +192,7 @@ pub fn simulate_split(model: &ModelDesc, device: &Device, p: &TrainPoint, stage_
         }
         stages = stage_layers.iter().enumerate().map(|(i, &layers)| ParallelPlan { stage: Some(PipelineStage { index: i as u64, layers }), ..*plan }).collect();
     }
-    let mut busiest: Option<StageCosts> = None;
+    let mut busiest: Option<(StageCosts, Option<PipelineStage>)> = None;
     let mut mem_gib: f64 = 0.0;
     for (i, stage) in stages.iter().enumerate() {
         let q = TrainPoint { plan: *stage, ..*p };
@@ -198,11 +201,12 @@ pub fn simulate_split(model: &ModelDesc, device: &Device, p: &TrainPoint, stage_
             None => e,
         })?;
         mem_gib = mem_gib.max(c.mem_gib);
-        if busiest.is_none_or(|b| c.fwd + c.bwd > b.fwd + b.bwd) {
-            busiest = Some(c);
+        if busiest.is_none_or(|(b, _)| c.fwd + c.bwd > b.fwd + b.bwd) {
+            busiest = Some((c, stage.stage));
         }
     }
-    let StageCosts { fwd, bwd, p2p, sync: sync_mb, optimizer, dp_once, dp_per_mb, zero3_per_mb, param_gather, graph_model_flops, layers: layers_here, .. } = busiest.unwrap_or_default();
+    let (costs, busiest_stage) = busiest.unwrap_or_default();
+    let StageCosts { fwd, bwd, p2p, sync: sync_mb, optimizer, dp_once, dp_per_mb, zero3_per_mb, param_gather, graph_model_flops, layers: layers_here, .. } = costs;
     let (pp, v) = (plan.pp as f64, plan.vpp as f64);
     let per_mb = fwd + bwd;
     // Interleaved 1F1B: m micro-batches plus (pp - 1) / v slots of fill and drain.
@@ -269,6 +273,7 @@ pub fn simulate_split(model: &ModelDesc, device: &Device, p: &TrainPoint, stage_
         tokens_per_s_per_chip: tokens / (step_us * 1e-6) / chips as f64,
         breakdown,
         overlap_note: notes.join("; "),
+        busiest_stage,
     })
 }
 
