@@ -197,3 +197,28 @@ fn a_request_reaching_a_busy_vllm_engine_waits_for_the_step_already_scheduled() 
     // The extra wait is about one decode step, not more: the request still prefills in one step.
     assert!(ttft < 346.31 + 2.0 * tpot, "{ttft:.0} ms");
 }
+
+#[test]
+fn vllm_admits_a_request_to_a_busy_engine_a_step_later_than_mindie() {
+    // Requests arriving at 3 per second to Llama-2-7B find the engine decoding others. A serial
+    // engine (MindIE, M3) schedules a request at the end of the step in progress: half a step
+    // on average. vLLM's async scheduling (V9) has already scheduled the next step by then, so
+    // the request waits for that one too: about a step and a half.
+    let lag = |engine: &str| {
+        let text = format!(
+            r#"{{"stage": "deployment", "model": "llama-2-7b", "device": "910B2", "seed": 5,
+            "workload": {{"input_len": 256, "output_len": 256}},
+            "deployment": {{"serving": {{"engine": "{engine}", "arrival": "poisson", "request_rate": 3.0, "requests": 150, "length_distribution": "fixed"}}}}}}"#
+        );
+        let s = Scenario::from_json(&text).unwrap();
+        let r = run(&s, 64);
+        let front = tunelab_scenario::scheduler::price::HostCosts::bundled(engine).unwrap().frontend_us_per_request * 1e-3;
+        // Queueing beyond the front end, in decode steps.
+        let steps = (r.queue_ms.mean - front) / r.tpot_ms.p50;
+        println!("{engine}: queue {:.1} ms (front end {front:.1} ms), decode step {:.1} ms: {steps:.2} steps", r.queue_ms.mean, r.tpot_ms.p50);
+        steps
+    };
+    let (vllm, mindie) = (lag("vllm-ascend"), lag("mindie"));
+    assert!(mindie > 0.2 && mindie < 0.9, "MindIE waits {mindie:.2} steps");
+    assert!(vllm > 1.1 && vllm < 2.0, "vLLM waits {vllm:.2} steps");
+}

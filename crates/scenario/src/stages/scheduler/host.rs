@@ -85,6 +85,10 @@ pub struct HostCosts {
     /// scheduling, SGLang's overlap event loop: 1; a serial engine: 0). A request reaching a
     /// busy engine misses the step already scheduled and joins the one after (`sim`).
     pub schedule_ahead_steps: u64,
+    /// The engine keeps scheduling ahead while a draft model speculates (EAGLE, EAGLE-3, MTP):
+    /// vLLM does (async scheduling with those drafts is its default), SGLang switches its
+    /// overlap loop off for them.
+    pub schedule_ahead_with_speculative: bool,
 }
 
 impl HostCosts {
@@ -135,6 +139,7 @@ impl HostCosts {
             triton_launch_host_us: opt("triton_launch_host_us")?,
             linear_prefill_python_us: opt("linear_prefill_python_us")?,
             schedule_ahead_steps: opt("schedule_ahead_steps")? as u64,
+            schedule_ahead_with_speculative: opt("schedule_ahead_with_speculative")? > 0.0,
             encoder_separate_ops: match e.encoder_graph.as_deref() {
                 None | Some("fused") => false,
                 Some("separate") => true,
