@@ -133,9 +133,10 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
         };
     }
     // When the step that ended at `now` started (None: the engine was idle before `now`). An
-    // engine that schedules one step ahead (vLLM's async scheduling, SGLang's overlap loop, the
-    // latter not with a draft model) picked the step starting at `now` when that one started, so only requests that reached it
-    // by then are in it; later ones wait one step more. An idle engine schedules on arrival.
+    // engine that schedules one step ahead (vLLM's async scheduling; SGLang's overlap loop, but
+    // not with a draft model) picked the step starting at `now` when that one started, so only
+    // requests that reached it by then are in it; later ones wait one step more. An idle engine
+    // (nothing running) schedules on arrival.
     let ahead = pricer.host.schedule_ahead_steps > 0 && (pricer.spec.is_none() || pricer.host.schedule_ahead_with_speculative);
     let mut last_start: Option<f64> = None;
     while done_count < n {
