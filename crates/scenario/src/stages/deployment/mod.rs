@@ -174,6 +174,9 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
                 spec.engine
             ));
         }
+        if spec.host().is_ok_and(|h| h.schedule_ahead_steps > 0 && (spec.speculative.is_none() || h.schedule_ahead_with_speculative)) {
+            notes.push(format!("{} schedules one step ahead (vLLM's async scheduling, SGLang's overlap loop): a request reaching a busy engine joins the step after the one already scheduled, about one step more in queue_ms and TTFT; a burst reaching an idle engine is scheduled at once (assets/constants/serving-host.json, schedule_ahead_steps)", spec.engine));
+        }
     } else {
         notes.push(format!("simple mode (static batch, {} engine): TTFT is one prefill of the whole batch and TPOT one decode step; no scheduler, no request stream", spec.engine));
     }

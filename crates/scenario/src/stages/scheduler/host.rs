@@ -81,6 +81,14 @@ pub struct HostCosts {
     /// and V as three biased matmuls; GELU, each residual Add and LayerNorm its own kernel)
     /// instead of one QKV matmul with the activation and residual add in the epilogues.
     pub encoder_separate_ops: bool,
+    /// Steps the engine schedules ahead of the one the device is running (vLLM's async
+    /// scheduling, SGLang's overlap event loop: 1; a serial engine: 0). A request reaching a
+    /// busy engine misses the step already scheduled and joins the one after (`sim`).
+    pub schedule_ahead_steps: u64,
+    /// The engine keeps scheduling ahead while a draft model speculates (EAGLE, EAGLE-3, MTP):
+    /// vLLM does (async scheduling with those drafts is its default), SGLang switches its
+    /// overlap loop off for them.
+    pub schedule_ahead_with_speculative: bool,
 }
 
 impl HostCosts {
@@ -130,6 +138,8 @@ impl HostCosts {
             frontend_us_per_request: opt("frontend_us_per_request")?,
             triton_launch_host_us: opt("triton_launch_host_us")?,
             linear_prefill_python_us: opt("linear_prefill_python_us")?,
+            schedule_ahead_steps: opt("schedule_ahead_steps")? as u64,
+            schedule_ahead_with_speculative: opt("schedule_ahead_with_speculative")? > 0.0,
             encoder_separate_ops: match e.encoder_graph.as_deref() {
                 None | Some("fused") => false,
                 Some("separate") => true,

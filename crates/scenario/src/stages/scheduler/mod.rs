@@ -13,6 +13,10 @@
 //!    does) or a decode of every running sequence;
 //! 3. admits no more than `max_num_seqs` sequences, and only while their KV blocks fit.
 //!
+//! A request joins the queue when the API-server front end hands it over (`frontend`); an
+//! engine that schedules one step ahead (vLLM's async scheduling, SGLang's overlap loop) has
+//! already picked the next step when a request reaches it busy, so it joins the one after.
+//!
 //! KV memory: the engine's share of the chip (`kv_cache_fraction`) less the weights, workspace
 //! and the activation peak of the largest step is divided into blocks of `block_size` tokens.
 //! The memory strategy decides how sequences hold blocks: "dynamic_pool" pages them in as the

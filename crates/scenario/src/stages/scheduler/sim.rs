@@ -132,9 +132,20 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
             }
         };
     }
+    // When the step that ended at `now` started (None: the engine was idle before `now`). An
+    // engine that schedules one step ahead (vLLM's async scheduling; SGLang's overlap loop, but
+    // not with a draft model) picked the step starting at `now` when that one started, so only
+    // requests that reached it by then are in it; later ones wait one step more. An idle engine
+    // (nothing running) schedules on arrival.
+    let ahead = pricer.host.schedule_ahead_steps > 0 && (pricer.spec.is_none() || pricer.host.schedule_ahead_with_speculative);
+    let mut last_start: Option<f64> = None;
     while done_count < n {
-        // Arrivals up to now join the queue in order.
-        while next_arrival < released && ready[next_arrival] <= now + 1e-12 {
+        // Arrivals the step about to start can hold join the queue in order.
+        let cutoff = match last_start {
+            Some(t) if ahead && !running.is_empty() => t,
+            _ => now,
+        };
+        while next_arrival < released && ready[next_arrival] <= cutoff + 1e-12 {
             let r = &reqs[next_arrival];
             // Cached prefix tokens count as done (at least the last prompt token is computed).
             let cached = ((r.input as f64 * cfg.prefix_cache_hit_rate.clamp(0.0, 1.0)) as u64).min(r.input.saturating_sub(1));
@@ -143,7 +154,8 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
         }
         if running.is_empty() && waiting.is_empty() {
             if next_arrival < released {
-                now = ready[next_arrival];
+                now = now.max(ready[next_arrival]);
+                last_start = None;
                 continue;
             }
             return Err("the serving simulation stalled with requests outstanding (a scheduler bug)".into());
@@ -174,6 +186,7 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
                 let kf = k as f64;
                 let first_end = now + dt;
                 now += dt * kf;
+                last_start = Some(now - dt);
                 st.steps += k;
                 busy_us += cost.device_us * kf;
                 prefill_us += cost.prefill_us * kf;
@@ -320,6 +333,7 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
         };
         let cost = pricer.step(&shape, cfg.graph_launch)?;
         let dt = cost.time_us * 1e-6;
+        last_start = Some(now);
         now += dt;
         busy_us += cost.device_us;
         prefill_us += cost.prefill_us;
