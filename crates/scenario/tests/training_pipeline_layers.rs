@@ -77,3 +77,17 @@ fn the_llama3_70b_row_priced_with_its_scripts_layer_list_lands_near_its_measurem
     println!("Llama-3-70B 8k, 4x8: predicted {rate:.0} tokens/s/NPU, measured 353");
     assert!((rate / 353.0 - 1.0).abs() < 0.12, "predicted {rate:.0} tokens/s/NPU, measured 353");
 }
+
+#[test]
+fn a_scenario_with_a_layer_list_starts_from_its_pipeline_depth() {
+    // The "before" point of the report: data parallelism over what the four stages leave,
+    // priced (not refused because pp = 1 does not match the list).
+    let mut s = tunelab_scenario::bundled_scenario("llama2-7b-8x910B2-training").unwrap();
+    s.training.pipeline_layers = vec![6, 8, 9, 9];
+    let mut st = tunelab_scenario::setup(&s).unwrap();
+    let names = st.space.names().to_vec();
+    let pp = names.iter().position(|n| n == "pp").unwrap();
+    assert_eq!(st.baseline.0[pp], tunelab_search::Value::Int(4));
+    let out = st.objective.evaluate(&st.baseline);
+    assert!(matches!(out, tunelab_search::Outcome::Ok(_)), "{out:?}");
+}

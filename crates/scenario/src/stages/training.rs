@@ -512,15 +512,20 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
 }
 
 /// The "before" point: pure data parallelism at micro-batch 1 (the plain PyTorch DDP starting
-/// point), with the least memory saving that fits: no sharding, then ZeRO-1, then full
+/// point; with `pipeline_layers`, its pipeline stages and data parallelism over the rest), with
+/// the least memory saving that fits: no sharding, then ZeRO-1, then full
 /// recomputation, then ZeRO-3. If none of them is in the space, a bounded number of the space's
 /// first levels along each axis are tried (never a walk over the whole, user-sized, space), and
 /// if none satisfies the constraints the setup says so.
 fn baseline_config(space: &Space, obj: &TrainingObjective) -> Result<Config, String> {
     let steps = [("none", "zero0"), ("none", "zero1"), ("full", "zero1"), ("full", "zero3")];
+    // An uneven layer split (pipeline_layers) fixes the pipeline depth: data parallelism over
+    // what the stages leave.
+    let stages = obj.options.pipeline_layers.len() as u64;
+    let pp = if stages > 0 && obj.chips.is_multiple_of(stages) { stages } else { 1 };
     let mut first_valid = None;
     for (rc, zero) in steps {
-        let want = [Value::Int(1), Value::Int(1), Value::Int(obj.chips as i64), Value::Int(1), rc.into(), zero.into(), "off".into(), "bf16".into(), Value::Int(1), Value::Int(1), Value::Int(1)];
+        let want = [Value::Int(1), Value::Int(pp as i64), Value::Int((obj.chips / pp) as i64), Value::Int(1), rc.into(), zero.into(), "off".into(), "bf16".into(), Value::Int(1), Value::Int(1), Value::Int(1)];
         let c = Config(space.params().iter().zip(want).map(|(p, v)| if p.contains(&v) { v } else { p.level_value(0) }).collect());
         if !space.contains(&c) {
             continue;
