@@ -77,10 +77,7 @@ fn vllms_piecewise_decode_spends_more_host_time_per_step_than_mindies_whole_step
 #[test]
 fn mindies_python_text_generator_holds_a_full_batch_back_as_measured() {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/measurements/ascend-910b.json")).unwrap();
-    let set = tunelab_scenario::fidelity::MeasurementSet::from_json(&text).unwrap();
-    let cases = tunelab_scenario::fidelity::cases(&set);
-    let case = cases.iter().find(|c| c.row.id == "srv-qwen1.5-7b-mindie-tp8-c256").expect("the MindIE row");
-    let (got, _) = tunelab_scenario::fidelity::predict_case(case, None).unwrap();
+    let got = tunelab_scenario::fidelity::predict_row(&text, "srv-qwen1.5-7b-mindie-tp8-c256").unwrap();
     let rate = got["tokens_per_s"].0;
     assert!((rate / 5636.846 - 1.0).abs() < 0.12, "predicted {rate:.0} tokens/s, measured 5637");
     let latency_s = got["e2e_mean_ms"].0 / 1e3;
@@ -186,10 +183,7 @@ fn a_request_reaching_a_busy_vllm_engine_waits_for_the_step_already_scheduled() 
     // decoding at ~65 ms a step; its mean TTFT is 346 ms. Admitted at the next step (a serial
     // engine) the prediction was 293 ms (-15%); one step later it is within 10%.
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/measurements/ascend-set2.json")).unwrap();
-    let set = tunelab_scenario::fidelity::MeasurementSet::from_json(&text).unwrap();
-    let cases = tunelab_scenario::fidelity::cases(&set);
-    let case = cases.iter().find(|c| c.row.id == "srv-vllm-qwen3-32b-w4a4-800ia2-1card-rate1").expect("the W4A4 rate-1 row");
-    let (got, _) = tunelab_scenario::fidelity::predict_case(case, None).unwrap();
+    let got = tunelab_scenario::fidelity::predict_row(&text, "srv-vllm-qwen3-32b-w4a4-800ia2-1card-rate1").unwrap();
     let ttft = got["ttft_mean_ms"].0;
     let tpot = got["tpot_p50_ms"].0;
     println!("W4A4 Qwen3-32B at 1 req/s: mean TTFT {ttft:.0} ms (measured 346), median TPOT {tpot:.1} ms");

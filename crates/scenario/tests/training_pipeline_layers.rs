@@ -69,10 +69,7 @@ fn the_llama3_70b_row_priced_with_its_scripts_layer_list_lands_near_its_measurem
     // recomputation is the only fit and the prediction is 15% slow; the script's split keeps the
     // first stage's in-flight activations small enough to run without recomputation.
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/measurements/ascend-910b.json")).unwrap();
-    let set = tunelab_scenario::fidelity::MeasurementSet::from_json(&text).unwrap();
-    let cases = tunelab_scenario::fidelity::cases(&set);
-    let case = cases.iter().find(|c| c.row.id == "trn-llama3-70b-8k-8x8").expect("the Llama-3-70B row");
-    let (got, _) = tunelab_scenario::fidelity::predict_case(case, None).unwrap();
+    let got = tunelab_scenario::fidelity::predict_row(&text, "trn-llama3-70b-8k-8x8").unwrap();
     let rate = got["tokens_per_s_per_chip"].0;
     println!("Llama-3-70B 8k, 4x8: predicted {rate:.0} tokens/s/NPU, measured 353");
     assert!((rate / 353.0 - 1.0).abs() < 0.12, "predicted {rate:.0} tokens/s/NPU, measured 353");

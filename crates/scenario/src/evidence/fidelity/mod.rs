@@ -356,6 +356,15 @@ pub fn predict_case(case: &Case, device: Option<&Json>) -> Result<(BTreeMap<Stri
     Ok((names.into_iter().zip(values.into_iter().zip(units)).collect(), chips))
 }
 
+/// The stage metrics of the row `id` of a measurement file's text (`predict_case` on the
+/// bundled chip profile; a row with variants: its first): what a test or a one-row check needs.
+pub fn predict_row(set_text: &str, id: &str) -> Result<BTreeMap<String, (f64, String)>, String> {
+    let set = MeasurementSet::from_json(set_text)?;
+    let cases = cases(&set);
+    let case = cases.iter().find(|c| c.row.id == id).ok_or_else(|| format!("no row '{}' in the measurement file", clip(id)))?;
+    predict_case(case, None).map(|(metrics, _)| metrics)
+}
+
 /// Chips of the job: `training.chips` for training.
 fn job_chips(s: &Scenario) -> Option<f64> {
     if s.stage == crate::Stage::Training {
