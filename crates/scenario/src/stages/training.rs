@@ -58,8 +58,13 @@ impl TrainingOptions {
         p.train.lora_rank = self.lora_rank;
         p.train.lora_mlp = self.lora_targets == "attention_mlp";
         p.train.framework = TrainFramework::parse(&self.framework).unwrap_or_default();
+        p.train.unfused = self.unfused();
+    }
+
+    /// The fused kernels `unfused_kernels` turns off.
+    pub fn unfused(&self) -> Unfused {
         let off = |k: &str| self.unfused_kernels.iter().any(|x| x == k);
-        p.train.unfused = Unfused { rms_norm: off("rms_norm"), rotary: off("rotary"), swiglu: off("swiglu") };
+        Unfused { rms_norm: off("rms_norm"), rotary: off("rotary"), swiglu: off("swiglu") }
     }
 }
 pub use space::{check_domains, decode, graph_options, space_params, space_params_for, PARAMS};
@@ -475,18 +480,16 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         Err(e) => notes.push(format!("no learning-rate advice: {e}")),
     }
     let k = training_constants();
-    let fw = k.framework(TrainFramework::parse(&o.framework).unwrap_or_default());
+    let framework = TrainFramework::parse(&o.framework).unwrap_or_default();
+    let fw = k.framework(framework);
     let launch = if fw.graph_launch() { format!("one graph launch per micro-batch ({} us)", device.graph_launch_us) } else { format!("eager launches at the kernel library's {} us each", device.eager_host_us_per_launch) };
     // The language-model kernels (norm, rotary, SwiGLU, cross-entropy, MoE) are named only for
     // a model that has them.
     // A kernel the run turns off (training.unfused_kernels) runs as the model code's own ops.
-    let kernels = |name: &str, framework: f64, own: f64| if o.unfused_kernels.iter().any(|x| x == name) && framework <= 1.0 { own } else { framework };
+    let [norm, rotary, swiglu] = k.norm_rotary_swiglu_kernels(framework, o.unfused());
     let llm_kernels = match &model.llm {
         Some(_) => format!(
-            ", RMSNorm / rotary / SwiGLU as {} / {} / {} kernels{}, cross-entropy as {} passes over the logits",
-            kernels("rms_norm", fw.rms_norm_kernels.value, k.unfused_rms_norm_kernels.value),
-            kernels("rotary", fw.rotary_kernels.value, k.unfused_rotary_kernels.value),
-            kernels("swiglu", fw.swiglu_kernels.value, k.unfused_swiglu_kernels.value),
+            ", RMSNorm / rotary / SwiGLU as {norm} / {rotary} / {swiglu} kernels{}, cross-entropy as {} passes over the logits",
             if o.unfused_kernels.is_empty() { String::new() } else { format!(" ({} unfused: training.unfused_kernels)", o.unfused_kernels.join(", ")) },
             fw.cross_entropy_passes.value
         ),

@@ -181,6 +181,18 @@ impl TrainingConstants {
     pub fn framework(&self, f: TrainFramework) -> &FrameworkConstants {
         &self.frameworks[f.name()]
     }
+    /// Kernels per RMSNorm, rotary embedding and SwiGLU a run executes: its framework's, or the
+    /// model code's own ops (`unfused_*_kernels`) for one it turns off; a framework whose model
+    /// code is already unfused (more than one kernel) keeps its own count.
+    pub fn norm_rotary_swiglu_kernels(&self, f: TrainFramework, off: super::Unfused) -> [f64; 3] {
+        let b = self.framework(f);
+        let count = |framework: &Constant, own: &Constant, off: bool| if off && framework.value <= 1.0 { own.value } else { framework.value };
+        [
+            count(&b.rms_norm_kernels, &self.unfused_rms_norm_kernels, off.rms_norm),
+            count(&b.rotary_kernels, &self.unfused_rotary_kernels, off.rotary),
+            count(&b.swiglu_kernels, &self.unfused_swiglu_kernels, off.swiglu),
+        ]
+    }
 }
 
 thread_local! {

@@ -215,17 +215,16 @@ pub fn trainable_per_chip(model: &ModelDesc, plan: &ParallelPlan, fwd: &[GraphOp
 /// the same activations. The op repeats that many times, so its forward, recomputation and
 /// backward, and its eager launches, all count every kernel.
 /// A run that turns a fused kernel off (`TrainOptions::unfused`) runs the model code's own ops
-/// instead (`unfused_*_kernels`); a framework whose model code is already unfused (more than
-/// one kernel) keeps its own count.
+/// instead (`TrainingConstants::norm_rotary_swiglu_kernels`).
 fn unfused(mut fwd: Vec<GraphOp>, framework: super::TrainFramework, off: super::Unfused) -> Vec<GraphOp> {
     let k = super::training_constants();
     let f = k.framework(framework);
-    let count = |framework: f64, own: &super::Constant, off: bool| if off && framework <= 1.0 { own.value } else { framework };
+    let [norm, rotary, swiglu] = k.norm_rotary_swiglu_kernels(framework, off);
     for o in &mut fwd {
         let n = match o.op {
-            Op::Vector { kind: VectorKind::RmsNorm, .. } => count(f.rms_norm_kernels.value, &k.unfused_rms_norm_kernels, off.rms_norm),
-            Op::Vector { kind: VectorKind::Rotary, .. } => count(f.rotary_kernels.value, &k.unfused_rotary_kernels, off.rotary),
-            Op::Vector { kind: VectorKind::SwiGlu, .. } => count(f.swiglu_kernels.value, &k.unfused_swiglu_kernels, off.swiglu),
+            Op::Vector { kind: VectorKind::RmsNorm, .. } => norm,
+            Op::Vector { kind: VectorKind::Rotary, .. } => rotary,
+            Op::Vector { kind: VectorKind::SwiGlu, .. } => swiglu,
             // The loss over the logits (llm.rs prices one fused 16-bit softmax pass); the
             // framework's loss code makes several fp32 passes (cross_entropy_passes).
             Op::Vector { kind: VectorKind::Softmax, .. } if o.name == "lm_head.cross_entropy" => f.cross_entropy_passes.value,
