@@ -128,9 +128,9 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
     // First stage: embedding (+ vision encoder); last stage: LM head (a second copy when tied
     // and pp > 1, as Megatron keeps it) and the final norm.
     let head = if t.tied_embeddings && pp == 1 { 0 } else { vocab_slice };
-    if let Some(s) = plan.stage.filter(|_| pp > 1) {
+    if plan.stage.is_some() && pp > 1 {
         // One stage of an uneven split: its own ends only.
-        let (first, last) = (s.index == 0, s.index + 1 >= pp);
+        let (first, last) = plan.stage_ends();
         let linear = if first { linear + vision } else { linear };
         let other = other + if first { vocab_slice } else { 0 } + if last { head + t.hidden } else { 0 };
         return ChipParams { linear, other };
@@ -326,9 +326,9 @@ fn training_activations(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, op
     let last = per_layer.saturating_mul(layers).saturating_add(logits);
     let stored = if plan.pp <= 1 {
         first.saturating_add(vision).saturating_add(logits)
-    } else if let Some(s) = plan.stage {
+    } else if plan.stage.is_some() {
         // One stage of an uneven split: its layers' micro-batches in flight, and its ends.
-        let (is_first, is_last) = (s.index == 0, s.index + 1 >= plan.pp);
+        let (is_first, is_last) = plan.stage_ends();
         first.saturating_add(if is_first { vision } else { 0 }).saturating_add(if is_last { logits } else { 0 })
     } else {
         first.saturating_add(vision).max(last)

@@ -459,24 +459,20 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
     // rotary embedding in its layers (BertSelfAttention); decoder LLMs rotate q and k.
     let g = Geom { batch, q_len, kv_len, kind, causal, rotary: !t.encoder, cp_split: train && plan.cp > 1, train };
     stack(&ctx, &mut ops, "layer", &g, plan.layers_here(t.layers), opts);
-    if !last_stage {
-        // A stage before the last of an uneven split (MindSpeed --num-layer-list) ends at its
-        // layers; the final norm and the LM head are the last stage's.
-        if opts.om_model && !train {
-            super::onnx_om::apply(&mut ops);
+    // The final norm and the LM head are the last stage's (a stage before it of an uneven
+    // split, MindSpeed's --num-layer-list, ends at its layers).
+    if last_stage {
+        ops.push(ctx.vector("final_norm".into(), OpClass::Norm, ctx.norm_kind(), logits_rows, t.hidden));
+        // An encoder ends in a pooler (first token, hidden -> hidden, tanh) instead of an LM head.
+        let vocab_local = if t.encoder { t.hidden } else { ceil_div(t.vocab, plan.tp) };
+        let head = Op::Matmul { batch: 1, m: logits_rows, n: vocab_local, k: t.hidden, dtype: vec, weight_dtype: None, epilogue: Epilogue::None };
+        ops.push(GraphOp { name: "lm_head".into(), op: head, repeat: 1, class: OpClass::LmHead });
+        if train {
+            ops.push(ctx.vector("lm_head.cross_entropy".into(), OpClass::LmHead, VectorKind::Softmax, logits_rows, vocab_local));
+        } else if plan.tp > 1 && !t.encoder {
+            let bytes = logits_rows.saturating_mul(t.vocab).saturating_mul(vec.bytes());
+            ops.push(ctx.comm("tp.logits_allgather".into(), CommKind::AllGather, bytes, plan.tp));
         }
-        return Ok(ops);
-    }
-    ops.push(ctx.vector("final_norm".into(), OpClass::Norm, ctx.norm_kind(), logits_rows, t.hidden));
-    // An encoder ends in a pooler (first token, hidden -> hidden, tanh) instead of an LM head.
-    let vocab_local = if t.encoder { t.hidden } else { ceil_div(t.vocab, plan.tp) };
-    let head = Op::Matmul { batch: 1, m: logits_rows, n: vocab_local, k: t.hidden, dtype: vec, weight_dtype: None, epilogue: Epilogue::None };
-    ops.push(GraphOp { name: "lm_head".into(), op: head, repeat: 1, class: OpClass::LmHead });
-    if train {
-        ops.push(ctx.vector("lm_head.cross_entropy".into(), OpClass::LmHead, VectorKind::Softmax, logits_rows, vocab_local));
-    } else if plan.tp > 1 && !t.encoder {
-        let bytes = logits_rows.saturating_mul(t.vocab).saturating_mul(vec.bytes());
-        ops.push(ctx.comm("tp.logits_allgather".into(), CommKind::AllGather, bytes, plan.tp));
     }
     if opts.om_model && !train {
         super::onnx_om::apply(&mut ops);
