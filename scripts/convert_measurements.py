@@ -483,10 +483,19 @@ def serving_metric(key):
 
 
 def with_engine(serving, r):
-    """`serving` with the row's engine set (left at the default when the row names none)."""
+    """`serving` with the row's engine set (left at the default when the row names none), and
+    HCCL's AIV expansion when the row's environment sets it."""
     e = engine_of(r)
     if e is not None:
         serving = dict(serving, engine=e)
+    return with_hccl_expansion(serving, r)
+
+
+def with_hccl_expansion(serving, r):
+    """`serving` with deployment.serving.hccl_expansion "aiv" when the row's software or setup
+    sets HCCL_OP_EXPANSION_MODE=AIV (the vector cores build each collective, all peers at once)."""
+    if "HCCL_OP_EXPANSION_MODE=AIV" in json.dumps([r.get("software"), r.get("setup")]):
+        serving = dict(serving, hccl_expansion="aiv")
     return serving
 
 
@@ -915,8 +924,8 @@ def convert_serving2(r):
     # vLLM captures decode piecewise unless the launch says FULL_DECODE_ONLY (docs/serving.md).
     full_decode = "full_decode_only" in str(st.get("mode", st.get("modes", ""))).lower()
     sharegpt = "sharegpt" in str(st.get("workload", "")).lower()
-    serving = {"mode": "scheduler", "engine": engine, "requests": prompts or 100,
-               "length_distribution": "fixed", "block_size": 128}
+    serving = with_hccl_expansion({"mode": "scheduler", "engine": engine, "requests": prompts or 100,
+                                   "length_distribution": "fixed", "block_size": 128}, r)
     notes = []
     if rate == "inf":
         serving["arrival"] = "burst"

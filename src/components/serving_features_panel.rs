@@ -73,6 +73,8 @@ pub fn ServingFeaturesPanel() -> impl IntoView {
                 |s, t| { s.deployment.serving.image_size = if t.is_empty() { None } else { Some(t.parse().map_err(|_| "a whole number of pixels (or empty)".to_string())?) }; Ok(()) })}
             {select("Graph capture", "serving-graph-mode", "How a graph-launched decode step is captured: auto (the engine's default: vLLM-Ascend piecewise), piecewise (attention runs eagerly between captured pieces; the host works per layer), full_decode_only (one graph per decode step; vLLM --compilation-config cudagraph_mode)",
                 pair(&["auto", "piecewise", "full_decode_only"]), |s| s.deployment.serving.graph_mode.clone(), |s, v| s.deployment.serving.graph_mode = v)}
+            {select("HCCL expansion", "serving-hccl-expansion", "Where HCCL builds each collective's tasks (HCCL_OP_EXPANSION_MODE): auto (per call, one task to each peer; torchair's compiled graphs at compile time), aiv (the vector cores, at once: an all-reduce inside an A2 node pays the mesh's two steps)",
+                pair(&["auto", "aiv"]), |s| s.deployment.serving.hccl_expansion.clone(), |s, v| s.deployment.serving.hccl_expansion = v)}
         </fieldset>
     }
 }

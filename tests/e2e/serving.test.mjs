@@ -81,3 +81,28 @@ test('the runtime field runs an encoder as the offline OM model: slower, in the 
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('the HCCL expansion field prices AIV collectives, travels in the link and reaches the CLI', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  await page.selectOption('[data-testid=bundled]', 'llama2-7b-910B2-deployment');
+  await page.waitForSelector('[data-testid=serving-hccl-expansion]');
+  assert.equal(await page.inputValue('[data-testid=serving-hccl-expansion]'), 'auto');
+  await setInput(page, 'budget', 10);
+  await setInput(page, 'seed', 5);
+  await setInput(page, 'serving-requests', 40);
+  // HCCL_OP_EXPANSION_MODE=AIV: a tensor-parallel all-reduce pays two latency steps, not a
+  // task per peer (the pricing itself is checked natively: serving_features.rs).
+  await page.selectOption('[data-testid=serving-hccl-expansion]', 'aiv');
+  assert.equal(await page.$('[data-testid=error]'), null, 'aiv is accepted');
+  const aiv = (await runToDone(page)).best;
+  assert.ok(Number(aiv) > 0, `the run finishes with a best: ${aiv}`);
+  const url = page.url();
+  const fresh = await open(browser, url);
+  assert.equal(await fresh.page.inputValue('[data-testid=serving-hccl-expansion]'), 'aiv');
+  const shared = (await runToDone(fresh.page)).best;
+  await fresh.context.close();
+  assert.equal(shared, aiv, 'the link reproduces the run');
+  if (CLI) assert.equal(cliBest(url), shared, 'the CLI gives the same best for the link');
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -223,3 +223,20 @@ fn the_diagnosis_of_a_wide_ep_deployment_prices_its_cross_node_all_to_alls() {
     // The baseline of a cluster scenario is a valid wide-EP layout.
     assert!(matches!(st_.space.params().iter().find(|p| p.name == "expert_parallel").unwrap().level_value(0), Value::Str(ref v) if v == "on"));
 }
+
+#[test]
+fn disaggregated_serving_prices_several_draft_tokens() {
+    // Each instance's step pricer is looked up under the key it is kept by; with two or more
+    // draft tokens the lookup once used the raw count and missed them ("step pricers missing").
+    let mut v: serde_json::Value = serde_json::from_str(&pd().to_json()).unwrap();
+    v["deployment"]["serving"]["speculative"] = serde_json::json!({"method": "eagle3", "num_speculative_tokens": [2, 1], "acceptance_rate": 0.6});
+    let s = Scenario::from_json(&v.to_string()).unwrap();
+    let st_ = setup(&s).unwrap();
+    let names = st_.space.names().to_vec();
+    let mut c = st_.baseline.clone();
+    for (n, x) in [("pd", st("1P1D")), ("tp", i(4)), ("dp", i(4)), ("prefill_tp", i(4)), ("batch", i(32)), ("num_speculative_tokens", i(2))] {
+        c.0[names.iter().position(|y| y == n).unwrap_or_else(|| panic!("no {n} in {names:?}"))] = x;
+    }
+    let two = serve(&s, &names, &c).unwrap_or_else(|e| panic!("{e}"));
+    assert!(two.tpot_ms.p50 > 0.0 && two.output_tokens_per_s > 0.0);
+}

@@ -165,8 +165,11 @@ pub enum CommAlgorithm {
     #[default]
     Ring,
     Tree,
-    /// Every peer at once (an all-to-all issued to all ranks together, as HCCL's cross-node
-    /// all-to-all and the MC2 dispatch/combine kernels do): ceil(log2 p) latency steps for the
-    /// notifications, the same bytes as the ring. Other collectives take it as Tree.
+    /// Every peer at once. An all-to-all issued to all ranks together (HCCL's cross-node
+    /// all-to-all, the MC2 dispatch/combine kernels): ceil(log2 p) latency steps for the
+    /// notifications. An all-reduce, all-gather or reduce-scatter on a full mesh whose task
+    /// list was built in advance (HCCL's Mesh in a compiled static graph): two steps for an
+    /// all-reduce, one for the others, whatever p (`cost::comm` notes); off a full mesh it
+    /// runs as Ring. The same bytes as the ring either way.
     Mesh,
 }

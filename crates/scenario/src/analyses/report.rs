@@ -554,6 +554,9 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
     if serving.kv_cache_dtype == "int8" {
         notes.push("INT8 KV cache (C8): comes with the msModelSlim quantised weights (their KV-cache quantisation); vLLM-Ascend reads it with --quantization ascend, no separate flag".into());
     }
+    if serving.hccl_expansion == "aiv" {
+        notes.push("HCCL_OP_EXPANSION_MODE=AIV: an environment variable of the serving processes (vLLM-Ascend and MindIE alike), not a config.json field or a vllm serve flag; set it before launching".into());
+    }
     if let Some(c) = serving.max_concurrency {
         notes.push(format!("max concurrency {c}: a property of the benchmark client (--max-concurrency), not of the server"));
     }

@@ -7,6 +7,18 @@
 //! so a group of n ranks reaches (n - 1) / links of `hccs_gbs` (op-limulidae-collectives-910b:
 //! 2 / 4 / 8 cards measure 18 / 45 / 126 GB/s bus bandwidth, 15-18 GB/s per link used).
 //!
+//! On that mesh HCCL's algorithm is Mesh (CANN HCCL user guide, "Mesh": every NPU reads or
+//! writes each peer's share over that peer's link at once, O(1) in the ranks; the intra-server
+//! algorithm follows the topology and cannot be configured). How many latency steps a
+//! collective pays depends on where its task list is built (HCCL_OP_EXPANSION_MODE, CANN
+//! environment-variable reference: by default a static-shape graph's collectives are expanded
+//! on the device when the graph is compiled, a dynamic-shape graph's and single-operator
+//! mode's on the host at every call). Built per call, the tasks to the p - 1 peers are issued
+//! one after another, priced as the ring's 2(p - 1) steps of an all-reduce (`Ring`, the
+//! default); pre-expanded in a compiled static graph they run as the mesh's two
+//! (`CommAlgorithm::Mesh`, chosen by the graph builder for such graphs: torchair's GE graphs).
+//! The bytes, and so the bandwidth term, are the same either way.
+//!
 //! Alpha-beta per algorithm: time = launch + steps x per-step latency + bytes moved / (link
 //! rate x sustained efficiency). The per-step latency is HCCL's (notify record/wait plus the
 //! SDMA issue, `hccs_latency_us`), not the wire's; the sustained fraction of the HCCS rate is
@@ -40,11 +52,20 @@ pub fn steps_and_bytes(kind: CommKind, algorithm: CommAlgorithm, bytes: f64, ran
     match (kind, algorithm) {
         (CommKind::AllReduce, CommAlgorithm::Ring) => (2.0 * (p - 1.0), 2.0 * (p - 1.0) / p * data),
         (CommKind::AllToAll, CommAlgorithm::Mesh) => (steps_log, (p - 1.0) / p * data),
-        (CommKind::AllReduce, CommAlgorithm::Tree | CommAlgorithm::Mesh) => (2.0 * steps_log, 2.0 * steps_log * data),
+        (CommKind::AllReduce, CommAlgorithm::Tree) => (2.0 * steps_log, 2.0 * steps_log * data),
+        // HCCL's Mesh: reduce-scatter then all-gather, each one step to every peer at once.
+        (CommKind::AllReduce, CommAlgorithm::Mesh) => (2.0, 2.0 * (p - 1.0) / p * data),
         (CommKind::AllGather | CommKind::ReduceScatter, CommAlgorithm::Ring) => (p - 1.0, (p - 1.0) / p * data),
-        (CommKind::AllGather | CommKind::ReduceScatter, CommAlgorithm::Tree | CommAlgorithm::Mesh) => (steps_log, (p - 1.0) / p * data),
+        (CommKind::AllGather | CommKind::ReduceScatter, CommAlgorithm::Tree) => (steps_log, (p - 1.0) / p * data),
+        (CommKind::AllGather | CommKind::ReduceScatter, CommAlgorithm::Mesh) => (1.0, (p - 1.0) / p * data),
         (CommKind::AllToAll, _) => (p - 1.0, (p - 1.0) / p * data),
     }
+}
+
+/// Whether a group of `ranks` on link `l` sits on a full mesh: inside an A2 node every NPU has
+/// its own HCCS link to each peer (`hccs_links` >= ranks - 1).
+pub fn full_mesh(d: &Device, l: Link, ranks: u64) -> bool {
+    l == Link::Hccs && d.hccs_links > 1 && ranks.saturating_sub(1) <= d.hccs_links as u64
 }
 
 /// Sustained bytes per microsecond and per-step latency of a link (efficiency applied).
@@ -98,6 +119,9 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
         let links = d.hccs_links as f64;
         bw *= ((ranks as f64 - 1.0).min(links) / links).max(1.0 / links);
     }
+    // Mesh reaches every peer over its own link; on a link that is not a full mesh for this
+    // group, HCCL runs a ring.
+    let algorithm = if algorithm == CommAlgorithm::Mesh && kind != CommKind::AllToAll && !full_mesh(d, l, ranks) { CommAlgorithm::Ring } else { algorithm };
     let (steps, moved) = steps_and_bytes(kind, algorithm, bytes as f64, ranks);
     raw.exposed[COMM] = steps * lat + moved / bw;
     raw.exposed[LAUNCH] = d.launch_comm_us;
@@ -105,4 +129,45 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
     // The bytes each rank sends and receives cross its device memory once each way.
     raw.hbm_bytes = 2.0 * moved;
     Ok(finish(&raw, d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::bundled_device;
+
+    fn us(d: &Device, kind: CommKind, bytes: u64, ranks: u64, algorithm: CommAlgorithm) -> f64 {
+        collective_us(d, kind, bytes, ranks, Link::Hccs, algorithm).unwrap()
+    }
+
+    #[test]
+    fn a_pre_expanded_mesh_pays_two_steps_per_all_reduce_whatever_the_ranks() {
+        let d = bundled_device("910B4").unwrap();
+        let small = 16 * 1024;
+        // Built per call: 2(p - 1) steps; pre-expanded on the A2 full mesh: 2, so the gap is
+        // 2(p - 2) steps of HCCL's step latency.
+        for p in [2u64, 4, 8] {
+            let (ring, mesh) = (us(&d, CommKind::AllReduce, small, p, CommAlgorithm::Ring), us(&d, CommKind::AllReduce, small, p, CommAlgorithm::Mesh));
+            let gap = 2.0 * (p as f64 - 2.0) * d.hccs_latency_us;
+            assert!((ring - mesh - gap).abs() < 0.5, "p = {p}: ring {ring:.1} us, mesh {mesh:.1} us, expected gap {gap:.1}");
+        }
+        // The same bytes either way: at 1 GiB the latency is noise.
+        let big = 1 << 30;
+        let (ring, mesh) = (us(&d, CommKind::AllReduce, big, 8, CommAlgorithm::Ring), us(&d, CommKind::AllReduce, big, 8, CommAlgorithm::Mesh));
+        assert!(mesh < ring && (ring - mesh) / ring < 0.01, "ring {ring:.0} us, mesh {mesh:.0} us");
+        // An all-gather on the mesh is one step.
+        let ag = us(&d, CommKind::AllGather, 8, 8, CommAlgorithm::Mesh);
+        assert!((ag - d.launch_comm_us - d.hccs_latency_us).abs() < 0.1, "{ag}");
+    }
+
+    #[test]
+    fn mesh_needs_a_full_mesh_and_runs_as_a_ring_elsewhere() {
+        // The 910C's profile spreads no per-peer links (hccs_links 1): no full mesh.
+        let d = bundled_device("910C").unwrap();
+        let bytes = 64 * 1024;
+        assert_eq!(us(&d, CommKind::AllReduce, bytes, 8, CommAlgorithm::Mesh), us(&d, CommKind::AllReduce, bytes, 8, CommAlgorithm::Ring));
+        // Nine ranks do not fit the A2's seven links per NPU either.
+        let a2 = bundled_device("910B2").unwrap();
+        assert!(!full_mesh(&a2, Link::Hccs, 9) && full_mesh(&a2, Link::Hccs, 8) && !full_mesh(&a2, Link::InterNode, 8));
+    }
 }

@@ -307,6 +307,10 @@ pub struct GraphOptions {
     pub moe_imbalance: f64,
     /// Longest sequence a static allocator reserves for (default: the model's max position).
     pub max_seq_len: Option<u64>,
+    /// The graph runs compiled as a static-shape graph whose collectives HCCL expanded on the
+    /// device at compile time (torchair's GE graphs): on a full mesh each pays the Mesh
+    /// algorithm's O(1) latency steps instead of a per-peer task issue (`cost::comm` notes).
+    pub collectives_pre_expanded: bool,
     /// Used when the workload is a training step.
     pub train: TrainOptions,
 }
@@ -322,6 +326,7 @@ impl Default for GraphOptions {
             kv_dtype: None,
             moe_imbalance: 1.0,
             max_seq_len: None,
+            collectives_pre_expanded: false,
             train: TrainOptions::default(),
         }
     }
@@ -385,6 +390,19 @@ impl Graph {
     }
 }
 
+/// A compiled static graph's collectives inside a node run HCCL's Mesh with their task lists
+/// built in advance (`GraphOptions::collectives_pre_expanded`); all-to-alls and collectives
+/// that leave the node keep their algorithm.
+fn pre_expanded_collectives(ops: &mut [GraphOp]) {
+    for o in ops.iter_mut() {
+        if let Op::Comm { kind, link: crate::op::Link::Hccs, algorithm, .. } = &mut o.op {
+            if *kind != crate::op::CommKind::AllToAll {
+                *algorithm = crate::op::CommAlgorithm::Mesh;
+            }
+        }
+    }
+}
+
 /// Builds the per-chip operator list: TP-sharded shapes, the collectives TP/PP/EP/DP need, and
 /// for training the backward pass, recomputation, gradient accumulation and optimizer step.
 /// With pp > 1 the list is the last pipeline stage's (it holds the LM head, the heavier end).
@@ -415,6 +433,9 @@ pub fn build_graph(
     if !w.is_train() {
         // Training assigns its own links (Megatron's rank order, stages::training).
         crate::topology::assign_links(&mut forward, plan);
+        if opts.collectives_pre_expanded {
+            pre_expanded_collectives(&mut forward);
+        }
     }
     let ops = if w.is_train() { train::step(model, forward, plan, opts) } else { forward };
     Ok(Graph { ops })

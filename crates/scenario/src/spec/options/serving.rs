@@ -111,6 +111,13 @@ pub struct ServingSpec {
     /// resolution (Qwen2.5-VL, Qwen3-VL); absent: the model's default (`tunelab_sim::model::vl`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image_size: Option<u64>,
+    /// Where HCCL builds each collective's task list (`HCCL_OP_EXPANSION_MODE`): "auto" (the
+    /// default: on the host or AI CPU at every call, one task to each peer in turn; a static
+    /// graph the engine compiles has them built at compile time, serving-host.json
+    /// `collectives`) or "aiv" (on the vector cores at once, as the A2's full mesh lets the
+    /// Mesh algorithm run: two latency steps per all-reduce, `tunelab_sim::cost::comm`).
+    #[serde(skip_serializing_if = "is_auto")]
+    pub hccl_expansion: String,
 }
 
 fn is_flash(s: &String) -> bool {
@@ -153,6 +160,7 @@ impl Default for ServingSpec {
             runtime: "engine".into(),
             graph_mode: "auto".into(),
             image_size: None,
+            hccl_expansion: "auto".into(),
         }
     }
 }
@@ -231,6 +239,9 @@ impl ServingSpec {
         }
         if !matches!(self.graph_mode.as_str(), "auto" | "piecewise" | "full_decode_only") {
             return Err(format!("{f}.graph_mode: expected auto, piecewise or full_decode_only, got '{}'", crate::spec::scenario::clip(&self.graph_mode)));
+        }
+        if !matches!(self.hccl_expansion.as_str(), "auto" | "aiv") {
+            return Err(format!("{f}.hccl_expansion: expected auto or aiv (HCCL_OP_EXPANSION_MODE=AIV), got '{}'", crate::spec::scenario::clip(&self.hccl_expansion)));
         }
         Ok(())
     }

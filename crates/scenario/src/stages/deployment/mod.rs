@@ -67,7 +67,9 @@ struct DeploymentObjective {
     moe_imbalance: f64,
 }
 
-type PricerKey = (Precision, u64, bool, u64, u64, bool, u64);
+/// (precision, tp, expert parallel, dp, redundant experts, prefill instance, speculative on,
+/// pre-expanded collectives).
+type PricerKey = (Precision, u64, bool, u64, u64, bool, u64, bool);
 
 /// The deployment space's parameter names, in order: the scheduler's two only with the
 /// scheduler, `expert_parallel` only for a mixture-of-experts model,
@@ -179,6 +181,13 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         }
     } else {
         notes.push(format!("simple mode (static batch, {} engine): TTFT is one prefill of the whole batch and TPOT one decode step; no scheduler, no request stream", spec.engine));
+    }
+    // How the tensor-parallel collectives get their task lists (the module notes of
+    // tunelab_sim::cost::comm): say it where it departs from one task per peer at every call.
+    if spec.hccl_expansion == "aiv" {
+        notes.push("HCCL_OP_EXPANSION_MODE=AIV: the vector cores build and run each collective inside a node at once, so on the A2 full mesh an all-reduce pays HCCL's Mesh steps (two), not a task issued to each peer in turn; the host work of an eager collective is kept".into());
+    } else if spec.host().is_ok_and(|h| h.collectives_pre_expanded) {
+        notes.push(format!("{}: a graph-launched step is a static graph whose collectives HCCL built at compile time, so on the A2 full mesh an all-reduce pays the Mesh algorithm's two latency steps; an eager step builds them per call, one task to each peer (assets/constants/serving-host.json, collectives)", spec.engine));
     }
     if is_moe(&model) {
         // Off first: a scenario that fixes nothing keeps its plain-TP baseline. Over a cluster
@@ -349,12 +358,22 @@ impl DeploymentObjective {
             o.fuse_epilogues = false;
             o.split_qkv = true;
         }
+        // A graph-launched step of an engine that compiles a static graph (serving-host.json,
+        // collectives): HCCL built its collectives' task lists at compile time. With
+        // HCCL_OP_EXPANSION_MODE=AIV the vector cores build them at once, in any step.
+        o.collectives_pre_expanded = (self.host.collectives_pre_expanded && k.graph_launch) || self.spec.hccl_expansion == "aiv";
         o
     }
 
     fn pricer(&mut self, k: &Knobs) -> &mut StepPricer {
         let (tp, dp) = (k.tp, k.scale.dp);
         self.pricer_at(k, tp, dp, false)
+    }
+
+    /// The key of the step pricer `pricer_at` keeps for these knobs. One pricer per layout
+    /// whatever the number of draft tokens (see `pricer_at`).
+    fn pricer_key(&self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> PricerKey {
+        (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, k.spec_k.min(1), self.opts(k).collectives_pre_expanded)
     }
 
     /// The step pricer of a rank of `tp` chips in `dp` ranks (`prefill`: a disaggregated
@@ -378,7 +397,8 @@ impl DeploymentObjective {
         // One pricer per layout whatever the number of draft tokens: the target's step shapes
         // and the draft's are the same for every k (verify attention is keyed by its k + 1
         // positions), so only the setting is swapped (`serving_features::stage::retune`).
-        let p = self.pricers.entry((k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, spec_k.min(1))).or_insert_with(|| {
+        let key = self.pricer_key(k, tp, dp, prefill);
+        let p = self.pricers.entry(key).or_insert_with(|| {
             let mut p = StepPricer::new(model.clone(), device.clone(), plan, opts, mode, host);
             p.allocated_ctx = allocated;
             // Checked in setup (`serving_features::stage::extend`), so this cannot fail here.

@@ -172,8 +172,8 @@ impl DeploymentObjective {
             prefill_chips: ptp,
             decode_chips: tp,
         };
-        let pkey = (k.precision, ptp, k.expert_parallel, prefill_dp, k.scale.redundant, true, k.spec_k);
-        let dkey = (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, false, k.spec_k);
+        let pkey = self.pricer_key(k, ptp, prefill_dp, true);
+        let dkey = self.pricer_key(k, tp, dp, false);
         self.pricer_at(k, ptp, prefill_dp, true);
         self.pricer(k);
         let (Some(mut pp), Some(mut dd)) = (self.pricers.remove(&pkey), self.pricers.remove(&dkey)) else { return Err("step pricers missing".into()) };

@@ -27,6 +27,10 @@ struct EngineBlock {
     /// "fused", the generic graph).
     #[serde(default)]
     encoder_graph: Option<String>,
+    /// Where a graph-launched step's collectives get their task lists (absent: "per_call", on
+    /// the host at every call; "pre_expanded": when the static graph is compiled).
+    #[serde(default)]
+    collectives: Option<String>,
     fields: BTreeMap<String, Field>,
 }
 
@@ -89,6 +93,10 @@ pub struct HostCosts {
     /// vLLM does (async scheduling with those drafts is its default), SGLang switches its
     /// overlap loop off for them.
     pub schedule_ahead_with_speculative: bool,
+    /// A graph-launched step is a static-shape graph whose collectives HCCL expanded when it
+    /// was compiled (torchair's GE graphs): on a full mesh they pay the Mesh algorithm's O(1)
+    /// latency steps (`GraphOptions::collectives_pre_expanded`). Eager steps never do.
+    pub collectives_pre_expanded: bool,
 }
 
 impl HostCosts {
@@ -140,6 +148,11 @@ impl HostCosts {
             linear_prefill_python_us: opt("linear_prefill_python_us")?,
             schedule_ahead_steps: opt("schedule_ahead_steps")? as u64,
             schedule_ahead_with_speculative: opt("schedule_ahead_with_speculative")? > 0.0,
+            collectives_pre_expanded: match e.collectives.as_deref() {
+                None | Some("per_call") => false,
+                Some("pre_expanded") => true,
+                Some(o) => return Err(format!("serving-host.json: {engine}: collectives '{o}' (expected per_call or pre_expanded)")),
+            },
             encoder_separate_ops: match e.encoder_graph.as_deref() {
                 None | Some("fused") => false,
                 Some("separate") => true,
