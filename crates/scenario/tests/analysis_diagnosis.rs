@@ -118,3 +118,25 @@ fn training_diagnosis_and_search_signals() {
         assert!(!sig.top_reasons.is_empty());
     }
 }
+
+#[test]
+fn a_latency_bound_tp8_decode_names_the_collectives_and_what_aiv_expansion_saves() {
+    // Qwen3-32B at tp 8, one sequence, full-graph decode under vLLM-Ascend: 128 all-reduces of
+    // 10 KiB a step (130 collectives with the embedding's all-reduce and the logits' all-gather),
+    // each issuing a task to its 7 peers in turn (14 latency steps for an all-reduce).
+    let text = r#"{"stage": "deployment", "model": "qwen3-32b", "device": "910B2",
+        "workload": {"batch": 1, "input_len": 1024, "output_len": 512},
+        "space": {"batch": {"fixed": 1}, "tp": {"fixed": 8}, "launch": {"fixed": "graph"}, "precision": {"fixed": "bf16"}},
+        "deployment": {"serving": {"mode": "static", "engine": "vllm-ascend", "graph_mode": "full_decode_only"}, "tile_operators": false}}"#;
+    let s = Scenario::from_json(text).unwrap();
+    let d = diagnose(&s, None, Weights::default()).unwrap();
+    let hint = d.cause_chain.iter().find(|c| c.contains("HCCL_OP_EXPANSION_MODE=AIV")).unwrap_or_else(|| panic!("{:#?}", d.cause_chain));
+    println!("{hint}");
+    assert!(hint.contains("130 collectives") && hint.contains("deployment.serving.hccl_expansion"), "{hint}");
+    // With AIV expansion set the breakdown prices them as the stage does, and the hint is gone.
+    let aiv = Scenario::from_json(&text.replace("\"graph_mode\"", "\"hccl_expansion\": \"aiv\", \"graph_mode\"")).unwrap();
+    let d2 = diagnose(&aiv, None, Weights::default()).unwrap();
+    assert!(!d2.cause_chain.iter().any(|c| c.contains("HCCL_OP_EXPANSION_MODE")), "{:#?}", d2.cause_chain);
+    let comm = |d: &tunelab_scenario::diagnosis::Diagnosis| d.hot_spots.iter().filter(|h| h.name.contains("allreduce")).map(|h| h.time_ms).sum::<f64>();
+    assert!(comm(&d2) < 0.5 * comm(&d), "all-reduce time per step: {} ms per call vs {} ms with AIV", comm(&d), comm(&d2));
+}

@@ -249,8 +249,9 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
             let (phase, why) = dominant_phase(s, metrics);
             let w = workload(phase, p.batch, inp, out);
             let plan = p.plan();
-            // The deployment stage builds its graphs with the precision alone (fusions on).
-            let opts = tunelab_sim::workload::GraphOptions { precision: p.precision, ..Default::default() };
+            // The options the stage's step pricer builds its graphs with (serving features,
+            // the engine's encoder and collectives, the cluster's MoE imbalance).
+            let opts = crate::stages::deployment::step_graph_options(&s.deployment.serving, &s.deployment.serving.host()?, &model, crate::stages::deployment::moe_imbalance(s), p.precision, graph_launch);
             let mode = tile_mode(s);
             let mem = tunelab_sim::memory::memory_per_chip(&model, &w, &plan, &opts, None)?;
             let graph = tunelab_sim::workload::build_graph(&model, &w, &plan, &opts)?;
