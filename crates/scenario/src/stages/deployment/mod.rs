@@ -24,9 +24,11 @@
 //! modelled: the dynamic pool's defragmentation pauses and graph capture time (one-offs).
 
 mod metrics;
+mod options;
 mod serve;
 
 pub use metrics::metrics;
+pub use options::{moe_imbalance, step_graph_options};
 
 use super::StageSetup;
 use crate::stages::graphcost::TileMode;
@@ -213,33 +215,6 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     Ok(StageSetup { space, objective: Box::new(obj), metrics: metrics(), baseline, focus: Vec::new(), focus_budget: 0, notes })
 }
 
-/// The graph options one step of the deployment stage is priced with: the serving features'
-/// (precision, KV-cache type, attention, OM runtime), the cluster's MoE imbalance, the engine's
-/// own encoder composition and where its collectives' task lists are built. The stage's step
-/// pricers and the operator breakdown (diagnosis, explore) both take them from here, so the
-/// breakdown's operators add up to what the stage priced.
-pub fn step_graph_options(spec: &ServingSpec, host: &HostCosts, model: &ModelDesc, moe_imbalance: f64, precision: Precision, graph_launch: bool) -> GraphOptions {
-    let mut o = super::serving_features::stage::graph_options(spec, precision);
-    o.moe_imbalance = moe_imbalance;
-    if host.encoder_separate_ops && !o.om_model && super::serving_features::is_encoder(model) {
-        // The engine's own encoder model (MindIE's ATB BERT): separate Q/K/V, GELU, Add and
-        // LayerNorm kernels (serving-host.json, encoder_graph).
-        o.fuse_epilogues = false;
-        o.split_qkv = true;
-    }
-    // A graph-launched step of an engine that compiles a static graph (serving-host.json,
-    // collectives): HCCL built its collectives' task lists at compile time. With
-    // HCCL_OP_EXPANSION_MODE=AIV the vector cores build them at once, in any step.
-    o.collectives_pre_expanded = (host.collectives_pre_expanded && graph_launch) || spec.hccl_expansion == "aiv";
-    o
-}
-
-/// The MoE routing imbalance a scenario's deployment is priced with: the cluster's setting or
-/// the scale constants' (1.0, balanced, without a cluster).
-pub fn moe_imbalance(s: &Scenario) -> f64 {
-    s.deployment.cluster.as_ref().map_or(1.0, |o| o.moe_imbalance.unwrap_or(super::scale::constants().moe_imbalance))
-}
-
 /// The cluster's parameters, constraints and notes (none without `deployment.cluster`).
 #[allow(clippy::type_complexity)]
 fn cluster_setup(s: &Scenario, model: &ModelDesc, device: &Device, tps: &[i64], params: &mut Vec<Param>, notes: &mut Vec<String>) -> Result<(Option<super::scale::Cluster>, f64, Vec<String>, Vec<String>), String> {
@@ -387,7 +362,7 @@ impl DeploymentObjective {
     /// The key of the step pricer `pricer_at` keeps for these knobs. One pricer per layout
     /// whatever the number of draft tokens (see `pricer_at`).
     fn pricer_key(&self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> PricerKey {
-        (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, k.spec_k.min(1), self.opts(k).collectives_pre_expanded)
+        (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, k.spec_k.min(1), options::collectives_pre_expanded(&self.spec, &self.host, k.graph_launch))
     }
 
     /// The step pricer of a rank of `tp` chips in `dp` ranks (`prefill`: a disaggregated

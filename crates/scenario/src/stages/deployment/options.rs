@@ -1,0 +1,42 @@
+//! What one deployment step's operator graph is built with (`tunelab_sim::workload::GraphOptions`),
+//! shared by the stage's step pricers and the operator breakdown behind the diagnosis and
+//! Explore, so both price the same operators.
+
+use crate::spec::scenario::Scenario;
+use crate::stages::scheduler::price::HostCosts;
+use crate::stages::scheduler::ServingSpec;
+use tunelab_sim::model::ModelDesc;
+use tunelab_sim::workload::GraphOptions;
+use tunelab_sim::Precision;
+
+/// The graph options one step of the deployment stage is priced with: the serving features'
+/// (precision, KV-cache type, attention, OM runtime), the cluster's MoE imbalance, the engine's
+/// own encoder composition and where its collectives' task lists are built. The stage's step
+/// pricers and the operator breakdown (diagnosis, explore) both take them from here, so the
+/// breakdown's operators add up to what the stage priced.
+pub fn step_graph_options(spec: &ServingSpec, host: &HostCosts, model: &ModelDesc, moe_imbalance: f64, precision: Precision, graph_launch: bool) -> GraphOptions {
+    let mut o = crate::stages::serving_features::stage::graph_options(spec, precision);
+    o.moe_imbalance = moe_imbalance;
+    if host.encoder_separate_ops && !o.om_model && crate::stages::serving_features::is_encoder(model) {
+        // The engine's own encoder model (MindIE's ATB BERT): separate Q/K/V, GELU, Add and
+        // LayerNorm kernels (serving-host.json, encoder_graph).
+        o.fuse_epilogues = false;
+        o.split_qkv = true;
+    }
+    o.collectives_pre_expanded = collectives_pre_expanded(spec, host, graph_launch);
+    o
+}
+
+/// Whether a step's collectives have their task lists built before they run: a graph-launched
+/// step of an engine that compiles a static graph (serving-host.json, collectives: HCCL
+/// expanded them at compile time), or any step with HCCL_OP_EXPANSION_MODE=AIV (the vector
+/// cores build them at once). The step pricers are kept apart by it.
+pub(super) fn collectives_pre_expanded(spec: &ServingSpec, host: &HostCosts, graph_launch: bool) -> bool {
+    (host.collectives_pre_expanded && graph_launch) || spec.hccl_expansion == "aiv"
+}
+
+/// The MoE routing imbalance a scenario's deployment is priced with: the cluster's setting or
+/// the scale constants' (1.0, balanced, without a cluster).
+pub fn moe_imbalance(s: &Scenario) -> f64 {
+    s.deployment.cluster.as_ref().map_or(1.0, |o| o.moe_imbalance.unwrap_or(crate::stages::scale::constants().moe_imbalance))
+}
