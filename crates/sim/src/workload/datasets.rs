@@ -78,7 +78,8 @@ mod tests {
     #[test]
     fn bundled_datasets_parse() {
         let s = super::dataset("sharegpt").unwrap();
-        assert!(s.input_mean > 100.0 && s.output_mean > s.input_mean);
+        // Before the benchmark's filter: a little above the 229.7 / 203.1 vLLM's sampler sends.
+        assert!(s.input_mean > 229.7 && s.output_mean > 203.1 && s.input_mean < 300.0 && s.output_mean < 250.0, "{s:?}");
         assert!(super::dataset("nope").unwrap_err().contains("sharegpt"));
     }
 }
