@@ -29,6 +29,13 @@ fn cfg(batch: i64) -> Config {
     Config(vec![Value::Int(batch), Value::Str("fp16".into()), Value::Int(1), Value::Str("graph".into())])
 }
 
+/// A calibration row of `file` (assets/measurements) as `tunelab fidelity` predicts it: each
+/// compared metric's value and unit.
+fn predicted(file: &str, id: &str) -> std::collections::BTreeMap<String, (f64, String)> {
+    let text = std::fs::read_to_string(format!("{}/../../assets/measurements/{file}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    tunelab_scenario::fidelity::predict_row(&text, id).unwrap_or_else(|e| panic!("{id}: {e}"))
+}
+
 fn run(s: &Scenario, batch: i64) -> ServingStats {
     serve(s, &names(), &cfg(batch)).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -77,8 +84,7 @@ fn vllms_piecewise_decode_spends_more_host_time_per_step_than_mindies_whole_step
 /// request, before issue 21's fourth pass) predicted 7364 (+31%).
 #[test]
 fn mindies_python_text_generator_holds_a_full_batch_back_as_measured() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/measurements/ascend-910b.json")).unwrap();
-    let got = tunelab_scenario::fidelity::predict_row(&text, "srv-qwen1.5-7b-mindie-tp8-c256").unwrap();
+    let got = predicted("ascend-910b.json", "srv-qwen1.5-7b-mindie-tp8-c256");
     let rate = got["tokens_per_s"].0;
     assert!((rate / 5636.846 - 1.0).abs() < 0.12, "predicted {rate:.0} tokens/s, measured 5637");
     let latency_s = got["e2e_mean_ms"].0 / 1e3;
@@ -183,8 +189,7 @@ fn a_request_reaching_a_busy_vllm_engine_waits_for_the_step_already_scheduled() 
     // the step already scheduled. The W4A4 Qwen3-32B run at 1 request/s keeps ~8 requests
     // decoding at ~65 ms a step; its mean TTFT is 346 ms. Admitted at the next step (a serial
     // engine) the prediction was 293 ms (-15%); one step later it is within 10%.
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/measurements/ascend-set2.json")).unwrap();
-    let got = tunelab_scenario::fidelity::predict_row(&text, "srv-vllm-qwen3-32b-w4a4-800ia2-1card-rate1").unwrap();
+    let got = predicted("ascend-set2.json", "srv-vllm-qwen3-32b-w4a4-800ia2-1card-rate1");
     let ttft = got["ttft_mean_ms"].0;
     let tpot = got["tpot_p50_ms"].0;
     println!("W4A4 Qwen3-32B at 1 req/s: mean TTFT {ttft:.0} ms (measured 346), median TPOT {tpot:.1} ms");
@@ -223,8 +228,7 @@ fn torchairs_compiled_graph_all_reduces_over_the_mesh_as_a_tp8_decode_measures()
     // Llama-2-70B TP8 on 910B4, batch 1: 34.6 ms per decode step (T1). The step holds 160
     // all-reduces of 16 KiB; priced as a task issued to each of the 7 peers in turn (14 steps
     // each, as an eager or ACL-graph step builds them) it came out 16.9% slow.
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/measurements/ascend-910b.json")).unwrap();
-    let got = tunelab_scenario::fidelity::predict_row(&text, "srv-llama2-70b-tp8-bs1").unwrap();
+    let got = predicted("ascend-910b.json", "srv-llama2-70b-tp8-bs1");
     let step = got["tpot_ms"].0;
     assert!((step / 34.6 - 1.0).abs() < 0.08, "predicted {step:.2} ms, measured 34.6");
     // The same engine launched eagerly is single-operator mode: its collectives are built per
