@@ -128,6 +128,40 @@ fn a_fixed_cache_is_read_whole_while_a_growing_one_is_read_as_filled() {
     assert!(fixed > filled * 1.5 && filled > 0.0, "torchair +{fixed} ms vs generic +{filled} ms");
 }
 
+/// "Where the time goes" for a decode step prices the engine's cache handling as the headline
+/// TPOT does: under HF's own cache the copies and the expanded-head attention are most of the
+/// step (the breakdown showed only the plain graph's operators before), and torchair's
+/// attention reads the whole allocation, not the mean context.
+#[test]
+fn the_decode_breakdown_prices_the_engines_cache_handling_like_the_headline_tpot() {
+    let detail = |model: &str, engine: &str, batch: i64| {
+        let text = format!(r#"{{"stage": "deployment", "model": "{model}", "device": "910B2",
+            "workload": {{"batch": {batch}, "input_len": 1024, "output_len": 1024}},
+            "objectives": [{{"metric": "tpot_ms"}}],
+            "deployment": {{"serving": {{"engine": "{engine}", "mode": "static"}}, "tile_operators": false}},
+            "space": {{"batch": {{"fixed": {batch}}}, "tp": {{"fixed": 1}}, "launch": {{"fixed": "graph"}}, "precision": {{"fixed": "fp16"}}}}}}"#);
+        let s = Scenario::from_json(&text).unwrap();
+        let c = tunelab_scenario::fidelity::pinned_config(&tunelab_scenario::stages::setup(&s).unwrap());
+        let d = tunelab_scenario::explore::point_detail(&s, &c).unwrap_or_else(|e| panic!("{e}"));
+        assert!(d.simulated.starts_with("one decode step"), "{}", d.simulated);
+        let tpot = d.metrics.iter().find(|m| m.0 == "tpot_ms").unwrap().1;
+        (d, tpot)
+    };
+    let op_ms = |d: &tunelab_scenario::explore::PointDetail, part: &str| d.ops.iter().filter(|o| o.name.ends_with(part)).map(|o| o.time_ms).sum::<f64>();
+    let (hf, tpot) = detail("chatglm3-6b", "transformers", 32);
+    let copies = op_ms(&hf, ".kv_cat") + op_ms(&hf, ".kv_expand");
+    println!("ChatGLM3-6B batch 32, transformers: breakdown {:.1} ms (cache copies {copies:.1} ms) vs TPOT {tpot:.1} ms", hf.total_ms);
+    assert!(copies > 0.3 * hf.total_ms, "copies {copies} of {}", hf.total_ms);
+    assert!(hf.total_ms > 0.9 * tpot && hf.total_ms <= tpot, "breakdown {} vs TPOT {tpot}", hf.total_ms);
+    // The fixed cache: no copies, and the attention reads prompt + output, more than at the
+    // mean context the generic engine reads.
+    let (fixed, _) = detail("llama-2-7b", "torchair", 32);
+    let (generic, _) = detail("llama-2-7b", "generic", 32);
+    assert_eq!(op_ms(&fixed, ".kv_cat"), 0.0);
+    let attention = |d: &tunelab_scenario::explore::PointDetail| op_ms(d, "attn.core");
+    assert!(attention(&fixed) > 1.2 * attention(&generic), "torchair {} vs generic {}", attention(&fixed), attention(&generic));
+}
+
 #[test]
 fn cloud_templates_set_the_serving_engine_and_its_limits() {
     use tunelab_scenario::templates::{apply_template, bundled_templates};

@@ -251,18 +251,34 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
             let plan = p.plan();
             // The options the stage's step pricer builds its graphs with (serving features,
             // the engine's encoder and collectives, the cluster's MoE imbalance).
-            let opts = crate::stages::deployment::step_graph_options(&s.deployment.serving, &s.deployment.serving.host()?, &model, crate::stages::deployment::moe_imbalance(s), p.precision, graph_launch);
+            let host = s.deployment.serving.host()?;
+            let opts = crate::stages::deployment::step_graph_options(&s.deployment.serving, &host, &model, crate::stages::deployment::moe_imbalance(s), p.precision, graph_launch);
             let mode = tile_mode(s);
             let mem = tunelab_sim::memory::memory_per_chip(&model, &w, &plan, &opts, None)?;
-            let graph = tunelab_sim::workload::build_graph(&model, &w, &plan, &opts)?;
+            // A decode step's attention as the engine runs it (the stage's step pricer does the
+            // same): over its whole allocation when it reads all of it (for the scheduler, the
+            // nominal request stands in for the longest one drawn), and behind the cache copies
+            // of Hugging Face's own cache handling.
+            let read = match w {
+                tunelab_sim::workload::Workload::Decode { batch, context_len, output_len } => {
+                    let allocated = crate::stages::deployment::allocated_ctx(&s.deployment.serving, &host, &model, inp + out, || inp + out);
+                    tunelab_sim::workload::Workload::Decode { batch, context_len: context_len.max(allocated), output_len }
+                }
+                w => w,
+            };
+            let graph = tunelab_sim::workload::build_graph(&model, &read, &plan, &opts)?;
+            let graph_ops: Vec<(tunelab_sim::Op, u64, String, tunelab_sim::OpClass)> = graph.ops.iter().flat_map(|o| {
+                let run = if phase == Phase::Decode { crate::scheduler::price::decode_attention_ops(&host, o) } else { vec![(o.op.clone(), o.repeat, o.name.clone())] };
+                run.into_iter().map(move |(op, r, n)| (op, r, n, o.class))
+            }).collect();
             let mut memo = Memo::default();
-            let mut ops = Vec::with_capacity(graph.ops.len());
+            let mut ops = Vec::with_capacity(graph_ops.len());
             let mut total = 0.0;
-            for o in graph.ops {
-                let e = memo.op(&o.op, &device, mode).map_err(|r| format!("operator {} cannot run: {r}", o.name))?;
-                total += e.time_us * o.repeat as f64;
-                let own_launch = if graph_launch { e.breakdown.exposed.launch * o.repeat as f64 } else { 0.0 };
-                ops.push(OpCost { time_us: e.time_us * o.repeat as f64 - own_launch, name: o.name, class: o.class, repeat: o.repeat, op: o.op, estimate: e });
+            for (op, repeat, name, class) in graph_ops {
+                let e = memo.op(&op, &device, mode).map_err(|r| format!("operator {name} cannot run: {r}"))?;
+                total += e.time_us * repeat as f64;
+                let own_launch = if graph_launch { e.breakdown.exposed.launch * repeat as f64 } else { 0.0 };
+                ops.push(OpCost { time_us: e.time_us * repeat as f64 - own_launch, name, class, repeat, op, estimate: e });
             }
             let triton = phase == Phase::Prefill && triton_chunk_floor(s, &model, &device, p.tp, p.batch.saturating_mul(inp), &mut ops, &mut total)?;
             let graph_launch_ms = graph_launch.then(|| device.launch_matmul_us / 1e3);

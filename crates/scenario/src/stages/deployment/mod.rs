@@ -28,7 +28,7 @@ mod options;
 mod serve;
 
 pub use metrics::metrics;
-pub use options::{moe_imbalance, step_graph_options};
+pub use options::{allocated_ctx, moe_imbalance, step_graph_options};
 
 use super::StageSetup;
 use crate::stages::graphcost::TileMode;
@@ -373,14 +373,7 @@ impl DeploymentObjective {
         let (model, device, mode, host) = (&self.model, &self.device, self.mode, self.host);
         // An engine that reads each sequence's whole KV allocation (torchair's fixed cache):
         // the static batch allocates prompt plus output; the scheduler the longest request.
-        let image = model.vision.as_ref().map_or(0, |v| v.image_tokens());
-        let allocated = if !host.decode_reads_allocated {
-            0
-        } else if self.spec.is_static() {
-            self.input + self.output + image
-        } else {
-            self.reqs.iter().map(|r| r.input + r.output).max().unwrap_or(0)
-        };
+        let allocated = options::allocated_ctx(&self.spec, &host, model, self.input + self.output, || self.reqs.iter().map(|r| r.input + r.output).max().unwrap_or(0));
         let (spec, memo) = (&self.spec, &self.memo);
         let spec_k = k.spec_k;
         // One pricer per layout whatever the number of draft tokens: the target's step shapes

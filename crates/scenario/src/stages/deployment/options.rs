@@ -35,6 +35,22 @@ pub(super) fn collectives_pre_expanded(spec: &ServingSpec, host: &HostCosts, gra
     (host.collectives_pre_expanded && graph_launch) || spec.hccl_expansion == "aiv"
 }
 
+/// Cache length a decode step's attention reads when the engine allocates each sequence's KV
+/// cache at the longest length it may reach and reads all of it (`HostCosts::
+/// decode_reads_allocated`, torchair's fixed KV cache); 0 otherwise (the tokens cached so far).
+/// The static batch allocates prompt plus output (`tokens`, plus a vision model's image
+/// tokens); the scheduler the longest request (`longest`). The stage's step pricers and the
+/// operator breakdown both take it from here.
+pub fn allocated_ctx(spec: &ServingSpec, host: &HostCosts, model: &ModelDesc, tokens: u64, longest: impl FnOnce() -> u64) -> u64 {
+    if !host.decode_reads_allocated {
+        0
+    } else if spec.is_static() {
+        tokens + model.vision.as_ref().map_or(0, |v| v.image_tokens())
+    } else {
+        longest()
+    }
+}
+
 /// The MoE routing imbalance a scenario's deployment is priced with: the cluster's setting or
 /// the scale constants' (1.0, balanced, without a cluster).
 pub fn moe_imbalance(s: &Scenario) -> f64 {

@@ -131,6 +131,28 @@ fn is_core(o: &GraphOp) -> bool {
     matches!(o.op, Op::Attention { .. }) || o.name.contains(LINEAR_CORE)
 }
 
+/// The operators a decode step runs for graph operator `o` under the engine's cache handling:
+/// `o` itself, or, for an attention when the engine keeps Hugging Face's own cache
+/// (`HostCosts::decode_copies_cache`), per layer and step: `torch.cat` copies the grouped cache
+/// (K and V: read and written once), the grouped heads are expanded to every query head and
+/// made contiguous (grouped read, expanded written: priced as a copy of the same bytes), and
+/// the attention reads the expanded K/V. The step pricer and the operator breakdown (explore)
+/// both take a decode step's attention from here.
+pub fn decode_attention_ops(host: &HostCosts, o: &GraphOp) -> Vec<(Op, u64, String)> {
+    match o.op {
+        Op::Attention { kind, batch, heads, kv_heads, q_len, kv_len, head_dim, causal, dtype } if host.decode_copies_cache => {
+            let rows = batch * kv_len;
+            let mut ops = vec![(Op::Vector { kind: VectorKind::Gather, rows, row_len: 2 * kv_heads * head_dim, dtype }, o.repeat, format!("{}.kv_cat", o.name))];
+            if kv_heads < heads {
+                ops.push((Op::Vector { kind: VectorKind::Gather, rows, row_len: kv_heads * head_dim + heads * head_dim, dtype }, o.repeat, format!("{}.kv_expand", o.name)));
+            }
+            ops.push((Op::Attention { kind, batch, heads, kv_heads: heads, q_len, kv_len, head_dim, causal, dtype }, o.repeat, o.name.clone()));
+            ops
+        }
+        _ => vec![(o.op.clone(), o.repeat, o.name.clone())],
+    }
+}
+
 /// Device time of a step's chunked delta rule (`tokens` prompt tokens of a hybrid model's
 /// linear-attention layers) when the engine launches it as Triton kernels: their measured speed
 /// (`linear_attention::triton_chunk_us`), which the cube model's price of the same matmuls does
@@ -316,28 +338,8 @@ impl StepPricer {
             return Ok(*p);
         }
         let g = self.graph(Workload::Decode { batch: key.0, context_len: key.1, output_len: 0 })?;
-        let p = if self.host.decode_copies_cache {
-            // Hugging Face's cache handling, per layer and step: `torch.cat` copies the grouped
-            // cache (K and V: read and written once), the grouped heads are expanded to every
-            // query head and made contiguous (grouped read, expanded written: priced as a copy
-            // of the same bytes), and the attention reads the expanded K/V.
-            let mut ops: Vec<(Op, u64, String)> = Vec::new();
-            for o in g.iter() {
-                if let Op::Attention { kind, batch, heads, kv_heads, q_len, kv_len, head_dim, causal, dtype } = o.op {
-                    let rows = batch * kv_len;
-                    ops.push((Op::Vector { kind: VectorKind::Gather, rows, row_len: 2 * kv_heads * head_dim, dtype }, o.repeat, format!("{}.kv_cat", o.name)));
-                    if kv_heads < heads {
-                        ops.push((Op::Vector { kind: VectorKind::Gather, rows, row_len: kv_heads * head_dim + heads * head_dim, dtype }, o.repeat, format!("{}.kv_expand", o.name)));
-                    }
-                    ops.push((Op::Attention { kind, batch, heads, kv_heads: heads, q_len, kv_len, head_dim, causal, dtype }, o.repeat, o.name.clone()));
-                } else if is_core(o) {
-                    ops.push((o.op.clone(), o.repeat, o.name.clone()));
-                }
-            }
-            self.cost_ops(ops.iter().map(|(op, r, n)| (op, *r, n.as_str())))?
-        } else {
-            self.cost_ops(g.iter().filter(|o| is_core(o)).map(|o| (&o.op, o.repeat, o.name.as_str())))?
-        };
+        let ops: Vec<(Op, u64, String)> = g.iter().filter(|o| is_core(o)).flat_map(|o| decode_attention_ops(&self.host, o)).collect();
+        let p = self.cost_ops(ops.iter().map(|(op, r, n)| (op, *r, n.as_str())))?;
         self.dec_attn.insert(key, p);
         Ok(p)
     }
