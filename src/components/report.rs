@@ -14,7 +14,8 @@ use crate::components::whatif::WhatIfPanel;
 use crate::state::Ctx;
 use leptos::prelude::*;
 use crate::worker::ask::{ask, Answer, Question};
-use tunelab_scenario::diagnosis::{Diagnosis, Suggestion};
+use tunelab_scenario::diagnosis::Diagnosis;
+use tunelab_scenario::diagnosis_text::train_suggestion_line;
 use crate::charts::numbers::{exact, fmt4, fmt_metric};
 use tunelab_scenario::metrics::{label, label_unit, meaning};
 use tunelab_scenario::report::{trials_csv, Report};
@@ -136,33 +137,14 @@ fn wrap<V: IntoView>(v: V) -> impl IntoView {
     view! { <div class="table-wrap">{v}</div> }
 }
 
-fn pct(x: f64) -> String {
-    format!("{}{}%", if x > 0.0 { "+" } else { "" }, fmt4(x * 100.0))
-}
-
-fn suggestion_line(d: &Diagnosis, s: &Suggestion) -> String {
-    let g = &d.goal;
-    match (&s.infeasible, s.goal_after, d.goal_value) {
-        (Some(r), _, _) => format!("{}: not possible: {r}", s.title),
-        (None, Some(a), Some(b)) => {
-            let base = format!("{}: {} {} → {} {} ({} for the goal; score {:.2})", s.title, label(g), fmt_metric(g, b), fmt_metric(g, a), d.goal_unit, pct(s.effect), s.score);
-            match &s.buys {
-                Some(buys) => format!("{base}; buys {buys}"),
-                None => base,
-            }
-        }
-        _ => s.title.clone(),
-    }
-}
-
 fn diagnosis_view(d: Diagnosis) -> impl IntoView {
-    let goal_line = format!("Goal: {} ({}) of {}", label(&d.goal), if d.goal_higher_is_better { "maximise" } else { "minimise" }, d.stage);
+    let goal_line = d.goal_line();
     // Shown rounded; data-value keeps the exact number (tests compare it with the run's best).
     let goal_exact = d.goal_value.map(exact).unwrap_or_default();
     let goal_value = d.goal_value.map(fmt4).unwrap_or_else(|| "—".into());
-    let suggestions: Vec<String> = d.suggestions.iter().map(|s| suggestion_line(&d, s)).collect();
-    let trade: Vec<String> = d.trade_offs.iter().map(|s| suggestion_line(&d, s)).collect();
-    let blocked: Vec<String> = d.blocked.iter().map(|s| suggestion_line(&d, s)).collect();
+    let suggestions: Vec<String> = d.suggestions.iter().map(|s| d.suggestion_line(s)).collect();
+    let trade: Vec<String> = d.trade_offs.iter().map(|s| d.suggestion_line(s)).collect();
+    let blocked: Vec<String> = d.blocked.iter().map(|s| d.suggestion_line(s)).collect();
     let training = d.training.clone();
     view! {
         <div class="diagnosis" data-testid="diagnosis">
@@ -177,8 +159,8 @@ fn diagnosis_view(d: Diagnosis) -> impl IntoView {
                 </tbody></table>
             })}
             <h3>"Where the time goes"</h3>
-            <p class="small">{format!("Simulated: {}", d.simulated)}{if d.phase_why.is_empty() { String::new() } else { format!(", because {}", d.phase_why) }}{format!("; {} ms", fmt4(d.step_ms))}</p>
-            <p>"Time by bottleneck: " {d.bottlenecks.iter().map(|(k, v)| format!("{k} {}%", fmt4(v * 100.0))).collect::<Vec<_>>().join(", ")}</p>
+            <p class="small">{d.simulated_line()}</p>
+            <p>"Time by bottleneck: " {d.bottleneck_line()}</p>
             <h3>"Root cause"</h3>
             <ol>{d.cause_chain.iter().map(|c| view! { <li>{c.clone()}</li> }).collect_view()}</ol>
             <h3>"Hot spots"</h3>
@@ -192,11 +174,11 @@ fn diagnosis_view(d: Diagnosis) -> impl IntoView {
             <Show when=move || suggestions.is_empty()>
                 <p class="small">"No single change of one parameter improves the goal: this configuration is a local optimum of the space."</p>
             </Show>
-            <ol data-testid="suggestions">{d.suggestions.iter().map(|s| (suggestion_line(&d, s), s.effect, s.config.describe(&d.names), s.goal_after.map(exact).unwrap_or_default())).map(|(l, e, c, g)| view! { <li class="good" data-effect=e.to_string() data-config=c data-goal=g>{l}</li> }).collect_view()}</ol>
+            <ol data-testid="suggestions">{d.suggestions.iter().map(|s| (d.suggestion_line(s), s.effect, s.config.describe(&d.names), s.goal_after.map(exact).unwrap_or_default())).map(|(l, e, c, g)| view! { <li class="good" data-effect=e.to_string() data-config=c data-goal=g>{l}</li> }).collect_view()}</ol>
             <Show when=move || !trade.is_empty()>
                 <h3>"Trade-offs (no gain for the goal, or a loss, but they buy something else)"</h3>
             </Show>
-            <ol data-testid="trade-offs">{d.trade_offs.iter().map(|s| suggestion_line(&d, s)).map(|l| view! { <li class="tradeoff">{l}</li> }).collect_view()}</ol>
+            <ol data-testid="trade-offs">{d.trade_offs.iter().map(|s| d.suggestion_line(s)).map(|l| view! { <li class="tradeoff">{l}</li> }).collect_view()}</ol>
             <details>
                 <summary>{format!("Changes that are not possible here ({})", blocked.len())}</summary>
                 <ul class="small">{blocked.iter().map(|l| view! { <li>{l.clone()}</li> }).collect_view()}</ul>
@@ -205,10 +187,7 @@ fn diagnosis_view(d: Diagnosis) -> impl IntoView {
                 <h3>"Training step"</h3>
                 <p data-testid="train-diagnosis">{format!("step {} ms, MFU {}%, {} GiB per chip", fmt4(t.step_time_ms), fmt4(t.mfu * 100.0), fmt4(t.memory_gib))}</p>
                 <ol>{t.cause_chain.iter().map(|c| view! { <li>{c.clone()}</li> }).collect_view()}</ol>
-                <ul>{t.suggestions.iter().map(|s| view! { <li>{match &s.infeasible {
-                    Some(r) => format!("{}: not possible: {r}", s.title),
-                    None => format!("{}: step {} ms, {} GiB (score {:.2})", s.title, s.step_time_ms.map(fmt4).unwrap_or_default(), s.memory_gib.map(fmt4).unwrap_or_default(), s.score),
-                }}</li> }).collect_view()}</ul>
+                <ul>{t.suggestions.iter().map(|s| view! { <li>{train_suggestion_line(s)}</li> }).collect_view()}</ul>
             })}
             <p class="muted small">{d.note.clone()}</p>
         </div>

@@ -16,6 +16,7 @@ mod bench_sim;
 mod completions;
 mod calibrate;
 mod devices;
+mod diagnose;
 mod eval;
 mod fidelity;
 mod chips;
@@ -65,6 +66,8 @@ enum Command {
     Chips(chips::Args),
     /// Over-optimisation guards on a configuration: another chip, protected layers, delta check.
     Guards(guards::Args),
+    /// Diagnose one configuration: where the time goes, why, and what to change (each re-simulated).
+    Diagnose(diagnose::Args),
     /// Fit a chip profile's declared parameters to measurements with the search engine.
     Calibrate(calibrate::Args),
 }
@@ -86,6 +89,7 @@ fn main() {
         Command::Impact(a) => impact::main(a),
         Command::Chips(a) => chips::main(a),
         Command::Guards(a) => guards::main(a),
+        Command::Diagnose(a) => diagnose::main(a),
     };
     if let Err(e) = result {
         eprintln!("error: {e}");

@@ -1,4 +1,4 @@
-//! `tunelab impact` and `tunelab guards` reach the analyses: the numbers are the library's, bad
+//! `tunelab impact`, `tunelab guards` and `tunelab diagnose` reach the analyses: the numbers are the library's, bad
 //! input is a named error with exit status 2.
 
 use std::process::Command;
@@ -41,6 +41,36 @@ fn guards_check_another_chip_protected_layers_and_the_delta() {
     assert!(v["protected"]["protected_ops"].as_array().unwrap().iter().any(|o| o.as_str().unwrap().contains("lm_head")));
     assert!(v["delta"]["rel_error_after"].as_f64().unwrap() > v["delta"]["rel_error_before"].as_f64().unwrap(), "INT8 weights add expected error");
     let (code, _, err) = tunelab(&["guards", SCENARIO, "--chip", "nope"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("nope"), "{err}");
+}
+
+#[test]
+fn diagnose_prints_the_librarys_diagnosis_where_the_time_goes_and_what_to_change() {
+    let (code, out, err) = tunelab(&["diagnose", SCENARIO, "--set", "batch=8", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let s = tunelab_scenario::Scenario::from_json(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../", "assets/scenarios/llama2-7b-910B2-deployment.json")).unwrap()).unwrap();
+    let run = tunelab_scenario::Run::new(&s).unwrap();
+    let names = run.space().names().to_vec();
+    let mut config = run.baseline_config().clone();
+    config.0[names.iter().position(|n| n == "batch").unwrap()] = tunelab_search::Value::Int(8);
+    let lib = tunelab_scenario::diagnosis::diagnose(&s, Some(&config), Default::default()).unwrap();
+    assert_eq!(v["goal_value"].as_f64().unwrap().to_bits(), lib.goal_value.unwrap().to_bits());
+    assert_eq!(v["config"]["batch"], 8);
+    // The text is the library's rendering: goal, where the time goes, hot spots, suggestions.
+    let (code, text, err) = tunelab(&["diagnose", SCENARIO, "--set", "batch=8"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(text, lib.to_text());
+    for part in ["Goal: ", "Where the time goes", "Root cause", "Hot spots", "Suggestions (improve the goal)"] {
+        assert!(text.contains(part), "{part} missing:\n{text}");
+    }
+    assert!(lib.suggestions.iter().all(|x| text.contains(&lib.suggestion_line(x))), "{text}");
+    // Bad input is named, with exit status 2.
+    let (code, _, err) = tunelab(&["diagnose", SCENARIO, "--weights", "0.5,x,0.2"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("'x' is not a number"), "{err}");
+    let (code, _, err) = tunelab(&["diagnose", SCENARIO, "--set", "nope=3"]);
     assert_eq!(code, 2);
     assert!(err.contains("nope"), "{err}");
 }

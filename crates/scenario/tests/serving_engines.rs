@@ -134,13 +134,16 @@ fn a_fixed_cache_is_read_whole_while_a_growing_one_is_read_as_filled() {
 /// attention reads the whole allocation, not the mean context.
 #[test]
 fn the_decode_breakdown_prices_the_engines_cache_handling_like_the_headline_tpot() {
-    let detail = |model: &str, engine: &str, batch: i64| {
+    let scenario_of = |model: &str, engine: &str, batch: i64| {
         let text = format!(r#"{{"stage": "deployment", "model": "{model}", "device": "910B2",
             "workload": {{"batch": {batch}, "input_len": 1024, "output_len": 1024}},
             "objectives": [{{"metric": "tpot_ms"}}],
             "deployment": {{"serving": {{"engine": "{engine}", "mode": "static"}}, "tile_operators": false}},
             "space": {{"batch": {{"fixed": {batch}}}, "tp": {{"fixed": 1}}, "launch": {{"fixed": "graph"}}, "precision": {{"fixed": "fp16"}}}}}}"#);
-        let s = Scenario::from_json(&text).unwrap();
+        Scenario::from_json(&text).unwrap()
+    };
+    let detail = |model: &str, engine: &str, batch: i64| {
+        let s = scenario_of(model, engine, batch);
         let c = tunelab_scenario::fidelity::pinned_config(&tunelab_scenario::stages::setup(&s).unwrap());
         let d = tunelab_scenario::explore::point_detail(&s, &c).unwrap_or_else(|e| panic!("{e}"));
         assert!(d.simulated.starts_with("one decode step"), "{}", d.simulated);
@@ -153,6 +156,9 @@ fn the_decode_breakdown_prices_the_engines_cache_handling_like_the_headline_tpot
     println!("ChatGLM3-6B batch 32, transformers: breakdown {:.1} ms (cache copies {copies:.1} ms) vs TPOT {tpot:.1} ms", hf.total_ms);
     assert!(copies > 0.3 * hf.total_ms, "copies {copies} of {}", hf.total_ms);
     assert!(hf.total_ms > 0.9 * tpot && hf.total_ms <= tpot, "breakdown {} vs TPOT {tpot}", hf.total_ms);
+    // The diagnosis names the cache traffic, not "weight reads by the matmuls".
+    let d = tunelab_scenario::diagnosis::diagnose(&scenario_of("chatglm3-6b", "transformers", 32), None, Default::default()).unwrap();
+    assert!(d.cause_chain[0].contains("KV-cache reads and the engine's copies of the cache"), "{}", d.cause_chain[0]);
     // The fixed cache: no copies, and the attention reads prompt + output, more than at the
     // mean context the generic engine reads.
     let (fixed, _) = detail("llama-2-7b", "torchair", 32);

@@ -367,7 +367,8 @@ pub fn causes(ops: &[OpCost], label: &str, decode: bool, d: &Device, shares: &BT
     let kv: f64 = ops.iter().filter(|o| o.is_kv_read()).map(|o| o.time_us).sum();
     let weights: f64 = ops.iter().filter(|o| o.is_weight_matmul() && matches!(o.estimate.bound, Bound::Hbm | Bound::Mte2)).map(|o| o.time_us).sum();
     let what = if decode && kv >= weights && kv > 0.0 {
-        format!("KV-cache reads take {:.0}% of the step", share(kv))
+        let copies = ops.iter().any(|o| o.is_kv_read() && !matches!(o.op, Op::Attention { .. }));
+        format!("KV-cache reads{} take {:.0}% of the step", if copies { " and the engine's copies of the cache" } else { "" }, share(kv))
     } else if weights > 0.0 && words.contains("HBM") {
         format!("weight reads by the matmuls take {:.0}% of the step", share(weights))
     } else {
@@ -421,12 +422,14 @@ trait OpFacts {
 }
 
 impl OpFacts for OpCost {
-    /// Decode attention: one query token per sequence streaming the whole KV cache.
+    /// Decode attention: one query token per sequence streaming the whole KV cache; and the
+    /// copies of the cache an engine makes before it (Hugging Face's `torch.cat` and head
+    /// expansion, `scheduler::price::decode_attention_ops`).
     fn is_kv_read(&self) -> bool {
-        matches!(self.op, Op::Attention { kind: AttentionKind::Decode, .. })
+        matches!(self.op, Op::Attention { kind: AttentionKind::Decode, .. }) || self.name.ends_with(".kv_cat") || self.name.ends_with(".kv_expand")
     }
     fn is_weight_matmul(&self) -> bool {
-        matches!(self.class, OpClass::Mlp | OpClass::Moe | OpClass::LmHead | OpClass::Attention) && !self.name.ends_with("attn.core")
+        matches!(self.op, Op::Matmul { .. }) && matches!(self.class, OpClass::Mlp | OpClass::Moe | OpClass::LmHead | OpClass::Attention) && !self.name.ends_with("attn.core")
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod chips;
 pub mod diagnosis;
+pub mod diagnosis_text;
 pub mod explore;
 pub mod guards;
 pub mod impact;
