@@ -1,5 +1,6 @@
 //! `tunelab eval SCENARIO.json --set batch=8,precision=bf16,tp=2`: prices one configuration of
-//! the scenario's space without tuning and prints every metric.
+//! the scenario's space without tuning and prints every metric; `--ops` adds the operator
+//! breakdown of the phase that dominates the goal (the app's Explore detail).
 //!
 //! It prices through `Run::evaluate`, the stage objective the study itself calls, so the numbers
 //! are exactly those a tuning run would report for the same configuration. Parameters not set
@@ -21,6 +22,10 @@ pub struct Args {
     /// List the space's parameters and their values, then stop.
     #[arg(long)]
     list: bool,
+    /// Also print the operator breakdown of the phase that dominates the goal (the app's
+    /// Explore detail): each operator's time, share, bound, FLOP per byte and attained TFLOP/s.
+    #[arg(long)]
+    ops: bool,
     /// Print the result as one JSON document.
     #[arg(long)]
     json: bool,
@@ -41,6 +46,8 @@ pub fn main(a: Args) -> Result<(), String> {
     }
     let config = configure(run.space(), run.baseline_config(), &a.set)?;
     let outcome = run.evaluate(&config);
+    // The Explore detail of the point, from the same objective (a landscape has no operators).
+    let detail = if a.ops { Some(tunelab_scenario::explore::point_detail(&scenario, &config)?) } else { None };
     let baseline = run.baseline().clone();
     let names = run.space().names().to_vec();
     let metrics = run.metrics().to_vec();
@@ -69,6 +76,7 @@ pub fn main(a: Args) -> Result<(), String> {
             "units": metrics.iter().map(|m| (m.name.clone(), serde_json::json!(m.unit))).collect::<serde_json::Map<_, _>>(),
             "baseline": { "state": bst, "reason": bwhy, "metrics": values(&baseline) },
             "prediction_band": tunelab_scenario::fidelity::bands::line_for(&scenario, &names, &config),
+            "operators": detail,
         });
         println!("{}", serde_json::to_string_pretty(&out).map_err(|e| format!("cannot encode the result: {e}"))?);
         return Ok(());
@@ -108,6 +116,11 @@ pub fn main(a: Args) -> Result<(), String> {
         Outcome::Infeasible(r) => println!("infeasible: {r}"),
         Outcome::Failed(r) => println!("failed: {r}"),
     }
+    match detail {
+        Some(d) if !d.ops.is_empty() => print_ops(&d),
+        Some(_) if scenario.stage == tunelab_scenario::Stage::Landscape => println!("\n{}", tunelab_scenario::explore::LANDSCAPE_HAS_NO_OPS),
+        _ => {}
+    }
     if scenario.stage == tunelab_scenario::Stage::Diffusion && matches!(outcome, Outcome::Ok(_)) {
         // The pipeline's timeline, from the same pricer.
         let t = tunelab_scenario::stages::diffusion::timeline::timeline(&scenario, Some(&config))?;
@@ -117,6 +130,20 @@ pub fn main(a: Args) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The operator table of a point's detail, largest first, as the app's Explore shows it.
+fn print_ops(d: &tunelab_scenario::explore::PointDetail) {
+    use tunelab_scenario::metrics::fmt4;
+    let engines: Vec<String> = d.exposed_ms.iter().filter(|(_, ms)| **ms > 0.0).map(|(k, ms)| format!("{k} {}", fmt4(*ms))).collect();
+    println!("\noperators of {}: {} ms (exposed ms by engine: {})", d.simulated, fmt4(d.total_ms), engines.join(", "));
+    println!("{:<44} {:>10} {:>8}  {:<13} {:>10} {:>9}", "operator", "ms", "share", "bound", "FLOP/byte", "TFLOP/s");
+    let mut ops = d.ops.clone();
+    ops.sort_by(|a, b| b.time_ms.total_cmp(&a.time_ms));
+    let total: f64 = ops.iter().map(|o| o.time_ms).sum::<f64>().max(1e-12);
+    for o in &ops {
+        println!("{:<44} {:>10} {:>7}%  {:<13} {:>10} {:>9}", o.name, fmt4(o.time_ms), fmt4(100.0 * o.time_ms / total), o.bound, fmt4(o.intensity), fmt4(o.attained_tflops));
+    }
 }
 
 fn fmt(x: f64) -> String {
