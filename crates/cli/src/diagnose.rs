@@ -5,20 +5,12 @@
 //! spots, and the one-parameter changes that improve the goal, each re-simulated.
 
 use tunelab_scenario::diagnosis::{diagnose, Weights};
-use tunelab_scenario::Run;
 
 /// Arguments of `tunelab diagnose`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The scenario file.
-    #[arg(value_name = "SCENARIO.json")]
-    scenario: String,
-    /// Parameter values, name=value,... (the rest keep the baseline).
-    #[arg(long, value_name = "name=value,...")]
-    set: Vec<String>,
-    /// Tune first and diagnose the best configuration found.
-    #[arg(long, conflicts_with = "set")]
-    best: bool,
+    #[command(flatten)]
+    point: crate::args::Point,
     /// Suggestion score weights: effectiveness,cost,risk (default 0.5,0.3,0.2).
     #[arg(long, value_name = "E,C,R")]
     weights: Option<String>,
@@ -37,15 +29,8 @@ fn weights(text: &str) -> Result<Weights, String> {
 
 /// Entry point of the subcommand.
 pub fn main(a: Args) -> Result<(), String> {
-    let s = crate::run::load(&a.scenario)?;
     let w = a.weights.as_deref().map(weights).transpose()?.unwrap_or_default();
-    let mut run = Run::new(&s).map_err(|e| format!("scenario '{}': {e}", a.scenario))?;
-    let config = if a.best {
-        run.run_to_end();
-        run.overall_best().map(|(_, t)| t.config.clone()).ok_or("no feasible configuration was found to diagnose")?
-    } else {
-        crate::eval::configure(run.space(), run.baseline_config(), &a.set)?
-    };
+    let (s, _, config) = a.point.resolve()?;
     let d = diagnose(&s, Some(&config), w)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&d).map_err(|e| e.to_string())?);

@@ -5,20 +5,12 @@
 //! and the expected-output-error delta against the scenario's defaults.
 
 use tunelab_scenario::guards::{check_all, DEFAULT_PROTECTED};
-use tunelab_scenario::Run;
 
 /// Arguments of `tunelab guards`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The scenario file.
-    #[arg(value_name = "SCENARIO.json")]
-    scenario: String,
-    /// Parameter values, name=value,... (the rest keep the baseline).
-    #[arg(long, value_name = "name=value,...")]
-    set: Vec<String>,
-    /// Tune first and check the best configuration found.
-    #[arg(long, conflicts_with = "set")]
-    best: bool,
+    #[command(flatten)]
+    point: crate::args::Point,
     /// Check the configuration on this bundled chip too.
     #[arg(long, value_name = "CHIP")]
     chip: Option<String>,
@@ -33,14 +25,7 @@ pub struct Args {
 
 /// Entry point of the subcommand.
 pub fn main(a: Args) -> Result<(), String> {
-    let s = crate::run::load(&a.scenario)?;
-    let mut run = Run::new(&s).map_err(|e| format!("scenario '{}': {e}", a.scenario))?;
-    let config = if a.best {
-        run.run_to_end();
-        run.overall_best().map(|(_, t)| t.config.clone()).ok_or("no feasible configuration was found to check")?
-    } else {
-        crate::eval::configure(run.space(), run.baseline_config(), &a.set)?
-    };
+    let (s, run, config) = a.point.resolve()?;
     let patterns: Vec<String> = match &a.protect {
         Some(p) => p.split(',').map(|x| x.trim().to_string()).filter(|x| !x.is_empty()).collect(),
         None => DEFAULT_PROTECTED.iter().map(|x| x.to_string()).collect(),

@@ -10,12 +10,17 @@ fn tunelab(args: &[&str]) -> (i32, String, String) {
 
 const SCENARIO: &str = "assets/scenarios/llama2-7b-910B2-deployment.json";
 
+/// SCENARIO as the library reads it, to compare the CLI's numbers with the library's.
+fn scenario() -> tunelab_scenario::Scenario {
+    tunelab_scenario::Scenario::from_json(&std::fs::read_to_string(format!("{}/../../{SCENARIO}", env!("CARGO_MANIFEST_DIR"))).unwrap()).unwrap()
+}
+
 #[test]
 fn impact_prints_every_stage_and_the_composite_of_the_library() {
     let (code, out, err) = tunelab(&["impact", SCENARIO, "--precision", "w8a16", "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let s = tunelab_scenario::Scenario::from_json(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../", "assets/scenarios/llama2-7b-910B2-deployment.json")).unwrap()).unwrap();
+    let s = scenario();
     let change = tunelab_scenario::impact::Change { precision: Some("w8a16".into()), ..Default::default() };
     let lib = tunelab_scenario::impact::analyse(&s, &change, Default::default()).unwrap();
     assert_eq!(v["composite"].as_f64().unwrap().to_bits(), lib.composite.to_bits());
@@ -50,7 +55,7 @@ fn diagnose_prints_the_librarys_diagnosis_where_the_time_goes_and_what_to_change
     let (code, out, err) = tunelab(&["diagnose", SCENARIO, "--set", "batch=8", "--json"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let s = tunelab_scenario::Scenario::from_json(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../", "assets/scenarios/llama2-7b-910B2-deployment.json")).unwrap()).unwrap();
+    let s = scenario();
     let run = tunelab_scenario::Run::new(&s).unwrap();
     let names = run.space().names().to_vec();
     let mut config = run.baseline_config().clone();
