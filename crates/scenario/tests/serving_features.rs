@@ -58,6 +58,26 @@ fn speculative_decoding_cuts_tpot_more_the_more_drafts_are_accepted() {
     assert!(five["tpot_p50_ms"] > one["tpot_p50_ms"], "low acceptance: 5 drafts {} ms vs 1 draft {} ms", five["tpot_p50_ms"], one["tpot_p50_ms"]);
 }
 
+/// The operator breakdown of a speculative decode step shows the target's plain step, and says
+/// so: the draft steps and the verification of k + 1 positions are in the headline numbers only.
+#[test]
+fn a_speculative_decode_breakdown_says_what_it_leaves_to_the_headline_numbers() {
+    let mut v = deployment("qwen3-32b", json!({"arrival": "closed", "concurrency": 8, "requests": 24, "engine": "vllm-ascend",
+        "speculative": {"method": "eagle3", "num_speculative_tokens": [3], "acceptance_rate": 0.6}}));
+    v["objectives"] = json!([{"metric": "tpot_ms"}]);
+    let s = scenario(v);
+    let c = setup(&s).unwrap().baseline;
+    let d = tunelab_scenario::explore::point_detail(&s, &c).unwrap_or_else(|e| panic!("{e}"));
+    assert!(d.simulated.starts_with("one decode step"), "{}", d.simulated);
+    assert!(d.simulated.contains("eagle3 draft's 3 steps and the verification of 4 positions"), "{}", d.simulated);
+    // Without speculation the label has no such clause.
+    let mut plain = deployment("qwen3-32b", json!({"arrival": "closed", "concurrency": 8, "requests": 24, "engine": "vllm-ascend"}));
+    plain["objectives"] = json!([{"metric": "tpot_ms"}]);
+    let p = scenario(plain);
+    let d = tunelab_scenario::explore::point_detail(&p, &setup(&p).unwrap().baseline).unwrap();
+    assert!(!d.simulated.contains("draft"), "{}", d.simulated);
+}
+
 #[test]
 fn piecewise_graph_capture_makes_a_large_dense_decode_host_bound() {
     // vLLM-Ascend captures decode piecewise by default: every layer's attention and the Python

@@ -287,8 +287,20 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
                 let launches: f64 = ops.iter().map(|o| o.estimate.breakdown.exposed.launch * o.repeat as f64).sum();
                 total = total - launches + device.launch_matmul_us;
             }
+            // Speculative decoding: the stage prices draft steps and a verification of k + 1
+            // positions per sequence; these operators are the target's plain decode step, and
+            // the label says so rather than let them pass for the whole step.
+            let spec_k = names.iter().zip(&config.0).find(|(n, _)| n.as_str() == "num_speculative_tokens").and_then(|(_, v)| v.as_i64()).filter(|k| *k > 0);
+            let spec_note = match (phase, spec_k, s.deployment.serving.speculative.as_ref()) {
+                (Phase::Decode, Some(k), Some(o)) => format!(
+                    "; the target model's plain decode step only: the {} draft's {k} steps and the verification of {} positions per sequence are priced in the headline numbers, not in these operators",
+                    o.method,
+                    k + 1
+                ),
+                _ => String::new(),
+            };
             let label = format!(
-                "{} at {} tilings, {} launch, batch {}, tp {}{}{} (device time)",
+                "{} at {} tilings, {} launch, batch {}, tp {}{}{} (device time{spec_note})",
                 if phase == Phase::Decode { "one decode step at the mean context" } else { "one prefill of the batch" },
                 if mode == TileMode::Best { "tuned" } else { "default" },
                 if graph_launch { "graph" } else { "eager" },
