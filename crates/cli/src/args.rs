@@ -29,7 +29,7 @@ impl Point {
     /// The scenario, its run (tuned to the end with `--best`) and the configuration.
     pub fn resolve(&self) -> Result<(tunelab_scenario::Scenario, tunelab_scenario::Run, tunelab_search::Config), String> {
         let s = crate::run::load(&self.scenario)?;
-        let mut run = tunelab_scenario::Run::new(&s).map_err(|e| format!("scenario '{}': {e}", self.scenario))?;
+        let mut run = crate::run::open(&self.scenario, &s, None)?;
         let config = if self.best {
             run.run_to_end();
             run.overall_best().map(|(_, t)| t.config.clone()).ok_or("no feasible configuration was found")?

@@ -31,6 +31,9 @@ fn weights(text: &str) -> Result<Weights, String> {
 pub fn main(a: Args) -> Result<(), String> {
     let w = a.weights.as_deref().map(weights).transpose()?.unwrap_or_default();
     let (s, _, config) = a.point.resolve()?;
+    if tunelab_scenario::stages::landscape::needs_bytes(&s).is_some() {
+        return Err(format!("scenario '{}' replays a Kernel Tuner cache: its values are measurements, with no operators to diagnose; `tunelab run` reports its search (best, true optimum, each strategy)", a.point.scenario));
+    }
     let d = diagnose(&s, Some(&config), w)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&d).map_err(|e| e.to_string())?);

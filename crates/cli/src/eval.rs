@@ -6,7 +6,6 @@
 //! are exactly those a tuning run would report for the same configuration. Parameters not set
 //! keep the baseline (the stage's default configuration).
 
-use tunelab_scenario::Run;
 use tunelab_search::{Config, Domain, Outcome, Param, Space, Value};
 
 /// Arguments of `tunelab eval`.
@@ -34,7 +33,7 @@ pub struct Args {
 /// Entry point of the subcommand.
 pub fn main(a: Args) -> Result<(), String> {
     let scenario = crate::run::load(&a.scenario)?;
-    let mut run = Run::new(&scenario).map_err(|e| format!("scenario '{}': {e}", a.scenario))?;
+    let mut run = crate::run::open(&a.scenario, &scenario, None)?;
     for n in run.notes() {
         eprintln!("note: {n}");
     }
@@ -47,7 +46,8 @@ pub fn main(a: Args) -> Result<(), String> {
     let config = configure(run.space(), run.baseline_config(), &a.set)?;
     let outcome = run.evaluate(&config);
     // The Explore detail of the point, from the same objective (a landscape has no operators).
-    let detail = if a.ops { Some(tunelab_scenario::explore::point_detail(&scenario, &config)?) } else { None };
+    let landscape = scenario.stage == tunelab_scenario::Stage::Landscape;
+    let detail = if a.ops && !landscape { Some(tunelab_scenario::explore::point_detail(&scenario, &config)?) } else { None };
     let baseline = run.baseline().clone();
     let names = run.space().names().to_vec();
     let metrics = run.metrics().to_vec();
@@ -118,7 +118,7 @@ pub fn main(a: Args) -> Result<(), String> {
     }
     match detail {
         Some(d) if !d.ops.is_empty() => print_ops(&d),
-        Some(_) if scenario.stage == tunelab_scenario::Stage::Landscape => println!("\n{}", tunelab_scenario::explore::LANDSCAPE_HAS_NO_OPS),
+        _ if a.ops && landscape => println!("\n{}", tunelab_scenario::explore::LANDSCAPE_HAS_NO_OPS),
         _ => {}
     }
     if scenario.stage == tunelab_scenario::Stage::Diffusion && matches!(outcome, Outcome::Ok(_)) {

@@ -45,16 +45,7 @@ const MAX_FILE: u64 = 8 * 1024 * 1024;
 pub fn main(a: Args) -> Result<(), String> {
     let path = &a.scenario;
     let scenario = load(path)?;
-    let mut run = match tunelab_scenario::stages::landscape::needs_bytes(&scenario) {
-        Some(need) => {
-            let bytes = landscape_bytes(path, &need, a.cache.as_deref())?;
-            let land = tunelab_scenario::stages::landscape::Landscape::build(&scenario, Some(&bytes)).map_err(|e| format!("scenario '{path}': {e}"))?;
-            Run::with_landscape(&scenario, land)
-        }
-        None if a.cache.is_some() => return Err(format!("--cache: scenario '{path}' is not a landscape of a Kernel Tuner cache, so it reads no cache file")),
-        None => Run::new(&scenario),
-    }
-    .map_err(|e| format!("scenario '{path}': {e}"))?;
+    let mut run = open(path, &scenario, a.cache.as_deref())?;
     for n in run.notes() {
         eprintln!("note: {n}");
     }
@@ -146,6 +137,22 @@ fn read_cache(f: &str) -> Result<Vec<u8>, String> {
         return Err(format!("cache '{f}' is {} bytes; at most {max}", meta.len()));
     }
     std::fs::read(f).map_err(|e| format!("cannot read cache '{f}': {e}"))
+}
+
+/// The run of a scenario read from `path`: a landscape of a Kernel Tuner cache gets its cache
+/// (`--cache FILE`, or the bundled one the scenario names), every other stage builds itself.
+/// `tunelab run`, `eval`, `guards` and `diagnose` open their scenario here.
+pub fn open(path: &str, scenario: &Scenario, cache: Option<&str>) -> Result<Run, String> {
+    match tunelab_scenario::stages::landscape::needs_bytes(scenario) {
+        Some(need) => {
+            let bytes = landscape_bytes(path, &need, cache)?;
+            let land = tunelab_scenario::stages::landscape::Landscape::build(scenario, Some(&bytes)).map_err(|e| format!("scenario '{path}': {e}"))?;
+            Run::with_landscape(scenario, land)
+        }
+        None if cache.is_some() => return Err(format!("--cache: scenario '{path}' is not a landscape of a Kernel Tuner cache, so it reads no cache file")),
+        None => Run::new(scenario),
+    }
+    .map_err(|e| format!("scenario '{path}': {e}"))
 }
 
 /// Reads and validates a scenario file (size-bounded).

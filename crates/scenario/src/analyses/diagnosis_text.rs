@@ -73,16 +73,21 @@ impl Diagnosis {
             line(format!("  {:<40} {:>14}", label_unit(&m.name, &m.unit), fmt_metric(&m.name, m.value)));
         }
         line(String::new());
-        line("Where the time goes".into());
-        line(format!("  {}", self.simulated_line()));
-        line(format!("  Time by bottleneck: {}", self.bottleneck_line()));
-        line("Root cause".into());
-        for (i, c) in self.cause_chain.iter().enumerate() {
-            line(format!("  {}. {c}", i + 1));
-        }
-        line("Hot spots".into());
-        for h in self.hot_spots.iter().take(8) {
-            line(format!("  {:<44} {:>7}%  {:<10} {:>10} ms", h.name, fmt4(h.share * 100.0), h.bound, fmt4(h.time_ms)));
+        if self.simulated.is_empty() && self.hot_spots.is_empty() {
+            // A landscape: its values are measurements or a function, with no step to break down.
+            line(format!("Where the time goes: {}", super::explore::LANDSCAPE_HAS_NO_OPS));
+        } else {
+            line("Where the time goes".into());
+            line(format!("  {}", self.simulated_line()));
+            line(format!("  Time by bottleneck: {}", self.bottleneck_line()));
+            line("Root cause".into());
+            for (i, c) in self.cause_chain.iter().enumerate() {
+                line(format!("  {}. {c}", i + 1));
+            }
+            line("Hot spots".into());
+            for h in self.hot_spots.iter().take(8) {
+                line(format!("  {:<44} {:>7}%  {:<10} {:>10} ms", h.name, fmt4(h.share * 100.0), h.bound, fmt4(h.time_ms)));
+            }
         }
         line("Suggestions (improve the goal)".into());
         line(format!("  {}", self.score_rule));
