@@ -4,7 +4,7 @@
 //! them, where the time goes in the phase that dominates the goal, the root cause, the hot
 //! spots, and the one-parameter changes that improve the goal, each re-simulated.
 
-use tunelab_scenario::diagnosis::{diagnose, Weights};
+use tunelab_scenario::diagnosis::Weights;
 
 /// Arguments of `tunelab diagnose`.
 #[derive(clap::Args)]
@@ -30,11 +30,11 @@ fn weights(text: &str) -> Result<Weights, String> {
 /// Entry point of the subcommand.
 pub fn main(a: Args) -> Result<(), String> {
     let w = a.weights.as_deref().map(weights).transpose()?.unwrap_or_default();
-    let (s, _, config) = a.point.resolve()?;
+    let (s, mut run, config) = a.point.resolve()?;
     if tunelab_scenario::stages::landscape::needs_bytes(&s).is_some() {
         return Err(format!("scenario '{}' replays a Kernel Tuner cache: its values are measurements, with no operators to diagnose; `tunelab run` reports its search (best, true optimum, each strategy)", a.point.scenario));
     }
-    let d = diagnose(&s, Some(&config), w)?;
+    let d = run.diagnose(Some(&config), w)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&d).map_err(|e| e.to_string())?);
     } else {

@@ -45,9 +45,8 @@ pub fn main(a: Args) -> Result<(), String> {
     }
     let config = configure(run.space(), run.baseline_config(), &a.set)?;
     let outcome = run.evaluate(&config);
-    // The Explore detail of the point, from the same objective (a landscape has no operators).
-    let landscape = scenario.stage == tunelab_scenario::Stage::Landscape;
-    let detail = if a.ops && !landscape { Some(tunelab_scenario::explore::point_detail(&scenario, &config)?) } else { None };
+    // The Explore detail of the point, from the run's own stage (the same objective).
+    let detail = if a.ops { Some(run.detail(&config)?) } else { None };
     let baseline = run.baseline().clone();
     let names = run.space().names().to_vec();
     let metrics = run.metrics().to_vec();
@@ -118,7 +117,7 @@ pub fn main(a: Args) -> Result<(), String> {
     }
     match detail {
         Some(d) if !d.ops.is_empty() => print_ops(&d),
-        _ if a.ops && landscape => println!("\n{}", tunelab_scenario::explore::LANDSCAPE_HAS_NO_OPS),
+        Some(_) if scenario.stage == tunelab_scenario::Stage::Landscape => println!("\n{}", tunelab_scenario::explore::LANDSCAPE_HAS_NO_OPS),
         _ => {}
     }
     if scenario.stage == tunelab_scenario::Stage::Diffusion && matches!(outcome, Outcome::Ok(_)) {

@@ -178,7 +178,19 @@ pub fn priors(param: &str, to: &Value) -> (f64, f64) {
 
 /// Diagnoses `config` of the scenario's stage (None: the stage's baseline) with `weights`.
 pub fn diagnose(s: &Scenario, config: Option<&Config>, weights: Weights) -> Result<Diagnosis, String> {
-    let mut st = crate::stages::setup(s)?;
+    diagnose_in(s, &mut crate::stages::setup(s)?, config, weights)
+}
+
+impl crate::run::Run {
+    /// `diagnose` with the run's own stage, not built again (a landscape keeps the cache it
+    /// replays).
+    pub fn diagnose(&mut self, config: Option<&Config>, weights: Weights) -> Result<Diagnosis, String> {
+        diagnose_in(&self.scenario, &mut self.setup, config, weights)
+    }
+}
+
+/// `diagnose` on a stage already built for the scenario.
+fn diagnose_in(s: &Scenario, st: &mut crate::stages::StageSetup, config: Option<&Config>, weights: Weights) -> Result<Diagnosis, String> {
     let names = st.space.names().to_vec();
     let config = config.cloned().unwrap_or_else(|| st.baseline.clone());
     if config.len() != names.len() {
@@ -190,7 +202,7 @@ pub fn diagnose(s: &Scenario, config: Option<&Config>, weights: Weights) -> Resu
         Err(e) => Outcome::Infeasible(e),
         Ok(()) => st.objective.evaluate(c),
     };
-    let (values, infeasible) = match evaluate(&mut st, &config) {
+    let (values, infeasible) = match evaluate(st, &config) {
         Outcome::Ok(v) => (Some(v), None),
         Outcome::Infeasible(r) | Outcome::Failed(r) => (None, Some(r)),
     };
@@ -227,7 +239,7 @@ pub fn diagnose(s: &Scenario, config: Option<&Config>, weights: Weights) -> Resu
             let (cost, risk) = priors(&names[i], &to);
             let title = format!("{} {} → {}", names[i], from, to);
             let mut sg = Suggestion { title, param: names[i].clone(), from, to, config: n.clone(), metrics_after: Vec::new(), goal_after: None, effect: 0.0, buys: None, cost, risk, score: 0.0, infeasible: None };
-            match evaluate(&mut st, &n) {
+            match evaluate(st, &n) {
                 Outcome::Ok(v) => {
                     let g = v[0];
                     let rel = (g - g0) / g0.abs().max(1e-300);

@@ -16,7 +16,7 @@ pub fn train_suggestion_line(s: &TrainSuggestion) -> String {
 }
 
 /// A relative change as a signed percentage ("+12.5%").
-pub fn pct(x: f64) -> String {
+fn pct(x: f64) -> String {
     format!("{}{}%", if x > 0.0 { "+" } else { "" }, fmt4(x * 100.0))
 }
 
