@@ -30,10 +30,7 @@ fn weights(text: &str) -> Result<Weights, String> {
 /// Entry point of the subcommand.
 pub fn main(a: Args) -> Result<(), String> {
     let w = a.weights.as_deref().map(weights).transpose()?.unwrap_or_default();
-    let (s, mut run, config) = a.point.resolve()?;
-    if tunelab_scenario::stages::landscape::needs_bytes(&s).is_some() {
-        return Err(format!("scenario '{}' replays a Kernel Tuner cache: its values are measurements, with no operators to diagnose; `tunelab run` reports its search (best, true optimum, each strategy)", a.point.scenario));
-    }
+    let (_, mut run, config) = a.point.resolve()?;
     let d = run.diagnose(Some(&config), w)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&d).map_err(|e| e.to_string())?);
