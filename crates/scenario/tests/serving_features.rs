@@ -58,24 +58,54 @@ fn speculative_decoding_cuts_tpot_more_the_more_drafts_are_accepted() {
     assert!(five["tpot_p50_ms"] > one["tpot_p50_ms"], "low acceptance: 5 drafts {} ms vs 1 draft {} ms", five["tpot_p50_ms"], one["tpot_p50_ms"]);
 }
 
-/// The operator breakdown of a speculative decode step shows the target's plain step, and says
-/// so: the draft steps and the verification of k + 1 positions are in the headline numbers only.
+/// The operator breakdown of a speculative decode step is the step the headline TPOT comes
+/// from: the draft's k steps (`draft.*`) and the target's verification of k + 1 positions per
+/// sequence, one verify step yielding the accept length's tokens. Its operators add up to the
+/// device time the stage priced, and its label says what the host adds.
 #[test]
-fn a_speculative_decode_breakdown_says_what_it_leaves_to_the_headline_numbers() {
-    let mut v = deployment("qwen3-32b", json!({"arrival": "closed", "concurrency": 8, "requests": 24, "engine": "vllm-ascend",
-        "speculative": {"method": "eagle3", "num_speculative_tokens": [3], "acceptance_rate": 0.6}}));
-    v["objectives"] = json!([{"metric": "tpot_ms"}]);
-    let s = scenario(v);
-    let c = setup(&s).unwrap().baseline;
-    let d = tunelab_scenario::explore::point_detail(&s, &c).unwrap_or_else(|e| panic!("{e}"));
-    assert!(d.simulated.starts_with("one decode step"), "{}", d.simulated);
-    assert!(d.simulated.contains("eagle3 draft's 3 steps and the verification of 4 positions"), "{}", d.simulated);
-    // Without speculation the label has no such clause.
-    let mut plain = deployment("qwen3-32b", json!({"arrival": "closed", "concurrency": 8, "requests": 24, "engine": "vllm-ascend"}));
-    plain["objectives"] = json!([{"metric": "tpot_ms"}]);
-    let p = scenario(plain);
-    let d = tunelab_scenario::explore::point_detail(&p, &setup(&p).unwrap().baseline).unwrap();
-    assert!(!d.simulated.contains("draft"), "{}", d.simulated);
+fn a_speculative_decode_breakdown_lists_the_draft_and_the_verify_step_behind_tpot() {
+    use tunelab_scenario::stages::serving::Phase;
+    let with = |speculative: Option<serde_json::Value>| {
+        let mut serving = json!({"mode": "static", "engine": "vllm-ascend"});
+        if let Some(sp) = speculative {
+            serving["speculative"] = sp;
+        }
+        let mut v = deployment("qwen3-32b", serving);
+        v["objectives"] = json!([{"metric": "tpot_ms"}]);
+        v["space"] = json!({"batch": {"fixed": 16}, "tp": {"fixed": 4}, "precision": {"fixed": "bf16"}, "launch": {"fixed": "graph"}});
+        let s = scenario(v);
+        let st = setup(&s).unwrap();
+        let c = st.baseline.clone();
+        let d = tunelab_scenario::explore::point_detail(&s, &c).unwrap_or_else(|e| panic!("{e}"));
+        let tpot = d.metrics.iter().find(|m| m.0 == "tpot_ms").unwrap().1;
+        let step = tunelab_scenario::stages::deployment::step_operators(&s, st.space.names(), &c, Phase::Decode).unwrap_or_else(|e| panic!("{e}"));
+        (d, tpot, step)
+    };
+    let (d, tpot, step) = with(Some(json!({"method": "eagle3", "num_speculative_tokens": [3], "acceptance_rate": 0.6})));
+    assert!(d.simulated.starts_with("one verify step"), "{}", d.simulated);
+    assert!(d.simulated.contains("eagle3 draft's 3 steps (draft.*) and the target's check of 4 positions per sequence yield"), "{}", d.simulated);
+    let ms = |d: &tunelab_scenario::explore::PointDetail, f: &dyn Fn(&str) -> bool| d.ops.iter().filter(|o| f(&o.name)).map(|o| o.time_ms).sum::<f64>();
+    let draft = ms(&d, &|n| n.starts_with("draft."));
+    assert!(d.ops.iter().any(|o| o.name == "draft.fc"), "the draft's input projection is listed");
+    assert!(draft > 0.0 && draft < 0.5 * d.total_ms, "draft {draft} of {} ms", d.total_ms);
+    // The listed operators at the step's exact sizes against the stage's price of the same step
+    // (its grid tables interpolate between sizes half an octave apart).
+    let spec = step.spec.clone().expect("a verify step");
+    let listed = step.ops.iter().map(|o| o.time_us).sum::<f64>() / 1e3;
+    println!(
+        "Qwen3-32B eagle3 k=3 at batch 16, tp 4: verify step {listed:.2} ms listed, {:.2} ms device time priced, {:.2} ms with host work; draft {draft:.2} ms; {} tokens per step; TPOT {tpot:.2} ms",
+        step.device_ms, step.wall_ms, spec.tokens_per_step
+    );
+    assert!((listed / step.device_ms - 1.0).abs() < 0.03, "listed {listed} vs priced {}", step.device_ms);
+    assert!((step.wall_ms / (tpot * spec.tokens_per_step) - 1.0).abs() < 1e-9, "a verify step is TPOT x tokens per step: {} vs {tpot} x {}", step.wall_ms, spec.tokens_per_step);
+    assert!(d.simulated.contains("with the engine's host work the step takes"), "{}", d.simulated);
+    // Without speculation: a plain decode step, no draft; the verify step's attention reads the
+    // cache for four query rows, more than the plain step's one.
+    let (plain, plain_tpot, plain_step) = with(None);
+    assert!(plain.simulated.starts_with("one decode step") && !plain.simulated.contains("draft"), "{}", plain.simulated);
+    assert!(plain_step.spec.is_none() && (plain_step.wall_ms / plain_tpot - 1.0).abs() < 1e-9);
+    let target = |d: &tunelab_scenario::explore::PointDetail| ms(d, &|n| !n.starts_with("draft.") && n.ends_with("attn.core"));
+    assert!(target(&d) > target(&plain), "verify attention {} vs plain {}", target(&d), target(&plain));
 }
 
 #[test]

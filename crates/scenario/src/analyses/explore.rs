@@ -6,7 +6,7 @@
 //! constraint violations ("does not fit L0A", "out of memory") included.
 
 use crate::spec::scenario::{Scenario, Stage};
-use crate::stages::serving::{cost, default_point, point_from_config, tile_mode, workload, Memo, OpCost, Phase, TileMode};
+use crate::stages::serving::{cost, tile_mode, OpCost, Phase, TileMode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tunelab_search::{Config, Outcome, Param, TrialState, Value};
@@ -145,12 +145,11 @@ pub struct Breakdown {
     pub phase: Option<Phase>,
     /// Why this phase: its share of the goal ("decode is 97% of a request ...").
     pub why: String,
-    /// Time of the simulated step in ms (graph launch included). Operator stage: exactly the
-    /// stage's `model_time_ms`; deployment: one step at the mean context, device time only (the
-    /// stage's TPOT and TTFT are percentiles over simulated requests, host work included).
+    /// Time of the simulated step in ms. Operator stage: exactly the stage's `model_time_ms`;
+    /// deployment: the device time of the step the stage's pricer prices (its label gives the
+    /// wall time with the engine's host work; the stage's TPOT and TTFT are over simulated
+    /// requests).
     pub total_ms: f64,
-    /// Graph launch: the one launch per step that replaces the operators' own, in ms.
-    pub graph_launch_ms: Option<f64>,
 }
 
 /// Which inference phase dominates the goal, and why, from the stage's metrics of the point:
@@ -203,7 +202,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
         return Err(LANDSCAPE_HAS_NO_OPS.into());
     }
     let (model, device, _) = crate::stages::context::resolve(s)?;
-    let (inp, out) = (s.workload.input_len.max(1) as u64, s.workload.output_len.max(1) as u64);
+    let out = s.workload.output_len.max(1) as u64;
     match s.stage {
         Stage::Diffusion => {
             let mut pr = crate::stages::diffusion::pricer(s)?;
@@ -211,7 +210,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
             let ops = pr.step_ops(&k)?;
             let total_ms = ops.iter().map(|o| o.time_us).sum::<f64>() / 1e3;
             let label = format!("one denoiser call of the pipeline (one step{}) at default tilings, device time", if pr.req.cfg && !k.cfg_parallel { ", both CFG branches as batch 2" } else { "" });
-            Ok(Breakdown { label, ops, memory: None, phase: None, why: String::new(), total_ms, graph_launch_ms: None })
+            Ok(Breakdown { label, ops, memory: None, phase: None, why: String::new(), total_ms })
         }
         Stage::Training => {
             let gb = s.workload.global_batch.max(1) as u64;
@@ -220,7 +219,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
             let opts = crate::stages::training::graph_options(&p);
             let (ops, mem) = cost(&model, &device, &w, &p.plan, &opts)?;
             let total_ms = ops.iter().map(|o| o.time_us).sum::<f64>() / 1e3;
-            Ok(Breakdown { label: "one micro-batch training step's operators at default tilings".into(), ops, memory: Some(mem), phase: None, why: String::new(), total_ms, graph_launch_ms: None })
+            Ok(Breakdown { label: "one micro-batch training step's operators at default tilings".into(), ops, memory: Some(mem), phase: None, why: String::new(), total_ms })
         }
         Stage::Operator => {
             let (ops, _) = crate::stages::operator::priced_ops(s, config)?;
@@ -240,100 +239,49 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
                 "back_to_back" => format!("each operator per call in a loop of {} calls", s.operator.calls),
                 _ => "kernel time on the device".to_string(),
             };
-            Ok(Breakdown { label: format!("{what} at this configuration's tilings and fusions, {timed}"), ops, memory: None, phase: None, why: String::new(), total_ms: total / 1e3, graph_launch_ms: None })
+            Ok(Breakdown { label: format!("{what} at this configuration's tilings and fusions, {timed}"), ops, memory: None, phase: None, why: String::new(), total_ms: total / 1e3 })
         }
         Stage::Landscape => Err(LANDSCAPE_HAS_NO_OPS.into()),
         Stage::Deployment | Stage::Runtime => {
-            let p = point_from_config(names, config, default_point(s, &model));
-            let graph_launch = names.iter().zip(&config.0).any(|(n, v)| n == "launch" && v.as_str() == Some("graph"));
             let (phase, why) = dominant_phase(s, metrics);
-            let w = workload(phase, p.batch, inp, out);
-            let plan = p.plan();
-            // The options the stage's step pricer builds its graphs with (serving features,
-            // the engine's encoder and collectives, the cluster's MoE imbalance).
-            let host = s.deployment.serving.host()?;
-            let opts = crate::stages::deployment::step_graph_options(&s.deployment.serving, &host, &model, crate::stages::deployment::moe_imbalance(s), p.precision, graph_launch);
+            // The step as the stage's own pricer prices it: the engine's cache handling, a hybrid
+            // model's Triton chunk kernels, a speculative step's draft and verification.
+            let st = crate::stages::deployment::step_operators(s, names, config, phase)?;
             let mode = tile_mode(s);
-            let mem = tunelab_sim::memory::memory_per_chip(&model, &w, &plan, &opts, None)?;
-            // A decode step's attention as the engine runs it (the stage's step pricer does the
-            // same): over its whole allocation when it reads all of it (for the scheduler, the
-            // nominal request stands in for the longest one drawn), and behind the cache copies
-            // of Hugging Face's own cache handling.
-            let read = match w {
-                tunelab_sim::workload::Workload::Decode { batch, context_len, output_len } => {
-                    let allocated = crate::stages::deployment::allocated_ctx(&s.deployment.serving, &host, &model, inp + out, || inp + out);
-                    tunelab_sim::workload::Workload::Decode { batch, context_len: context_len.max(allocated), output_len }
-                }
-                w => w,
+            // Each operator's time includes its device-side launch, which a captured graph still
+            // pays (`cost::dispatch`); the graph's own launch is host work, in the wall time below.
+            let ops = st.ops;
+            let total: f64 = ops.iter().map(|o| o.time_us).sum();
+            let graph_launch = st.graph_launch;
+            let step = match phase {
+                Phase::Decode if st.spec.is_some() => "one verify step at the mean context",
+                Phase::Decode => "one decode step at the mean context",
+                Phase::Prefill => "one prefill of the batch",
             };
-            let graph = tunelab_sim::workload::build_graph(&model, &read, &plan, &opts)?;
-            let graph_ops: Vec<(tunelab_sim::Op, u64, String, tunelab_sim::OpClass)> = graph.ops.iter().flat_map(|o| {
-                let run = if phase == Phase::Decode { crate::scheduler::price::decode_attention_ops(&host, o) } else { vec![(o.op.clone(), o.repeat, o.name.clone())] };
-                run.into_iter().map(move |(op, r, n)| (op, r, n, o.class))
-            }).collect();
-            let mut memo = Memo::default();
-            let mut ops = Vec::with_capacity(graph_ops.len());
-            let mut total = 0.0;
-            for (op, repeat, name, class) in graph_ops {
-                let e = memo.op(&op, &device, mode).map_err(|r| format!("operator {name} cannot run: {r}"))?;
-                total += e.time_us * repeat as f64;
-                let own_launch = if graph_launch { e.breakdown.exposed.launch * repeat as f64 } else { 0.0 };
-                ops.push(OpCost { time_us: e.time_us * repeat as f64 - own_launch, name, class, repeat, op, estimate: e });
-            }
-            let triton = phase == Phase::Prefill && triton_chunk_floor(s, &model, &device, p.tp, p.batch.saturating_mul(inp), &mut ops, &mut total)?;
-            let graph_launch_ms = graph_launch.then(|| device.launch_matmul_us / 1e3);
-            if graph_launch {
-                // As the stage does: one captured-graph launch replaces the per-operator launches.
-                let launches: f64 = ops.iter().map(|o| o.estimate.breakdown.exposed.launch * o.repeat as f64).sum();
-                total = total - launches + device.launch_matmul_us;
-            }
-            // Speculative decoding: the stage prices draft steps and a verification of k + 1
-            // positions per sequence; these operators are the target's plain decode step, and
-            // the label says so rather than let them pass for the whole step.
-            let spec_k = names.iter().zip(&config.0).find(|(n, _)| n.as_str() == "num_speculative_tokens").and_then(|(_, v)| v.as_i64()).filter(|k| *k > 0);
-            let spec_note = match (phase, spec_k, s.deployment.serving.speculative.as_ref()) {
-                (Phase::Decode, Some(k), Some(o)) => format!(
-                    "; the target model's plain decode step only: the {} draft's {k} steps and the verification of {} positions per sequence are priced in the headline numbers, not in these operators",
-                    o.method,
-                    k + 1
+            // What the device time leaves out: a host-bound step (eager dispatch, Python between
+            // captured pieces, per-step scheduling) takes longer than its operators.
+            let host = if st.wall_ms > st.device_ms * 1.01 { format!("; with the engine's host work the step takes {} ms", crate::spec::metrics::fmt4(st.wall_ms)) } else { String::new() };
+            let spec = match &st.spec {
+                Some(sp) => format!(
+                    "; the {} draft's {} steps (draft.*) and the target's check of {} positions per sequence yield {} tokens per sequence on average, so TPOT is the step's time over that",
+                    sp.method,
+                    sp.k,
+                    sp.k + 1,
+                    crate::spec::metrics::fmt4(sp.tokens_per_step)
                 ),
-                _ => String::new(),
+                None => String::new(),
             };
             let label = format!(
-                "{} at {} tilings, {} launch, batch {}, tp {}{}{} (device time{spec_note})",
-                if phase == Phase::Decode { "one decode step at the mean context" } else { "one prefill of the batch" },
+                "{step} at {} tilings, {} launch, batch {}, tp {}{}{} (device time{host}){spec}",
                 if mode == TileMode::Best { "tuned" } else { "default" },
                 if graph_launch { "graph" } else { "eager" },
-                p.batch, p.tp,
-                if p.expert_parallel { format!(", expert parallel (ep {})", p.tp) } else { String::new() },
-                if triton { ", the linear-attention chunk kernels at the engine's Triton speed" } else { "" }
+                st.batch, st.tp,
+                if st.expert_parallel { format!(", expert parallel (ep {})", st.tp) } else { String::new() },
+                if st.triton_chunks { ", the linear-attention chunk kernels at the engine's Triton speed" } else { "" }
             );
-            Ok(Breakdown { label, ops, memory: Some(mem), phase: Some(phase), why, total_ms: total / 1e3, graph_launch_ms })
+            Ok(Breakdown { label, ops, memory: Some(st.memory), phase: Some(phase), why, total_ms: total / 1e3 })
         }
     }
-}
-
-/// A hybrid model's chunked delta rule under an engine that launches it as Triton kernels runs
-/// at their measured speed, as the stage's step pricer prices it (both through
-/// `price::triton_chunk_device_us`), not at what the cube model makes of the same matmuls:
-/// the breakdown's linear-attention core operators are scaled up to that time, so the
-/// breakdown and the headline numbers agree. True when it applied.
-fn triton_chunk_floor(s: &Scenario, model: &tunelab_sim::ModelDesc, device: &tunelab_sim::Device, tp: u64, tokens: u64, ops: &mut [OpCost], total: &mut f64) -> Result<bool, String> {
-    use crate::scheduler::price::{triton_chunk_device_us, HostCosts};
-    use tunelab_sim::workload::linear_attention::LINEAR_CORE;
-    let Some(la) = model.llm.as_ref().and_then(|t| t.linear_attention.as_ref()) else { return Ok(false) };
-    let host = HostCosts::bundled(&s.deployment.serving.engine)?;
-    let Some(us) = triton_chunk_device_us(&host, la, tp, tokens, device) else { return Ok(false) };
-    let core: f64 = ops.iter().filter(|o| o.name.contains(LINEAR_CORE)).map(|o| o.time_us).sum();
-    if core <= 0.0 || us <= core {
-        return Ok(false);
-    }
-    let k = us / core;
-    for o in ops.iter_mut().filter(|o| o.name.contains(LINEAR_CORE)) {
-        o.time_us *= k;
-    }
-    *total += us - core;
-    Ok(true)
 }
 
 /// Metrics of a configuration from the stage objective (the function the study used), plus
@@ -363,9 +311,6 @@ pub fn detail_of(s: &Scenario, st: &mut crate::stages::StageSetup, config: &Conf
     };
     detail.simulated = if b.why.is_empty() { b.label.clone() } else { format!("{} ({})", b.label, b.why) };
     fill(&mut detail, &b.ops);
-    if let Some(l) = b.graph_launch_ms {
-        detail.exposed_ms.insert(tunelab_sim::estimate::Bound::Launch.name().into(), l);
-    }
     detail.total_ms = b.total_ms;
     detail.memory = b.memory;
     Ok(detail)

@@ -24,10 +24,12 @@
 //! modelled: the dynamic pool's defragmentation pauses and graph capture time (one-offs).
 
 mod metrics;
+mod operators;
 mod options;
 mod serve;
 
 pub use metrics::metrics;
+pub use operators::{step_operators, SpecStep, StepOperators};
 pub use options::{allocated_ctx, moe_imbalance, step_graph_options};
 
 use super::StageSetup;

@@ -30,7 +30,9 @@
 //! that produced them. Everything is deterministic given the seed (portable RNG, no clock).
 //!
 //! Files: `requests` (the requests drawn from the scenario's `deployment.serving`, whose type is specification data in `spec::options::serving`), `sim`
-//! (the step loop), `price` (one step through the device model plus host work), `host` (the
+//! (the step loop), `price` (one step through the device model plus host work), `step_ops`
+//! (the parts of a step and their operators, which `price` sums and the operator breakdown
+//! lists), `host` (the
 //! engine's host-cost constants), `stats`
 //! (percentiles and the results), `hybrid` (the Triton launches of a hybrid model's
 //! linear-attention layers).
@@ -42,6 +44,7 @@ mod hybrid;
 mod sim;
 mod requests;
 mod stats;
+mod step_ops;
 
 pub use sim::{simulate, EngineConfig, KvPolicy, Slo};
 pub use crate::spec::options::serving::{ServingSpec, MAX_REQUESTS};

@@ -36,6 +36,7 @@ use tunelab_sim::workload::linear_attention::{self, LINEAR_CORE};
 use tunelab_sim::Op;
 
 pub use super::host::{engine_names, engines, HostCosts, DEFAULT_ENGINE};
+use super::step_ops::{draft_decode_shape, draft_prefill_shape, verify_positions, Piece};
 
 
 /// Device-side sums of a set of operators.
@@ -127,7 +128,7 @@ pub struct StepCost {
 
 /// Whether an operator is a per-sequence core (priced with the sequences, not the token rows):
 /// attention, or a linear-attention layer's recurrence.
-fn is_core(o: &GraphOp) -> bool {
+pub(super) fn is_core(o: &GraphOp) -> bool {
     matches!(o.op, Op::Attention { .. }) || o.name.contains(LINEAR_CORE)
 }
 
@@ -195,9 +196,9 @@ pub struct StepPricer {
     /// Cache length decode attention reads when the engine reads its whole allocation
     /// (`HostCosts::decode_reads_allocated`); 0: the tokens cached so far.
     pub allocated_ctx: u64,
-    mode: TileMode,
+    pub(super) mode: TileMode,
     /// Operator estimates; its own unless `share_memo` gave it one shared with other pricers.
-    memo: SharedMemo,
+    pub(super) memo: SharedMemo,
     body: FxMap<u64, Part>,
     head: FxMap<u64, Part>,
     dec_attn: FxMap<(u64, u64), Part>,
@@ -220,7 +221,7 @@ pub struct SpecPricing {
     pub draft: Box<StepPricer>,
 }
 
-const HEAD_OPS: [&str; 3] = ["final_norm", "lm_head", "tp.logits_allgather"];
+pub(super) const HEAD_OPS: [&str; 3] = ["final_norm", "lm_head", "tp.logits_allgather"];
 
 impl StepPricer {
     pub fn new(model: ModelDesc, device: Device, plan: ParallelPlan, opts: GraphOptions, mode: TileMode, host: HostCosts) -> StepPricer {
@@ -252,11 +253,11 @@ impl StepPricer {
         }
     }
 
-    fn graph(&self, w: Workload) -> Result<Vec<GraphOp>, String> {
+    pub(super) fn graph(&self, w: Workload) -> Result<Vec<GraphOp>, String> {
         Ok(build_graph(&self.model, &w, &self.plan, &self.opts)?.ops)
     }
 
-    fn cost_ops<'a>(&mut self, ops: impl Iterator<Item = (&'a Op, u64, &'a str)>) -> Result<Part, String> {
+    pub(super) fn cost_ops<'a>(&mut self, ops: impl Iterator<Item = (&'a Op, u64, &'a str)>) -> Result<Part, String> {
         let mut p = Part::default();
         for (op, repeat, name) in ops {
             let e = self.memo.borrow_mut().op(op, &self.device, self.mode).map_err(|r| format!("operator {name} cannot run: {r}"))?;
@@ -295,12 +296,25 @@ impl StepPricer {
         Ok(Part::lerp(&a, &at(self, hi)?, f))
     }
 
+    /// The operators of `piece` at exactly its sizes, priced (what the grid tables hold).
+    fn price(&mut self, piece: Piece) -> Result<Part, String> {
+        let po = self.piece_ops(piece)?;
+        let mut p = self.cost_ops(po.ops.iter().map(|o| (&o.op, o.repeat, o.name.as_str())))?;
+        if !po.core.is_empty() || po.core_floor_us.is_some() {
+            let mut core = self.cost_ops(po.core.iter().map(|o| (&o.op, o.repeat, o.name.as_str())))?;
+            if let Some(us) = po.core_floor_us {
+                core.device_us = core.device_us.max(us);
+            }
+            p.add(&core);
+        }
+        Ok(p)
+    }
+
     fn body_at(&mut self, t: u64) -> Result<Part, String> {
         if let Some(p) = self.body.get(&t) {
             return Ok(*p);
         }
-        let g = self.graph(Workload::Decode { batch: t, context_len: 1, output_len: 0 })?;
-        let p = self.cost_ops(g.iter().filter(|o| !is_core(o) && !HEAD_OPS.contains(&o.name.as_str())).map(|o| (&o.op, o.repeat, o.name.as_str())))?;
+        let p = self.price(Piece::Body { tokens: t })?;
         self.body.insert(t, p);
         Ok(p)
     }
@@ -317,8 +331,7 @@ impl StepPricer {
         if let Some(p) = self.head.get(&r) {
             return Ok(*p);
         }
-        let g = self.graph(Workload::Decode { batch: r, context_len: 1, output_len: 0 })?;
-        let p = self.cost_ops(g.iter().filter(|o| HEAD_OPS.contains(&o.name.as_str())).map(|o| (&o.op, o.repeat, o.name.as_str())))?;
+        let p = self.price(Piece::Head { rows: r })?;
         self.head.insert(r, p);
         Ok(p)
     }
@@ -337,17 +350,12 @@ impl StepPricer {
         if let Some(p) = self.dec_attn.get(&key) {
             return Ok(*p);
         }
-        let g = self.graph(Workload::Decode { batch: key.0, context_len: key.1, output_len: 0 })?;
-        let ops: Vec<(Op, u64, String)> = g.iter().filter(|o| is_core(o)).flat_map(|o| decode_attention_ops(&self.host, o)).collect();
-        let p = self.cost_ops(ops.iter().map(|(op, r, n)| (op, *r, n.as_str())))?;
+        let p = self.price(Piece::Decode { seqs, ctx })?;
         self.dec_attn.insert(key, p);
         Ok(p)
     }
 
-    /// Verification of `q` positions per sequence over caches of `ctx` tokens: the decode
-    /// attention kernel with `q` query rows per sequence (the q heads sharing a KV head packed
-    /// together, the cache streamed once, as the incremental flash attention runs a
-    /// speculative verify), and a linear-attention layer's recurrence over the q tokens.
+    /// Verification of `q` positions per sequence over caches of `ctx` tokens (`Piece::Verify`).
     fn verify_attention(&mut self, seqs: u64, q: u64, ctx: u64) -> Result<Part, String> {
         if seqs == 0 {
             return Ok(Part::default());
@@ -360,10 +368,7 @@ impl StepPricer {
         if let Some(p) = self.verify_attn.get(&key) {
             return Ok(*p);
         }
-        let p = self.attention_of(Workload::Decode { batch: seqs, context_len: ctx, output_len: 0 }, seqs, q, |op| match *op {
-            Op::Attention { kind, batch, heads, kv_heads, kv_len, head_dim, causal, dtype, .. } => Some(Op::Attention { kind, batch, heads, kv_heads, q_len: q, kv_len, head_dim, causal, dtype }),
-            _ => None,
-        })?;
+        let p = self.price(Piece::Verify { seqs, q, ctx })?;
         self.verify_attn.insert(key, p);
         Ok(p)
     }
@@ -384,45 +389,8 @@ impl StepPricer {
         if let Some(p) = self.pre_attn.get(&key) {
             return Ok(*p);
         }
-        if let Some(ops) = tunelab_sim::workload::sparse_attention::chunk_cores(&self.model, &self.plan, &self.opts, seqs, q, kv) {
-            // DeepSeek sparse attention: the indexer over every key, the attention over the top-k.
-            let p = self.cost_ops(ops.iter().map(|o| (&o.op, o.repeat, o.name.as_str())))?;
-            self.pre_attn.insert(key, p);
-            return Ok(p);
-        }
-        // The prefill graph's attention shape: for MLA that is the dense form (per-head 192-wide
-        // keys, 128-wide values after the latent's up-projection), as vLLM-Ascend and MindIE run
-        // a prompt; the decode graph's absorbed form (every head over the 576-wide latent) costs
-        // about 3.4 times the FLOPs and is only worth it for one query row per sequence. The
-        // chunk's new keys and values are in the compute type, not the cache's (C8 is INT8).
-        let kind = self.opts.prefill_attention();
-        let p = self.attention_of(Workload::Prefill { batch: seqs, input_len: q }, seqs, q, |op| match *op {
-            Op::Attention { batch, heads, kv_heads, head_dim, dtype, .. } => Some(Op::Attention { kind, batch, heads, kv_heads, q_len: q, kv_len: kv, head_dim, causal: true, dtype }),
-            _ => None,
-        })?;
+        let p = self.price(Piece::Prefill { seqs, q, kv })?;
         self.pre_attn.insert(key, p);
-        Ok(p)
-    }
-
-    /// The attention operators of `graph`, re-shaped by `reshape` (None drops an operator), priced;
-    /// plus, for a hybrid model, its linear-attention layers' chunked recurrence over the `q` new
-    /// tokens of each of `seqs` sequences (the state carries the prefix, so the keys do not enter).
-    /// Shared by the verify step's and the prefill chunk's attention tables.
-    fn attention_of(&mut self, graph: Workload, seqs: u64, q: u64, reshape: impl Fn(&Op) -> Option<Op>) -> Result<Part, String> {
-        // The image encoder's own attention is priced once per request (`vision`), not here.
-        let layers = self.graph(graph)?.into_iter().filter(|o| !o.name.starts_with("vision."));
-        let ops: Vec<(Op, u64, String)> = layers.filter_map(|o| reshape(&o.op).map(|op| (op, o.repeat, o.name))).collect();
-        let mut p = self.cost_ops(ops.iter().map(|(op, r, n)| (op, *r, n.as_str())))?;
-        if let Some(la) = self.model.llm.as_ref().and_then(|t| t.linear_attention.clone()) {
-            let g = self.graph(Workload::Prefill { batch: seqs, input_len: q })?;
-            let mut core = self.cost_ops(g.iter().filter(|o| o.name.contains(LINEAR_CORE)).map(|o| (&o.op, o.repeat, o.name.as_str())))?;
-            if q > 1 {
-                if let Some(us) = triton_chunk_device_us(&self.host, &la, self.plan.tp, seqs * q, &self.device) {
-                    core.device_us = core.device_us.max(us);
-                }
-            }
-            p.add(&core);
-        }
         Ok(p)
     }
 
@@ -434,10 +402,21 @@ impl StepPricer {
         if let Some(p) = self.vision.get(&requests) {
             return Ok(*p);
         }
-        let g = self.graph(Workload::Prefill { batch: requests, input_len: 1 })?;
-        let p = self.cost_ops(g.iter().filter(|o| o.name.starts_with("vision.")).map(|o| (&o.op, o.repeat, o.name.as_str())))?;
+        let p = self.price(Piece::Vision { requests })?;
         self.vision.insert(requests, p);
         Ok(p)
+    }
+
+    /// `piece` through the grid tables (what a step sums).
+    fn part(&mut self, piece: Piece) -> Result<Part, String> {
+        match piece {
+            Piece::Body { tokens } => self.body(tokens),
+            Piece::Head { rows } => self.head(rows),
+            Piece::Decode { seqs, ctx } => self.decode_attention(seqs, ctx),
+            Piece::Verify { seqs, q, ctx } => self.verify_attention(seqs, q, ctx),
+            Piece::Prefill { seqs, q, kv } => self.prefill_attention(seqs, q, kv),
+            Piece::Vision { requests } => self.vision(requests),
+        }
     }
 
     /// Prices one step under eager or graph launch: the device model for every part, then the
@@ -452,39 +431,47 @@ impl StepPricer {
         r
     }
 
-    /// The device work of a step whose decoding sequences each run `verify` positions (1; k + 1
-    /// when verifying draft tokens), and the prompt's share of it.
+    /// The parts of a step whose decoding sequences each run `verify` positions (1; k + 1 when
+    /// verifying draft tokens), in the order they are summed. The step pricer sums them through
+    /// the grid tables (`device_parts`); the operator breakdown lists their operators at exactly
+    /// these sizes (`step_ops`).
+    pub(super) fn pieces(&self, s: &StepShape, verify: u64) -> Vec<Piece> {
+        let tokens = s.prefill_tokens + s.decode_seqs * verify;
+        let ctx = s.decode_ctx.max(self.allocated_ctx);
+        let dec = if verify <= 1 { Piece::Decode { seqs: s.decode_seqs, ctx } } else { Piece::Verify { seqs: s.decode_seqs, q: verify, ctx: ctx + verify - 1 } };
+        let q = s.prefill_tokens.div_ceil(s.prefill_seqs.max(1));
+        vec![
+            Piece::Body { tokens },
+            Piece::Head { rows: (s.emitting + s.decode_seqs * (verify - 1)).max(1) },
+            dec,
+            Piece::Prefill { seqs: s.prefill_seqs, q, kv: s.prefill_kv },
+            Piece::Vision { requests: s.new_requests },
+        ]
+    }
+
+    /// The device work of a step whose decoding sequences each run `verify` positions, and the
+    /// prompt's share of it: its rows of the linear layers, its attention and image encoding.
     fn device_parts(&mut self, s: &StepShape, verify: u64) -> Result<(Part, f64), String> {
         let tokens = s.prefill_tokens + s.decode_seqs * verify;
         if tokens == 0 {
             return Ok((Part::default(), 0.0));
         }
-        let body = self.body(tokens)?;
-        let head = self.head((s.emitting + s.decode_seqs * (verify - 1)).max(1))?;
-        let ctx = s.decode_ctx.max(self.allocated_ctx);
-        let dec = if verify <= 1 {
-            self.decode_attention(s.decode_seqs, ctx)?
-        } else {
-            self.verify_attention(s.decode_seqs, verify, ctx + verify - 1)?
-        };
-        let q = s.prefill_tokens.div_ceil(s.prefill_seqs.max(1));
-        let pre = self.prefill_attention(s.prefill_seqs, q, s.prefill_kv)?;
-        let vis = self.vision(s.new_requests)?;
         let mut all = Part::default();
-        for p in [&body, &head, &dec, &pre, &vis] {
-            all.add(p);
+        let mut prefill_us = 0.0;
+        for piece in self.pieces(s, verify) {
+            let p = self.part(piece)?;
+            prefill_us += match piece {
+                Piece::Body { .. } => p.device_us * s.prefill_tokens as f64 / tokens as f64,
+                Piece::Prefill { .. } | Piece::Vision { .. } => p.device_us,
+                _ => 0.0,
+            };
+            all.add(&p);
         }
-        // The prompt's share of the device time: its rows of the linear layers, its attention
-        // and image encoding.
-        let prefill_us = body.device_us * s.prefill_tokens as f64 / tokens as f64 + pre.device_us + vis.device_us;
         Ok((all, prefill_us))
     }
 
     fn step_with(&mut self, s: &StepShape, graph_launch: bool, spec: Option<&mut SpecPricing>) -> Result<StepCost, String> {
-        let verify = match &spec {
-            Some(sp) if s.decode_seqs > 0 => sp.k + 1,
-            _ => 1,
-        };
+        let verify = verify_positions(spec.as_deref(), s);
         let (mut all, prefill_us) = self.device_parts(s, verify)?;
         // The share of the step that produces the decoding sequences' tokens: with speculative
         // decoding one priced verify step yields `tokens_per_step` tokens per sequence, and
@@ -492,22 +479,17 @@ impl StepPricer {
         // `stages::serving_features::speculative`).
         let mut share = 1.0;
         if let Some(sp) = spec {
-            if s.decode_seqs > 0 {
+            if let Some(ds) = draft_decode_shape(s) {
                 // k draft forwards of one row per sequence, then the draft's fc over the
                 // target's hidden states of the verified positions.
-                let ds = StepShape { decode_seqs: s.decode_seqs, decode_ctx: s.decode_ctx, emitting: s.decode_seqs, ..Default::default() };
                 let (d, _) = sp.draft.device_parts(&ds, 1)?;
                 all.add(&d.scaled(sp.k as f64));
-                let h = self.model.llm.as_ref().map_or(0, |t| t.hidden);
-                let rows = s.decode_seqs * verify;
-                let fc = Op::Matmul { batch: 1, m: rows, n: h, k: sp.fc_in * h, dtype: self.opts.vector_dtype(), weight_dtype: None, epilogue: tunelab_sim::op::Epilogue::None };
+                let fc = self.draft_fc(sp, s, verify);
                 all.add(&sp.draft.cost_ops(std::iter::once((&fc, 1, "draft.fc")))?);
                 let (p, dv) = (s.prefill_tokens as f64, (s.decode_seqs * verify) as f64);
                 share = (p + dv / sp.tokens_per_step.max(1.0)) / (p + dv);
             }
-            if s.prefill_tokens > 0 {
-                // The draft also reads each prompt once (its own KV cache).
-                let ps = StepShape { decode_seqs: 0, decode_ctx: 0, emitting: s.prefill_seqs, ..*s };
+            if let Some(ps) = draft_prefill_shape(s) {
                 all.add(&sp.draft.device_parts(&ps, 1)?.0);
             }
         }
@@ -552,18 +534,26 @@ impl StepPricer {
 
     /// A static prefill of `batch` prompts of `input_len` tokens (the simple mode's TTFT).
     pub fn prefill(&mut self, batch: u64, input_len: u64, graph_launch: bool) -> Result<StepCost, String> {
+        self.step(&self.prefill_shape(batch, input_len), graph_launch)
+    }
+
+    /// The step `prefill` prices: every prompt whole, images included.
+    pub fn prefill_shape(&self, batch: u64, input_len: u64) -> StepShape {
         let image = self.model.vision.as_ref().map_or(0, |v| v.image_tokens());
         let len = input_len.max(1) + image;
-        let s = StepShape { prefill_seqs: batch, prefill_tokens: batch * len, prefill_kv: len, new_requests: batch, emitting: batch, ..Default::default() };
-        self.step(&s, graph_launch)
+        StepShape { prefill_seqs: batch, prefill_tokens: batch * len, prefill_kv: len, new_requests: batch, emitting: batch, ..Default::default() }
     }
 
     /// A static decode step of `batch` sequences over caches of `ctx` tokens (the simple mode's
     /// TPOT).
     pub fn decode(&mut self, batch: u64, ctx: u64, graph_launch: bool) -> Result<StepCost, String> {
+        self.step(&self.decode_shape(batch, ctx), graph_launch)
+    }
+
+    /// The step `decode` prices: one token per sequence, the images in the cache.
+    pub fn decode_shape(&self, batch: u64, ctx: u64) -> StepShape {
         let image = self.model.vision.as_ref().map_or(0, |v| v.image_tokens());
-        let s = StepShape { decode_seqs: batch, decode_ctx: ctx + image, emitting: batch, ..Default::default() };
-        self.step(&s, graph_launch)
+        StepShape { decode_seqs: batch, decode_ctx: ctx + image, emitting: batch, ..Default::default() }
     }
 }
 

@@ -1,0 +1,89 @@
+//! The operators of one step of a configuration, from the step pricer the stage serves it with
+//! (Explore's detail and the diagnosis' "where the time goes").
+//!
+//! Why through the objective: the stage builds its pricer from the scenario (the engine's host
+//! costs and cache handling, the cluster's placement, the draft model of speculative decoding)
+//! and decodes the configuration its own way. Building the same step a second time elsewhere
+//! drifted from it before (cache copies, verify steps); asking the stage's own pricer cannot.
+
+use super::{knobs_named, setup_raw};
+use crate::spec::scenario::Scenario;
+use crate::stages::serving::{OpCost, Phase};
+use tunelab_search::Config;
+use tunelab_sim::memory::MemoryBreakdown;
+use tunelab_sim::workload::{validate_plan, Workload};
+
+/// Speculative decoding as the listed step runs it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpecStep {
+    /// The draft method (`deployment.serving.speculative.method`).
+    pub method: String,
+    /// Draft tokens per verify step.
+    pub k: u64,
+    /// Mean tokens one verify step yields per sequence (the accept length).
+    pub tokens_per_step: f64,
+}
+
+/// One step of a configuration, operator by operator.
+pub struct StepOperators {
+    /// Device time of each operator, its own launch included, in the order the pricer sums them.
+    pub ops: Vec<OpCost>,
+    /// Memory per chip of the phase's workload under the stage's plan and options.
+    pub memory: MemoryBreakdown,
+    /// Set when the listed decode step verifies a draft's tokens.
+    pub spec: Option<SpecStep>,
+    /// Whether a hybrid model's chunked recurrence runs at the engine's Triton speed.
+    pub triton_chunks: bool,
+    pub batch: u64,
+    pub tp: u64,
+    pub expert_parallel: bool,
+    pub graph_launch: bool,
+    /// The step as the stage prices it: device time, and wall time with the engine's host work
+    /// (per-step scheduling and sampling, eager dispatch beyond the device time).
+    pub device_ms: f64,
+    pub wall_ms: f64,
+}
+
+/// The operators of one `phase` step of configuration `c` (parameter `names`) of a deployment
+/// or runtime scenario: the prefill of the batch's prompts, or one decode step of the batch at
+/// the midpoint context, as the simple mode prices TTFT and TPOT (`serve_static`), through the
+/// pricer the stage serves the configuration with. A disaggregated layout's prefill is its
+/// prefill instance's.
+pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase) -> Result<StepOperators, String> {
+    let mut obj = setup_raw(s)?;
+    let k = knobs_named(names, c)?;
+    // The ranks that run the phase: a disaggregated layout prefills on its prefill instances
+    // (`serve_disagg`'s split of the chips), everything else on the configuration's ranks.
+    let (tp, dp, prefill_side) = match (phase, k.scale.pd) {
+        (Phase::Prefill, Some((x, y))) => {
+            let chips = obj.cluster.as_ref().map_or(k.tp * k.scale.dp, |c| c.chips);
+            let ptp = k.scale.prefill_tp.max(1);
+            (ptp, (chips.saturating_sub(y * k.tp * k.scale.dp) / x.max(1) / ptp).max(1), true)
+        }
+        _ => (k.tp, k.scale.dp, false),
+    };
+    let plan = obj.plan_at(&k, tp, dp);
+    validate_plan(&obj.model, &plan)?;
+    let opts = obj.opts(&k);
+    let (pre, dec) = obj.workloads(k.batch);
+    let Workload::Decode { context_len, .. } = dec else { return Err("decode workload expected".into()) };
+    let input = obj.input;
+    let w = if phase == Phase::Prefill { pre } else { dec };
+    let memory = tunelab_sim::memory::memory_per_chip(&obj.model, &w, &plan, &opts, None)?;
+    let method = obj.spec.speculative.as_ref().map(|o| o.method.clone()).unwrap_or_default();
+    let pricer = obj.pricer_at(&k, tp, dp, prefill_side);
+    let shape = match phase {
+        Phase::Prefill => pricer.prefill_shape(k.batch, input),
+        Phase::Decode => pricer.decode_shape(k.batch, context_len),
+    };
+    let spec = match (&pricer.spec, phase) {
+        (Some(sp), Phase::Decode) => Some(SpecStep { method, k: sp.k, tokens_per_step: sp.tokens_per_step }),
+        _ => None,
+    };
+    let (ops, triton_chunks) = pricer.step_operators(&shape)?;
+    // The same step priced as the stage prices it (grid tables, host work); a verify step's
+    // price is per generated token, so it is scaled back to the whole step.
+    let cost = pricer.step(&shape, k.graph_launch)?;
+    let per_step = spec.as_ref().map_or(1.0, |sp| sp.tokens_per_step.max(1.0));
+    Ok(StepOperators { ops, memory, spec, triton_chunks, batch: k.batch, tp, expert_parallel: k.expert_parallel, graph_launch: k.graph_launch, device_ms: cost.device_us * per_step / 1e3, wall_ms: cost.time_us * per_step / 1e3 })
+}
