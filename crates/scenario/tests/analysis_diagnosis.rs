@@ -140,3 +140,29 @@ fn a_latency_bound_tp8_decode_names_the_collectives_and_what_aiv_expansion_saves
     let comm = |d: &tunelab_scenario::diagnosis::Diagnosis| d.hot_spots.iter().filter(|h| h.name.contains("allreduce")).map(|h| h.time_ms).sum::<f64>();
     assert!(comm(&d2) < 0.5 * comm(&d), "all-reduce time per step: {} ms per call vs {} ms with AIV", comm(&d), comm(&d2));
 }
+
+/// A serving step the host holds up says so first, with the figures the stage priced: Qwen3-32B
+/// over four 910B2s at batch 16 under vLLM-Ascend's piecewise graphs spends most of its TPOT
+/// waiting on the host (the Python between captured pieces, scheduling, sampling), which no
+/// operator accounts for. The default scenario's decode step (generic engine, device-bound)
+/// has no such line.
+#[test]
+fn a_host_bound_serving_step_is_diagnosed_as_host_bound() {
+    let text = r#"{"stage": "deployment", "model": "qwen3-32b", "device": "910B2",
+        "workload": {"batch": 16, "input_len": 1024, "output_len": 256},
+        "objectives": [{"metric": "tpot_ms"}],
+        "deployment": {"serving": {"mode": "static", "engine": "vllm-ascend"}, "tile_operators": false},
+        "space": {"batch": {"fixed": 16}, "tp": {"fixed": 4}, "precision": {"fixed": "bf16"}, "launch": {"fixed": "graph"}}}"#;
+    let s = Scenario::from_json(text).unwrap();
+    let d = diagnose(&s, None, Weights::default()).unwrap();
+    let first = &d.cause_chain[0];
+    println!("{first}");
+    assert!(first.starts_with("the decode step is host-bound: the device works"), "{first}");
+    let tpot = d.metrics.iter().find(|m| m.name == "tpot_ms").unwrap().value;
+    assert!(first.contains(&format!("of its {} ms", tunelab_scenario::spec::metrics::fmt4(tpot))), "the wall time is the stage's TPOT {tpot}: {first}");
+    let waits: f64 = first.split("waits ").nth(1).and_then(|t| t.split(' ').next()).and_then(|t| t.parse().ok()).unwrap();
+    assert!(waits > 0.5 * tpot && (tpot - waits - d.step_ms).abs() < 0.01 * tpot, "waits {waits} ms, device {} ms, TPOT {tpot} ms", d.step_ms);
+    // The device-bound default keeps its memory-bound root cause first.
+    let plain = diagnose(&scenario(), None, Weights::default()).unwrap();
+    assert!(plain.cause_chain.iter().all(|c| !c.contains("host-bound")), "{:?}", plain.cause_chain);
+}

@@ -222,6 +222,7 @@ fn diagnose_in(s: &Scenario, st: &mut crate::stages::StageSetup, config: Option<
                 None => "the workload".into(),
             };
             let mut chain = causes(&b.ops, &label, b.phase == Some(crate::stages::serving::Phase::Decode), &device, &shares);
+            chain.splice(0..0, host_bound(b, &label));
             if matches!(s.stage, Stage::Deployment | Stage::Runtime) {
                 chain.extend(collective_expansion_hint(&b.ops, &device));
             }
@@ -400,6 +401,24 @@ pub fn causes(ops: &[OpCost], label: &str, decode: bool, d: &Device, shares: &BT
         }
     }
     chain
+}
+
+/// A serving step the host holds up: the stage prices its wall time as the device time plus
+/// the host work the device waits for (per-step scheduling and sampling, eager dispatch beyond
+/// the device time, the Python between captured graph pieces), and no operator accounts for
+/// that wait. Said first, when it is at least a fifth of the step.
+fn host_bound(b: &Breakdown, label: &str) -> Option<String> {
+    let wall = b.wall_ms?;
+    let idle = wall - b.total_ms;
+    (wall > 0.0 && idle >= 0.2 * wall).then(|| {
+        format!(
+            "the {label} step is host-bound: the device works {} of its {} ms, and waits {} ms ({:.0}%) for the engine's host work (scheduling and sampling each step, and launching it: eager dispatch, or the Python between captured graph pieces), which no operator below accounts for",
+            crate::spec::metrics::fmt4(b.total_ms),
+            crate::spec::metrics::fmt4(wall),
+            crate::spec::metrics::fmt4(idle),
+            100.0 * idle / wall
+        )
+    })
 }
 
 /// What building the collectives' task lists at once would save (`tunelab_sim::cost::comm`

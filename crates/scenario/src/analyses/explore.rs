@@ -150,6 +150,9 @@ pub struct Breakdown {
     /// wall time with the engine's host work; the stage's TPOT and TTFT are over simulated
     /// requests).
     pub total_ms: f64,
+    /// Deployment and runtime: the step's wall time with the engine's host work, ms, as the
+    /// stage prices it (None for the other stages).
+    pub wall_ms: Option<f64>,
 }
 
 /// Which inference phase dominates the goal, and why, from the stage's metrics of the point:
@@ -210,7 +213,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
             let ops = pr.step_ops(&k)?;
             let total_ms = ops.iter().map(|o| o.time_us).sum::<f64>() / 1e3;
             let label = format!("one denoiser call of the pipeline (one step{}) at default tilings, device time", if pr.req.cfg && !k.cfg_parallel { ", both CFG branches as batch 2" } else { "" });
-            Ok(Breakdown { label, ops, memory: None, phase: None, why: String::new(), total_ms })
+            Ok(Breakdown { label, ops, memory: None, phase: None, why: String::new(), total_ms, wall_ms: None })
         }
         Stage::Training => {
             let gb = s.workload.global_batch.max(1) as u64;
@@ -219,7 +222,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
             let opts = crate::stages::training::graph_options(&p);
             let (ops, mem) = cost(&model, &device, &w, &p.plan, &opts)?;
             let total_ms = ops.iter().map(|o| o.time_us).sum::<f64>() / 1e3;
-            Ok(Breakdown { label: "one micro-batch training step's operators at default tilings".into(), ops, memory: Some(mem), phase: None, why: String::new(), total_ms })
+            Ok(Breakdown { label: "one micro-batch training step's operators at default tilings".into(), ops, memory: Some(mem), phase: None, why: String::new(), total_ms, wall_ms: None })
         }
         Stage::Operator => {
             let (ops, _) = crate::stages::operator::priced_ops(s, config)?;
@@ -239,7 +242,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
                 "back_to_back" => format!("each operator per call in a loop of {} calls", s.operator.calls),
                 _ => "kernel time on the device".to_string(),
             };
-            Ok(Breakdown { label: format!("{what} at this configuration's tilings and fusions, {timed}"), ops, memory: None, phase: None, why: String::new(), total_ms: total / 1e3 })
+            Ok(Breakdown { label: format!("{what} at this configuration's tilings and fusions, {timed}"), ops, memory: None, phase: None, why: String::new(), total_ms: total / 1e3, wall_ms: None })
         }
         Stage::Landscape => Err(LANDSCAPE_HAS_NO_OPS.into()),
         Stage::Deployment | Stage::Runtime => {
@@ -279,7 +282,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
                 if st.expert_parallel { format!(", expert parallel (ep {})", st.tp) } else { String::new() },
                 if st.triton_chunks { ", the linear-attention chunk kernels at the engine's Triton speed" } else { "" }
             );
-            Ok(Breakdown { label, ops, memory: Some(st.memory), phase: Some(phase), why, total_ms: total / 1e3 })
+            Ok(Breakdown { label, ops, memory: Some(st.memory), phase: Some(phase), why, total_ms: total / 1e3, wall_ms: Some(st.wall_ms) })
         }
     }
 }
