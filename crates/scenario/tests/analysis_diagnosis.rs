@@ -166,3 +166,27 @@ fn a_host_bound_serving_step_is_diagnosed_as_host_bound() {
     let plain = diagnose(&scenario(), None, Weights::default()).unwrap();
     assert!(plain.cause_chain.iter().all(|c| !c.contains("host-bound")), "{:?}", plain.cause_chain);
 }
+
+/// Under the scheduler, "where the time goes" shows a decode step of the sequences the
+/// simulation actually runs: a closed loop of 8 clients under a max_num_seqs of 64 decodes about
+/// 8 a step, whose time goes to reading the weights, not to the KV cache of 64 sequences.
+#[test]
+fn a_scheduler_breakdown_decodes_the_simulations_running_sequences() {
+    let text = r#"{"stage": "deployment", "model": "llama-2-7b", "device": "910B2",
+        "workload": {"batch": 64, "input_len": 1024, "output_len": 256},
+        "objectives": [{"metric": "tpot_ms"}],
+        "deployment": {"serving": {"mode": "scheduler", "engine": "vllm-ascend", "arrival": "closed", "concurrency": 8, "requests": 48}, "tile_operators": false},
+        "space": {"batch": {"fixed": 64}, "tp": {"fixed": 1}, "precision": {"fixed": "fp16"}, "launch": {"fixed": "graph"}}}"#;
+    let s = Scenario::from_json(text).unwrap();
+    let d = diagnose(&s, None, Weights::default()).unwrap();
+    println!("{}\n{:?}", d.simulated, d.cause_chain);
+    let before = d.simulated.split(" running sequences").next().filter(|b| b.len() < d.simulated.len()).expect("the label names the running sequences");
+    let n: u64 = before.rsplit(' ').next().and_then(|t| t.parse().ok()).unwrap_or_else(|| panic!("{before}"));
+    assert!((6..=8).contains(&n), "{n} running sequences of 8 clients: {}", d.simulated);
+    assert!(d.simulated.contains("of max_num_seqs 64"), "{}", d.simulated);
+    assert!(d.cause_chain.iter().any(|c| c.contains("weight reads by the matmuls")), "{:?}", d.cause_chain);
+    // The simple mode's decode step is its whole batch.
+    let fixed = Scenario::from_json(&text.replace("\"mode\": \"scheduler\"", "\"mode\": \"static\"")).unwrap();
+    let f = diagnose(&fixed, None, Weights::default()).unwrap();
+    assert!(f.simulated.contains("batch 64") && !f.simulated.contains("running"), "{}", f.simulated);
+}

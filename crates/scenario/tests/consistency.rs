@@ -175,7 +175,7 @@ fn every_bundled_serving_breakdown_adds_up_to_the_priced_step() {
         }
         let st = tunelab_scenario::stages::setup(&s).unwrap_or_else(|e| panic!("{name}: {e}"));
         for phase in [Phase::Prefill, Phase::Decode] {
-            let step = match tunelab_scenario::stages::deployment::step_operators(&s, st.space.names(), &st.baseline, phase) {
+            let step = match tunelab_scenario::stages::deployment::step_operators(&s, st.space.names(), &st.baseline, phase, None) {
                 Ok(step) => step,
                 // A baseline the stage itself finds infeasible has no step to list.
                 Err(e) => {

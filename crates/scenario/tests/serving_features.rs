@@ -78,7 +78,7 @@ fn a_speculative_decode_breakdown_lists_the_draft_and_the_verify_step_behind_tpo
         let c = st.baseline.clone();
         let d = tunelab_scenario::explore::point_detail(&s, &c).unwrap_or_else(|e| panic!("{e}"));
         let tpot = d.metrics.iter().find(|m| m.0 == "tpot_ms").unwrap().1;
-        let step = tunelab_scenario::stages::deployment::step_operators(&s, st.space.names(), &c, Phase::Decode).unwrap_or_else(|e| panic!("{e}"));
+        let step = tunelab_scenario::stages::deployment::step_operators(&s, st.space.names(), &c, Phase::Decode, None).unwrap_or_else(|e| panic!("{e}"));
         (d, tpot, step)
     };
     let (d, tpot, step) = with(Some(json!({"method": "eagle3", "num_speculative_tokens": [3], "acceptance_rate": 0.6})));

@@ -191,6 +191,21 @@ pub fn dominant_phase(s: &Scenario, metrics: &[(String, f64, String)]) -> (Phase
     }
 }
 
+/// The sequences a scheduler scenario's decode steps carry on average, from the simulation's own
+/// results by Little's law: requests per second times the mean time a request spends admitted
+/// (end-to-end latency less queueing). A closed loop of 8 clients under a max_num_seqs of 200
+/// decodes about 8 sequences a step, not 200. None in the simple mode (its decode step is the
+/// whole batch) or without those metrics.
+pub fn running_sequences(s: &Scenario, metrics: &[(String, f64, String)]) -> Option<f64> {
+    if s.deployment.serving.is_static() {
+        return None;
+    }
+    let get = |n: &str| metrics.iter().find(|m| m.0 == n).map(|m| m.1);
+    let admitted_s = (get("e2e_mean_ms")? - get("queue_ms").unwrap_or(0.0)) / 1e3;
+    let l = get("requests_per_s")? * admitted_s;
+    (l.is_finite() && l > 0.0).then_some(l)
+}
+
 /// What a landscape point's detail says instead of an engine breakdown.
 pub const LANDSCAPE_HAS_NO_OPS: &str = "no operator breakdown: a landscape's values are measurements or a function";
 
@@ -249,7 +264,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
             let (phase, why) = dominant_phase(s, metrics);
             // The step as the stage's own pricer prices it: the engine's cache handling, a hybrid
             // model's Triton chunk kernels, a speculative step's draft and verification.
-            let st = crate::stages::deployment::step_operators(s, names, config, phase)?;
+            let st = crate::stages::deployment::step_operators(s, names, config, phase, running_sequences(s, metrics))?;
             let mode = tile_mode(s);
             // Each operator's time includes its device-side launch, which a captured graph still
             // pays (`cost::dispatch`); the graph's own launch is host work, in the wall time below.
@@ -274,11 +289,12 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
                 ),
                 None => String::new(),
             };
+            let batch = if st.batch < st.max_batch { format!("{} running sequences (the simulation's mean, of max_num_seqs {})", st.batch, st.max_batch) } else { format!("batch {}", st.batch) };
             let label = format!(
-                "{step} at {} tilings, {} launch, batch {}, tp {}{}{} (device time{host}){spec}",
+                "{step} at {} tilings, {} launch, {batch}, tp {}{}{} (device time{host}){spec}",
                 if mode == TileMode::Best { "tuned" } else { "default" },
                 if graph_launch { "graph" } else { "eager" },
-                st.batch, st.tp,
+                st.tp,
                 if st.expert_parallel { format!(", expert parallel (ep {})", st.tp) } else { String::new() },
                 if st.triton_chunks { ", the linear-attention chunk kernels at the engine's Triton speed" } else { "" }
             );

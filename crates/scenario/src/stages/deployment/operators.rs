@@ -34,7 +34,9 @@ pub struct StepOperators {
     pub spec: Option<SpecStep>,
     /// Whether a hybrid model's chunked recurrence runs at the engine's Triton speed.
     pub triton_chunks: bool,
+    /// Sequences in the listed step, and the configuration's batch (max_num_seqs).
     pub batch: u64,
+    pub max_batch: u64,
     pub tp: u64,
     pub expert_parallel: bool,
     pub graph_launch: bool,
@@ -45,11 +47,12 @@ pub struct StepOperators {
 }
 
 /// The operators of one `phase` step of configuration `c` (parameter `names`) of a deployment
-/// or runtime scenario: the prefill of the batch's prompts, or one decode step of the batch at
-/// the midpoint context, as the simple mode prices TTFT and TPOT (`serve_static`), through the
-/// pricer the stage serves the configuration with. A disaggregated layout's prefill is its
-/// prefill instance's.
-pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase) -> Result<StepOperators, String> {
+/// or runtime scenario: the prefill of the batch's prompts, or one decode step at the midpoint
+/// context, as the simple mode prices TTFT and TPOT (`serve_static`), through the pricer the
+/// stage serves the configuration with. The decode step carries the whole batch, or `running`
+/// sequences where the scheduler's simulation runs fewer (rounded, at least 1, at most the
+/// batch). A disaggregated layout's prefill is its prefill instance's.
+pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase, running: Option<f64>) -> Result<StepOperators, String> {
     let mut obj = setup_raw(s)?;
     let k = knobs_named(names, c)?;
     // The ranks that run the phase: a disaggregated layout prefills on its prefill instances
@@ -71,10 +74,11 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase) 
     let w = if phase == Phase::Prefill { pre } else { dec };
     let memory = tunelab_sim::memory::memory_per_chip(&obj.model, &w, &plan, &opts, None)?;
     let method = obj.spec.speculative.as_ref().map(|o| o.method.clone()).unwrap_or_default();
+    let decode_batch = running.map_or(k.batch, |r| (r.round() as u64).clamp(1, k.batch));
     let pricer = obj.pricer_at(&k, tp, dp, prefill_side);
     let shape = match phase {
         Phase::Prefill => pricer.prefill_shape(k.batch, input),
-        Phase::Decode => pricer.decode_shape(k.batch, context_len),
+        Phase::Decode => pricer.decode_shape(decode_batch, context_len),
     };
     let spec = match (&pricer.spec, phase) {
         (Some(sp), Phase::Decode) => Some(SpecStep { method, k: sp.k, tokens_per_step: sp.tokens_per_step }),
@@ -85,5 +89,5 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase) 
     // price is per generated token, so it is scaled back to the whole step.
     let cost = pricer.step(&shape, k.graph_launch)?;
     let per_step = spec.as_ref().map_or(1.0, |sp| sp.tokens_per_step.max(1.0));
-    Ok(StepOperators { ops, memory, spec, triton_chunks, batch: k.batch, tp, expert_parallel: k.expert_parallel, graph_launch: k.graph_launch, device_ms: cost.device_us * per_step / 1e3, wall_ms: cost.time_us * per_step / 1e3 })
+    Ok(StepOperators { ops, memory, spec, triton_chunks, batch: if phase == Phase::Decode { decode_batch } else { k.batch }, max_batch: k.batch, tp, expert_parallel: k.expert_parallel, graph_launch: k.graph_launch, device_ms: cost.device_us * per_step / 1e3, wall_ms: cost.time_us * per_step / 1e3 })
 }
