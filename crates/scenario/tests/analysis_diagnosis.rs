@@ -167,11 +167,12 @@ fn a_host_bound_serving_step_is_diagnosed_as_host_bound() {
     assert!(plain.cause_chain.iter().all(|c| !c.contains("host-bound")), "{:?}", plain.cause_chain);
 }
 
-/// Under the scheduler, "where the time goes" shows a decode step of the sequences the
-/// simulation actually runs: a closed loop of 8 clients under a max_num_seqs of 64 decodes about
-/// 8 a step, whose time goes to reading the weights, not to the KV cache of 64 sequences.
+/// Under the scheduler, "where the time goes" shows a step the simulation actually runs: a closed
+/// loop of 8 clients under a max_num_seqs of 64 decodes about 8 sequences a step, whose time goes
+/// to reading the weights, not to the KV cache of 64; a prefill step holds what
+/// max_num_batched_tokens admits, not every prompt of the batch at once.
 #[test]
-fn a_scheduler_breakdown_decodes_the_simulations_running_sequences() {
+fn a_scheduler_breakdown_shows_the_steps_the_simulation_runs() {
     let text = r#"{"stage": "deployment", "model": "llama-2-7b", "device": "910B2",
         "workload": {"batch": 64, "input_len": 1024, "output_len": 256},
         "objectives": [{"metric": "tpot_ms"}],
@@ -185,6 +186,16 @@ fn a_scheduler_breakdown_decodes_the_simulations_running_sequences() {
     assert!((6..=8).contains(&n), "{n} running sequences of 8 clients: {}", d.simulated);
     assert!(d.simulated.contains("of max_num_seqs 64"), "{}", d.simulated);
     assert!(d.cause_chain.iter().any(|c| c.contains("weight reads by the matmuls")), "{:?}", d.cause_chain);
+    // A prefill step holds what the token budget admits: whole prompts, or with chunked
+    // prefill the last budget-sized chunk of a longer one.
+    let ttft = |input: u64| {
+        let t = text.replace("\"tpot_ms\"", "\"ttft_ms\"").replace("\"input_len\": 1024", &format!("\"input_len\": {input}")).replace("\"launch\"", "\"max_num_batched_tokens\": {\"fixed\": 8192}, \"launch\"");
+        diagnose(&Scenario::from_json(&t).unwrap(), None, Weights::default()).unwrap().simulated
+    };
+    let whole = ttft(1024);
+    assert!(whole.starts_with("one prefill step of 8 whole 1024-token prompts (max_num_batched_tokens 8192, max_num_seqs 64)"), "{whole}");
+    let chunk = ttft(16384);
+    assert!(chunk.starts_with("one prefill step: the last 8192-token chunk of a 16384-token prompt"), "{chunk}");
     // The simple mode's decode step is its whole batch.
     let fixed = Scenario::from_json(&text.replace("\"mode\": \"scheduler\"", "\"mode\": \"static\"")).unwrap();
     let f = diagnose(&fixed, None, Weights::default()).unwrap();

@@ -271,11 +271,6 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
             let ops = st.ops;
             let total: f64 = ops.iter().map(|o| o.time_us).sum();
             let graph_launch = st.graph_launch;
-            let step = match phase {
-                Phase::Decode if st.spec.is_some() => "one verify step at the mean context",
-                Phase::Decode => "one decode step at the mean context",
-                Phase::Prefill => "one prefill of the batch",
-            };
             // What the device time leaves out: a host-bound step (eager dispatch, Python between
             // captured pieces, per-step scheduling) takes longer than its operators.
             let host = if st.wall_ms > st.device_ms * 1.01 { format!("; with the engine's host work the step takes {} ms", crate::spec::metrics::fmt4(st.wall_ms)) } else { String::new() };
@@ -289,9 +284,9 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
                 ),
                 None => String::new(),
             };
-            let batch = if st.batch < st.max_batch { format!("{} running sequences (the simulation's mean, of max_num_seqs {})", st.batch, st.max_batch) } else { format!("batch {}", st.batch) };
             let label = format!(
-                "{step} at {} tilings, {} launch, {batch}, tp {}{}{} (device time{host}){spec}",
+                "{} at {} tilings, {} launch, tp {}{}{} (device time{host}){spec}",
+                st.what,
                 if mode == TileMode::Best { "tuned" } else { "default" },
                 if graph_launch { "graph" } else { "eager" },
                 st.tp,

@@ -8,6 +8,7 @@
 
 use super::{knobs_named, setup_raw};
 use crate::spec::scenario::Scenario;
+use crate::stages::scheduler::price::StepShape;
 use crate::stages::serving::{OpCost, Phase};
 use tunelab_search::Config;
 use tunelab_sim::memory::MemoryBreakdown;
@@ -34,9 +35,9 @@ pub struct StepOperators {
     pub spec: Option<SpecStep>,
     /// Whether a hybrid model's chunked recurrence runs at the engine's Triton speed.
     pub triton_chunks: bool,
-    /// Sequences in the listed step, and the configuration's batch (max_num_seqs).
-    pub batch: u64,
-    pub max_batch: u64,
+    /// The listed step in words, with the sequences it carries ("one decode step at the mean
+    /// context, batch 16", "one prefill step of 4 whole 2048-token prompts (...)").
+    pub what: String,
     pub tp: u64,
     pub expert_parallel: bool,
     pub graph_launch: bool,
@@ -47,11 +48,12 @@ pub struct StepOperators {
 }
 
 /// The operators of one `phase` step of configuration `c` (parameter `names`) of a deployment
-/// or runtime scenario: the prefill of the batch's prompts, or one decode step at the midpoint
-/// context, as the simple mode prices TTFT and TPOT (`serve_static`), through the pricer the
-/// stage serves the configuration with. The decode step carries the whole batch, or `running`
-/// sequences where the scheduler's simulation runs fewer (rounded, at least 1, at most the
-/// batch). A disaggregated layout's prefill is its prefill instance's.
+/// or runtime scenario, through the pricer the stage serves the configuration with. The simple
+/// mode's steps are the ones it prices TTFT and TPOT with (`serve_static`): the prefill of the
+/// batch's prompts, one decode step of the batch at the midpoint context. Under the scheduler
+/// a prefill step is what fits max_num_batched_tokens, and the decode step carries `running`
+/// sequences, the simulation's mean (rounded, at least 1, at most max_num_seqs). A
+/// disaggregated layout's prefill is its prefill instance's.
 pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase, running: Option<f64>) -> Result<StepOperators, String> {
     let mut obj = setup_raw(s)?;
     let k = knobs_named(names, c)?;
@@ -75,10 +77,29 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase, 
     let memory = tunelab_sim::memory::memory_per_chip(&obj.model, &w, &plan, &opts, None)?;
     let method = obj.spec.speculative.as_ref().map(|o| o.method.clone()).unwrap_or_default();
     let decode_batch = running.map_or(k.batch, |r| (r.round() as u64).clamp(1, k.batch));
+    let scheduled = !obj.spec.is_static();
     let pricer = obj.pricer_at(&k, tp, dp, prefill_side);
-    let shape = match phase {
-        Phase::Prefill => pricer.prefill_shape(k.batch, input),
-        Phase::Decode => pricer.decode_shape(decode_batch, context_len),
+    let (shape, what) = match phase {
+        // The scheduler admits prompts into a step up to max_num_batched_tokens: as many whole
+        // prompts as fit, or with chunked prefill one budget-sized chunk of a longer prompt
+        // (its last, which attends to the whole prompt).
+        Phase::Prefill if scheduled => {
+            let len = pricer.prefill_shape(1, input).prefill_kv.max(1);
+            let budget = k.max_tokens.max(1);
+            if len > budget && k.chunked {
+                let chunk = StepShape { prefill_seqs: 1, prefill_tokens: budget, prefill_kv: len, new_requests: 1, emitting: 1, ..Default::default() };
+                (chunk, format!("one prefill step: the last {budget}-token chunk of a {len}-token prompt (chunked prefill, max_num_batched_tokens {budget})"))
+            } else {
+                let n = (budget / len).clamp(1, k.batch);
+                (pricer.prefill_shape(n, input), format!("one prefill step of {n} whole {len}-token prompts (max_num_batched_tokens {budget}, max_num_seqs {})", k.batch))
+            }
+        }
+        Phase::Prefill => (pricer.prefill_shape(k.batch, input), format!("one prefill of the batch, {} prompts", k.batch)),
+        Phase::Decode => {
+            let step = if pricer.spec.is_some() { "one verify step at the mean context" } else { "one decode step at the mean context" };
+            let seqs = if decode_batch < k.batch { format!("{decode_batch} running sequences (the simulation's mean, of max_num_seqs {})", k.batch) } else { format!("batch {decode_batch}") };
+            (pricer.decode_shape(decode_batch, context_len), format!("{step}, {seqs}"))
+        }
     };
     let spec = match (&pricer.spec, phase) {
         (Some(sp), Phase::Decode) => Some(SpecStep { method, k: sp.k, tokens_per_step: sp.tokens_per_step }),
@@ -89,5 +110,5 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase, 
     // price is per generated token, so it is scaled back to the whole step.
     let cost = pricer.step(&shape, k.graph_launch)?;
     let per_step = spec.as_ref().map_or(1.0, |sp| sp.tokens_per_step.max(1.0));
-    Ok(StepOperators { ops, memory, spec, triton_chunks, batch: if phase == Phase::Decode { decode_batch } else { k.batch }, max_batch: k.batch, tp, expert_parallel: k.expert_parallel, graph_launch: k.graph_launch, device_ms: cost.device_us * per_step / 1e3, wall_ms: cost.time_us * per_step / 1e3 })
+    Ok(StepOperators { ops, memory, spec, triton_chunks, what, tp, expert_parallel: k.expert_parallel, graph_launch: k.graph_launch, device_ms: cost.device_us * per_step / 1e3, wall_ms: cost.time_us * per_step / 1e3 })
 }
