@@ -285,7 +285,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
                 None => String::new(),
             };
             let label = format!(
-                "{} at {} tilings, {} launch, tp {}{}{} (device time{host}){spec}",
+                "{}; {} tilings, {} launch, tp {}{}{} (device time{host}){spec}",
                 st.what,
                 if mode == TileMode::Best { "tuned" } else { "default" },
                 if graph_launch { "graph" } else { "eager" },
