@@ -144,8 +144,8 @@ fn a_latency_bound_tp8_decode_names_the_collectives_and_what_aiv_expansion_saves
 /// A serving step the host holds up says so first, with the figures the stage priced: Qwen3-32B
 /// over four 910B2s at batch 16 under vLLM-Ascend's piecewise graphs spends most of its TPOT
 /// waiting on the host (the Python between captured pieces, scheduling, sampling), which no
-/// operator accounts for. The default scenario's decode step (generic engine, device-bound)
-/// has no such line.
+/// operator accounts for; the remedy, capturing the whole decode step, is priced by the stage.
+/// The default scenario's decode step (generic engine, device-bound) has no such line.
 #[test]
 fn a_host_bound_serving_step_is_diagnosed_as_host_bound() {
     let text = r#"{"stage": "deployment", "model": "qwen3-32b", "device": "910B2",
@@ -162,6 +162,18 @@ fn a_host_bound_serving_step_is_diagnosed_as_host_bound() {
     assert!(first.contains(&format!("of its {} ms", tunelab_scenario::spec::metrics::fmt4(tpot))), "the wall time is the stage's TPOT {tpot}: {first}");
     let waits: f64 = first.split("waits ").nth(1).and_then(|t| t.split(' ').next()).and_then(|t| t.parse().ok()).unwrap();
     assert!(waits > 0.5 * tpot && (tpot - waits - d.step_ms).abs() < 0.01 * tpot, "waits {waits} ms, device {} ms, TPOT {tpot} ms", d.step_ms);
+    // The remedy, priced by the stage: capture the whole decode step, not piece by piece.
+    let remedy = &d.cause_chain[1];
+    println!("{remedy}");
+    assert!(remedy.starts_with("capturing the whole decode step as one graph (deployment.serving.graph_mode = full_decode_only"), "{remedy}");
+    let mut full = s.clone();
+    full.deployment.serving.graph_mode = "full_decode_only".into();
+    let captured = diagnose(&full, None, Weights::default()).unwrap();
+    let after = captured.metrics.iter().find(|m| m.name == "tpot_ms").unwrap().value;
+    assert!(after < 0.5 * tpot, "full capture {after} vs piecewise {tpot} ms");
+    let fmt = tunelab_scenario::spec::metrics::fmt4;
+    assert!(remedy.contains(&format!("{} → {} ms", fmt(tpot), fmt(after))), "{remedy}");
+    assert!(captured.cause_chain.iter().all(|c| !c.contains("full_decode_only")), "no remedy once captured whole: {:?}", captured.cause_chain);
     // The device-bound default keeps its memory-bound root cause first.
     let plain = diagnose(&scenario(), None, Weights::default()).unwrap();
     assert!(plain.cause_chain.iter().all(|c| !c.contains("host-bound")), "{:?}", plain.cause_chain);

@@ -222,7 +222,11 @@ fn diagnose_in(s: &Scenario, st: &mut crate::stages::StageSetup, config: Option<
                 None => "the workload".into(),
             };
             let mut chain = causes(&b.ops, &label, b.phase == Some(crate::stages::serving::Phase::Decode), &device, &shares);
-            chain.splice(0..0, host_bound(b, &label));
+            let host = host_bound(b, &label);
+            if host.is_some() {
+                let g0 = values.as_ref().and_then(|v| v.first().copied());
+                chain.splice(0..0, host.into_iter().chain(g0.and_then(|g0| full_graph_hint(s, &names, &config, &goal, g0))));
+            }
             if matches!(s.stage, Stage::Deployment | Stage::Runtime) {
                 chain.extend(collective_expansion_hint(&b.ops, &device));
             }
@@ -417,6 +421,35 @@ fn host_bound(b: &Breakdown, label: &str) -> Option<String> {
             crate::spec::metrics::fmt4(wall),
             crate::spec::metrics::fmt4(idle),
             100.0 * idle / wall
+        )
+    })
+}
+
+/// The remedy for a host-bound step whose engine captures decode steps piecewise (vLLM's
+/// PIECEWISE cudagraph mode: each layer's attention and the Python around it run eagerly
+/// between the captured pieces): the same configuration priced by the stage with the whole
+/// decode step captured (deployment.serving.graph_mode = full_decode_only). Said when it
+/// improves the goal by more than 1%.
+fn full_graph_hint(s: &Scenario, names: &[String], config: &Config, goal: &tunelab_search::Metric, g0: f64) -> Option<String> {
+    let graph = names.iter().zip(&config.0).any(|(n, v)| n == "launch" && v.as_str() == Some("graph"));
+    if s.stage != Stage::Deployment || !graph || s.deployment.serving.graph_mode == "full_decode_only" || !s.deployment.serving.host().ok()?.piecewise {
+        return None;
+    }
+    let mut t = s.clone();
+    t.deployment.serving.graph_mode = "full_decode_only".into();
+    let mut st = crate::stages::setup(&t).ok()?;
+    st.space.check(config).ok()?;
+    let Outcome::Ok(v) = st.objective.evaluate(config) else { return None };
+    let g1 = *v.first()?;
+    let gain = if goal.direction == Direction::Maximize { g1 / g0 - 1.0 } else { 1.0 - g1 / g0 };
+    (g0.abs() > 0.0 && gain > 0.01).then(|| {
+        format!(
+            "capturing the whole decode step as one graph (deployment.serving.graph_mode = full_decode_only, vLLM's cudagraph mode FULL_DECODE_ONLY) takes that Python off the step: {} {} → {} {} ({:.0}% better)",
+            crate::spec::metrics::label(&goal.name),
+            crate::spec::metrics::fmt4(g0),
+            crate::spec::metrics::fmt4(g1),
+            goal.unit,
+            100.0 * gain
         )
     })
 }
