@@ -212,9 +212,10 @@ pub const LANDSCAPE_HAS_NO_OPS: &str = "no operator breakdown: a landscape's val
 /// Prices `config` (parameter `names`) operator by operator, the way the scenario's stage
 /// prices it: the operator stage through its own objective (the configuration's tilings,
 /// fusions and INT8 switches); the deployment and runtime stages one step of the dominant
-/// phase with the stage's tile mode, precision, tensor parallelism and launch mode; the
+/// phase, listed by the step pricer the stage serves the configuration with
+/// (`deployment::step_operators`; under the scheduler, a step the simulation runs); the
 /// training stage one training step. `metrics` are the stage's values for the point (for the
-/// dominant phase).
+/// dominant phase and, under the scheduler, the sequences a decode step carries).
 pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(String, f64, String)]) -> Result<Breakdown, String> {
     if s.stage == Stage::Landscape {
         return Err(LANDSCAPE_HAS_NO_OPS.into());
