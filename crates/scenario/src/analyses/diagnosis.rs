@@ -222,10 +222,9 @@ fn diagnose_in(s: &Scenario, st: &mut crate::stages::StageSetup, config: Option<
                 None => "the workload".into(),
             };
             let mut chain = causes(&b.ops, &label, b.phase == Some(crate::stages::serving::Phase::Decode), &device, &shares);
-            let host = host_bound(b, &label);
-            if host.is_some() {
-                let g0 = values.as_ref().and_then(|v| v.first().copied());
-                chain.splice(0..0, host.into_iter().chain(g0.and_then(|g0| full_graph_hint(s, &names, &config, &goal, g0))));
+            if let Some(host) = host_bound(b, &label) {
+                let remedy = values.as_ref().and_then(|v| full_graph_hint(s, &names, &config, &goal, *v.first()?));
+                chain.splice(0..0, std::iter::once(host).chain(remedy));
             }
             if matches!(s.stage, Stage::Deployment | Stage::Runtime) {
                 chain.extend(collective_expansion_hint(&b.ops, &device));

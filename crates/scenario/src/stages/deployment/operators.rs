@@ -84,6 +84,7 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase, 
         // prompts as fit, or with chunked prefill one budget-sized chunk of a longer prompt
         // (its last, which attends to the whole prompt).
         Phase::Prefill if scheduled => {
+            // One prompt's tokens, a multimodal model's image tokens included.
             let len = pricer.prefill_shape(1, input).prefill_kv.max(1);
             let budget = k.max_tokens.max(1);
             if len > budget && k.chunked {

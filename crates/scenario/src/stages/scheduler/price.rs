@@ -196,9 +196,9 @@ pub struct StepPricer {
     /// Cache length decode attention reads when the engine reads its whole allocation
     /// (`HostCosts::decode_reads_allocated`); 0: the tokens cached so far.
     pub allocated_ctx: u64,
-    pub(super) mode: TileMode,
+    mode: TileMode,
     /// Operator estimates; its own unless `share_memo` gave it one shared with other pricers.
-    pub(super) memo: SharedMemo,
+    memo: SharedMemo,
     body: FxMap<u64, Part>,
     head: FxMap<u64, Part>,
     dec_attn: FxMap<(u64, u64), Part>,
@@ -257,10 +257,15 @@ impl StepPricer {
         Ok(build_graph(&self.model, &w, &self.plan, &self.opts)?.ops)
     }
 
+    /// One operator's estimate through the shared memo; an operator that cannot run names itself.
+    pub(super) fn estimate(&self, op: &Op, name: &str) -> Result<tunelab_sim::estimate::Estimate, String> {
+        self.memo.borrow_mut().op(op, &self.device, self.mode).map_err(|r| format!("operator {name} cannot run: {r}"))
+    }
+
     pub(super) fn cost_ops<'a>(&mut self, ops: impl Iterator<Item = (&'a Op, u64, &'a str)>) -> Result<Part, String> {
         let mut p = Part::default();
         for (op, repeat, name) in ops {
-            let e = self.memo.borrow_mut().op(op, &self.device, self.mode).map_err(|r| format!("operator {name} cannot run: {r}"))?;
+            let e = self.estimate(op, name)?;
             let r = repeat as f64;
             p.device_us += e.time_us * r;
             p.launch_us += e.breakdown.exposed.launch * r;

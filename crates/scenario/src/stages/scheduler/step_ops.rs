@@ -204,7 +204,7 @@ impl StepPricer {
     /// + its name.
     fn push_priced(&self, o: &GraphOp, prefix: &str, times: u64, out: &mut Vec<OpCost>) -> Result<(), String> {
         let name = format!("{prefix}{}", o.name);
-        let e = self.memo.borrow_mut().op(&o.op, &self.device, self.mode).map_err(|r| format!("operator {name} cannot run: {r}"))?;
+        let e = self.estimate(&o.op, &name)?;
         let repeat = o.repeat.saturating_mul(times);
         out.push(OpCost { time_us: e.time_us * repeat as f64, name, class: o.class, repeat, op: o.op.clone(), estimate: e });
         Ok(())
