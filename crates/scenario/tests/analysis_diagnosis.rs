@@ -205,7 +205,15 @@ fn a_scheduler_breakdown_shows_the_steps_the_simulation_runs() {
         diagnose(&Scenario::from_json(&t).unwrap(), None, Weights::default()).unwrap().simulated
     };
     let whole = ttft(1024);
-    assert!(whole.starts_with("one prefill step of 8 whole 1024-token prompts (max_num_batched_tokens 8192, max_num_seqs 64)"), "{whole}");
+    assert!(whole.starts_with("one prefill step of 8 whole 1024-token prompts (max_num_batched_tokens 8192, 8 requests in flight)"), "{whole}");
+    // Never more prompts than are in flight: two clients send two prompts at a time, and a
+    // benchmark capped at one request (`max_concurrency`) prefills one prompt a step.
+    let two = diagnose(&Scenario::from_json(&text.replace("\"concurrency\": 8", "\"concurrency\": 2").replace("\"tpot_ms\"", "\"ttft_ms\"")).unwrap(), None, Weights::default()).unwrap().simulated;
+    assert!(two.starts_with("one prefill step of 2 whole 1024-token prompts (max_num_batched_tokens 8192, 2 requests in flight)"), "{two}");
+    let capped = text.replace("\"arrival\": \"closed\", \"concurrency\": 8", "\"arrival\": \"burst\", \"max_concurrency\": 1").replace("\"tpot_ms\"", "\"ttft_ms\"");
+    let one = diagnose(&Scenario::from_json(&capped).unwrap(), None, Weights::default()).unwrap().simulated;
+    assert!(one.starts_with("one prefill step of one whole 1024-token prompt ("), "{one}");
+    assert!(one.contains("1 request in flight)"), "{one}");
     let chunk = ttft(16384);
     assert!(chunk.starts_with("one prefill step: the last 8192-token chunk of a 16384-token prompt"), "{chunk}");
     // The simple mode's decode step is its whole batch.

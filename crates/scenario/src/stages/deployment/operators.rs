@@ -78,6 +78,9 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase, 
     let method = obj.spec.speculative.as_ref().map(|o| o.method.clone()).unwrap_or_default();
     let decode_batch = running.map_or(k.batch, |r| (r.round() as u64).clamp(1, k.batch));
     let scheduled = !obj.spec.is_static();
+    // A prefill step never holds more prompts than are in flight at once: a benchmark's
+    // concurrency cap or a closed loop's clients, and the requests simulated (per rank).
+    let in_flight = super::serve::clients_per_rank(&obj.spec, k.batch, dp).unwrap_or(u64::MAX).min((obj.spec.requests as u64).div_ceil(dp.max(1)));
     let pricer = obj.pricer_at(&k, tp, dp, prefill_side);
     let (shape, what) = match phase {
         // The scheduler admits prompts into a step up to max_num_batched_tokens: as many whole
@@ -91,8 +94,15 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase, 
                 let chunk = StepShape { prefill_seqs: 1, prefill_tokens: budget, prefill_kv: len, new_requests: 1, emitting: 1, ..Default::default() };
                 (chunk, format!("one prefill step: the last {budget}-token chunk of a {len}-token prompt (chunked prefill, max_num_batched_tokens {budget})"))
             } else {
-                let n = (budget / len).clamp(1, k.batch);
-                (pricer.prefill_shape(n, input), format!("one prefill step of {n} whole {len}-token prompts (max_num_batched_tokens {budget}, max_num_seqs {})", k.batch))
+                let cap = k.batch.min(in_flight).max(1);
+                let n = (budget / len).clamp(1, cap);
+                let bound = match cap {
+                    1 => "1 request in flight".to_string(),
+                    c if c < k.batch => format!("{c} requests in flight"),
+                    _ => format!("max_num_seqs {}", k.batch),
+                };
+                let prompts = if n == 1 { format!("one whole {len}-token prompt") } else { format!("{n} whole {len}-token prompts") };
+                (pricer.prefill_shape(n, input), format!("one prefill step of {prompts} (max_num_batched_tokens {budget}, {bound})"))
             }
         }
         Phase::Prefill => (pricer.prefill_shape(k.batch, input), format!("one prefill of the batch, {} prompts", k.batch)),

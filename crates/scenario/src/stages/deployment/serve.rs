@@ -96,7 +96,7 @@ impl DeploymentObjective {
         // clients and a benchmark's concurrency cap split likewise) and the deployment's rates
         // are dp times its own.
         let dp = k.scale.dp.max(1);
-        let concurrency = if spec.arrival == "closed" { Some(spec.concurrency.map_or(k.batch, |c| c.div_ceil(dp))) } else { spec.max_concurrency.map(|c| c.div_ceil(dp)) };
+        let concurrency = clients_per_rank(spec, k.batch, dp);
         let (mut reqs, slo) = (std::mem::take(&mut self.reqs), self.slo);
         // Speculative decoding: requests of one length finish apart, as the accepted drafts of
         // each differ (`scheduler::with_acceptance_spread`).
@@ -191,5 +191,17 @@ impl DeploymentObjective {
         stats.flops /= n;
         let (energy_j, busy_s) = (stats.energy_j / n, stats.busy_fraction * stats.duration_s);
         Ok(Ok(Served { stats, reserved_bytes: budget, energy_j, busy_s }))
+    }
+}
+
+/// Requests one data-parallel rank has in flight at most: a closed loop's clients (max_num_seqs
+/// when the count is not given) or a benchmark's concurrency cap, split over the `dp` ranks as
+/// the requests are; None when the arrivals are not capped.
+pub(super) fn clients_per_rank(spec: &crate::stages::scheduler::ServingSpec, batch: u64, dp: u64) -> Option<u64> {
+    let dp = dp.max(1);
+    if spec.arrival == "closed" {
+        Some(spec.concurrency.map_or(batch, |c| c.div_ceil(dp)))
+    } else {
+        spec.max_concurrency.map(|c| c.div_ceil(dp))
     }
 }
