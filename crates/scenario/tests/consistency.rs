@@ -195,3 +195,45 @@ fn every_bundled_serving_breakdown_adds_up_to_the_priced_step() {
     }
     assert!(checked >= 10, "only {checked} steps checked");
 }
+
+/// A training step's "where the time goes" is the step the stage prices: for every bundled
+/// training scenario (and a LLaVA finetune whose samples average fewer tokens than the maximum,
+/// with its vision tower frozen), the detail's wall time is the stage's step time, its label
+/// names the stage's sequence length, and its operators' device time never exceeds the step's
+/// compute. Before, the detail priced its own step at the maximum length without the framework's
+/// options: 11350 ms of operators listed for a 4522 ms step.
+#[test]
+fn every_bundled_training_breakdown_is_the_step_the_stage_prices() {
+    let llava = r#"{"stage": "training", "model": "llava-1.5-7b", "device": "910B2",
+        "workload": {"global_batch": 128, "micro_batch": 16, "seq_len": 2048},
+        "training": {"chips": 8, "framework": "deepspeed", "frozen": ["vision"], "mean_seq_len": 1024},
+        "space": {"dp": {"fixed": 8}, "micro_batch": {"fixed": 16}, "optimizer_sharding": {"fixed": "zero3"}, "pp": {"fixed": 1},
+                  "precision": {"fixed": "bf16"}, "recompute": {"fixed": "full"}, "tp": {"fixed": 1}}}"#;
+    let mut all: Vec<(String, Scenario)> = tunelab_scenario::bundled_scenarios().into_iter().map(|(n, s)| (n.to_string(), s.unwrap())).collect();
+    all.push(("llava finetune".into(), Scenario::from_json(llava).unwrap()));
+    let mut checked = 0;
+    for (name, s) in all.iter().filter(|(_, s)| s.stage == Stage::Training) {
+        let mut st = tunelab_scenario::stages::setup(s).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let names = st.space.names().to_vec();
+        let values = match st.objective.evaluate(&st.baseline) {
+            tunelab_search::Outcome::Ok(v) => v,
+            o => panic!("{name}: {o:?}"),
+        };
+        let metrics: Vec<(String, f64, String)> = st.metrics.iter().zip(&values).map(|(m, v)| (m.name.clone(), *v, m.unit.clone())).collect();
+        let step_ms = metrics.iter().find(|m| m.0 == "step_time_ms").unwrap().1;
+        let b = tunelab_scenario::explore::breakdown(s, &names, &st.baseline, &metrics).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let compute: f64 = b.ops.iter().filter(|o| !o.name.starts_with("dp.") && !o.name.starts_with("optimizer.")).map(|o| o.time_us).sum::<f64>() / 1e3;
+        println!("{name}: {} -> operators {:.1} ms, compute {compute:.1} ms, step {step_ms:.1} ms", b.label, b.total_ms);
+        assert_eq!(b.wall_ms, Some(step_ms), "{name}: the detail's step is the stage's");
+        assert!(b.label.contains(&format!("the step takes {} ms", tunelab_scenario::spec::metrics::fmt4(step_ms))), "{name}: {}", b.label);
+        assert!(compute <= step_ms * (1.0 + 1e-9), "{name}: {compute} ms of compute listed for a {step_ms} ms step");
+        checked += 1;
+        if name == "llava finetune" {
+            // 1024 tokens a sample, 576 of them the image's: the text runs 448.
+            assert!(b.label.contains("one micro-batch of 16 x 448 tokens"), "{}", b.label);
+            assert!(b.ops.iter().all(|o| !(o.name.starts_with("vision.layer") && o.name.contains("bwd_weight"))), "a frozen vision tower has no weight gradients");
+            assert!(b.ops.iter().any(|o| o.name == "dp.zero3_param_allgather"), "ZeRO-3 gathers its parameters");
+        }
+    }
+    assert!(checked >= 4, "only {checked} training steps checked");
+}

@@ -6,7 +6,7 @@
 //! constraint violations ("does not fit L0A", "out of memory") included.
 
 use crate::spec::scenario::{Scenario, Stage};
-use crate::stages::serving::{cost, tile_mode, OpCost, Phase, TileMode};
+use crate::stages::serving::{tile_mode, OpCost, Phase, TileMode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tunelab_search::{Config, Outcome, Param, TrialState, Value};
@@ -151,7 +151,8 @@ pub struct Breakdown {
     /// requests).
     pub total_ms: f64,
     /// Deployment and runtime: the step's wall time with the engine's host work, ms, as the
-    /// stage prices it (None for the other stages).
+    /// stage prices it; training: the stage's step time (with the pipeline bubble, exposed
+    /// communication and the framework's overhead); None for the other stages.
     pub wall_ms: Option<f64>,
 }
 
@@ -214,13 +215,14 @@ pub const LANDSCAPE_HAS_NO_OPS: &str = "no operator breakdown: a landscape's val
 /// fusions and INT8 switches); the deployment and runtime stages one step of the dominant
 /// phase, listed by the step pricer the stage serves the configuration with
 /// (`deployment::step_operators`; under the scheduler, a step the simulation runs); the
-/// training stage one training step. `metrics` are the stage's values for the point (for the
-/// dominant phase and, under the scheduler, the sequences a decode step carries).
+/// training stage the step it prices (`training::step_operators`). `metrics` are the stage's
+/// values for the point (for the dominant phase and, under the scheduler, the sequences a
+/// decode step carries).
 pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(String, f64, String)]) -> Result<Breakdown, String> {
     if s.stage == Stage::Landscape {
         return Err(LANDSCAPE_HAS_NO_OPS.into());
     }
-    let (model, device, _) = crate::stages::context::resolve(s)?;
+    let (model, _, _) = crate::stages::context::resolve(s)?;
     let out = s.workload.output_len.max(1) as u64;
     match s.stage {
         Stage::Diffusion => {
@@ -232,13 +234,25 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
             Ok(Breakdown { label, ops, memory: None, phase: None, why: String::new(), total_ms, wall_ms: None })
         }
         Stage::Training => {
-            let gb = s.workload.global_batch.max(1) as u64;
-            let p = crate::stages::training::decode(names, config, gb)?;
-            let w = tunelab_sim::workload::Workload::TrainStep { micro_batch: p.micro_batch, seq_len: s.workload.seq_len.max(1) as u64 };
-            let opts = crate::stages::training::graph_options(&p);
-            let (ops, mem) = cost(&model, &device, &w, &p.plan, &opts)?;
-            let total_ms = ops.iter().map(|o| o.time_us).sum::<f64>() / 1e3;
-            Ok(Breakdown { label: "one micro-batch training step's operators at default tilings".into(), ops, memory: Some(mem), phase: None, why: String::new(), total_ms, wall_ms: None })
+            // The step the stage prices (`training::step_operators`): the framework's kernels,
+            // frozen parts, the mean sample length and the busiest pipeline stage included.
+            let t = crate::stages::training::step_operators(s, names, config)?;
+            let total_ms = t.ops.iter().map(|o| o.time_us).sum::<f64>() / 1e3;
+            let mbs = if t.micro_batches == 1 { "one micro-batch".to_string() } else { format!("{} micro-batches", t.micro_batches) };
+            let stage = t.stage.map_or(String::new(), |p| format!(", pipeline stage {} ({} layers, the busiest)", p.index, p.layers));
+            let waits: Vec<String> = t.parts.iter().filter(|(n, ms)| *ms > 0.0 && !n.starts_with("compute")).map(|(n, ms)| format!("{} {} ms", n.split(" (").next().unwrap_or(n), crate::spec::metrics::fmt4(*ms))).collect();
+            let samples = match (t.seq_len, t.micro_batch) {
+                (0, 1) => "1 sample".to_string(),
+                (0, n) => format!("{n} samples"),
+                (len, n) => format!("{n} x {len} tokens"),
+            };
+            let passes = if t.ops.iter().any(|o| o.name.contains("recompute")) { "forward, recomputation, backward" } else { "forward, backward" };
+            let label = format!(
+                "one training step per chip{stage}: {mbs} of {samples} ({passes}), the gradient and parameter communication and the optimizer; default tilings (device time, communication whole; the step takes {} ms{})",
+                crate::spec::metrics::fmt4(t.step_ms),
+                if waits.is_empty() { String::new() } else { format!(", of which {}", waits.join(", ")) }
+            );
+            Ok(Breakdown { label, ops: t.ops, memory: Some(t.memory), phase: None, why: String::new(), total_ms, wall_ms: Some(t.step_ms) })
         }
         Stage::Operator => {
             let (ops, _) = crate::stages::operator::priced_ops(s, config)?;

@@ -8,11 +8,11 @@
 
 use crate::analyses::diagnosis::{causes, hot_spots, HotSpot, Weights};
 use crate::spec::scenario::Scenario;
-use crate::stages::training::{decode, simulate_split, TrainPoint, TrainResult, TrainingOptions};
+use crate::stages::training::{decode, inputs, simulate_split, step_operators, Inputs, TrainPoint, TrainResult};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tunelab_search::{Config, Metric, Trial, TrialState};
-use tunelab_sim::workload::{Recompute, Workload};
+use tunelab_sim::workload::Recompute;
 
 /// A training change, its simulated result and its score.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -43,17 +43,13 @@ pub struct TrainDiagnosis {
 
 /// Diagnoses `config` of the training space (parameter `names`) for scenario `s`.
 pub fn diagnose_training(s: &Scenario, names: &[String], config: &Config, weights: Weights) -> Result<TrainDiagnosis, String> {
-    let (model, device, _) = crate::stages::context::resolve(s)?;
-    let o = TrainingOptions::from_scenario(s)?;
-    let (seq, gb) = (s.workload.seq_len.max(1) as u64, s.workload.global_batch.max(1) as u64);
+    // The stage's own inputs (the mean sample length where samples vary) and its own step: the
+    // hot spots are the operators the stage priced, on the pace-setting pipeline stage.
+    let Inputs { options: o, model, device, seq_len: seq, global_batch: gb, .. } = inputs(s)?;
     let mut p = decode(names, config, gb)?;
     o.apply(&mut p);
     let r = simulate_split(&model, &device, &p, &o.pipeline_layers, seq, gb, o.chips)?;
-    let w = Workload::TrainStep { micro_batch: p.micro_batch, seq_len: seq };
-    let opts = crate::stages::training::graph_options(&p);
-    // The hot spots are the pace-setting stage's (its own layers and ends under an uneven split).
-    let plan = tunelab_sim::workload::ParallelPlan { stage: r.busiest_stage, ..p.plan };
-    let (ops, _) = crate::stages::serving::cost(&model, &device, &w, &plan, &opts)?;
+    let ops = step_operators(s, names, config)?.ops;
     let (hot, shares) = hot_spots(&ops);
     let mut chain = causes(&ops, "the training step", false, &device, &shares);
     if let Some(st) = r.busiest_stage {

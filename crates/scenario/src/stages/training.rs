@@ -81,6 +81,7 @@ use tunelab_sim::op::Link;
 use tunelab_sim::tiling::Tiling;
 use tunelab_sim::workload::{build_graph, training_constants, CpAlgo, FrameworkConstants, MoeDispatcher, ParallelPlan, PipelineStage, Recompute, TrainFramework, TrainOptions, Unfused, Workload};
 use tunelab_sim::{Op, Precision};
+use crate::stages::serving::OpCost;
 
 /// Chips per server (Atlas 800T / 900 A2 nodes hold 8 NPUs on one HCCS mesh): groups larger
 /// than this cross nodes over RoCE.
@@ -185,32 +186,7 @@ pub fn simulate_split(model: &ModelDesc, device: &Device, p: &TrainPoint, stage_
     let k = training_constants();
     let fw = k.framework(p.train.framework);
     let m = accum as f64;
-    let mut stages = vec![*plan];
-    if !stage_layers.is_empty() {
-        let total = model.llm.as_ref().map(|t| t.layers).ok_or("training.pipeline_layers: an uneven layer split needs a transformer description")?;
-        let sum = stage_layers.iter().fold(0u64, |a, l| a.saturating_add(*l));
-        if stage_layers.len() as u64 != plan.pp || sum != total || stage_layers.contains(&0) || plan.vpp > 1 {
-            return Err(format!(
-                "training.pipeline_layers lists {} stages holding {sum} layers, but pp = {}{} and the model has {total} layers (one positive count per stage, summing to the layers, without virtual stages)",
-                stage_layers.len(), plan.pp, if plan.vpp > 1 { format!(", vpp = {}", plan.vpp) } else { String::new() }
-            ));
-        }
-        stages = stage_layers.iter().enumerate().map(|(i, &layers)| ParallelPlan { stage: Some(PipelineStage { index: i as u64, layers }), ..*plan }).collect();
-    }
-    let mut busiest: Option<(StageCosts, Option<PipelineStage>)> = None;
-    let mut mem_gib: f64 = 0.0;
-    for (i, stage) in stages.iter().enumerate() {
-        let q = TrainPoint { plan: *stage, ..*p };
-        let c = stage_costs(model, device, &q, seq_len, fw, m).map_err(|e| match stage.stage {
-            Some(s) => format!("pipeline stage {i} ({} layers): {e}", s.layers),
-            None => e,
-        })?;
-        mem_gib = mem_gib.max(c.mem_gib);
-        if busiest.is_none_or(|(b, _)| c.fwd + c.bwd > b.fwd + b.bwd) {
-            busiest = Some((c, stage.stage));
-        }
-    }
-    let (costs, busiest_stage) = busiest.unwrap_or_default();
+    let (costs, busiest_stage, mem_gib) = busiest_stage(model, device, p, stage_layers, seq_len, fw, m, None)?;
     let StageCosts { fwd, bwd, p2p, sync: sync_mb, optimizer, dp_once, dp_per_mb, zero3_per_mb, param_gather, graph_model_flops, layers: layers_here, .. } = costs;
     let (pp, v) = (plan.pp as f64, plan.vpp as f64);
     let per_mb = fwd + bwd;
@@ -282,8 +258,51 @@ pub fn simulate_split(model: &ModelDesc, device: &Device, p: &TrainPoint, stage_
     })
 }
 
+/// The pipeline stage that sets the step's pace (the even split's one stage, or the busiest of
+/// an uneven `stage_layers` split: 1F1B runs every stage at the slowest one's rate), its costs,
+/// and the largest memory of any stage (which decides whether the point fits). `listed`, when
+/// given, receives the busiest stage's priced operators.
+#[allow(clippy::too_many_arguments)]
+fn busiest_stage(model: &ModelDesc, device: &Device, p: &TrainPoint, stage_layers: &[u64], seq_len: u64, fw: &FrameworkConstants, m: f64, listed: Option<&mut Vec<OpCost>>) -> Result<(StageCosts, Option<PipelineStage>, f64), String> {
+    let plan = &p.plan;
+    let mut stages = vec![*plan];
+    if !stage_layers.is_empty() {
+        let total = model.llm.as_ref().map(|t| t.layers).ok_or("training.pipeline_layers: an uneven layer split needs a transformer description")?;
+        let sum = stage_layers.iter().fold(0u64, |a, l| a.saturating_add(*l));
+        if stage_layers.len() as u64 != plan.pp || sum != total || stage_layers.contains(&0) || plan.vpp > 1 {
+            return Err(format!(
+                "training.pipeline_layers lists {} stages holding {sum} layers, but pp = {}{} and the model has {total} layers (one positive count per stage, summing to the layers, without virtual stages)",
+                stage_layers.len(), plan.pp, if plan.vpp > 1 { format!(", vpp = {}", plan.vpp) } else { String::new() }
+            ));
+        }
+        stages = stage_layers.iter().enumerate().map(|(i, &layers)| ParallelPlan { stage: Some(PipelineStage { index: i as u64, layers }), ..*plan }).collect();
+    }
+    let mut busiest: Option<(StageCosts, Option<PipelineStage>, Vec<OpCost>)> = None;
+    let mut mem_gib: f64 = 0.0;
+    let want = listed.is_some();
+    for (i, stage) in stages.iter().enumerate() {
+        let q = TrainPoint { plan: *stage, ..*p };
+        let mut ops = Vec::new();
+        let c = stage_costs(model, device, &q, seq_len, fw, m, want.then_some(&mut ops)).map_err(|e| match stage.stage {
+            Some(s) => format!("pipeline stage {i} ({} layers): {e}", s.layers),
+            None => e,
+        })?;
+        mem_gib = mem_gib.max(c.mem_gib);
+        if busiest.as_ref().is_none_or(|(b, _, _)| c.fwd + c.bwd > b.fwd + b.bwd) {
+            busiest = Some((c, stage.stage, ops));
+        }
+    }
+    let (costs, stage, ops) = busiest.unwrap_or_default();
+    if let Some(out) = listed {
+        *out = ops;
+    }
+    Ok((costs, stage, mem_gib))
+}
+
 /// One stage's costs (`StageCosts`) and memory: its per-chip training graph priced op by op.
-fn stage_costs(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64, fw: &FrameworkConstants, m: f64) -> Result<StageCosts, String> {
+/// `listed`, when given, receives every operator it prices, at the time it adds (the step's
+/// operator breakdown, `step_operators`).
+fn stage_costs(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64, fw: &FrameworkConstants, m: f64, mut listed: Option<&mut Vec<OpCost>>) -> Result<StageCosts, String> {
     let plan = &p.plan;
     let w = Workload::TrainStep { micro_batch: p.micro_batch, seq_len };
     let opts = graph_options(p);
@@ -312,7 +331,7 @@ fn stage_costs(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64,
     // per-launch cost, cost::dispatch); the queue hides it unless it outlasts the device time.
     let mut host_mb = 0.0;
     let mut c = StageCosts { mem_gib, layers: model.llm.as_ref().map_or(1, |t| plan.layers_here(t.layers)).max(1) as f64, ..Default::default() };
-    for o in &graph.ops {
+    for o in graph.ops {
         // A model without a transformer description (a diffusion denoiser's operator graph)
         // has no closed-form FLOPs per token: its model FLOPs are the step graph's forward and
         // backward arithmetic on this chip, recomputation excluded (as PaLM's MFU excludes it).
@@ -321,6 +340,8 @@ fn stage_costs(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64,
         }
         let e = tunelab_sim::cost::estimate(&o.op, &Tiling::Default, device).map_err(|e| format!("{}: {e}", o.name))?;
         let t = e.time_us * o.repeat as f64;
+        let host = if !fw.graph_launch() && !o.name.starts_with("dp.") && !o.name.starts_with("optimizer.") { dispatch::host_us(device, &o.op, LaunchMode::Eager) * o.repeat as f64 / m } else { 0.0 };
+        host_mb += host;
         if o.name.starts_with("dp.") {
             if o.name.contains("zero3_param_allgather") {
                 c.zero3_per_mb += t / m;
@@ -340,8 +361,8 @@ fn stage_costs(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64,
         } else {
             c.fwd += t / m;
         }
-        if !fw.graph_launch() && !o.name.starts_with("dp.") && !o.name.starts_with("optimizer.") {
-            host_mb += dispatch::host_us(device, &o.op, LaunchMode::Eager) * o.repeat as f64 / m;
+        if let Some(out) = listed.as_deref_mut() {
+            out.push(OpCost { name: o.name, class: o.class, repeat: o.repeat, op: o.op, time_us: t, estimate: e });
         }
     }
     // A graph-mode framework (MindFormers) launches the micro-batch's compiled graph once.
@@ -446,10 +467,20 @@ pub fn advice(s: &Scenario) -> Result<crate::stages::training::empirical::Hparam
     crate::stages::training::empirical::advise(llm.layers, llm.hidden, model.params().total as f64, seq_len, global_batch, o.train_tokens)
 }
 
-/// Builds the training stage for a scenario.
-pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
-    let o = TrainingOptions::from_scenario(s)?;
-    let (model, device, mut notes) = crate::stages::context::resolve(s)?;
+/// What the stage reads from a scenario: its options, model and chip (with the notes resolving
+/// them gave), and the step's sequence length and global batch.
+pub(crate) struct Inputs {
+    pub options: TrainingOptions,
+    pub model: ModelDesc,
+    pub device: Device,
+    pub notes: Vec<String>,
+    pub seq_len: u64,
+    pub global_batch: u64,
+}
+
+pub(crate) fn inputs(s: &Scenario) -> Result<Inputs, String> {
+    let options = TrainingOptions::from_scenario(s)?;
+    let (model, device, notes) = crate::stages::context::resolve(s)?;
     // Operator graphs train only when they come from a diffusion pipeline (its training graph
     // marks the frozen encoders); a hand-written graph has no such structure.
     if model.llm.is_none() && crate::stages::diffusion::pipeline(s).is_err() {
@@ -459,10 +490,54 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     // token the model sees, a multimodal model's image tokens included, as a tokens/s figure
     // counts them), the text part being that length less the image tokens.
     let image = model.vision.as_ref().map_or(0, |v| v.image_tokens());
-    let (seq_len, global_batch) = match o.mean_seq_len {
-        Some(mean) => ((mean.saturating_sub(image)).max(1), s.workload.global_batch.max(1) as u64),
-        None => (s.workload.seq_len.max(1) as u64, s.workload.global_batch.max(1) as u64),
+    let global_batch = s.workload.global_batch.max(1) as u64;
+    let seq_len = match options.mean_seq_len {
+        Some(mean) => mean.saturating_sub(image).max(1),
+        None => s.workload.seq_len.max(1) as u64,
     };
+    Ok(Inputs { options, model, device, notes, seq_len, global_batch })
+}
+
+/// The operators of one training step of configuration `c` (parameter `names`), as the stage
+/// prices it: the busiest pipeline stage's per-chip graph at the step's sequence length (the
+/// mean of variable-length samples), with the framework's kernels, frozen parts and links,
+/// every micro-batch's forward, recomputation and backward, the data-parallel communication
+/// and the optimizer; and the step's time, which adds the pipeline bubble, the launch time the
+/// device waits for, host synchronisation, exposed communication (not what overlaps) and the
+/// framework's overhead.
+pub struct TrainStepOps {
+    pub ops: Vec<OpCost>,
+    pub memory: tunelab_sim::memory::MemoryBreakdown,
+    /// Micro-batches per step (gradient accumulation).
+    pub micro_batches: u64,
+    pub micro_batch: u64,
+    /// Tokens per sample (0: a model without a transformer description, e.g. a diffusion
+    /// denoiser, whose samples are images).
+    pub seq_len: u64,
+    /// The stage listed when an uneven split has several (None: the even split).
+    pub stage: Option<PipelineStage>,
+    pub step_ms: f64,
+    /// Where the step goes (`TrainResult::breakdown`).
+    pub parts: Vec<(String, f64)>,
+}
+
+pub fn step_operators(s: &Scenario, names: &[String], c: &Config) -> Result<TrainStepOps, String> {
+    let Inputs { options, model, device, seq_len, global_batch, .. } = inputs(s)?;
+    let mut p = decode(names, c, global_batch)?;
+    options.apply(&mut p);
+    let result = simulate_split(&model, &device, &p, &options.pipeline_layers, seq_len, global_batch, options.chips)?;
+    let k = training_constants();
+    let mut ops = Vec::new();
+    let (_, stage, _) = busiest_stage(&model, &device, &p, &options.pipeline_layers, seq_len, k.framework(p.train.framework), p.train.grad_accum as f64, Some(&mut ops))?;
+    let plan = ParallelPlan { stage, ..p.plan };
+    let w = Workload::TrainStep { micro_batch: p.micro_batch, seq_len };
+    let memory = tunelab_sim::memory::memory_per_chip(&model, &w, &plan, &graph_options(&p), None)?;
+    Ok(TrainStepOps { ops, memory, micro_batches: p.train.grad_accum, micro_batch: p.micro_batch, seq_len: if model.llm.is_some() { seq_len } else { 0 }, stage, step_ms: result.step_time_ms, parts: result.breakdown })
+}
+
+/// Builds the training stage for a scenario.
+pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
+    let Inputs { options: o, model, device, mut notes, seq_len, global_batch } = inputs(s)?;
     let mut params = crate::stages::apply_overrides(s, space_params_for(&o, Some(&model)))?;
     integral_ranges(&mut params);
     check_domains(&params)?;
