@@ -105,7 +105,7 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase, 
                 (pricer.prefill_shape(n, input), format!("one prefill step of {prompts} (max_num_batched_tokens {budget}, {bound})"))
             }
         }
-        Phase::Prefill => (pricer.prefill_shape(k.batch, input), format!("one prefill of the batch, {} prompts", k.batch)),
+        Phase::Prefill => (pricer.prefill_shape(k.batch, input), if k.batch == 1 { "one prefill of the batch, 1 prompt".to_string() } else { format!("one prefill of the batch, {} prompts", k.batch) }),
         Phase::Decode => {
             let step = if pricer.spec.is_some() { "one verify step at the mean context" } else { "one decode step at the mean context" };
             let seqs = if decode_batch < k.batch { format!("{decode_batch} running sequences (the simulation's mean, of max_num_seqs {})", k.batch) } else { format!("batch {decode_batch}") };
