@@ -54,6 +54,32 @@ fn framework_parameters_are_refitted_on_framework_rows_only() {
     assert!((kstep.refit / kstep.value - 1.0).abs() < 0.5, "aclnn K-step refit {} vs shipped {}", kstep.refit, kstep.value);
     let ds = l.params.iter().find(|p| p.layer == "framework:deepspeed").unwrap();
     assert!(ds.min <= ds.refit && ds.refit <= ds.max);
+    // A serving engine's fitted host cost is a framework parameter too (serving-host.json,
+    // source "fit"), refitted on the serving rows: MindIE's per-step Python pass.
+    let mindie = l.params.iter().find(|p| p.layer == "framework:mindie" && p.name == "step_host_us").expect("MindIE's step_host_us is refitted");
+    assert!(mindie.min <= mindie.refit && mindie.refit <= mindie.max, "{mindie:?}");
+}
+
+/// The refit moves a serving engine's fitted constant through the same pricing every row takes:
+/// MindIE's Qwen1.5-7B closed loop of 8 clients serves fewer tokens a second when its per-step
+/// host pass is longer, and the bundled value comes back afterwards.
+#[test]
+fn a_serving_engines_fitted_constant_moves_its_rows() {
+    use tunelab_scenario::fidelity::evaluate;
+    let set = MeasurementSet::from_json(SET).unwrap();
+    let rows: Vec<_> = set.rows.iter().filter(|r| r.id.starts_with("srv-qwen1.5-7b-mindie")).cloned().collect();
+    assert!(!rows.is_empty(), "the MindIE rows are in the shared set");
+    let one = MeasurementSet { rows, ..set };
+    let throughput = |fields: &[(String, String, f64)]| {
+        let r = tunelab_scenario::stages::scheduler::with_fitted_fields(fields, || evaluate(&one, &Default::default(), None));
+        r.rows.iter().find(|c| c.case.ends_with("c8") && c.metric == "output_throughput").map(|c| c.predicted).expect("c8 throughput compared")
+    };
+    let shipped = throughput(&[]);
+    let slow = throughput(&[("mindie".into(), "step_host_us".into(), 10000.0)]);
+    let fast = throughput(&[("mindie".into(), "step_host_us".into(), 200.0)]);
+    println!("MindIE c8 output throughput: {fast:.1} tokens/s at 0.2 ms, {shipped:.1} shipped, {slow:.1} at 10 ms per step");
+    assert!(slow < shipped && shipped < fast, "{fast} > {shipped} > {slow}");
+    assert_eq!(throughput(&[]), shipped, "the bundled constants come back");
 }
 
 #[test]

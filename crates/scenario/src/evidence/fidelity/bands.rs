@@ -33,7 +33,8 @@ pub struct Bands {
     pub schema: String,
     pub about: String,
     /// Digest of the inputs the bands were computed from (measurement file, kernel libraries,
-    /// chip profiles): a test checks the asset against the current inputs.
+    /// training and serving-engine constants, chip profiles): a test checks the asset against
+    /// the current inputs.
     pub inputs: String,
     pub bands: Vec<Band>,
 }
@@ -43,6 +44,8 @@ pub fn inputs_digest(measurements_digest: &str) -> String {
     let mut text = String::from(measurements_digest);
     text += tunelab_sim::kernels::LIBRARIES_JSON;
     text += tunelab_sim::workload::TRAINING_CONSTANTS_JSON;
+    // The serving engines' constants, some fitted (a refit moves the serving rows' residuals).
+    text += crate::spec::options::serving::HOST_JSON;
     for n in tunelab_sim::device::bundled_names() {
         text += tunelab_sim::device::bundled_profile_text(n).unwrap_or("");
     }

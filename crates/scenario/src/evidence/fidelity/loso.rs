@@ -98,7 +98,27 @@ pub fn fitted_params(set: &MeasurementSet) -> Vec<LayerParam> {
             }
         }
     }
+    // The serving engines' fitted constants (assets/constants/serving-host.json, source "fit"),
+    // when the set has serving rows.
+    if set.rows.iter().any(|r| r.category == "serving") {
+        for f in crate::stages::scheduler::fitted_fields() {
+            out.push(LayerParam { layer: format!("framework:{}", f.engine), name: f.name, value: f.value, min: f.min, max: f.max, source: "fit".into(), note: f.note, refit: f.value });
+        }
+    }
     out
+}
+
+/// The serving engines' fitted constants moved by `du`, as (engine, field, value).
+fn host_fields_at(params: &[LayerParam], du: &[f64]) -> Vec<(String, String, f64)> {
+    let fitted = crate::stages::scheduler::fitted_fields();
+    params
+        .iter()
+        .zip(du)
+        .filter_map(|(q, d)| {
+            let engine = q.layer.strip_prefix("framework:")?;
+            fitted.iter().any(|f| f.engine == engine && f.name == q.name).then(|| (engine.to_string(), q.name.clone(), q.from_unit(q.to_unit(q.value) + d)))
+        })
+        .collect()
 }
 
 /// The training constants with the framework parameters moved by `du` (unit-space steps).
@@ -118,7 +138,8 @@ fn constants_at(params: &[LayerParam], du: &[f64]) -> tunelab_sim::workload::Tra
 /// libraries through the profiles, training frameworks through their constants.
 fn evaluate_at(set: &MeasurementSet, all: &MeasurementSet, params: &[LayerParam], du: &[f64]) -> super::FidelityReport {
     let devices = profiles_at(all, params, du);
-    tunelab_sim::workload::with_training_constants(constants_at(params, du), || evaluate(set, &devices, None))
+    let host = host_fields_at(params, du);
+    tunelab_sim::workload::with_training_constants(constants_at(params, du), || crate::stages::scheduler::with_fitted_fields(&host, || evaluate(set, &devices, None)))
 }
 
 fn push_param(out: &mut Vec<LayerParam>, layer: &str, k: &str, f: &Json) {

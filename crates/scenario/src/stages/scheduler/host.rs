@@ -104,7 +104,10 @@ impl HostCosts {
     /// a build-time mistake the tests catch; an unknown engine is the caller's error, named.
     pub fn bundled(engine: &str) -> Result<HostCosts, String> {
         static ALL: OnceLock<Result<BTreeMap<String, HostCosts>, String>> = OnceLock::new();
-        let all = ALL.get_or_init(|| engine_names(HOST_JSON).and_then(|names| names.iter().map(|n| Ok((n.clone(), Self::parse(HOST_JSON, n)?))).collect()));
+        if let Some(over) = OVERRIDE.with(|o| o.borrow().clone()) {
+            return over.get(engine).copied().ok_or_else(|| format!("deployment.serving.engine: unknown engine '{}'", crate::spec::scenario::clip(engine)));
+        }
+        let all = ALL.get_or_init(|| parse_all(HOST_JSON));
         let all = all.as_ref().map_err(|e| e.clone())?;
         all.get(engine).copied().ok_or_else(|| format!("deployment.serving.engine: unknown engine '{}' (known: {})", crate::spec::scenario::clip(engine), all.keys().cloned().collect::<Vec<_>>().join(", ")))
     }
@@ -163,6 +166,67 @@ impl HostCosts {
 }
 
 pub use crate::spec::options::serving::{engine_names, engines};
+
+/// Every engine's costs in a constants text.
+fn parse_all(text: &str) -> Result<BTreeMap<String, HostCosts>, String> {
+    engine_names(text).and_then(|names| names.iter().map(|n| Ok((n.clone(), HostCosts::parse(text, n)?))).collect())
+}
+
+thread_local! {
+    static OVERRIDE: std::cell::RefCell<Option<std::rc::Rc<BTreeMap<String, HostCosts>>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A fitted engine constant of the constants file (source "fit"): the leave-one-source-out
+/// refit of the framework layer moves it (`evidence::fidelity::loso`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FittedHostField {
+    pub engine: String,
+    pub name: String,
+    pub value: f64,
+    pub min: f64,
+    pub max: f64,
+    pub note: String,
+}
+
+/// The engines' fields whose value was fitted to the calibration sets (source "fit").
+pub fn fitted_fields() -> Vec<FittedHostField> {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(HOST_JSON) else { return Vec::new() };
+    let mut out = Vec::new();
+    for (engine, block) in v.get("engines").and_then(|e| e.as_object()).into_iter().flatten() {
+        for (name, f) in block.get("fields").and_then(|f| f.as_object()).into_iter().flatten() {
+            let bound = f.get("bound").and_then(|b| b.as_array()).map(|b| b.iter().filter_map(|x| x.as_f64()).collect::<Vec<_>>()).unwrap_or_default();
+            if let (Some("fit"), Some(value), [lo, hi]) = (f.get("source").and_then(|x| x.as_str()), f.get("value").and_then(|x| x.as_f64()), bound.as_slice()) {
+                let note = f.get("note").and_then(|x| x.as_str()).unwrap_or("").to_string();
+                out.push(FittedHostField { engine: engine.clone(), name: name.clone(), value, min: *lo, max: *hi, note });
+            }
+        }
+    }
+    out
+}
+
+/// Runs `f` with the engines' costs of the bundled file where each `(engine, field, value)` of
+/// `values` replaces the file's value (restored afterwards, also on a panic unwinding through
+/// it). A value outside its bound is clamped into it.
+pub fn with_fitted_fields<R>(values: &[(String, String, f64)], f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<std::rc::Rc<BTreeMap<String, HostCosts>>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let prev = self.0.take();
+            OVERRIDE.with(|o| *o.borrow_mut() = prev);
+        }
+    }
+    let mut v: serde_json::Value = serde_json::from_str(HOST_JSON).unwrap_or_default();
+    for (engine, name, x) in values {
+        if let Some(field) = v.get_mut("engines").and_then(|e| e.get_mut(engine)).and_then(|b| b.get_mut("fields")).and_then(|f| f.get_mut(name)) {
+            let (lo, hi) = field.get("bound").and_then(|b| b.as_array()).and_then(|b| Some((b.first()?.as_f64()?, b.get(1)?.as_f64()?))).unwrap_or((f64::MIN, f64::MAX));
+            field["value"] = serde_json::json!(x.clamp(lo, hi));
+        }
+    }
+    let all = parse_all(&v.to_string()).unwrap_or_default();
+    let prev = OVERRIDE.with(|o| o.borrow_mut().replace(std::rc::Rc::new(all)));
+    let _restore = Restore(prev);
+    f()
+}
 
 impl crate::spec::options::serving::ServingSpec {
     /// The host costs of the named engine (an unknown name is an error naming the field).

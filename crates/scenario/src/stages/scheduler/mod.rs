@@ -47,6 +47,7 @@ mod stats;
 mod step_ops;
 
 pub use sim::{simulate, EngineConfig, KvPolicy, Slo};
+pub use host::{fitted_fields, with_fitted_fields, FittedHostField};
 pub use crate::spec::options::serving::{ServingSpec, MAX_REQUESTS};
 pub use requests::{requests, with_acceptance_spread, Request};
 pub use stats::{pcts, Histogram, Pcts, ServingStats};
