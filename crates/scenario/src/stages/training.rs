@@ -34,9 +34,11 @@
 
 pub mod empirical;
 mod memory;
+mod operators;
 mod space;
 
 pub use memory::memory_gib;
+pub use operators::{step_operators, TrainStepOps};
 // The options are specification data; re-exported for existing paths.
 pub use crate::spec::options::training::{TrainingOptions, MAX_TRAIN_LEVELS};
 
@@ -340,8 +342,9 @@ fn stage_costs(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64,
         }
         let e = tunelab_sim::cost::estimate(&o.op, &Tiling::Default, device).map_err(|e| format!("{}: {e}", o.name))?;
         let t = e.time_us * o.repeat as f64;
-        let host = if !fw.graph_launch() && !o.name.starts_with("dp.") && !o.name.starts_with("optimizer.") { dispatch::host_us(device, &o.op, LaunchMode::Eager) * o.repeat as f64 / m } else { 0.0 };
-        host_mb += host;
+        if !fw.graph_launch() && !o.name.starts_with("dp.") && !o.name.starts_with("optimizer.") {
+            host_mb += dispatch::host_us(device, &o.op, LaunchMode::Eager) * o.repeat as f64 / m;
+        }
         if o.name.starts_with("dp.") {
             if o.name.contains("zero3_param_allgather") {
                 c.zero3_per_mb += t / m;
@@ -496,43 +499,6 @@ pub(crate) fn inputs(s: &Scenario) -> Result<Inputs, String> {
         None => s.workload.seq_len.max(1) as u64,
     };
     Ok(Inputs { options, model, device, notes, seq_len, global_batch })
-}
-
-/// The operators of one training step of configuration `c` (parameter `names`), as the stage
-/// prices it: the busiest pipeline stage's per-chip graph at the step's sequence length (the
-/// mean of variable-length samples), with the framework's kernels, frozen parts and links,
-/// every micro-batch's forward, recomputation and backward, the data-parallel communication
-/// and the optimizer; and the step's time, which adds the pipeline bubble, the launch time the
-/// device waits for, host synchronisation, exposed communication (not what overlaps) and the
-/// framework's overhead.
-pub struct TrainStepOps {
-    pub ops: Vec<OpCost>,
-    pub memory: tunelab_sim::memory::MemoryBreakdown,
-    /// Micro-batches per step (gradient accumulation).
-    pub micro_batches: u64,
-    pub micro_batch: u64,
-    /// Tokens per sample (0: a model without a transformer description, e.g. a diffusion
-    /// denoiser, whose samples are images).
-    pub seq_len: u64,
-    /// The stage listed when an uneven split has several (None: the even split).
-    pub stage: Option<PipelineStage>,
-    pub step_ms: f64,
-    /// Where the step goes (`TrainResult::breakdown`).
-    pub parts: Vec<(String, f64)>,
-}
-
-pub fn step_operators(s: &Scenario, names: &[String], c: &Config) -> Result<TrainStepOps, String> {
-    let Inputs { options, model, device, seq_len, global_batch, .. } = inputs(s)?;
-    let mut p = decode(names, c, global_batch)?;
-    options.apply(&mut p);
-    let result = simulate_split(&model, &device, &p, &options.pipeline_layers, seq_len, global_batch, options.chips)?;
-    let k = training_constants();
-    let mut ops = Vec::new();
-    let (_, stage, _) = busiest_stage(&model, &device, &p, &options.pipeline_layers, seq_len, k.framework(p.train.framework), p.train.grad_accum as f64, Some(&mut ops))?;
-    let plan = ParallelPlan { stage, ..p.plan };
-    let w = Workload::TrainStep { micro_batch: p.micro_batch, seq_len };
-    let memory = tunelab_sim::memory::memory_per_chip(&model, &w, &plan, &graph_options(&p), None)?;
-    Ok(TrainStepOps { ops, memory, micro_batches: p.train.grad_accum, micro_batch: p.micro_batch, seq_len: if model.llm.is_some() { seq_len } else { 0 }, stage, step_ms: result.step_time_ms, parts: result.breakdown })
 }
 
 /// Builds the training stage for a scenario.
