@@ -240,7 +240,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
             let total_ms = t.ops.iter().map(|o| o.time_us).sum::<f64>() / 1e3;
             let mbs = if t.micro_batches == 1 { "one micro-batch".to_string() } else { format!("{} micro-batches", t.micro_batches) };
             let stage = t.stage.map_or(String::new(), |p| format!(", pipeline stage {} ({} layers, the busiest)", p.index, p.layers));
-            let waits: Vec<String> = t.parts.iter().filter(|(n, ms)| *ms > 0.0 && !n.starts_with("compute")).map(|(n, ms)| format!("{} {} ms", n.split(" (").next().unwrap_or(n), crate::spec::metrics::fmt4(*ms))).collect();
+            let waits: Vec<String> = t.result.breakdown.iter().filter(|(n, ms)| *ms > 0.0 && !n.starts_with("compute")).map(|(n, ms)| format!("{} {} ms", n.split(" (").next().unwrap_or(n), crate::spec::metrics::fmt4(*ms))).collect();
             let samples = match (t.seq_len, t.micro_batch) {
                 (0, 1) => "1 sample".to_string(),
                 (0, n) => format!("{n} samples"),
@@ -249,10 +249,10 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
             let passes = if t.ops.iter().any(|o| o.name.contains("recompute")) { "forward, recomputation, backward" } else { "forward, backward" };
             let label = format!(
                 "one training step per chip{stage}: {mbs} of {samples} ({passes}), the gradient and parameter communication and the optimizer; default tilings (device time, communication whole; the step takes {} ms{})",
-                crate::spec::metrics::fmt4(t.step_ms),
+                crate::spec::metrics::fmt4(t.result.step_time_ms),
                 if waits.is_empty() { String::new() } else { format!(", of which {}", waits.join(", ")) }
             );
-            Ok(Breakdown { label, ops: t.ops, memory: Some(t.memory), phase: None, why: String::new(), total_ms, wall_ms: Some(t.step_ms) })
+            Ok(Breakdown { label, ops: t.ops, memory: Some(t.memory), phase: None, why: String::new(), total_ms, wall_ms: Some(t.result.step_time_ms) })
         }
         Stage::Operator => {
             let (ops, _) = crate::stages::operator::priced_ops(s, config)?;

@@ -8,7 +8,7 @@
 
 use crate::analyses::diagnosis::{causes, hot_spots, HotSpot, Weights};
 use crate::spec::scenario::Scenario;
-use crate::stages::training::{decode, inputs, simulate_split, step_operators, Inputs, TrainPoint, TrainResult};
+use crate::stages::training::{decode, inputs, simulate_split, step_operators, Inputs, TrainPoint, TrainResult, TrainStepOps};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tunelab_search::{Config, Metric, Trial, TrialState};
@@ -48,8 +48,7 @@ pub fn diagnose_training(s: &Scenario, names: &[String], config: &Config, weight
     let Inputs { options: o, model, device, seq_len: seq, global_batch: gb, .. } = inputs(s)?;
     let mut p = decode(names, config, gb)?;
     o.apply(&mut p);
-    let r = simulate_split(&model, &device, &p, &o.pipeline_layers, seq, gb, o.chips)?;
-    let ops = step_operators(s, names, config)?.ops;
+    let TrainStepOps { ops, result: r, .. } = step_operators(s, names, config)?;
     let (hot, shares) = hot_spots(&ops);
     let mut chain = causes(&ops, "the training step", false, &device, &shares);
     if let Some(st) = r.busiest_stage {

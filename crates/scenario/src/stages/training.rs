@@ -165,6 +165,13 @@ struct StageCosts {
 /// Each stage is priced and sized on its own: the slowest sets the pipeline's pace (1F1B runs
 /// every stage at the slowest one's rate), the largest memory decides whether the point fits.
 pub fn simulate_split(model: &ModelDesc, device: &Device, p: &TrainPoint, stage_layers: &[u64], seq_len: u64, global_batch: u64, chips: u64) -> Result<TrainResult, String> {
+    simulate_listed(model, device, p, stage_layers, seq_len, global_batch, chips, None)
+}
+
+/// `simulate_split`, handing the busiest stage's priced operators to `listed` when given (the
+/// step's operator breakdown, `step_operators`: the same pricing, done once).
+#[allow(clippy::too_many_arguments)]
+fn simulate_listed(model: &ModelDesc, device: &Device, p: &TrainPoint, stage_layers: &[u64], seq_len: u64, global_batch: u64, chips: u64, listed: Option<&mut Vec<OpCost>>) -> Result<TrainResult, String> {
     let plan = &p.plan;
     if plan.chips() != chips {
         return Err(format!("tp x pp x cp x dp = {} but the job has {chips} chips", plan.chips()));
@@ -188,7 +195,7 @@ pub fn simulate_split(model: &ModelDesc, device: &Device, p: &TrainPoint, stage_
     let k = training_constants();
     let fw = k.framework(p.train.framework);
     let m = accum as f64;
-    let (costs, busiest_stage, mem_gib) = busiest_stage(model, device, p, stage_layers, seq_len, fw, m, None)?;
+    let (costs, busiest_stage, mem_gib) = busiest_stage(model, device, p, stage_layers, seq_len, fw, m, listed)?;
     let StageCosts { fwd, bwd, p2p, sync: sync_mb, optimizer, dp_once, dp_per_mb, zero3_per_mb, param_gather, graph_model_flops, layers: layers_here, .. } = costs;
     let (pp, v) = (plan.pp as f64, plan.vpp as f64);
     let per_mb = fwd + bwd;

@@ -6,11 +6,11 @@
 //! links, every pipeline stage's layers instead of the busiest's). Listing what the objective
 //! priced cannot.
 
-use super::{busiest_stage, decode, graph_options, inputs, simulate_split, Inputs};
+use super::{decode, graph_options, inputs, simulate_listed, Inputs, TrainResult};
 use crate::spec::scenario::Scenario;
 use crate::stages::serving::OpCost;
 use tunelab_search::Config;
-use tunelab_sim::workload::{training_constants, ParallelPlan, PipelineStage, Workload};
+use tunelab_sim::workload::{ParallelPlan, PipelineStage, Workload};
 
 /// The operators of one training step of configuration `c` (parameter `names`), as the stage
 /// prices it: the busiest pipeline stage's per-chip graph at the step's sequence length (the
@@ -30,9 +30,9 @@ pub struct TrainStepOps {
     pub seq_len: u64,
     /// The stage listed when an uneven split has several (None: the even split).
     pub stage: Option<PipelineStage>,
-    pub step_ms: f64,
-    /// Where the step goes (`TrainResult::breakdown`).
-    pub parts: Vec<(String, f64)>,
+    /// The stage's result for the point (step time, where the step goes, the pace-setting
+    /// stage), from the same pricing.
+    pub result: TrainResult,
 }
 
 /// Lists the step of configuration `c` the way `TrainStepOps` describes.
@@ -40,12 +40,11 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config) -> Result<Trai
     let Inputs { options, model, device, seq_len, global_batch, .. } = inputs(s)?;
     let mut p = decode(names, c, global_batch)?;
     options.apply(&mut p);
-    let result = simulate_split(&model, &device, &p, &options.pipeline_layers, seq_len, global_batch, options.chips)?;
-    let k = training_constants();
     let mut ops = Vec::new();
-    let (_, stage, _) = busiest_stage(&model, &device, &p, &options.pipeline_layers, seq_len, k.framework(p.train.framework), p.train.grad_accum as f64, Some(&mut ops))?;
+    let result = simulate_listed(&model, &device, &p, &options.pipeline_layers, seq_len, global_batch, options.chips, Some(&mut ops))?;
+    let stage = result.busiest_stage;
     let plan = ParallelPlan { stage, ..p.plan };
     let w = Workload::TrainStep { micro_batch: p.micro_batch, seq_len };
     let memory = tunelab_sim::memory::memory_per_chip(&model, &w, &plan, &graph_options(&p), None)?;
-    Ok(TrainStepOps { ops, memory, micro_batches: p.train.grad_accum, micro_batch: p.micro_batch, seq_len: if model.llm.is_some() { seq_len } else { 0 }, stage, step_ms: result.step_time_ms, parts: result.breakdown })
+    Ok(TrainStepOps { ops, memory, micro_batches: p.train.grad_accum, micro_batch: p.micro_batch, seq_len: if model.llm.is_some() { seq_len } else { 0 }, stage, result })
 }
