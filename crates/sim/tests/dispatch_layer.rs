@@ -10,6 +10,22 @@ use tunelab_sim::*;
 const DISPATCH: [&str; 2] = ["eager_host_us_per_launch", "eager_host_us_attention"];
 
 #[test]
+fn no_chip_profile_carries_a_kernel_library_field() {
+    // A kernel field left in a bundled profile overrides its library (the rule that keeps old
+    // shared links opening), so a stale copy silently re-prices every kernel on that chip: the
+    // A3 (910C) profile kept the hand-written GEMM's 160-cycle K-step sync after the 910B
+    // profiles moved to the library, and every framework matmul on A3 paid for that kernel.
+    for d in bundled() {
+        let text = tunelab_sim::device::bundled_profile_text(&d.name).unwrap();
+        let v: Value = serde_json::from_str(text).unwrap();
+        for k in tunelab_sim::kernels::KERNEL_FIELDS {
+            assert!(v["fields"].get(*k).is_none(), "{}: '{k}' is a property of the kernel library, not of the chip", d.name);
+            assert!(d.sources[*k].starts_with(&format!("{}:", d.kernel_library)), "{}: {k} comes from {}", d.name, d.sources[*k]);
+        }
+    }
+}
+
+#[test]
 fn no_chip_profile_carries_the_eager_dispatch_fields() {
     for d in bundled() {
         let text = tunelab_sim::device::bundled_profile_text(&d.name).unwrap();
