@@ -7,8 +7,6 @@ use serde_json::{json, Value};
 use tunelab_sim::cost::dispatch::{self, LaunchMode};
 use tunelab_sim::*;
 
-const DISPATCH: [&str; 2] = ["eager_host_us_per_launch", "eager_host_us_attention"];
-
 #[test]
 fn no_chip_profile_carries_a_kernel_library_field() {
     // A kernel field left in a bundled profile overrides its library (the rule that keeps old
@@ -22,20 +20,9 @@ fn no_chip_profile_carries_a_kernel_library_field() {
             assert!(v["fields"].get(*k).is_none(), "{}: '{k}' is a property of the kernel library, not of the chip", d.name);
             assert!(d.sources[*k].starts_with(&format!("{}:", d.kernel_library)), "{}: {k} comes from {}", d.name, d.sources[*k]);
         }
-    }
-}
-
-#[test]
-fn no_chip_profile_carries_the_eager_dispatch_fields() {
-    for d in bundled() {
-        let text = tunelab_sim::device::bundled_profile_text(&d.name).unwrap();
-        let v: Value = serde_json::from_str(text).unwrap();
-        for k in DISPATCH {
-            assert!(v["fields"].get(k).is_none(), "{}: '{k}' is a software cost; it belongs to the kernel library", d.name);
-        }
-        // Every chip still gets them, from its library, unchanged by the move.
-        assert_eq!((d.eager_host_us_per_launch, d.eager_host_us_attention), (20.0, 25.0), "{}", d.name);
-        assert!(d.sources["eager_host_us_per_launch"].starts_with("aclnn:"), "{}: {}", d.name, d.sources["eager_host_us_per_launch"]);
+        // Every bundled chip gets CANN's library, and the moved dispatch costs unchanged.
+        assert_eq!(d.kernel_library, "aclnn", "{}", d.name);
+        assert_eq!((d.eager_host_us_per_launch, d.eager_host_us_attention, d.graph_launch_us), (20.0, 25.0, 150.0), "{}", d.name);
     }
 }
 

@@ -89,7 +89,6 @@ use crate::stages::serving::OpCost;
 /// than this cross nodes over RoCE.
 pub const CHIPS_PER_NODE: u64 = 8;
 
-
 /// One point of the training space, decoded.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TrainPoint {
@@ -122,7 +121,6 @@ pub struct TrainResult {
     /// the even split.
     pub busiest_stage: Option<PipelineStage>,
 }
-
 
 /// Which link a parallel group's collectives cross, with Megatron's rank order (TP fastest, then
 /// CP, EP/DP, PP outermost) and `CHIPS_PER_NODE` chips per node.
