@@ -501,10 +501,16 @@ def with_hccl_expansion(serving, r):
 
 def serving_reason(r):
     st = r["setup"]
+    # The deployment stage serves image requests (deployment.serving.image_size: the vision
+    # tower per new request, the image tokens in the prompt), so what keeps these rows out is
+    # what their sources leave unstated, named here.
     if "310P" in r["chip"]:
-        return "multimodal (vision-token) serving on 310P: no vision encoder workload at concurrency in the deployment stage"
+        return ("the launch is not stated (one or both 310P chips of the Duo card, graph or eager, how many requests), "
+                "the model's config is not bundled (Qwen2.5-VL-3B), and both values are approximate ('左右')")
     if "VL" in st.get("model", ""):
-        return "multimodal requests (images): the vision encoder's per-request work is not a deployment-stage workload"
+        return ("the image size is not stated: vision-arena-bench images reach Qwen2.5-VL's processor at their own "
+                "resolutions (up to max_pixels), so the image tokens per request, which set each prefill and the "
+                "vision tower's work, are unknown")
     return ("the output length is not stated, and TTFT and decode rate under a closed loop depend on it")
 
 
