@@ -1226,22 +1226,13 @@ def convert_op_2(r):
             "values": [skip(k, v.get("value"), v.get("unit"), "row not expressible") for k, v in m.items()]}
 
 
-def not_yet(reason):
-    def fn(r):
-        return {"cannot_express": reason(r) if callable(reason) else reason,
-                "values": [skip(k, v.get("value") if isinstance(v, dict) else v, v.get("unit") if isinstance(v, dict) else None, "row not expressible")
-                           for k, v in r["measured"].items()]}
-    return fn
-
-
 # Set-2 conversion by category. Diffusion pipelines and fine-tuning rows go through
-# convert_diffusion / convert_finetune in convert() before this table is read; a training or
-# diffusion row that is neither stays unexpressed with the reason below.
+# convert_diffusion / convert_finetune in convert() before this table is read (each names why a
+# row it has no conversion for stays out); a row of any other category gets convert()'s
+# "no conversion for category" reason.
 CONVERTERS_2 = {
     "op": convert_op_2,
     "serving": convert_serving2,
-    "training": not_yet("multimodal / diffusion training (LLaVA projector, SDXL, SD3.5) under DeepSpeed or MindSpeed-MM: no such training workload yet (issue Coverage II)"),
-    "diffusion": not_yet("text-to-image / video pipelines (text encoders, UNet or DiT steps x CFG, VAE) are not a stage yet (issue Coverage II)"),
 }
 
 
