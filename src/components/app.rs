@@ -34,6 +34,7 @@ pub fn App() -> impl IntoView {
             <p class="tagline">"Auto-tuning simulator for AI models on Ascend NPUs. Everything runs in this page (Rust compiled to WebAssembly); every number is a model estimate, not a measurement."</p>
         </header>
         <ErrorBanner/>
+        <crate::components::input_warnings::InputWarnings/>
         <main class:teach=move || crate::components::tune::teach_layout(&ctx) && ctx.tab.get() == Tab::Tune>
             <div class="side">
                 <ScenarioPanel/>
