@@ -12,6 +12,7 @@ mod bench_search;
 mod bench_scale;
 mod bench_serving;
 mod bench_diffusion;
+mod bench_inputs;
 mod bench_sim;
 mod completions;
 mod calibrate;

@@ -176,3 +176,21 @@ fn the_report_is_bounded() {
     assert_eq!(r.more, 1000 - strict::MAX_REPORTED);
     assert!(r.lines().last().unwrap().contains("800 more"));
 }
+
+#[test]
+fn a_serving_trace_of_100000_arrivals_is_read_and_the_note_counts_it() {
+    // Issue 44: about 8,500 arrivals was the real cap (the options' size bound, naming
+    // `deployment`), and the note said `requests` while the trace's arrivals were simulated.
+    let trace: Vec<f64> = (0..100_000).map(|i| i as f64 * 0.001).collect();
+    let v = json!({"stage": "deployment", "budget": 1, "deployment": {"serving": {"arrival": "trace", "trace": trace}}});
+    let s = Scenario::from_json(&v.to_string()).unwrap();
+    assert_eq!(s.deployment.serving.trace.len(), 100_000);
+    let over: Vec<f64> = (0..100_001).map(|i| i as f64).collect();
+    let e = Scenario::from_json(&json!({"deployment": {"serving": {"arrival": "trace", "trace": over}}}).to_string()).unwrap_err();
+    assert!(e.contains("deployment.serving.trace") && e.contains("100000"), "{e}");
+    let small: Vec<f64> = (0..1000).map(|i| i as f64 * 0.01).collect();
+    let s = Scenario::from_json(&json!({"stage": "deployment", "budget": 1, "deployment": {"batches": [8], "precisions": ["fp16"], "tensor_parallel": [1], "serving": {"arrival": "trace", "trace": small, "requests": 10}}}).to_string()).unwrap();
+    let setup = tunelab_scenario::setup(&s).unwrap();
+    let note = setup.notes.iter().find(|n| n.contains("continuous-batching")).expect("the scheduler note");
+    assert!(note.contains("1000 requests, 1000 traced arrivals"), "{note}");
+}
