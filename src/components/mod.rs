@@ -9,6 +9,7 @@ pub mod explore;
 pub mod fields;
 pub mod gallery;
 pub mod landscape;
+pub mod model_banner;
 pub mod knowledge;
 pub mod report;
 pub mod scenario_panel;

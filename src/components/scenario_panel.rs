@@ -1,6 +1,7 @@
 //! Loading a scenario: a bundled one, a model (bundled, pasted, uploaded or dropped Hugging Face
 //! config.json or operator graph), a chip (pick, view and edit its profile), a stage, a template.
 
+use crate::components::model_banner::ModelBanner;
 use crate::state::Ctx;
 use leptos::prelude::*;
 use serde_json::Value as Json;
@@ -139,6 +140,7 @@ pub fn ScenarioPanel() -> impl IntoView {
                     <option value="custom">"custom (pasted or uploaded)"</option>
                 </select>
             </label>
+            <ModelBanner/>
             <details>
                 <summary>"Paste, upload or drop a model"</summary>
                 <div class="drop" on:dragover=|ev: leptos::ev::DragEvent| ev.prevent_default() on:drop=on_drop>

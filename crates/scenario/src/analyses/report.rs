@@ -67,6 +67,10 @@ pub struct Report {
     /// Diffusion stage: the pipeline timeline of the baseline and of the best configuration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pipeline: Option<PipelineReport>,
+    /// The language model's identity (`ModelDesc::identity_line`), its layer stack, and what
+    /// Tunelab approximates in it, one line each (empty for other models).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub model_identity: Vec<String>,
 }
 
 /// The pipeline of a diffusion run: per call (text encoders, steps, VAE laid end to end) and per
@@ -240,7 +244,16 @@ impl Report {
         let band_config = best.map(|(_, t)| t.config.clone()).unwrap_or_else(|| run.baseline_config().clone());
         let prediction_band = crate::fidelity::bands::line_for(s, &names, &band_config);
         let pipeline = PipelineReport::of(run, best.map(|(_, t)| &t.config));
+        let model_identity = match crate::stages::context::resolve(s) {
+            Ok((m, _, _)) if m.llm.is_some() => {
+                let mut v = vec![m.identity_line(), m.stack_summary()];
+                v.extend(m.approximations().into_iter().map(|a| format!("approximates {a}")));
+                v
+            }
+            _ => Vec::new(),
+        };
         Report {
+            model_identity,
             pipeline,
             prediction_band,
             name: s.name.clone(),
@@ -288,6 +301,9 @@ impl Report {
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         out.push_str(&format!("{} stage, {} on {}, seed {}\n", self.stage, self.model, self.device, self.seed));
+        for l in &self.model_identity {
+            out.push_str(&format!("model: {l}\n"));
+        }
         match self.best {
             Some(b) => out.push_str(&format!("best {}: {} {} ({})\n", self.metric, crate::run::format_best(b), self.unit, self.best_strategy.as_deref().unwrap_or("-"))),
             None => out.push_str(&format!("best {}: none (no feasible configuration)\n", self.metric)),
