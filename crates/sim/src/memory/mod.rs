@@ -130,7 +130,9 @@ fn ffn_chip_params(t: &crate::model::TransformerDesc, f: &crate::model::Ffn, pla
                 let etp = plan.experts_tp();
                 let experts = (plan.expert_slots(m.experts) / ep).saturating_mul(t.expert_params(m, ceil_div(m.expert_intermediate, etp)));
                 let shared = if m.shared_intermediate > 0 { t.mlp_params(ceil_div(m.shared_intermediate, etp)) } else { 0 };
-                let gate = if m.shared_gate { t.hidden } else { 0 };
+                // The shared expert's sigmoid gate exists only with a shared expert (a config may
+                // name a zero-wide one, as Qwen3-MoE's do).
+                let gate = if m.shared_gate && m.shared_intermediate > 0 { t.hidden } else { 0 };
                 // A latent MoE's projections into and out of the latent width (replicated).
                 (experts.saturating_add(shared), t.hidden * m.experts + gate + 2 * t.hidden * m.latent)
             }
