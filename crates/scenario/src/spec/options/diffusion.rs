@@ -138,12 +138,17 @@ pub const TOME_RANGE: (f64, f64) = (0.0, 0.75);
 /// Step-cache ratios: 1 (every step in full) to 8 (one step in eight in full).
 pub const STEP_CACHE_RANGE: (f64, f64) = (1.0, 8.0);
 
+/// A value as a message shows it: 1e308 rather than its 309 digits.
+fn show(r: f64) -> String {
+    if r != 0.0 && r.is_finite() && !(1e-4..1e6).contains(&r.abs()) { format!("{r:e}") } else { format!("{r}") }
+}
+
 /// Refuses a token-merging ratio outside `TOME_RANGE` (or not finite), naming `field`.
 pub fn check_tome(field: &str, r: f64) -> Result<(), String> {
     if r.is_finite() && (TOME_RANGE.0..=TOME_RANGE.1).contains(&r) {
         Ok(())
     } else {
-        Err(format!("{field}: {r} is not a merge ratio in {}..={} (0: off)", TOME_RANGE.0, TOME_RANGE.1))
+        Err(format!("{field}: {} is not a merge ratio in {}..={} (0: off)", show(r), TOME_RANGE.0, TOME_RANGE.1))
     }
 }
 
@@ -152,7 +157,7 @@ pub fn check_step_cache(field: &str, r: f64) -> Result<(), String> {
     if r.is_finite() && (STEP_CACHE_RANGE.0..=STEP_CACHE_RANGE.1).contains(&r) {
         Ok(())
     } else {
-        Err(format!("{field}: {r} is not a cache ratio in {}..={} (1: every step computed in full)", STEP_CACHE_RANGE.0, STEP_CACHE_RANGE.1))
+        Err(format!("{field}: {} is not a cache ratio in {}..={} (1: every step computed in full)", show(r), STEP_CACHE_RANGE.0, STEP_CACHE_RANGE.1))
     }
 }
 
