@@ -155,8 +155,11 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     ];
     if !spec.is_static() {
         // vLLM's defaults first: 8192 tokens per step (V1 with chunked prefill), chunking on.
-        params.push(cat_i("max_num_batched_tokens", &ints(&spec.max_num_batched_tokens, &[8192, 2048, 4096, 16384])));
-        params.push(cat_s("chunked_prefill", &strs(&spec.chunked_prefill, &["on", "off"])));
+        // A named release's defaults come first (its token budget on this device's memory, its
+        // chunked-prefill setting); without one, the stage's own order as before.
+        let (tokens, chunk) = release_defaults(&spec, &device);
+        params.push(cat_i("max_num_batched_tokens", &ints(&spec.max_num_batched_tokens, &tokens)));
+        params.push(cat_s("chunked_prefill", &strs(&spec.chunked_prefill, &chunk.iter().map(String::as_str).collect::<Vec<_>>())));
         let arrivals = match spec.arrival.as_str() {
             "poisson" => format!("Poisson arrivals at {} req/s", spec.request_rate.unwrap_or(0.0)),
             "trace" => format!("{} traced arrivals", spec.trace.len()),
@@ -215,6 +218,28 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance };
     obj.check_fits_somewhere(&tps, &precisions)?;
     Ok(StageSetup { space, objective: Box::new(obj), metrics: metrics(), baseline, focus: Vec::new(), focus_budget: 0, notes })
+}
+
+/// The token budgets and chunked-prefill settings a stage offers by default: a named release's
+/// first (`deployment.serving.engine_version`, assets/engines/releases.json: its budget on a
+/// device under 70 GiB or of 70 GiB and more), else vLLM V1's 8192 tokens with chunking on.
+fn release_defaults(spec: &crate::spec::options::serving::ServingSpec, device: &Device) -> (Vec<i64>, Vec<String>) {
+    let mut tokens = vec![8192, 2048, 4096, 16384];
+    let mut chunk = vec!["on".to_string(), "off".to_string()];
+    if spec.engine_version.is_empty() {
+        return (tokens, chunk);
+    }
+    if let Ok(Some((_, r))) = crate::spec::options::releases::release(&spec.engine, &spec.engine_version) {
+        if let Some([small, big]) = r.defaults.max_num_batched_tokens {
+            let first = if device.memory_bytes as f64 >= 70.0 * 1_073_741_824.0 { big } else { small };
+            tokens.retain(|t| *t != first);
+            tokens.insert(0, first);
+        }
+        if r.defaults.chunked_prefill.as_deref() == Some("off") {
+            chunk.reverse();
+        }
+    }
+    (tokens, chunk)
 }
 
 /// The cluster's parameters, constraints and notes (none without `deployment.cluster`).
