@@ -351,6 +351,10 @@ fn GoalPanel() -> impl IntoView {
                         let mut names = metrics.get();
                         let g = goal().0;
                         if !names.contains(&g) { names.insert(0, g); }
+                        // The capacity goals (a search over the rate) exist once a deployment names one.
+                        if ctx.scenario.with(|s| s.stage == Stage::Deployment) {
+                            for c in tunelab_scenario::stages::capacity::CAPACITY_METRICS { if !names.iter().any(|n| n == c) { names.push(c.to_string()); } }
+                        }
                         names.into_iter().map(|n| view! { <option value=n.clone()>{tunelab_scenario::metrics::label(&n)}</option> }).collect_view()
                     }}
                 </select>

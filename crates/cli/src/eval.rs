@@ -28,6 +28,10 @@ pub struct Args {
     /// Print the result as one JSON document.
     #[arg(long)]
     json: bool,
+    /// Also price the point on other request samples (seeds) and print the goal's spread over
+    /// them (serving scenarios).
+    #[arg(long)]
+    spread: bool,
 }
 
 /// Entry point of the subcommand.
@@ -131,6 +135,16 @@ pub fn main(a: Args) -> Result<(), String> {
             let band = tunelab_scenario::fidelity::bands::line_for(&scenario, &names, &config);
             if !band.is_empty() {
                 println!("\n{band}");
+            }
+            // A throughput under an open load that the engine keeps up with is the load's.
+            let named: Vec<(String, f64)> = metrics.iter().map(|m| m.name.clone()).zip(v.iter().copied()).collect();
+            if let Some(l) = tunelab_scenario::stages::capacity::load_bound(&scenario, &named) {
+                println!("\n{l}");
+            }
+            if a.spread {
+                if let Some(sp) = tunelab_scenario::stages::capacity::spread::headline(&scenario, &names, &config)? {
+                    println!("\n{}", sp.describe());
+                }
             }
         }
         Outcome::Infeasible(r) => println!("infeasible: {r}"),

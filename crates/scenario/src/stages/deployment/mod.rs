@@ -23,6 +23,7 @@
 //! allocators report the whole share as used, the predictive planner only what it needs. Not
 //! modelled: the dynamic pool's defragmentation pauses and graph capture time (one-offs).
 
+mod capacity;
 mod metrics;
 mod operators;
 mod options;
@@ -69,6 +70,9 @@ struct DeploymentObjective {
     cluster: Option<super::scale::Cluster>,
     /// Busiest expert's load over the mean (the cluster's setting; 1 without a cluster).
     moe_imbalance: f64,
+    /// Capacity mode (`crate::stages::capacity`): the requests' arrivals at 1 req/s and the
+    /// first rate probed; None prices at the scenario's own load.
+    capacity: Option<(Vec<f64>, f64)>,
 }
 
 /// (precision, tp, expert parallel, dp, redundant experts, prefill instance, speculative on,
@@ -215,9 +219,10 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let reqs = requests(&spec, w.input_len as u64, output, extra, s.seed);
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
     let host = spec.host()?;
-    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance };
+    let capacity = capacity_setup(s, &spec, &slo, &reqs, &mut notes)?;
+    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance, capacity };
     obj.check_fits_somewhere(&tps, &precisions)?;
-    Ok(StageSetup { space, objective: Box::new(obj), metrics: metrics(), baseline, focus: Vec::new(), focus_budget: 0, notes })
+    Ok(StageSetup { space, metrics: obj.metrics(), objective: Box::new(obj), baseline, focus: Vec::new(), focus_budget: 0, notes })
 }
 
 /// The token budgets and chunked-prefill settings a stage offers by default: a named release's
@@ -255,6 +260,16 @@ fn cluster_setup(s: &Scenario, model: &ModelDesc, device: &Device, tps: &[i64], 
     params.extend(extra);
     notes.extend(more);
     Ok((Some(c), moe_imbalance(s), constraints, names))
+}
+
+/// Capacity mode's unit arrivals and first rate when the scenario names a capacity goal.
+fn capacity_setup(s: &Scenario, spec: &ServingSpec, slo: &Slo, reqs: &[Request], notes: &mut Vec<String>) -> Result<Option<(Vec<f64>, f64)>, String> {
+    if !crate::stages::capacity::wanted(s) {
+        return Ok(None);
+    }
+    crate::stages::capacity::check(spec, slo)?;
+    notes.push(crate::stages::capacity::note(spec, slo));
+    Ok(Some(crate::stages::capacity::unit_arrivals(spec, reqs)))
 }
 
 fn memory_strategy(m: &str) -> Result<MemoryStrategy, String> {
@@ -480,7 +495,13 @@ impl DeploymentObjective {
 
     fn eval(&mut self, c: &Config) -> Result<Result<Vec<f64>, String>, String> {
         let k = knobs_named(&self.names, c)?;
-        let served = self.serve_knobs(&k)?;
+        let (served, rate) = match self.capacity.is_some() {
+            true => match self.serve_capacity(&k)? {
+                Ok((s, r)) => (Ok(s), Some(r)),
+                Err(why) => (Err(why), None),
+            },
+            false => (self.serve_knobs(&k)?, None),
+        };
         let Served { stats: st, reserved_bytes, energy_j, busy_s } = match served {
             Ok(s) => s,
             Err(why) => return Ok(Err(why)),
@@ -491,7 +512,8 @@ impl DeploymentObjective {
         // Busy energy from the device model, plus idle power over the idle share of the run.
         let idle_j = self.device.power_idle_w.max(0.0) * (st.duration_s - busy_s).max(0.0);
         let per_chip_j = energy_j + idle_j;
-        Ok(Ok(vec![
+        let capacity = rate.map(|r| [r, crate::stages::capacity::tokens_per_s_at(r, &self.reqs) / chips]);
+        Ok(Ok([
             tps,
             st.ttft_ms.p90,
             st.tpot_ms.p90,
@@ -520,7 +542,10 @@ impl DeploymentObjective {
             st.e2e_ms.mean,
             st.e2e_ms.p50,
             st.e2e_ms.p99,
-        ]))
+        ]
+        .into_iter()
+        .chain(capacity.into_iter().flatten())
+        .collect()))
     }
 }
 
@@ -593,7 +618,7 @@ fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
     let tps: Vec<i64> = if s.deployment.tensor_parallel.is_empty() { vec![1, 2, 4, 8, 16] } else { s.deployment.tensor_parallel.clone() };
     let (cluster, moe_imbalance, _, cluster_names) = cluster_setup(s, &model, &device, &tps, &mut Vec::new(), &mut Vec::new())?;
     let names = stage_names(!spec.is_static(), is_moe(&model), spec.speculative.is_some(), &cluster_names);
-    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance })
+    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance, capacity: None })
 }
 
 /// Every parameter the stage knows, in the order `knobs` decodes.
@@ -608,7 +633,11 @@ fn reorder(names: &[String], c: &Config) -> Config {
 
 impl Objective for DeploymentObjective {
     fn metrics(&self) -> Vec<Metric> {
-        metrics()
+        let mut m = metrics();
+        if self.capacity.is_some() {
+            m.extend(crate::stages::capacity::metrics());
+        }
+        m
     }
 
     fn evaluate(&mut self, c: &Config) -> Outcome {

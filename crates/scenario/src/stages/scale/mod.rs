@@ -12,6 +12,7 @@
 
 pub mod disagg;
 pub mod export;
+pub mod launch;
 
 use crate::spec::cluster::{parse_layout, ClusterOptions};
 use serde::Deserialize;
