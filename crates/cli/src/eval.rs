@@ -124,10 +124,13 @@ pub fn main(a: Args) -> Result<(), String> {
                 Outcome::Ok(b) => Some(b),
                 _ => None,
             };
-            println!("{:<24} {:>14} {:>14}  unit", "metric", "value", "baseline");
+            // People read the registry's label and unit (a percentage as one); the id closes
+            // the line for scripts and `--set`/`--json` users.
+            let show = |id: &str, x: f64| if tunelab_scenario::metrics::info(id).percent { tunelab_scenario::metrics::fmt_metric(id, x) } else { fmt(x) };
+            println!("{:<40} {:>14} {:>14}  id", "metric", "value", "baseline");
             for (i, (m, x)) in metrics.iter().zip(v).enumerate() {
-                let b = base.and_then(|b| b.get(i)).map(|b| fmt(*b)).unwrap_or_else(|| "-".into());
-                println!("{:<24} {:>14} {:>14}  {}", m.name, fmt(*x), b, m.unit);
+                let b = base.and_then(|b| b.get(i)).map(|b| show(&m.name, *b)).unwrap_or_else(|| "-".into());
+                println!("{:<40} {:>14} {:>14}  {}", tunelab_scenario::metrics::label_unit(&m.name, &m.unit), show(&m.name, *x), b, m.name);
             }
             // How far predictions of this kind landed from measurements the model had not
             // seen (leave-one-source-out residuals, docs/fidelity.md); rel_error above is only
