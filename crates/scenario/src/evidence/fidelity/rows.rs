@@ -88,6 +88,15 @@ pub struct Row {
     pub layer: Option<String>,
     pub source: String,
     pub software: Option<String>,
+    /// The framework or engine release that ran the row ("0.11", "0.18.0rc1"; None or
+    /// "unstated": the source names none). Leave-one-engine-release-out groups by
+    /// (framework, release).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub release: Option<String>,
+    /// The model family ("qwen3", "llama2", "deepseekv3"; for an operator row its operator):
+    /// leave-one-model-family-out groups by it. None: derived from the model (`family_of`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
     pub notes: Option<String>,
     pub conversion_note: Option<String>,
 }
