@@ -161,28 +161,31 @@ impl MeasurementSet {
             return Err(format!("the measurement file is {} bytes; at most {MAX_MEASUREMENT_BYTES} (MAX_MEASUREMENT_BYTES, docs/measurements.md)", text.len()));
         }
         check_nesting(text)?;
-        let v: Json = serde_json::from_str(text).map_err(|e| format!("the measurement file is not valid JSON: {}", strict::clip_error(&e.to_string())))?;
+        let mut v: Json = serde_json::from_str(text).map_err(|e| format!("the measurement file is not valid JSON: {}", strict::clip_error(&e.to_string())))?;
         let schema = v.get("schema").and_then(Json::as_str).unwrap_or("");
         if schema != SCHEMA {
             return Err(format!("field 'schema': expected \"{SCHEMA}\", got \"{}\" (see docs/measurements.md)", clip(schema)));
         }
-        let rows = v.get("rows").and_then(Json::as_array).ok_or("field 'rows': missing or not a list")?;
-        check_counts(rows)?;
+        // The rows are taken out of the tree (not copied) and each is dropped once read.
+        let rows = match v.get_mut("rows").map(Json::take) {
+            Some(Json::Array(a)) => a,
+            _ => return Err("field 'rows': missing or not a list".into()),
+        };
+        check_counts(&rows)?;
         let mut report = Report::default();
         let mut out = Vec::with_capacity(rows.len());
-        for (i, r) in rows.iter().enumerate() {
+        for (i, r) in rows.into_iter().enumerate() {
             let id = r.get("id").and_then(Json::as_str).unwrap_or("");
-            let (row, rep) = strict::from_value::<Row>(r, &[]).map_err(|e| format!("rows[{i}] ('{}'): {}", clip(id), strict::clip_error(&e.to_string())))?;
+            let (row, rep) = strict::from_value::<Row>(&r, &[]).map_err(|e| format!("rows[{i}] ('{}'): {}", clip(id), strict::clip_error(&e.to_string())))?;
             report.extend(rep.prefixed(&format!("rows[{i}]")));
             report.extend(row_scenario_keys(&row).prefixed(&format!("rows[{i}]")));
             out.push(row);
         }
         // The file's other keys (the rows are read above, one by one, for messages naming them).
-        let mut top = v.clone();
-        if let Some(o) = top.as_object_mut() {
+        if let Some(o) = v.as_object_mut() {
             o.insert("rows".into(), Json::Array(Vec::new()));
         }
-        let (mut set, rep) = strict::from_value::<MeasurementSet>(&top, &[]).map_err(|e| format!("measurement file: {}", strict::clip_error(&e.to_string())))?;
+        let (mut set, rep) = strict::from_value::<MeasurementSet>(&v, &[]).map_err(|e| format!("measurement file: {}", strict::clip_error(&e.to_string())))?;
         report.extend(rep);
         set.rows = out;
         for (i, r) in set.rows.iter_mut().enumerate() {
