@@ -133,9 +133,9 @@ const IGNORED: &[&str] = &[
     "attn_temperature_tuning", "floor_scale", "attn_scale", "router_bias", "moe_gate_dtype", "use_bias", "moe_use_aux_free",
     "moe_capacity", "use_qk_norm", "qk_norm", "head_dim_original", "num_experts_per_topk", "router_dtype", "router_aux_loss_factor",
     "use_mixed_mlp_moe", "use_cla", "cla_share_factor", "use_rotary_pos_emb", "norm_type", "mlp_act", "moe_random_routing_dropped_token",
-    "enable_moe_fp32_combine", "use_flash_attention", "compression_ratio", "use_rmsnorm", "moe_router_enable_expert_bias",
-    "moe_router_enable_shared_expert", "attention_type", "embedding_multiplier", "logits_scaling", "residual_multiplier",
-    "attention_multiplier", "qk_layernorm", "block_configs", "time_step_limit", "quantization", "first_dense_layers",
+    "enable_moe_fp32_combine", "use_flash_attention", "use_rmsnorm", "moe_router_enable_expert_bias",
+    "moe_router_enable_shared_expert", "embedding_multiplier", "logits_scaling", "residual_multiplier",
+    "attention_multiplier", "qk_layernorm", "time_step_limit", "add_qk_norm", "moe_router_dtype",
 ];
 
 /// The first of `names` present (a config family's own spelling), with the name found.
