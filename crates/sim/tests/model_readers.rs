@@ -149,3 +149,22 @@ fn an_old_description_prices_through_the_derived_stack() {
     assert_eq!(back.params(), m.params());
     assert_eq!(back.llm.unwrap().runs(), m.llm.unwrap().runs());
 }
+
+#[test]
+fn llama4_rope_layers_attend_in_chunks_and_moe_interleaves_with_dense() {
+    let m = load_model(include_str!("data/models/llama-4-maverick-2-layer.text_config.json")).unwrap().model;
+    let t = m.llm.as_ref().unwrap();
+    let runs: Vec<_> = t.runs().into_iter().map(|r| (r.mixer, r.ffn)).collect();
+    use tunelab_sim::model::{Ffn, Mixer};
+    // Layer 0: RoPE (chunked 8192), dense 16384; layer 1: NoPE (global), MoE with a shared expert.
+    assert_eq!(runs, vec![(Mixer::Attention { window: 0, chunk: 8192, sinks: false }, Ffn::Dense { intermediate: 16384 }), (Mixer::FULL, Ffn::Moe)]);
+    let moe = t.moe.as_ref().unwrap();
+    assert_eq!((moe.experts, moe.top_k, moe.expert_intermediate, moe.shared_intermediate, moe.shared_gate), (128, 1, 8192, 8192, false));
+    // The chunked layer caches at most one chunk.
+    let opts = GraphOptions::default();
+    let per = 2 * t.kv_heads * t.head_dim * opts.kv_dtype().bytes();
+    assert_eq!(kv_cache_bytes(&m, &ParallelPlan::default(), &opts, 1, 20_000), per * (8192 + 20_000));
+    // Decoding at 20,000 tokens: the chunked layer reads 20,000 mod 8192 keys.
+    let g = forward_graph(&m, &Workload::Decode { batch: 1, context_len: 20_000, output_len: 1 }, &ParallelPlan::default(), &opts).unwrap();
+    assert!(g.ops.iter().any(|o| o.name == "layer.attn.core_chunk" && matches!(o.op, Op::Attention { kv_len: 3616, .. })), "{:?}", g.ops.iter().map(|o| &o.name).collect::<Vec<_>>());
+}

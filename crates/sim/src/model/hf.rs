@@ -572,7 +572,7 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
     }
     if !obj.contains_key("hidden_size") {
         if let Some((text, prefix)) = super::readers::text_part(obj) {
-            return wrapper(obj, text, prefix, model_type, dtype, warnings);
+            return super::readers::wrapper(obj, text, prefix, model_type, dtype, warnings);
         }
         let shown = if model_type.is_empty() { "(none)" } else { model_type };
         let hint = if obj.contains_key("d_model") { " (an encoder-decoder or speech model: its width is 'd_model')" } else { "" };
@@ -591,28 +591,3 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
     Ok(LoadedModel { model, warnings })
 }
 
-/// A multimodal wrapper of any family: the language model from its `text_config` (or
-/// `llm_config`), the vision tower from `vision_config` (`super::readers::towers`), an audio
-/// tower named in a note.
-fn wrapper(obj: &Obj, text: &Obj, prefix: &str, model_type: &str, dtype: DType, mut warnings: Vec<String>) -> Result<LoadedModel, String> {
-    let mut tw = Vec::new();
-    let mut llm = decoder(text, prefix, &mut tw)?;
-    warnings.extend(tw.into_iter().filter(|w| !w.contains("config keys not modelled")).map(|w| format!("{prefix}{w}")));
-    let vision = match obj.get("vision_config").and_then(Value::as_object) {
-        Some(vis) => Some(super::readers::towers::vision(obj, vis, model_type, llm.hidden, &mut llm.approx)?),
-        None => None,
-    };
-    if let Some(n) = super::readers::towers::audio_note(obj, model_type) {
-        llm.approx.push(n);
-    }
-    // Wrappers often give the type only in the text part.
-    let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") || !(text.contains_key("torch_dtype") || text.contains_key("dtype")) {
-        dtype
-    } else {
-        warnings.retain(|w| !w.contains("torch_dtype"));
-        dtype_of(text, &mut warnings)
-    };
-    let family = if vision.is_some() { ModelFamily::Multimodal } else if llm.moe.is_some() { ModelFamily::MoeLlm } else { ModelFamily::DenseLlm };
-    let model = ModelDesc { name: name_of(obj, if model_type.is_empty() { "model" } else { model_type }), family, dtype, llm: Some(llm), vision, graph: Vec::new() };
-    Ok(LoadedModel { model, warnings })
-}
