@@ -28,6 +28,10 @@ pub struct Args {
     /// Print the result as one JSON document.
     #[arg(long)]
     json: bool,
+    /// Also price the point on other request samples (seeds) and print the goal's spread over
+    /// them (serving scenarios).
+    #[arg(long)]
+    spread: bool,
 }
 
 /// Entry point of the subcommand.
@@ -120,10 +124,13 @@ pub fn main(a: Args) -> Result<(), String> {
                 Outcome::Ok(b) => Some(b),
                 _ => None,
             };
-            println!("{:<24} {:>14} {:>14}  unit", "metric", "value", "baseline");
+            // People read the registry's label and unit (a percentage as one); the id closes
+            // the line for scripts and `--set`/`--json` users.
+            let show = |id: &str, x: f64| if tunelab_scenario::metrics::info(id).percent { tunelab_scenario::metrics::fmt_metric(id, x) } else { fmt(x) };
+            println!("{:<40} {:>14} {:>14}  id", "metric", "value", "baseline");
             for (i, (m, x)) in metrics.iter().zip(v).enumerate() {
-                let b = base.and_then(|b| b.get(i)).map(|b| fmt(*b)).unwrap_or_else(|| "-".into());
-                println!("{:<24} {:>14} {:>14}  {}", m.name, fmt(*x), b, m.unit);
+                let b = base.and_then(|b| b.get(i)).map(|b| show(&m.name, *b)).unwrap_or_else(|| "-".into());
+                println!("{:<40} {:>14} {:>14}  {}", tunelab_scenario::metrics::label_unit(&m.name, &m.unit), show(&m.name, *x), b, m.name);
             }
             // How far predictions of this kind landed from measurements the model had not
             // seen (leave-one-source-out residuals, docs/fidelity.md); rel_error above is only
@@ -131,6 +138,16 @@ pub fn main(a: Args) -> Result<(), String> {
             let band = tunelab_scenario::fidelity::bands::line_for(&scenario, &names, &config);
             if !band.is_empty() {
                 println!("\n{band}");
+            }
+            // A throughput under an open load that the engine keeps up with is the load's.
+            let named: Vec<(String, f64)> = metrics.iter().map(|m| m.name.clone()).zip(v.iter().copied()).collect();
+            if let Some(l) = tunelab_scenario::stages::capacity::load_bound(&scenario, &named) {
+                println!("\n{l}");
+            }
+            if a.spread {
+                if let Some(sp) = tunelab_scenario::stages::capacity::spread::headline(&scenario, &names, &config)? {
+                    println!("\n{}", sp.describe());
+                }
             }
         }
         Outcome::Infeasible(r) => println!("infeasible: {r}"),
