@@ -203,10 +203,10 @@ impl Pipeline {
             None | Some(Value::Null) => 1.0,
             Some(x) => x.as_f64().filter(|f| f.is_finite() && *f > 0.0 && *f <= 100.0).ok_or_else(|| format!("defaults.flow_shift: {} is not a shift in (0, 100]", clip(&x.to_string())))?,
         };
-        let reference_images = int("reference_images", 0);
-        if reference_images > MAX_REFERENCE_IMAGES {
-            return Err(format!("defaults.reference_images: {reference_images} is out of range (0..={MAX_REFERENCE_IMAGES})"));
-        }
+        let reference_images = match d.get("reference_images") {
+            None | Some(Value::Null) => 0,
+            Some(x) => x.as_u64().filter(|n| *n <= MAX_REFERENCE_IMAGES).ok_or_else(|| format!("defaults.reference_images: {} is not a count in 0..={MAX_REFERENCE_IMAGES}", clip(&x.to_string())))?,
+        };
         let defaults = Defaults { height: int("height", 512), width: int("width", 512), frames: int("frames", 1), steps: int("steps", 50), cfg: d.get("cfg").and_then(|x| x.as_bool()).unwrap_or(true), reference_images, flow_shift };
         let name = obj.get("name").and_then(|n| n.as_str()).unwrap_or("custom pipeline").to_string();
         let p = Pipeline { name, text_encoders, denoiser, denoiser_2, boundary_ratio, vae, vae_upcast, defaults };
