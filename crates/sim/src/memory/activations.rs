@@ -47,7 +47,7 @@ pub fn layer_activation_bytes(
         let i = u128::from(inter);
         match t.mlp {
             MlpKind::SwiGlu => 3 * sb * i,
-            MlpKind::Gelu => 2 * sb * i,
+            MlpKind::Gelu | MlpKind::Relu2 => 2 * sb * i,
         }
     };
     let (moe_layers, dense_layers) = t.moe_and_dense_layers();

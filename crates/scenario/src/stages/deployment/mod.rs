@@ -23,6 +23,7 @@
 //! allocators report the whole share as used, the predictive planner only what it needs. Not
 //! modelled: the dynamic pool's defragmentation pauses and graph capture time (one-offs).
 
+mod capacity;
 mod metrics;
 mod operators;
 mod options;
@@ -69,6 +70,9 @@ struct DeploymentObjective {
     cluster: Option<super::scale::Cluster>,
     /// Busiest expert's load over the mean (the cluster's setting; 1 without a cluster).
     moe_imbalance: f64,
+    /// Capacity mode (`crate::stages::capacity`): the requests' arrivals at 1 req/s and the
+    /// first rate probed; None prices at the scenario's own load.
+    capacity: Option<(Vec<f64>, f64)>,
 }
 
 /// (precision, tp, expert parallel, dp, redundant experts, prefill instance, speculative on,
@@ -155,8 +159,11 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     ];
     if !spec.is_static() {
         // vLLM's defaults first: 8192 tokens per step (V1 with chunked prefill), chunking on.
-        params.push(cat_i("max_num_batched_tokens", &ints(&spec.max_num_batched_tokens, &[8192, 2048, 4096, 16384])));
-        params.push(cat_s("chunked_prefill", &strs(&spec.chunked_prefill, &["on", "off"])));
+        // A named release's defaults come first (its token budget on this device's memory, its
+        // chunked-prefill setting); without one, the stage's own order as before.
+        let (tokens, chunk) = release_defaults(&spec, &device);
+        params.push(cat_i("max_num_batched_tokens", &ints(&spec.max_num_batched_tokens, &tokens)));
+        params.push(cat_s("chunked_prefill", &strs(&spec.chunked_prefill, &chunk.iter().map(String::as_str).collect::<Vec<_>>())));
         let arrivals = match spec.arrival.as_str() {
             "poisson" => format!("Poisson arrivals at {} req/s", spec.request_rate.unwrap_or(0.0)),
             "trace" => format!("{} traced arrivals", spec.trace.len()),
@@ -212,9 +219,32 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let reqs = requests(&spec, w.input_len as u64, output, extra, s.seed);
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
     let host = spec.host()?;
-    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance };
+    let capacity = capacity_setup(s, &spec, &slo, &reqs, &mut notes)?;
+    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance, capacity };
     obj.check_fits_somewhere(&tps, &precisions)?;
-    Ok(StageSetup { space, objective: Box::new(obj), metrics: metrics(), baseline, focus: Vec::new(), focus_budget: 0, notes })
+    Ok(StageSetup { space, metrics: obj.metrics(), objective: Box::new(obj), baseline, focus: Vec::new(), focus_budget: 0, notes })
+}
+
+/// The token budgets and chunked-prefill settings a stage offers by default: a named release's
+/// first (`deployment.serving.engine_version`, assets/engines/releases.json: its budget on a
+/// device under 70 GiB or of 70 GiB and more), else vLLM V1's 8192 tokens with chunking on.
+fn release_defaults(spec: &crate::spec::options::serving::ServingSpec, device: &Device) -> (Vec<i64>, Vec<String>) {
+    let mut tokens = vec![8192, 2048, 4096, 16384];
+    let mut chunk = vec!["on".to_string(), "off".to_string()];
+    if spec.engine_version.is_empty() {
+        return (tokens, chunk);
+    }
+    if let Ok(Some((_, r))) = crate::spec::options::releases::release(&spec.engine, &spec.engine_version) {
+        if let Some([small, big]) = r.defaults.max_num_batched_tokens {
+            let first = if device.memory_bytes as f64 >= 70.0 * 1_073_741_824.0 { big } else { small };
+            tokens.retain(|t| *t != first);
+            tokens.insert(0, first);
+        }
+        if r.defaults.chunked_prefill.as_deref() == Some("off") {
+            chunk.reverse();
+        }
+    }
+    (tokens, chunk)
 }
 
 /// The cluster's parameters, constraints and notes (none without `deployment.cluster`).
@@ -230,6 +260,16 @@ fn cluster_setup(s: &Scenario, model: &ModelDesc, device: &Device, tps: &[i64], 
     params.extend(extra);
     notes.extend(more);
     Ok((Some(c), moe_imbalance(s), constraints, names))
+}
+
+/// Capacity mode's unit arrivals and first rate when the scenario names a capacity goal.
+fn capacity_setup(s: &Scenario, spec: &ServingSpec, slo: &Slo, reqs: &[Request], notes: &mut Vec<String>) -> Result<Option<(Vec<f64>, f64)>, String> {
+    if !crate::stages::capacity::wanted(s) {
+        return Ok(None);
+    }
+    crate::stages::capacity::check(spec, slo)?;
+    notes.push(crate::stages::capacity::note(spec, slo));
+    Ok(Some(crate::stages::capacity::unit_arrivals(spec, reqs)))
 }
 
 fn memory_strategy(m: &str) -> Result<MemoryStrategy, String> {
@@ -471,7 +511,13 @@ impl DeploymentObjective {
 
     fn eval(&mut self, c: &Config) -> Result<Result<Vec<f64>, String>, String> {
         let k = knobs_named(&self.names, c)?;
-        let served = self.serve_knobs(&k)?;
+        let (served, rate) = match self.capacity.is_some() {
+            true => match self.serve_capacity(&k)? {
+                Ok((s, r)) => (Ok(s), Some(r)),
+                Err(why) => (Err(why), None),
+            },
+            false => (self.serve_knobs(&k)?, None),
+        };
         let Served { stats: st, reserved_bytes, energy_j, busy_s } = match served {
             Ok(s) => s,
             Err(why) => return Ok(Err(why)),
@@ -482,7 +528,8 @@ impl DeploymentObjective {
         // Busy energy from the device model, plus idle power over the idle share of the run.
         let idle_j = self.device.power_idle_w.max(0.0) * (st.duration_s - busy_s).max(0.0);
         let per_chip_j = energy_j + idle_j;
-        Ok(Ok(vec![
+        let capacity = rate.map(|r| [r, crate::stages::capacity::tokens_per_s_at(r, &self.reqs) / chips]);
+        Ok(Ok([
             tps,
             st.ttft_ms.p90,
             st.tpot_ms.p90,
@@ -511,7 +558,10 @@ impl DeploymentObjective {
             st.e2e_ms.mean,
             st.e2e_ms.p50,
             st.e2e_ms.p99,
-        ]))
+        ]
+        .into_iter()
+        .chain(capacity.into_iter().flatten())
+        .collect()))
     }
 }
 
@@ -584,7 +634,7 @@ fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
     let tps: Vec<i64> = if s.deployment.tensor_parallel.is_empty() { vec![1, 2, 4, 8, 16] } else { s.deployment.tensor_parallel.clone() };
     let (cluster, moe_imbalance, _, cluster_names) = cluster_setup(s, &model, &device, &tps, &mut Vec::new(), &mut Vec::new())?;
     let names = stage_names(!spec.is_static(), is_moe(&model), spec.speculative.is_some(), &cluster_names);
-    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance })
+    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance, capacity: None })
 }
 
 /// Every parameter the stage knows, in the order `knobs` decodes.
@@ -599,7 +649,11 @@ fn reorder(names: &[String], c: &Config) -> Config {
 
 impl Objective for DeploymentObjective {
     fn metrics(&self) -> Vec<Metric> {
-        metrics()
+        let mut m = metrics();
+        if self.capacity.is_some() {
+            m.extend(crate::stages::capacity::metrics());
+        }
+        m
     }
 
     fn evaluate(&mut self, c: &Config) -> Outcome {

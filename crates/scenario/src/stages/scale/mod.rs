@@ -12,6 +12,7 @@
 
 pub mod disagg;
 pub mod export;
+pub mod launch;
 pub mod pipeline;
 
 use crate::spec::cluster::{parse_layout, ClusterOptions};
