@@ -301,6 +301,8 @@ fn fuzz_smoke_cluster() {
         r#"{"cluster":{"nodes":1,"disaggregation":["1P1D"],"prefill_device":"910C","prefill_nodes":1,"prefill_tp":[8,16]},"tensor_parallel":[4,8],"max_concurrency":4}"#,
         r#"{"cluster":{"nodes":1,"disaggregation":["colocated"],"prefill_device":"nope","prefill_nodes":0}}"#,
         r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"prefill_tp":[4]},"tensor_parallel":[4],"max_concurrency":2}"#,
+        r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"prefill_tp":[4],"prefill_pp":[2,1],"prefill_chunking":["dynamic","static"]},"tensor_parallel":[4]}"#,
+        r#"{"cluster":{"nodes":2,"disaggregation":["colocated"],"prefill_pp":[0,65],"prefill_chunking":["sometimes"]}}"#,
     ]
     .iter()
     .map(|s| s.as_bytes().to_vec())
