@@ -23,6 +23,7 @@ mod chips;
 mod guards;
 mod impact;
 mod op;
+mod plan;
 mod replay;
 mod run;
 mod strategies;
@@ -70,6 +71,8 @@ enum Command {
     Diagnose(diagnose::Args),
     /// Fit a chip profile's declared parameters to measurements with the search engine.
     Calibrate(calibrate::Args),
+    /// The fewest chips (or lowest cost) that serve a load within its SLOs, and how to launch them.
+    Plan(plan::Args),
 }
 
 fn main() {
@@ -77,6 +80,7 @@ fn main() {
     let result = match cli.command {
         Command::Strategies(a) => strategies::main(a),
         Command::Replay(a) => replay::main(a),
+        Command::Plan(a) => plan::main(a),
         Command::Devices(a) => devices::main(a),
         Command::Op(a) => op::main(a),
         Command::Bench(a) => bench::main(a),

@@ -20,6 +20,10 @@ pub struct Args {
     /// Print the report as Markdown on stdout (tables; a diffusion run's pipeline per call and per step).
     #[arg(long, conflicts_with = "json")]
     markdown: bool,
+    /// Skip pricing the best configuration on other request samples (the headline's workload
+    /// spread a serving report carries).
+    #[arg(long)]
+    no_spread: bool,
     /// Also write the JSON report to this file.
     #[arg(long, value_name = "report.json")]
     out: Option<String>,
@@ -71,7 +75,13 @@ pub fn main(a: Args) -> Result<(), String> {
             }
         }
     }
-    let report = run.report();
+    // The headline's spread over request samples (a serving scenario): the best configuration
+    // priced on other samples by the same objective (`stages::capacity::spread`).
+    let spread = match run.overall_best() {
+        Some((_, t)) if !a.no_spread => tunelab_scenario::stages::capacity::spread::headline(run.scenario(), run.space().names(), &t.config)?,
+        _ => None,
+    };
+    let report = run.report().with_spread(spread);
     let json = report.to_json();
     if let Some(out) = a.out.as_deref() {
         std::fs::write(out, &json).map_err(|e| format!("cannot write '{out}': {e}"))?;

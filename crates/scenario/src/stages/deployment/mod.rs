@@ -23,6 +23,7 @@
 //! allocators report the whole share as used, the predictive planner only what it needs. Not
 //! modelled: the dynamic pool's defragmentation pauses and graph capture time (one-offs).
 
+mod capacity;
 mod metrics;
 mod operators;
 mod options;
@@ -69,6 +70,9 @@ struct DeploymentObjective {
     cluster: Option<super::scale::Cluster>,
     /// Busiest expert's load over the mean (the cluster's setting; 1 without a cluster).
     moe_imbalance: f64,
+    /// Capacity mode (`crate::stages::capacity`): the requests' arrivals at 1 req/s and the
+    /// first rate probed; None prices at the scenario's own load.
+    capacity: Option<(Vec<f64>, f64)>,
 }
 
 /// (precision, tp, expert parallel, dp, redundant experts, prefill instance, speculative on,
@@ -215,9 +219,10 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let reqs = requests(&spec, w.input_len as u64, output, extra, s.seed);
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
     let host = spec.host()?;
-    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance };
+    let capacity = capacity_setup(s, &spec, &slo, &reqs, &mut notes)?;
+    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance, capacity };
     obj.check_fits_somewhere(&tps, &precisions)?;
-    Ok(StageSetup { space, objective: Box::new(obj), metrics: metrics(), baseline, focus: Vec::new(), focus_budget: 0, notes })
+    Ok(StageSetup { space, metrics: obj.metrics(), objective: Box::new(obj), baseline, focus: Vec::new(), focus_budget: 0, notes })
 }
 
 /// The token budgets and chunked-prefill settings a stage offers by default: a named release's
@@ -255,6 +260,16 @@ fn cluster_setup(s: &Scenario, model: &ModelDesc, device: &Device, tps: &[i64], 
     params.extend(extra);
     notes.extend(more);
     Ok((Some(c), moe_imbalance(s), constraints, names))
+}
+
+/// Capacity mode's unit arrivals and first rate when the scenario names a capacity goal.
+fn capacity_setup(s: &Scenario, spec: &ServingSpec, slo: &Slo, reqs: &[Request], notes: &mut Vec<String>) -> Result<Option<(Vec<f64>, f64)>, String> {
+    if !crate::stages::capacity::wanted(s) {
+        return Ok(None);
+    }
+    crate::stages::capacity::check(spec, slo)?;
+    notes.push(crate::stages::capacity::note(spec, slo));
+    Ok(Some(crate::stages::capacity::unit_arrivals(spec, reqs)))
 }
 
 fn memory_strategy(m: &str) -> Result<MemoryStrategy, String> {
@@ -348,9 +363,14 @@ impl DeploymentObjective {
     fn check_fits_somewhere(&self, tps: &[i64], precisions: &[String]) -> Result<(), String> {
         let tp = tps.iter().copied().max().unwrap_or(1) as u64;
         let smallest = precisions.iter().filter_map(|p| Precision::parse(p).ok()).min_by_key(|p| p.weight().bits()).unwrap_or(Precision::Fp16);
-        // Over a cluster, a mixture-of-experts model may spread its experts over every chip.
+        // Over a cluster, a mixture-of-experts model may spread its experts over up to every
+        // chip: the widest data-parallel group whose expert parallelism divides the experts (a
+        // disaggregated layout's sides each take a share, so all the chips need not be one).
         let plan = match &self.cluster {
-            Some(c) if is_moe(&self.model) && (c.chips as i64) % (tp as i64) == 0 => super::scale::plan(tp, c.chips / tp, true, 0, Some(c.placement)),
+            Some(c) if is_moe(&self.model) && c.chips.is_multiple_of(tp) => {
+                let fill = c.chips / tp;
+                (1..=fill).rev().filter(|d| fill.is_multiple_of(*d)).map(|d| super::scale::plan(tp, d, true, 0, Some(c.placement))).find(|p| validate_plan(&self.model, p).is_ok()).unwrap_or(ParallelPlan { tp, ..Default::default() })
+            }
             _ => ParallelPlan { tp, ..Default::default() },
         };
         let opts = GraphOptions { precision: smallest, ..GraphOptions::default() };
@@ -369,6 +389,15 @@ impl DeploymentObjective {
     /// The plan of an engine rank of `tp` chips in an instance of `dp` ranks, placed on the
     /// cluster (or on one node of the chip's system).
     fn plan_at(&self, k: &Knobs, tp: u64, dp: u64) -> ParallelPlan {
+        self.plan_side(k, tp, dp, false)
+    }
+
+    /// `plan_at` on one side of a disaggregated layout: a prefill instance on its own chip
+    /// (`deployment.cluster.prefill_device`) takes that system's placement.
+    fn plan_side(&self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> ParallelPlan {
+        if let Some(p) = self.cluster.as_ref().and_then(|c| c.prefill.as_ref()).filter(|_| prefill) {
+            return super::scale::plan(tp, dp, k.expert_parallel, k.scale.redundant, Some(p.placement));
+        }
         let placement = self.cluster.as_ref().map(|c| c.placement).or_else(|| tunelab_sim::topology::Placement::of(&self.device, false).ok());
         super::scale::plan(tp, dp, k.expert_parallel, k.scale.redundant, placement)
     }
@@ -395,9 +424,12 @@ impl DeploymentObjective {
     /// The step pricer of a rank of `tp` chips in `dp` ranks (`prefill`: a disaggregated
     /// prefill instance's, kept apart from the decode side's).
     fn pricer_at(&mut self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> &mut StepPricer {
-        let plan = self.plan_at(k, tp, dp);
+        let plan = self.plan_side(k, tp, dp, prefill);
         let opts = self.opts(k);
-        let (model, device, mode, host) = (&self.model, &self.device, self.mode, self.host);
+        // A heterogeneous layout's prefill side prices on its own chip (and memo: the operator
+        // memo is one chip's).
+        let other = self.cluster.as_ref().and_then(|c| c.prefill.as_ref()).filter(|_| prefill).map(|p| &p.device);
+        let (model, device, mode, host) = (&self.model, other.unwrap_or(&self.device), self.mode, self.host);
         // An engine that reads each sequence's whole KV allocation (torchair's fixed cache):
         // the static batch allocates prompt plus output; the scheduler the longest request.
         let allocated = options::allocated_ctx(&self.spec, &host, model, self.input + self.output, || self.reqs.iter().map(|r| r.input + r.output).max().unwrap_or(0));
@@ -412,7 +444,9 @@ impl DeploymentObjective {
             p.allocated_ctx = allocated;
             // Checked in setup (`serving_features::stage::extend`), so this cannot fail here.
             p.spec = super::serving_features::stage::spec_pricing(model, device, spec, k.spec_k, plan, opts, mode, host).ok().flatten();
-            p.share_memo(memo);
+            if other.is_none() {
+                p.share_memo(memo);
+            }
             p
         });
         if let Some(sp) = p.spec.as_mut() {
@@ -426,7 +460,7 @@ impl DeploymentObjective {
     /// Serves one decoded configuration by the scenario's mode.
     fn serve_knobs(&mut self, k: &Knobs) -> Result<Result<Served, String>, String> {
         if let Some(c) = &self.cluster {
-            if let Some(why) = super::scale::layout_error(c.chips, k.tp, &k.scale) {
+            if let Some(why) = super::scale::layout_error(c.chips, k.tp, &k.scale, c.prefill_chips()) {
                 return Ok(Err(why));
             }
         }
@@ -454,14 +488,20 @@ impl DeploymentObjective {
     /// Chips the configuration occupies.
     fn chips(&self, k: &Knobs) -> u64 {
         match (&self.cluster, k.scale.pd) {
-            (Some(c), Some(_)) => c.chips,
+            (Some(c), Some(_)) => c.chips + c.prefill_chips(),
             _ => k.tp * k.scale.dp.max(1),
         }
     }
 
     fn eval(&mut self, c: &Config) -> Result<Result<Vec<f64>, String>, String> {
         let k = knobs_named(&self.names, c)?;
-        let served = self.serve_knobs(&k)?;
+        let (served, rate) = match self.capacity.is_some() {
+            true => match self.serve_capacity(&k)? {
+                Ok((s, r)) => (Ok(s), Some(r)),
+                Err(why) => (Err(why), None),
+            },
+            false => (self.serve_knobs(&k)?, None),
+        };
         let Served { stats: st, reserved_bytes, energy_j, busy_s } = match served {
             Ok(s) => s,
             Err(why) => return Ok(Err(why)),
@@ -472,7 +512,8 @@ impl DeploymentObjective {
         // Busy energy from the device model, plus idle power over the idle share of the run.
         let idle_j = self.device.power_idle_w.max(0.0) * (st.duration_s - busy_s).max(0.0);
         let per_chip_j = energy_j + idle_j;
-        Ok(Ok(vec![
+        let capacity = rate.map(|r| [r, crate::stages::capacity::tokens_per_s_at(r, &self.reqs) / chips]);
+        Ok(Ok([
             tps,
             st.ttft_ms.p90,
             st.tpot_ms.p90,
@@ -501,7 +542,10 @@ impl DeploymentObjective {
             st.e2e_ms.mean,
             st.e2e_ms.p50,
             st.e2e_ms.p99,
-        ]))
+        ]
+        .into_iter()
+        .chain(capacity.into_iter().flatten())
+        .collect()))
     }
 }
 
@@ -574,7 +618,7 @@ fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
     let tps: Vec<i64> = if s.deployment.tensor_parallel.is_empty() { vec![1, 2, 4, 8, 16] } else { s.deployment.tensor_parallel.clone() };
     let (cluster, moe_imbalance, _, cluster_names) = cluster_setup(s, &model, &device, &tps, &mut Vec::new(), &mut Vec::new())?;
     let names = stage_names(!spec.is_static(), is_moe(&model), spec.speculative.is_some(), &cluster_names);
-    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance })
+    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance, capacity: None })
 }
 
 /// Every parameter the stage knows, in the order `knobs` decodes.
@@ -589,7 +633,11 @@ fn reorder(names: &[String], c: &Config) -> Config {
 
 impl Objective for DeploymentObjective {
     fn metrics(&self) -> Vec<Metric> {
-        metrics()
+        let mut m = metrics();
+        if self.capacity.is_some() {
+            m.extend(crate::stages::capacity::metrics());
+        }
+        m
     }
 
     fn evaluate(&mut self, c: &Config) -> Outcome {
