@@ -68,6 +68,26 @@ pub fn copy_text(text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Copies text to the clipboard and waits for the browser's answer: Err when there is no
+/// clipboard or the browser refuses it (no permission, not a secure context).
+pub async fn copy_text_async(text: &str) -> Result<(), String> {
+    let nav = window()?.navigator();
+    // `navigator.clipboard` is undefined outside secure contexts: checked before it is used.
+    let has = js_sys::Reflect::get(&nav, &JsValue::from_str("clipboard")).map(|v| !v.is_undefined() && !v.is_null()).unwrap_or(false);
+    if !has {
+        return Err("no clipboard in this browser context".into());
+    }
+    wasm_bindgen_futures::JsFuture::from(nav.clipboard().write_text(text)).await.map(|_| ()).map_err(|e| js_err("clipboard", e))
+}
+
+/// Focuses and selects the text of the input matching `selector` (when there is one).
+pub fn select_input(selector: &str) {
+    if let Some(i) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.query_selector(selector).ok().flatten()).and_then(|e| e.dyn_into::<web_sys::HtmlInputElement>().ok()) {
+        let _ = i.focus();
+        i.select();
+    }
+}
+
 /// Reads a key from localStorage.
 pub fn storage_get(key: &str) -> Result<Option<String>, String> {
     let s = window()?.local_storage().map_err(|e| js_err("localStorage", e))?.ok_or("no localStorage")?;

@@ -8,6 +8,7 @@ pub mod charts;
 pub mod components;
 pub mod kb_store;
 pub mod groups;
+pub mod inline_error;
 pub mod session;
 pub mod state;
 pub mod url_state;

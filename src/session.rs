@@ -197,10 +197,19 @@ impl Session {
         let names = self.run.space().names();
         for (i, l) in self.labels.iter_mut().enumerate() {
             let trials = self.run.trials(i);
+            let lane = self.run.lanes().get(i).map(|x| x.spec.name.as_str()).unwrap_or("");
             for t in &trials[l.len().min(trials.len())..] {
-                l.push(label_of(names, &t.config));
+                l.push(trial_label(lane, t.id, &label_of(names, &t.config)));
             }
         }
+    }
+
+    /// The configuration of trial `id` of the lane named `strategy` (what a click on a chart's
+    /// mark pins: its tooltip names the trial, so however long the configuration, the whole
+    /// of it is pinned).
+    pub fn trial_config(&self, strategy: &str, id: usize) -> Option<tunelab_search::Config> {
+        let run = &self.run;
+        (0..run.lanes().len()).filter(|&i| run.lanes()[i].spec.name == strategy).find_map(|i| run.trials(i).iter().find(|t| t.id == id).map(|t| t.config.clone()))
     }
 
     #[cfg(feature = "page-engine")]
@@ -348,7 +357,7 @@ impl Session {
         }
         let m = &run.metrics()[0];
         let title = if points.len() < all.len() {
-            format!("Trials over the space ({} of {} drawn: the best, the latest, an even sample)", points.len(), all.len())
+            format!("Trials: {} of {} drawn", points.len(), all.len())
         } else {
             "Trials over the space".into()
         };
@@ -381,12 +390,27 @@ fn convergence_labels(run: &Run, i: usize, points: &[(f64, f64)]) -> Vec<String>
         let to = all.partition_point(|t| t.evaluation <= e);
         let hit = all[from..to].iter().rev().find(|t| t.value() == Some(v));
         out.push(match (hit, out.last()) {
-            (Some(t), _) => label_of(names, &t.config),
+            (Some(t), _) => trial_label(run.lanes().get(i).map(|x| x.spec.name.as_str()).unwrap_or(""), t.id, &label_of(names, &t.config)),
             (None, Some(prev)) => prev.clone(),
             (None, None) => String::new(),
         });
     }
     out
+}
+
+/// A mark's tooltip opening: the trial ("genetic #12"), then its configuration as far as
+/// `label_of` writes it.
+pub fn trial_label(strategy: &str, id: usize, config: &str) -> String {
+    format!("{strategy} #{id}: {config}")
+}
+
+/// The trial a tooltip names (`trial_label`'s opening, after an optional "best — ").
+pub fn parse_trial_label(tip: &str) -> Option<(String, usize)> {
+    let tip = tip.strip_prefix("best — ").unwrap_or(tip);
+    let (head, _) = tip.split_once(": ")?;
+    let (name, id) = head.rsplit_once(" #")?;
+    (!name.contains(' ') && !name.is_empty()).then_some(())?;
+    Some((name.to_string(), id.parse().ok()?))
 }
 
 /// A snapshot as a lane's history keeps it (`tunelab_engine::history_entry`).
@@ -433,7 +457,13 @@ mod tests {
         for (i, series) in v.convergence.series.iter().enumerate() {
             assert_eq!(series.labels.len(), series.points.len(), "{}", series.name);
             for (p, l) in series.points.iter().zip(&series.labels) {
-                let t = a.run().lanes()[i].study.trials().iter().find(|t| &label_of(&names, &t.config) == l).expect("a trial behind each point");
+                // The label names its trial, and the session gives back that trial's whole
+                // configuration (what a click pins).
+                let (strategy, id) = parse_trial_label(l).expect("a trial named by each label");
+                assert_eq!(strategy, series.name);
+                let t = a.run().lanes()[i].study.trials().iter().find(|t| t.id == id).expect("a trial behind each point");
+                assert_eq!(l, &trial_label(&strategy, id, &label_of(&names, &t.config)));
+                assert_eq!(a.trial_config(&strategy, id).as_ref(), Some(&t.config));
                 assert_eq!(t.value(), Some(p.1), "{}: {l}", series.name);
                 checked += 1;
             }
@@ -441,7 +471,9 @@ mod tests {
         assert!(checked > 3);
         // The overall best's configuration is one of them.
         let best = label_of(&names, v.best_config.as_ref().unwrap());
-        assert!(v.convergence.series.iter().any(|s| s.labels.contains(&best)));
+        assert!(v.convergence.series.iter().any(|s| s.labels.iter().any(|l| l.ends_with(&format!(": {best}")))));
+        assert_eq!(parse_trial_label("best — genetic #12: a=1, b=2 — x: 3"), Some(("genetic".to_string(), 12)));
+        assert_eq!(parse_trial_label("a=1, b=2 — x: 3"), None);
     }
 
     #[test]

@@ -116,8 +116,20 @@ impl Ctx {
         }
     }
 
-    /// Shows an error in the banner (plain text).
+    /// Shows an error (plain text) next to the control whose action caused it, or in the
+    /// banner when no recent action did (`crate::inline_error`).
     pub fn fail(&self, msg: impl Into<String>) {
+        let msg = msg.into();
+        if crate::inline_error::show_near_last_action(&msg) {
+            self.error.set(None);
+        } else {
+            self.error.set(Some(msg));
+        }
+    }
+
+    /// Always the banner: a problem of the whole page, whatever was clicked last.
+    pub fn fail_page(&self, msg: impl Into<String>) {
+        crate::inline_error::clear();
         self.error.set(Some(msg.into()));
     }
 

@@ -103,6 +103,8 @@ fn probe_ops() -> Vec<Op> {
         Op::Matmul { batch: 1, m: 1, n: 4096, k: 4096, dtype: DType::Bf16, weight_dtype: Some(DType::Int8), epilogue: Epilogue::Bias },
         Op::Vector { kind: VectorKind::Softmax, rows: 4096, row_len: 4096, dtype: DType::Fp16 },
         Op::Vector { kind: VectorKind::RmsNorm, rows: 1, row_len: 7, dtype: DType::Fp32 },
+        Op::GroupedMatmul { groups: 32, m: 1024, n: 2048, k: 4096, dtype: DType::Fp16, weight_dtype: None },
+        Op::MoeComm { phase: tunelab_sim::MoePhase::Dispatch, form: tunelab_sim::MoeCommForm::DeepepNormal, tokens: 4096, hidden: 7168, top_k: 8, ranks: 8, dtype: DType::Int8, link: tunelab_sim::Link::Hccs },
     ]
 }
 
@@ -317,6 +319,9 @@ pub fn cluster(data: &[u8]) {
     }
     if let Some(x) = v.get("tensor_parallel") {
         base["deployment"]["tensor_parallel"] = x.clone();
+    }
+    if let Some(x) = v.get("max_concurrency") {
+        base["deployment"]["serving"]["max_concurrency"] = x.clone();
     }
     let Ok(s) = Scenario::from_value(base) else { return };
     match tunelab_scenario::stages::setup(&s) {

@@ -68,10 +68,11 @@ pub fn title(svg: &mut Svg, f: &Frame, text: &str) {
     svg.text(f.left, 17.0, &truncate(text, title_chars(f)), &[("font-size", "13"), ("font-weight", "600"), ("class", "tl-chart-title")]);
 }
 
-/// Characters of a 13 px semibold title that fit between the frame's left margin and its right
-/// edge (8 px per character: wider than the average glyph of system-ui at that size).
+/// Characters of a 13 px semibold title that fit over the plot area, from the frame's left
+/// margin to its right margin, where a legend or a colour bar's label may start (8 px per
+/// character: wider than the average glyph of system-ui at that size).
 pub fn title_chars(f: &Frame) -> usize {
-    ((f.width - f.left - 4.0) / 8.0).floor().max(8.0) as usize
+    ((f.width - f.right - f.left + 8.0) / 8.0).floor().max(8.0) as usize
 }
 
 /// Axes lines, grid, tick marks with labels, and the axis labels (which should carry units).
@@ -96,18 +97,20 @@ pub fn axes_with(
     let (x0, x1) = f.x_range();
     let (y0, y1) = f.y_range();
     svg.open("g", &[("class", "tl-axes")]);
-    for t in x_ticks {
+    let xl = super::numbers::distinct_labels(x_ticks, fx);
+    for (t, l) in x_ticks.iter().zip(&xl) {
         if let Some(x) = xs.map(*t) {
             svg.line(x, y0, x, y1, GRID);
             svg.line(x, y0, x, y0 + 4.0, AXIS);
-            svg.text(x, y0 + 16.0, &fx(*t), &[("text-anchor", "middle"), ("class", "tl-tick")]);
+            svg.text(x, y0 + 16.0, l, &[("text-anchor", "middle"), ("class", "tl-tick")]);
         }
     }
-    for t in y_ticks {
+    let yl = super::numbers::distinct_labels(y_ticks, fy);
+    for (t, l) in y_ticks.iter().zip(&yl) {
         if let Some(y) = ys.map(*t) {
             svg.line(x0, y, x1, y, GRID);
             svg.line(x0 - 4.0, y, x0, y, AXIS);
-            svg.text(x0 - 7.0, y + 4.0, &fy(*t), &[("text-anchor", "end"), ("class", "tl-tick")]);
+            svg.text(x0 - 7.0, y + 4.0, l, &[("text-anchor", "end"), ("class", "tl-tick")]);
         }
     }
     svg.line(x0, y0, x1, y0, AXIS);
@@ -174,7 +177,7 @@ pub fn note(svg: &mut Svg, f: &Frame, text: &str) {
 pub fn skipped(svg: &mut Svg, f: &Frame, n: usize, what: &str) {
     if n > 0 {
         let msg = format!("{n} {what} not shown (missing, NaN or infinite)");
-        svg.text(f.width - f.right, 17.0, &msg, &[("text-anchor", "end"), ("font-size", "10"), ("class", "tl-skipped")]);
+        svg.text(f.width - f.right, 17.0, &msg, &[("text-anchor", "end"), ("font-size", "11.5"), ("class", "tl-skipped")]);
     }
 }
 

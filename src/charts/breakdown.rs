@@ -76,8 +76,12 @@ pub fn to_svg_string(d: &BreakdownData) -> String {
 
     let max = rows.iter().map(|r| row_total(&r.times)).fold(0.0, f64::max);
     let (_, hi) = nice_domain(0.0, if max > 0.0 { max } else { 1.0 }, 5);
-    let xs = Scale::linear((0.0, hi), f.x_range());
+    // Room at the bar's end for its total ("693"), so the longest bar's total never runs into
+    // the legend in the right margin (7 units per character of 11.5-unit text).
+    let total_w = rows.iter().map(|r| format_num(row_total(&r.times)).chars().count()).max().unwrap_or(0) as f64 * 7.0 + 8.0;
     let (x0, x1) = f.x_range();
+    let x1 = (x1 - total_w).max(x0 + 20.0);
+    let xs = Scale::linear((0.0, hi), (x0, x1));
     let y_bottom = f.top + rows.len() as f64 * bar;
     for t in xs.ticks(5) {
         if let Some(x) = xs.map(t) {
@@ -111,7 +115,7 @@ pub fn to_svg_string(d: &BreakdownData) -> String {
         }
         svg.close("g");
         if let Some(end) = xs.map(total) {
-            svg.text(end + 4.0, y + 12.0, &format_num(total), &[("font-size", "10"), ("class", "tl-tick")]);
+            svg.text(end + 4.0, y + 12.0, &format_num(total), &[("font-size", "11.5"), ("class", "tl-tick")]);
         }
     }
     if rows.is_empty() {
@@ -122,7 +126,7 @@ pub fn to_svg_string(d: &BreakdownData) -> String {
     axes::legend(&mut svg, &f, &entries);
     if d.rows.len() > MAX_ROWS {
         let more = format!("{} more rows not shown", d.rows.len() - MAX_ROWS);
-        svg.text(x0, f.height - 4.0, &more, &[("font-size", "10"), ("class", "tl-skipped")]);
+        svg.text(x0, f.height - 4.0, &more, &[("font-size", "11.5"), ("class", "tl-skipped")]);
     }
     axes::skipped(&mut svg, &f, skipped, "times");
     svg.finish()
@@ -183,7 +187,7 @@ pub fn hotspot_svg_string(d: &HotspotData) -> String {
         let shade = super::svg::viridis(0.15 + 0.7 * (1.0 - i as f64 / rows.len().max(1) as f64));
         svg.rect(f.left, y, w, bar - 5.0, &[("fill", &shade)], Some(&tip));
         let label = format!("{} {unit} · {}%", format_num(*v), format_num(share));
-        svg.text(f.left + w + 4.0, y + 11.0, &label, &[("font-size", "10"), ("class", "tl-tick")]);
+        svg.text(f.left + w + 4.0, y + 11.0, &label, &[("font-size", "11.5"), ("class", "tl-tick")]);
     }
     if rows.is_empty() {
         axes::note(&mut svg, &f, "No operators yet");

@@ -105,7 +105,7 @@ pub fn to_svg_string(d: &HeatmapData) -> String {
                     svg.rect(x, y, cw, ch, &[&base[..], &[("fill", &viridis(t))]].concat(), Some(&tip));
                     if cw >= 34.0 && ch >= 16.0 {
                         let ink = if t < 0.55 { "white" } else { "black" };
-                        let a = [("text-anchor", "middle"), ("font-size", "10"), ("fill", ink), ("pointer-events", "none")];
+                        let a = [("text-anchor", "middle"), ("font-size", "11.5"), ("fill", ink), ("pointer-events", "none")];
                         svg.text(x + cw / 2.0, y + ch / 2.0 + 3.5, &format_num(*value), &a);
                     }
                 }
@@ -142,7 +142,7 @@ pub fn to_svg_string(d: &HeatmapData) -> String {
     let entries = [(Swatch::Box(INFEASIBLE), format!("infeasible ({n_infeasible})")), (Swatch::Box("#eeeeee"), format!("not evaluated ({n_missing})"))];
     axes::legend(&mut svg, &legend_f, &entries);
     if d.x_values.len() > MAX_SIDE || d.y_values.len() > MAX_SIDE {
-        svg.text(f.width - f.right, 17.0, &format!("grid cut to {MAX_SIDE} × {MAX_SIDE}"), &[("text-anchor", "end"), ("font-size", "10")]);
+        svg.text(f.width - f.right, 17.0, &format!("grid cut to {MAX_SIDE} × {MAX_SIDE}"), &[("text-anchor", "end"), ("font-size", "11.5")]);
     }
     svg.finish()
 }

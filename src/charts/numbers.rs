@@ -14,6 +14,11 @@ pub use tunelab_scenario::format_best as exact;
 /// Compact number for chart ticks and labels: three significant digits (four from 1000 to
 /// 9999), k/M/G suffixes for large values, an exponent for tiny ones. Non-finite: "n/a".
 pub fn format_num(v: f64) -> String {
+    format_num_sig(v, 3)
+}
+
+/// [`format_num`] with `digits` significant digits (at least the 3 it uses).
+pub fn format_num_sig(v: f64, digits: u32) -> String {
     if !v.is_finite() {
         return "n/a".to_string();
     }
@@ -32,7 +37,30 @@ pub fn format_num(v: f64) -> String {
     } else {
         (v, "")
     };
-    format!("{}{suffix}", fmt_sig(scaled, if scaled.abs() >= 1000.0 { 4 } else { 3 }))
+    format!("{}{suffix}", fmt_sig(scaled, if scaled.abs() >= 1000.0 { digits.max(4) } else { digits.max(3) }))
+}
+
+/// Tick labels that differ from each other: `f`'s, or, where two would read the same (a narrow
+/// range such as 22,650 to 22,700 gives four "22.7k"), the same numbers with more significant
+/// digits, up to what tells them apart.
+pub fn distinct_labels(ticks: &[f64], f: &dyn Fn(f64) -> String) -> Vec<String> {
+    let unique = |l: &[String]| {
+        let mut s: Vec<&String> = l.iter().collect();
+        s.sort();
+        s.dedup();
+        s.len() == l.len()
+    };
+    let first: Vec<String> = ticks.iter().map(|t| f(*t)).collect();
+    if unique(&first) || ticks.iter().any(|t| !t.is_finite()) {
+        return first;
+    }
+    for digits in 4..=6 {
+        let l: Vec<String> = ticks.iter().map(|t| format_num_sig(*t, digits)).collect();
+        if unique(&l) {
+            return l;
+        }
+    }
+    ticks.iter().map(|t| format_num_sig(*t, 6)).collect()
 }
 
 /// A configuration as people read it ("batch=64, x=-3.095"): like `Config::describe`, with
@@ -88,5 +116,19 @@ mod tests {
         assert_eq!(format_num(43.71234), "43.7");
         assert_eq!(format_num(2.5e13), "2.50e13");
         assert_eq!(format_num(999_999.0), "1000k");
+    }
+}
+
+#[cfg(test)]
+mod distinct_tests {
+    use super::*;
+
+    #[test]
+    fn narrow_axes_keep_their_ticks_apart() {
+        let ticks = [22_660.0, 22_680.0, 22_700.0, 22_720.0];
+        assert_eq!(ticks.iter().map(|t| format_num(*t)).collect::<Vec<_>>(), vec!["22.7k"; 4]);
+        let l = distinct_labels(&ticks, &format_num);
+        assert_eq!(l, vec!["22.66k", "22.68k", "22.7k", "22.72k"]);
+        assert_eq!(distinct_labels(&[0.0, 5.0, 10.0], &format_num), vec!["0", "5", "10"]);
     }
 }

@@ -104,7 +104,7 @@ pub fn to_svg_string(d: &RooflineData) -> String {
         let tip = format!("{}: peak {} TFLOP/s", p.label, format_num(p.value));
         let dash = if i == 0 { "" } else { "5 3" };
         svg.polyline(&[(x0, y), (x1, y)], &[("stroke", series_colour(0)), ("stroke-width", w), ("stroke-dasharray", dash)], Some(&tip));
-        svg.text(x1 - 4.0, y - 5.0, &format!("{} {} TFLOP/s", p.label, format_num(p.value)), &[("text-anchor", "end"), ("font-size", "11")]);
+        svg.text(x1 - 4.0, y - 5.0, &format!("{} {} TFLOP/s", p.label, format_num(p.value)), &[("text-anchor", "end"), ("font-size", "11.5")]);
     }
     for (i, b) in bws.iter().enumerate() {
         // A slope rises from the left edge to where it meets the highest peak.
@@ -121,7 +121,7 @@ pub fn to_svg_string(d: &RooflineData) -> String {
             let (x, y) = (ax + (bx - ax) * 0.3, ay + (by - ay) * 0.3);
             let angle = (by - ay).atan2(bx - ax).to_degrees();
             let rot = format!("rotate({} {} {})", px(angle), px(x), px(y));
-            svg.text(x, y - 6.0, &format!("{} {} GB/s", b.label, format_num(b.value)), &[("font-size", "11"), ("transform", &rot)]);
+            svg.text(x, y - 6.0, &format!("{} {} GB/s", b.label, format_num(b.value)), &[("font-size", "11.5"), ("transform", &rot)]);
         }
     }
     if let Some((p, b, r)) = main {

@@ -156,7 +156,7 @@ pub fn to_svg_string(d: &SurfaceData) -> String {
     let mut svg = Svg::new(f.width, f.height, "tl-surface", title, &desc);
     axes::title(&mut svg, &f, &truncate(title, 70));
     if !d.note.is_empty() {
-        svg.text(f.left, 32.0, &truncate(&d.note, 90), &[("font-size", "10"), ("class", "tl-note")]);
+        svg.text(f.left, 32.0, &truncate(&d.note, 90), &[("font-size", "11.5"), ("class", "tl-note")]);
     }
     let Some(url) = surface_png(d) else {
         axes::note(&mut svg, &f, "No landscape loaded");

@@ -101,13 +101,14 @@ impl Svg {
         let _ = write!(
             buf,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"tl-svg {}\" viewBox=\"0 0 {} {}\" \
-             width=\"{}\" height=\"{}\" role=\"{}\" aria-label=\"{}\" \
+             width=\"{}\" height=\"{}\" style=\"--w:{}px\" role=\"{}\" aria-label=\"{}\" \
              font-family=\"system-ui, sans-serif\" font-size=\"12\">",
             esc(class),
             px(width),
             px(height),
             px(width),
             px(height),
+            px(width),
             role,
             esc(title)
         );

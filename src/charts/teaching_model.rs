@@ -157,7 +157,7 @@ pub fn rl_svg_string(snap: &Value) -> String {
     }
     let cut = all.len().saturating_sub(MAX_PARAMS);
     if cut > 0 {
-        svg.text(f.width - f.right, 17.0, &format!("{cut} more parameters not shown"), &[("text-anchor", "end"), ("font-size", "10")]);
+        svg.text(f.width - f.right, 17.0, &format!("{cut} more parameters not shown"), &[("text-anchor", "end"), ("font-size", "11.5")]);
     }
     let other = viridis(0.35);
     axes::legend(&mut svg, &f, &[(Swatch::Box(series_colour(3)), "most likely".into()), (Swatch::Box(&other), "other values".into())]);

@@ -9,6 +9,7 @@ use leptos::prelude::*;
 pub fn App() -> impl IntoView {
     let ctx = Ctx::new();
     provide_context(ctx);
+    crate::inline_error::install();
     crate::components::landscape::provide(ctx);
     if ctx.error.get_untracked().is_none() {
         // The address always carries the scenario shown, so it can be shared as it is.
@@ -31,9 +32,14 @@ pub fn App() -> impl IntoView {
         <header class="top">
             <h1>"Tunelab"</h1>
             <p class="scenario-title" data-testid="scenario-title">{move || ctx.scenario.with(tunelab_scenario::context::title)}</p>
-            <p class="tagline">"Auto-tuning simulator for AI models on Ascend NPUs. Everything runs in this page (Rust compiled to WebAssembly); every number is a model estimate, not a measurement."</p>
+            <p class="tagline" data-testid="tagline">{move || if ctx.scenario.with(|s| s.stage == tunelab_scenario::Stage::Landscape) {
+                "Auto-tuning simulator for AI models on Ascend NPUs. Replay: the strategies race on a landscape known whole, a Kernel Tuner cache's recorded times or a 2-D function, so every value shown is the recorded one."
+            } else {
+                "Auto-tuning simulator for AI models on Ascend NPUs. Everything runs in this page (Rust compiled to WebAssembly); every number is a model estimate, not a measurement."
+            }}</p>
         </header>
         <ErrorBanner/>
+        <crate::components::toolbar::Toolbar/>
         <main class:teach=move || crate::components::tune::teach_layout(&ctx) && ctx.tab.get() == Tab::Tune>
             <div class="side">
                 <ScenarioPanel/>

@@ -206,9 +206,15 @@ pub fn CalibratePanel() -> impl IntoView {
                         <tr><td>{p.name}</td><td>{num(p.before)}</td><td>{num(p.after)}</td><td>{format!("[{}, {}]", num(p.min), num(p.max))}</td></tr>
                     }).collect_view())}
                 </table>
-                <button data-testid="calibrate-adopt" on:click=adopt>"Adopt the calibrated profile for this scenario"</button>
-                " "
-                <button on:click=download>"Download the profile"</button>
+                // A fit that moved no parameter (or did not lower the error) has nothing to adopt:
+                // adopting it would only turn the chip into an edited copy of itself.
+                <Show when=move || result.with(|r| r.as_ref().is_some_and(fit_changes_something)) fallback=move || view! {
+                    <p class="warning" data-testid="calibrate-nothing">{move || result.with(|r| r.as_ref().map(nothing_changed).unwrap_or_default())}</p>
+                }>
+                    <button data-testid="calibrate-adopt" on:click=adopt>"Adopt the calibrated profile for this scenario"</button>
+                    " "
+                    <button on:click=download>"Download the profile"</button>
+                </Show>
             </Show>
             <details>
                 <summary>"Every value"</summary>
@@ -228,4 +234,22 @@ pub fn CalibratePanel() -> impl IntoView {
             </details>
         </details>
     }
+}
+
+/// True when the fit moved a parameter and lowered the median error: only then is there a
+/// profile worth adopting.
+pub fn fit_changes_something(r: &tunelab_scenario::calibrate::Calibration) -> bool {
+    let moved = r.params.iter().any(|p| (p.after - p.before).abs() > 1e-9 * p.before.abs().max(1e-12));
+    let better = match (r.median_abs_error_before, r.median_abs_error_after) {
+        // Half a tenth of a percentage point of median error, or 1% of the fit's loss.
+        (Some(b), Some(a)) => b - a >= 5e-4 || r.loss_after < 0.99 * r.loss_before,
+        _ => r.loss_after < 0.99 * r.loss_before,
+    };
+    moved && better
+}
+
+/// Why there is nothing to adopt, in words.
+pub fn nothing_changed(r: &tunelab_scenario::calibrate::Calibration) -> String {
+    let err = r.median_abs_error_before.map(|e| format!(" (median |error| stays {}%)", crate::charts::numbers::fmt4(e * 100.0))).unwrap_or_default();
+    format!("The fit changed nothing{err}: no parameter moved enough to lower the error, so there is nothing to adopt. The profile as it is already fits these rows as well as its bounds allow.")
 }

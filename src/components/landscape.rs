@@ -437,7 +437,7 @@ pub fn surface_data(land: &Landscape, (ax, ay): (usize, usize), lanes: &[(String
         title: land.title(),
         x_label: names.get(ax).cloned().unwrap_or_default(),
         y_label: names.get(ay).cloned().unwrap_or_default(),
-        value_label: if m.unit.is_empty() { m.name.clone() } else { format!("{} ({})", m.name, m.unit) },
+        value_label: tunelab_scenario::metrics::label_unit(&m.name, &m.unit),
         x_values: xv,
         y_values: yv,
         cells,

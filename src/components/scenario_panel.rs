@@ -1,6 +1,7 @@
 //! Loading a scenario: a bundled one, a model (bundled, pasted, uploaded or dropped Hugging Face
 //! config.json or operator graph), a chip (pick, view and edit its profile), a stage, a template.
 
+use crate::components::model_banner::ModelBanner;
 use crate::state::Ctx;
 use leptos::prelude::*;
 use serde_json::Value as Json;
@@ -34,28 +35,39 @@ pub fn ScenarioPanel() -> impl IntoView {
         DeviceRef::Name(n) => n.clone(),
         DeviceRef::Inline(_) => "custom".into(),
     });
-    let use_model = move |text: String| {
-        if let Err(e) = load_model_text(ctx, &text) {
-            ctx.fail(e);
+    // Loader warnings: shown as warnings under the model, not as errors.
+    let warning = RwSignal::new(None::<String>);
+    let use_model = move |text: String, file: Option<String>| {
+        warning.set(None);
+        match load_model_text(ctx, &text, file.as_deref()) {
+            Ok(w) if !w.is_empty() => warning.set(Some(format!("Model loaded with warnings: {}", w.join("; ")))),
+            Ok(_) => {}
+            Err(e) => ctx.fail(e),
         }
     };
+    // Fields that apply to this stage only (a landscape has no model or chip; the token
+    // workload is for the LLM stages).
+    let stage = move || ctx.scenario.with(|s| s.stage);
+    let not_landscape = move || stage() != Stage::Landscape;
     // A stage has its own metrics and parameters: changing it resets the goals, limits and space
     // overrides to the new stage's defaults.
     let on_file = move |ev: leptos::ev::Event| {
         let input: web_sys::HtmlInputElement = event_target(&ev);
         if let Some(f) = input.files().and_then(|l| l.get(0)) {
+            let name = f.name();
             read_file(ctx, f, move |t| {
                 pasted.set(t.clone());
-                use_model(t)
+                use_model(t, Some(name))
             });
         }
     };
     let on_drop = move |ev: leptos::ev::DragEvent| {
         ev.prevent_default();
         if let Some(f) = ev.data_transfer().and_then(|d| d.files()).and_then(|l| l.get(0)) {
+            let name = f.name();
             read_file(ctx, f, move |t| {
                 pasted.set(t.clone());
-                use_model(t)
+                use_model(t, Some(name))
             });
         }
     };
@@ -92,7 +104,10 @@ pub fn ScenarioPanel() -> impl IntoView {
             return;
         };
         match ctx.scenario.with_untracked(|s| templates::preview(&t, s)) {
-            Ok((next, lines)) => pending.set(Some((t.title.clone(), next, lines))),
+            Ok((next, lines)) => {
+                let lines = ctx.scenario.with_untracked(|s| crate::components::template_words::human_lines(s, &next, &lines));
+                pending.set(Some((t.title.clone(), next, lines)))
+            }
             Err(e) => ctx.fail(format!("Template '{}': {e}", t.title)),
         }
     };
@@ -126,6 +141,9 @@ pub fn ScenarioPanel() -> impl IntoView {
                     }).collect_view()}
                 </select>
             </label>
+            <Show when=not_landscape fallback=|| view! {
+                <p class="muted small" data-testid="landscape-note">"A landscape is known whole (a Kernel Tuner cache of measured kernel times, or a 2-D function): no model, chip or workload applies. Pick one in the Replay panel."</p>
+            }>
             <label class="field">"Model "
                 <select data-testid="model" prop:value=model_id on:change=move |ev| {
                     let id = event_target_value(&ev);
@@ -139,12 +157,19 @@ pub fn ScenarioPanel() -> impl IntoView {
                     <option value="custom">"custom (pasted or uploaded)"</option>
                 </select>
             </label>
+            <ModelBanner/>
+            <Show when=move || warning.with(|w| w.is_some())>
+                <div class="warning" role="status" data-testid="model-warning">
+                    <span>{move || warning.get().unwrap_or_default()}</span>
+                    <button class="dismiss" on:click=move |_| warning.set(None)>"Dismiss"</button>
+                </div>
+            </Show>
             <details>
                 <summary>"Paste, upload or drop a model"</summary>
                 <div class="drop" on:dragover=|ev: leptos::ev::DragEvent| ev.prevent_default() on:drop=on_drop>
                     <textarea data-testid="model-text" placeholder="A Hugging Face config.json or an operator-graph JSON; or drop a file here" prop:value=move || pasted.get() on:input=move |ev| pasted.set(event_target_value(&ev))></textarea>
                     <div class="row">
-                        <button data-testid="use-model" on:click=move |_| use_model(pasted.get_untracked())>"Use this model"</button>
+                        <button data-testid="use-model" on:click=move |_| use_model(pasted.get_untracked(), None)>"Use this model"</button>
                         <button data-testid="open-scenario" on:click=move |_| {
                             match Scenario::from_json(&pasted.get_untracked()) { Ok(s) => { ctx.replace(s); } Err(e) => ctx.fail(format!("Not a scenario: {e}")) }
                         }>"Open as scenario"</button>
@@ -166,6 +191,7 @@ pub fn ScenarioPanel() -> impl IntoView {
                 <textarea class="tall" data-testid="device-text" prop:value=move || device_text.get() on:input=move |ev| device_text.set(event_target_value(&ev))></textarea>
                 <button data-testid="apply-device" on:click=apply_device>"Apply edited profile"</button>
             </details>
+            </Show>
             <label class="field">"Stage "
                 <select data-testid="stage" prop:value=move || ctx.scenario.with(|s| s.stage.name().to_string()) on:change=move |ev| {
                     let st = match event_target_value(&ev).as_str() { "operator" => Stage::Operator, "training" => Stage::Training, "runtime" => Stage::Runtime, "diffusion" => Stage::Diffusion, _ => Stage::Deployment };
@@ -183,12 +209,14 @@ pub fn ScenarioPanel() -> impl IntoView {
                     <option value="landscape" disabled>"landscape (Replay real data)"</option>
                 </select>
             </label>
+            <Show when=not_landscape>
             <label class="field">"Template "
                 <select data-testid="template" prop:value=move || template_pick.get() on:change=preview_template>
                     <option value="">"apply a template…"</option>
                     {templates::bundled_templates().into_iter().map(|t| view! { <option value=t.name.clone() title=t.description.clone()>{t.title.clone()}</option> }).collect_view()}
                 </select>
             </label>
+            </Show>
             <Show when=move || pending.with(|p| p.is_some())>
                 <div class="template-preview" data-testid="template-preview">
                     <p>{move || pending.with(|p| p.as_ref().map(|(t, _, l)| if l.is_empty() { format!("'{t}' changes nothing in this scenario.") } else { format!("'{t}' will change:") }).unwrap_or_default())}</p>
@@ -209,17 +237,39 @@ pub fn ScenarioPanel() -> impl IntoView {
     }
 }
 
-/// Loads model text (HF config.json or operator graph) into the scenario, checked first.
-pub fn load_model_text(ctx: Ctx, text: &str) -> Result<(), String> {
+/// Loads model text (HF config.json or operator graph) into the scenario, checked first; returns
+/// the loader's warnings. The scenario's name follows the model (named by `file` for an upload)
+/// unless the user named the scenario (`view.named`, set by the Name field).
+pub fn load_model_text(ctx: Ctx, text: &str, file: Option<&str>) -> Result<Vec<String>, String> {
     if text.len() > MAX_UPLOAD {
         return Err(format!("The model file is {} bytes; at most {MAX_UPLOAD} are read.", text.len()));
     }
     let loaded = tunelab_sim::load_model(text).map_err(|e| format!("The model was not loaded: {e}"))?;
     let v: Json = serde_json::from_str(text).map_err(|e| format!("The model was not loaded: {e}"))?;
-    if ctx.edit(|s| s.model = ModelRef::Inline(v)) && !loaded.warnings.is_empty() {
-        ctx.fail(format!("Model loaded with warnings: {}", loaded.warnings.join("; ")));
-    }
-    Ok(())
+    let applied = ctx.edit(|s| {
+        s.model = ModelRef::Inline(v);
+        if !user_named(s) {
+            s.name = model_scenario_name(s, file);
+        }
+    });
+    Ok(if applied { loaded.warnings } else { Vec::new() })
+}
+
+/// True when the user gave the scenario its name (the Name field sets `view.named`).
+pub fn user_named(s: &Scenario) -> bool {
+    s.view.get("named").and_then(Json::as_bool) == Some(true)
+}
+
+/// The name a scenario takes from its model: "Mixtral-8x7B-v0.1 (mixtral.json) on 910B2,
+/// deployment" (the file for an upload, the config's own name for a paste).
+pub fn model_scenario_name(s: &Scenario, file: Option<&str>) -> String {
+    let label = tunelab_scenario::context::model_label(s);
+    let model = label.strip_suffix(" (pasted)").or_else(|| label.strip_suffix(" (own config)")).unwrap_or(&label).to_string();
+    let model = match file {
+        Some(f) if !f.trim().is_empty() => format!("{model} ({})", f.trim()),
+        _ => model,
+    };
+    format!("{model} on {}, {}", tunelab_scenario::context::chip_label(s), s.stage.name())
 }
 
 fn read_file(ctx: Ctx, f: web_sys::File, then: impl FnOnce(String) + 'static) {
@@ -341,7 +391,7 @@ fn GoalPanel() -> impl IntoView {
         ("swiglu", "fused SwiGLU", "training-fused-swiglu", "MindSpeed --use-fused-swiglu: one npu_swiglu kernel; off, silu and mul"),
     ];
     view! {
-        <details class="goal" open>
+        <details class="goal">
             <summary>"Goal, limits and workload"</summary>
             <label class="field" title=move || tunelab_scenario::metrics::meaning(&goal().0)>"Goal "
                 <select data-testid="goal" prop:value=move || goal().0 on:change=set_goal>
@@ -416,9 +466,13 @@ fn GoalPanel() -> impl IntoView {
                         }/>
                 </label>
             }>
-                {int_field("Input tokens", "workload-input", |s| s.workload.input_len, |s, v| s.workload.input_len = v)}
-                {int_field("Output tokens", "workload-output", |s| s.workload.output_len, |s, v| s.workload.output_len = v)}
-                {int_field("Batch", "workload-batch", |s| s.workload.batch, |s, v| s.workload.batch = v)}
+                // Tokens and batch are the LLM stages' workload (operator, deployment, runtime);
+                // a diffusion pipeline has its own batch and steps, a landscape no workload.
+                <Show when=move || ctx.scenario.with(|s| matches!(s.stage, Stage::Operator | Stage::Deployment | Stage::Runtime))>
+                    {int_field("Input tokens", "workload-input", |s| s.workload.input_len, |s, v| s.workload.input_len = v)}
+                    {int_field("Output tokens", "workload-output", |s| s.workload.output_len, |s, v| s.workload.output_len = v)}
+                    {int_field("Batch", "workload-batch", |s| s.workload.batch, |s, v| s.workload.batch = v)}
+                </Show>
             </Show>
             <Show when=move || ctx.scenario.with(|s| s.stage == Stage::Operator)>
                 <label class="field" title="What the workload's time means: the kernels on the device (a profiler's task time), one eager framework call timed around each operator (host dispatch, then the kernel), or a timed loop of calls (per call the longer of host dispatch and kernel). Host costs come from the chip profile.">"Timing "
@@ -435,6 +489,16 @@ fn GoalPanel() -> impl IntoView {
                     {int_field("Calls per loop", "operator-calls", |s| s.operator.calls as i64, |s, v| s.operator.calls = v.clamp(1, 1_000_000) as u64)}
                 </Show>
             </Show>
+            <label class="field">"Name "
+                <input type="text" class="wide" data-testid="scenario-name-edit" prop:value=move || ctx.scenario.with(|s| s.name.clone()) on:change=move |ev| {
+                    let n = event_target_value(&ev);
+                    ctx.edit(|s| {
+                        s.name = n;
+                        if !s.view.is_object() { s.view = Json::Object(Default::default()); }
+                        if let Some(o) = s.view.as_object_mut() { o.insert("named".into(), true.into()); }
+                    });
+                }/>
+            </label>
             <label class="field">"Description "
                 <textarea data-testid="description" rows="2" prop:value=move || ctx.scenario.with(|s| s.description.clone()) on:change=move |ev| {
                     let d = event_target_value(&ev);

@@ -43,7 +43,7 @@ pub fn ServingPanel() -> impl IntoView {
     let engines = || tunelab_scenario::scheduler::price::engines().into_iter().map(|e| (e.clone(), e)).collect::<Vec<_>>();
     view! {
         <Show when=shown>
-            <details class="serving" data-testid="serving-panel" open>
+            <details class="serving" data-testid="serving-panel">
                 <summary>"Serving"</summary>
                 {select("Mode", "serving-mode", "scheduler: a continuous-batching simulation serves a request stream (TTFT, TPOT and ITL percentiles, queueing, goodput). static (simple mode): one prefill of the whole batch, then one decode step.",
                     vec![("scheduler".into(), "scheduler (continuous batching)".into()), ("static".into(), "static batch (simple mode)".into())],

@@ -90,40 +90,7 @@ pub fn TrialsPanel() -> impl IntoView {
     let pin_typed = move |_| {
         pin_text(ctx, typed.get_untracked());
     };
-    // Each pin is priced by the engine worker (`explore::point_detail`); the table shows once
-    // every pin's answer is in (a later change of pins drops the answers still coming).
-    let pinned = RwSignal::new(Vec::<(String, Result<PointDetail, String>)>::new());
-    let asked = StoredValue::new(0u64);
-    Effect::new(move |_| {
-        let pins = ctx.pins.get();
-        asked.update_value(|a| *a += 1);
-        let mine = asked.get_value();
-        if pins.is_empty() {
-            return pinned.set(Vec::new());
-        }
-        let s = ctx.scenario.get_untracked();
-        crate::worker::ask::shape(s.clone(), move |shape| {
-            let names: Vec<String> = shape.map(|sh| sh.params.into_iter().map(|p| p.name).collect()).unwrap_or_default();
-            let n = pins.len();
-            let got = std::rc::Rc::new(std::cell::RefCell::new(vec![None; n]));
-            // A landscape the page loaded (a cache's bytes are on the page) is read here.
-            let land = crate::components::landscape::loaded_for(&s);
-            for (k, c) in pins.into_iter().enumerate() {
-                let (got, desc) = (got.clone(), c.describe(&names));
-                let done = move |d| {
-                    got.borrow_mut()[k] = Some((desc, d));
-                    let all = got.borrow().iter().all(Option::is_some);
-                    if all && asked.get_value() == mine {
-                        pinned.set(got.borrow_mut().iter_mut().filter_map(Option::take).collect());
-                    }
-                };
-                match &land {
-                    Some(l) => done(tunelab_scenario::stages::setup_with_landscape(&s, l.clone()).and_then(|mut st| tunelab_scenario::explore::landscape_detail_of(&s, &mut st, &c, None))),
-                    None => crate::worker::ask::detail(s.clone(), c, done),
-                }
-            }
-        });
-    });
+    let pinned = pinned_details(ctx);
     // Compare chips: every bundled chip tuned on its own (in workers), beside the current best.
     let chips = RwSignal::new(None::<Comparison>);
     let chip_budget = RwSignal::new(tunelab_scenario::chips::COMPARE_BUDGET);
@@ -188,6 +155,63 @@ pub fn TrialsPanel() -> impl IntoView {
             {move || pins_view(pinned.get())}
         </Show>
         {move || chips.get().map(chips_view)}
+    }
+}
+
+/// The pins priced, for the pin views: each by the engine worker (`explore::point_detail`),
+/// shown once every pin's answer is in (a later change of pins drops the answers still coming).
+fn pinned_details(ctx: Ctx) -> RwSignal<Vec<(String, Result<PointDetail, String>)>> {
+    let pinned = RwSignal::new(Vec::<(String, Result<PointDetail, String>)>::new());
+    let asked = StoredValue::new(0u64);
+    Effect::new(move |_| {
+        let pins = ctx.pins.get();
+        asked.update_value(|a| *a += 1);
+        let mine = asked.get_value();
+        if pins.is_empty() {
+            return pinned.set(Vec::new());
+        }
+        let s = ctx.scenario.get_untracked();
+        crate::worker::ask::shape(s.clone(), move |shape| {
+            let names: Vec<String> = shape.map(|sh| sh.params.into_iter().map(|p| p.name).collect()).unwrap_or_default();
+            let n = pins.len();
+            let got = std::rc::Rc::new(std::cell::RefCell::new(vec![None; n]));
+            // A landscape the page loaded (a cache's bytes are on the page) is read here.
+            let land = crate::components::landscape::loaded_for(&s);
+            for (k, c) in pins.into_iter().enumerate() {
+                let (got, desc) = (got.clone(), c.describe(&names));
+                let done = move |d| {
+                    got.borrow_mut()[k] = Some((desc, d));
+                    let all = got.borrow().iter().all(Option::is_some);
+                    if all && asked.get_value() == mine {
+                        pinned.set(got.borrow_mut().iter_mut().filter_map(Option::take).collect());
+                    }
+                };
+                match &land {
+                    Some(l) => done(tunelab_scenario::stages::setup_with_landscape(&s, l.clone()).and_then(|mut st| tunelab_scenario::explore::landscape_detail_of(&s, &mut st, &c, None))),
+                    None => crate::worker::ask::detail(s.clone(), c, done),
+                }
+            }
+        });
+    });
+    pinned
+}
+
+/// The pins beside the charts (the Tune view): what a click on a chart's point pins, with every
+/// metric, the whole configuration and the engine times, as in the report's pin table.
+#[component]
+pub fn PinPanel() -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    let pinned = pinned_details(ctx);
+    view! {
+        <aside class="pin-panel" data-testid="pin-panel">
+            <h3>"Pinned points"</h3>
+            <Show when=move || ctx.pins.with(|p| !p.is_empty()) fallback=|| view! {
+                <p class="muted small">"Click any point of a chart to pin it here: its whole configuration and every metric, priced by the same function as the run. Pin several to compare them side by side."</p>
+            }>
+                <button class="small" on:click=move |_| ctx.pins.set(Vec::new())>"Clear pins"</button>
+                {move || pins_view(pinned.get())}
+            </Show>
+        </aside>
     }
 }
 
@@ -292,20 +316,23 @@ fn pins_view(pinned: Vec<(String, Result<PointDetail, String>)>) -> impl IntoVie
     }
 }
 
-/// Pins the trial behind a clicked chart mark: the mark's tooltip (`<title>`) starts with the
-/// configuration as `Config::describe` writes it ("best — " first for the best), then " — "
-/// and the values. A click outside a mark does nothing; a tooltip cut short (very large spaces)
-/// says to pin from the trial table instead.
+/// Pins the trial behind a clicked chart mark: the mark's tooltip (`<title>`) opens with the
+/// trial it draws ("genetic #12: ..."), whose whole configuration the session holds, so a
+/// configuration of any length is pinned (an older tooltip, the configuration alone, is parsed).
+/// A click outside a mark does nothing.
 pub fn pin_from_click(ctx: Ctx, ev: &leptos::ev::MouseEvent) {
     use wasm_bindgen::JsCast;
     let Some(el) = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) else { return };
     let title = el.query_selector(":scope > title").ok().flatten().and_then(|t| t.text_content());
     let Some(tip) = title.filter(|t| t.contains('=')) else { return };
+    if let Some((strategy, id)) = crate::session::parse_trial_label(&tip) {
+        match ctx.with_session(|s| s.trial_config(&strategy, id)).flatten() {
+            Some(c) => return pin(ctx, c),
+            None => return ctx.fail(format!("Pin: trial {strategy} #{id} is no longer in this run (it was reset)")),
+        }
+    }
     let tip = tip.strip_prefix("best — ").unwrap_or(&tip);
     let config = tip.split(" — ").next().unwrap_or("").trim();
-    if config.ends_with('…') {
-        return ctx.fail("This point's configuration is too long for its tooltip; pin it from the trial table (Diagnosis & report).");
-    }
     pin_text(ctx, config.to_string());
 }
 

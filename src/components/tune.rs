@@ -116,6 +116,8 @@ pub fn TunePanel() -> impl IntoView {
                 <Show when=move || !summary().is_empty()>
                     <p class="space-summary" data-testid="space-summary">"Space: " {summary}</p>
                 </Show>
+                <p class="chart-hint" data-testid="chart-hint">"Every point is clickable: click one to pin it beside the charts with its whole configuration and every metric."</p>
+                <div class="charts-with-pins">
                 <div class="charts">
                     <crate::components::landscape::LandscapeView/>
                     <div class="pin-target" on:click=move |ev| crate::components::trials::pin_from_click(ctx, &ev)><ScatterChart data=scatter/></div>
@@ -126,6 +128,8 @@ pub fn TunePanel() -> impl IntoView {
                             <p class="row small">"Pareto front of " {pick(0)} " against " {pick(1)}</p>
                         </div>
                     </Show>
+                </div>
+                <Show when=move || !teach() && ctx.tab.get() == Tab::Tune><crate::components::trials::PinPanel/></Show>
                 </div>
                 <div class="lanes">
                     {move || (0..lane_count.get()).map(|i| view! { <LaneCard i/> }).collect_view()}
@@ -189,7 +193,7 @@ fn LaneCard(i: usize) -> impl IntoView {
         "genetic" => view! { <GaView snapshots=snaps/> }.into_any(),
         "annealing" => view! { <AnnealingView snapshots=snaps/> }.into_any(),
         "bayes" => {
-            let goal = ctx.view.with_untracked(|v| v.as_ref().map(|v| if v.unit.is_empty() { v.metric.clone() } else { format!("{} ({})", v.metric, v.unit) }).unwrap_or_default());
+            let goal = ctx.view.with_untracked(|v| v.as_ref().map(|v| tunelab_scenario::metrics::label_unit(&v.metric, &v.unit)).unwrap_or_default());
             view! { <GpView snapshot=snap unit=unit.clone() goal/> }.into_any()
         }
         "rl" => view! { <RlView snapshot=snap/> }.into_any(),

@@ -139,6 +139,7 @@ impl Session {
     }
 }
 
+/// An axis title: the metric's label and unit from the registry ("Workload time (ms)").
 pub(super) fn axis_label(name: &str, unit: &str) -> String {
-    if unit.is_empty() { name.to_string() } else { format!("{name} ({unit})") }
+    tunelab_scenario::metrics::label_unit(name, unit)
 }

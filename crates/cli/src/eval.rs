@@ -53,6 +53,9 @@ pub fn main(a: Args) -> Result<(), String> {
     let detail = if a.ops { Some(run.detail(&config)?) } else { None };
     let baseline = run.baseline().clone();
     let names = run.space().names().to_vec();
+    // The model's identity: parameters, weight bytes per precision and what is approximated
+    // (the same figures as the report and the app's banner).
+    let model = tunelab_scenario::context::resolve(&scenario).ok().map(|(m, _, _)| m);
     let metrics = run.metrics().to_vec();
     if a.json {
         let cfg: serde_json::Map<String, serde_json::Value> =
@@ -80,9 +83,27 @@ pub fn main(a: Args) -> Result<(), String> {
             "baseline": { "state": bst, "reason": bwhy, "metrics": values(&baseline) },
             "prediction_band": tunelab_scenario::fidelity::bands::line_for(&scenario, &names, &config),
             "operators": detail,
+            "model": model.as_ref().map(|m| {
+                let id = m.identity();
+                serde_json::json!({
+                    "name": m.name,
+                    "params_total": id.params.total,
+                    "params_active": id.params.active,
+                    "weight_bytes": id.weights.iter().map(|w| (w.precision.to_string(), serde_json::json!(w.bytes))).collect::<serde_json::Map<_, _>>(),
+                    "stack": id.stack,
+                    "approximations": id.approximations,
+                })
+            }),
         });
         println!("{}", serde_json::to_string_pretty(&out).map_err(|e| format!("cannot encode the result: {e}"))?);
         return Ok(());
+    }
+    if let Some(m) = &model {
+        println!("model          {}", m.identity_line());
+        println!("               {}", m.stack_summary());
+        for a in m.approximations() {
+            println!("  approximates {a}");
+        }
     }
     if names.len() <= 24 {
         println!("configuration  {}", config.describe(&names));
@@ -103,10 +124,13 @@ pub fn main(a: Args) -> Result<(), String> {
                 Outcome::Ok(b) => Some(b),
                 _ => None,
             };
-            println!("{:<24} {:>14} {:>14}  unit", "metric", "value", "baseline");
+            // People read the registry's label and unit (a percentage as one); the id closes
+            // the line for scripts and `--set`/`--json` users.
+            let show = |id: &str, x: f64| if tunelab_scenario::metrics::info(id).percent { tunelab_scenario::metrics::fmt_metric(id, x) } else { fmt(x) };
+            println!("{:<40} {:>14} {:>14}  id", "metric", "value", "baseline");
             for (i, (m, x)) in metrics.iter().zip(v).enumerate() {
-                let b = base.and_then(|b| b.get(i)).map(|b| fmt(*b)).unwrap_or_else(|| "-".into());
-                println!("{:<24} {:>14} {:>14}  {}", m.name, fmt(*x), b, m.unit);
+                let b = base.and_then(|b| b.get(i)).map(|b| show(&m.name, *b)).unwrap_or_else(|| "-".into());
+                println!("{:<40} {:>14} {:>14}  {}", tunelab_scenario::metrics::label_unit(&m.name, &m.unit), show(&m.name, *x), b, m.name);
             }
             // How far predictions of this kind landed from measurements the model had not
             // seen (leave-one-source-out residuals, docs/fidelity.md); rel_error above is only

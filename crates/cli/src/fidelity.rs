@@ -78,6 +78,9 @@ pub fn main(a: Args) -> Result<(), String> {
         let mut j = rep.to_json();
         if let Some(l) = &loso {
             j["loso"] = serde_json::to_value(l).map_err(|e| e.to_string())?;
+            // Per category: the worst of the three leave-outs, its bias and the band coverage.
+            j["headline"] = serde_json::to_value(tunelab_scenario::fidelity::headlines(l)).map_err(|e| e.to_string())?;
+            j["band_coverage"] = serde_json::to_value(tunelab_scenario::fidelity::bands::coverage(l)).map_err(|e| e.to_string())?;
         }
         println!("{}", serde_json::to_string_pretty(&j).map_err(|e| e.to_string())?);
     } else if a.markdown {

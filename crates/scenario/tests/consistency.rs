@@ -91,7 +91,7 @@ fn title_follows_model_chip_stage_and_goal() {
     s.objectives = vec![tunelab_scenario::scenario::ObjectiveSpec { metric: "ttft_ms".into(), priority: 1.0, direction: None }];
     assert!(context::title(&s).contains("minimise time to first token"), "{}", context::title(&s));
     s.model = ModelRef::Inline(serde_json::json!({"_name_or_path": "org/My-Model-3B", "model_type": "llama"}));
-    assert!(context::title(&s).starts_with("My-Model-3B (pasted) on 910B4"), "{}", context::title(&s));
+    assert!(context::title(&s).starts_with("My-Model-3B (own config) on 910B4"), "{}", context::title(&s));
 }
 
 #[test]

@@ -122,7 +122,7 @@ fn expert_parallel_at_tp4_spreads_whole_experts_and_prices_the_all_to_alls() {
     assert!(matches!(st.objective.evaluate(&c), Outcome::Ok(_)));
     let detail = tunelab_scenario::explore::point_detail(&sc, &c).unwrap();
     let text = format!("{detail:?}");
-    assert!(text.contains("ep.dispatch_alltoall") && text.contains("expert parallel (ep 4)"), "the point detail shows the EP ops");
+    assert!(text.contains("ep.dispatch_alltoall") && text.contains("expert parallel (ep = tp = 4)"), "the point detail shows the EP ops");
 }
 
 /// Every metric of two Mixtral configurations, computed by `tunelab eval` before the parameter

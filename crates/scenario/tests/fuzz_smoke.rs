@@ -197,6 +197,11 @@ fn fuzz_smoke_model() {
     // DeepSeek-V3.2-style sparse attention on a small MLA model (index_* fields).
     seeds.push(br#"{"model_type":"deepseek_v32","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":4,"vocab_size":512,"intermediate_size":128,"kv_lora_rank":32,"q_lora_rank":48,"qk_nope_head_dim":16,"qk_rope_head_dim":8,"v_head_dim":16,"index_topk":16,"index_n_heads":2,"index_head_dim":16,"max_position_embeddings":256}"#.to_vec());
     seeds.push(br#"{"model_type":"qwen2_5_omni","thinker_config":{"text_config":{"hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":512}}}"#.to_vec());
+    // MoE operators (issue 42): a one-operator exchange graph (its form is the choice), a
+    // grouped matmul, and the all-to-all whose algorithm is the choice.
+    seeds.push(br#"[{"name":"dispatch","op":{"op":"moe_comm","phase":"dispatch","form":"deepep_normal","tokens":4096,"hidden":7168,"top_k":8,"ranks":16,"dtype":"int8","link":"super_pod"}}]"#.to_vec());
+    seeds.push(br#"[{"name":"combine","op":{"op":"moe_comm","phase":"combine","form":"mc2","tokens":128,"hidden":7168,"top_k":8,"ranks":8,"dtype":"bf16"}},{"name":"gmm","op":{"op":"grouped_matmul","groups":32,"m":2560,"n":2048,"k":4096,"dtype":"fp16"}}]"#.to_vec());
+    seeds.push(br#"[{"name":"a2a","op":{"op":"comm","kind":"all_to_all","bytes":1048576,"ranks":8}}]"#.to_vec());
     drive("model", seeds, iters(400), targets::model);
 }
 
@@ -276,6 +281,10 @@ fn fuzz_smoke_cluster() {
         r#"{"cluster":{"nodes":1,"disaggregation":["xPyD","0P1D","1P"]}}"#,
         r#"{"cluster":{"nodes":2,"superpod":true,"redundant_experts":[0,8],"moe_imbalance":1.5},"device":"910C","tensor_parallel":[8,16]}"#,
         r#"{"cluster":{"nodes":400,"moe_imbalance":0.5}}"#,
+        // Issue 42: heterogeneous PD (prefill on A3 nodes, decode on the A2) and a capped stream.
+        r#"{"cluster":{"nodes":1,"disaggregation":["1P1D"],"prefill_device":"910C","prefill_nodes":1,"prefill_tp":[8,16]},"tensor_parallel":[4,8],"max_concurrency":4}"#,
+        r#"{"cluster":{"nodes":1,"disaggregation":["colocated"],"prefill_device":"nope","prefill_nodes":0}}"#,
+        r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"prefill_tp":[4]},"tensor_parallel":[4],"max_concurrency":2}"#,
     ]
     .iter()
     .map(|s| s.as_bytes().to_vec())

@@ -339,6 +339,36 @@ pub fn bottleneck_class(b: Bound) -> &'static str {
     }
 }
 
+/// The chip's ridge point: FP16 cube peak over achievable HBM bandwidth, FLOP per byte. The
+/// roofline the page draws uses the same two numbers.
+pub fn ridge_point(d: &Device) -> f64 {
+    d.derived.peak_tflops_fp16 * 1e12 / (d.derived.hbm_gbs * 1e9).max(1.0)
+}
+
+/// Where an operator sits on the roofline, said from its own side of the ridge: below it the
+/// memory roof is the lower one, above it the compute roof; when the engine that bounds it is
+/// not the roof on its side, that is said too, with why (so no "HBM-bound at 419 FLOP/byte
+/// against a ridge of 290" without the reason).
+pub fn roofline_words(intensity: f64, tflops: f64, bound: Bound, d: &Device) -> String {
+    let ridge = ridge_point(d);
+    let fmt = crate::spec::metrics::fmt4;
+    let memory_side = intensity < ridge;
+    let side = if memory_side {
+        format!("{} FLOP/byte, below the chip's ridge point of {} (the memory side of the roofline)", fmt(intensity), fmt(ridge))
+    } else {
+        format!("{} FLOP/byte, above the chip's ridge point of {} (the compute side of the roofline)", fmt(intensity), fmt(ridge))
+    };
+    let why = match (bottleneck_class(bound), memory_side) {
+        ("memory", false) => match bound {
+            Bound::Mte2 => "; it is held up by the cores' own copies from memory (MTE2), which move less than the chip's HBM bandwidth, not by the roofline's memory roof".to_string(),
+            _ => "; its tiles move more bytes than the ideal count the intensity is taken from, and the cube waits for them".to_string(),
+        },
+        ("compute", true) => "; its tiles keep the data on chip, so the cube or vector units, not memory, set its pace".to_string(),
+        _ => String::new(),
+    };
+    format!("{side}{why}, attaining {} TFLOP/s of the {} TFLOP/s FP16 peak", fmt(tflops), fmt(d.derived.peak_tflops_fp16))
+}
+
 fn bound_words(b: Bound) -> &'static str {
     match b {
         Bound::Hbm | Bound::Mte2 => "HBM-bound",
@@ -397,10 +427,13 @@ pub fn causes(ops: &[OpCost], label: &str, decode: bool, d: &Device, shares: &BT
     };
     chain.push(format!("{label} is {words}: {what}"));
     if let Some(top) = ops.iter().max_by(|a, b| a.time_us.total_cmp(&b.time_us)) {
-        let ridge = d.derived.peak_tflops_fp16 * 1e12 / (d.derived.hbm_gbs * 1e9).max(1.0);
         chain.push(format!(
-            "the largest operator, {} ({}), takes {:.0}% of the step and is {}: {:.1} FLOP/byte against the chip's ridge point of {:.0}, attaining {:.1} TFLOP/s",
-            top.name, top.class.name(), share(top.time_us), bound_words(top.estimate.bound), top.estimate.arithmetic_intensity, ridge, top.estimate.attained_tflops
+            "the largest operator, {} ({}), takes {:.0}% of the step and is {}: {}",
+            top.name,
+            top.class.name(),
+            share(top.time_us),
+            bound_words(top.estimate.bound),
+            roofline_words(top.estimate.arithmetic_intensity, top.estimate.attained_tflops, top.estimate.bound, d)
         ));
     }
     for (class, s) in shares {

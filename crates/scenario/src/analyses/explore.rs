@@ -305,7 +305,12 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
                 if mode == TileMode::Best { "tuned" } else { "default" },
                 if graph_launch { "graph" } else { "eager" },
                 st.tp,
-                if st.expert_parallel { format!(", expert parallel (ep {})", st.tp) } else { String::new() },
+                match (st.expert_parallel, st.dp > 1) {
+                    (true, true) => format!(", dp {}, expert parallel (ep = tp x dp = {})", st.dp, st.ep),
+                    (true, false) => format!(", expert parallel (ep = tp = {})", st.ep),
+                    (false, true) => format!(", dp {}", st.dp),
+                    (false, false) => String::new(),
+                },
                 if st.triton_chunks { ", the linear-attention chunk kernels at the engine's Triton speed" } else { "" }
             );
             Ok(Breakdown { label, ops, memory: Some(st.memory), phase: Some(phase), why, total_ms: total / 1e3, wall_ms: Some(st.wall_ms) })

@@ -67,6 +67,10 @@ pub struct Report {
     /// Diffusion stage: the pipeline timeline of the baseline and of the best configuration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pipeline: Option<PipelineReport>,
+    /// The language model's identity (`ModelDesc::identity_line`), its layer stack, and what
+    /// Tunelab approximates in it, one line each (empty for other models).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub model_identity: Vec<String>,
     /// A serving result bound by the offered load, said so (`stages::capacity::load_bound`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load_bound: Option<String>,
@@ -250,8 +254,17 @@ impl Report {
         let band_config = best.map(|(_, t)| t.config.clone()).unwrap_or_else(|| run.baseline_config().clone());
         let prediction_band = crate::fidelity::bands::line_for(s, &names, &band_config);
         let pipeline = PipelineReport::of(run, best.map(|(_, t)| &t.config));
+        let model_identity = match crate::stages::context::resolve(s) {
+            Ok((m, _, _)) if m.llm.is_some() => {
+                let mut v = vec![m.identity_line(), m.stack_summary()];
+                v.extend(m.approximations().into_iter().map(|a| format!("approximates {a}")));
+                v
+            }
+            _ => Vec::new(),
+        };
         let load_bound = best.and_then(|(_, t)| crate::stages::capacity::load_bound(s, &metrics.iter().map(|m| m.name.clone()).zip(t.values.iter().copied()).collect::<Vec<_>>()));
         Report {
+            model_identity,
             load_bound,
             spread: None,
             pipeline,
@@ -301,9 +314,13 @@ impl Report {
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         out.push_str(&format!("{} stage, {} on {}, seed {}\n", self.stage, self.model, self.device, self.seed));
+        for l in &self.model_identity {
+            out.push_str(&format!("model: {l}\n"));
+        }
         match self.best {
-            Some(b) => out.push_str(&format!("best {}: {} {} ({})\n", self.metric, crate::run::format_best(b), self.unit, self.best_strategy.as_deref().unwrap_or("-"))),
-            None => out.push_str(&format!("best {}: none (no feasible configuration)\n", self.metric)),
+            // The exact value (as `--json` writes it) with the registry's label and unit.
+            Some(b) => out.push_str(&format!("best {} [{}]: {} {} ({})\n", crate::spec::metrics::label(&self.metric), self.metric, crate::run::format_best(b), crate::spec::metrics::unit(&self.metric, &self.unit), self.best_strategy.as_deref().unwrap_or("-"))),
+            None => out.push_str(&format!("best {} [{}]: none (no feasible configuration)\n", crate::spec::metrics::label(&self.metric), self.metric)),
         }
         if !self.prediction_band.is_empty() {
             out.push_str(&format!("{}\n", self.prediction_band));
@@ -317,11 +334,11 @@ impl Report {
         if let Some(l) = &self.load_bound {
             out.push_str(&format!("{l}\n"));
         }
-        out.push_str(&format!("\n{:<34} {:>12} {:>12} {:>9}\n", "metric", "before", "after", "change"));
+        out.push_str(&format!("\n{:<40} {:>12} {:>12} {:>9}\n", "metric", "before", "after", "change"));
         for c in &self.comparison {
-            let f = |x: Option<f64>| x.map(|v| format!("{v:.4}")).unwrap_or_else(|| "-".into());
+            let f = |x: Option<f64>| x.map(|v| crate::spec::metrics::fmt_metric(&c.metric, v)).unwrap_or_else(|| "-".into());
             let pct = c.change_pct.map(|p| format!("{p:+.1}%")).unwrap_or_default() + if c.within_spread { " (within the workload spread: not a gain)" } else { "" };
-            out.push_str(&format!("{:<34} {:>12} {:>12} {:>9}\n", format!("{} ({})", c.metric, c.unit), f(c.before), f(c.after), pct));
+            out.push_str(&format!("{:<40} {:>12} {:>12} {:>9}\n", crate::spec::metrics::label_unit(&c.metric, &c.unit), f(c.before), f(c.after), pct));
         }
         if !self.measures.is_empty() {
             out.push_str(&format!("\nmeasures taken ({}):\n", self.measures.len()));
@@ -397,7 +414,7 @@ pub fn trials_csv(run: &Run) -> String {
     let mut out = String::new();
     let mut head: Vec<String> = vec!["strategy".into(), "id".into(), "evaluation".into(), "state".into()];
     head.extend(run.space().names().iter().cloned());
-    head.extend(run.metrics().iter().map(|m| if m.unit.is_empty() { m.name.clone() } else { format!("{} ({})", m.name, m.unit) }));
+    head.extend(run.metrics().iter().map(|m| crate::spec::metrics::csv_head(&m.name, &m.unit)));
     head.push("reason".into());
     out.push_str(&head.iter().map(|h| csv_field(h)).collect::<Vec<_>>().join(","));
     out.push('\n');

@@ -31,7 +31,7 @@ const fn m(id: &'static str, label: &'static str, unit: &'static str, meaning: &
 /// Every metric a stage reports.
 pub const METRICS: &[MetricInfo] = &[
     m("tokens_per_s", "Throughput", "tokens/s", "Tokens per second of the whole instance or job, all its chips (generated tokens when serving, training tokens when training).", true, false),
-    m("tokens_per_s_per_chip", "Throughput per chip", "tokens/s", "Generated tokens per second divided by the chips the instance uses (tensor-parallel degree).", true, false),
+    m("tokens_per_s_per_chip", "Throughput per chip", "tokens/s", "Tokens per second divided by every chip that produces them: serving, tp x dp of the instance (a disaggregated layout: every chip of the cluster, prefill instances included); training, every chip of the job.", true, false),
     m("ttft_ms", "Time to first token (p90)", "ms", "TTFT: from a request's arrival to its first token, 90th percentile over the simulated requests (simple mode: one prefill of the batch).", false, false),
     m("tpot_ms", "Time per output token (p90)", "ms", "TPOT: a request's decode time per generated token after the first, 90th percentile (simple mode: one decode step at the mean context).", false, false),
     m("ttft_p50_ms", "TTFT p50", "ms", "Median time to first token over the simulated requests.", false, false),
@@ -57,7 +57,7 @@ pub const METRICS: &[MetricInfo] = &[
     m("energy_j_per_token", "Energy per token", "J/token", "Energy of all the instance's chips per generated token.", false, false),
     m("energy_j", "Energy", "J", "Energy of one chip for the whole simulated workload.", false, false),
     m("rel_error", "Numerical error (data types)", "", "Expected relative numerical error of the least precise operator from its data types' rounding and quantisation (0.01 = ±1% in the computed values). It says nothing about how far a time or throughput may be from hardware: that is the prediction band beside the headline numbers.", false, true),
-    m("power_w", "Power", "W", "Average power of one chip over the request.", false, false),
+    m("power_w", "Power", "W", "Average power of one chip over the simulated run (busy and idle).", false, false),
     m("utilisation", "Utilisation", "", "Share of the chip's peak in use: useful FLOPs per second over the FP16 cube peak (runtime stage: busy share of the chips).", true, true),
     m("step_time_ms", "Step time", "ms", "Time of one training step (all micro-batches, communication not hidden).", false, false),
     m("mfu", "MFU", "", "Model FLOPs utilisation: model FLOPs per second over the peak of all chips.", true, true),
@@ -72,6 +72,8 @@ pub const METRICS: &[MetricInfo] = &[
     m("text_encoder_ms", "Text encoders", "ms", "Diffusion: time of the text encoders per call (0 when the prompt's embeddings come from the cache).", false, false),
     m("vae_ms", "VAE decoder", "ms", "Diffusion: time of the VAE decoder per call.", false, false),
     m("output_changing_knobs", "Output-changing knobs", "", "Diffusion: knobs set away from the exact pipeline that change the images (fewer steps, W8A8, token merging, step caching); quality is not simulated.", false, false),
+    m("f", "Function value", "", "The known 2-D function's value at the point (a teaching landscape: branin, rastrigin, ...), minimised.", false, false),
+    m("time", "Kernel time", "ms", "The kernel's time as measured and recorded in the Kernel Tuner cache (a measurement replayed, not an estimate).", false, false),
     m("samples_per_s", "Samples per second", "samples/s", "Training: sequences (or images, for a diffusion model) per second of the whole job: the global batch over the step time.", true, false),
 ];
 
@@ -96,11 +98,31 @@ pub fn label(id: &str) -> String {
     }
 }
 
-/// "Label (unit)" for column heads.
-pub fn label_unit(id: &str, unit: &str) -> String {
+/// The unit a metric is shown in: the registry's (one unit per metric, whatever a stage
+/// wrote: "J/token", never "J"), else the unit the stage reported for an unknown id.
+pub fn unit(id: &str, reported: &str) -> String {
     let i = info(id);
-    let u = if i.id.is_empty() { unit } else if i.percent { "%" } else { i.unit };
+    if i.id.is_empty() { reported.trim().to_string() } else { i.unit.to_string() }
+}
+
+/// "Label (unit)" for column heads and axis titles: "Throughput per chip (tokens/s)". A
+/// percentage's head carries no unit, its values do ("MFU", "16.13%"), so no "(%) 16.13%".
+pub fn label_unit(id: &str, reported: &str) -> String {
+    let i = info(id);
+    let u = if i.percent { String::new() } else { unit(id, reported) };
     if u.is_empty() { label(id) } else { format!("{} ({u})", label(id)) }
+}
+
+/// A CSV column head: the metric's id (machine-readable) with the registry's unit:
+/// "energy_j_per_token (J/token)"; a percentage is written as a fraction, and says so.
+pub fn csv_head(id: &str, reported: &str) -> String {
+    let u = if info(id).percent { "fraction".to_string() } else { unit(id, reported) };
+    if u.is_empty() { id.to_string() } else { format!("{id} ({u})") }
+}
+
+/// A metric's value with its unit as people read it: "1265 tokens/s", "16.13%", "0.5".
+pub fn value_unit(id: &str, x: f64, reported: &str) -> String {
+    if info(id).percent { fmt_metric(id, x) } else { fmt_unit(x, &unit(id, reported)) }
 }
 
 /// The one-line meaning (empty for an unknown id).
@@ -237,6 +259,17 @@ mod tests {
             assert!(!i.meaning.is_empty() && !i.label.is_empty());
         }
         assert_eq!(label("some_new_metric"), "some new metric");
+        // One unit per metric whatever a stage reported, a percentage's head without one.
+        assert_eq!(label_unit("energy_j_per_token", "J"), "Energy per token (J/token)");
+        assert_eq!(label_unit("tokens_per_s_per_chip", "tok/s"), "Throughput per chip (tokens/s)");
+        assert_eq!(label_unit("mfu", ""), "MFU");
+        assert_eq!(label_unit("some_new_metric", "widgets"), "some new metric (widgets)");
+        assert_eq!(csv_head("energy_j_per_token", "J"), "energy_j_per_token (J/token)");
+        assert_eq!(csv_head("mfu", ""), "mfu (fraction)");
+        assert_eq!(value_unit("mfu", 0.16134, ""), "16.13%");
+        assert_eq!(value_unit("model_time_ms", 18.99898052215576, "ms"), "19 ms");
+        assert_eq!(label("f"), "Function value");
+        assert_eq!(label_unit("time", "ms"), "Kernel time (ms)");
         assert_eq!(is_better(true, 1.0, 2.0), Some(true));
         assert_eq!(is_better(false, 1.0, 2.0), Some(false));
     }

@@ -99,7 +99,7 @@ pub fn model_label(s: &Scenario) -> String {
         let arch = j.get("architectures").and_then(|a| a.get(0)).and_then(|v| v.as_str());
         ["_name_or_path", "name"].iter().filter_map(|k| j.get(*k).and_then(|v| v.as_str())).chain(arch).chain(j.get("model_type").and_then(|v| v.as_str()))
             .find(|x| !x.trim().is_empty())
-            .map(|x| format!("{} (pasted)", x.rsplit('/').next().unwrap_or(x)))
+            .map(|x| format!("{} (own config)", x.rsplit('/').next().unwrap_or(x)))
     };
     let name = match &s.model {
         ModelRef::Id(id) if id.trim_start().starts_with('{') => serde_json::from_str(id).ok().as_ref().and_then(from_json),

@@ -417,11 +417,11 @@ pub fn metrics() -> Vec<Metric> {
         Metric::minimize("step_time_ms", "ms"),
         Metric::maximize("mfu", ""),
         Metric::minimize("memory_gib", "GiB"),
-        Metric::maximize("tokens_per_s", "tok/s"),
+        Metric::maximize("tokens_per_s", "tokens/s"),
         Metric::minimize("bubble_fraction", ""),
         Metric::minimize("dp_comm_exposed_ms", "ms"),
-        Metric::minimize("grad_accum", ""),
-        Metric::maximize("tokens_per_s_per_chip", "tok/s"),
+        Metric::minimize("grad_accum", "steps"),
+        Metric::maximize("tokens_per_s_per_chip", "tokens/s"),
         Metric::maximize("samples_per_s", "samples/s"),
     ]
 }

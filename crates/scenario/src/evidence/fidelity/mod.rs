@@ -19,7 +19,7 @@ mod summary;
 
 pub use predict::{case_scenario, merge, pinned_config, predict_case, predict_row};
 pub use render::num;
-pub use summary::{group, grouped, median, summarise, GroupSummary, Summary};
+pub use summary::{group, grouped, headlines, median, summarise, GroupSummary, Headline, Summary};
 
 use crate::spec::scenario::clip;
 use serde::{Deserialize, Serialize};
@@ -87,6 +87,15 @@ pub struct Row {
     pub layer: Option<String>,
     pub source: String,
     pub software: Option<String>,
+    /// The framework or engine release that ran the row ("0.11", "0.18.0rc1"; None or
+    /// "unstated": the source names none). Leave-one-engine-release-out groups by
+    /// (framework, release).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub release: Option<String>,
+    /// The model family ("qwen3", "llama2", "deepseekv3"; for an operator row its operator):
+    /// leave-one-model-family-out groups by it. None: derived from the model (`family_of`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
     pub notes: Option<String>,
     pub conversion_note: Option<String>,
 }
@@ -311,6 +320,64 @@ pub struct Compared {
     /// The launch mode the case pins ("eager", "graph"; "" when not pinned).
     #[serde(default)]
     pub launch: String,
+    /// The release of the framework that ran the row ("unstated" when the source names none).
+    #[serde(default)]
+    pub release: String,
+    /// The model family (`family_of`).
+    #[serde(default)]
+    pub family: String,
+}
+
+/// The release a row was measured on: its `release`, else "unstated".
+pub fn release_of(r: &Row) -> String {
+    r.release.as_deref().map(str::trim).filter(|s| !s.is_empty()).unwrap_or("unstated").to_string()
+}
+
+/// The model family of a row: its `family`, else derived from the model (a bundled id or an
+/// operator graph's name; an inline config's `model_type`): the leading letters of the name with
+/// the version that follows them, without the size ("qwen3-32b" -> "qwen3", "llama-2-7b" ->
+/// "llama2", "mixtral-8x7b" -> "mixtral").
+pub fn family_of(r: &Row) -> String {
+    if let Some(f) = r.family.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        return f.to_string();
+    }
+    let name = match &r.model {
+        Json::String(s) => s.clone(),
+        Json::Object(o) => o.get("name").or_else(|| o.get("model_type")).and_then(Json::as_str).unwrap_or("").to_string(),
+        _ => String::new(),
+    };
+    family_from_name(&name)
+}
+
+/// "qwen3-32b" -> "qwen3"; see `family_of`.
+pub fn family_from_name(name: &str) -> String {
+    let n = name.rsplit('/').next().unwrap_or("").to_ascii_lowercase();
+    let c: Vec<char> = n.chars().collect();
+    let mut i = 0;
+    while i < c.len() && c[i].is_ascii_alphabetic() {
+        i += 1;
+    }
+    let mut fam: String = c[..i].iter().collect();
+    if fam.is_empty() {
+        return if n.is_empty() { "unstated".into() } else { n };
+    }
+    let mut j = i;
+    if j < c.len() && (c[j] == '-' || c[j] == '_') {
+        j += 1;
+    }
+    let mut k = j;
+    if k < c.len() && c[k] == 'v' {
+        k += 1;
+    }
+    let start = k;
+    while k < c.len() && (c[k].is_ascii_digit() || c[k] == '.') {
+        k += 1;
+    }
+    // A version, not a size ("7b", "8x7b").
+    if k > start && !(k < c.len() && (c[k] == 'b' || c[k] == 'x')) {
+        fam.extend(c[j..k].iter().filter(|ch| **ch != '-'));
+    }
+    fam
 }
 
 /// The layer a row is evidence for, with the kernel library or framework that fills it: an
@@ -364,6 +431,8 @@ fn compared_value(case: &Case, m: &Measured, predicted: f64, predicted_by: Strin
         layer: layer_of(r),
         framework: r.framework.clone().unwrap_or_default(),
         launch,
+        release: release_of(r),
+        family: family_of(r),
     }
 }
 

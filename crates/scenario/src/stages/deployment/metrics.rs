@@ -11,7 +11,7 @@ pub fn metrics() -> Vec<Metric> {
         Metric::minimize("tpot_ms", "ms"),
         Metric::maximize("tokens_per_s_per_chip", "tokens/s"),
         Metric::minimize("memory_gib", "GiB"),
-        Metric::minimize("energy_j_per_token", "J"),
+        Metric::minimize("energy_j_per_token", "J/token"),
         Metric::minimize("rel_error", ""),
         Metric::minimize("power_w", "W"),
         Metric::maximize("utilisation", ""),

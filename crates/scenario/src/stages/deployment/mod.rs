@@ -159,8 +159,11 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     ];
     if !spec.is_static() {
         // vLLM's defaults first: 8192 tokens per step (V1 with chunked prefill), chunking on.
-        params.push(cat_i("max_num_batched_tokens", &ints(&spec.max_num_batched_tokens, &[8192, 2048, 4096, 16384])));
-        params.push(cat_s("chunked_prefill", &strs(&spec.chunked_prefill, &["on", "off"])));
+        // A named release's defaults come first (its token budget on this device's memory, its
+        // chunked-prefill setting); without one, the stage's own order as before.
+        let (tokens, chunk) = release_defaults(&spec, &device);
+        params.push(cat_i("max_num_batched_tokens", &ints(&spec.max_num_batched_tokens, &tokens)));
+        params.push(cat_s("chunked_prefill", &strs(&spec.chunked_prefill, &chunk.iter().map(String::as_str).collect::<Vec<_>>())));
         let arrivals = match spec.arrival.as_str() {
             "poisson" => format!("Poisson arrivals at {} req/s", spec.request_rate.unwrap_or(0.0)),
             "trace" => format!("{} traced arrivals", spec.trace.len()),
@@ -220,6 +223,28 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance, capacity };
     obj.check_fits_somewhere(&tps, &precisions)?;
     Ok(StageSetup { space, metrics: obj.metrics(), objective: Box::new(obj), baseline, focus: Vec::new(), focus_budget: 0, notes })
+}
+
+/// The token budgets and chunked-prefill settings a stage offers by default: a named release's
+/// first (`deployment.serving.engine_version`, assets/engines/releases.json: its budget on a
+/// device under 70 GiB or of 70 GiB and more), else vLLM V1's 8192 tokens with chunking on.
+fn release_defaults(spec: &crate::spec::options::serving::ServingSpec, device: &Device) -> (Vec<i64>, Vec<String>) {
+    let mut tokens = vec![8192, 2048, 4096, 16384];
+    let mut chunk = vec!["on".to_string(), "off".to_string()];
+    if spec.engine_version.is_empty() {
+        return (tokens, chunk);
+    }
+    if let Ok(Some((_, r))) = crate::spec::options::releases::release(&spec.engine, &spec.engine_version) {
+        if let Some([small, big]) = r.defaults.max_num_batched_tokens {
+            let first = if device.memory_bytes as f64 >= 70.0 * 1_073_741_824.0 { big } else { small };
+            tokens.retain(|t| *t != first);
+            tokens.insert(0, first);
+        }
+        if r.defaults.chunked_prefill.as_deref() == Some("off") {
+            chunk.reverse();
+        }
+    }
+    (tokens, chunk)
 }
 
 /// The cluster's parameters, constraints and notes (none without `deployment.cluster`).
@@ -338,9 +363,14 @@ impl DeploymentObjective {
     fn check_fits_somewhere(&self, tps: &[i64], precisions: &[String]) -> Result<(), String> {
         let tp = tps.iter().copied().max().unwrap_or(1) as u64;
         let smallest = precisions.iter().filter_map(|p| Precision::parse(p).ok()).min_by_key(|p| p.weight().bits()).unwrap_or(Precision::Fp16);
-        // Over a cluster, a mixture-of-experts model may spread its experts over every chip.
+        // Over a cluster, a mixture-of-experts model may spread its experts over up to every
+        // chip: the widest data-parallel group whose expert parallelism divides the experts (a
+        // disaggregated layout's sides each take a share, so all the chips need not be one).
         let plan = match &self.cluster {
-            Some(c) if is_moe(&self.model) && (c.chips as i64) % (tp as i64) == 0 => super::scale::plan(tp, c.chips / tp, true, 0, Some(c.placement)),
+            Some(c) if is_moe(&self.model) && c.chips.is_multiple_of(tp) => {
+                let fill = c.chips / tp;
+                (1..=fill).rev().filter(|d| fill.is_multiple_of(*d)).map(|d| super::scale::plan(tp, d, true, 0, Some(c.placement))).find(|p| validate_plan(&self.model, p).is_ok()).unwrap_or(ParallelPlan { tp, ..Default::default() })
+            }
             _ => ParallelPlan { tp, ..Default::default() },
         };
         let opts = GraphOptions { precision: smallest, ..GraphOptions::default() };
@@ -359,6 +389,15 @@ impl DeploymentObjective {
     /// The plan of an engine rank of `tp` chips in an instance of `dp` ranks, placed on the
     /// cluster (or on one node of the chip's system).
     fn plan_at(&self, k: &Knobs, tp: u64, dp: u64) -> ParallelPlan {
+        self.plan_side(k, tp, dp, false)
+    }
+
+    /// `plan_at` on one side of a disaggregated layout: a prefill instance on its own chip
+    /// (`deployment.cluster.prefill_device`) takes that system's placement.
+    fn plan_side(&self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> ParallelPlan {
+        if let Some(p) = self.cluster.as_ref().and_then(|c| c.prefill.as_ref()).filter(|_| prefill) {
+            return super::scale::plan(tp, dp, k.expert_parallel, k.scale.redundant, Some(p.placement));
+        }
         let placement = self.cluster.as_ref().map(|c| c.placement).or_else(|| tunelab_sim::topology::Placement::of(&self.device, false).ok());
         super::scale::plan(tp, dp, k.expert_parallel, k.scale.redundant, placement)
     }
@@ -385,9 +424,12 @@ impl DeploymentObjective {
     /// The step pricer of a rank of `tp` chips in `dp` ranks (`prefill`: a disaggregated
     /// prefill instance's, kept apart from the decode side's).
     fn pricer_at(&mut self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> &mut StepPricer {
-        let plan = self.plan_at(k, tp, dp);
+        let plan = self.plan_side(k, tp, dp, prefill);
         let opts = self.opts(k);
-        let (model, device, mode, host) = (&self.model, &self.device, self.mode, self.host);
+        // A heterogeneous layout's prefill side prices on its own chip (and memo: the operator
+        // memo is one chip's).
+        let other = self.cluster.as_ref().and_then(|c| c.prefill.as_ref()).filter(|_| prefill).map(|p| &p.device);
+        let (model, device, mode, host) = (&self.model, other.unwrap_or(&self.device), self.mode, self.host);
         // An engine that reads each sequence's whole KV allocation (torchair's fixed cache):
         // the static batch allocates prompt plus output; the scheduler the longest request.
         let allocated = options::allocated_ctx(&self.spec, &host, model, self.input + self.output, || self.reqs.iter().map(|r| r.input + r.output).max().unwrap_or(0));
@@ -402,7 +444,9 @@ impl DeploymentObjective {
             p.allocated_ctx = allocated;
             // Checked in setup (`serving_features::stage::extend`), so this cannot fail here.
             p.spec = super::serving_features::stage::spec_pricing(model, device, spec, k.spec_k, plan, opts, mode, host).ok().flatten();
-            p.share_memo(memo);
+            if other.is_none() {
+                p.share_memo(memo);
+            }
             p
         });
         if let Some(sp) = p.spec.as_mut() {
@@ -416,7 +460,7 @@ impl DeploymentObjective {
     /// Serves one decoded configuration by the scenario's mode.
     fn serve_knobs(&mut self, k: &Knobs) -> Result<Result<Served, String>, String> {
         if let Some(c) = &self.cluster {
-            if let Some(why) = super::scale::layout_error(c.chips, k.tp, &k.scale) {
+            if let Some(why) = super::scale::layout_error(c.chips, k.tp, &k.scale, c.prefill_chips()) {
                 return Ok(Err(why));
             }
         }
@@ -444,7 +488,7 @@ impl DeploymentObjective {
     /// Chips the configuration occupies.
     fn chips(&self, k: &Knobs) -> u64 {
         match (&self.cluster, k.scale.pd) {
-            (Some(c), Some(_)) => c.chips,
+            (Some(c), Some(_)) => c.chips + c.prefill_chips(),
             _ => k.tp * k.scale.dp.max(1),
         }
     }

@@ -39,6 +39,10 @@ pub struct StepOperators {
     /// context, batch 16", "one prefill step of 4 whole 2048-token prompts (...)").
     pub what: String,
     pub tp: u64,
+    /// Data-parallel attention ranks of the phase, and the expert-parallel degree of its plan
+    /// (the one definition: `stages::scale::plan`, ep = tp x dp with expert parallelism).
+    pub dp: u64,
+    pub ep: u64,
     pub expert_parallel: bool,
     pub graph_launch: bool,
     /// The step as the stage prices it: device time, and wall time with the engine's host work
@@ -121,5 +125,5 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase, 
     // price is per generated token, so it is scaled back to the whole step.
     let cost = pricer.step(&shape, k.graph_launch)?;
     let per_step = spec.as_ref().map_or(1.0, |sp| sp.tokens_per_step.max(1.0));
-    Ok(StepOperators { ops, memory, spec, triton_chunks, what, tp, expert_parallel: k.expert_parallel, graph_launch: k.graph_launch, device_ms: cost.device_us * per_step / 1e3, wall_ms: cost.time_us * per_step / 1e3 })
+    Ok(StepOperators { ops, memory, spec, triton_chunks, what, tp, dp, ep: plan.ep, expert_parallel: k.expert_parallel, graph_launch: k.graph_launch, device_ms: cost.device_us * per_step / 1e3, wall_ms: cost.time_us * per_step / 1e3 })
 }

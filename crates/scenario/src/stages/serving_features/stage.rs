@@ -44,11 +44,19 @@ pub fn extend(model: &ModelDesc, spec: &ServingSpec, params: &mut Vec<Param>, no
         let s = super::speculative::resolve(spec, k0)?.ok_or("deployment.serving.speculative: not resolved")?;
         s.draft_model(model).map_err(|e| format!("deployment.serving.speculative: {e}"))?;
         let (_, why) = super::speculative::acceptance(spec)?.unwrap_or((0.0, String::new()));
+        // Every number of draft tokens the space offers, so the note holds for whichever one a
+        // configuration uses (the diagnosis names the priced one's yield).
+        let mut yields = Vec::new();
+        for k in super::speculative::token_levels(spec) {
+            if let Some(r) = super::speculative::resolve(spec, k.max(1) as u64)? {
+                yields.push(format!("{k} draft token{} yield{} {:.2}", if k == 1 { "" } else { "s" }, if k == 1 { "s" } else { "" }, r.tokens_per_step()));
+            }
+        }
         notes.push(format!(
-            "speculative decoding ({}): acceptance {:.3} per draft token ({why}); {k0} draft tokens yield {:.2} tokens per verify step; TPOT is per accepted token",
+            "speculative decoding ({}): acceptance {:.3} per draft token ({why}); tokens per verify step: {}; TPOT is per accepted token",
             s.method.name(),
             s.acceptance_rate,
-            s.tokens_per_step()
+            yields.join(", ")
         ));
         params.push(Param::categorical("num_speculative_tokens", super::speculative::token_levels(spec).into_iter().map(Value::Int).collect()));
     }

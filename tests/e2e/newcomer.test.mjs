@@ -1,0 +1,211 @@
+// Issue 46: a page a newcomer succeeds with. At 1440x900, 1280x720 and a 390x844 phone: the run
+// toolbar stays in view, nothing scrolls sideways, chart text is at least 11 px and never
+// overlaps or runs outside its chart (measured from the DOM boxes), results are within one screen
+// of the toolbar; errors appear next to what caused them; each stage shows its own fields; the
+// scenario's name follows an uploaded or pasted model; a click on any point of any chart pins it
+// into the panel beside the charts, on every bundled scenario; Copy link confirms or falls back.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { BASE, launch, open, text, setInput, runToDone, shot } from './helpers.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+const VIEWPORTS = [
+  { width: 1440, height: 900 },
+  { width: 1280, height: 720 },
+  { width: 390, height: 844 },
+];
+
+/** Problems with the text the page shows, measured from DOM boxes: SVG text under 11 px, outside
+ *  its chart's box, or overlapping another text of the same chart; HTML buttons whose label
+ *  wraps; the page wider than the window. */
+async function layoutProblems(page) {
+  return page.evaluate(() => {
+    const bad = [];
+    const vw = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth > vw + 1) bad.push(`page scrolls sideways: ${document.documentElement.scrollWidth} > ${vw}`);
+    const visible = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== 'hidden'; };
+    for (const svg of document.querySelectorAll('svg.tl-svg')) {
+      if (!visible(svg)) continue;
+      const box = svg.getBoundingClientRect();
+      const scale = box.width / svg.viewBox.baseVal.width;
+      const texts = [...svg.querySelectorAll('text')].filter((t) => t.textContent.trim() && visible(t));
+      const rects = texts.map((t) => ({ t, r: t.getBoundingClientRect(), size: parseFloat(getComputedStyle(t).fontSize) * scale }));
+      for (const { t, r, size } of rects) {
+        if (size < 10.95) bad.push(`${svg.getAttribute('aria-label')}: "${t.textContent}" at ${size.toFixed(1)} px`);
+        if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1) bad.push(`${svg.getAttribute('aria-label')}: "${t.textContent}" outside its chart`);
+      }
+      for (let i = 0; i < rects.length; i++) {
+        for (let j = i + 1; j < rects.length; j++) {
+          const a = rects[i].r, b = rects[j].r;
+          const ox = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+          const oy = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+          if (ox > 2 && oy > 2) bad.push(`${svg.getAttribute('aria-label')}: "${rects[i].t.textContent}" overlaps "${rects[j].t.textContent}"`);
+        }
+      }
+    }
+    for (const b of document.querySelectorAll('button')) {
+      if (!visible(b) || !b.textContent.trim()) continue;
+      const lh = parseFloat(getComputedStyle(b).lineHeight) || 20;
+      if (b.getBoundingClientRect().height > lh * 1.8 + 12 && !b.textContent.includes(' ')) bad.push(`button "${b.textContent}" wraps`);
+    }
+    return bad;
+  });
+}
+
+async function toolbarInView(page) {
+  return page.evaluate(() => {
+    const r = document.querySelector('[data-testid=toolbar]').getBoundingClientRect();
+    const run = document.querySelector('[data-testid=run]').getBoundingClientRect();
+    return r.top >= -1 && run.bottom <= innerHeight && run.top >= 0;
+  });
+}
+
+for (const viewport of VIEWPORTS) {
+  test(`${viewport.width}x${viewport.height}: toolbar in view, results within a screen, readable charts`, async () => {
+    const { page, context, errors } = await open(browser, BASE, viewport);
+    assert.ok(await toolbarInView(page), 'the toolbar is in view at the start');
+    await setInput(page, 'budget', 24);
+    await page.check('[data-testid=strategy-annealing]');
+    await runToDone(page);
+    // Scrolled to the end, the toolbar is still in view.
+    await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    await page.waitForTimeout(100);
+    assert.ok(await toolbarInView(page), 'the toolbar stays in view at the bottom of the page');
+    await page.evaluate(() => window.scrollTo(0, 0));
+    // The first chart starts within one screen below the toolbar.
+    const gap = await page.evaluate(() => {
+      const t = document.querySelector('[data-testid=toolbar]').getBoundingClientRect();
+      const c = document.querySelector('.charts svg.tl-svg').getBoundingClientRect();
+      return c.top - t.bottom;
+    });
+    assert.ok(gap < viewport.height, `the first chart is ${gap} px below the toolbar`);
+    const problems = await layoutProblems(page);
+    await shot(page, `newcomer-${viewport.width}x${viewport.height}.png`);
+    assert.deepEqual(problems, []);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+}
+
+test('an invalid budget is refused beside its field and the field shows the budget in force', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  const before = await page.inputValue('[data-testid=budget]');
+  await setInput(page, 'budget', 0);
+  await page.waitForSelector('[data-testid=error].inline-error');
+  assert.match(await text(page, 'error'), /Budget: '0' is not a budget/);
+  assert.equal(await page.inputValue('[data-testid=budget]'), before);
+  const distance = await page.evaluate(() => {
+    const e = document.querySelector('[data-testid=error]').getBoundingClientRect();
+    const f = document.querySelector('[data-testid=budget]').getBoundingClientRect();
+    return e.top - f.bottom;
+  });
+  assert.ok(distance >= -2 && distance < 60, `the error is ${distance} px below the budget field`);
+  // The next action clears it.
+  await setInput(page, 'budget', 12);
+  assert.equal(await page.$('[data-testid=error]'), null);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('each stage shows its own fields, goals and strategies', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  await page.click('text=Goal, limits and workload');
+  assert.ok(await page.isVisible('[data-testid=workload-input]'), 'deployment: tokens');
+  await page.selectOption('[data-testid=stage]', 'operator');
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=goal] option')].some((o) => o.value === 'model_time_ms'));
+  const goals = await page.$$eval('[data-testid=goal] option', (l) => l.map((o) => o.value));
+  assert.ok(!goals.some((g) => g.startsWith('ttft')), `operator goals: ${goals}`);
+  await page.selectOption('[data-testid=stage]', 'diffusion');
+  await page.waitForFunction(() => !document.querySelector('[data-testid=workload-input]'));
+  assert.equal(await page.$('[data-testid=workload-batch]'), null, 'diffusion: no token batch');
+  await page.selectOption('[data-testid=stage]', 'training');
+  await page.waitForSelector('[data-testid=workload-seq]');
+  assert.equal(await page.$('[data-testid=workload-input]'), null, 'training: no input tokens');
+  // A ninth strategy cannot be ticked: it is disabled and says why.
+  for (const s of ['random', 'grid', 'genetic', 'annealing', 'local', 'nsga2', 'auto', 'bayes', 'tpe', 'rl']) {
+    if (await page.isDisabled(`[data-testid=strategy-${s}]`)) continue;
+    if (!(await page.isChecked(`[data-testid=strategy-${s}]`))) await page.check(`[data-testid=strategy-${s}]`);
+  }
+  const ticked = await page.$$eval('.controls input[type=checkbox]', (l) => l.filter((x) => x.checked).length);
+  assert.equal(ticked, 8);
+  assert.equal(await page.$('[data-testid=error]'), null, 'nothing refused: the ninth is not offered');
+  // Replay: no model, no chip, no "not a measurement".
+  await page.selectOption('[data-testid=bundled]', 'landscape-branin');
+  await page.waitForSelector('[data-testid=landscape-note]');
+  assert.equal(await page.$('[data-testid=model]'), null);
+  assert.doesNotMatch(await text(page, 'tagline'), /not a measurement/);
+  assert.doesNotMatch(await text(page, 'scenario-title'), /llama/i);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the scenario is renamed after a pasted or uploaded model, and warnings look like warnings', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  const config = JSON.parse(readFileSync('assets/models/qwen2.5-7b.config.json', 'utf8'));
+  await page.click('text=Paste, upload or drop a model');
+  await page.fill('[data-testid=model-text]', JSON.stringify(config));
+  await page.click('[data-testid=use-model]');
+  await page.waitForFunction(() => /qwen/i.test(document.querySelector('[data-testid=scenario-name]').textContent));
+  assert.doesNotMatch(await text(page, 'scenario-name'), /llama/i);
+  await page.setInputFiles('[data-testid=model-file]', 'assets/models/sd15-unet.graph.json');
+  await page.waitForFunction(() => document.querySelector('[data-testid=scenario-name]').textContent.includes('sd15-unet.graph.json'));
+  assert.doesNotMatch(await text(page, 'scenario-name'), /pasted/);
+  assert.doesNotMatch(await text(page, 'scenario-title'), /pasted/);
+  // A name the user gave is kept.
+  await page.click('text=Goal, limits and workload');
+  await setInput(page, 'scenario-name-edit', 'My study');
+  await page.setInputFiles('[data-testid=model-file]', 'assets/models/sd15-unet.graph.json');
+  await page.waitForTimeout(300);
+  assert.equal(await text(page, 'scenario-name'), 'My study');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('Copy link falls back to a selected field when the clipboard is refused, and confirms when it works', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  await page.click('[data-testid=copy-link]');
+  await page.waitForSelector('[data-testid=link-field]');
+  assert.equal(await page.inputValue('[data-testid=link-field]'), page.url());
+  await context.close();
+  const granted = await open(browser, BASE);
+  await granted.context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await granted.page.click('[data-testid=copy-link]');
+  await granted.page.waitForFunction(() => document.querySelector('[data-testid=copy-link]').textContent.includes('copied'));
+  assert.deepEqual(errors, []);
+  await granted.context.close();
+});
+
+test('a click on any point of every chart pins it beside the charts, on every bundled scenario', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  const ids = await page.$$eval('[data-testid=bundled] option', (l) => l.map((o) => o.value).filter(Boolean));
+  assert.ok(ids.length >= 15, `${ids.length} bundled scenarios`);
+  const report = [];
+  for (const id of ids) {
+    await page.selectOption('[data-testid=bundled]', id);
+    await setInput(page, 'budget', 6);
+    await runToDone(page);
+    const charts = await page.$$eval('.charts .pin-target', (l) => l.length);
+    for (let k = 0; k < charts; k++) {
+      await page.evaluate(() => document.querySelector('[data-testid=pin-panel] button')?.click());
+      const clicked = await page.evaluate((k) => {
+        const marks = [...document.querySelectorAll('.charts .pin-target')[k].querySelectorAll('circle, rect, path')].filter((c) => c.querySelector(':scope > title')?.textContent.includes('='));
+        const m = marks[marks.length - 1];
+        if (!m) return null;
+        m.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+        return m.querySelector(':scope > title').textContent;
+      }, k);
+      if (!clicked) continue;
+      await page.waitForSelector('[data-testid=pin-panel] td[data-config]', { timeout: 30000 });
+      assert.equal(await page.$('[data-testid=error]'), null, `${id}, chart ${k}: ${await page.$('[data-testid=error]') && await text(page, 'error')}`);
+      report.push(`${id}#${k}`);
+    }
+  }
+  console.log(`pinned from ${report.length} charts: ${report.join(' ')}`);
+  assert.ok(report.length >= ids.length, `${report.length} pins over ${ids.length} scenarios`);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
