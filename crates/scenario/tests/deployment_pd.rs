@@ -83,6 +83,8 @@ fn waiting_for_a_decode_slot_is_queueing_not_tpot() {
 fn deepseek_three_nodes() -> Scenario {
     let mut s = bundled_scenario("deepseek-v3-2xA3-deployment").unwrap();
     s.constraints = Default::default();
+    // At its own load (the capacity goal needs the TTFT limit).
+    s.objectives.clear();
     let c = s.deployment.cluster.as_mut().unwrap();
     c.nodes = 3;
     c.disaggregation = vec!["1P1D".into()];
