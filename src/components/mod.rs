@@ -8,6 +8,7 @@ pub mod controls;
 pub mod explore;
 pub mod fields;
 pub mod gallery;
+pub mod input_warnings;
 pub mod landscape;
 pub mod model_banner;
 pub mod knowledge;

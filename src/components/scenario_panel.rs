@@ -171,7 +171,7 @@ pub fn ScenarioPanel() -> impl IntoView {
                     <div class="row">
                         <button data-testid="use-model" on:click=move |_| use_model(pasted.get_untracked(), None)>"Use this model"</button>
                         <button data-testid="open-scenario" on:click=move |_| {
-                            match Scenario::from_json(&pasted.get_untracked()) { Ok(s) => { ctx.replace(s); } Err(e) => ctx.fail(format!("Not a scenario: {e}")) }
+                            match Scenario::from_json_reporting(&pasted.get_untracked()) { Ok((s, unknown)) => { if ctx.replace(s) { ctx.input_warnings.set(unknown.lines()); } } Err(e) => ctx.fail(format!("Not a scenario: {e}")) }
                         }>"Open as scenario"</button>
                         <input type="file" accept=".json,application/json" data-testid="model-file" on:change=on_file/>
                     </div>

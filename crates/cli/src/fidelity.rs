@@ -4,7 +4,7 @@
 //! cannot express are listed with the reason. FILE is a `tunelab-measurements/1` JSON file
 //! (docs/measurements.md) or an msprof `op_summary_*.csv` (its rows go on `--device`).
 
-use tunelab_scenario::fidelity::{evaluate, load_any, plot, MeasurementSet};
+use tunelab_scenario::fidelity::{evaluate, load_any_reporting, plot, MeasurementSet};
 
 /// Arguments of `tunelab fidelity`.
 #[derive(clap::Args)]
@@ -43,8 +43,9 @@ pub fn main(a: Args) -> Result<(), String> {
     let mut set: Option<MeasurementSet> = None;
     let mut skipped = Vec::new();
     for path in &a.measurements {
-        let t = std::fs::read_to_string(path).map_err(|e| format!("--measurements {path}: {e}"))?;
-        let (s, sk) = load_any(&t, path, &a.device).map_err(|e| format!("--measurements {path}: {e}"))?;
+        let t = crate::args::read_measurement_text("--measurements", path)?;
+        let (s, sk, unknown) = load_any_reporting(&t, path, &a.device).map_err(|e| format!("--measurements {path}: {e}"))?;
+        crate::args::unknown_keys(&format!("--measurements {path}"), &unknown)?;
         skipped.extend(sk);
         set = Some(match set {
             None => s,

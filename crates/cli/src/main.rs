@@ -13,6 +13,7 @@ mod bench_search;
 mod bench_scale;
 mod bench_serving;
 mod bench_diffusion;
+mod bench_inputs;
 mod bench_sim;
 mod completions;
 mod calibrate;
@@ -36,6 +37,10 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(name = "tunelab", version, arg_required_else_help = true, subcommand_required = true)]
 struct Cli {
+    /// Refuse any JSON input (scenario, link, measurement file, chip profile, model, knowledge
+    /// base) that carries a key Tunelab does not read, instead of warning on stderr.
+    #[arg(long, global = true)]
+    strict: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -80,6 +85,7 @@ enum Command {
 
 fn main() {
     let cli = Cli::try_parse().unwrap_or_else(|e| e.exit());
+    args::set_strict(cli.strict);
     let result = match cli.command {
         Command::Strategies(a) => strategies::main(a),
         Command::Replay(a) => replay::main(a),

@@ -173,7 +173,9 @@ pub fn load(path: &str) -> Result<Scenario, String> {
     }
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read scenario '{path}': {e}"))?;
     let text = String::from_utf8(bytes).map_err(|_| format!("scenario '{path}' is not UTF-8 text"))?;
-    Scenario::from_json(&text).map_err(|e| format!("scenario '{path}': {e}"))
+    let (s, unknown) = Scenario::from_json_reporting(&text).map_err(|e| format!("scenario '{path}': {e}"))?;
+    crate::args::unknown_keys(&format!("scenario '{path}'"), &unknown)?;
+    Ok(s)
 }
 
 /// Reads a knowledge-base file; a missing file is an empty base unless `must_exist`. A corrupt
@@ -184,7 +186,8 @@ fn read_kb(path: &str, must_exist: bool) -> Result<tunelab_scenario::knowledge::
         Err(e) if !must_exist && e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(format!("cannot read knowledge base '{path}': {e}")),
     };
-    let loaded = tunelab_scenario::knowledge::KnowledgeBase::load(&text);
+    let (loaded, unknown) = tunelab_scenario::knowledge::KnowledgeBase::load_reporting(&text);
+    crate::args::unknown_keys(&format!("knowledge base '{path}'"), &unknown)?;
     match loaded.set_aside {
         Some((why, _)) => Err(format!("knowledge base '{path}': {why}")),
         None => Ok(loaded.kb),

@@ -311,3 +311,32 @@ fn fuzz_smoke_cluster() {
 }
 
 use tunelab_scenario::Scenario;
+
+// Issue 44: the input readers.
+
+#[test]
+fn fuzz_smoke_unknown_keys() {
+    let mut seeds = small_scenarios();
+    seeds.push(br#"{"stage":"deployment","budget":2,"deployment":{"serving":{"graph_mod":"full","engine":"mindie"},"cluster":{"disagregation":["1P1D"]}},"training":{"framwork":"deepspeed"}}"#.to_vec());
+    seeds.push(b"\xef\xbb\xbf{\"seed\":3,\"objectives\":[{\"metric\":\"tpot_ms\",\"priorty\":2}]}".to_vec());
+    drive("unknown_keys", seeds, iters(600), targets::unknown_keys);
+}
+
+#[test]
+fn fuzz_smoke_measurements() {
+    let mut seeds = files("assets/measurements", ".json");
+    seeds.retain(|s| s.len() < 200_000);
+    seeds.push(br#"{"schema":"tunelab-measurements/1","name":"t","rows":[{"id":"a","stage":"operator","chip":"910B2","scenaro":{},"values":[{"metric":"t","value":1.5,"unit":"us","predcit":"model_time_ms","perchip":true}],"variants":[{"suffix":"x","values":[{"metric":"u","value":2.0,"unit":"us","predict":"model_time_ms"}]}]}]}"#.to_vec());
+    seeds.push(br#"{"schema":"tunelab-measurements/1","rows":[{"id":"t","stage":"training","framework":"deepspeed","scenario":{"training":{"framework":"megatron"}},"values":[]}]}"#.to_vec());
+    drive("measurements", seeds, iters(300), targets::measurements);
+}
+
+#[test]
+fn fuzz_smoke_msprof() {
+    let head = "Op Name,OP Type,Task Duration(us),Input Shapes,Input Data Types,Output Shapes\n";
+    let body = "a,MatMulV2,10.5,\"64,64;64,64\",FLOAT16;FLOAT16,\"64,64\"\nb,Add,1e-310,\"8\",BF16,\nc,BatchMatMul,3,\"4294967296,4294967296,2,2;4294967296,4294967296,2,2\",FLOAT16;FLOAT16,\nd,Add,2,\"64,64\",FLOAT16,\ne,Add,2,\"64,64\",BF16,\n";
+    let text = format!("{head}{body}");
+    let utf16: Vec<u8> = [0xFF, 0xFE].into_iter().chain(text.encode_utf16().flat_map(|w| w.to_le_bytes())).collect();
+    let seeds = vec![text.clone().into_bytes(), format!("\u{feff}{text}").into_bytes(), utf16, format!("{head}x,Add,1,\"8,FLOAT16,\n").into_bytes(), b"OP Type,Task Duration\n\xCB\xE3,1\n".to_vec()];
+    drive("msprof", seeds, iters(2000), targets::msprof);
+}

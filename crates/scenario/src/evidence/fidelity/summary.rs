@@ -54,30 +54,9 @@ pub fn median(v: &[f64]) -> Option<f64> {
     Some(if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 })
 }
 
-/// (pairs, pairs in the measured order) within groups.
-fn ranking(rows: &[&Compared]) -> (usize, usize) {
-    let (mut n, mut ok) = (0, 0);
-    for (i, a) in rows.iter().enumerate() {
-        for b in &rows[i + 1..] {
-            if a.group != b.group || a.metric == b.metric && a.case == b.case {
-                continue;
-            }
-            let dm = (a.measured - b.measured) / a.measured.max(b.measured);
-            if dm.abs() <= 0.05 {
-                continue;
-            }
-            n += 1;
-            if (a.predicted - b.predicted) * dm > 0.0 {
-                ok += 1;
-            }
-        }
-    }
-    (n, ok)
-}
-
 /// The summary of one group of compared values.
 pub fn group(rows: &[&Compared]) -> GroupSummary {
-    let pairs = ranking(rows);
+    let pairs = super::ranking::ranking(rows);
     let errs: Vec<f64> = rows.iter().map(|c| c.error.abs()).collect();
     let signed: Vec<f64> = rows.iter().map(|c| c.error).collect();
     let mut ids: Vec<&str> = rows.iter().map(|c| c.id.as_str()).collect();

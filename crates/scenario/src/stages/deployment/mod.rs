@@ -176,7 +176,8 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         notes.push(format!(
             "continuous-batching scheduler ({} engine): {} requests, {arrivals}, {}; ttft_ms and tpot_ms are p90s over the requests",
             spec.engine,
-            spec.requests,
+            // With traced arrivals every arrival is a request (`requests` is not read).
+            if spec.arrival == "trace" { spec.trace.len() } else { spec.requests },
             if spec.dataset.is_empty() { format!("{} lengths around {} in / {} out", spec.length_distribution, w.input_len, w.output_len) } else { format!("lengths drawn from the {} dataset's published statistics", spec.dataset) }
         ));
         // The front end is part of every TTFT the stage reports: say so, with its cost.
