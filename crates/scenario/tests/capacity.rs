@@ -147,7 +147,7 @@ fn configs(s: &Scenario) -> Vec<BTreeMap<String, Value>> {
             c.insert("pd".into(), p.level_value(i));
             c.insert("dp".into(), Value::Int(2));
             let int = |k: &str| c.get(k).and_then(Value::as_i64).unwrap_or(1) as u64;
-            let k = tunelab_scenario::stages::scale::ScaleKnobs { dp: 2, redundant: 0, pd: Some(pd), prefill_tp: int("prefill_tp") };
+            let k = tunelab_scenario::stages::scale::ScaleKnobs { dp: 2, redundant: 0, pd: Some(pd), prefill_tp: int("prefill_tp"), ..Default::default() };
             if tunelab_scenario::stages::scale::layout_error(chips, int("tp"), &k, 0).is_none() {
                 out.push(c);
             }
