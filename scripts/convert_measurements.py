@@ -28,6 +28,7 @@ ROOT = os.path.dirname(HERE)
 DEFAULT_SRC = os.path.join(ROOT, "..", "shared", "calibration", "ascend-measurements.json")
 DEFAULT_OUT = os.path.join(ROOT, "assets", "measurements", "ascend-910b.json")
 DEFAULT_OUT_2 = os.path.join(ROOT, "assets", "measurements", "ascend-set2.json")
+DEFAULT_OUT_3 = os.path.join(ROOT, "assets", "measurements", "ascend-set3.json")
 
 # ---------------------------------------------------------------------------------------------
 # Models: public config.json values (Hugging Face hub), written inline where not bundled.
@@ -1056,7 +1057,7 @@ def convert_encoder2(r, row):
 # Checked in order against the row's software, framework and source text (lower case).
 FRAMEWORKS = [
     ("ascend-dmi", "ascend-dmi"), ("pto-isa", "pto-isa"), ("pto isa", "pto-isa"), ("sglang", "sglang"),
-    ("mindie turbo", "vllm-ascend"), ("mindie", "mindie"), ("vllm", "vllm-ascend"), ("torchair", "torchair"), ("deepspeed", "deepspeed"),
+    ("deepep", "deepep"), ("mindie turbo", "vllm-ascend"), ("mindie", "mindie"), ("vllm", "vllm-ascend"), ("torchair", "torchair"), ("deepspeed", "deepspeed"),
     ("mindformers", "mindformers"), ("mindspore", "mindformers"), ("modellink", "mindspeed"),
     ("mindspeed", "mindspeed"), ("megatron", "mindspeed"), ("ascendie", "ascendie"), ("torchaie", "ascendie"),
     ("torch_npu", "torch_npu"), ("torch.mm", "torch_npu"),
@@ -1117,7 +1118,76 @@ def layer_of(r, row):
     return "kernel"
 
 
+# Releases and model families: leave-one-engine-release-out and leave-one-model-family-out
+# (docs/fidelity.md) group rows by them.
+# ---------------------------------------------------------------------------------------------
+
+# How each framework names its version in a row's software text (lower case).
+RELEASE_NAMES = {
+    "vllm-ascend": [r"vllm[- ]?ascend[\s:]*v?(\d+\.\d+)", r"vllm-ascend:v(\d+\.\d+)", r"\(v(\d+\.\d+)\.\d+\)"],
+    "torch_npu": [r"torch_npu\s+v?(\d+\.\d+)"],
+    "deepspeed": [r"deepspeed\s+v?(\d+\.\d+)"],
+    "mindspeed": [r"mindspeed-mm\s+v(\d+\.\d+)", r"modellink \((\w+ \d{4})\)"],
+    "sglang": [r"sglang\s+v?(\d+\.\d+)"],
+    "mindie": [r"mindie\s+v?(\d+\.\d+)"],
+}
+
+
+def release_of(r, fw):
+    """The framework release a row ran, as major.minor from its software text ("unstated" when
+    the source names none). A converted row may name its own (a release pair)."""
+    text = str(r.get("software") or "").lower()
+    for pat in RELEASE_NAMES.get(fw or "", []):
+        m = re.search(pat, text)
+        if m:
+            return m.group(1)
+    return "unstated"
+
+
+ENGINE_RELEASES = json.load(open(os.path.join(ROOT, "assets", "engines", "releases.json")))["engines"]
+
+
+def with_engine_version(row, fw, release):
+    """A serving row whose source names a release of its engine that assets/engines/releases.json
+    lists is priced under that release (deployment.serving.engine_version): its defaults and host
+    costs, not the baseline's."""
+    serving = ((row.get("scenario") or {}).get("deployment") or {}).get("serving")
+    if serving is None or fw not in ENGINE_RELEASES or release not in ENGINE_RELEASES[fw]["releases"]:
+        return
+    serving.setdefault("engine_version", release)
+
+
+# Model names whose family is another's (a fine-tune of it).
+FAMILY_ALIASES = {"qwq": "qwen2.5", "codellama": "llama2", "yi": "yi", "nvidia": None}
+
+
+def family_of(r, row):
+    """The model family of a row: the leading letters of the source's model name with the version
+    that follows them, not the size ("Qwen3-32B" -> qwen3, "LLaMA2-13B" -> llama2); an operator
+    row's family is its operator. A converted row may name its own."""
+    if row.get("family"):
+        return row["family"]
+    if r["category"] == "op":
+        model = row.get("model") or {}
+        return model.get("name", "operator") if isinstance(model, dict) else str(model)
+    name = str(r["setup"].get("model") or r["setup"].get("models") or "").split("(")[0].strip().lower()
+    name = name.split("/")[-1]
+    name = re.sub(r"^(nvidia|tencent|baai|moonshotai|microsoft)[- ]", "", name)
+    m = re.match(r"([a-z]+)[-_ ]?(v?\d+(?:\.\d+)?)?", name)
+    if not m:
+        return "unstated"
+    fam, ver = m.group(1), m.group(2)
+    if fam in FAMILY_ALIASES and FAMILY_ALIASES[fam]:
+        return FAMILY_ALIASES[fam]
+    end = m.end()
+    if ver and not (end < len(name) and name[end] in "bx"):
+        fam += ver
+    return fam
+
+
 CONVERTERS = {}  # category -> function(source row) -> partial converted row; see convert()
+# Set 3 converts every category through its own functions (scripts/convert_set3.py).
+THIRD_SET = False
 
 
 def convert(src_rows):
@@ -1125,7 +1195,7 @@ def convert(src_rows):
     for r in src_rows:
         cat = r["category"]
         chip, chip_note = chip_of(r["chip"])
-        if cat == "diffusion" or is_finetune(r):
+        if not THIRD_SET and (cat == "diffusion" or is_finetune(r)):
             rows = convert_diffusion(r) if cat == "diffusion" else convert_finetune(r)
         else:
             fn = CONVERTERS.get(cat)
@@ -1134,13 +1204,16 @@ def convert(src_rows):
                          "values": [skip(k, v.get("value") if isinstance(v, dict) else v, v.get("unit") if isinstance(v, dict) else None, "row not expressible")
                                     for k, v in r["measured"].items()]}]
             else:
-                rows = [fn(r)]
+                got = fn(r)
+                rows = got if isinstance(got, list) else [got]
         fw = framework_of(r)
         for row in rows:
             with_training_framework(row, fw)
+            with_engine_version(row, fw, row.get("release") or release_of(r, fw))
             full = {"id": r["id"], "category": cat, "chip": chip, "chip_stated": r["chip"], "chip_note": chip_note,
                     "source": r["source"], "software": r.get("software"), "notes": r.get("notes"),
-                    "framework": fw, "kernel_library": kernel_library_of(r, fw)}
+                    "framework": fw, "kernel_library": kernel_library_of(r, fw),
+                    "release": release_of(r, fw), "family": family_of(r, row)}
             full.update(row)
             full["layer"] = layer_of(r, full)
             full.setdefault("weight", 1.0)
@@ -1239,15 +1312,23 @@ CONVERTERS_2 = {
 def main():
     src = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_SRC
     second = "measurements-2" in os.path.basename(src)
-    dst = sys.argv[2] if len(sys.argv) > 2 else (DEFAULT_OUT_2 if second else DEFAULT_OUT)
+    third = "measurements-3" in os.path.basename(src)
+    dst = sys.argv[2] if len(sys.argv) > 2 else (DEFAULT_OUT_3 if third else DEFAULT_OUT_2 if second else DEFAULT_OUT)
     raw = open(src, "rb").read()
     rows = json.loads(raw)
     if second:
         CONVERTERS.clear()
         CONVERTERS.update(CONVERTERS_2)
+    if third:
+        global THIRD_SET
+        THIRD_SET = True
+        import convert_set3
+        CONVERTERS.clear()
+        CONVERTERS.update(convert_set3.CONVERTERS_3)
     doc = {
         "schema": "tunelab-measurements/1",
-        "name": ("Ascend shared calibration set 2 (31 published measurements)" if second
+        "name": ("Ascend shared calibration set 3 (46 published measurements)" if third else
+                 "Ascend shared calibration set 2 (31 published measurements)" if second
                  else "Ascend 910B-family shared calibration set (60 published measurements)"),
         "converted_from": {"file": "shared/calibration/" + os.path.basename(src),
                            "sha256": hashlib.sha256(raw).hexdigest(),

@@ -75,6 +75,8 @@ pub struct Ctx {
     pub scenario: RwSignal<Scenario>,
     pub status: RwSignal<Status>,
     pub error: RwSignal<Option<String>>,
+    /// Keys the opened scenario carries that Tunelab does not read (the input-warnings banner).
+    pub input_warnings: RwSignal<Vec<String>>,
     pub view: RwSignal<Option<RunView>>,
     pub tab: RwSignal<Tab>,
     /// Start runs from similar cases of this browser's knowledge base (transfer). Off by
@@ -95,16 +97,17 @@ pub struct Ctx {
 impl Ctx {
     /// State from the page's link (or the default scenario, with a banner if the link is bad).
     pub fn new() -> Ctx {
-        let (scenario, error) = match url_state::read(&browser::hash()) {
-            Ok(Some(s)) => (s, None),
-            Ok(None) => (url_state::default_scenario(), None),
-            Err(e) => (url_state::default_scenario(), Some(format!("This link could not be read: {e}. The default scenario is shown instead."))),
+        let (scenario, error, unknown) = match url_state::read_reporting(&browser::hash()) {
+            Ok(Some((s, unknown))) => (s, None, unknown),
+            Ok(None) => (url_state::default_scenario(), None, Vec::new()),
+            Err(e) => (url_state::default_scenario(), Some(format!("This link could not be read: {e}. The default scenario is shown instead.")), Vec::new()),
         };
         let tab = Tab::from_view(&scenario.view);
         Ctx {
             scenario: RwSignal::new(scenario),
             status: RwSignal::new(Status::Idle),
             error: RwSignal::new(error),
+            input_warnings: RwSignal::new(unknown),
             view: RwSignal::new(None),
             tab: RwSignal::new(tab),
             warm: RwSignal::new(false),
@@ -180,8 +183,9 @@ impl Ctx {
     /// Applies a link the user navigated to (hashchange, back/forward); a bad one keeps the
     /// current scenario and says why.
     pub fn apply_link(&self) {
-        match url_state::read(&browser::hash()) {
-            Ok(Some(s)) => {
+        match url_state::read_reporting(&browser::hash()) {
+            Ok(Some((s, unknown))) => {
+                self.input_warnings.set(unknown);
                 let mut current = self.scenario.get_untracked();
                 self.tab.set(Tab::from_view(&s.view));
                 current.view = s.view.clone();

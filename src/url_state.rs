@@ -6,12 +6,18 @@ use tunelab_scenario::{url, Scenario};
 
 /// Reads a fragment: `Ok(None)` when there is none, the scenario, or why the link is unusable.
 pub fn read(fragment: &str) -> Result<Option<Scenario>, String> {
+    read_reporting(fragment).map(|r| r.map(|(s, _)| s))
+}
+
+/// `read`, with the lines of the keys the link's scenario carries that this build does not
+/// read (the input-warnings banner lists them).
+pub fn read_reporting(fragment: &str) -> Result<Option<(Scenario, Vec<String>)>, String> {
     let f = fragment.trim();
     let f = f.strip_prefix('#').unwrap_or(f);
     if f.is_empty() {
         return Ok(None);
     }
-    url::decode(f).map(Some)
+    url::decode_reporting(f).map(|(s, r)| Some((s, r.lines())))
 }
 
 /// The fragment (without '#') that reproduces a scenario.
@@ -37,6 +43,14 @@ mod tests {
         assert_eq!(read(&format!("#{}", write(&s))).unwrap(), Some(s));
         assert_eq!(read("").unwrap(), None);
         assert_eq!(read("#").unwrap(), None);
+    }
+
+    #[test]
+    fn a_misspelled_key_is_listed_and_the_rest_kept() {
+        let json = r#"{"name": "mine", "seed": 7, "deployment": {"serving": {"graph_mod": "full"}}}"#;
+        let (s, lines) = read_reporting(&format!("#{}", url::encode_json(json))).unwrap().unwrap();
+        assert_eq!((s.name.as_str(), s.seed), ("mine", 7));
+        assert_eq!(lines, vec!["`deployment.serving.graph_mod`: unknown key; did you mean `graph_mode`?".to_string()]);
     }
 
     #[test]

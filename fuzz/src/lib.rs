@@ -103,6 +103,8 @@ fn probe_ops() -> Vec<Op> {
         Op::Matmul { batch: 1, m: 1, n: 4096, k: 4096, dtype: DType::Bf16, weight_dtype: Some(DType::Int8), epilogue: Epilogue::Bias },
         Op::Vector { kind: VectorKind::Softmax, rows: 4096, row_len: 4096, dtype: DType::Fp16 },
         Op::Vector { kind: VectorKind::RmsNorm, rows: 1, row_len: 7, dtype: DType::Fp32 },
+        Op::GroupedMatmul { groups: 32, m: 1024, n: 2048, k: 4096, dtype: DType::Fp16, weight_dtype: None },
+        Op::MoeComm { phase: tunelab_sim::MoePhase::Dispatch, form: tunelab_sim::MoeCommForm::DeepepNormal, tokens: 4096, hidden: 7168, top_k: 8, ranks: 8, dtype: DType::Int8, link: tunelab_sim::Link::Hccs },
     ]
 }
 
@@ -318,11 +320,202 @@ pub fn cluster(data: &[u8]) {
     if let Some(x) = v.get("tensor_parallel") {
         base["deployment"]["tensor_parallel"] = x.clone();
     }
+    if let Some(x) = v.get("max_concurrency") {
+        base["deployment"]["serving"]["max_concurrency"] = x.clone();
+    }
     let Ok(s) = Scenario::from_value(base) else { return };
     match tunelab_scenario::stages::setup(&s) {
         Err(e) => assert!(!e.is_empty()),
         Ok(_) => {
             assert!(run_and_check(&shorten(s)).is_some(), "a cluster scenario that sets up must run");
         }
+    }
+}
+
+// Issue 44: the input readers. Every key is read or reported; the readers are bounded and
+// deterministic.
+
+/// Every object key of `v` with its path as `spec::strict` writes it ("a.b[0].c"), at most
+/// `cap` of them; free-form subtrees named in `skip` (by path) are not entered.
+fn key_paths(v: &serde_json::Value, at: &str, skip: &dyn Fn(&str) -> bool, out: &mut Vec<String>, cap: usize) {
+    if out.len() >= cap || skip(at) {
+        return;
+    }
+    match v {
+        serde_json::Value::Object(o) => {
+            for (k, x) in o {
+                // A key whose name would make its path ambiguous is not checked.
+                if k.contains(['.', '[', ']', '/', '~']) || k.is_empty() {
+                    continue;
+                }
+                let p = if at.is_empty() { k.clone() } else { format!("{at}.{k}") };
+                out.push(p.clone());
+                key_paths(x, &p, skip, out, cap);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                key_paths(x, &format!("{at}[{i}]"), skip, out, cap);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether `path` exists in `v` (the same path syntax).
+fn has_path(v: &serde_json::Value, path: &str) -> bool {
+    let mut node = v;
+    for part in path.split('.') {
+        let (key, idx) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        match node.get(key) {
+            Some(n) => node = n,
+            None => return false,
+        }
+        for ix in idx.split(|c| c == '[' || c == ']').filter(|s| !s.is_empty()) {
+            match ix.parse::<usize>().ok().and_then(|i| node.get(i)) {
+                Some(n) => node = n,
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+/// Removes the key at `path` (for the "held its default" check).
+fn without_path(v: &serde_json::Value, path: &str) -> serde_json::Value {
+    let mut out = v.clone();
+    let (parent, key) = match path.rfind('.') {
+        Some(i) => (&path[..i], &path[i + 1..]),
+        None => ("", path),
+    };
+    let mut node = &mut out;
+    if !parent.is_empty() {
+        for part in parent.split('.') {
+            let (k, idx) = match part.find('[') {
+                Some(i) => (&part[..i], &part[i..]),
+                None => (part, ""),
+            };
+            let Some(n) = node.get_mut(k) else { return out };
+            node = n;
+            for ix in idx.split(|c| c == '[' || c == ']').filter(|s| !s.is_empty()) {
+                let Some(n) = ix.parse::<usize>().ok().and_then(move |i| node.get_mut(i)) else { return out };
+                node = n;
+            }
+        }
+    }
+    if let Some(o) = node.as_object_mut() {
+        o.remove(key);
+    }
+    out
+}
+
+fn digest(s: &str) -> u64 {
+    tunelab_scenario::knowledge::fnv1a64(s.as_bytes())
+}
+
+/// The unknown-key report of a scenario: parsing twice gives the same scenario and report; no
+/// key is lost silently (each input key is in the scenario as read, reported, or held the
+/// value the scenario has without it); a reported key is never one the scenario reads.
+pub fn unknown_keys(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    let Ok((s, rep)) = Scenario::from_json_reporting(t) else { return };
+    let (s2, rep2) = Scenario::from_json_reporting(t).expect("parsed once, refused the second time");
+    assert_eq!(s, s2);
+    assert_eq!(rep, rep2, "the same input, a different report");
+    let Ok(input) = serde_json::from_str::<serde_json::Value>(tunelab_scenario::spec::strict::strip_bom(t)) else { return };
+    if tunelab_scenario::autotune::is_autotune_config(&input) {
+        return;
+    }
+    let out = serde_json::to_value(&s).expect("a scenario serialises");
+    let reported: Vec<&str> = rep.keys.iter().map(|k| k.path.as_str()).collect();
+    // Free-form fields keep whatever they are given.
+    let free = |p: &str| ["view", "model", "device", "strategy.options"].contains(&p) || p.starts_with("compare[") && p.ends_with(".options") || p.starts_with("space.") && (p.ends_with(".choices") || p.ends_with(".fixed"));
+    let mut paths = Vec::new();
+    key_paths(&input, "", &free, &mut paths, 64);
+    for p in paths {
+        if reported.iter().any(|r| p == *r || p.starts_with(&format!("{r}.")) || p.starts_with(&format!("{r}["))) {
+            continue;
+        }
+        if has_path(&out, &p) {
+            continue;
+        }
+        // A key serialisation leaves out when it holds its default: the scenario is the same
+        // without it.
+        if let Ok(s3) = Scenario::from_value(without_path(&input, &p)) {
+            if s3 == s {
+                continue;
+            }
+        }
+        if rep.more > 0 {
+            continue; // past the report's cap: counted, not listed
+        }
+        panic!("key `{p}` was neither read nor reported");
+    }
+    for r in &reported {
+        assert!(!has_path(&out, r), "`{r}` was reported unknown but the scenario reads it");
+    }
+    let _ = digest(&format!("{:?}", rep.lines()));
+}
+
+/// A measurement file: the reader is bounded (input size is refused before parsing beyond the
+/// limits), deterministic (same set and report twice), loses no key (every key of a row is
+/// read or reported), and every value it accepts for comparison is finite and positive.
+pub fn measurements(data: &[u8]) {
+    use tunelab_scenario::fidelity::MeasurementSet;
+    let Some(t) = text(data) else { return };
+    let Ok((set, rep)) = MeasurementSet::from_json_reporting(t) else { return };
+    let (set2, rep2) = MeasurementSet::from_json_reporting(t).expect("read once, refused the second time");
+    assert_eq!(set, set2);
+    assert_eq!(rep, rep2);
+    assert!(set.rows.len() <= tunelab_scenario::fidelity::rows::MAX_ROWS);
+    for r in &set.rows {
+        for m in r.values.iter().chain(r.variants.iter().flat_map(|v| v.values.iter())) {
+            if let (Some(x), Some(_)) = (m.value, &m.predict) {
+                assert!(x.is_finite() && x > 0.0, "a compared value {x} was accepted");
+            }
+        }
+        let n = r.values.len() + r.variants.iter().map(|v| v.values.len()).sum::<usize>();
+        assert!(n <= tunelab_scenario::fidelity::rows::MAX_VALUES_PER_ROW);
+    }
+    let Ok(input) = serde_json::from_str::<serde_json::Value>(tunelab_scenario::spec::strict::strip_bom(t)) else { return };
+    let out = serde_json::to_value(&set).expect("a set serialises");
+    let reported: Vec<&str> = rep.keys.iter().map(|k| k.path.as_str()).collect();
+    let free = |p: &str| {
+        let last = p.rsplit('.').next().unwrap_or(p);
+        ["model", "scenario", "space", "converted_from"].iter().any(|f| last == *f || last.starts_with(&format!("{f}[")))
+    };
+    let mut paths = Vec::new();
+    key_paths(&input, "", &free, &mut paths, 256);
+    for p in paths {
+        let read = has_path(&out, &p) || reported.iter().any(|r| p == *r || p.starts_with(&format!("{r}.")) || p.starts_with(&format!("{r}[")));
+        // An explicit null in an optional field serialises as absent.
+        let null = matches!(input.pointer(&format!("/{}", p.replace('.', "/").replace('[', "/").replace(']', ""))), Some(serde_json::Value::Null));
+        assert!(read || null || rep.more > 0, "key `{p}` was neither read nor reported");
+    }
+}
+
+/// An msprof op summary (bytes as they come: any encoding): decoded or refused with a message;
+/// read into rows or refused naming a limit; deterministic; ids unique; every duration finite
+/// and positive; at most `MAX_DISTINCT_OPS` rows.
+pub fn msprof(data: &[u8]) {
+    use tunelab_scenario::calibrate::{encoding, msprof};
+    let Ok(t) = encoding::decode(data, "fuzz.csv") else { return };
+    let a = msprof::op_summary_to_set(&t, "910B2", "fuzz.csv");
+    let b = msprof::op_summary_to_set(&t, "910B2", "fuzz.csv");
+    assert_eq!(a, b, "the same CSV read twice differs");
+    let Ok((set, skipped)) = a else { return };
+    assert!(set.rows.len() <= msprof::MAX_DISTINCT_OPS);
+    assert!(skipped.len() <= msprof::MAX_DISTINCT_OPS + 21, "{} skipped entries", skipped.len());
+    let mut ids: Vec<&str> = set.rows.iter().map(|r| r.id.as_str()).collect();
+    ids.sort();
+    let n = ids.len();
+    ids.dedup();
+    assert_eq!(n, ids.len(), "two rows share an id");
+    for r in &set.rows {
+        let v = r.values[0].value.expect("a duration");
+        assert!(v.is_finite() && v >= msprof::MIN_DURATION_US, "duration {v}");
     }
 }

@@ -39,6 +39,7 @@ pub fn App() -> impl IntoView {
             }}</p>
         </header>
         <ErrorBanner/>
+        <crate::components::input_warnings::InputWarnings/>
         <crate::components::toolbar::Toolbar/>
         <main class:teach=move || crate::components::tune::teach_layout(&ctx) && ctx.tab.get() == Tab::Tune>
             <div class="side">
@@ -46,6 +47,7 @@ pub fn App() -> impl IntoView {
                 <crate::components::landscape::LandscapePanel/>
                 <Controls/>
                 <crate::components::calibrate::CalibratePanel/>
+                <crate::components::plan::PlanPanel/>
             </div>
             <div class="views">
                 <nav class="tabs" role="tablist">

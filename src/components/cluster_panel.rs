@@ -73,6 +73,17 @@ pub fn ClusterPanel() -> impl IntoView {
                         |c, t| { c.disaggregation = t.split(',').map(str::trim).filter(|x| !x.is_empty()).map(String::from).collect(); Ok(()) })}
                     {field("Prefill TP", "cluster-prefill-tp", "Tensor-parallel sizes of a prefill instance, comma-separated (empty: as decode)", "as decode",
                         |c| list_text(&c.prefill_tp), |c, t| { c.prefill_tp = int_list(t)?; Ok(()) })}
+                    {field("Prefill chip", "cluster-prefill-device", "Heterogeneous disaggregation: the prefill instances run on their own nodes of this chip (e.g. 910C while decode runs on the scenario's 910B2); the KV cache crosses RoCE between the systems. Empty: both sides share the scenario's chip and nodes", "same chip",
+                        |c| c.prefill_device.clone().unwrap_or_default(),
+                        |c, t| { c.prefill_device = (!t.is_empty()).then(|| t.to_string()); if c.prefill_device.is_some() && c.prefill_nodes.is_none() { c.prefill_nodes = Some(1); } if c.prefill_device.is_none() { c.prefill_nodes = None; } Ok(()) })}
+                    {field("Prefill nodes", "cluster-prefill-nodes", "Nodes of the prefill chip the prefill instances occupy (with a prefill chip)", "",
+                        |c| c.prefill_nodes.map(|n| n.to_string()).unwrap_or_default(),
+                        |c, t| { c.prefill_nodes = if t.is_empty() { None } else { Some(t.parse().map_err(|_| "a whole number of nodes".to_string())?) }; Ok(()) })}
+                    {field("Prefill PP", "cluster-prefill-pp", "Pipeline-parallel sizes of a prefill instance, comma-separated (vLLM --pipeline-parallel-size; empty: none): long prompts flow through the stages in chunks", "none",
+                        |c| list_text(&c.prefill_pp), |c, t| { c.prefill_pp = int_list(t)?; Ok(()) })}
+                    {field("Prefill chunking", "cluster-prefill-chunking", "How a pipelined prefill cuts a prompt: dynamic (vLLM-Ascend's dynamic chunked pipeline parallel) and/or static (chunks of max_num_batched_tokens), comma-separated; empty: both", "dynamic, static",
+                        |c| c.prefill_chunking.join(", "),
+                        |c, t| { c.prefill_chunking = t.split(',').map(str::trim).filter(|x| !x.is_empty()).map(String::from).collect(); Ok(()) })}
                 </Show>
             </details>
         </Show>

@@ -1,6 +1,7 @@
 //! Loading a scenario: a bundled one, a model (bundled, pasted, uploaded or dropped Hugging Face
 //! config.json or operator graph), a chip (pick, view and edit its profile), a stage, a template.
 
+use crate::components::model_banner::ModelBanner;
 use crate::state::Ctx;
 use leptos::prelude::*;
 use serde_json::Value as Json;
@@ -156,6 +157,7 @@ pub fn ScenarioPanel() -> impl IntoView {
                     <option value="custom">"custom (pasted or uploaded)"</option>
                 </select>
             </label>
+            <ModelBanner/>
             <Show when=move || warning.with(|w| w.is_some())>
                 <div class="warning" role="status" data-testid="model-warning">
                     <span>{move || warning.get().unwrap_or_default()}</span>
@@ -169,7 +171,7 @@ pub fn ScenarioPanel() -> impl IntoView {
                     <div class="row">
                         <button data-testid="use-model" on:click=move |_| use_model(pasted.get_untracked(), None)>"Use this model"</button>
                         <button data-testid="open-scenario" on:click=move |_| {
-                            match Scenario::from_json(&pasted.get_untracked()) { Ok(s) => { ctx.replace(s); } Err(e) => ctx.fail(format!("Not a scenario: {e}")) }
+                            match Scenario::from_json_reporting(&pasted.get_untracked()) { Ok((s, unknown)) => { if ctx.replace(s) { ctx.input_warnings.set(unknown.lines()); } } Err(e) => ctx.fail(format!("Not a scenario: {e}")) }
                         }>"Open as scenario"</button>
                         <input type="file" accept=".json,application/json" data-testid="model-file" on:change=on_file/>
                     </div>
@@ -400,6 +402,10 @@ fn GoalPanel() -> impl IntoView {
                         let mut names = metrics.get();
                         let g = goal().0;
                         if !names.contains(&g) { names.insert(0, g); }
+                        // The capacity goals (a search over the rate) exist once a deployment names one.
+                        if ctx.scenario.with(|s| s.stage == Stage::Deployment) {
+                            for c in tunelab_scenario::stages::capacity::CAPACITY_METRICS { if !names.iter().any(|n| n == c) { names.push(c.to_string()); } }
+                        }
                         names.into_iter().map(|n| view! { <option value=n.clone()>{tunelab_scenario::metrics::label(&n)}</option> }).collect_view()
                     }}
                 </select>

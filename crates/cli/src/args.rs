@@ -39,3 +39,41 @@ impl Point {
         Ok((s, run, config))
     }
 }
+
+/// `--strict` (a global flag): unknown keys in any JSON input are an error instead of a warning.
+static STRICT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets `--strict` for the whole run (main, once).
+pub fn set_strict(on: bool) {
+    STRICT.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Tells the user about the keys `what` carries that no field reads: one warning line each on
+/// stderr, or with `--strict` an error listing them (the command stops before any work).
+pub fn unknown_keys(what: &str, report: &tunelab_scenario::spec::strict::Report) -> Result<(), String> {
+    if report.is_empty() {
+        return Ok(());
+    }
+    if STRICT.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(report.strict_error(what));
+    }
+    for line in report.lines() {
+        eprintln!("warning: {what}: {line} (--strict makes this an error)");
+    }
+    Ok(())
+}
+
+/// Reads a measurement file or a profiler CSV: its size checked before reading (the larger of
+/// the two readers' byte limits), its encoding detected (UTF-8 with or without a byte-order
+/// mark, UTF-16; GBK is named with the command that converts it).
+pub fn read_measurement_text(flag: &str, path: &str) -> Result<String, String> {
+    use tunelab_scenario::calibrate::msprof::MAX_BYTES;
+    use tunelab_scenario::fidelity::rows::MAX_MEASUREMENT_BYTES;
+    let max = MAX_BYTES.max(MAX_MEASUREMENT_BYTES) as u64;
+    let meta = std::fs::metadata(path).map_err(|e| format!("{flag} {path}: {e}"))?;
+    if meta.len() > max {
+        return Err(format!("{flag} {path}: {} bytes; at most {max} are read (docs/measurements.md, limits)", meta.len()));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("{flag} {path}: {e}"))?;
+    tunelab_scenario::calibrate::encoding::decode(&bytes, &format!("{flag} {path}"))
+}

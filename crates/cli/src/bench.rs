@@ -10,17 +10,25 @@ pub struct Args {
     /// Only the diffusion figures (the SDXL 1024 pipeline tune).
     #[arg(long)]
     diffusion: bool,
+    /// Only the input readers' figures: time and peak memory of the largest msprof CSV and
+    /// measurement file they accept (issue 44).
+    #[arg(long, conflicts_with = "diffusion")]
+    inputs: bool,
 }
 
 pub fn main(a: Args) -> Result<(), String> {
     let mut figures = Vec::new();
-    if !a.diffusion {
+    if a.inputs {
+        figures.extend(crate::bench_inputs::figures());
+    } else if !a.diffusion {
         figures.extend(crate::bench_sim::figures());
         figures.extend(crate::bench_search::figures());
         figures.extend(crate::bench_serving::figures());
     }
-    figures.extend(crate::bench_diffusion::figures());
-    if !a.diffusion {
+    if !a.inputs {
+        figures.extend(crate::bench_diffusion::figures());
+    }
+    if !a.diffusion && !a.inputs {
         figures.extend(crate::bench_scale::figures());
     }
     if a.json {

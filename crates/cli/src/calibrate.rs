@@ -4,8 +4,8 @@
 //! its leave-one-source-out error, and writes the calibrated profile (fitted values carry
 //! `source: "fit"`, the measurement file's digest and the residual).
 
-use tunelab_scenario::calibrate::{calibrate, Options};
-use tunelab_scenario::fidelity::{load_any, MeasurementSet};
+use tunelab_scenario::calibrate::{Calibrator, Options, DEFAULT_LOO_BUDGET, MAX_LOO_FOLDS};
+use tunelab_scenario::fidelity::{load_any_reporting, MeasurementSet};
 
 /// Arguments of `tunelab calibrate`.
 #[derive(clap::Args)]
@@ -25,9 +25,13 @@ pub struct Args {
     /// Evaluations of the fit.
     #[arg(long, default_value_t = 200)]
     budget: usize,
-    /// Evaluations of each leave-one-source-out fit (0: skip leave-one-source-out).
-    #[arg(long, default_value_t = 60)]
+    /// Evaluations of each leave-one-source-out refit (0: skip them). At most 10 refits are run:
+    /// more sources (or, in a single-source file, more rows) are dealt into 10 folds.
+    #[arg(long, default_value_t = DEFAULT_LOO_BUDGET)]
     loo_budget: usize,
+    /// No progress lines on stderr.
+    #[arg(long)]
+    quiet: bool,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Fit on every row of the set, each on its own chip's profile with the fitted values
@@ -46,7 +50,7 @@ pub struct Args {
 }
 
 pub fn main(a: Args) -> Result<(), String> {
-    let text = std::fs::read_to_string(&a.measurements).map_err(|e| format!("--measurements {}: {e}", a.measurements))?;
+    let text = crate::args::read_measurement_text("--measurements", &a.measurements)?;
     let (profile_text, chip) = match tunelab_sim::device::bundled_profile_text(&a.device) {
         Some(t) => (t.to_string(), a.device.clone()),
         None if std::path::Path::new(&a.device).is_file() => {
@@ -56,14 +60,16 @@ pub fn main(a: Args) -> Result<(), String> {
         }
         None => return Err(format!("--device: '{}' is neither a bundled chip ({}) nor a profile file", a.device, tunelab_sim::device::bundled_names().join(", "))),
     };
-    let profile: serde_json::Value = serde_json::from_str(&profile_text).map_err(|e| format!("--device {}: {e}", a.device))?;
-    let (set, skipped) = load_any(&text, &a.measurements, &chip).map_err(|e| format!("--measurements {}: {e}", a.measurements))?;
+    let profile: serde_json::Value = serde_json::from_str(tunelab_scenario::spec::strict::strip_bom(&profile_text)).map_err(|e| format!("--device {}: {e}", a.device))?;
+    crate::args::unknown_keys(&format!("--device {}", a.device), &tunelab_scenario::spec::strict_inputs::profile_keys(&profile))?;
+    let (set, skipped, unknown) = load_any_reporting(&text, &a.measurements, &chip).map_err(|e| format!("--measurements {}: {e}", a.measurements))?;
+    crate::args::unknown_keys(&format!("--measurements {}", a.measurements), &unknown)?;
     for (op, why) in &skipped {
         eprintln!("note: not used: {op}: {why}");
     }
     let opts = Options { strategy: a.strategy.clone(), budget: a.budget, loo_budget: a.loo_budget, seed: a.seed, family: a.family, prior: a.prior, categories: a.categories.clone() };
     let digest = MeasurementSet::digest_of(&text);
-    let cal = calibrate(&set, &digest, &chip, &profile, &opts)?;
+    let cal = fit_with_progress(&set, &digest, &chip, &profile, &opts, !a.quiet)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&cal).map_err(|e| e.to_string())?);
     } else {
@@ -75,4 +81,40 @@ pub fn main(a: Args) -> Result<(), String> {
         eprintln!("wrote the calibrated {chip} profile to {out}");
     }
     Ok(())
+}
+
+/// The fit, stepped with a progress line on stderr after each step: evaluations of the fit done
+/// of planned, then leave-out refits done of planned, each with an estimate of the time left
+/// from the pace so far (`--quiet` leaves them out).
+fn fit_with_progress(set: &MeasurementSet, digest: &str, chip: &str, profile: &serde_json::Value, opts: &Options, show: bool) -> Result<tunelab_scenario::calibrate::Calibration, String> {
+    let t0 = std::time::Instant::now();
+    let mut c = Calibrator::new(set, digest, chip, profile, opts)?;
+    let folds = c.loo_folds().len();
+    // Plan in fit evaluations: the main fit, then each refit's evaluations (a refit prices nearly
+    // every row, as an evaluation of the main fit does).
+    let planned = opts.budget + folds * opts.loo_budget;
+    let say = |done: usize, what: String| {
+        if show {
+            let secs = t0.elapsed().as_secs_f64();
+            let left = if done > 0 { format!(", about {:.0} s left", secs / done as f64 * (planned.saturating_sub(done)) as f64) } else { String::new() };
+            eprintln!("calibrate: {what} ({:.0} s{left})", secs);
+        }
+    };
+    if show {
+        eprintln!("calibrate: {} rows; planned: 1 fit of {} evaluations + {folds} leave-out refits of {} evaluations (at most {MAX_LOO_FOLDS}; --loo-budget 0 skips them)", set.rows.len(), opts.budget, opts.loo_budget);
+    }
+    loop {
+        let done = c.step(16);
+        let (n, b) = c.progress();
+        say(n.min(b), format!("fit: {} of {b} evaluations", n.min(b)));
+        if done {
+            break;
+        }
+    }
+    let budget = opts.budget;
+    c.finish_with(&mut |k, n| {
+        if n > 0 {
+            say(budget + k * opts.loo_budget, format!("leave-out refits: {k} of {n} done"));
+        }
+    })
 }

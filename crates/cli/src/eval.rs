@@ -28,6 +28,10 @@ pub struct Args {
     /// Print the result as one JSON document.
     #[arg(long)]
     json: bool,
+    /// Also price the point on other request samples (seeds) and print the goal's spread over
+    /// them (serving scenarios).
+    #[arg(long)]
+    spread: bool,
 }
 
 /// Entry point of the subcommand.
@@ -49,6 +53,9 @@ pub fn main(a: Args) -> Result<(), String> {
     let detail = if a.ops { Some(run.detail(&config)?) } else { None };
     let baseline = run.baseline().clone();
     let names = run.space().names().to_vec();
+    // The model's identity: parameters, weight bytes per precision and what is approximated
+    // (the same figures as the report and the app's banner).
+    let model = tunelab_scenario::context::resolve(&scenario).ok().map(|(m, _, _)| m);
     let metrics = run.metrics().to_vec();
     if a.json {
         let cfg: serde_json::Map<String, serde_json::Value> =
@@ -76,9 +83,27 @@ pub fn main(a: Args) -> Result<(), String> {
             "baseline": { "state": bst, "reason": bwhy, "metrics": values(&baseline) },
             "prediction_band": tunelab_scenario::fidelity::bands::line_for(&scenario, &names, &config),
             "operators": detail,
+            "model": model.as_ref().map(|m| {
+                let id = m.identity();
+                serde_json::json!({
+                    "name": m.name,
+                    "params_total": id.params.total,
+                    "params_active": id.params.active,
+                    "weight_bytes": id.weights.iter().map(|w| (w.precision.to_string(), serde_json::json!(w.bytes))).collect::<serde_json::Map<_, _>>(),
+                    "stack": id.stack,
+                    "approximations": id.approximations,
+                })
+            }),
         });
         println!("{}", serde_json::to_string_pretty(&out).map_err(|e| format!("cannot encode the result: {e}"))?);
         return Ok(());
+    }
+    if let Some(m) = &model {
+        println!("model          {}", m.identity_line());
+        println!("               {}", m.stack_summary());
+        for a in m.approximations() {
+            println!("  approximates {a}");
+        }
     }
     if names.len() <= 24 {
         println!("configuration  {}", config.describe(&names));
@@ -113,6 +138,16 @@ pub fn main(a: Args) -> Result<(), String> {
             let band = tunelab_scenario::fidelity::bands::line_for(&scenario, &names, &config);
             if !band.is_empty() {
                 println!("\n{band}");
+            }
+            // A throughput under an open load that the engine keeps up with is the load's.
+            let named: Vec<(String, f64)> = metrics.iter().map(|m| m.name.clone()).zip(v.iter().copied()).collect();
+            if let Some(l) = tunelab_scenario::stages::capacity::load_bound(&scenario, &named) {
+                println!("\n{l}");
+            }
+            if a.spread {
+                if let Some(sp) = tunelab_scenario::stages::capacity::spread::headline(&scenario, &names, &config)? {
+                    println!("\n{}", sp.describe());
+                }
             }
         }
         Outcome::Infeasible(r) => println!("infeasible: {r}"),

@@ -4,7 +4,7 @@
 //! cannot express are listed with the reason. FILE is a `tunelab-measurements/1` JSON file
 //! (docs/measurements.md) or an msprof `op_summary_*.csv` (its rows go on `--device`).
 
-use tunelab_scenario::fidelity::{evaluate, load_any, plot, MeasurementSet};
+use tunelab_scenario::fidelity::{evaluate, load_any_reporting, plot, MeasurementSet};
 
 /// Arguments of `tunelab fidelity`.
 #[derive(clap::Args)]
@@ -43,8 +43,9 @@ pub fn main(a: Args) -> Result<(), String> {
     let mut set: Option<MeasurementSet> = None;
     let mut skipped = Vec::new();
     for path in &a.measurements {
-        let t = std::fs::read_to_string(path).map_err(|e| format!("--measurements {path}: {e}"))?;
-        let (s, sk) = load_any(&t, path, &a.device).map_err(|e| format!("--measurements {path}: {e}"))?;
+        let t = crate::args::read_measurement_text("--measurements", path)?;
+        let (s, sk, unknown) = load_any_reporting(&t, path, &a.device).map_err(|e| format!("--measurements {path}: {e}"))?;
+        crate::args::unknown_keys(&format!("--measurements {path}"), &unknown)?;
         skipped.extend(sk);
         set = Some(match set {
             None => s,
@@ -78,6 +79,9 @@ pub fn main(a: Args) -> Result<(), String> {
         let mut j = rep.to_json();
         if let Some(l) = &loso {
             j["loso"] = serde_json::to_value(l).map_err(|e| e.to_string())?;
+            // Per category: the worst of the three leave-outs, its bias and the band coverage.
+            j["headline"] = serde_json::to_value(tunelab_scenario::fidelity::headlines(l)).map_err(|e| e.to_string())?;
+            j["band_coverage"] = serde_json::to_value(tunelab_scenario::fidelity::bands::coverage(l)).map_err(|e| e.to_string())?;
         }
         println!("{}", serde_json::to_string_pretty(&j).map_err(|e| e.to_string())?);
     } else if a.markdown {

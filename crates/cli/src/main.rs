@@ -8,10 +8,12 @@
 
 mod args;
 mod bench;
+mod benchrun;
 mod bench_search;
 mod bench_scale;
 mod bench_serving;
 mod bench_diffusion;
+mod bench_inputs;
 mod bench_sim;
 mod completions;
 mod calibrate;
@@ -23,6 +25,7 @@ mod chips;
 mod guards;
 mod impact;
 mod op;
+mod plan;
 mod replay;
 mod run;
 mod strategies;
@@ -34,6 +37,10 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(name = "tunelab", version, arg_required_else_help = true, subcommand_required = true)]
 struct Cli {
+    /// Refuse any JSON input (scenario, link, measurement file, chip profile, model, knowledge
+    /// base) that carries a key Tunelab does not read, instead of warning on stderr.
+    #[arg(long, global = true)]
+    strict: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -70,13 +77,20 @@ enum Command {
     Diagnose(diagnose::Args),
     /// Fit a chip profile's declared parameters to measurements with the search engine.
     Calibrate(calibrate::Args),
+    /// The fewest chips (or lowest cost) that serve a load within its SLOs, and how to launch them.
+    Plan(plan::Args),
+    /// A benchmark tool's result file (vllm bench serve --save-result) replayed on a launch scenario: predicted vs measured.
+    Benchrun(benchrun::Args),
 }
 
 fn main() {
     let cli = Cli::try_parse().unwrap_or_else(|e| e.exit());
+    args::set_strict(cli.strict);
     let result = match cli.command {
         Command::Strategies(a) => strategies::main(a),
         Command::Replay(a) => replay::main(a),
+        Command::Plan(a) => plan::main(a),
+        Command::Benchrun(a) => benchrun::main(a),
         Command::Devices(a) => devices::main(a),
         Command::Op(a) => op::main(a),
         Command::Bench(a) => bench::main(a),

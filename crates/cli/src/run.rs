@@ -20,6 +20,10 @@ pub struct Args {
     /// Print the report as Markdown on stdout (tables; a diffusion run's pipeline per call and per step).
     #[arg(long, conflicts_with = "json")]
     markdown: bool,
+    /// Skip pricing the best configuration on other request samples (the headline's workload
+    /// spread a serving report carries).
+    #[arg(long)]
+    no_spread: bool,
     /// Also write the JSON report to this file.
     #[arg(long, value_name = "report.json")]
     out: Option<String>,
@@ -71,7 +75,13 @@ pub fn main(a: Args) -> Result<(), String> {
             }
         }
     }
-    let report = run.report();
+    // The headline's spread over request samples (a serving scenario): the best configuration
+    // priced on other samples by the same objective (`stages::capacity::spread`).
+    let spread = match run.overall_best() {
+        Some((_, t)) if !a.no_spread => tunelab_scenario::stages::capacity::spread::headline(run.scenario(), run.space().names(), &t.config)?,
+        _ => None,
+    };
+    let report = run.report().with_spread(spread);
     let json = report.to_json();
     if let Some(out) = a.out.as_deref() {
         std::fs::write(out, &json).map_err(|e| format!("cannot write '{out}': {e}"))?;
@@ -163,7 +173,9 @@ pub fn load(path: &str) -> Result<Scenario, String> {
     }
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read scenario '{path}': {e}"))?;
     let text = String::from_utf8(bytes).map_err(|_| format!("scenario '{path}' is not UTF-8 text"))?;
-    Scenario::from_json(&text).map_err(|e| format!("scenario '{path}': {e}"))
+    let (s, unknown) = Scenario::from_json_reporting(&text).map_err(|e| format!("scenario '{path}': {e}"))?;
+    crate::args::unknown_keys(&format!("scenario '{path}'"), &unknown)?;
+    Ok(s)
 }
 
 /// Reads a knowledge-base file; a missing file is an empty base unless `must_exist`. A corrupt
@@ -174,7 +186,8 @@ fn read_kb(path: &str, must_exist: bool) -> Result<tunelab_scenario::knowledge::
         Err(e) if !must_exist && e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(format!("cannot read knowledge base '{path}': {e}")),
     };
-    let loaded = tunelab_scenario::knowledge::KnowledgeBase::load(&text);
+    let (loaded, unknown) = tunelab_scenario::knowledge::KnowledgeBase::load_reporting(&text);
+    crate::args::unknown_keys(&format!("knowledge base '{path}'"), &unknown)?;
     match loaded.set_aside {
         Some((why, _)) => Err(format!("knowledge base '{path}': {why}")),
         None => Ok(loaded.kb),

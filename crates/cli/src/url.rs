@@ -20,7 +20,8 @@ pub fn main(a: Args) -> Result<(), String> {
         (Some(f), None) => {
             // Accept a whole link too: the fragment is what follows '#'.
             let f = f.rsplit_once('#').map(|(_, x)| x).unwrap_or(f);
-            let s = tunelab_scenario::url::decode(f)?;
+            let (s, unknown) = tunelab_scenario::url::decode_reporting(f)?;
+            crate::args::unknown_keys("the link's scenario", &unknown)?;
             println!("{}", s.to_json());
             Ok(())
         }

@@ -192,7 +192,7 @@ fn msprof_op_summary_becomes_measurements() {
     let rep = evaluate(&set, &BTreeMap::new(), None);
     assert_eq!(rep.rows.len(), 2, "{:?}", rep.unexpressed);
     // Quoted fields with commas and doubled quotes parse.
-    let recs = msprof::parse_csv("a,\"b,c\",\"d\"\"e\"\r\n1,2,3\n");
+    let recs = msprof::parse_csv("a,\"b,c\",\"d\"\"e\"\r\n1,2,3\n").unwrap();
     assert_eq!(recs, vec![vec!["a", "b,c", "d\"e"], vec!["1", "2", "3"]]);
     // A summary without the duration column is named.
     let e = load_any("Op Name,OP Type,Input Shapes,Input Data Types,Task Duration\nx,MatMul,,,\n", "s.csv", "910B2");

@@ -6,6 +6,7 @@ use tunelab_scenario::fidelity::MeasurementSet;
 
 const SET: &str = include_str!("../../../assets/measurements/ascend-910b.json");
 const SET2: &str = include_str!("../../../assets/measurements/ascend-set2.json");
+const SET3: &str = include_str!("../../../assets/measurements/ascend-set3.json");
 
 #[test]
 fn the_shipped_bands_match_the_current_inputs() {
@@ -16,8 +17,8 @@ fn the_shipped_bands_match_the_current_inputs() {
     assert_eq!(b.schema, "tunelab-bands/1");
     assert_eq!(
         b.inputs,
-        inputs_digest(&MeasurementSet::digest_of(&format!("{SET}{SET2}"))),
-        "assets/measurements/bands.json is stale: regenerate it with `tunelab fidelity --measurements assets/measurements/ascend-910b.json --measurements assets/measurements/ascend-set2.json --bands-out assets/measurements/bands.json`"
+        inputs_digest(&MeasurementSet::digest_of(&format!("{SET}{SET2}{SET3}"))),
+        "assets/measurements/bands.json is stale: regenerate it with `tunelab fidelity --measurements assets/measurements/ascend-910b.json --measurements assets/measurements/ascend-set2.json --measurements assets/measurements/ascend-set3.json --markdown --svg docs/fidelity.svg --bands-out assets/measurements/bands.json > docs/fidelity.md`"
     );
     assert!(!b.bands.is_empty());
     for x in &b.bands {
@@ -120,5 +121,62 @@ fn the_second_set_converts_and_its_tool_rows_are_predicted_as_sweeps() {
     assert!(expressed >= 24, "{expressed} serving, diffusion and training rows expressed");
     for r in set.rows.iter().filter(|r| r.cannot_express.is_some()) {
         assert!(r.cannot_express.as_deref().is_some_and(|w| !w.trim().is_empty()), "{} has a reason", r.id);
+    }
+}
+
+#[test]
+fn rows_name_their_release_and_family_and_the_three_leave_outs_cover_every_value() {
+    // Every row of the bundled sets names its engine release and model family (the converter's
+    // `release` and `family`), so leave-one-engine-release-out and leave-one-model-family-out
+    // group them; the operator rows alone keep the check fast.
+    for text in [SET, SET2, SET3] {
+        let set = MeasurementSet::from_json(text).unwrap();
+        for r in &set.rows {
+            assert!(r.release.as_deref().is_some_and(|x| !x.is_empty()), "{}: no release", r.id);
+            assert!(r.family.as_deref().is_some_and(|x| !x.is_empty()), "{}: no family", r.id);
+        }
+    }
+    let mut set = MeasurementSet::from_json(SET).unwrap();
+    set.rows.retain(|r| r.category == "op" && r.predict_with != "tuned");
+    let l = leave_one_source_out(&set);
+    assert_eq!(l.held_out_family.len(), l.shipped.len());
+    assert_eq!(l.held_out_release.len(), l.shipped.len());
+    assert!(l.families >= 2 && l.releases >= 2, "{} families, {} releases", l.families, l.releases);
+    let h = tunelab_scenario::fidelity::headlines(&l);
+    let op = h.get("op").expect("an op headline");
+    let worst = [op.leave_source_out, op.leave_family_out, op.leave_release_out].into_iter().flatten().fold(0.0, f64::max);
+    assert_eq!(op.worst, Some(worst), "the headline is the worst of the three");
+    let cov = tunelab_scenario::fidelity::bands::coverage(&l);
+    let all = cov.get("all").unwrap();
+    assert_eq!(all.values, 3 * l.shipped.len(), "each value once per leave-out");
+    assert!(all.inside >= all.inside_before_widening, "widening never loses a value");
+}
+
+#[test]
+fn a_band_that_held_under_80_percent_says_so_and_is_wider() {
+    // The shipped bands carry the share of held-out values they held before widening; a band
+    // under the promise is widened and its line in the product says so.
+    let b = Bands::bundled();
+    let widened: Vec<_> = b.bands.iter().filter(|x| x.widened > 1.0).collect();
+    for x in &widened {
+        assert!(x.coverage.is_some_and(|c| c < 0.8), "{x:?}");
+        assert!(x.describe().contains("widened"), "{}", x.describe());
+    }
+    for x in b.bands.iter().filter(|x| x.widened == 1.0) {
+        assert!(!x.describe().contains("widened"));
+    }
+}
+
+#[test]
+fn a_release_pair_of_one_launch_is_two_rows_naming_their_releases() {
+    // Set 3's QwQ-32B TP4 batch-1 graph launch, measured under vLLM-Ascend 0.9.1 and 0.11.0rc1:
+    // one row per release, each priced under its release (deployment.serving.engine_version).
+    let set = MeasurementSet::from_json(SET3).unwrap();
+    let pair: Vec<_> = set.rows.iter().filter(|r| r.id.starts_with("srv-vllm-qwq32b-tp4-bs1-graph")).collect();
+    assert_eq!(pair.len(), 2);
+    let rel: Vec<&str> = pair.iter().map(|r| r.release.as_deref().unwrap()).collect();
+    assert_eq!(rel, ["0.9", "0.11"]);
+    for r in &pair {
+        assert_eq!(r.scenario["deployment"]["serving"]["engine_version"].as_str(), r.release.as_deref());
     }
 }

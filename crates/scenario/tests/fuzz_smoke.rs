@@ -197,6 +197,11 @@ fn fuzz_smoke_model() {
     // DeepSeek-V3.2-style sparse attention on a small MLA model (index_* fields).
     seeds.push(br#"{"model_type":"deepseek_v32","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":4,"vocab_size":512,"intermediate_size":128,"kv_lora_rank":32,"q_lora_rank":48,"qk_nope_head_dim":16,"qk_rope_head_dim":8,"v_head_dim":16,"index_topk":16,"index_n_heads":2,"index_head_dim":16,"max_position_embeddings":256}"#.to_vec());
     seeds.push(br#"{"model_type":"qwen2_5_omni","thinker_config":{"text_config":{"hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":512}}}"#.to_vec());
+    // MoE operators (issue 42): a one-operator exchange graph (its form is the choice), a
+    // grouped matmul, and the all-to-all whose algorithm is the choice.
+    seeds.push(br#"[{"name":"dispatch","op":{"op":"moe_comm","phase":"dispatch","form":"deepep_normal","tokens":4096,"hidden":7168,"top_k":8,"ranks":16,"dtype":"int8","link":"super_pod"}}]"#.to_vec());
+    seeds.push(br#"[{"name":"combine","op":{"op":"moe_comm","phase":"combine","form":"mc2","tokens":128,"hidden":7168,"top_k":8,"ranks":8,"dtype":"bf16"}},{"name":"gmm","op":{"op":"grouped_matmul","groups":32,"m":2560,"n":2048,"k":4096,"dtype":"fp16"}}]"#.to_vec());
+    seeds.push(br#"[{"name":"a2a","op":{"op":"comm","kind":"all_to_all","bytes":1048576,"ranks":8}}]"#.to_vec());
     drive("model", seeds, iters(400), targets::model);
 }
 
@@ -206,6 +211,22 @@ fn fuzz_smoke_diffusion_pipeline() {
     // A pipeline with inline configs, and one the builders must refuse by field.
     seeds.push(br#"{"denoiser": {"_class_name": "UNet2DConditionModel", "block_out_channels": [64, 128], "down_block_types": ["CrossAttnDownBlock2D", "DownBlock2D"], "up_block_types": ["UpBlock2D", "CrossAttnUpBlock2D"], "attention_head_dim": 2, "cross_attention_dim": 64, "layers_per_block": 1}, "vae": {"_class_name": "AutoencoderKL", "block_out_channels": [32, 64], "layers_per_block": 1, "latent_channels": 4}, "text_encoders": [{"config": {"architectures": ["CLIPTextModel"], "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 2, "num_hidden_layers": 2}, "max_tokens": 8}], "defaults": {"height": 64, "width": 64, "steps": 2}}"#.to_vec());
     seeds.push(br#"{"denoiser": {"_class_name": "WanTransformer3DModel", "num_attention_heads": 2, "attention_head_dim": 8, "num_layers": 1, "text_dim": 16, "ffn_dim": 32, "patch_size": [1, 2, 2]}, "vae": {"_class_name": "AutoencoderKLWan", "base_dim": 8, "dim_mult": [1, 2], "z_dim": 4, "temperal_downsample": [true]}, "text_encoders": [{"config": {"model_type": "t5", "d_model": 16, "d_ff": 32, "d_kv": 8, "num_heads": 2, "num_layers": 1}, "max_tokens": 4}], "defaults": {"height": 32, "width": 32, "frames": 5, "steps": 2}}"#.to_vec());
+    // The families of 2025-2026, tiny: two experts with a boundary, a reference image, an
+    // LLM text encoder under text_config, and the MoE, linear-attention and video DiTs.
+    let llm = r#"{"config": {"architectures": ["Mistral3ForConditionalGeneration"], "text_config": {"hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 1}}, "max_tokens": 8}"#;
+    let kl = r#"{"_class_name": "AutoencoderKL", "block_out_channels": [32, 64], "layers_per_block": 1, "latent_channels": 16}"#;
+    let wan = r#"{"_class_name": "WanTransformer3DModel", "num_attention_heads": 2, "attention_head_dim": 8, "num_layers": 1, "text_dim": 32, "ffn_dim": 32, "patch_size": [1, 2, 2]}"#;
+    seeds.push(format!(r#"{{"denoiser": {wan}, "denoiser_2": {wan}, "boundary_ratio": 0.875, "vae": {{"_class_name": "AutoencoderKLWan", "base_dim": 8, "dim_mult": [1, 2], "z_dim": 16, "temperal_downsample": [true]}}, "text_encoders": [{llm}], "defaults": {{"height": 32, "width": 32, "frames": 5, "steps": 4, "flow_shift": 3.0}}}}"#).into_bytes());
+    for den in [
+        r#"{"_class_name": "QwenImageTransformer2DModel", "num_attention_heads": 2, "attention_head_dim": 16, "num_layers": 1, "joint_attention_dim": 32, "in_channels": 64}"#,
+        r#"{"_class_name": "Flux2Transformer2DModel", "num_attention_heads": 2, "attention_head_dim": 16, "num_layers": 1, "num_single_layers": 1, "joint_attention_dim": 32, "in_channels": 64, "mlp_ratio": 3.0}"#,
+        r#"{"_class_name": "HiDreamImageTransformer2DModel", "num_attention_heads": 2, "attention_head_dim": 16, "num_layers": 1, "num_single_layers": 1, "caption_channels": [32, 32], "num_routed_experts": 4, "num_activated_experts": 2, "in_channels": 16}"#,
+        r#"{"_class_name": "SanaTransformer2DModel", "num_attention_heads": 2, "attention_head_dim": 16, "num_layers": 1, "num_cross_attention_heads": 2, "cross_attention_head_dim": 16, "cross_attention_dim": 32, "caption_channels": 32, "in_channels": 16, "patch_size": 2}"#,
+        r#"{"_class_name": "HunyuanVideoTransformer3DModel", "num_attention_heads": 2, "attention_head_dim": 16, "num_layers": 1, "num_single_layers": 1, "num_refiner_layers": 1, "text_embed_dim": 32, "in_channels": 16}"#,
+    ] {
+        let refs = u64::from(den.contains("Qwen") || den.contains("Flux2"));
+        seeds.push(format!(r#"{{"denoiser": {den}, "vae": {kl}, "text_encoders": [{llm}], "defaults": {{"height": 64, "width": 64, "steps": 2, "reference_images": {refs}}}}}"#).into_bytes());
+    }
     drive("diffusion_pipeline", seeds, iters(300), targets::diffusion_pipeline);
 }
 
@@ -276,6 +297,12 @@ fn fuzz_smoke_cluster() {
         r#"{"cluster":{"nodes":1,"disaggregation":["xPyD","0P1D","1P"]}}"#,
         r#"{"cluster":{"nodes":2,"superpod":true,"redundant_experts":[0,8],"moe_imbalance":1.5},"device":"910C","tensor_parallel":[8,16]}"#,
         r#"{"cluster":{"nodes":400,"moe_imbalance":0.5}}"#,
+        // Issue 42: heterogeneous PD (prefill on A3 nodes, decode on the A2) and a capped stream.
+        r#"{"cluster":{"nodes":1,"disaggregation":["1P1D"],"prefill_device":"910C","prefill_nodes":1,"prefill_tp":[8,16]},"tensor_parallel":[4,8],"max_concurrency":4}"#,
+        r#"{"cluster":{"nodes":1,"disaggregation":["colocated"],"prefill_device":"nope","prefill_nodes":0}}"#,
+        r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"prefill_tp":[4]},"tensor_parallel":[4],"max_concurrency":2}"#,
+        r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"prefill_tp":[4],"prefill_pp":[2,1],"prefill_chunking":["dynamic","static"]},"tensor_parallel":[4]}"#,
+        r#"{"cluster":{"nodes":2,"disaggregation":["colocated"],"prefill_pp":[0,65],"prefill_chunking":["sometimes"]}}"#,
     ]
     .iter()
     .map(|s| s.as_bytes().to_vec())
@@ -284,3 +311,32 @@ fn fuzz_smoke_cluster() {
 }
 
 use tunelab_scenario::Scenario;
+
+// Issue 44: the input readers.
+
+#[test]
+fn fuzz_smoke_unknown_keys() {
+    let mut seeds = small_scenarios();
+    seeds.push(br#"{"stage":"deployment","budget":2,"deployment":{"serving":{"graph_mod":"full","engine":"mindie"},"cluster":{"disagregation":["1P1D"]}},"training":{"framwork":"deepspeed"}}"#.to_vec());
+    seeds.push(b"\xef\xbb\xbf{\"seed\":3,\"objectives\":[{\"metric\":\"tpot_ms\",\"priorty\":2}]}".to_vec());
+    drive("unknown_keys", seeds, iters(600), targets::unknown_keys);
+}
+
+#[test]
+fn fuzz_smoke_measurements() {
+    let mut seeds = files("assets/measurements", ".json");
+    seeds.retain(|s| s.len() < 200_000);
+    seeds.push(br#"{"schema":"tunelab-measurements/1","name":"t","rows":[{"id":"a","stage":"operator","chip":"910B2","scenaro":{},"values":[{"metric":"t","value":1.5,"unit":"us","predcit":"model_time_ms","perchip":true}],"variants":[{"suffix":"x","values":[{"metric":"u","value":2.0,"unit":"us","predict":"model_time_ms"}]}]}]}"#.to_vec());
+    seeds.push(br#"{"schema":"tunelab-measurements/1","rows":[{"id":"t","stage":"training","framework":"deepspeed","scenario":{"training":{"framework":"megatron"}},"values":[]}]}"#.to_vec());
+    drive("measurements", seeds, iters(300), targets::measurements);
+}
+
+#[test]
+fn fuzz_smoke_msprof() {
+    let head = "Op Name,OP Type,Task Duration(us),Input Shapes,Input Data Types,Output Shapes\n";
+    let body = "a,MatMulV2,10.5,\"64,64;64,64\",FLOAT16;FLOAT16,\"64,64\"\nb,Add,1e-310,\"8\",BF16,\nc,BatchMatMul,3,\"4294967296,4294967296,2,2;4294967296,4294967296,2,2\",FLOAT16;FLOAT16,\nd,Add,2,\"64,64\",FLOAT16,\ne,Add,2,\"64,64\",BF16,\n";
+    let text = format!("{head}{body}");
+    let utf16: Vec<u8> = [0xFF, 0xFE].into_iter().chain(text.encode_utf16().flat_map(|w| w.to_le_bytes())).collect();
+    let seeds = vec![text.clone().into_bytes(), format!("\u{feff}{text}").into_bytes(), utf16, format!("{head}x,Add,1,\"8,FLOAT16,\n").into_bytes(), b"OP Type,Task Duration\n\xCB\xE3,1\n".to_vec()];
+    drive("msprof", seeds, iters(2000), targets::msprof);
+}

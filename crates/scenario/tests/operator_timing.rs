@@ -112,10 +112,13 @@ fn a_collective_alone_is_priced_with_its_algorithm_as_the_choice() {
     eprintln!("8-rank all-reduce of 16.9 MB on 910B2: ring {ring:.1} us, tree {tree:.1} us");
     // Ring moves 2(p-1)/p of the buffer, tree 2 log2(p) times it: ring wins on a large buffer.
     assert!(ring < tree, "ring {ring} vs tree {tree}");
-    // An all-to-all has no algorithm choice and nothing else to tune: the stage says so.
+    // An all-to-all is issued to each peer in turn or to all at once (issue 42: it was refused
+    // with "nothing to tune"): that is its choice, its stated algorithm first.
     let a2a = json!({"op": "comm", "kind": "all_to_all", "bytes": 1048576, "ranks": 8, "link": "hccs"});
-    let e = tunelab_scenario::stages::setup(&one_op(a2a, json!({}))).err().unwrap();
-    assert!(e.contains("nothing to tune"), "{e}");
+    let setup = tunelab_scenario::stages::setup(&one_op(a2a, json!({}))).expect("a graph of one all-to-all is a stage");
+    let p = &setup.space.params()[0];
+    assert_eq!(p.name, "forward:op.algorithm");
+    assert_eq!(p.level_value(0), tunelab_search::Value::from("ring"));
 }
 
 #[test]

@@ -24,7 +24,7 @@ pub use cost::estimate;
 pub use device::{bundled, bundled_device, Arch, Device};
 pub use dtype::{DType, Precision};
 pub use estimate::{Bound, Breakdown, EngineTimes, Estimate, Infeasible};
-pub use op::{AttentionKind, CommAlgorithm, CommKind, Epilogue, Link, Op, VectorKind};
+pub use op::{AttentionKind, CommAlgorithm, CommKind, Epilogue, Link, MoeCommForm, MoePhase, Op, VectorKind};
 pub use tiling::{Axis, FlashTiling, MatmulTiling, Tiling, VectorTiling};
 pub use tuning::{best_tiling, default_tiling, tiling_axes, tiling_from_assignment};
 pub use memory::{max_batch, memory_per_chip, MemoryBreakdown, MemoryStrategy};

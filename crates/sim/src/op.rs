@@ -71,10 +71,102 @@ pub enum Op {
         #[serde(default)]
         algorithm: CommAlgorithm,
     },
+    /// A grouped matmul (the MoE experts' GEMM, torch_npu's `npu_grouped_matmul`):
+    /// x [m, k] split by rows into `groups` contiguous groups (uniform `group_list`), group g
+    /// times its own weight [k, n]: `groups` weight matrices read, m rows in all.
+    GroupedMatmul {
+        groups: u64,
+        /// Rows in all (tokens routed to the local experts).
+        m: u64,
+        n: u64,
+        k: u64,
+        dtype: DType,
+        #[serde(default)]
+        weight_dtype: Option<DType>,
+    },
+    /// MoE token dispatch or combine over `ranks` expert-parallel ranks, as one rank sees it:
+    /// `tokens` tokens of `hidden` elements, each routed to `top_k` experts spread evenly over
+    /// the ranks, in the kernel form `form` (`cost::moe_comm`).
+    MoeComm {
+        phase: MoePhase,
+        #[serde(default)]
+        form: MoeCommForm,
+        tokens: u64,
+        hidden: u64,
+        top_k: u64,
+        ranks: u64,
+        /// Element type on the wire (INT8 dispatch carries a 4-byte scale per token copy).
+        dtype: DType,
+        #[serde(default)]
+        link: Link,
+    },
 }
 
 fn one() -> u64 {
     1
+}
+
+impl Op {
+    /// The plain operator a composite one runs as (a grouped matmul: its groups batched, the
+    /// rows split evenly); None for every other operator.
+    pub fn lowered(&self) -> Option<Op> {
+        match *self {
+            Op::GroupedMatmul { groups, m, n, k, dtype, weight_dtype } => {
+                let g = groups.max(1);
+                Some(Op::Matmul { batch: g, m: m.div_ceil(g).max(1), n, k, dtype, weight_dtype, epilogue: Epilogue::None })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Which half of the MoE token exchange.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MoePhase {
+    /// Tokens to their experts' ranks.
+    #[default]
+    Dispatch,
+    /// Expert outputs back to the tokens' ranks (weighted and summed there).
+    Combine,
+}
+
+/// How the MoE token exchange is implemented.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MoeCommForm {
+    /// HCCL all-to-all(v) of every routed copy (vLLM-Ascend's `alltoall` MoE comm, Megatron's
+    /// all-to-all dispatcher): the task to each peer in turn, a copy per (token, expert).
+    #[default]
+    AllToAll,
+    /// DeepEP normal mode (DeepEP-Ascend `dispatch`/`combine`): a layout exchange (the counts
+    /// per rank) first, then each token sent once per destination rank (de-duplicated), to
+    /// every peer at once.
+    DeepepNormal,
+    /// DeepEP low-latency mode: no layout exchange (fixed-size receive buffers), a copy per
+    /// (token, expert), every peer at once.
+    DeepepLowLatency,
+    /// Ascend MC2 (`npu_moe_distribute_dispatch` / `_combine`, vLLM-Ascend's `mc2` MoE comm):
+    /// the low-latency exchange with the dispatch quantisation fused in.
+    Mc2,
+}
+
+impl MoeCommForm {
+    /// The scenario / graph-file spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            MoeCommForm::AllToAll => "all_to_all",
+            MoeCommForm::DeepepNormal => "deepep_normal",
+            MoeCommForm::DeepepLowLatency => "deepep_low_latency",
+            MoeCommForm::Mc2 => "mc2",
+        }
+    }
+
+    pub const ALL: [MoeCommForm; 4] = [MoeCommForm::AllToAll, MoeCommForm::DeepepNormal, MoeCommForm::DeepepLowLatency, MoeCommForm::Mc2];
+
+    pub fn parse(s: &str) -> Result<MoeCommForm, String> {
+        Self::ALL.into_iter().find(|f| f.name() == s.trim()).ok_or_else(|| format!("'{}' is not a MoE exchange form (all_to_all, deepep_normal, deepep_low_latency, mc2)", s.chars().take(40).collect::<String>()))
+    }
 }
 
 /// Work fused after a matmul.

@@ -128,7 +128,7 @@ fn korthikanti_terms_for_a_gpt_layer() {
     let gpt = TransformerDesc {
         layers: 1, hidden: 4096, heads: 32, kv_heads: 32, head_dim: 128, intermediate: 16384,
         vocab: 50257, tied_embeddings: true, mlp: MlpKind::Gelu, norm: NormKind::LayerNorm,
-        qkv_bias: true, max_position: 2048, moe: None, qk_norm: false, sliding_window: None, mla: None, linear_attention: None, encoder: false, attn_output_gate: false, mtp_layers: 0,
+        qkv_bias: true, max_position: 2048, moe: None, qk_norm: false, sliding_window: None, mla: None, linear_attention: None, encoder: false, attn_output_gate: false, mtp_layers: 0, ..TransformerDesc::default()
     };
     let (s, b, h, a) = (2048u64, 1u64, 4096u64, 32u64);
     let sbh = s * b * h;

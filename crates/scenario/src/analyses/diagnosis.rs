@@ -233,6 +233,11 @@ fn diagnose_in(s: &Scenario, st: &mut crate::stages::StageSetup, config: Option<
         }
         None => (Vec::new(), BTreeMap::new(), Vec::new()),
     };
+    // A serving result bound by the offered load says so first (`stages::capacity`).
+    let mut chain = chain;
+    if let Some(l) = crate::stages::capacity::load_bound(s, &metrics.iter().map(|m| (m.name.clone(), m.value)).collect::<Vec<_>>()) {
+        chain.insert(0, l);
+    }
     // Suggestions: every neighbour in the space, through the same objective and limits.
     let (mut better, mut worse, mut blocked) = (Vec::new(), Vec::new(), Vec::new());
     if let Some(v0) = values.as_ref() {

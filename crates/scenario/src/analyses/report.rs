@@ -67,6 +67,16 @@ pub struct Report {
     /// Diffusion stage: the pipeline timeline of the baseline and of the best configuration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pipeline: Option<PipelineReport>,
+    /// The language model's identity (`ModelDesc::identity_line`), its layer stack, and what
+    /// Tunelab approximates in it, one line each (empty for other models).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub model_identity: Vec<String>,
+    /// A serving result bound by the offered load, said so (`stages::capacity::load_bound`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub load_bound: Option<String>,
+    /// The headline's spread over request samples, when priced (`Report::with_spread`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spread: Option<crate::stages::capacity::spread::Spread>,
 }
 
 /// The pipeline of a diffusion run: per call (text encoders, steps, VAE laid end to end) and per
@@ -133,6 +143,9 @@ pub struct Change {
     pub change_pct: Option<f64>,
     /// True when the change goes the metric's preferred way.
     pub improved: Option<bool>,
+    /// The change is within the headline's spread over request samples: not a gain.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub within_spread: bool,
 }
 
 /// One knob changed.
@@ -165,7 +178,8 @@ pub struct DeploymentExport {
     /// MindIE Service config.json with its documented fields only (`MINDIE_FIELDS`).
     pub mindie_config: Json,
     /// What has no MindIE field (precision, launch mode, ...), for a comment file beside it.
-    pub mindie_notes: Vec<String>,
+    pub mindie_notes: Vec<String>,    /// The complete launch of the whole layout, node by node (`stages::scale::launch`).
+    pub launch: crate::stages::scale::launch::Launch,
 }
 
 impl Report {
@@ -196,7 +210,7 @@ impl Report {
                     ),
                     _ => (None, None),
                 };
-                Change { metric: m.name.clone(), unit: m.unit.clone(), before: b, after: a, change_pct, improved }
+                Change { metric: m.name.clone(), unit: m.unit.clone(), before: b, after: a, change_pct, improved, within_spread: false }
             })
             .collect();
         let measures = best
@@ -240,7 +254,19 @@ impl Report {
         let band_config = best.map(|(_, t)| t.config.clone()).unwrap_or_else(|| run.baseline_config().clone());
         let prediction_band = crate::fidelity::bands::line_for(s, &names, &band_config);
         let pipeline = PipelineReport::of(run, best.map(|(_, t)| &t.config));
+        let model_identity = match crate::stages::context::resolve(s) {
+            Ok((m, _, _)) if m.llm.is_some() => {
+                let mut v = vec![m.identity_line(), m.stack_summary()];
+                v.extend(m.approximations().into_iter().map(|a| format!("approximates {a}")));
+                v
+            }
+            _ => Vec::new(),
+        };
+        let load_bound = best.and_then(|(_, t)| crate::stages::capacity::load_bound(s, &metrics.iter().map(|m| m.name.clone()).zip(t.values.iter().copied()).collect::<Vec<_>>()));
         Report {
+            model_identity,
+            load_bound,
+            spread: None,
             pipeline,
             prediction_band,
             name: s.name.clone(),
@@ -288,6 +314,9 @@ impl Report {
     pub fn to_text(&self) -> String {
         let mut out = String::new();
         out.push_str(&format!("{} stage, {} on {}, seed {}\n", self.stage, self.model, self.device, self.seed));
+        for l in &self.model_identity {
+            out.push_str(&format!("model: {l}\n"));
+        }
         match self.best {
             // The exact value (as `--json` writes it) with the registry's label and unit.
             Some(b) => out.push_str(&format!("best {} [{}]: {} {} ({})\n", crate::spec::metrics::label(&self.metric), self.metric, crate::run::format_best(b), crate::spec::metrics::unit(&self.metric, &self.unit), self.best_strategy.as_deref().unwrap_or("-"))),
@@ -299,10 +328,16 @@ impl Report {
         if let Some(r) = &self.baseline_infeasible {
             out.push_str(&format!("baseline (defaults) is infeasible: {r}\n"));
         }
+        if let Some(sp) = &self.spread {
+            out.push_str(&format!("{}\n", sp.describe()));
+        }
+        if let Some(l) = &self.load_bound {
+            out.push_str(&format!("{l}\n"));
+        }
         out.push_str(&format!("\n{:<40} {:>12} {:>12} {:>9}\n", "metric", "before", "after", "change"));
         for c in &self.comparison {
             let f = |x: Option<f64>| x.map(|v| crate::spec::metrics::fmt_metric(&c.metric, v)).unwrap_or_else(|| "-".into());
-            let pct = c.change_pct.map(|p| format!("{p:+.1}%")).unwrap_or_default();
+            let pct = c.change_pct.map(|p| format!("{p:+.1}%")).unwrap_or_default() + if c.within_spread { " (within the workload spread: not a gain)" } else { "" };
             out.push_str(&format!("{:<40} {:>12} {:>12} {:>9}\n", crate::spec::metrics::label_unit(&c.metric, &c.unit), f(c.before), f(c.after), pct));
         }
         if !self.measures.is_empty() {
@@ -318,6 +353,10 @@ impl Report {
         }
         if let Some(d) = &self.deployment {
             out.push_str(&format!("\nvLLM-Ascend: vllm serve {}\n", d.vllm_args.join(" ")));
+            out.push_str(&format!("\nlaunch, node by node (--max-model-len {} covers the workload's longest request):\n{}", d.launch.max_model_len, d.launch.to_text()));
+            if let Some(t) = &d.launch.mindie_rank_table {
+                out.push_str(&format!("MindIE rank table (RANKTABLEFILE): {}\n", serde_json::to_string(t).unwrap_or_default()));
+            }
             out.push_str(&format!("MindIE config.json fields: {}\n", serde_json::to_string(&d.mindie_config).unwrap_or_default()));
             for n in &d.mindie_notes {
                 out.push_str(&format!("  # {n}\n"));
@@ -416,7 +455,7 @@ fn csv_field(s: &str) -> String {
 /// the comment file.
 pub const MINDIE_FIELDS: &[(&str, &[&str])] = &[
     ("", &["Version", "BackendConfig"]),
-    ("BackendConfig", &["npuDeviceIds", "ModelDeployConfig", "ScheduleConfig"]),
+    ("BackendConfig", &["npuDeviceIds", "multiNodesInferEnabled", "ModelDeployConfig", "ScheduleConfig"]),
     ("ModelDeployConfig", &["maxSeqLen", "maxInputTokenLen", "truncation", "ModelConfig"]),
     ("ModelConfig", &["modelName", "modelWeightPath", "worldSize", "npuMemSize"]),
     ("ScheduleConfig", &["cacheBlockSize", "maxPrefillBatchSize", "maxPrefillTokens", "maxBatchSize", "maxIterTimes"]),
@@ -438,13 +477,21 @@ pub const VLLM_FLAGS: &[&str] = &[
     // `deployment.serving.graph_mode`: vLLM's CompilationConfig.cudagraph_mode (PIECEWISE,
     // FULL_DECODE_ONLY; vLLM "CUDA Graphs" design doc, vLLM-Ascend "Graph Mode Guide").
     "--compilation-config",
+    // The node-by-node launch (`stages::scale::launch`): each instance's port, and Ray for a
+    // tensor-parallel group over nodes.
+    "--port", "--distributed-executor-backend",
 ];
 
 /// MindIE's recommended KV-cache block size (ScheduleConfig.cacheBlockSize, range [1, 128]).
 const MINDIE_CACHE_BLOCK: i64 = 128;
 
 fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExport {
-    let s = run.scenario();
+    export_for(run.scenario(), best)
+}
+
+/// The deployment export of configuration `best` of a deployment scenario (what the report, a
+/// plan and the export check write).
+pub fn export_for(s: &crate::spec::scenario::Scenario, best: &BTreeMap<String, Value>) -> DeploymentExport {
     let int = |k: &str, d: i64| best.get(k).and_then(Value::as_i64).unwrap_or(d);
     let text = |k: &str, d: &str| best.get(k).and_then(|v| v.as_str().map(String::from)).unwrap_or_else(|| d.to_string());
     let batch = int("batch", s.workload.batch.max(1));
@@ -459,7 +506,8 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
         m.vision.map(|v| v.image_tokens() as i64)
     });
     let input = s.workload.input_len.max(1) + image.unwrap_or(0);
-    let max_len = input.saturating_add(s.workload.output_len);
+    // The workload's longest request, not its mean: a shorter limit rejects the longer ones.
+    let max_len = (crate::stages::scale::launch::longest_request(s) as i64).max(input.saturating_add(s.workload.output_len));
     let model = match &s.model {
         ModelRef::Id(id) if !id.trim_start().starts_with('{') => id.clone(),
         _ => "MODEL_PATH".into(),
@@ -475,6 +523,10 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
         "w8a8" | "w8a16" | "w4a16" | "w4a8" | "w4a4" => args.extend(["--dtype".into(), "float16".into(), "--quantization".into(), "ascend".into()]),
         _ => args.extend(["--dtype".into(), "float16".into()]),
     }
+    // An INT8 KV cache comes with msModelSlim's quantised weights, read by --quantization ascend.
+    if s.deployment.serving.kv_cache_dtype == "int8" && !args.iter().any(|a| a == "--quantization") {
+        args.extend(["--quantization".into(), "ascend".into()]);
+    }
     if eager {
         args.push("--enforce-eager".into());
     }
@@ -483,6 +535,7 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
     }
     // Data parallelism over nodes, EPLB and disaggregation (`deployment.cluster`).
     let (scale_args, scale_notes) = crate::stages::scale::export::vllm_args(s, best);
+    let scale_at = args.len()..args.len() + scale_args.len();
     args.extend(scale_args);
     let serving = &s.deployment.serving;
     let spec_k = int("num_speculative_tokens", 0);
@@ -523,7 +576,7 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
             "npuDeviceIds": [(0..tp.clamp(1, 64)).collect::<Vec<i64>>()],
             "ModelDeployConfig": {
                 "maxSeqLen": max_len,
-                "maxInputTokenLen": input,
+                "maxInputTokenLen": (crate::stages::scale::launch::longest_prompt(s) as i64).max(input),
                 "truncation": false,
                 "ModelConfig": [{ "modelName": model, "modelWeightPath": "MODEL_PATH", "worldSize": tp, "npuMemSize": npu_mem.unwrap_or(-1) }],
             },
@@ -564,7 +617,25 @@ fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExp
     if let Some(m) = best.get("memory_strategy") {
         notes.push(format!("memory strategy {m}: no MindIE field; MindIE allocates the KV cache in blocks of cacheBlockSize tokens"));
     }
-    DeploymentExport { vllm_args: args, mindie_config: mindie, mindie_notes: notes }
+    // The whole layout, node by node (scale-out arguments per node, not in `vllm_args`).
+    let base: Vec<String> = args.iter().enumerate().filter(|(i, _)| !scale_at.contains(i)).map(|(_, a)| a.clone()).collect();
+    let launch = crate::stages::scale::launch::launch_with(s, best, &base, mindie.clone());
+    let mindie = launch.mindie_config.clone();
+    DeploymentExport { vllm_args: args, mindie_config: mindie, mindie_notes: notes, launch }
+}
+
+impl Report {
+    /// The report with the headline's spread over request samples: a change of the headline
+    /// metric within it is marked, not called a gain.
+    pub fn with_spread(mut self, spread: Option<crate::stages::capacity::spread::Spread>) -> Report {
+        if let Some(sp) = &spread {
+            for c in self.comparison.iter_mut().filter(|c| c.metric == sp.metric) {
+                c.within_spread = c.change_pct.is_some_and(|p| p.abs() <= sp.half_range_pct);
+            }
+        }
+        self.spread = spread;
+        self
+    }
 }
 
 impl crate::run::Run {

@@ -62,6 +62,12 @@ impl Report {
                 pipeline_table(&mut out, "best", b);
             }
         }
+        if !self.model_identity.is_empty() {
+            out.push_str("\n## Model\n\n");
+            for l in &self.model_identity {
+                out.push_str(&format!("- {}\n", cell(l)));
+            }
+        }
         if !self.notes.is_empty() {
             out.push_str("\n## Notes\n\n");
             for n in &self.notes {

@@ -135,18 +135,30 @@ impl KnowledgeBase {
 
     /// Reads a stored base. Never fails: a corrupt or foreign store is set aside, with the reason.
     pub fn load(text: &str) -> Loaded {
+        KnowledgeBase::load_reporting(text).0
+    }
+
+    /// `load`, with the keys the stored base carries that no field reads (`spec::strict`; the
+    /// CLI warns, or refuses with `--strict`).
+    pub fn load_reporting(text: &str) -> (Loaded, crate::spec::strict::Report) {
+        let text = crate::spec::strict::strip_bom(text);
+        let mut unknown = crate::spec::strict::Report::default();
         let aside = |why: String| Loaded { kb: KnowledgeBase::new(), set_aside: Some((why, text.to_string())) };
         if text.trim().is_empty() {
-            return Loaded { kb: KnowledgeBase::new(), set_aside: None };
+            return (Loaded { kb: KnowledgeBase::new(), set_aside: None }, unknown);
         }
         if text.len() > MAX_BYTES {
-            return aside(format!("the stored knowledge base is larger than {} MiB", MAX_BYTES >> 20));
+            return (aside(format!("the stored knowledge base is larger than {} MiB", MAX_BYTES >> 20)), unknown);
         }
-        match serde_json::from_str::<KnowledgeBase>(text) {
-            Ok(kb) if kb.format == KB_FORMAT => Loaded { kb, set_aside: None },
-            Ok(kb) => aside(format!("the stored knowledge base has format '{}', expected '{KB_FORMAT}'", kb.format)),
-            Err(e) => aside(format!("the stored knowledge base is corrupt and was set aside: {e}")),
-        }
+        let loaded = match crate::spec::strict::from_str::<KnowledgeBase>(text, &[]) {
+            Ok((kb, rep)) if kb.format == KB_FORMAT => {
+                unknown = rep;
+                Loaded { kb, set_aside: None }
+            }
+            Ok((kb, _)) => aside(format!("the stored knowledge base has format '{}', expected '{KB_FORMAT}'", crate::spec::scenario::clip(&kb.format))),
+            Err(e) => aside(format!("the stored knowledge base is corrupt and was set aside: {}", crate::spec::strict::clip_error(&e.to_string()))),
+        };
+        (loaded, unknown)
     }
 
     /// The base as JSON, for localStorage or a file.
@@ -279,10 +291,20 @@ pub fn export_package(case: &Case) -> String {
 /// Imports a package: size, JSON shape, format and checksum are checked; a tampered or
 /// malformed package is refused with a message that says which check failed.
 pub fn import_package(text: &str) -> Result<Package, String> {
+    import_package_reporting(text).map(|(p, _)| p)
+}
+
+/// `import_package`, with the keys the package carries that no field reads (its case's
+/// scenario included, read as a scenario).
+pub fn import_package_reporting(text: &str) -> Result<(Package, crate::spec::strict::Report), String> {
+    let text = crate::spec::strict::strip_bom(text);
     if text.len() > MAX_BYTES {
         return Err(format!("package is larger than {} MiB", MAX_BYTES >> 20));
     }
-    let mut p: Package = serde_json::from_str(text).map_err(|e| format!("package is malformed: {e}"))?;
+    let (mut p, mut unknown): (Package, _) = crate::spec::strict::from_str(text, &[]).map_err(|e| format!("package is malformed: {}", crate::spec::strict::clip_error(&e.to_string())))?;
+    if let Ok((_, r)) = crate::spec::strict::from_value::<crate::spec::scenario::Scenario>(&p.case.scenario, crate::spec::validate::RETIRED_SCENARIO_KEYS) {
+        unknown.extend(r.prefixed("case.scenario"));
+    }
     if p.format != PACKAGE_FORMAT {
         return Err(format!("package format '{}' is not supported (expected '{PACKAGE_FORMAT}')", p.format));
     }
@@ -314,7 +336,7 @@ pub fn import_package(text: &str) -> Result<Package, String> {
     if c.trials.iter().any(|t| t.is_ok() && t.values.len() != c.metrics.len()) {
         return Err("package is inconsistent: a trial has the wrong number of metric values".into());
     }
-    Ok(p)
+    Ok((p, unknown))
 }
 
 /// The checksum of a package's content (the `checksum` field itself excluded).

@@ -8,6 +8,8 @@ pub mod bundled;
 pub mod metrics;
 pub mod options;
 pub mod scenario;
+pub mod strict;
+pub mod strict_inputs;
 pub mod templates;
 pub mod url;
 pub mod validate;

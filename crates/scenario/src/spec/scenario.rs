@@ -359,18 +359,30 @@ impl Default for StrategySpec {
 impl Scenario {
     /// Parses scenario JSON text (or an operator auto-tune configuration) and validates it.
     pub fn from_json(text: &str) -> Result<Scenario, String> {
-        let v: Json = serde_json::from_str(text).map_err(|e| format!("the scenario is not valid JSON: {e}"))?;
-        Scenario::from_value(v)
+        Scenario::from_json_reporting(text).map(|(s, _)| s)
+    }
+
+    /// `from_json`, with every key the scenario does not read (`spec::strict`): the CLI warns
+    /// (or refuses with `--strict`), the app lists them in a banner.
+    pub fn from_json_reporting(text: &str) -> Result<(Scenario, crate::spec::strict::Report), String> {
+        let text = crate::spec::strict::strip_bom(text);
+        let v: Json = serde_json::from_str(text).map_err(|e| format!("the scenario is not valid JSON: {}", crate::spec::strict::clip_error(&e.to_string())))?;
+        Scenario::from_value_reporting(v)
     }
 
     /// Builds a scenario from parsed JSON (recognising the operator auto-tune format) and
     /// validates it.
     pub fn from_value(v: Json) -> Result<Scenario, String> {
+        Scenario::from_value_reporting(v).map(|(s, _)| s)
+    }
+
+    /// `from_value`, with the keys it does not read.
+    pub fn from_value_reporting(v: Json) -> Result<(Scenario, crate::spec::strict::Report), String> {
         if !v.is_object() {
             return Err("a scenario must be a JSON object".into());
         }
         let s = if crate::spec::autotune::is_autotune_config(&v) {
-            crate::spec::autotune::to_scenario(&v)?
+            (crate::spec::autotune::to_scenario(&v)?, Default::default())
         } else {
             if let Some(ver) = v.get("version") {
                 match ver.as_u64() {
@@ -381,7 +393,9 @@ impl Scenario {
             }
             crate::spec::validate::deserialize_blaming(&v)?
         };
-        s.validate()?;
+        let mut s = s;
+        s.1.extend(crate::spec::strict_inputs::scenario_device_keys(&s.0));
+        s.0.validate()?;
         Ok(s)
     }
 

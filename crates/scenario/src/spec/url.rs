@@ -57,8 +57,15 @@ pub fn decode_json(fragment: &str) -> Result<String, String> {
 
 /// Decodes and validates a fragment into a scenario.
 pub fn decode(fragment: &str) -> Result<Scenario, String> {
+    decode_reporting(fragment).map(|(s, _)| s)
+}
+
+/// `decode`, with the keys the link's scenario carries that this build does not read (a link
+/// from an older or newer build, or edited by hand): the app shows them in a banner and keeps
+/// everything else the link says.
+pub fn decode_reporting(fragment: &str) -> Result<(Scenario, crate::spec::strict::Report), String> {
     let json = decode_json(fragment)?;
-    Scenario::from_json(&json).map_err(|e| format!("the link's scenario is invalid: {e}"))
+    Scenario::from_json_reporting(&json).map_err(|e| format!("the link's scenario is invalid: {e}"))
 }
 
 #[cfg(test)]

@@ -159,5 +159,10 @@ pub fn op_bytes(op: &Op) -> f64 {
             f(*batch) * f(*h) * f(*w) * (f(*in_ch) + f(*out_ch)) * e + f(*in_ch) * f(*out_ch) * f(*kh) * f(*kw) * e
         }
         Op::Comm { bytes, .. } => f(*bytes),
+        Op::GroupedMatmul { groups, m, n, k, dtype, .. } => {
+            let e = f(dtype.bytes());
+            (f(*m) * (f(*k) + f(*n)) + f(*groups) * f(*k) * f(*n)) * e
+        }
+        Op::MoeComm { .. } => tunelab_sim::cost::moe_comm::wire_bytes(op),
     }
 }

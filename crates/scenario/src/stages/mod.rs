@@ -9,6 +9,7 @@
 //! `utilisation`, `step_time_ms`, `mfu`, `power_w`.
 
 pub mod blocks;
+pub mod capacity;
 pub mod context;
 pub mod deployment;
 pub mod diffusion;

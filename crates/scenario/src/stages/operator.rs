@@ -13,7 +13,10 @@
 //! default), one eager framework call timed around it ("single_call": host dispatch, then the
 //! kernel), or a timed loop of `operator.calls` calls ("back_to_back": per call the longer of host
 //! dispatch and kernel, the first launch spread over the loop). A collective's algorithm (ring or
-//! tree) is a parameter, so a graph of one all-reduce is a stage of its own.
+//! tree; an all-to-all's pairwise ring or all peers at once) is a parameter, so a graph of one
+//! collective is a stage of its own; so is a MoE token exchange's kernel form (HCCL
+//! all-to-all, DeepEP normal or low-latency, Ascend MC2: `tunelab_sim::cost::moe_comm`), and a
+//! grouped matmul is tiled as the batched matmul it runs as.
 
 use super::StageSetup;
 use crate::stages::blocks::Block;
@@ -45,8 +48,11 @@ struct Group {
     fixed: Vec<(String, i64)>,
     /// Parameter index of the INT8 switch (mixed precision), if any.
     int8: Option<usize>,
-    /// Parameter index of a collective's algorithm (ring or tree, HCCL_ALGO), if any.
+    /// Parameter index of a collective's algorithm (ring or tree, HCCL_ALGO; an all-to-all's
+    /// pairwise ring or all-peers mesh), if any.
     algo: Option<usize>,
+    /// Parameter index of a MoE exchange's kernel form (`tunelab_sim::MoeCommForm`), if any.
+    form: Option<usize>,
 }
 
 /// An operator slot in a graph: a constant cost, or a tunable group.
@@ -192,15 +198,17 @@ fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, 
                     let repeat = gop.repeat as f64 * weight;
                     let qualified = if cases.len() > 1 { format!("{phase}:{}", gop.name) } else { gop.name.clone() };
                     slot_names.push((qualified, gop.class, gop.op.clone()));
-                    let axes = if o.tiling { search_axes(&gop.op, &device) } else { Vec::new() };
-                    let mixed = o.mixed_precision_ops.contains(&gop.name) && matches!(gop.op, Op::Matmul { .. });
-                    let collective = has_algorithm_choice(&gop.op);
+                    // A grouped matmul is tiled and switched to INT8 as the batched matmul it runs as.
+                    let op_t = gop.op.lowered().unwrap_or_else(|| gop.op.clone());
+                    let axes = if o.tiling { search_axes(&op_t, &device) } else { Vec::new() };
+                    let mixed = o.mixed_precision_ops.contains(&gop.name) && matches!(op_t, Op::Matmul { .. });
+                    let collective = has_algorithm_choice(&op_t) || matches!(op_t, Op::MoeComm { .. });
                     if axes.is_empty() && !mixed && !collective {
                         let e = memo.op(&gop.op, &device, TileMode::Default).map_err(|r| format!("operator {} cannot run: {r}", gop.name))?;
                         slots.push(Slot::Fixed(e, repeat));
                         continue;
                     }
-                    let key = format!("{:?}", gop.op);
+                    let key = format!("{:?}", op_t);
                     let gi = match by_op.get(&key) {
                         Some(&gi) => gi,
                         None => {
@@ -210,7 +218,7 @@ fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, 
                             if *n > 1 {
                                 label = format!("{label}#{n}");
                             }
-                            let g = new_group(label, gop.op.clone(), axes, mixed, o, &device, &mut params);
+                            let g = new_group(label, op_t.clone(), axes, mixed, o, &device, &mut params);
                             groups.push(g);
                             by_op.insert(key, groups.len() - 1);
                             groups.len() - 1
@@ -246,7 +254,7 @@ fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, 
         .groups
         .iter()
         .filter(|g| o.local_search_ops.iter().any(|n| g.label.split(':').nth(1).is_some_and(|l| l.split(['@', '#']).next() == Some(n.as_str()))))
-        .flat_map(|g| g.axes.iter().map(|a| a.1).chain(g.int8).chain(g.algo))
+        .flat_map(|g| g.axes.iter().map(|a| a.1).chain(g.int8).chain(g.algo).chain(g.form))
         .collect();
     let focus_budget = libm::round(o.search_intensity * s.budget as f64) as usize;
     Ok((objective, space, baseline, blocks, focus, focus_budget, notes))
@@ -254,7 +262,7 @@ fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, 
 
 fn new_group(label: String, op: Op, axes: Vec<tunelab_sim::tiling::Axis>, mixed: bool, o: &crate::spec::scenario::OperatorOptions, device: &Device, params: &mut Vec<Param>) -> Group {
     let def = default_tiling(&op, device);
-    let mut g = Group { label, op, axes: Vec::new(), fixed: Vec::new(), int8: None, algo: None };
+    let mut g = Group { label, op, axes: Vec::new(), fixed: Vec::new(), int8: None, algo: None, form: None };
     for a in axes {
         let dv = value_in(&def, &a.name).unwrap_or(a.values[a.values.len() / 2]);
         let searched = !(!o.loop_unroll && UNROLL_AXES.contains(&a.name.as_str())) && !(!o.memory_reuse && REUSE_AXES.contains(&a.name.as_str()));
@@ -277,20 +285,35 @@ fn new_group(label: String, op: Op, axes: Vec<tunelab_sim::tiling::Axis>, mixed:
         params.push(Param::categorical(&format!("{}.int8", g.label), vec![Value::Int(0), Value::Int(1)]));
         g.int8 = Some(params.len() - 1);
     }
-    if let Op::Comm { algorithm, .. } = &g.op {
+    if let Op::Comm { algorithm, kind, .. } = &g.op {
         if has_algorithm_choice(&g.op) {
-            // The operator's stated algorithm first: level 0 is the baseline.
-            let names = if *algorithm == CommAlgorithm::Tree { ["tree", "ring"] } else { ["ring", "tree"] };
+            // The operator's stated algorithm first: level 0 is the baseline. An all-to-all is
+            // issued to each peer in turn (HCCL_ALGO pairwise, "ring") or to all at once
+            // ("mesh", HCCL's fullmesh); the others run a ring or a tree.
+            let names = match (kind, algorithm) {
+                (CommKind::AllToAll, CommAlgorithm::Mesh) => ["mesh", "ring"],
+                (CommKind::AllToAll, _) => ["ring", "mesh"],
+                (_, CommAlgorithm::Tree) => ["tree", "ring"],
+                _ => ["ring", "tree"],
+            };
             params.push(Param::categorical(&format!("{}.algorithm", g.label), names.iter().map(|n| Value::from(*n)).collect()));
             g.algo = Some(params.len() - 1);
         }
     }
+    if let Op::MoeComm { form, .. } = &g.op {
+        // The operator's stated form first, then the others (`tunelab_sim::cost::moe_comm`).
+        let mut names = vec![Value::from(form.name())];
+        names.extend(tunelab_sim::MoeCommForm::ALL.iter().filter(|f| *f != form).map(|f| Value::from(f.name())));
+        params.push(Param::categorical(&format!("{}.form", g.label), names));
+        g.form = Some(params.len() - 1);
+    }
     g
 }
 
-/// A collective whose algorithm is a choice (HCCL_ALGO: ring or tree); an all-to-all has one.
+/// A collective whose algorithm is a choice (HCCL_ALGO: ring or tree; an all-to-all pairwise
+/// or all peers at once).
 fn has_algorithm_choice(op: &Op) -> bool {
-    matches!(op, Op::Comm { kind: CommKind::AllReduce | CommKind::AllGather | CommKind::ReduceScatter, ranks, .. } if *ranks >= 2)
+    matches!(op, Op::Comm { ranks, .. } if *ranks >= 2)
 }
 
 /// Blocks: the fusion switches, then each operator group with a budget share proportional to
@@ -317,7 +340,7 @@ fn make_blocks(obj: &mut OperatorObjective, baseline: &Config, fusion: &[usize],
     for &g in &order {
         let want = ((share[g] / total) * pool as f64) as usize;
         let b = want.max(3).min(left);
-        let params: Vec<usize> = obj.groups[g].axes.iter().map(|a| a.1).chain(obj.groups[g].int8).chain(obj.groups[g].algo).collect();
+        let params: Vec<usize> = obj.groups[g].axes.iter().map(|a| a.1).chain(obj.groups[g].int8).chain(obj.groups[g].algo).chain(obj.groups[g].form).collect();
         blocks.push(Block { label: obj.groups[g].label.clone(), params, budget: b });
         left -= b;
     }
@@ -342,8 +365,17 @@ impl OperatorObjective {
         let mut key: Vec<i64> = grp.axes.iter().map(|(_, i)| c.0.get(*i).and_then(Value::as_i64).unwrap_or(0)).collect();
         let int8 = grp.int8.is_some_and(|i| c.0.get(i).and_then(Value::as_i64) == Some(1));
         key.push(int8 as i64);
-        let tree = grp.algo.and_then(|i| c.0.get(i)).and_then(Value::as_str).map(|a| a == "tree");
-        key.push(tree.map_or(-1, |t| t as i64));
+        let algo = grp.algo.and_then(|i| c.0.get(i)).and_then(Value::as_str).map(|a| match a {
+            "tree" => CommAlgorithm::Tree,
+            "mesh" => CommAlgorithm::Mesh,
+            _ => CommAlgorithm::Ring,
+        });
+        key.push(algo.map_or(-1, |a| a as i64));
+        let form = match grp.form.and_then(|i| c.0.get(i)).and_then(Value::as_str) {
+            Some(f) => Some(tunelab_sim::MoeCommForm::parse(f).map_err(|e| format!("{}.form: {e}", grp.label))?),
+            None => None,
+        };
+        key.push(form.map_or(-1, |f| f as i64));
         if let Some(r) = self.memo.get(&(g, key.clone())) {
             return r.clone();
         }
@@ -352,8 +384,11 @@ impl OperatorObjective {
             *dtype = DType::Int8;
             *weight_dtype = None;
         }
-        if let (Some(t), Op::Comm { algorithm, .. }) = (tree, &mut op) {
-            *algorithm = if t { CommAlgorithm::Tree } else { CommAlgorithm::Ring };
+        if let (Some(a), Op::Comm { algorithm, .. }) = (algo, &mut op) {
+            *algorithm = a;
+        }
+        if let (Some(f), Op::MoeComm { form, .. }) = (form, &mut op) {
+            *form = f;
         }
         let mut assign: Vec<(String, i64)> = grp.fixed.clone();
         assign.extend(grp.axes.iter().zip(&key).map(|((n, _), v)| (n.clone(), *v)));

@@ -74,7 +74,8 @@ pub fn eager_launches(op: &Op) -> f64 {
         Op::Attention { kind: AttentionKind::Unfused | AttentionKind::Exported, .. } => 7.0,
         Op::Attention { .. } => 1.0,
         // Conv2d is one aclnn call; a collective is one HCCL call.
-        Op::Conv2d { .. } | Op::Comm { .. } => 1.0,
+        // A grouped matmul and a MoE exchange kernel are one call each.
+        Op::Conv2d { .. } | Op::Comm { .. } | Op::GroupedMatmul { .. } | Op::MoeComm { .. } => 1.0,
     }
 }
 

@@ -13,6 +13,7 @@ pub mod dispatch;
 pub mod error;
 pub mod matmul;
 pub mod matmul_rules;
+pub mod moe_comm;
 pub mod vector;
 
 use crate::device::Device;
@@ -299,6 +300,7 @@ pub fn estimate(op: &Op, tiling: &Tiling, device: &Device) -> Result<Estimate, I
         Op::Attention { .. } => attention::estimate(op, tiling, device),
         Op::Conv2d { .. } => conv::estimate(op, tiling, device),
         Op::Comm { .. } => comm::estimate(op, tiling, device),
+        Op::GroupedMatmul { .. } | Op::MoeComm { .. } => moe_comm::estimate(op, tiling, device),
     }
 }
 

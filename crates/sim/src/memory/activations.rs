@@ -47,7 +47,7 @@ pub fn layer_activation_bytes(
         let i = u128::from(inter);
         match t.mlp {
             MlpKind::SwiGlu => 3 * sb * i,
-            MlpKind::Gelu => 2 * sb * i,
+            MlpKind::Gelu | MlpKind::Relu2 => 2 * sb * i,
         }
     };
     let (moe_layers, dense_layers) = t.moe_and_dense_layers();
@@ -120,6 +120,12 @@ fn op_io(op: &Op) -> (u64, u64, u64) {
             (m(m(m(batch, in_ch), m(h, w)), by), m(m(m(batch, out_ch), m(h / s, w / s)), by), 0)
         }
         Op::Comm { .. } => (0, 0, 0),
+        Op::GroupedMatmul { m: rows, n, k, dtype, .. } => (m(rows, m(k, dtype.bytes())), m(rows, m(n, dtype.bytes().max(2))), 0),
+        // The receive buffer: a copy per routed expert (dispatch) or a token (combine).
+        Op::MoeComm { phase, tokens, hidden, top_k, dtype, .. } => {
+            let rows = if phase == crate::op::MoePhase::Dispatch { m(tokens, top_k) } else { tokens };
+            (m(m(tokens, hidden), dtype.bytes()), m(m(rows, hidden), dtype.bytes()), 0)
+        }
     }
 }
 

@@ -80,40 +80,15 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
         return ChipParams { linear, other: 0 };
     };
     let (tp, pp, ep) = (plan.tp.max(1), plan.pp.max(1), plan.ep.max(1));
-    let (hq, hkv) = (t.heads / tp, (t.kv_heads / tp).max(1));
-    let d = t.head_dim;
-    let attn = match &t.mla {
-        // MLA: per-head up-projections split tp-way (the shared down-projections are small).
-        Some(m) => {
-            // A sparse-attention indexer is replicated on every TP rank (vLLM's Indexer).
-            let idx = m.sparse.map_or(0, |s| s.params(t.hidden, m.q_lora_rank));
-            (t.attention_params() - idx) / tp + idx
-        }
-        None => t.hidden * (hq + 2 * hkv) * d + hq * d * t.hidden,
-    };
-    let bias = if t.qkv_bias { (hq + 2 * hkv) * d } else { 0 };
-    let layer_other = bias + t.norm_params();
-    let dense_linear = t.mlp_params(ceil_div(t.intermediate, tp));
-    let (moe_linear, moe_other) = match &t.moe {
-        Some(m) => {
-            // The experts' width splits experts_tp-way (tp unless expert parallelism spans TP).
-            let etp = plan.experts_tp();
-            let experts = (plan.expert_slots(m.experts) / ep).saturating_mul(t.mlp_params(ceil_div(m.expert_intermediate, etp)));
-            let shared = if m.shared_intermediate > 0 { t.mlp_params(ceil_div(m.shared_intermediate, etp)) } else { 0 };
-            let gate = if m.shared_gate { t.hidden } else { 0 };
-            (experts.saturating_add(shared), t.hidden * m.experts + gate)
-        }
-        None => (0, 0),
-    };
-    let layers = plan.layers_here(t.layers);
-    let (moe_layers, _) = t.moe_and_dense_layers();
-    let moe_here = ceil_div(moe_layers.saturating_mul(layers), t.layers.max(1)).min(layers);
-    let dense_here = layers - moe_here;
-    let linear = layers
-        .saturating_mul(attn)
-        .saturating_add(dense_here.saturating_mul(dense_linear))
-        .saturating_add(moe_here.saturating_mul(moe_linear));
-    let other = layers * layer_other + moe_here * moe_other;
+    // The stack's runs on this stage, each priced by the same per-block formulas as the
+    // parameter count (`TransformerDesc::mixer_chip_params`, `ffn_chip_params`).
+    let (mut linear, mut other) = (0u64, 0u64);
+    for r in t.runs_here(plan.layers_here(t.layers)) {
+        let (ml, mo) = t.mixer_chip_params(&r.mixer, tp);
+        let (fl, fo) = ffn_chip_params(t, &r.ffn, plan, ep);
+        linear = linear.saturating_add(r.count.saturating_mul(ml.saturating_add(fl)));
+        other = other.saturating_add(r.count.saturating_mul(mo.saturating_add(fo).saturating_add(t.run_norm_params(&r))));
+    }
     let vocab_slice = ceil_div(t.vocab, tp) * t.hidden;
     let vision = model.vision.as_ref().map_or(0, |v| {
         let e = &v.encoder;
@@ -143,6 +118,30 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
     if first.total() >= last.total() { first } else { last }
 }
 
+/// A feed-forward block's parameters on one chip, as (split linear weights, replicated small
+/// tensors): dense widths split tp-way; experts ep-way with their width `experts_tp`-way; the
+/// router and a shared expert's gate replicated.
+fn ffn_chip_params(t: &crate::model::TransformerDesc, f: &crate::model::Ffn, plan: &ParallelPlan, ep: u64) -> (u64, u64) {
+    use crate::model::Ffn;
+    match *f {
+        Ffn::Dense { intermediate } => (t.mlp_params(ceil_div(intermediate, plan.tp.max(1))), 0),
+        Ffn::Moe => match &t.moe {
+            Some(m) => {
+                let etp = plan.experts_tp();
+                let experts = (plan.expert_slots(m.experts) / ep).saturating_mul(t.expert_params(m, ceil_div(m.expert_intermediate, etp)));
+                let shared = if m.shared_intermediate > 0 { t.mlp_params(ceil_div(m.shared_intermediate, etp)) } else { 0 };
+                // The shared expert's sigmoid gate exists only with a shared expert (a config may
+                // name a zero-wide one, as Qwen3-MoE's do).
+                let gate = if m.shared_gate && m.shared_intermediate > 0 { t.hidden } else { 0 };
+                // A latent MoE's projections into and out of the latent width (replicated).
+                (experts.saturating_add(shared), t.hidden * m.experts + gate + 2 * t.hidden * m.latent)
+            }
+            None => (0, 0),
+        },
+        Ffn::None => (0, 0),
+    }
+}
+
 /// Routed-expert parameters on one chip (their gradients synchronise over dp x cp / ep ranks,
 /// the rest over dp x cp).
 pub fn expert_params_per_chip(model: &ModelDesc, plan: &ParallelPlan) -> u64 {
@@ -152,7 +151,7 @@ pub fn expert_params_per_chip(model: &ModelDesc, plan: &ParallelPlan) -> u64 {
     let layers = plan.layers_here(t.layers);
     let (moe_layers, _) = t.moe_and_dense_layers();
     let moe_here = ceil_div(moe_layers.saturating_mul(layers), t.layers.max(1)).min(layers);
-    (plan.expert_slots(m.experts) / ep).saturating_mul(t.mlp_params(ceil_div(m.expert_intermediate, plan.experts_tp()))).saturating_mul(moe_here)
+    (plan.expert_slots(m.experts) / ep).saturating_mul(t.expert_params(m, ceil_div(m.expert_intermediate, plan.experts_tp()))).saturating_mul(moe_here)
 }
 
 /// Parameters on the busiest chip.
@@ -179,19 +178,18 @@ pub fn kv_cache_bytes(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOption
     if t.encoder {
         return 0;
     }
-    // Linear-attention layers hold a fixed state instead (`recurrent_state_bytes`).
-    let layers = plan.share_here(t.attention_layers(), t.layers);
     // MLA caches one latent + rotary key per token, replicated on every TP rank; GQA splits its
     // KV heads over TP (replicated when tp > kv_heads).
     let per_layer = match &t.mla {
         Some(m) => m.cached_elems(),
         None => 2 * (t.kv_heads / plan.tp.max(1)).max(1) * t.head_dim,
     };
-    // Sliding-window layers keep only the window (a rolling buffer, as Mistral's reference code
-    // and vLLM's sliding-window block manager do).
-    let (slide, window) = t.sliding_window.map_or((0, 0), |w| (ceil_div(w.layers * layers, t.attention_layers().max(1)).min(layers), w.window));
-    let full = layers - slide;
-    let elems = (full * per_layer).saturating_mul(tokens).saturating_add((slide * per_layer).saturating_mul(tokens.min(window)));
+    // Each attention run of the stage keeps its own span: sliding-window and chunked layers only
+    // their window or chunk (a rolling buffer, as Mistral's reference code and vLLM's
+    // sliding-window and chunked-local managers do); linear, Mamba-2 and short-conv layers hold
+    // a fixed state instead (`recurrent_state_bytes`).
+    let layer_tokens = t.runs_here(plan.layers_here(t.layers)).iter().map(|r| r.count.saturating_mul(r.mixer.cached_tokens(tokens))).fold(0u64, u64::saturating_add);
+    let elems = layer_tokens.saturating_mul(per_layer);
     elems.saturating_mul(opts.kv_dtype().bytes()).saturating_mul(batch)
 }
 
@@ -200,12 +198,25 @@ pub fn kv_cache_bytes(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOption
 /// FP32) and the convolution inputs in the vector type, value heads split over TP. It does not
 /// grow with the context: this is what replaces the KV cache in those layers.
 pub fn recurrent_state_bytes(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOptions, batch: u64) -> u64 {
-    let Some(la) = model.llm.as_ref().and_then(|t| t.linear_attention.map(|l| (l, t.layers))) else { return 0 };
-    let (l, total) = la;
-    let layers = plan.share_here(l.layers, total);
-    let (state, conv) = l.state_elems();
+    use crate::model::Mixer;
+    let Some(t) = model.llm.as_ref() else { return 0 };
     let tp = plan.tp.max(1);
-    let per_seq = layers.saturating_mul(ceil_div(state, tp).saturating_mul(4).saturating_add(ceil_div(conv, tp).saturating_mul(opts.vector_dtype().bytes())));
+    let vb = opts.vector_dtype().bytes();
+    let mut per_seq = 0u64;
+    for r in t.runs_here(plan.layers_here(t.layers)) {
+        // (state elements kept in FP32, convolution inputs kept in the vector type)
+        let (state, conv) = match r.mixer {
+            Mixer::Linear => t.linear_attention.map_or((0, 0), |l| l.state_elems()),
+            // Mamba-2's SSM state is kept in FP32 (`mamba_ssm_cache_dtype` float32 in vLLM's
+            // Nemotron-H recipes), its conv state in the model's type.
+            Mixer::Mamba2 => t.mamba.map_or((0, 0), |m| m.state_elems()),
+            // LFM2's conv cache: the last kernel - 1 inputs of its hidden-wide convolution.
+            Mixer::ShortConv { kernel } => (0, t.hidden.saturating_mul(kernel.saturating_sub(1))),
+            _ => (0, 0),
+        };
+        let bytes = ceil_div(state, tp).saturating_mul(4).saturating_add(ceil_div(conv, tp).saturating_mul(vb));
+        per_seq = per_seq.saturating_add(r.count.saturating_mul(bytes));
+    }
     per_seq.saturating_mul(batch)
 }
 

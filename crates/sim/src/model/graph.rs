@@ -50,7 +50,8 @@ impl OpClass {
         match op {
             Op::Attention { .. } => OpClass::Attention,
             Op::Conv2d { .. } => OpClass::Conv,
-            Op::Comm { .. } => OpClass::Comm,
+            Op::Comm { .. } | Op::MoeComm { .. } => OpClass::Comm,
+            Op::GroupedMatmul { .. } => OpClass::Moe,
             Op::Vector { kind: VectorKind::LayerNorm | VectorKind::RmsNorm, .. } => OpClass::Norm,
             Op::Vector { kind: VectorKind::Gather, .. } => OpClass::Embedding,
             _ => OpClass::Other,
@@ -94,12 +95,13 @@ impl GraphOpDesc {
     /// Weight parameters of one instance (k x n for a linear layer, in x out x kh x kw for a
     /// convolution; biases and norm scales are ignored).
     pub fn weight_params(&self) -> u64 {
-        let default = matches!(self.op, Op::Matmul { batch: 1, .. } | Op::Conv2d { .. });
+        let default = matches!(self.op, Op::Matmul { batch: 1, .. } | Op::Conv2d { .. } | Op::GroupedMatmul { .. });
         if !self.weights.unwrap_or(default) {
             return 0;
         }
         match self.op {
             Op::Matmul { batch, n, k, .. } => batch.saturating_mul(k).saturating_mul(n),
+            Op::GroupedMatmul { groups, n, k, .. } => groups.saturating_mul(k).saturating_mul(n),
             Op::Conv2d { in_ch, out_ch, kh, kw, .. } => {
                 in_ch.saturating_mul(out_ch).saturating_mul(kh).saturating_mul(kw)
             }
@@ -120,6 +122,12 @@ impl GraphOpDesc {
                 batch.saturating_mul(out_ch).saturating_mul(h / s).saturating_mul(w / s)
             }
             Op::Comm { .. } => 0,
+            Op::GroupedMatmul { m, n, .. } => m.saturating_mul(n),
+            // What lands on the rank: a copy per routed expert (dispatch), a token (combine).
+            Op::MoeComm { phase, tokens, hidden, top_k, .. } => match phase {
+                crate::op::MoePhase::Dispatch => tokens.saturating_mul(top_k).saturating_mul(hidden),
+                crate::op::MoePhase::Combine => tokens.saturating_mul(hidden),
+            },
         }
     }
 }
@@ -140,6 +148,8 @@ pub fn scale_batch(op: &Op, b: u64) -> Op {
         Op::Vector { rows, .. } => *rows = rows.saturating_mul(b),
         Op::Attention { batch, .. } | Op::Conv2d { batch, .. } => *batch = batch.saturating_mul(b),
         Op::Comm { bytes, .. } => *bytes = bytes.saturating_mul(b),
+        Op::GroupedMatmul { m, .. } => *m = m.saturating_mul(b),
+        Op::MoeComm { tokens, .. } => *tokens = tokens.saturating_mul(b),
     }
     op
 }
@@ -210,6 +220,23 @@ pub fn validate_op(d: &GraphOpDesc) -> Result<(), String> {
         Op::Comm { bytes, ranks, .. } => {
             if bytes > 1 << 40 || ranks == 0 || ranks > 1 << 16 {
                 return Err(format!("op '{name}': collective bytes/ranks out of range"));
+            }
+            Ok(())
+        }
+        Op::GroupedMatmul { groups, m, n, k, .. } => {
+            dim("groups", groups)?;
+            dim("m", m)?;
+            dim("n", n)?;
+            dim("k", k)
+        }
+        Op::MoeComm { tokens, hidden, top_k, ranks, .. } => {
+            dim("tokens", tokens)?;
+            dim("hidden", hidden)?;
+            if top_k == 0 || top_k > 1024 {
+                return Err(format!("op '{name}': field 'top_k' = {top_k} is out of range (1..=1024)"));
+            }
+            if ranks == 0 || ranks > 1 << 16 {
+                return Err(format!("op '{name}': field 'ranks' = {ranks} is out of range (1..=65536)"));
             }
             Ok(())
         }

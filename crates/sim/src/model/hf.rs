@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 type Obj = Map<String, Value>;
 
 /// Reads an optional non-negative integer field; `prefix` names the nesting in messages.
-fn opt_u64(obj: &Obj, field: &str, prefix: &str) -> Result<Option<u64>, String> {
+pub(super) fn opt_u64(obj: &Obj, field: &str, prefix: &str) -> Result<Option<u64>, String> {
     match obj.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => {
@@ -31,16 +31,16 @@ fn opt_u64(obj: &Obj, field: &str, prefix: &str) -> Result<Option<u64>, String> 
     }
 }
 
-fn req_u64(obj: &Obj, field: &str, prefix: &str) -> Result<u64, String> {
+pub(super) fn req_u64(obj: &Obj, field: &str, prefix: &str) -> Result<u64, String> {
     opt_u64(obj, field, prefix)?.ok_or_else(|| format!("missing field '{prefix}{field}'"))
 }
 
-fn opt_bool(obj: &Obj, field: &str) -> Option<bool> {
+pub(super) fn opt_bool(obj: &Obj, field: &str) -> Option<bool> {
     obj.get(field).and_then(Value::as_bool)
 }
 
 /// The checkpoint dtype (`torch_dtype`, or `dtype` in newer configs).
-fn dtype_of(obj: &Obj, warnings: &mut Vec<String>) -> DType {
+pub(super) fn dtype_of(obj: &Obj, warnings: &mut Vec<String>) -> DType {
     let s = obj.get("torch_dtype").or_else(|| obj.get("dtype")).and_then(Value::as_str);
     match s.map(DType::parse) {
         Some(Ok(d)) => d,
@@ -125,10 +125,21 @@ const IGNORED: &[&str] = &[
     "mamba_ssm_dtype", "mtp_use_dedicated_embeddings", "rope_parameters", "full_attn_mod", "interpolate_factor", "image_token_id", "video_token_id",
     // Qwen3-Coder: q/k norms, which the qwen3 model types already carry (a few vector elements).
     "use_qk_norm",
+    // Read by the family readers (`super::readers`) or without effect on size and cost.
+    "sliding_window_pattern", "no_rope_layers", "attention_chunk_size", "interleave_moe_layer_step", "intermediate_size_mlp",
+    "moe_layer_start_index", "moe_layer_end_index", "moe_layer_interval", "num_shared_experts", "moe_shared_expert_intermediate_size",
+    "hidden_activation", "query_pre_attn_scalar", "final_logit_softcapping", "attn_logit_softcapping", "rope_local_base_freq",
+    "cache_implementation", "initial_context_length", "swiglu_limit", "experts_per_token", "no_rope_layer_interval",
+    "attn_temperature_tuning", "floor_scale", "attn_scale", "router_bias", "moe_gate_dtype", "use_bias", "moe_use_aux_free",
+    "moe_capacity", "use_qk_norm", "qk_norm", "head_dim_original", "num_experts_per_topk", "router_dtype", "router_aux_loss_factor",
+    "use_mixed_mlp_moe", "use_cla", "cla_share_factor", "use_rotary_pos_emb", "norm_type", "mlp_act", "moe_random_routing_dropped_token",
+    "enable_moe_fp32_combine", "use_flash_attention", "use_rmsnorm", "moe_router_enable_expert_bias",
+    "moe_router_enable_shared_expert", "embedding_multiplier", "logits_scaling", "residual_multiplier",
+    "attention_multiplier", "qk_layernorm", "time_step_limit", "add_qk_norm", "moe_router_dtype",
 ];
 
 /// The first of `names` present (a config family's own spelling), with the name found.
-fn pick<'a>(obj: &Obj, names: &[&'a str], prefix: &str) -> Result<Option<(u64, &'a str)>, String> {
+pub(super) fn pick<'a>(obj: &Obj, names: &[&'a str], prefix: &str) -> Result<Option<(u64, &'a str)>, String> {
     for n in names {
         if let Some(v) = opt_u64(obj, n, prefix)? {
             return Ok(Some((v, n)));
@@ -137,7 +148,7 @@ fn pick<'a>(obj: &Obj, names: &[&'a str], prefix: &str) -> Result<Option<(u64, &
     Ok(None)
 }
 
-fn req_any(obj: &Obj, names: &[&str], prefix: &str) -> Result<u64, String> {
+pub(super) fn req_any(obj: &Obj, names: &[&str], prefix: &str) -> Result<u64, String> {
     pick(obj, names, prefix)?.map(|(v, _)| v).ok_or_else(|| {
         let alts: Vec<String> = names.iter().map(|n| format!("'{prefix}{n}'")).collect();
         format!("missing field {}", alts.join(" or "))
@@ -145,15 +156,36 @@ fn req_any(obj: &Obj, names: &[&str], prefix: &str) -> Result<u64, String> {
 }
 
 /// Parses a decoder-only config (one of `KNOWN`, or an unknown type with the usual fields).
-fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<TransformerDesc, String> {
-    let model_type = obj.get("model_type").and_then(Value::as_str).unwrap_or("");
-    if !KNOWN.contains(&model_type) {
+pub(super) fn decoder(original: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<TransformerDesc, String> {
+    let model_type = original.get("model_type").and_then(Value::as_str).unwrap_or("");
+    let normalized = super::readers::normalize(original, model_type, warnings)?;
+    let obj = normalized.as_ref().unwrap_or(original);
+    let generic = !KNOWN.contains(&model_type) && !super::readers::is_family(model_type);
+    if generic {
         let shown = if model_type.is_empty() { "(none)" } else { model_type };
         warnings.push(format!(
             "unknown model_type '{shown}': modelled as a standard decoder (attention + MLP) from \
              the usual config fields; check the parameter count"
         ));
     }
+    let mut t = decoder_fields(obj, model_type, prefix, warnings).map_err(|e| {
+        if generic && e.starts_with("missing field") {
+            let shown = if model_type.is_empty() { "(none)" } else { model_type };
+            format!("model_type '{shown}' is not an architecture Tunelab reads (no reader of its own), and as a standard decoder it lacks a {}: supported families are listed in docs/models.md", &e["missing ".len()..])
+        } else {
+            e
+        }
+    })?;
+    if generic {
+        let shown = if model_type.is_empty() { "(none)" } else { model_type };
+        t.approx.push(format!("whole model: model_type '{shown}' has no reader of its own; read as a standard decoder (attention + MLP per layer) from the usual fields"));
+    }
+    super::readers::finish(original, &mut t, model_type, prefix, warnings)?;
+    Ok(t)
+}
+
+/// The fields every decoder family shares, under their usual names.
+fn decoder_fields(obj: &Obj, model_type: &str, prefix: &str, warnings: &mut Vec<String>) -> Result<TransformerDesc, String> {
     let mut unknown: Vec<&str> =
         obj.keys().map(String::as_str).filter(|k| !READ.contains(k) && !IGNORED.contains(k)).collect();
     unknown.truncate(12);
@@ -194,7 +226,7 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
     let qkv_bias = opt_bool(obj, "attention_bias")
         .or_else(|| opt_bool(obj, "add_qkv_bias"))
         .or_else(|| opt_bool(obj, "qkv_bias"))
-        .unwrap_or(matches!(model_type, "qwen" | "qwen2" | "qwen2_moe"));
+        .unwrap_or(matches!(model_type, "qwen" | "qwen2" | "qwen2_moe" | "mimo"));
     let tied = opt_bool(obj, "tie_word_embeddings").unwrap_or(false);
     // ChatGLM and Qwen (v1) train at seq_length; Baichuan names it model_max_length.
     let max_position = pick(obj, &["max_position_embeddings", "seq_length", "model_max_length"], prefix)?
@@ -221,11 +253,13 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
                 None => dense_inter
                     .ok_or_else(|| format!("missing field '{prefix}moe_intermediate_size'"))?,
             };
-            let shared_intermediate = match opt_u64(obj, "shared_expert_intermediate_size", prefix)? {
-                Some(v) => v,
-                // DeepSeek: n_shared_experts experts of the routed width.
-                None => opt_u64(obj, "n_shared_experts", prefix)?
-                    .unwrap_or(0)
+            // Shared experts under every name the families use: a width (Qwen2-MoE, Nemotron
+            // 3), or a count of routed-width experts (DeepSeek / GLM / Kimi `n_shared_experts`,
+            // Ling `num_shared_experts`, ERNIE `moe_num_shared_experts`).
+            let shared_intermediate = match pick(obj, &["shared_expert_intermediate_size", "moe_shared_expert_intermediate_size"], prefix)? {
+                Some((v, _)) => v,
+                None => pick(obj, &["n_shared_experts", "num_shared_experts", "moe_num_shared_experts"], prefix)?
+                    .map_or(0, |(v, _)| v)
                     .saturating_mul(expert_intermediate),
             };
             // Qwen MoE: `mlp_only_layers` lists dense layers; `decoder_sparse_step` = s makes
@@ -252,6 +286,7 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
                 // Qwen2-MoE scales its shared expert by a sigmoid gate; DeepSeek does not.
                 shared_gate: obj.contains_key("shared_expert_intermediate_size"),
                 dense_layers,
+                latent: 0,
             })
         }
         _ => None,
@@ -336,6 +371,7 @@ fn decoder(obj: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<Transf
         encoder: false,
         attn_output_gate: opt_bool(obj, "attn_output_gate").unwrap_or(false),
         mtp_layers,
+        ..TransformerDesc::default()
     })
 }
 
@@ -414,8 +450,7 @@ fn encoder(obj: &Obj, warnings: &mut Vec<String>) -> Result<TransformerDesc, Str
         mla: None,
         linear_attention: None,
         encoder: true,
-        attn_output_gate: false,
-        mtp_layers: 0,
+        ..TransformerDesc::default()
     })
 }
 
@@ -436,7 +471,7 @@ fn clip_vision(obj: &Obj) -> Result<(TransformerDesc, u64, u64, u64), String> {
     Ok((enc, image, patch, channels))
 }
 
-fn name_of(obj: &Obj, fallback: &str) -> String {
+pub(super) fn name_of(obj: &Obj, fallback: &str) -> String {
     obj.get("_name_or_path")
         .or_else(|| obj.get("name"))
         .and_then(Value::as_str)
@@ -524,15 +559,24 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
     if TEXT_WRAPPERS.contains(&model_type) {
         let text = obj.get("text_config").and_then(Value::as_object).ok_or_else(|| "missing field 'text_config'".to_string())?;
         let mut tw = Vec::new();
-        let llm = decoder(text, "text_config.", &mut tw)?;
+        let mut llm = decoder(text, "text_config.", &mut tw)?;
         warnings.extend(tw.into_iter().map(|w| format!("text_config: {w}")));
         if obj.contains_key("vision_config") {
             warnings.push(format!("{model_type}: the language model is read from text_config; the vision tower is not costed (text-only prompts)"));
+            llm.approx.push(format!("vision tower ({model_type}): not costed; requests are priced as text-only prompts"));
         }
         let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") { dtype } else { dtype_of(text, &mut Vec::new()) };
         let family = if llm.moe.is_some() { ModelFamily::MoeLlm } else { ModelFamily::DenseLlm };
         let model = ModelDesc { name: name_of(obj, model_type), family, dtype, llm: Some(llm), vision: None, graph: Vec::new() };
         return Ok(LoadedModel { model, warnings });
+    }
+    if !obj.contains_key("hidden_size") {
+        if let Some((text, prefix)) = super::readers::text_part(obj) {
+            return super::readers::wrapper(obj, text, prefix, model_type, dtype, warnings);
+        }
+        let shown = if model_type.is_empty() { "(none)" } else { model_type };
+        let hint = if obj.contains_key("d_model") { " (an encoder-decoder or speech model: its width is 'd_model')" } else { "" };
+        return Err(format!("model_type '{shown}': no language model found in this config (no 'hidden_size', 'text_config' or 'llm_config'){hint}; Tunelab reads decoder LLMs, their multimodal wrappers and BERT-style encoders (docs/models.md)"));
     }
     let llm = decoder(obj, "", &mut warnings)?;
     let family = if llm.moe.is_some() { ModelFamily::MoeLlm } else { ModelFamily::DenseLlm };
@@ -546,3 +590,4 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
     };
     Ok(LoadedModel { model, warnings })
 }
+

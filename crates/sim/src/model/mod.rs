@@ -10,6 +10,9 @@
 mod bundled;
 pub mod graph;
 pub mod hf;
+mod identity;
+pub mod readers;
+pub mod stack;
 mod validate;
 pub mod vl;
 
@@ -19,6 +22,8 @@ use serde::{Deserialize, Serialize};
 pub use bundled::{bundled_models, load_bundled};
 pub use graph::{GraphOpDesc, OpClass};
 pub use hf::SUPPORTED_TYPES;
+pub use stack::{Ffn, LayerRun, Mamba2Desc, Mixer};
+pub use identity::{Identity, WeightBytes};
 pub use validate::{validate, validate_transformer, MAX_EXPERTS, MAX_PARAMS, MAX_HEADS, MAX_LAYERS, MAX_VOCAB, MAX_WIDTH};
 
 /// What kind of model this is; templates and stages key on it.
@@ -62,6 +67,8 @@ pub enum MlpKind {
     SwiGlu,
     /// Plain GELU MLP (CLIP / ViT / GPT): up, GELU, down.
     Gelu,
+    /// Squared-ReLU MLP without a gate or biases (Nemotron-H's `relu2`): up, relu^2, down.
+    Relu2,
 }
 
 /// Normalisation flavour.
@@ -92,6 +99,11 @@ pub struct MoeDesc {
     /// `mlp_only_layers`); the rest are MoE layers.
     #[serde(default)]
     pub dense_layers: u64,
+    /// Latent MoE (Nemotron 3 Super, `moe_latent_size`): tokens are projected into this width
+    /// before routing and the experts work in it (their all-to-all moves latent rows); 0: the
+    /// experts work at the hidden width.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub latent: u64,
 }
 
 /// A transformer stack: a decoder LLM or a ViT-style encoder.
@@ -149,6 +161,52 @@ pub struct TransformerDesc {
     /// decoding's "mtp" method (`crate::workload::mtp`). Not part of the main forward.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub mtp_layers: u64,
+    /// The layers as runs of identical layers (`stack`); empty: derived from the overlays above
+    /// (every description written before the stack existed). See `TransformerDesc::runs`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stack: Vec<LayerRun>,
+    /// The widths of the stack's Mamba-2 mixers (Nemotron-H), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mamba: Option<Mamba2Desc>,
+    /// What the reader approximated, one note per part ("part: how"), shown with the model's
+    /// identity (`ModelDesc::approximations`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approx: Vec<String>,
+    /// The checkpoint's own weight format when it is not its `torch_dtype` (gpt-oss's MXFP4
+    /// experts, NVFP4 releases): `quantization_config.quant_method`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint_quant: Option<String>,
+}
+
+impl Default for TransformerDesc {
+    fn default() -> Self {
+        TransformerDesc {
+            layers: 0,
+            hidden: 0,
+            heads: 0,
+            kv_heads: 0,
+            head_dim: 0,
+            intermediate: 0,
+            vocab: 0,
+            tied_embeddings: false,
+            mlp: MlpKind::SwiGlu,
+            norm: NormKind::RmsNorm,
+            qkv_bias: false,
+            max_position: default_max_pos(),
+            moe: None,
+            qk_norm: false,
+            sliding_window: None,
+            mla: None,
+            linear_attention: None,
+            encoder: false,
+            attn_output_gate: false,
+            mtp_layers: 0,
+            stack: Vec::new(),
+            mamba: None,
+            approx: Vec::new(),
+            checkpoint_quant: None,
+        }
+    }
 }
 
 fn is_zero(x: &u64) -> bool {
@@ -340,8 +398,11 @@ pub struct ParamCount {
 /// Loads a model from JSON: a Hugging Face config.json (has `model_type` or `hidden_size`), an
 /// operator graph (`"ops": [...]`), or a serialised `ModelDesc` (`"format": "tunelab-model"`).
 pub fn load_model(json: &str) -> Result<LoadedModel, String> {
+    // Python's json writes Infinity / NaN (Nemotron-H's time_step_limit): quoted first, so the
+    // config parses and a size field holding one is refused by name.
+    let quoted = if serde_json::from_str::<serde_json::Value>(json).is_err() { readers::pyjson::quote_non_finite(json) } else { None };
     let mut value: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| format!("model JSON does not parse: {e}"))?;
+        serde_json::from_str(quoted.as_deref().unwrap_or(json)).map_err(|e| format!("model JSON does not parse: {e}"))?;
     // A bare list is an operator graph.
     if value.is_array() {
         value = serde_json::json!({ "format": "tunelab-graph", "ops": value });
@@ -371,38 +432,15 @@ impl TransformerDesc {
     /// A ViT vision tower (LLaVA's CLIP, Qwen-VL's ViT): full multi-head attention with biased
     /// projections, no vocabulary, none of a decoder's variants (MoE, MLA, windows, MTP).
     pub fn vision_tower(layers: u64, hidden: u64, heads: u64, intermediate: u64, mlp: MlpKind, norm: NormKind, max_position: u64) -> TransformerDesc {
-        TransformerDesc {
-            layers,
-            hidden,
-            heads,
-            kv_heads: heads,
-            head_dim: hidden / heads,
-            intermediate,
-            vocab: 0,
-            tied_embeddings: false,
-            mlp,
-            norm,
-            qkv_bias: true,
-            max_position,
-            moe: None,
-            qk_norm: false,
-            sliding_window: None,
-            mla: None,
-            linear_attention: None,
-            encoder: false,
-            attn_output_gate: false,
-            mtp_layers: 0,
-        }
+        TransformerDesc { layers, hidden, heads, kv_heads: heads, head_dim: hidden / heads, intermediate, mlp, norm, qkv_bias: true, max_position, ..TransformerDesc::default() }
     }
-
 
     /// Parameters of one attention block (q, k, v, o projections, biases if any).
     pub fn attention_params(&self) -> u64 {
         clamp(self.attention_params_wide())
     }
     fn attention_params_wide(&self) -> u128 {
-        let (h, d) = (u128::from(self.hidden), u128::from(self.head_dim));
-        let qk_norm = if self.qk_norm { 2 * d } else { 0 };
+        let h = u128::from(self.hidden);
         if let Some(m) = &self.mla {
             let heads = u128::from(self.heads);
             let (ql, kvl) = (u128::from(m.q_lora_rank), u128::from(m.kv_lora_rank));
@@ -416,22 +454,11 @@ impl TransformerDesc {
             let indexer = m.sparse.map_or(0, |s| s.params(self.hidden, m.q_lora_rank));
             return q + kv + o + u128::from(indexer);
         }
-        let q = u128::from(self.heads) * d;
-        let kv = u128::from(self.kv_heads) * d;
-        let bias = if self.qkv_bias { q + 2 * kv } else { 0 };
-        let gate = if self.attn_output_gate { h * q } else { 0 };
-        h * (q + 2 * kv) + q * h + bias + qk_norm + gate
+        self.gqa_params_wide()
     }
     /// Parameters of a dense MLP of width `inter`.
     pub fn mlp_params(&self, inter: u64) -> u64 {
         clamp(self.mlp_params_wide(inter))
-    }
-    fn mlp_params_wide(&self, inter: u64) -> u128 {
-        let (h, i) = (u128::from(self.hidden), u128::from(inter));
-        match self.mlp {
-            MlpKind::SwiGlu => 3 * h * i,
-            MlpKind::Gelu => 2 * h * i + i + h,
-        }
     }
     /// Norm parameters of one layer (two norms; LayerNorm has a bias too).
     pub fn norm_params(&self) -> u64 {
@@ -440,9 +467,9 @@ impl TransformerDesc {
             NormKind::LayerNorm => 4 * self.hidden,
         }
     }
-    /// Layers that keep a KV cache (all but linear-attention layers).
+    /// Layers that keep a KV cache (attention layers of the stack).
     pub fn attention_layers(&self) -> u64 {
-        self.layers - self.linear_attention.map_or(0, |l| l.layers.min(self.layers))
+        self.count_mixers(Mixer::is_attention)
     }
     /// KV-cache elements per token per layer (all KV heads): keys and values, or for MLA the
     /// latent plus the rotary key.
@@ -454,6 +481,10 @@ impl TransformerDesc {
     }
     /// Layers with MoE feed-forward, and with a dense one.
     pub fn moe_and_dense_layers(&self) -> (u64, u64) {
+        if !self.stack.is_empty() {
+            let moe = self.stack.iter().filter(|r| r.ffn == Ffn::Moe).map(|r| r.count).sum();
+            return (moe, self.layers.saturating_sub(moe));
+        }
         match &self.moe {
             Some(m) => (self.layers - m.dense_layers.min(self.layers), m.dense_layers.min(self.layers)),
             None => (0, self.layers),
@@ -464,41 +495,22 @@ impl TransformerDesc {
         let (total, active) = self.params_wide();
         ParamCount { total: clamp(total), active: clamp(active) }
     }
-    /// Parameter counts in 128 bits, so absurd descriptions are measured rather than overflowed.
+    /// Parameter counts in 128 bits, so absurd descriptions are measured rather than
+    /// overflowed: the sum over the stack's runs of mixer, feed-forward and norms.
     fn params_wide(&self) -> (u128, u128) {
-        let (moe_layers, dense_layers) = self.moe_and_dense_layers();
         let h = u128::from(self.hidden);
-        // Linear-attention layers swap the attention block for their own mixer: counted as the
-        // average mixer over the layers (exact in total).
-        let attn = match &self.linear_attention {
-            Some(la) if self.layers > 0 => {
-                let lin = la.layers.min(self.layers);
-                let full = u128::from(self.layers - lin) * self.attention_params_wide() + u128::from(lin) * u128::from(la.params(self.hidden));
-                full / u128::from(self.layers)
-            }
-            _ => self.attention_params_wide(),
-        };
-        let common = attn + u128::from(self.norm_params());
-        let dense = common + self.mlp_params_wide(self.intermediate);
-        let (moe_total, moe_active) = match &self.moe {
-            Some(m) => {
-                let expert = self.mlp_params_wide(m.expert_intermediate);
-                let shared = if m.shared_intermediate > 0 {
-                    self.mlp_params_wide(m.shared_intermediate) + if m.shared_gate { h } else { 0 }
-                } else {
-                    0
-                };
-                let base = common + h * u128::from(m.experts) + shared;
-                (base + u128::from(m.experts) * expert, base + u128::from(m.top_k) * expert)
-            }
-            None => (0, 0),
-        };
+        let (mut total, mut active) = (0u128, 0u128);
+        for r in self.runs() {
+            let n = u128::from(r.count);
+            let common = self.mixer_params(&r.mixer) + u128::from(self.run_norm_params(&r));
+            let (ft, fa) = self.ffn_params(&r.ffn);
+            total += n * (common + ft);
+            active += n * (common + fa);
+        }
         let embed = u128::from(self.vocab) * h;
         let head = if self.tied_embeddings { 0 } else { embed };
         let fixed = embed + head + h; // + final norm
-        let dense_all = u128::from(dense_layers) * dense;
-        let ml = u128::from(moe_layers);
-        (fixed + dense_all + ml * moe_total, fixed + dense_all + ml * moe_active)
+        (fixed + total, fixed + active)
     }
 }
 

@@ -78,6 +78,13 @@ pub fn validate_transformer(t: &TransformerDesc, what: &str) -> Result<(), Strin
             s.validate(what, t.max_position)?;
         }
     }
+    if !t.stack.is_empty() {
+        validate_stack(t, what)?;
+        // The stack says which layers have a dense MLP, each with its own width.
+        if t.moe.is_none() {
+            return Ok(());
+        }
+    }
     match &t.moe {
         None if t.intermediate == 0 => {
             Err(format!("field {} must be positive for a dense MLP", label(&f("intermediate"))))
@@ -89,12 +96,50 @@ pub fn validate_transformer(t: &TransformerDesc, what: &str) -> Result<(), Strin
             check_range(&f("expert_intermediate"), m.expert_intermediate, 1, MAX_WIDTH)?;
             check_range(&f("shared_intermediate"), m.shared_intermediate, 0, MAX_WIDTH)?;
             check_range(&f("dense_layers"), m.dense_layers, 0, t.layers)?;
+            check_range(&f("moe_latent_size"), m.latent, 0, MAX_WIDTH)?;
             if m.dense_layers > 0 && t.intermediate == 0 {
                 return Err(format!("field {} is needed by dense layers", label(&f("intermediate"))));
             }
             Ok(())
         }
     }
+}
+
+/// Checks an explicit layer stack: its runs cover the layers, each names widths the description
+/// has (a Gated DeltaNet, Mamba-2 or MoE run needs those widths), sizes in range.
+fn validate_stack(t: &TransformerDesc, what: &str) -> Result<(), String> {
+    use super::{Ffn, Mixer};
+    let covered = t.stack.iter().fold(0u64, |a, r| a.saturating_add(r.count));
+    if covered != t.layers {
+        return Err(format!("field '{what}stack' covers {covered} layers, but the model has {} ('{what}layers')", t.layers));
+    }
+    for (i, r) in t.stack.iter().enumerate() {
+        let f = format!("{what}stack[{i}]");
+        check_range(&format!("{f}.count"), r.count, 1, MAX_LAYERS)?;
+        match r.mixer {
+            Mixer::Attention { window, chunk, .. } => {
+                check_range(&format!("{f}.mixer.window"), window, 0, 1 << 24)?;
+                check_range(&format!("{f}.mixer.chunk"), chunk, 0, 1 << 24)?;
+            }
+            Mixer::Linear if t.linear_attention.is_none() => return Err(format!("field '{f}.mixer' is linear attention, but the description has no 'linear_attention' widths")),
+            Mixer::Mamba2 => match &t.mamba {
+                None => return Err(format!("field '{f}.mixer' is Mamba-2, but the description has no 'mamba' widths")),
+                Some(m) => {
+                    for (n, v) in [("heads", m.heads), ("head_dim", m.head_dim), ("state", m.state), ("groups", m.groups), ("conv_kernel", m.conv_kernel), ("chunk", m.chunk)] {
+                        check_range(&format!("{what}mamba.{n}"), v, 1, MAX_WIDTH)?;
+                    }
+                }
+            },
+            Mixer::ShortConv { kernel } => check_range(&format!("{f}.mixer.kernel"), kernel, 1, 64)?,
+            _ => {}
+        }
+        match r.ffn {
+            Ffn::Dense { intermediate } => check_range(&format!("{f}.ffn.intermediate"), intermediate, 1, MAX_WIDTH)?,
+            Ffn::Moe if t.moe.is_none() => return Err(format!("field '{f}.ffn' is a mixture of experts, but the description has no 'moe'")),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Checks a whole model description.

@@ -22,7 +22,8 @@ pub fn op_flops(op: &Op) -> f64 {
             let s = stride.max(1);
             2.0 * batch as f64 * out_ch as f64 * (h / s) as f64 * (w / s) as f64 * (in_ch * kh * kw) as f64
         }
-        Op::Vector { .. } | Op::Comm { .. } => 0.0,
+        Op::GroupedMatmul { m, n, k, .. } => 2.0 * m as f64 * n as f64 * k as f64,
+        Op::Vector { .. } | Op::Comm { .. } | Op::MoeComm { .. } => 0.0,
     }
 }
 

@@ -164,25 +164,41 @@ pub(super) fn mixer_ops(m: &Mixer, p: &str, batch: u64, q_len: u64) -> Vec<Graph
 }
 
 /// Splits a stack group of `count` layers (ops from `start`, already multiplied by `count`)
-/// into its full-attention and linear layers: the full-attention block's own operators keep
-/// the full layers' share, and the mixer's operators are appended for the rest.
-pub(super) fn split_group(ops: &mut Vec<GraphOp>, start: usize, prefix: &str, count: u64, lin_here: u64, mixer: Vec<GraphOp>) {
-    let full_here = count.saturating_sub(lin_here);
+/// into its attention layers and its other mixers' layers: the full-attention block's own
+/// operators keep the attention layers' share, and each other mixer's operators (`others`: its
+/// layer count and its ops, repeat 1) are appended for its share. `none_here` of those layers
+/// have no mixer at all: they also skip the input norm, the attention block's TP reduction and
+/// residual add (their layer is its MLP alone, with one norm).
+pub(super) fn split_group(ops: &mut Vec<GraphOp>, start: usize, prefix: &str, count: u64, others: Vec<(u64, Vec<GraphOp>)>, none_here: u64) {
+    let other_here: u64 = others.iter().map(|(n, _)| n).sum();
+    let full_here = count.saturating_sub(other_here);
     let own = format!("{prefix}.attn.");
     let shared = [format!("{prefix}.attn.quant"), format!("{prefix}.attn.residual_add")];
+    let mixer_shared = |name: &str| shared.iter().any(|s| s == name) || name == format!("{prefix}.input_norm") || name.starts_with(&format!("{prefix}.tp.attn_"));
     for o in &mut ops[start..] {
         if o.name.starts_with(&own) && !shared.contains(&o.name) {
             o.repeat = o.repeat / count.max(1) * full_here;
+        } else if none_here > 0 && mixer_shared(&o.name) {
+            o.repeat = o.repeat / count.max(1) * count.saturating_sub(none_here);
+        }
+    }
+    // The input norm stays once per layer: a mixer-less layer's one norm is its MLP's.
+    if none_here > 0 {
+        if let Some(o) = ops[start..].iter_mut().find(|o| o.name == format!("{prefix}.input_norm")) {
+            o.repeat = count;
         }
     }
     ops.retain(|o| o.repeat > 0);
-    if lin_here == 0 {
-        return;
-    }
     // After the input norm (and any quantisation), where the attention block starts.
-    let at = ops.iter().position(|o| o.name.starts_with(&own) && !shared.contains(&o.name)).unwrap_or(ops.len()).max(start.min(ops.len()));
-    for (i, mut o) in mixer.into_iter().enumerate() {
-        o.repeat = o.repeat.saturating_mul(lin_here);
-        ops.insert((at + i).min(ops.len()), o);
+    let mut at = ops.iter().position(|o| o.name.starts_with(&own) && !shared.contains(&o.name)).unwrap_or(ops.len()).max(start.min(ops.len()));
+    for (n, mixer) in others {
+        if n == 0 {
+            continue;
+        }
+        for mut o in mixer {
+            o.repeat = o.repeat.saturating_mul(n);
+            ops.insert(at.min(ops.len()), o);
+            at += 1;
+        }
     }
 }

@@ -5,11 +5,12 @@
 
 use super::{CpAlgo, GraphOp, GraphOptions, ParallelPlan, Workload};
 use crate::dtype::DType;
-use crate::model::{MlpKind, ModelDesc, NormKind, OpClass, TransformerDesc};
+use crate::model::{Ffn, Mixer as LayerMixer, MlpKind, ModelDesc, NormKind, OpClass, TransformerDesc};
 use crate::op::{AttentionKind, CommKind, Epilogue, Op, VectorKind};
 use super::linear_attention::{mixer_ops, split_group, Mixer};
 
 mod moe;
+mod ssm;
 use moe::moe_block;
 
 /// Fixed shape facts shared by the ops of one transformer stack.
@@ -112,8 +113,9 @@ impl Ctx<'_> {
     }
 }
 
-/// Appends one transformer layer's ops (repeat 1) for `moe_layer` or a dense layer.
-fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, moe_layer: bool, opts: &GraphOptions) {
+/// Appends one transformer layer's ops (repeat 1): full attention as its mixer (the group's
+/// other mixers are split off by `stack`) and the feed-forward block `ffn`.
+fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, ffn: &Ffn, opts: &GraphOptions) {
     let t = ctx.t;
     let tp = ctx.plan.tp;
     let tokens = g.batch.saturating_mul(g.q_len);
@@ -240,7 +242,12 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, moe_layer: bool, 
     ops.push(ctx.mm(format!("{p}.attn.o_proj"), OpClass::Attention, tokens, t.hidden, attn_out, ctx.down_epilogue()));
     ctx.leave_tp(ops, p, "attn", OpClass::Attention, tokens);
 
+    if *ffn == Ffn::None {
+        // A mixer-only layer of a hybrid pattern (Nemotron-H's Mamba and attention layers).
+        return;
+    }
     ops.push(ctx.vector(format!("{p}.post_norm"), OpClass::Norm, norm, ctx.norm_rows(tokens), t.hidden));
+    let moe_layer = *ffn == Ffn::Moe;
     match (&t.moe, moe_layer) {
         (Some(m), true) if ctx.plan.moe_token_split() > 1 => {
             // Expert parallelism over the TP ranks (vLLM's --enable-expert-parallel, as
@@ -268,7 +275,11 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, moe_layer: bool, 
         }
         _ => {
             ctx.enter_tp(ops, p, "mlp", OpClass::Mlp, tokens, t.hidden);
-            mlp(ctx, ops, &format!("{p}.mlp"), OpClass::Mlp, tokens, ceil_div(t.intermediate, tp));
+            let inter = match *ffn {
+                Ffn::Dense { intermediate } => intermediate,
+                _ => t.intermediate,
+            };
+            mlp(ctx, ops, &format!("{p}.mlp"), OpClass::Mlp, tokens, ceil_div(inter, tp));
             ctx.leave_tp(ops, p, "mlp", OpClass::Mlp, tokens);
         }
     }
@@ -315,6 +326,11 @@ fn mlp(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, class: OpClass, tokens: u64, 
                 ops.push(ctx.vector(format!("{p}.act"), class, VectorKind::SwiGlu, tokens, inter));
             }
         }
+        MlpKind::Relu2 => {
+            // up, relu^2, down (no gate, no biases).
+            ops.push(ctx.mm(format!("{p}.up_proj"), class, tokens, inter, h, Epilogue::None));
+            ops.push(ctx.vector(format!("{p}.act"), class, VectorKind::Activation, tokens, inter));
+        }
         MlpKind::Gelu => {
             let epi = if ctx.fuse { Epilogue::BiasGelu } else { Epilogue::Bias };
             ops.push(ctx.mm(format!("{p}.up_proj"), class, tokens, inter, h, epi));
@@ -329,65 +345,125 @@ fn mlp(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, class: OpClass, tokens: u64, 
     ops.push(ctx.mm(format!("{p}.down_proj"), class, tokens, h, inter, ctx.down_epilogue()));
 }
 
-/// Appends a whole stack of `layers` identical layers (MoE and dense layers grouped; pp splits
-/// each kind in proportion).
+/// Appends the stack's layers on this stage (`layers` of them): its runs grouped by MLP kind
+/// (dense, MoE, none), each group one layer's operators times its count, with the group's other
+/// token mixers split off the full-attention block (`split_group`: linear attention, Mamba-2,
+/// short conv, none) and its windowed or chunked attention split off the attention core.
 fn stack(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, layers: u64, opts: &GraphOptions) {
-    let (moe_layers, _) = ctx.t.moe_and_dense_layers();
-    let moe_here = ceil_div(moe_layers.saturating_mul(layers), ctx.t.layers.max(1)).min(layers);
-    let dense_here = layers - moe_here;
-    let mixed = moe_here > 0 && dense_here > 0;
-    for (count, is_moe) in [(dense_here, false), (moe_here, true)] {
+    let mut groups: Vec<(Ffn, Vec<(LayerMixer, u64)>)> = Vec::new();
+    for r in ctx.t.runs_here(layers) {
+        let i = match groups.iter().position(|(f, _)| *f == r.ffn) {
+            Some(i) => i,
+            None => {
+                groups.push((r.ffn, Vec::new()));
+                groups.len() - 1
+            }
+        };
+        match groups[i].1.iter_mut().find(|(m, _)| *m == r.mixer) {
+            Some(e) => e.1 += r.count,
+            None => groups[i].1.push((r.mixer, r.count)),
+        }
+    }
+    groups.sort_by_key(|(f, _)| f.group());
+    let multi = groups.len() > 1;
+    let mut dense_seen = 0;
+    for (ffn, mixers) in groups {
+        let count: u64 = mixers.iter().map(|(_, n)| n).sum();
         if count == 0 {
             continue;
         }
-        let prefix = if mixed && is_moe { format!("{p}_moe") } else { p.to_string() };
+        let prefix = match ffn {
+            Ffn::Moe if multi => format!("{p}_moe"),
+            Ffn::None if multi => format!("{p}_mixer"),
+            Ffn::Dense { .. } => {
+                dense_seen += 1;
+                if dense_seen > 1 { format!("{p}_dense{dense_seen}") } else { p.to_string() }
+            }
+            _ => p.to_string(),
+        };
         let start = ops.len();
-        layer(ctx, ops, &prefix, g, is_moe, opts);
+        layer(ctx, ops, &prefix, g, &ffn, opts);
         for o in &mut ops[start..] {
             o.repeat = o.repeat.saturating_mul(count);
         }
-        if let Some(sw) = &ctx.t.sliding_window {
-            windowed(ops, start, &format!("{prefix}.attn.core"), sw, count, ctx.t.layers);
+        // Other token mixers replace the attention block in their share of the group.
+        let mut others = Vec::new();
+        let mut none_here = 0;
+        for &(m, n) in &mixers {
+            let mixer_ops = match m {
+                LayerMixer::Linear => ctx.t.linear_attention.as_ref().map(|la| {
+                    let mx = Mixer { la, hidden: ctx.t.hidden, tp: ctx.plan.tp, mm: ctx.mm, weight: ctx.weight, vec: ctx.vec, quant: ctx.quant };
+                    mixer_ops(&mx, &prefix, g.batch, g.q_len)
+                }),
+                LayerMixer::Mamba2 => ctx.t.mamba.as_ref().map(|mb| ssm::mamba2_ops(ctx, mb, &prefix, g.batch, g.q_len)),
+                LayerMixer::ShortConv { kernel } => Some(ssm::short_conv_ops(ctx, kernel, &prefix, g.batch, g.q_len)),
+                LayerMixer::None => {
+                    none_here += n;
+                    Some(Vec::new())
+                }
+                LayerMixer::Attention { .. } => None,
+            };
+            if let Some(mo) = mixer_ops {
+                others.push((n, mo));
+            }
+        }
+        if !others.is_empty() {
+            split_group(ops, start, &prefix, count, others, none_here);
+        }
+        for &(m, n) in &mixers {
+            if let LayerMixer::Attention { window, chunk, .. } = m {
+                if window > 0 || chunk > 0 {
+                    windowed(ops, start, &format!("{prefix}.attn.core"), window, chunk, n);
+                }
+            }
         }
         if !g.train {
             // DeepSeek sparse attention: the indexer and the top-k attention (dense MLA without `index_topk`).
             super::sparse_attention::apply(ops, start, &prefix, ctx.t, super::sparse_attention::Types { mm: ctx.mm, weight: ctx.weight, vec: ctx.vec, kv: opts.kv_dtype() });
         }
-        if let Some(la) = &ctx.t.linear_attention {
-            // Hybrid models: this group's share of linear-attention layers.
-            let lin_here = ceil_div(la.layers.min(ctx.t.layers).saturating_mul(count), ctx.t.layers.max(1)).min(count);
-            let m = Mixer { la, hidden: ctx.t.hidden, tp: ctx.plan.tp, mm: ctx.mm, weight: ctx.weight, vec: ctx.vec, quant: ctx.quant };
-            let mixer = mixer_ops(&m, &prefix, g.batch, g.q_len);
-            split_group(ops, start, &prefix, count, lin_here, mixer);
-        }
     }
 }
 
-/// Sliding-window layers (`sw.layers` of `layers`, the same share of this group's `count`)
-/// attend to at most `sw.window` keys: their attention core is split off with the windowed
-/// geometry. A causal window w over s > w tokens averages w - w^2 / 2s keys per query.
-fn windowed(ops: &mut Vec<GraphOp>, start: usize, name: &str, sw: &crate::model::SlidingWindow, count: u64, layers: u64) {
-    let here = ceil_div(sw.layers.saturating_mul(count), layers.max(1)).min(count);
+/// `here` of the attention layers whose core is `name` attend within a sliding `window` or an
+/// aligned `chunk`: their core is split off with that geometry. A causal window w over s > w
+/// tokens averages w - w^2 / 2s keys per query; chunks of c over s tokens average c / 2 keys
+/// per query (each query sees its chunk's earlier tokens), and a decoding query sees the
+/// context modulo c.
+fn windowed(ops: &mut Vec<GraphOp>, start: usize, name: &str, window: u64, chunk: u64, here: u64) {
     let Some(i) = ops[start..].iter().position(|o| o.name == name).map(|i| i + start) else { return };
     let Op::Attention { kind, batch, heads, kv_heads, q_len, kv_len, head_dim, causal, dtype } = ops[i].op else { return };
-    let w = sw.window;
-    let (kv, causal) = if kind == AttentionKind::Decode || !causal || q_len != kv_len {
-        (kv_len.min(w), causal)
-    } else if kv_len <= w {
-        (kv_len, causal)
+    let (kv, causal) = if window > 0 {
+        let w = window;
+        if kind == AttentionKind::Decode || !causal || q_len != kv_len {
+            (kv_len.min(w), causal)
+        } else if kv_len <= w {
+            (kv_len, causal)
+        } else {
+            let (wf, sf) = (w as f64, kv_len as f64);
+            ((wf - wf * wf / (2.0 * sf)).ceil() as u64, false)
+        }
+    } else if kind == AttentionKind::Decode {
+        ((kv_len % chunk).max(1), causal)
+    } else if !causal || q_len != kv_len || kv_len <= chunk {
+        (kv_len.min(chunk), causal)
     } else {
-        let (wf, sf) = (w as f64, kv_len as f64);
-        ((wf - wf * wf / (2.0 * sf)).ceil() as u64, false)
+        // Whole chunks attend causally within themselves: c / 2 keys per query on average,
+        // priced as a non-causal attention over c / 2 keys (the same work).
+        let full = kv_len / chunk;
+        let rest = kv_len % chunk;
+        let pairs = full as f64 * (chunk as f64) * (chunk as f64 + 1.0) / 2.0 + (rest as f64) * (rest as f64 + 1.0) / 2.0;
+        ((pairs / kv_len as f64).ceil() as u64, false)
     };
     if here == 0 || (kv == kv_len && causal) {
         return;
     }
     let op = Op::Attention { kind, batch, heads, kv_heads, q_len, kv_len: kv.max(1), head_dim, causal, dtype };
-    let win = GraphOp { name: format!("{name}_window"), op, repeat: here, class: ops[i].class };
-    if here >= count {
+    let suffix = if window > 0 { "_window" } else { "_chunk" };
+    let win = GraphOp { name: format!("{name}{suffix}"), op, repeat: here, class: ops[i].class };
+    if here >= ops[i].repeat {
         ops[i] = win;
     } else {
-        ops[i].repeat = count - here;
+        ops[i].repeat -= here;
         ops.insert(i + 1, win);
     }
 }

@@ -477,7 +477,11 @@ fn graph_forward(model: &ModelDesc, w: &Workload, opts: &GraphOptions) -> Vec<Gr
                 }
                 Op::Conv2d { dtype, .. } => *dtype = act,
                 Op::Vector { dtype, .. } | Op::Attention { dtype, .. } => *dtype = vec_dtype,
-                Op::Comm { .. } => {}
+                Op::GroupedMatmul { dtype, weight_dtype, .. } => {
+                    *dtype = act;
+                    *weight_dtype = if weight != act { Some(weight) } else { None };
+                }
+                Op::Comm { .. } | Op::MoeComm { .. } => {}
             }
             // The fusion option decides how non-decode attention runs, whatever the file says.
             if let Op::Attention { kind, .. } = &mut op {

@@ -81,6 +81,10 @@ impl MtpDesc {
             m.dense_layers = 0;
         }
         dt.sliding_window = None;
+        // The draft's layers are the target's last layer kind: the target's per-layer stack
+        // (its hybrid mixers and MLP pattern) does not carry over.
+        dt.stack.clear();
+        dt.mamba = None;
         Ok(d)
     }
 

@@ -151,6 +151,8 @@ impl SpecDecode {
         let mut d: TransformerDesc = t.clone();
         d.linear_attention = None;
         d.sliding_window = None;
+        d.stack.clear();
+        d.mamba = None;
         match self.method {
             SpecMethod::Mtp => {
                 // The checkpoint's own next-token modules (read by the loader from

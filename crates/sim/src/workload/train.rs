@@ -179,6 +179,19 @@ fn backward(o: &GraphOp, out: &mut Vec<GraphOp>, weights: bool, data: bool) {
             };
             out.push(renamed(o, "bwd", Op::Comm { kind, bytes, ranks, link, algorithm }, r));
         }
+        Op::GroupedMatmul { .. } => {
+            // Data and weight gradients, each one grouped matmul of the forward's size.
+            let n = u64::from(weights) + u64::from(data);
+            out.push(renamed(o, "bwd", o.op.clone(), r.saturating_mul(n)));
+        }
+        Op::MoeComm { phase, form, tokens, hidden, top_k, ranks, dtype, link } => {
+            // A dispatch's gradient goes back as a combine and a combine's as a dispatch.
+            let phase = match phase {
+                crate::op::MoePhase::Dispatch => crate::op::MoePhase::Combine,
+                crate::op::MoePhase::Combine => crate::op::MoePhase::Dispatch,
+            };
+            out.push(renamed(o, "bwd", Op::MoeComm { phase, form, tokens, hidden, top_k, ranks, dtype, link }, r));
+        }
     }
 }
 

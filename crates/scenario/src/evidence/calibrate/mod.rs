@@ -14,6 +14,7 @@
 //! Leave one source out: for each source of the covered rows, the fit is redone without its rows and they are
 //! predicted with that fit; its error is what a new, unseen measurement can expect.
 
+pub mod encoding;
 pub mod msprof;
 
 use crate::evidence::fidelity::{evaluate, median, FidelityReport, MeasurementSet};
@@ -108,6 +109,18 @@ fn round_sig(x: f64) -> f64 {
     libm::round(x * s) / s
 }
 
+/// Evaluations of each leave-one-source-out refit by default. A refit starts warm at the
+/// profile's values and moves the few parameters the left-out rows pull on; 30 evaluations
+/// reach most of the full fit's improvement on the shared sets, and with at most
+/// `MAX_LOO_FOLDS` refits a 200-operator op summary finishes in well under a minute (it ran
+/// past ten minutes with 60 evaluations and one refit per operator).
+pub const DEFAULT_LOO_BUDGET: usize = 30;
+
+/// Most leave-out refits: a set with more sources (or, with one source, more rows) than this
+/// deals them, in name order, round-robin into this many folds; each fold's rows are left out
+/// together, so no value is ever predicted by a fit that saw its own source.
+pub const MAX_LOO_FOLDS: usize = 10;
+
 /// Settings of a fit.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -131,7 +144,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { strategy: "auto".into(), budget: 200, loo_budget: 60, seed: 1, family: false, prior: 0.2, categories: Vec::new() }
+        Options { strategy: "auto".into(), budget: 200, loo_budget: DEFAULT_LOO_BUDGET, seed: 1, family: false, prior: 0.2, categories: Vec::new() }
     }
 }
 
@@ -395,42 +408,64 @@ impl Calibrator {
     /// Finishes: prices the fitted profile, runs the leave-one-source-out fits (`opts.loo_budget`
     /// evaluations each; 0 skips them) and writes the calibrated profile.
     pub fn finish(&self) -> Result<Calibration, String> {
+        self.finish_with(&mut |_, _| {})
+    }
+
+    /// The leave-out groups of the refits: every source of the compared rows (a single-source
+    /// set: every row), dealt into at most `MAX_LOO_FOLDS` folds. Each fold is a list of row ids.
+    pub fn loo_folds(&self) -> Vec<Vec<String>> {
+        if self.opts.loo_budget == 0 {
+            return Vec::new();
+        }
+        let set = &self.set;
+        let used: std::collections::BTreeSet<&str> = self.before.rows.iter().map(|c| c.id.as_str()).collect();
+        let mut sources: Vec<&str> = set.rows.iter().filter(|r| used.contains(r.id.as_str())).map(|r| r.source.as_str()).collect();
+        sources.sort();
+        sources.dedup();
+        let by_row = sources.len() < 2;
+        let key = |r: &crate::fidelity::Row| if by_row { r.id.clone() } else { r.source.clone() };
+        let mut groups: Vec<String> = set.rows.iter().filter(|r| used.contains(r.id.as_str())).map(key).collect();
+        groups.sort();
+        groups.dedup();
+        let n = groups.len().min(MAX_LOO_FOLDS);
+        let mut folds: Vec<Vec<String>> = vec![Vec::new(); n];
+        for (i, g) in groups.iter().enumerate() {
+            folds[i % n].extend(set.rows.iter().filter(|r| key(r) == *g).map(|r| r.id.clone()));
+        }
+        folds
+    }
+
+    /// `finish`, telling `progress` (refits done, refits planned) before each refit and at the end.
+    pub fn finish_with(&self, progress: &mut dyn FnMut(usize, usize)) -> Result<Calibration, String> {
         let (vals, _) = self.best();
         let l_after = loss_at(&self.set, &self.profiles, &self.params, &self.chips, &self.expected, &vals, 0.0);
         let (set, params, chips, profiles, opts) = (&self.set, &self.params, &self.chips, &self.profiles, &self.opts);
         let fitted_profiles: BTreeMap<String, Json> = profiles.iter().map(|(c, p)| (c.clone(), with_values(p, params, &vals))).collect();
         let after = evaluate(set, &fitted_profiles, Some(chips));
-        // Leave one source out: refit without every row of a source, predict those rows. Rows
-        // of one source share a setup, so leaving out single rows would flatter the fit. A set
-        // with a single source (an msprof op summary) is left out row by row.
+        // Leave sources out: refit without every row of a source, predict those rows. Rows of
+        // one source share a setup, so leaving out single rows would flatter the fit. A set
+        // with a single source (an msprof op summary) is left out row by row; more than
+        // MAX_LOO_FOLDS groups are dealt into that many folds.
         let mut loo: BTreeMap<(String, String), f64> = BTreeMap::new();
-        if opts.loo_budget > 0 {
-            let used: Vec<&str> = self.before.rows.iter().map(|c| c.id.as_str()).collect();
-            let mut sources: Vec<&str> = set.rows.iter().filter(|r| used.contains(&r.id.as_str())).map(|r| r.source.as_str()).collect();
-            sources.sort();
-            sources.dedup();
-            let by_row = sources.len() < 2;
-            let key = |r: &crate::fidelity::Row| if by_row { r.id.clone() } else { r.source.clone() };
-            let mut groups: Vec<String> = set.rows.iter().filter(|r| used.contains(&r.id.as_str())).map(key).collect();
-            groups.sort();
-            groups.dedup();
-            for g in groups {
-                let ids: Vec<String> = set.rows.iter().filter(|r| key(r) == g).map(|r| r.id.clone()).collect();
-                let mut rest = set.clone();
-                rest.rows.retain(|r| key(r) != g);
-                let exp_rest: Vec<(String, String)> = self.expected.iter().filter(|(c, _)| !ids.iter().any(|id| c == id || c.starts_with(&format!("{id}/")))).cloned().collect();
-                if exp_rest.is_empty() {
-                    continue;
-                }
-                let v = fit_values(&rest, profiles, params, chips, opts, &exp_rest)?;
-                let devs: BTreeMap<String, Json> = profiles.iter().map(|(c, p)| (c.clone(), with_values(p, params, &v))).collect();
-                let mut only = set.clone();
-                only.rows.retain(|r| key(r) == g);
-                for c in evaluate(&only, &devs, Some(chips)).rows {
-                    loo.insert((c.case, c.metric), c.error);
-                }
+        let folds = self.loo_folds();
+        for (k, ids) in folds.iter().enumerate() {
+            progress(k, folds.len());
+            let out = |case: &str| ids.iter().any(|id| case == id || case.starts_with(&format!("{id}/")));
+            let mut rest = set.clone();
+            rest.rows.retain(|r| !ids.contains(&r.id));
+            let exp_rest: Vec<(String, String)> = self.expected.iter().filter(|(c, _)| !out(c)).cloned().collect();
+            if exp_rest.is_empty() {
+                continue;
+            }
+            let v = fit_values(&rest, profiles, params, chips, opts, &exp_rest)?;
+            let devs: BTreeMap<String, Json> = profiles.iter().map(|(c, p)| (c.clone(), with_values(p, params, &v))).collect();
+            let mut only = set.clone();
+            only.rows.retain(|r| ids.contains(&r.id));
+            for c in evaluate(&only, &devs, Some(chips)).rows {
+                loo.insert((c.case, c.metric), c.error);
             }
         }
+        progress(folds.len(), folds.len());
         let after_map: BTreeMap<(String, String), (f64, f64)> = after.rows.iter().map(|c| ((c.case.clone(), c.metric.clone()), (c.predicted, c.error))).collect();
         let rows: Vec<RowFit> = self
             .before

@@ -19,49 +19,109 @@ use std::collections::BTreeMap;
 
 /// Largest file read (a profile of a long run can be large; beyond this, trim it).
 pub const MAX_BYTES: usize = 64 << 20;
+/// Most CSV records (operator launches) read from one file.
+pub const MAX_LAUNCHES: usize = 1_000_000;
+/// Most distinct operators (type, shapes, data types) one summary may have: each becomes a
+/// row that `fidelity` prices and `calibrate` refits, so this bounds their work too.
+pub const MAX_DISTINCT_OPS: usize = 2_000;
+/// Most fields in one record, and characters in one field.
+pub const MAX_FIELDS: usize = 512;
+pub const MAX_FIELD_CHARS: usize = 64 * 1024;
+/// Shortest task duration accepted (us): a nanosecond is below any profiler's resolution; a
+/// smaller (or denormal) value is a damaged row, not a measurement.
+pub const MIN_DURATION_US: f64 = 1e-3;
+/// Largest task duration accepted (us): an hour.
+pub const MAX_DURATION_US: f64 = 3.6e9;
+/// Largest element count of one tensor shape (2^48: far beyond any chip's memory; a product
+/// past it, or one that overflows, is refused rather than wrapped).
+pub const MAX_ELEMENTS: u64 = 1 << 48;
 
-/// Parses CSV text into records (RFC 4180: quoted fields, doubled quotes, CRLF or LF).
-pub fn parse_csv(text: &str) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    let mut row = Vec::new();
+/// Parses CSV text into records (RFC 4180: quoted fields, doubled quotes, CRLF or LF). An
+/// unterminated quote is an error naming the line it opens on (it once swallowed the rest of
+/// the file silently).
+pub fn parse_csv(text: &str) -> Result<Vec<Vec<String>>, String> {
+    let mut out = Vec::new();
+    for_each_record(text, |_, r| {
+        out.push(r.to_vec());
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Streams the records of CSV text to `f` (1-based line number of the record's start, fields),
+/// holding one record at a time; bounded by `MAX_LAUNCHES`, `MAX_FIELDS`, `MAX_FIELD_CHARS`.
+pub fn for_each_record(text: &str, mut f: impl FnMut(usize, &[String]) -> Result<(), String>) -> Result<(), String> {
+    let text = crate::spec::strict::strip_bom(text);
+    let mut row: Vec<String> = Vec::new();
     let mut field = String::new();
     let mut quoted = false;
+    let (mut line, mut start_line, mut quote_line, mut records) = (1usize, 1usize, 0usize, 0usize);
+    // The first quoted field that runs past its line (an op summary has none: the likely place
+    // a quote went missing).
+    let mut spans: Option<usize> = None;
     let mut chars = text.chars().peekable();
+    let push_field = |row: &mut Vec<String>, field: &mut String, line: usize| -> Result<(), String> {
+        if row.len() >= MAX_FIELDS {
+            return Err(format!("line {line}: more than {MAX_FIELDS} fields in one record (MAX_FIELDS)"));
+        }
+        row.push(std::mem::take(field));
+        Ok(())
+    };
     while let Some(c) = chars.next() {
+        if field.len() > MAX_FIELD_CHARS {
+            return Err(format!("line {start_line}: a field longer than {MAX_FIELD_CHARS} characters (MAX_FIELD_CHARS)"));
+        }
         if quoted {
-            if c == '"' {
-                if chars.peek() == Some(&'"') {
+            match c {
+                '"' if chars.peek() == Some(&'"') => {
                     field.push('"');
                     chars.next();
-                } else {
-                    quoted = false;
                 }
-            } else {
-                field.push(c);
+                '"' => quoted = false,
+                '\n' => {
+                    spans.get_or_insert(quote_line);
+                    line += 1;
+                    field.push(c);
+                }
+                _ => field.push(c),
             }
             continue;
         }
         match c {
-            '"' => quoted = true,
-            ',' => row.push(std::mem::take(&mut field)),
+            '"' => {
+                quoted = true;
+                quote_line = line;
+            }
+            ',' => push_field(&mut row, &mut field, start_line)?,
             '\r' => {}
             '\n' => {
-                row.push(std::mem::take(&mut field));
-                rows.push(std::mem::take(&mut row));
+                push_field(&mut row, &mut field, start_line)?;
+                records += 1;
+                if records > MAX_LAUNCHES + 1 {
+                    return Err(format!("more than {MAX_LAUNCHES} records (MAX_LAUNCHES, docs/measurements.md); trim the profile to the steps you want compared"));
+                }
+                f(start_line, &row)?;
+                row.clear();
+                line += 1;
+                start_line = line;
             }
             _ => field.push(c),
         }
     }
-    if !field.is_empty() || !row.is_empty() {
-        row.push(field);
-        rows.push(row);
+    if quoted {
+        let first = spans.filter(|l| *l < quote_line).map(|l| format!("; the quoted field opened on line {l} already runs across lines, so the missing quote is likely there")).unwrap_or_default();
+        return Err(format!("line {quote_line}: a quote opened here is never closed (the rest of the file would be one field){first}; fix or remove that quote"));
     }
-    rows
+    if !field.is_empty() || !row.is_empty() {
+        push_field(&mut row, &mut field, start_line)?;
+        f(start_line, &row)?;
+    }
+    Ok(())
 }
 
 /// Whether text looks like an op summary (its header has OP Type and Task Duration).
 pub fn looks_like_op_summary(text: &str) -> bool {
-    let head = text.lines().next().unwrap_or("");
+    let head = crate::spec::strict::strip_bom(text).lines().next().unwrap_or("");
     head.contains("OP Type") && head.contains("Task Duration")
 }
 
@@ -85,13 +145,21 @@ fn shapes(s: &str) -> Result<Vec<Vec<u64>>, String> {
             continue;
         }
         let dims: Result<Vec<u64>, _> = p.split(',').map(|d| d.trim().parse::<u64>()).collect();
-        out.push(dims.map_err(|_| format!("unreadable shape '{}'", crate::spec::scenario::clip(p)))?);
+        let dims = dims.map_err(|_| format!("unreadable shape '{}'", crate::spec::scenario::clip(p)))?;
+        checked_prod(&dims).ok_or_else(|| format!("shape '{}' has more than {MAX_ELEMENTS} elements (or its product overflows); refused", crate::spec::scenario::clip(p)))?;
+        out.push(dims);
     }
     Ok(out)
 }
 
+/// The product of dimensions, None past `MAX_ELEMENTS` or on overflow (never wrapped).
+fn checked_prod(d: &[u64]) -> Option<u64> {
+    d.iter().try_fold(1u64, |a, &x| a.checked_mul(x)).filter(|p| *p <= MAX_ELEMENTS)
+}
+
+/// The product of a shape's leading dimensions (1 for none); shapes are checked when read.
 fn prod(d: &[u64]) -> u64 {
-    d.iter().product::<u64>().max(1)
+    checked_prod(d).unwrap_or(u64::MAX).max(1)
 }
 
 /// The Tunelab operator for an op-summary row, or why there is none.
@@ -165,41 +233,67 @@ pub fn to_op(op_type: &str, in_shapes: &str, in_types: &str, out_shapes: &str) -
 /// An op summary as a measurement set on `chip`, plus the operators left out and why.
 pub fn op_summary_to_set(text: &str, chip: &str, name: &str) -> Result<(MeasurementSet, Vec<(String, String)>), String> {
     if text.len() > MAX_BYTES {
-        return Err(format!("the op summary is {} MiB; at most {} MiB are read", text.len() >> 20, MAX_BYTES >> 20));
+        return Err(format!("the op summary is {} MiB; at most {} MiB are read (MAX_BYTES, docs/measurements.md)", text.len() >> 20, MAX_BYTES >> 20));
     }
-    let recs = parse_csv(text);
-    let header = recs.first().ok_or("the op summary is empty")?;
-    let col = |names: &[&str]| header.iter().position(|h| names.iter().any(|n| h.trim().eq_ignore_ascii_case(n)));
-    let need = |names: &[&str]| col(names).ok_or_else(|| format!("the op summary has no '{}' column (columns: {})", names[0], header.iter().take(12).cloned().collect::<Vec<_>>().join(", ")));
-    let c_type = need(&["OP Type", "Op Type"])?;
-    let c_shape = need(&["Input Shapes"])?;
-    let c_dtype = need(&["Input Data Types"])?;
-    let c_dur = need(&["Task Duration(us)", "Task Duration"])?;
-    let c_out = col(&["Output Shapes"]);
+    let mut header: Option<Vec<String>> = None;
+    let mut cols = None;
     let mut groups: BTreeMap<(String, String, String, String), Vec<f64>> = BTreeMap::new();
     let mut skipped: BTreeMap<String, String> = BTreeMap::new();
-    for (i, r) in recs.iter().enumerate().skip(1) {
+    let mut bad_durations = 0usize;
+    for_each_record(text, |line, r| {
+        if header.is_none() {
+            let h = r.to_vec();
+            let col = |names: &[&str]| h.iter().position(|x| names.iter().any(|n| x.trim().eq_ignore_ascii_case(n)));
+            let need = |names: &[&str]| col(names).ok_or_else(|| format!("the op summary has no '{}' column (columns: {})", names[0], h.iter().take(12).cloned().collect::<Vec<_>>().join(", ")));
+            cols = Some((need(&["OP Type", "Op Type"])?, need(&["Input Shapes"])?, need(&["Input Data Types"])?, need(&["Task Duration(us)", "Task Duration"])?, col(&["Output Shapes"])));
+            header = Some(h);
+            return Ok(());
+        }
+        let (c_type, c_shape, c_dtype, c_dur, c_out) = cols.expect("set with the header");
         if r.iter().all(|f| f.trim().is_empty()) {
-            continue;
+            return Ok(());
         }
         let get = |c: usize| r.get(c).map(|s| s.trim().to_string()).unwrap_or_default();
-        let dur: f64 = match get(c_dur).parse() {
-            Ok(d) if d > 0.0 && f64::is_finite(d) => d,
+        let dur: f64 = match get(c_dur).parse::<f64>() {
+            Ok(d) if d.is_finite() && (MIN_DURATION_US..=MAX_DURATION_US).contains(&d) => d,
             _ => {
-                skipped.entry(format!("line {}", i + 1)).or_insert_with(|| format!("Task Duration '{}' is not a positive number", crate::spec::scenario::clip(&get(c_dur))));
-                continue;
+                bad_durations += 1;
+                if bad_durations > 20 {
+                    return Ok(());
+                }
+                skipped.entry(format!("line {line}")).or_insert_with(|| format!("Task Duration '{}' is not a duration in [{MIN_DURATION_US}, {MAX_DURATION_US}] us", crate::spec::scenario::clip(&get(c_dur))));
+                return Ok(());
             }
         };
-        let out = c_out.map(get).unwrap_or_default();
-        groups.entry((get(c_type), get(c_shape), get(c_dtype), out)).or_default().push(dur);
+        let key = (get(c_type), get(c_shape), get(c_dtype), c_out.map(get).unwrap_or_default());
+        if !groups.contains_key(&key) && groups.len() >= MAX_DISTINCT_OPS {
+            return Err(format!("line {line}: more than {MAX_DISTINCT_OPS} distinct operators (type, shapes, data types; MAX_DISTINCT_OPS, docs/measurements.md); split the profile"));
+        }
+        groups.entry(key).or_default().push(dur);
+        Ok(())
+    })?;
+    if header.is_none() {
+        return Err("the op summary is empty".into());
+    }
+    if bad_durations > 20 {
+        skipped.insert("lines (more)".into(), format!("{} more lines without a duration in [{MIN_DURATION_US}, {MAX_DURATION_US}] us (only the first 20 are listed)", bad_durations - 20));
     }
     let mut rows = Vec::new();
+    let mut used = std::collections::BTreeSet::new();
     for ((ty, shp, dt, out), durs) in groups {
         let label = format!("{ty} [{shp}] {dt}");
         match to_op(&ty, &shp, &dt, &out) {
             Ok(op) => {
                 let dtype = op.get("dtype").cloned().unwrap_or(json!("fp16"));
-                let id = format!("msprof-{}-{}", ty, shp.replace([';', ','], "x"));
+                // The data types are part of the identity (FLOAT16 and BF16 launches of one
+                // shape are two measurements); a clash left (output shapes) gets a suffix.
+                let base = format!("msprof-{}-{}-{}", ty, shp.replace([';', ','], "x"), dt.replace([';', ','], "x"));
+                let mut id = base.clone();
+                let mut k = 2;
+                while !used.insert(id.clone()) {
+                    id = format!("{base}-{k}");
+                    k += 1;
+                }
                 rows.push(Row {
                     id,
                     category: "op".into(),

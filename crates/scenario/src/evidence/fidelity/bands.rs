@@ -11,6 +11,9 @@ use super::loso::Loso;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The measurement files the shipped bands and docs/fidelity.md are computed from.
+pub const MEASUREMENT_ARGS: &str = "--measurements assets/measurements/ascend-910b.json --measurements assets/measurements/ascend-set2.json --measurements assets/measurements/ascend-set3.json ";
+
 /// The bundled bands file.
 pub const BANDS_JSON: &str = tunelab_sim::json_asset!("../../../../../assets/measurements/bands.json");
 
@@ -26,6 +29,139 @@ pub struct Band {
     pub lo: f64,
     pub hi: f64,
     pub median: f64,
+    /// Share of this kind's held-out errors (all three leave-outs) that fell inside the band
+    /// computed without their own source, before any widening (None: no such band).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<f64>,
+    /// How much the band was widened around its median so that the held-out errors of this kind
+    /// fall inside it at least 80% of the time (1: not widened).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub widened: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
+}
+
+/// The share a band promises: the measured value lies inside it this often.
+pub const PROMISE: f64 = 0.8;
+
+/// Band coverage of one group of held-out values.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Coverage {
+    /// Held-out values (a compared value counts once per leave-out: source, family, release).
+    pub values: usize,
+    /// Inside the band the product would print for the value's kind, computed without the value's
+    /// source: as shipped (widened where needed) and before widening.
+    pub inside: usize,
+    pub inside_before_widening: usize,
+    /// Values whose kind has no band once their own source is left out (the product would say so).
+    pub no_band: usize,
+}
+
+impl Coverage {
+    pub fn share(&self) -> Option<f64> {
+        (self.values > 0).then(|| self.inside as f64 / self.values as f64)
+    }
+    pub fn share_before(&self) -> Option<f64> {
+        (self.values > 0).then(|| self.inside_before_widening as f64 / self.values as f64)
+    }
+}
+
+type Kind = (String, String, String);
+
+/// One held-out error: its kind, its source, the error as a log ratio (`log_ratio`).
+struct Entry {
+    kind: Kind,
+    source: String,
+    error: f64,
+}
+
+/// Errors are spread and widened as log ratios ln(predicted / measured) = ln(1 + error), so a
+/// widened band never reaches a predicted value of zero or below (-100%).
+fn log_ratio(e: f64) -> f64 {
+    libm::log((1.0 + e).max(1e-9))
+}
+
+fn from_log_ratio(l: f64) -> f64 {
+    libm::exp(l) - 1.0
+}
+
+fn entries(l: &Loso) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for how in super::loso::LeaveOut::ALL {
+        for c in l.held(how) {
+            let fw = if c.framework.is_empty() { "unstated".to_string() } else { c.framework.clone() };
+            out.push(Entry { kind: (c.category.clone(), fw, c.launch.clone()), source: c.source.clone(), error: log_ratio(c.error) });
+        }
+    }
+    out
+}
+
+/// (lo, hi, median) of a list of errors: 10th..90th percentile from 10 values on, else min..max.
+fn spread(mut e: Vec<f64>) -> Option<(f64, f64, f64)> {
+    if e.is_empty() {
+        return None;
+    }
+    e.sort_by(|a, b| a.total_cmp(b));
+    let (lo, hi) = if e.len() >= 10 { (quantile(&e, 0.1), quantile(&e, 0.9)) } else { (e[0], e[e.len() - 1]) };
+    Some((lo, hi, quantile(&e, 0.5)))
+}
+
+/// The band of `kind` from the entries not of `skip_source`: the exact kind, else the same
+/// category and framework over every launch mode (as `Bands::lookup`).
+fn band_without(all: &[Entry], kind: &Kind, skip_source: &str) -> Option<(f64, f64, f64)> {
+    let pick = |exact: bool| spread(all.iter().filter(|e| e.source != skip_source && e.kind.0 == kind.0 && e.kind.1 == kind.1 && (!exact || e.kind.2 == kind.2)).map(|e| e.error).collect());
+    pick(true).or_else(|| pick(false))
+}
+
+fn widen((lo, hi, med): (f64, f64, f64), w: f64) -> (f64, f64) {
+    (med - (med - lo) * w, med + (hi - med) * w)
+}
+
+/// Per kind: (coverage before widening, the widening factor), and the coverage per category.
+fn cross_validated(all: &[Entry]) -> (BTreeMap<Kind, (Option<f64>, f64)>, BTreeMap<String, Coverage>) {
+    let mut kinds: BTreeMap<Kind, Vec<(&Entry, Option<(f64, f64, f64)>)>> = BTreeMap::new();
+    for e in all {
+        kinds.entry(e.kind.clone()).or_default().push((e, band_without(all, &e.kind, &e.source)));
+    }
+    let mut factors = BTreeMap::new();
+    let mut cov: BTreeMap<String, Coverage> = BTreeMap::new();
+    for (k, list) in &kinds {
+        let with: Vec<&(&Entry, Option<(f64, f64, f64)>)> = list.iter().filter(|x| x.1.is_some()).collect();
+        let share = |w: f64| with.iter().filter(|(e, b)| { let (lo, hi) = widen(b.unwrap(), w); lo <= e.error && e.error <= hi }).count() as f64 / with.len().max(1) as f64;
+        let before = (!with.is_empty()).then(|| share(1.0));
+        let mut w = 1.0;
+        while !with.is_empty() && share(w) < PROMISE && w < 5.0 {
+            w = libm::round((w + 0.1) * 10.0) / 10.0;
+        }
+        factors.insert(k.clone(), (before, w));
+        for cat in [k.0.clone(), "all".to_string()] {
+            let c = cov.entry(cat).or_default();
+            for (e, b) in list {
+                c.values += 1;
+                match b {
+                    None => c.no_band += 1,
+                    Some(b) => {
+                        let inside = |w: f64| { let (lo, hi) = widen(*b, w); lo <= e.error && e.error <= hi };
+                        c.inside += inside(w) as usize;
+                        c.inside_before_widening += inside(1.0) as usize;
+                    }
+                }
+            }
+        }
+    }
+    (factors, cov)
+}
+
+/// Band coverage per category ("all": overall): for every held-out value, whether it lies in
+/// the band the product would print for its kind, computed without the value's own source.
+pub fn coverage(l: &Loso) -> BTreeMap<String, Coverage> {
+    cross_validated(&entries(l)).1
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -46,6 +182,8 @@ pub fn inputs_digest(measurements_digest: &str) -> String {
     text += tunelab_sim::workload::TRAINING_CONSTANTS_JSON;
     // The serving engines' constants, some fitted (a refit moves the serving rows' residuals).
     text += crate::spec::options::serving::HOST_JSON;
+    // The engines' releases (a row priced under its release moves with them).
+    text += crate::spec::options::releases::RELEASES_JSON;
     for n in tunelab_sim::device::bundled_names() {
         text += tunelab_sim::device::bundled_profile_text(n).unwrap_or("");
     }
@@ -61,22 +199,26 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 impl Bands {
     /// Bands from a leave-one-source-out run; `digest` names the measurement file.
     pub fn from_loso(l: &Loso, digest: &str) -> Bands {
-        let mut groups: BTreeMap<(String, String, String), Vec<f64>> = BTreeMap::new();
-        for c in &l.held_out {
-            let fw = if c.framework.is_empty() { "unstated".to_string() } else { c.framework.clone() };
-            groups.entry((c.category.clone(), fw, c.launch.clone())).or_default().push(c.error);
+        let all = entries(l);
+        let (factors, _) = cross_validated(&all);
+        let mut groups: BTreeMap<Kind, Vec<f64>> = BTreeMap::new();
+        for e in &all {
+            groups.entry(e.kind.clone()).or_default().push(e.error);
         }
         let bands = groups
             .into_iter()
-            .map(|((category, framework, launch), mut e)| {
-                e.sort_by(|a, b| a.total_cmp(b));
-                let (lo, hi) = if e.len() >= 10 { (quantile(&e, 0.1), quantile(&e, 0.9)) } else { (e[0], e[e.len() - 1]) };
-                Band { category, framework, launch, values: e.len(), lo: r4(lo), hi: r4(hi), median: r4(quantile(&e, 0.5)) }
+            .filter_map(|(kind, e)| {
+                let n = e.len();
+                let b = spread(e)?;
+                let (coverage, w) = factors.get(&kind).cloned().unwrap_or((None, 1.0));
+                let (lo, hi) = widen(b, w);
+                let (category, framework, launch) = kind;
+                Some(Band { category, framework, launch, values: n, lo: r4(from_log_ratio(lo)), hi: r4(from_log_ratio(hi)), median: r4(from_log_ratio(b.2)), coverage: coverage.map(r4), widened: w })
             })
             .collect();
         Bands {
             schema: "tunelab-bands/1".into(),
-            about: "Generated by `tunelab fidelity --measurements assets/measurements/ascend-910b.json --measurements assets/measurements/ascend-set2.json --bands-out assets/measurements/bands.json`; do not edit. Each band: the leave-one-source-out relative errors (predicted - measured) / measured of the measured rows of one category, framework and launch mode (min..max, or 10th..90th percentile from 10 values on).".into(),
+            about: format!("Generated by `tunelab fidelity {}--bands-out assets/measurements/bands.json`; do not edit. Each band: the held-out relative errors (predicted - measured) / measured of the measured rows of one category, framework and launch mode, pooled over the three leave-outs (one source, one model family, one engine release left out of the refit): min..max, or 10th..90th percentile from 10 values on, taken and widened on ln(predicted / measured). `coverage`: the share of those errors that fell inside the band computed without their own source; where it was under 80% the band is widened around its median by `widened` until it covers 80%.", MEASUREMENT_ARGS),
             inputs: inputs_digest(digest),
             bands,
         }
@@ -110,6 +252,8 @@ impl Bands {
             lo: same.iter().map(|b| b.lo).fold(f64::INFINITY, f64::min),
             hi: same.iter().map(|b| b.hi).fold(f64::NEG_INFINITY, f64::max),
             median: same.iter().map(|b| b.median * b.values as f64).sum::<f64>() / values.max(1) as f64,
+            coverage: None,
+            widened: same.iter().map(|b| b.widened).fold(1.0, f64::max),
         })
     }
 }
@@ -117,7 +261,12 @@ impl Bands {
 impl Band {
     /// "measured rows of this kind: -30% .. +12%, 14 values".
     pub fn describe(&self) -> String {
-        format!("measured {} rows of this kind ({}{}): {:+.0}% .. {:+.0}%, {} values", self.category, self.framework, if self.launch.is_empty() { String::new() } else { format!(", {}", self.launch) }, self.lo * 100.0, self.hi * 100.0, self.values)
+        let widened = if self.widened > 1.0 {
+            format!("; widened x{:.1}: the unwidened band held {} of unseen rows' values, under the 80% it promises", self.widened, self.coverage.map(|c| format!("{:.0}%", c * 100.0)).unwrap_or_else(|| "fewer than 80%".into()))
+        } else {
+            String::new()
+        };
+        format!("measured {} rows of this kind ({}{}): {:+.0}% .. {:+.0}%, {} values{widened}", self.category, self.framework, if self.launch.is_empty() { String::new() } else { format!(", {}", self.launch) }, self.lo * 100.0, self.hi * 100.0, self.values)
     }
 }
 

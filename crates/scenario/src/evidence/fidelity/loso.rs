@@ -196,6 +196,70 @@ pub struct Loso {
     pub held_out: Vec<Compared>,
     /// Sources left out (each a refit).
     pub sources: usize,
+    /// Each model family predicted by a refit without its rows (leave-one-model-family-out).
+    #[serde(default)]
+    pub held_out_family: Vec<Compared>,
+    /// Each engine release (framework and release) predicted by a refit without its rows
+    /// (leave-one-engine-release-out).
+    #[serde(default)]
+    pub held_out_release: Vec<Compared>,
+    #[serde(default)]
+    pub families: usize,
+    #[serde(default)]
+    pub releases: usize,
+}
+
+/// The key leave-one-engine-release-out groups by: "framework@release".
+pub fn release_key(c: &Compared) -> String {
+    format!("{}@{}", if c.framework.is_empty() { "unstated" } else { &c.framework }, if c.release.is_empty() { "unstated" } else { &c.release })
+}
+
+fn row_release_key(r: &super::Row) -> String {
+    format!("{}@{}", r.framework.as_deref().filter(|f| !f.is_empty()).unwrap_or("unstated"), super::release_of(r))
+}
+
+/// The three ways of leaving rows out: by source, by model family, by engine release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeaveOut {
+    Source,
+    Family,
+    Release,
+}
+
+impl LeaveOut {
+    pub const ALL: [LeaveOut; 3] = [LeaveOut::Source, LeaveOut::Family, LeaveOut::Release];
+    pub fn name(self) -> &'static str {
+        match self {
+            LeaveOut::Source => "source",
+            LeaveOut::Family => "model family",
+            LeaveOut::Release => "engine release",
+        }
+    }
+    fn key_compared(self, c: &Compared) -> String {
+        match self {
+            LeaveOut::Source => c.source.clone(),
+            LeaveOut::Family => c.family.clone(),
+            LeaveOut::Release => release_key(c),
+        }
+    }
+    fn key_row(self, r: &super::Row) -> String {
+        match self {
+            LeaveOut::Source => r.source.clone(),
+            LeaveOut::Family => super::family_of(r),
+            LeaveOut::Release => row_release_key(r),
+        }
+    }
+}
+
+impl Loso {
+    /// The held-out predictions of one way of leaving out.
+    pub fn held(&self, how: LeaveOut) -> &[Compared] {
+        match how {
+            LeaveOut::Source => &self.held_out,
+            LeaveOut::Family => &self.held_out_family,
+            LeaveOut::Release => &self.held_out_release,
+        }
+    }
 }
 
 type Key = (String, String);
@@ -235,37 +299,45 @@ pub fn leave_one_source_out(set: &MeasurementSet) -> Loso {
         .map(|c| {
             let k = (c.case.clone(), c.metric.clone());
             let j: Vec<f64> = cols.iter().map(|col| col.get(&k).copied().unwrap_or(0.0)).collect();
-            FitRow { source: c.source.clone(), lower: !c.layer.starts_with("framework"), r: libm::log(c.measured / c.predicted), w: c.weight, j }
+            FitRow { keys: [c.source.clone(), c.family.clone(), release_key(c)], lower: !c.layer.starts_with("framework"), r: libm::log(c.measured / c.predicted), w: c.weight, j }
         })
         .collect();
-    let fit = |skip: Option<&str>| -> Vec<f64> { layered_fit(&rows, skip, &params) };
+    let fit = |skip: Option<(usize, &str)>| -> Vec<f64> { layered_fit(&rows, skip, &params) };
     let all = fit(None);
     let mut params_out = params.clone();
     for (p, d) in params_out.iter_mut().zip(&all) {
         p.refit = round6(p.from_unit(p.to_unit(p.value) + d));
     }
     let in_sample = evaluate_at(set, set, &params, &all).rows;
-    let mut sources: Vec<String> = base.iter().map(|c| c.source.clone()).collect();
-    sources.sort();
-    sources.dedup();
-    let mut held_out = Vec::new();
-    for s in &sources {
-        let du = fit(Some(s));
-        let mut only = set.clone();
-        only.rows.retain(|r| &r.source == s);
-        held_out.extend(evaluate_at(&only, set, &params, &du).rows);
-    }
-    // Keep the three lists in the shipped order.
+    // Keep the held-out lists in the shipped order.
     let order: BTreeMap<Key, usize> = base.iter().enumerate().map(|(i, c)| ((c.case.clone(), c.metric.clone()), i)).collect();
-    held_out.sort_by_key(|c| order.get(&(c.case.clone(), c.metric.clone())).copied().unwrap_or(usize::MAX));
-    Loso { params: params_out, shipped: base, in_sample, held_out, sources: sources.len() }
+    let mut lists: Vec<(Vec<Compared>, usize)> = Vec::new();
+    for (ki, how) in LeaveOut::ALL.iter().enumerate() {
+        let mut keys: Vec<String> = base.iter().map(|c| how.key_compared(c)).collect();
+        keys.sort();
+        keys.dedup();
+        let mut held = Vec::new();
+        for k in &keys {
+            let du = fit(Some((ki, k.as_str())));
+            let mut only = set.clone();
+            only.rows.retain(|r| &how.key_row(r) == k);
+            held.extend(evaluate_at(&only, set, &params, &du).rows);
+        }
+        held.sort_by_key(|c| order.get(&(c.case.clone(), c.metric.clone())).copied().unwrap_or(usize::MAX));
+        lists.push((held, keys.len()));
+    }
+    let (held_out_release, releases) = lists.pop().unwrap_or_default();
+    let (held_out_family, families) = lists.pop().unwrap_or_default();
+    let (held_out, sources) = lists.pop().unwrap_or_default();
+    Loso { params: params_out, shipped: base, in_sample, held_out, sources, held_out_family, held_out_release, families, releases }
 }
 
 /// One compared value in the linearised refit: its source, whether it is evidence for a lower
 /// layer (chip or kernel library) rather than a framework, ln(measured / predicted), its weight
 /// and the Jacobian row.
 struct FitRow {
-    source: String,
+    /// Source, model family, engine release (the keys the three leave-outs group by).
+    keys: [String; 3],
     lower: bool,
     r: f64,
     w: f64,
@@ -278,7 +350,7 @@ struct FitRow {
 /// host cost, a fusion it lacks) then moves that framework's parameters, never the matmul
 /// pipeline every framework shares; a layer without its own parameters keeps its error in the
 /// table, where a reader sees it. Rows of `skip` (a held-out source) are left out.
-fn layered_fit(rows: &[FitRow], skip: Option<&str>, params: &[LayerParam]) -> Vec<f64> {
+fn layered_fit(rows: &[FitRow], skip: Option<(usize, &str)>, params: &[LayerParam]) -> Vec<f64> {
     let n = params.len();
     let mut du = vec![0.0; n];
     for lower in [true, false] {
@@ -290,7 +362,7 @@ fn layered_fit(rows: &[FitRow], skip: Option<&str>, params: &[LayerParam]) -> Ve
         let mids: Vec<f64> = sub.iter().map(|p| 0.5 - p.to_unit(p.value)).collect();
         let use_rows: Vec<(f64, f64, Vec<f64>)> = rows
             .iter()
-            .filter(|r| r.lower == lower && skip != Some(r.source.as_str()))
+            .filter(|r| r.lower == lower && skip.map_or(true, |(k, key)| r.keys[k] != key))
             .map(|r| {
                 // What the layers fitted before explain is taken off the residual.
                 let done: f64 = r.j.iter().zip(&du).map(|(a, b)| a * b).sum();

@@ -14,91 +14,21 @@ pub mod bands;
 pub mod loso;
 pub mod plot;
 mod predict;
+pub mod ranking;
 mod render;
+pub mod framework;
+pub mod rows;
 mod summary;
 
 pub use predict::{case_scenario, merge, pinned_config, predict_case, predict_row};
 pub use render::num;
-pub use summary::{group, grouped, median, summarise, GroupSummary, Summary};
+pub use summary::{group, grouped, headlines, median, summarise, GroupSummary, Headline, Summary};
+pub use rows::{load_any, load_any_reporting, Measured, MeasurementSet, Row, SweepPoint, Variant, SCHEMA};
 
 use crate::spec::scenario::clip;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
-
-/// The format id this build reads and writes.
-pub const SCHEMA: &str = "tunelab-measurements/1";
-
-/// A set of measurements (one file).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct MeasurementSet {
-    pub schema: String,
-    pub name: String,
-    /// Where the rows came from (free-form: file, sha256, converter).
-    pub converted_from: Json,
-    pub rows: Vec<Row>,
-}
-
-/// One measured setup: a model on a chip, at a pinned configuration, with its measured values.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Row {
-    pub id: String,
-    /// "op", "serving" or "training" (summary groups).
-    pub category: String,
-    /// The bundled chip profile the row is compared against ("910B2").
-    pub chip: String,
-    /// The chip as the source states it, and why `chip` was chosen.
-    pub chip_stated: String,
-    pub chip_note: String,
-    /// A bundled model id, an inline Hugging Face config.json, or an inline operator graph.
-    pub model: Json,
-    /// "operator", "deployment", "training" or "runtime".
-    pub stage: String,
-    /// A partial scenario merged over the defaults: workload, stage options, `space` pins.
-    pub scenario: Json,
-    /// How the configuration is chosen: "pinned" (the space's fixed values, else the stage's
-    /// baseline) or "tuned" (the best a tuning run of the row's scenario finds, e.g. for a
-    /// hand-tiled kernel).
-    pub predict_with: String,
-    /// Measured values compared under `scenario` as is.
-    pub values: Vec<Measured>,
-    /// Further configurations of the same setup (e.g. eager and graph), each with its pins.
-    pub variants: Vec<Variant>,
-    /// A microbenchmark tool's search (ascend-dmi's peak matmul, a bandwidth sweep over message
-    /// sizes): the row's operator stage prices each point's model, and a value with
-    /// `predict: "best_rate"` is compared with the best work per second over the points, in the
-    /// tool's own definition of work (FLOPs, or the bytes the tool counts).
-    pub sweep: Vec<SweepPoint>,
-    /// Relative weight in a calibration fit (1 = normal; approximate rows less).
-    #[serde(default = "one")]
-    pub weight: f64,
-    /// Set when the converter knows the row cannot be expressed: the reason.
-    pub cannot_express: Option<String>,
-    /// The framework or engine that ran the measurement ("vllm-ascend", "mindie", "torchair",
-    /// "mindspeed", "deepspeed", "mindformers", "sglang", "torch_npu", ...; docs/measurements.md).
-    pub framework: Option<String>,
-    /// The kernel library of the measured operators: "aclnn" (CANN's default kernels through a
-    /// framework), "hand-written", "vendor-tool" (ascend-dmi, HCCL tests), "atb" (MindIE's ATB).
-    pub kernel_library: Option<String>,
-    /// The layer whose parameters the row is evidence for: "chip" (a microbenchmark of the
-    /// silicon), "kernel" (a kernel library's operators) or "framework" (an engine's steps).
-    pub layer: Option<String>,
-    pub source: String,
-    pub software: Option<String>,
-    pub notes: Option<String>,
-    pub conversion_note: Option<String>,
-}
-
-/// One point of a sweep: a model (usually a one-op graph) and the work the tool credits it with.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct SweepPoint {
-    pub model: Json,
-    /// FLOPs, or bytes as the tool counts them (input bytes only, algorithm bytes, ...).
-    pub work: f64,
-}
 
 /// Work per second in a measured rate unit, per unit of work: TFLOPS / TOPS (1e12), GB/s (1e9).
 fn rate_scale(unit: &str) -> Option<f64> {
@@ -129,88 +59,6 @@ fn sweep_best(case: &Case, unit: &str, device: Option<&Json>) -> Result<f64, Str
     best.ok_or_else(|| "the sweep has no points".to_string())
 }
 
-/// A pinned configuration of a row.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Variant {
-    pub suffix: String,
-    /// Space overrides (usually `{"param": {"fixed": v}}`) merged over the row's.
-    pub space: Json,
-    /// A partial scenario merged over the row's (a stage setting that is not a space parameter,
-    /// e.g. `{"deployment": {"serving": {"runtime": "om"}}}`); null: none.
-    #[serde(skip_serializing_if = "Json::is_null")]
-    pub scenario: Json,
-    pub values: Vec<Measured>,
-    pub conversion_note: Option<String>,
-}
-
-/// One measured value.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Measured {
-    /// The source's name for it ("median_time", "decode_step_latency").
-    pub metric: String,
-    pub value: Option<f64>,
-    /// "us", "ms", "s", "tokens/s", "tokens/s/NPU", "req/s".
-    pub unit: String,
-    /// The stage metric it is compared with ("ttft_ms"); None: not compared.
-    pub predict: Option<String>,
-    /// The measured value is per chip: the prediction is divided by the job's chips.
-    pub per_chip: bool,
-    /// The value covers this many independent copies of the measured setup (a card of two
-    /// chips each serving alone, as the source multiplied): the prediction is multiplied by it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub copies: Option<u64>,
-    /// Why the value is listed but not compared (derived from another value, ...).
-    pub not_compared: Option<String>,
-    pub unit_stated: Option<String>,
-}
-
-impl MeasurementSet {
-    /// Parses a measurement file; errors name the row and field.
-    pub fn from_json(text: &str) -> Result<MeasurementSet, String> {
-        let v: Json = serde_json::from_str(text).map_err(|e| format!("the measurement file is not valid JSON: {e}"))?;
-        let schema = v.get("schema").and_then(Json::as_str).unwrap_or("");
-        if schema != SCHEMA {
-            return Err(format!("field 'schema': expected \"{SCHEMA}\", got \"{}\" (see docs/measurements.md)", clip(schema)));
-        }
-        let rows = v.get("rows").and_then(Json::as_array).ok_or("field 'rows': missing or not a list")?;
-        if rows.len() > 100_000 {
-            return Err(format!("field 'rows': {} rows is more than the 100000 this build reads", rows.len()));
-        }
-        for (i, r) in rows.iter().enumerate() {
-            let id = r.get("id").and_then(Json::as_str).unwrap_or("");
-            serde_json::from_value::<Row>(r.clone()).map_err(|e| format!("rows[{i}] ('{}'): {e}", clip(id)))?;
-        }
-        let mut set: MeasurementSet = serde_json::from_value(v).map_err(|e| format!("measurement file: {e}"))?;
-        for (i, r) in set.rows.iter_mut().enumerate() {
-            if r.id.trim().is_empty() {
-                return Err(format!("rows[{i}].id: missing"));
-            }
-            if !(r.weight.is_finite() && r.weight >= 0.0) || r.weight > 100.0 {
-                return Err(format!("rows[{i}].weight: must be within [0, 100], got {}", r.weight));
-            }
-            for m in r.values.iter().chain(r.variants.iter().flat_map(|v| v.values.iter())) {
-                if let Some(x) = m.value {
-                    if m.predict.is_some() && !(x.is_finite() && x > 0.0) {
-                        return Err(format!("rows[{i}] ('{}').{}: a compared value must be a positive number, got {x}", clip(&r.id), clip(&m.metric)));
-                    }
-                }
-            }
-        }
-        Ok(set)
-    }
-
-    /// A short digest of the file text (FNV-1a, 64 bits, hex): names the data a fit used.
-    pub fn digest_of(text: &str) -> String {
-        format!("fnv1a64:{:016x}", crate::evidence::knowledge::fnv1a64(text.as_bytes()))
-    }
-}
-
-fn one() -> f64 {
-    1.0
-}
-
 /// One (row, variant) pair: a single pinned configuration and the values measured under it.
 #[derive(Clone, Debug)]
 pub struct Case<'a> {
@@ -233,14 +81,16 @@ impl<'a> Case<'a> {
     }
 }
 
-/// Every case of a set: a row without variants is one case, else one per variant (the row's own
-/// values, usually all not compared, ride on the first).
+/// Every case of a set: a row without variants is one case, else one per variant, and the row's
+/// own values (measured under its scenario as is) are a case of their own when it has any (they
+/// were once left out: neither compared nor listed).
 pub fn cases(set: &MeasurementSet) -> Vec<Case<'_>> {
     let mut out = Vec::new();
     for r in &set.rows {
-        if r.variants.is_empty() {
+        if r.variants.is_empty() || !r.values.is_empty() {
             out.push(Case { row: r, variant: None });
-        } else {
+        }
+        if !r.variants.is_empty() {
             for v in &r.variants {
                 out.push(Case { row: r, variant: Some(v) });
             }
@@ -311,6 +161,64 @@ pub struct Compared {
     /// The launch mode the case pins ("eager", "graph"; "" when not pinned).
     #[serde(default)]
     pub launch: String,
+    /// The release of the framework that ran the row ("unstated" when the source names none).
+    #[serde(default)]
+    pub release: String,
+    /// The model family (`family_of`).
+    #[serde(default)]
+    pub family: String,
+}
+
+/// The release a row was measured on: its `release`, else "unstated".
+pub fn release_of(r: &Row) -> String {
+    r.release.as_deref().map(str::trim).filter(|s| !s.is_empty()).unwrap_or("unstated").to_string()
+}
+
+/// The model family of a row: its `family`, else derived from the model (a bundled id or an
+/// operator graph's name; an inline config's `model_type`): the leading letters of the name with
+/// the version that follows them, without the size ("qwen3-32b" -> "qwen3", "llama-2-7b" ->
+/// "llama2", "mixtral-8x7b" -> "mixtral").
+pub fn family_of(r: &Row) -> String {
+    if let Some(f) = r.family.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        return f.to_string();
+    }
+    let name = match &r.model {
+        Json::String(s) => s.clone(),
+        Json::Object(o) => o.get("name").or_else(|| o.get("model_type")).and_then(Json::as_str).unwrap_or("").to_string(),
+        _ => String::new(),
+    };
+    family_from_name(&name)
+}
+
+/// "qwen3-32b" -> "qwen3"; see `family_of`.
+pub fn family_from_name(name: &str) -> String {
+    let n = name.rsplit('/').next().unwrap_or("").to_ascii_lowercase();
+    let c: Vec<char> = n.chars().collect();
+    let mut i = 0;
+    while i < c.len() && c[i].is_ascii_alphabetic() {
+        i += 1;
+    }
+    let mut fam: String = c[..i].iter().collect();
+    if fam.is_empty() {
+        return if n.is_empty() { "unstated".into() } else { n };
+    }
+    let mut j = i;
+    if j < c.len() && (c[j] == '-' || c[j] == '_') {
+        j += 1;
+    }
+    let mut k = j;
+    if k < c.len() && c[k] == 'v' {
+        k += 1;
+    }
+    let start = k;
+    while k < c.len() && (c[k].is_ascii_digit() || c[k] == '.') {
+        k += 1;
+    }
+    // A version, not a size ("7b", "8x7b").
+    if k > start && !(k < c.len() && (c[k] == 'b' || c[k] == 'x')) {
+        fam.extend(c[j..k].iter().filter(|ch| **ch != '-'));
+    }
+    fam
 }
 
 /// The layer a row is evidence for, with the kernel library or framework that fills it: an
@@ -364,6 +272,8 @@ fn compared_value(case: &Case, m: &Measured, predicted: f64, predicted_by: Strin
         layer: layer_of(r),
         framework: r.framework.clone().unwrap_or_default(),
         launch,
+        release: release_of(r),
+        family: family_of(r),
     }
 }
 
@@ -457,16 +367,3 @@ fn group_model(r: &Row) -> Json {
     if r.stage == "operator" { strip(&r.model) } else { r.model.clone() }
 }
 
-/// Reads a measurement file or an msprof op summary (detected by its header). CSV rows are put
-/// on `csv_chip`; the operators an op summary has that Tunelab cannot model come back as
-/// (operator, reason).
-pub fn load_any(text: &str, name: &str, csv_chip: &str) -> Result<(MeasurementSet, Vec<(String, String)>), String> {
-    if crate::evidence::calibrate::msprof::looks_like_op_summary(text) {
-        tunelab_sim::device::bundled_device(csv_chip)?;
-        return crate::evidence::calibrate::msprof::op_summary_to_set(text, csv_chip, name);
-    }
-    if text.trim_start().starts_with('{') {
-        return MeasurementSet::from_json(text).map(|s| (s, Vec::new()));
-    }
-    Err(format!("'{}' is neither a measurement file (JSON, schema {SCHEMA}) nor an msprof op summary (CSV with 'OP Type' and 'Task Duration(us)' columns)", clip(name)))
-}

@@ -54,30 +54,9 @@ pub fn median(v: &[f64]) -> Option<f64> {
     Some(if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 })
 }
 
-/// (pairs, pairs in the measured order) within groups.
-fn ranking(rows: &[&Compared]) -> (usize, usize) {
-    let (mut n, mut ok) = (0, 0);
-    for (i, a) in rows.iter().enumerate() {
-        for b in &rows[i + 1..] {
-            if a.group != b.group || a.metric == b.metric && a.case == b.case {
-                continue;
-            }
-            let dm = (a.measured - b.measured) / a.measured.max(b.measured);
-            if dm.abs() <= 0.05 {
-                continue;
-            }
-            n += 1;
-            if (a.predicted - b.predicted) * dm > 0.0 {
-                ok += 1;
-            }
-        }
-    }
-    (n, ok)
-}
-
 /// The summary of one group of compared values.
 pub fn group(rows: &[&Compared]) -> GroupSummary {
-    let pairs = ranking(rows);
+    let pairs = super::ranking::ranking(rows);
     let errs: Vec<f64> = rows.iter().map(|c| c.error.abs()).collect();
     let signed: Vec<f64> = rows.iter().map(|c| c.error).collect();
     let mut ids: Vec<&str> = rows.iter().map(|c| c.id.as_str()).collect();
@@ -120,3 +99,70 @@ pub fn summarise(rows: &[Compared], unexpressed: usize, rows_total: usize) -> Su
     }
 }
 
+
+/// The headline of one category: the median |error| as shipped, after an in-sample refit and
+/// under each of the three leave-outs, the worst of the three, the bias (signed median) of that
+/// worst leave-out, and the band coverage.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Headline {
+    pub values: usize,
+    pub shipped: Option<f64>,
+    pub in_sample: Option<f64>,
+    pub leave_source_out: Option<f64>,
+    pub leave_family_out: Option<f64>,
+    pub leave_release_out: Option<f64>,
+    /// The largest of the three leave-out medians: the error to expect on a measurement unlike
+    /// any Tunelab was fitted to.
+    pub worst: Option<f64>,
+    /// Which leave-out gave `worst` ("source", "model family", "engine release").
+    pub worst_by: String,
+    /// The signed median of the worst leave-out (negative: predicted lower than measured).
+    pub bias: Option<f64>,
+    /// Band coverage (share of held-out values inside the band the product prints for their kind,
+    /// computed without their source), as shipped and before widening.
+    pub coverage: Option<f64>,
+    pub coverage_before_widening: Option<f64>,
+}
+
+/// The headline per category (and "all") of a leave-out run.
+pub fn headlines(l: &super::loso::Loso) -> BTreeMap<String, Headline> {
+    use super::loso::LeaveOut;
+    let cov = super::bands::coverage(l);
+    let by = |v: &[Compared]| {
+        let mut m = grouped(v, |c| c.category.clone());
+        m.insert("all".into(), group(&v.iter().collect::<Vec<_>>()));
+        m
+    };
+    let (sh, ins) = (by(&l.shipped), by(&l.in_sample));
+    let held: Vec<(LeaveOut, BTreeMap<String, GroupSummary>)> = LeaveOut::ALL.iter().map(|h| (*h, by(l.held(*h)))).collect();
+    let mut out = BTreeMap::new();
+    for (k, g) in &sh {
+        let med = |i: usize| held[i].1.get(k).and_then(|x| x.median_abs_error);
+        let mut worst: Option<(f64, usize)> = None;
+        for i in 0..3 {
+            if let Some(e) = med(i) {
+                if worst.map_or(true, |(w, _)| e > w) {
+                    worst = Some((e, i));
+                }
+            }
+        }
+        let c = cov.get(k);
+        out.insert(
+            k.clone(),
+            Headline {
+                values: g.values,
+                shipped: g.median_abs_error,
+                in_sample: ins.get(k).and_then(|x| x.median_abs_error),
+                leave_source_out: med(0),
+                leave_family_out: med(1),
+                leave_release_out: med(2),
+                worst: worst.map(|w| w.0),
+                worst_by: worst.map(|w| held[w.1].0.name().to_string()).unwrap_or_default(),
+                bias: worst.and_then(|w| held[w.1].1.get(k).and_then(|x| x.median_signed_error)),
+                coverage: c.and_then(|c| c.share()),
+                coverage_before_widening: c.and_then(|c| c.share_before()),
+            },
+        );
+    }
+    out
+}

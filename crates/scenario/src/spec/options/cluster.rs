@@ -27,11 +27,28 @@ pub struct ClusterOptions {
     pub disaggregation: Vec<String>,
     /// Tensor-parallel sizes of a prefill instance (disaggregated layouts); empty: as decode.
     pub prefill_tp: Vec<i64>,
+    /// Heterogeneous disaggregation: the prefill instances run on nodes of this chip (a bundled
+    /// profile name, e.g. "910C" while decode runs on the scenario's "910B2"), apart from the
+    /// scenario's `nodes`, which then hold the decode instances only; the KV cache crosses the
+    /// RoCE network between the two systems. None: both sides share the scenario's chip.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefill_device: Option<String>,
+    /// Nodes of `prefill_device` the prefill instances occupy (required with it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefill_nodes: Option<u64>,
+    /// Pipeline-parallel sizes of a prefill instance (vLLM --pipeline-parallel-size); empty:
+    /// no pipeline.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prefill_pp: Vec<i64>,
+    /// How a pipelined prefill cuts a prompt: "dynamic" (vLLM-Ascend's dynamic chunked pipeline
+    /// parallel) and/or "static" (chunks of max_num_batched_tokens); empty: both.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prefill_chunking: Vec<String>,
 }
 
 impl Default for ClusterOptions {
     fn default() -> Self {
-        ClusterOptions { nodes: 1, superpod: false, data_parallel: Vec::new(), redundant_experts: Vec::new(), moe_imbalance: None, disaggregation: Vec::new(), prefill_tp: Vec::new() }
+        ClusterOptions { nodes: 1, superpod: false, data_parallel: Vec::new(), redundant_experts: Vec::new(), moe_imbalance: None, disaggregation: Vec::new(), prefill_tp: Vec::new(), prefill_device: None, prefill_nodes: None, prefill_pp: Vec::new(), prefill_chunking: Vec::new() }
     }
 }
 
@@ -59,6 +76,12 @@ impl ClusterOptions {
         if self.nodes == 0 || self.nodes > 384 {
             return Err(format!("deployment.cluster.nodes: {} must be within 1..=384", self.nodes));
         }
+        if let Some(x) = self.prefill_pp.iter().find(|x| !(1..=64).contains(*x)) {
+            return Err(format!("deployment.cluster.prefill_pp: {x} must be within 1..=64 pipeline stages"));
+        }
+        if let Some(c) = self.prefill_chunking.iter().find(|c| *c != "dynamic" && *c != "static") {
+            return Err(format!("deployment.cluster.prefill_chunking: '{}' is not dynamic or static", crate::scenario::clip(c)));
+        }
         for (field, v) in [("data_parallel", &self.data_parallel), ("prefill_tp", &self.prefill_tp)] {
             if let Some(x) = v.iter().find(|x| !(1..=6144).contains(*x)) {
                 return Err(format!("deployment.cluster.{field}: {x} must be within 1..=6144"));
@@ -72,8 +95,21 @@ impl ClusterOptions {
                 return Err(format!("deployment.cluster.moe_imbalance: {f} must be within 1..=64 (busiest expert's load over the mean)"));
             }
         }
+        let mut split = false;
         for l in &self.disaggregation {
-            parse_layout(l)?;
+            split |= parse_layout(l)?.is_some();
+        }
+        match (&self.prefill_device, self.prefill_nodes) {
+            (None, None) => {}
+            (Some(d), _) if d.trim().is_empty() || d.len() > 64 => return Err("deployment.cluster.prefill_device: give a bundled chip name (e.g. \"910C\")".into()),
+            (Some(_), None) => return Err("deployment.cluster.prefill_nodes: a prefill_device needs the nodes of it the prefill instances occupy".into()),
+            (None, Some(_)) => return Err("deployment.cluster.prefill_device: prefill_nodes are nodes of a prefill chip; name it (or drop prefill_nodes: the prefill instances then share the scenario's nodes)".into()),
+            (Some(_), Some(n)) if n == 0 || n > 384 => return Err(format!("deployment.cluster.prefill_nodes: {n} must be within 1..=384")),
+            (Some(_), Some(_)) if !split => return Err("deployment.cluster.prefill_device: a prefill chip needs a disaggregated layout (\"xPyD\") in deployment.cluster.disaggregation".into()),
+            _ => {}
+        }
+        if !self.prefill_pp.is_empty() && !split {
+            return Err("deployment.cluster.prefill_pp: pipelined prefill instances need a disaggregated layout (\"xPyD\") in deployment.cluster.disaggregation".into());
         }
         Ok(())
     }
@@ -93,5 +129,11 @@ mod tests {
         }
         let c = ClusterOptions { nodes: 0, ..Default::default() };
         assert!(c.validate().unwrap_err().contains("deployment.cluster.nodes"));
+        let het = |d: Option<&str>, n: Option<u64>, l: &[&str]| ClusterOptions { prefill_device: d.map(String::from), prefill_nodes: n, disaggregation: l.iter().map(|x| x.to_string()).collect(), ..Default::default() }.validate();
+        assert!(het(Some("910C"), Some(1), &["1P1D"]).is_ok());
+        assert!(het(Some("910C"), None, &["1P1D"]).unwrap_err().contains("deployment.cluster.prefill_nodes"));
+        assert!(het(None, Some(1), &["1P1D"]).unwrap_err().contains("deployment.cluster.prefill_device"));
+        assert!(het(Some("910C"), Some(0), &["1P1D"]).unwrap_err().contains("deployment.cluster.prefill_nodes"));
+        assert!(het(Some("910C"), Some(1), &["colocated"]).unwrap_err().contains("xPyD"));
     }
 }

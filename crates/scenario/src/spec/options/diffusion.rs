@@ -31,6 +31,10 @@ pub struct DiffusionOptions {
     /// Classifier-free guidance (None: the pipeline's default). On, the denoiser runs on the
     /// conditional and the unconditional input every step.
     pub cfg: Option<bool>,
+    /// Reference images the call conditions on (an edit or Kontext request; None: the
+    /// pipeline's default, 0 for a text-to-image pipeline). Each is VAE-encoded once and its
+    /// tokens join the denoiser's sequence.
+    pub reference_images: Option<u64>,
     /// Chips for this pipeline (CFG branches x sequence-parallel degree; the rest are replicas).
     pub chips: u64,
     /// Framework block of assets/constants/diffusion.json ("diffusers", "torch_npu_graph",
@@ -58,6 +62,7 @@ impl Default for DiffusionOptions {
             steps: None,
             steps_choices: Vec::new(),
             cfg: None,
+            reference_images: None,
             chips: 1,
             framework: "diffusers".into(),
             repeated_prompt: true,
@@ -88,6 +93,9 @@ impl DiffusionOptions {
         for s in &self.steps_choices {
             range("steps_choices", *s, 1, MAX_STEPS)?;
         }
+        if let Some(r) = self.reference_images {
+            range("reference_images", r, 0, tunelab_sim::workload::diffusers::MAX_REFERENCE_IMAGES)?;
+        }
         if let Some(f) = self.frames {
             range("frames", f, 1, tunelab_sim::workload::diffusers::MAX_FRAMES)?;
         }
@@ -106,14 +114,10 @@ impl DiffusionOptions {
         known("attention", &self.attention, &ATTENTION)?;
         known("vae_modes", &self.vae_modes, &VAE_MODES)?;
         for r in &self.tome_ratios {
-            if !(r.is_finite() && (0.0..=0.75).contains(r)) {
-                return Err(format!("diffusion.tome_ratios: {r} is not a merge ratio in 0..=0.75"));
-            }
+            check_tome("diffusion.tome_ratios", *r)?;
         }
         for r in &self.step_cache_ratios {
-            if !(r.is_finite() && (1.0..=8.0).contains(r)) {
-                return Err(format!("diffusion.step_cache_ratios: {r} is not a cache ratio in 1..=8 (1: every step computed in full)"));
-            }
+            check_step_cache("diffusion.step_cache_ratios", *r)?;
         }
         for d in &self.sequence_parallel {
             if !(1..=self.chips).contains(d) || !d.is_power_of_two() {
@@ -125,6 +129,35 @@ impl DiffusionOptions {
             return Err("diffusion: the knob lists hold more than 256 levels in all".into());
         }
         Ok(())
+    }
+}
+
+/// Token-merging ratios the stage prices: 0 (off) to 0.75 (tomesd merges at most the three
+/// quarters of the tokens that are not destinations).
+pub const TOME_RANGE: (f64, f64) = (0.0, 0.75);
+/// Step-cache ratios: 1 (every step in full) to 8 (one step in eight in full).
+pub const STEP_CACHE_RANGE: (f64, f64) = (1.0, 8.0);
+
+/// A value as a message shows it: 1e308 rather than its 309 digits.
+fn show(r: f64) -> String {
+    if r != 0.0 && r.is_finite() && !(1e-4..1e6).contains(&r.abs()) { format!("{r:e}") } else { format!("{r}") }
+}
+
+/// Refuses a token-merging ratio outside `TOME_RANGE` (or not finite), naming `field`.
+pub fn check_tome(field: &str, r: f64) -> Result<(), String> {
+    if r.is_finite() && (TOME_RANGE.0..=TOME_RANGE.1).contains(&r) {
+        Ok(())
+    } else {
+        Err(format!("{field}: {} is not a merge ratio in {}..={} (0: off)", show(r), TOME_RANGE.0, TOME_RANGE.1))
+    }
+}
+
+/// Refuses a step-cache ratio outside `STEP_CACHE_RANGE` (or not finite), naming `field`.
+pub fn check_step_cache(field: &str, r: f64) -> Result<(), String> {
+    if r.is_finite() && (STEP_CACHE_RANGE.0..=STEP_CACHE_RANGE.1).contains(&r) {
+        Ok(())
+    } else {
+        Err(format!("{field}: {} is not a cache ratio in {}..={} (1: every step computed in full)", show(r), STEP_CACHE_RANGE.0, STEP_CACHE_RANGE.1))
     }
 }
 

@@ -4,6 +4,7 @@
 pub mod cluster;
 pub mod diffusion;
 pub mod landscape;
+pub mod releases;
 pub mod runtime;
 pub mod serving;
 pub mod serving_features;

@@ -118,6 +118,11 @@ pub struct ServingSpec {
     /// Mesh algorithm run: two latency steps per all-reduce, `tunelab_sim::cost::comm`).
     #[serde(skip_serializing_if = "is_auto")]
     pub hccl_expansion: String,
+    /// The engine's release ("0.11", "0.23"; assets/engines/releases.json): its defaults (graph
+    /// capture, async scheduling, chunked prefill, token budget) and host costs. Empty: the
+    /// engine's baseline release, the one serving-host.json describes (old links price as before).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub engine_version: String,
 }
 
 fn is_flash(s: &String) -> bool {
@@ -161,6 +166,7 @@ impl Default for ServingSpec {
             graph_mode: "auto".into(),
             image_size: None,
             hccl_expansion: "auto".into(),
+            engine_version: String::new(),
         }
     }
 }
@@ -240,6 +246,7 @@ impl ServingSpec {
         if !matches!(self.graph_mode.as_str(), "auto" | "piecewise" | "full_decode_only") {
             return Err(format!("{f}.graph_mode: expected auto, piecewise or full_decode_only, got '{}'", crate::spec::scenario::clip(&self.graph_mode)));
         }
+        super::releases::release(&self.engine, &self.engine_version)?;
         if !matches!(self.hccl_expansion.as_str(), "auto" | "aiv") {
             return Err(format!("{f}.hccl_expansion: expected auto or aiv (HCCL_OP_EXPANSION_MODE=AIV), got '{}'", crate::spec::scenario::clip(&self.hccl_expansion)));
         }

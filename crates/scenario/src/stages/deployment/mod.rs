@@ -23,6 +23,7 @@
 //! allocators report the whole share as used, the predictive planner only what it needs. Not
 //! modelled: the dynamic pool's defragmentation pauses and graph capture time (one-offs).
 
+mod capacity;
 mod metrics;
 mod operators;
 mod options;
@@ -69,6 +70,9 @@ struct DeploymentObjective {
     cluster: Option<super::scale::Cluster>,
     /// Busiest expert's load over the mean (the cluster's setting; 1 without a cluster).
     moe_imbalance: f64,
+    /// Capacity mode (`crate::stages::capacity`): the requests' arrivals at 1 req/s and the
+    /// first rate probed; None prices at the scenario's own load.
+    capacity: Option<(Vec<f64>, f64)>,
 }
 
 /// (precision, tp, expert parallel, dp, redundant experts, prefill instance, speculative on,
@@ -155,8 +159,11 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     ];
     if !spec.is_static() {
         // vLLM's defaults first: 8192 tokens per step (V1 with chunked prefill), chunking on.
-        params.push(cat_i("max_num_batched_tokens", &ints(&spec.max_num_batched_tokens, &[8192, 2048, 4096, 16384])));
-        params.push(cat_s("chunked_prefill", &strs(&spec.chunked_prefill, &["on", "off"])));
+        // A named release's defaults come first (its token budget on this device's memory, its
+        // chunked-prefill setting); without one, the stage's own order as before.
+        let (tokens, chunk) = release_defaults(&spec, &device);
+        params.push(cat_i("max_num_batched_tokens", &ints(&spec.max_num_batched_tokens, &tokens)));
+        params.push(cat_s("chunked_prefill", &strs(&spec.chunked_prefill, &chunk.iter().map(String::as_str).collect::<Vec<_>>())));
         let arrivals = match spec.arrival.as_str() {
             "poisson" => format!("Poisson arrivals at {} req/s", spec.request_rate.unwrap_or(0.0)),
             "trace" => format!("{} traced arrivals", spec.trace.len()),
@@ -169,7 +176,8 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         notes.push(format!(
             "continuous-batching scheduler ({} engine): {} requests, {arrivals}, {}; ttft_ms and tpot_ms are p90s over the requests",
             spec.engine,
-            spec.requests,
+            // With traced arrivals every arrival is a request (`requests` is not read).
+            if spec.arrival == "trace" { spec.trace.len() } else { spec.requests },
             if spec.dataset.is_empty() { format!("{} lengths around {} in / {} out", spec.length_distribution, w.input_len, w.output_len) } else { format!("lengths drawn from the {} dataset's published statistics", spec.dataset) }
         ));
         // The front end is part of every TTFT the stage reports: say so, with its cost.
@@ -212,9 +220,32 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let reqs = requests(&spec, w.input_len as u64, output, extra, s.seed);
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
     let host = spec.host()?;
-    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance };
+    let capacity = capacity_setup(s, &spec, &slo, &reqs, &mut notes)?;
+    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance, capacity };
     obj.check_fits_somewhere(&tps, &precisions)?;
-    Ok(StageSetup { space, objective: Box::new(obj), metrics: metrics(), baseline, focus: Vec::new(), focus_budget: 0, notes })
+    Ok(StageSetup { space, metrics: obj.metrics(), objective: Box::new(obj), baseline, focus: Vec::new(), focus_budget: 0, notes })
+}
+
+/// The token budgets and chunked-prefill settings a stage offers by default: a named release's
+/// first (`deployment.serving.engine_version`, assets/engines/releases.json: its budget on a
+/// device under 70 GiB or of 70 GiB and more), else vLLM V1's 8192 tokens with chunking on.
+fn release_defaults(spec: &crate::spec::options::serving::ServingSpec, device: &Device) -> (Vec<i64>, Vec<String>) {
+    let mut tokens = vec![8192, 2048, 4096, 16384];
+    let mut chunk = vec!["on".to_string(), "off".to_string()];
+    if spec.engine_version.is_empty() {
+        return (tokens, chunk);
+    }
+    if let Ok(Some((_, r))) = crate::spec::options::releases::release(&spec.engine, &spec.engine_version) {
+        if let Some([small, big]) = r.defaults.max_num_batched_tokens {
+            let first = if device.memory_bytes as f64 >= 70.0 * 1_073_741_824.0 { big } else { small };
+            tokens.retain(|t| *t != first);
+            tokens.insert(0, first);
+        }
+        if r.defaults.chunked_prefill.as_deref() == Some("off") {
+            chunk.reverse();
+        }
+    }
+    (tokens, chunk)
 }
 
 /// The cluster's parameters, constraints and notes (none without `deployment.cluster`).
@@ -230,6 +261,16 @@ fn cluster_setup(s: &Scenario, model: &ModelDesc, device: &Device, tps: &[i64], 
     params.extend(extra);
     notes.extend(more);
     Ok((Some(c), moe_imbalance(s), constraints, names))
+}
+
+/// Capacity mode's unit arrivals and first rate when the scenario names a capacity goal.
+fn capacity_setup(s: &Scenario, spec: &ServingSpec, slo: &Slo, reqs: &[Request], notes: &mut Vec<String>) -> Result<Option<(Vec<f64>, f64)>, String> {
+    if !crate::stages::capacity::wanted(s) {
+        return Ok(None);
+    }
+    crate::stages::capacity::check(spec, slo)?;
+    notes.push(crate::stages::capacity::note(spec, slo));
+    Ok(Some(crate::stages::capacity::unit_arrivals(spec, reqs)))
 }
 
 fn memory_strategy(m: &str) -> Result<MemoryStrategy, String> {
@@ -297,6 +338,12 @@ fn knobs_named(names: &[String], c: &Config) -> Result<Knobs, String> {
     k.scale.dp = int("dp", 1)?.max(1);
     k.scale.redundant = int("redundant_experts", 0)?;
     k.scale.prefill_tp = int("prefill_tp", k.tp)?.max(1);
+    k.scale.prefill_pp = int("prefill_pp", 1)?.max(1);
+    k.scale.dynamic_chunks = match get("prefill_chunking").and_then(|v| v.as_str()) {
+        None | Some("static") => false,
+        Some("dynamic") => true,
+        Some(o) => return Err(format!("prefill_chunking: expected dynamic or static, got '{}'", clip(o))),
+    };
     if let Some(v) = get("pd") {
         k.scale.pd = crate::spec::cluster::parse_layout(v.as_str().unwrap_or(""))?;
     }
@@ -323,9 +370,14 @@ impl DeploymentObjective {
     fn check_fits_somewhere(&self, tps: &[i64], precisions: &[String]) -> Result<(), String> {
         let tp = tps.iter().copied().max().unwrap_or(1) as u64;
         let smallest = precisions.iter().filter_map(|p| Precision::parse(p).ok()).min_by_key(|p| p.weight().bits()).unwrap_or(Precision::Fp16);
-        // Over a cluster, a mixture-of-experts model may spread its experts over every chip.
+        // Over a cluster, a mixture-of-experts model may spread its experts over up to every
+        // chip: the widest data-parallel group whose expert parallelism divides the experts (a
+        // disaggregated layout's sides each take a share, so all the chips need not be one).
         let plan = match &self.cluster {
-            Some(c) if is_moe(&self.model) && (c.chips as i64) % (tp as i64) == 0 => super::scale::plan(tp, c.chips / tp, true, 0, Some(c.placement)),
+            Some(c) if is_moe(&self.model) && c.chips.is_multiple_of(tp) => {
+                let fill = c.chips / tp;
+                (1..=fill).rev().filter(|d| fill.is_multiple_of(*d)).map(|d| super::scale::plan(tp, d, true, 0, Some(c.placement))).find(|p| validate_plan(&self.model, p).is_ok()).unwrap_or(ParallelPlan { tp, ..Default::default() })
+            }
             _ => ParallelPlan { tp, ..Default::default() },
         };
         let opts = GraphOptions { precision: smallest, ..GraphOptions::default() };
@@ -344,6 +396,23 @@ impl DeploymentObjective {
     /// The plan of an engine rank of `tp` chips in an instance of `dp` ranks, placed on the
     /// cluster (or on one node of the chip's system).
     fn plan_at(&self, k: &Knobs, tp: u64, dp: u64) -> ParallelPlan {
+        self.plan_side(k, tp, dp, false)
+    }
+
+    /// `plan_at` on one side of a disaggregated layout: a prefill instance on its own chip
+    /// (`deployment.cluster.prefill_device`) takes that system's placement.
+    fn plan_side(&self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> ParallelPlan {
+        let mut p = self.plan_unpiped(k, tp, dp, prefill);
+        if prefill {
+            p.pp = k.scale.prefill_pp.max(1);
+        }
+        p
+    }
+
+    fn plan_unpiped(&self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> ParallelPlan {
+        if let Some(p) = self.cluster.as_ref().and_then(|c| c.prefill.as_ref()).filter(|_| prefill) {
+            return super::scale::plan(tp, dp, k.expert_parallel, k.scale.redundant, Some(p.placement));
+        }
         let placement = self.cluster.as_ref().map(|c| c.placement).or_else(|| tunelab_sim::topology::Placement::of(&self.device, false).ok());
         super::scale::plan(tp, dp, k.expert_parallel, k.scale.redundant, placement)
     }
@@ -364,15 +433,20 @@ impl DeploymentObjective {
     /// The key of the step pricer `pricer_at` keeps for these knobs. One pricer per layout
     /// whatever the number of draft tokens (see `pricer_at`).
     fn pricer_key(&self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> PricerKey {
-        (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, k.spec_k.min(1), options::collectives_pre_expanded(&self.spec, &self.host, k.graph_launch))
+        // A pipelined prefill instance prices one stage's layers: its own pricer per depth.
+        let pp = if prefill { k.scale.prefill_pp.max(1) } else { 1 };
+        (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, k.spec_k.min(1) + 2 * (pp - 1), options::collectives_pre_expanded(&self.spec, &self.host, k.graph_launch))
     }
 
     /// The step pricer of a rank of `tp` chips in `dp` ranks (`prefill`: a disaggregated
     /// prefill instance's, kept apart from the decode side's).
     fn pricer_at(&mut self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> &mut StepPricer {
-        let plan = self.plan_at(k, tp, dp);
+        let plan = self.plan_side(k, tp, dp, prefill);
         let opts = self.opts(k);
-        let (model, device, mode, host) = (&self.model, &self.device, self.mode, self.host);
+        // A heterogeneous layout's prefill side prices on its own chip (and memo: the operator
+        // memo is one chip's).
+        let other = self.cluster.as_ref().and_then(|c| c.prefill.as_ref()).filter(|_| prefill).map(|p| &p.device);
+        let (model, device, mode, host) = (&self.model, other.unwrap_or(&self.device), self.mode, self.host);
         // An engine that reads each sequence's whole KV allocation (torchair's fixed cache):
         // the static batch allocates prompt plus output; the scheduler the longest request.
         let allocated = options::allocated_ctx(&self.spec, &host, model, self.input + self.output, || self.reqs.iter().map(|r| r.input + r.output).max().unwrap_or(0));
@@ -387,7 +461,9 @@ impl DeploymentObjective {
             p.allocated_ctx = allocated;
             // Checked in setup (`serving_features::stage::extend`), so this cannot fail here.
             p.spec = super::serving_features::stage::spec_pricing(model, device, spec, k.spec_k, plan, opts, mode, host).ok().flatten();
-            p.share_memo(memo);
+            if other.is_none() {
+                p.share_memo(memo);
+            }
             p
         });
         if let Some(sp) = p.spec.as_mut() {
@@ -401,7 +477,7 @@ impl DeploymentObjective {
     /// Serves one decoded configuration by the scenario's mode.
     fn serve_knobs(&mut self, k: &Knobs) -> Result<Result<Served, String>, String> {
         if let Some(c) = &self.cluster {
-            if let Some(why) = super::scale::layout_error(c.chips, k.tp, &k.scale) {
+            if let Some(why) = super::scale::layout_error(c.chips, k.tp, &k.scale, c.prefill_chips()) {
                 return Ok(Err(why));
             }
         }
@@ -429,14 +505,20 @@ impl DeploymentObjective {
     /// Chips the configuration occupies.
     fn chips(&self, k: &Knobs) -> u64 {
         match (&self.cluster, k.scale.pd) {
-            (Some(c), Some(_)) => c.chips,
+            (Some(c), Some(_)) => c.chips + c.prefill_chips(),
             _ => k.tp * k.scale.dp.max(1),
         }
     }
 
     fn eval(&mut self, c: &Config) -> Result<Result<Vec<f64>, String>, String> {
         let k = knobs_named(&self.names, c)?;
-        let served = self.serve_knobs(&k)?;
+        let (served, rate) = match self.capacity.is_some() {
+            true => match self.serve_capacity(&k)? {
+                Ok((s, r)) => (Ok(s), Some(r)),
+                Err(why) => (Err(why), None),
+            },
+            false => (self.serve_knobs(&k)?, None),
+        };
         let Served { stats: st, reserved_bytes, energy_j, busy_s } = match served {
             Ok(s) => s,
             Err(why) => return Ok(Err(why)),
@@ -447,7 +529,8 @@ impl DeploymentObjective {
         // Busy energy from the device model, plus idle power over the idle share of the run.
         let idle_j = self.device.power_idle_w.max(0.0) * (st.duration_s - busy_s).max(0.0);
         let per_chip_j = energy_j + idle_j;
-        Ok(Ok(vec![
+        let capacity = rate.map(|r| [r, crate::stages::capacity::tokens_per_s_at(r, &self.reqs) / chips]);
+        Ok(Ok([
             tps,
             st.ttft_ms.p90,
             st.tpot_ms.p90,
@@ -476,7 +559,10 @@ impl DeploymentObjective {
             st.e2e_ms.mean,
             st.e2e_ms.p50,
             st.e2e_ms.p99,
-        ]))
+        ]
+        .into_iter()
+        .chain(capacity.into_iter().flatten())
+        .collect()))
     }
 }
 
@@ -549,7 +635,7 @@ fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
     let tps: Vec<i64> = if s.deployment.tensor_parallel.is_empty() { vec![1, 2, 4, 8, 16] } else { s.deployment.tensor_parallel.clone() };
     let (cluster, moe_imbalance, _, cluster_names) = cluster_setup(s, &model, &device, &tps, &mut Vec::new(), &mut Vec::new())?;
     let names = stage_names(!spec.is_static(), is_moe(&model), spec.speculative.is_some(), &cluster_names);
-    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance })
+    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance, capacity: None })
 }
 
 /// Every parameter the stage knows, in the order `knobs` decodes.
@@ -564,7 +650,11 @@ fn reorder(names: &[String], c: &Config) -> Config {
 
 impl Objective for DeploymentObjective {
     fn metrics(&self) -> Vec<Metric> {
-        metrics()
+        let mut m = metrics();
+        if self.capacity.is_some() {
+            m.extend(crate::stages::capacity::metrics());
+        }
+        m
     }
 
     fn evaluate(&mut self, c: &Config) -> Outcome {

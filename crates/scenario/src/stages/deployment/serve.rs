@@ -142,7 +142,14 @@ impl DeploymentObjective {
     pub(super) fn serve_disagg(&mut self, k: &Knobs, opts: &GraphOptions, plan: &ParallelPlan, (x, y): (u64, u64)) -> Result<Result<Served, String>, String> {
         let chips = self.cluster.as_ref().map_or(k.tp * k.scale.dp, |c| c.chips);
         let (tp, dp, ptp) = (k.tp, k.scale.dp, k.scale.prefill_tp);
-        let prefill_dp = (chips - y * tp * dp) / x / ptp;
+        // The prefill side: its own nodes (heterogeneous) or the chips decode leaves.
+        let side = self.cluster.as_ref().and_then(|c| c.prefill.as_ref());
+        let ppp = k.scale.prefill_pp.max(1);
+        let prefill_dp = match side {
+            Some(p) => p.chips / x / ptp / ppp,
+            None => (chips - y * tp * dp) / x / ptp / ppp,
+        };
+        let prefill_mem = side.map_or(self.device.memory_bytes, |p| p.device.memory_bytes) as f64;
         let fixed = memory_per_chip(&self.model, &Workload::Decode { batch: k.batch, context_len: 1, output_len: 0 }, plan, opts, None)?;
         let base = (fixed.weights + fixed.workspace + fixed.activations) as f64;
         let budget = k.kv_fraction * self.device.memory_bytes as f64;
@@ -150,16 +157,27 @@ impl DeploymentObjective {
         if base + per_token * 1024.0 > budget {
             return Ok(Err(format!("out of memory on a decode rank: weights {:.2} GiB and activations {:.2} GiB per chip leave no KV cache in {:.2} GiB", fixed.weights as f64 / GIB, fixed.activations as f64 / GIB, budget / GIB)));
         }
-        let pplan = self.plan_at(k, ptp, prefill_dp);
-        validate_plan(&self.model, &pplan)?;
+        let pplan = self.plan_side(k, ptp, prefill_dp, true);
+        if let Err(e) = validate_plan(&self.model, &pplan) {
+            return Ok(Err(format!("prefill side (tp {ptp} x dp {prefill_dp}): {e}")));
+        }
         let pfixed = memory_per_chip(&self.model, &Workload::Prefill { batch: 1, input_len: k.max_tokens }, &pplan, opts, None)?;
-        if pfixed.total as f64 > budget {
-            return Ok(Err(format!("out of memory on a prefill rank: {:.2} GiB per chip for a {}-token prefill step, {:.2} GiB allowed", pfixed.total as f64 / GIB, k.max_tokens, budget / GIB)));
+        let pbudget = k.kv_fraction * prefill_mem;
+        if pfixed.total as f64 > pbudget {
+            return Ok(Err(format!("out of memory on a prefill rank: {:.2} GiB per chip for a {}-token prefill step, {:.2} GiB allowed", pfixed.total as f64 / GIB, k.max_tokens, pbudget / GIB)));
         }
         // The KV push: every decode chip receives its share over its own link, in parallel.
+        // Between two systems (heterogeneous) it crosses RoCE at the slower side's rate.
         let c = crate::stages::scale::constants();
-        let link = self.cluster.as_ref().map_or(tunelab_sim::Link::Hccs, |cl| if chips <= cl.placement.node_chips as u64 { tunelab_sim::Link::Hccs } else { cl.placement.group_link(1, chips) });
-        let (gbs, lat, _) = tunelab_sim::cost::comm::link(&self.device, link);
+        let link = self.cluster.as_ref().map_or(tunelab_sim::Link::Hccs, |cl| if cl.prefill.is_some() { tunelab_sim::Link::InterNode } else if chips <= cl.placement.node_chips as u64 { tunelab_sim::Link::Hccs } else { cl.placement.group_link(1, chips) });
+        let (mut gbs, mut lat, _) = tunelab_sim::cost::comm::link(&self.device, link);
+        if let Some(p) = side {
+            let (g2, l2, _) = tunelab_sim::cost::comm::link(&p.device, link);
+            (gbs, lat) = (gbs.min(g2), lat.max(l2));
+        }
+        if gbs <= 0.0 {
+            return Ok(Err(format!("the KV transfer needs a {link:?} link, which {} has not in its profile", self.device.name)));
+        }
         let rate = (gbs * 1e3 * c.kv_transfer_efficiency).max(1e-9);
         let transfer = move |input: u64| c.kv_transfer_setup_us + lat + per_token * input as f64 / rate;
         let cfg = crate::stages::scale::disagg::DisaggConfig {
@@ -169,8 +187,14 @@ impl DeploymentObjective {
             kv_tokens: ((budget - base) / per_token) as u64,
             max_num_batched_tokens: k.max_tokens,
             graph_launch: k.graph_launch,
-            prefill_chips: ptp,
+            prefill_chips: ptp * ppp,
             decode_chips: tp,
+            prefill_pp: ppp,
+            dynamic_chunks: k.scale.dynamic_chunks,
+            min_chunk: c.cpp_min_chunk,
+            // The whole deployment's cap: a benchmark's --max-concurrency, or a closed loop's
+            // clients (max_num_seqs per decode rank when the count is not given).
+            concurrency: clients_per_rank(&self.spec, k.batch * y * dp, 1),
         };
         let pkey = self.pricer_key(k, ptp, prefill_dp, true);
         let dkey = self.pricer_key(k, tp, dp, false);
@@ -187,7 +211,7 @@ impl DeploymentObjective {
         };
         // Per chip, as the colocated path reports one rank's chip.
         let mut stats = stats;
-        let n = chips as f64;
+        let n = (chips + self.cluster.as_ref().map_or(0, |c| c.prefill_chips())) as f64;
         stats.flops /= n;
         let (energy_j, busy_s) = (stats.energy_j / n, stats.busy_fraction * stats.duration_s);
         Ok(Ok(Served { stats, reserved_bytes: budget, energy_j, busy_s }))

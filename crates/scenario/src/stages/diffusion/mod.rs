@@ -60,7 +60,8 @@ pub fn options(s: &Scenario) -> DiffusionOptions {
 pub fn request(p: &Pipeline, o: &DiffusionOptions) -> Result<Request, String> {
     let d = p.defaults;
     let frames = o.frames.unwrap_or(d.frames);
-    let latent = p.latent(o.height.unwrap_or(d.height), o.width.unwrap_or(d.width), frames).map_err(|e| format!("diffusion.{e}"))?;
+    let refs = o.reference_images.unwrap_or(d.reference_images);
+    let latent = p.latent_with_references(o.height.unwrap_or(d.height), o.width.unwrap_or(d.width), frames, refs).map_err(|e| format!("diffusion.{e}"))?;
     Ok(Request { batch: o.batch, cfg: o.cfg.unwrap_or(d.cfg), chips: o.chips, latent })
 }
 
@@ -156,10 +157,18 @@ pub fn decode(names: &[String], c: &Config) -> Result<Knobs, String> {
             _ => DType::Fp16,
         },
         attention: if s("attention")? == "unfused" { AttentionKind::Unfused } else { AttentionKind::Flash },
-        tome: f("tome")?.clamp(0.0, 0.75),
+        tome: {
+            let t = f("tome")?;
+            crate::spec::diffusion::check_tome("tome", t)?;
+            t
+        },
         launch: LaunchMode::parse(&s("launch")?).map_err(|e| format!("launch: {e}"))?,
         te_cache: on("text_encoder_cache")?,
-        step_cache: f("step_cache")?.clamp(1.0, 8.0),
+        step_cache: {
+            let r = f("step_cache")?;
+            crate::spec::diffusion::check_step_cache("step_cache", r)?;
+            r
+        },
         cfg_parallel: on("cfg_parallel")?,
         sp: sp as u64,
         ring: s("sp_mode")? == "ring",
@@ -215,8 +224,24 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let defaults: Vec<(String, Value)> = ps.iter().map(|(p, v)| (p.name.clone(), v.clone())).collect();
     let params = crate::stages::apply_overrides(s, ps.into_iter().map(|p| p.0).collect())?;
     for p in &params {
-        if p.levels().is_none_or(|n| n > 4096) {
+        let Some(n) = p.levels().filter(|n| *n <= 4096) else {
             return Err(format!("space.{}: the diffusion stage takes a list of choices (at most 4096)", p.name));
+        };
+        // A level the pricer cannot price as given is refused here, naming it, rather than
+        // clamped (a step cache of 1e308 priced as 8) or treated as off while shown as given.
+        for i in 0..n {
+            let v = p.level_value(i);
+            let x = v.as_f64();
+            match p.name.as_str() {
+                "tome" => {
+                    crate::spec::diffusion::check_tome("space.tome", x.unwrap_or(f64::NAN))?;
+                    if x.unwrap_or(0.0) > 0.0 && !matches!(pr.pipe.denoiser, Denoiser::Unet(_)) {
+                        return Err(format!("space.tome: {} asks for token merging, which is built for UNet pipelines (tomesd); this pipeline's denoiser is a DiT (use 0)", x.unwrap_or(0.0)));
+                    }
+                }
+                "step_cache" => crate::spec::diffusion::check_step_cache("space.step_cache", x.unwrap_or(f64::NAN))?,
+                _ => {}
+            }
         }
     }
     // The baseline: each parameter's default where the space still holds it, else its first level.

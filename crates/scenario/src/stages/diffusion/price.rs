@@ -67,6 +67,12 @@ pub struct Priced {
     /// Steps computed in full and from the cache.
     pub full_steps: f64,
     pub cached_steps: f64,
+    /// Of all steps, those the high-noise expert runs (all of them with one expert).
+    pub high_noise_steps: f64,
+    /// Experts held in memory (2 for Wan2.2-A14B).
+    pub experts: u64,
+    /// VAE encoding of the reference images (edit / Kontext requests), ms.
+    pub reference_encode_ms: f64,
     /// Scheduler kernels, CFG combine and its exchange, host loop, per step, ms.
     pub step_overhead_ms: f64,
     pub vae_ms: f64,
@@ -110,7 +116,8 @@ struct Costed {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Key {
     Encoder(usize, u64, bool, LaunchMode, u64),
-    Denoiser { b: u64, int8: bool, bf16: bool, fp32: bool, flash: bool, tome_pm: u64, sp: u64, ring: bool, launch: LaunchMode },
+    Denoiser { expert: usize, b: u64, int8: bool, bf16: bool, fp32: bool, flash: bool, tome_pm: u64, sp: u64, ring: bool, launch: LaunchMode },
+    RefEncoder { b: u64, fp32: bool, bf16: bool, launch: LaunchMode },
     Vae { b: u64, fp32: bool, bf16: bool, flash: bool, tile: bool, launch: LaunchMode },
 }
 
@@ -189,11 +196,16 @@ impl Pricer {
                 let comp = self.pipe.text_encoder(i, b, self.emit(float, false, self.encoder_attention()));
                 self.cost(&comp, launch, &|_| true, float.bytes() as f64)
             }
-            Key::Denoiser { b, int8, launch, .. } => {
+            Key::RefEncoder { b, fp32, launch, .. } => {
+                let dt = if fp32 { DType::Fp32 } else { float };
+                let comp = self.pipe.reference_encoder(b, &self.req.latent, self.emit(dt, false, k.attention))?;
+                self.cost(&comp, launch, &|_| true, dt.bytes() as f64)
+            }
+            Key::Denoiser { expert, b, int8, launch, .. } => {
                 let wbytes = if int8 { 1.0 } else { float.bytes() as f64 };
                 let tome = Tome { ratio: k.tome };
                 let sp = SeqParallel { degree: k.sp, ring: k.ring };
-                let mut comp = self.pipe.denoiser(b, &self.req.latent, self.emit(float, int8, k.attention), tome, sp)?;
+                let mut comp = self.pipe.expert(expert, b, &self.req.latent, self.emit(float, int8, k.attention), tome, sp)?;
                 if int8 {
                     self.protect(&mut comp.ops, float);
                 }
@@ -273,15 +285,38 @@ impl Pricer {
             let ms = if k.te_cache { 0.0 } else { calls * (c.full_us / 1e3 + host) };
             p.text_encoders.push((self.pipe.text_encoders[i].name.clone(), ms));
         }
-        let den = self.component(Key::Denoiser { b, int8: k.int8, bf16, fp32: k.dtype == DType::Fp32, flash, tome_pm: (k.tome * 1000.0) as u64, sp: k.sp, ring: k.ring, launch: k.launch }, k)?;
-        weights += den.weight_bytes;
-        peak = peak.max(den.peak_bytes);
-        rel = rel.max(den.rel_error);
+        if k.tome > 0.0 && !matches!(self.pipe.denoiser, Denoiser::Unet(_)) {
+            return Err(format!("tome: {} asks for token merging, which is built for UNet pipelines (tomesd); this pipeline's denoiser is a DiT", k.tome));
+        }
+        // Every expert is held in memory for the whole call (diffusers' WanPipeline keeps
+        // transformer and transformer_2 loaded and switches at the boundary); each step runs one.
+        let experts = self.pipe.experts();
+        let high = self.pipe.high_noise_steps(k.steps) as f64;
+        let mut costs = Vec::with_capacity(experts);
+        for expert in 0..experts {
+            let den = self.component(Key::Denoiser { expert, b, int8: k.int8, bf16, fp32: k.dtype == DType::Fp32, flash, tome_pm: (k.tome * 1000.0) as u64, sp: k.sp, ring: k.ring, launch: k.launch }, k)?;
+            weights += den.weight_bytes;
+            peak = peak.max(den.peak_bytes);
+            rel = rel.max(den.rel_error);
+            costs.push(den);
+        }
         let r = k.step_cache.max(1.0);
         p.full_steps = (k.steps as f64 / r).ceil().min(k.steps as f64);
         p.cached_steps = k.steps as f64 - p.full_steps;
-        p.step_full_ms = den.full_us / 1e3;
-        p.step_cached_ms = den.cached_us / 1e3;
+        p.experts = experts as u64;
+        p.high_noise_steps = high;
+        // A step's times, weighted by the steps each expert runs (one expert: its own).
+        let steps = (k.steps as f64).max(1.0);
+        let share = |i: usize| if i == 0 { high / steps } else { 1.0 - high / steps };
+        p.step_full_ms = costs.iter().enumerate().map(|(i, c)| share(i) * c.full_us).sum::<f64>() / 1e3;
+        p.step_cached_ms = costs.iter().enumerate().map(|(i, c)| share(i) * c.cached_us).sum::<f64>() / 1e3;
+        let refs = self.req.latent.ref_tokens / self.req.latent.tokens.max(1);
+        if refs > 0 {
+            // The edit pipelines VAE-encode each reference image once per call, at the VAE's precision.
+            let enc = self.component(Key::RefEncoder { b: self.req.batch * refs, fp32: k.vae_fp32 || k.dtype == DType::Fp32, bf16, launch: k.vae_launch }, k)?;
+            peak = peak.max(enc.peak_bytes);
+            p.reference_encode_ms = enc.full_us / 1e3;
+        }
         p.step_overhead_ms = self.step_overhead_us(k, b)? / 1e3 + self.fw.step_host_ms;
         let vae_b = if k.vae == VaeMode::Sliced { 1 } else { self.req.batch };
         let tiled = matches!(k.vae, VaeMode::Tiled | VaeMode::Parallel);
@@ -296,13 +331,14 @@ impl Pricer {
         }
         p.vae_ms = vae_us / 1e3;
         p.host_ms = self.fw.pipeline_host_ms;
-        p.total_ms = p.host_ms + p.text_encoder_ms() + p.denoise_ms() + p.vae_ms;
+        p.total_ms = p.host_ms + p.text_encoder_ms() + p.reference_encode_ms + p.denoise_ms() + p.vae_ms;
         p.images_per_s = (self.req.batch * p.replicas) as f64 / (p.total_ms / 1e3).max(1e-9);
         p.memory_gib = (weights + peak) / (1u64 << 30) as f64 + self.c.memory_reserve_gib;
         p.rel_error = rel;
         let cap = crate::context::memory_gib(&self.device);
         if p.memory_gib > cap {
-            return Err(format!("out of memory: {:.1} GiB per chip needed (weights {:.1} GiB, largest activation {:.1} GiB), the chip has {:.1} GiB", p.memory_gib, weights / (1u64 << 30) as f64, peak / (1u64 << 30) as f64, cap));
+            let held = if p.experts > 1 { format!(", {} experts held", p.experts) } else { String::new() };
+            return Err(format!("out of memory: {:.1} GiB per chip needed (weights {:.1} GiB{held}, largest activation {:.1} GiB), the chip has {:.1} GiB", p.memory_gib, weights / (1u64 << 30) as f64, peak / (1u64 << 30) as f64, cap));
         }
         Ok(p)
     }

@@ -41,6 +41,10 @@ pub struct Timeline {
     /// denoiser on a cached step (when step caching is on), the scheduler, CFG combine and loop.
     #[serde(default)]
     pub per_step: Vec<(String, f64)>,
+    /// What the call holds or runs beyond one denoiser (two experts in memory and the steps
+    /// each runs; reference images encoded); empty for a plain pipeline.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Lays a priced pipeline out as segments.
@@ -58,6 +62,7 @@ pub fn layout(pipeline: &str, p: &Priced, steps: u64, changes: Vec<String>) -> T
     for (n, ms) in &p.text_encoders {
         push("text_encoder", n.clone(), *ms);
     }
+    push("reference_encode", "VAE encoder (reference images)".into(), p.reference_encode_ms);
     push("denoise", format!("{} full steps x {:.2} ms", p.full_steps, p.step_full_ms), p.full_steps * p.step_full_ms);
     push("denoise_cached", format!("{} cached steps x {:.2} ms", p.cached_steps, p.step_cached_ms), p.cached_steps * p.step_cached_ms);
     push("step_overhead", format!("scheduler and loop, {} steps x {:.2} ms", steps, p.step_overhead_ms), (p.full_steps + p.cached_steps) * p.step_overhead_ms);
@@ -74,7 +79,15 @@ pub fn layout(pipeline: &str, p: &Priced, steps: u64, changes: Vec<String>) -> T
         per_step.push(("denoiser, cached step".into(), p.step_cached_ms));
     }
     per_step.push(("scheduler, CFG combine and loop".into(), p.step_overhead_ms));
+    let mut notes = Vec::new();
+    if p.experts > 1 {
+        notes.push(format!("{} experts held in memory; the high-noise expert runs {} of {steps} steps, the low-noise expert {}", p.experts, p.high_noise_steps, steps as f64 - p.high_noise_steps));
+    }
+    if p.reference_encode_ms > 0.0 {
+        notes.push(format!("reference images VAE-encoded once ({:.1} ms); their tokens join every step's sequence", p.reference_encode_ms));
+    }
     Timeline {
+        notes,
         per_step, pipeline: pipeline.into(), segments: segs, total_ms: p.total_ms, images_per_s: p.images_per_s, steps, step_ms: p.step_full_ms, chips_per_instance: p.chips_per_instance, replicas: p.replicas, output_changes: changes, shares }
 }
 
@@ -95,6 +108,9 @@ pub fn describe(t: &Timeline) -> Vec<String> {
     let mut out = vec![format!("{}: {:.1} ms per call, {:.3} images/s ({} chip(s) per instance x {} instance(s))", t.pipeline, t.total_ms, t.images_per_s, t.chips_per_instance, t.replicas)];
     for s in &t.segments {
         out.push(format!("  {:>9.1} ms  {:>5.1}%  {}", s.ms, s.share * 100.0, s.label));
+    }
+    for n in &t.notes {
+        out.push(format!("  {n}"));
     }
     if !t.output_changes.is_empty() {
         out.push(format!("  changes the output (not simulated): {}", t.output_changes.join("; ")));

@@ -12,6 +12,8 @@
 
 pub mod disagg;
 pub mod export;
+pub mod launch;
+pub mod pipeline;
 
 use crate::spec::cluster::{parse_layout, ClusterOptions};
 use serde::Deserialize;
@@ -42,12 +44,14 @@ pub struct ScaleConstants {
     pub moe_imbalance: f64,
     pub kv_transfer_efficiency: f64,
     pub kv_transfer_setup_us: f64,
+    /// Dynamic chunked pipeline parallel: the smallest chunk it sizes (`pipeline`).
+    pub cpp_min_chunk: u64,
 }
 
 pub fn constants() -> ScaleConstants {
     let f: File = serde_json::from_str(CONSTANTS).unwrap_or(File { fields: BTreeMap::new() });
     let g = |k: &str, d: f64| f.fields.get(k).map_or(d, |x| x.value);
-    ScaleConstants { moe_imbalance: g("moe_imbalance", 1.0), kv_transfer_efficiency: g("kv_transfer_efficiency", 1.0), kv_transfer_setup_us: g("kv_transfer_setup_us", 0.0) }
+    ScaleConstants { moe_imbalance: g("moe_imbalance", 1.0), kv_transfer_efficiency: g("kv_transfer_efficiency", 1.0), kv_transfer_setup_us: g("kv_transfer_setup_us", 0.0), cpp_min_chunk: g("cpp_min_chunk", 4096.0) as u64 }
 }
 
 /// One configuration's large-scale knobs.
@@ -59,11 +63,15 @@ pub struct ScaleKnobs {
     pub pd: Option<(u64, u64)>,
     /// TP of a prefill instance (disaggregated).
     pub prefill_tp: u64,
+    /// Pipeline stages of a prefill instance (disaggregated; 1: none) and whether its chunks
+    /// are sized dynamically (`pipeline`).
+    pub prefill_pp: u64,
+    pub dynamic_chunks: bool,
 }
 
 impl Default for ScaleKnobs {
     fn default() -> Self {
-        ScaleKnobs { dp: 1, redundant: 0, pd: None, prefill_tp: 1 }
+        ScaleKnobs { dp: 1, redundant: 0, pd: None, prefill_tp: 1, prefill_pp: 1, dynamic_chunks: false }
     }
 }
 
@@ -85,6 +93,15 @@ pub struct Cluster {
     pub opts: ClusterOptions,
     pub chips: u64,
     pub placement: Placement,
+    /// Heterogeneous disaggregation: the prefill side's own chip and nodes.
+    pub prefill: Option<PrefillSide>,
+}
+
+/// The prefill instances' own system (`deployment.cluster.prefill_device`).
+pub struct PrefillSide {
+    pub device: Device,
+    pub chips: u64,
+    pub placement: Placement,
 }
 
 impl Cluster {
@@ -92,7 +109,20 @@ impl Cluster {
         opts.validate()?;
         let placement = Placement::of(device, opts.superpod).map_err(|e| format!("deployment.cluster.superpod: {e}"))?;
         let chips = opts.nodes.saturating_mul(device.node_chips.max(1) as u64);
-        Ok(Cluster { opts: opts.clone(), chips, placement })
+        let prefill = match (&opts.prefill_device, opts.prefill_nodes) {
+            (Some(name), Some(nodes)) => {
+                let d = tunelab_sim::bundled_device(name).map_err(|e| format!("deployment.cluster.prefill_device: {e}"))?;
+                let placement = Placement::of(&d, false).map_err(|e| format!("deployment.cluster.prefill_device: {e}"))?;
+                Some(PrefillSide { chips: nodes.saturating_mul(d.node_chips.max(1) as u64), device: d, placement })
+            }
+            _ => None,
+        };
+        Ok(Cluster { opts: opts.clone(), chips, placement, prefill })
+    }
+
+    /// Chips of the prefill side's own nodes (0: prefill shares the scenario's).
+    pub fn prefill_chips(&self) -> u64 {
+        self.prefill.as_ref().map_or(0, |p| p.chips)
     }
 
     /// The stage's extra parameters (appended after the deployment's own): dp, and for a
@@ -145,7 +175,19 @@ impl Cluster {
             params.push(Param::categorical("pd", names));
             let ptp = if o.prefill_tp.is_empty() { tps.to_vec() } else { o.prefill_tp.clone() };
             params.push(cat_i("prefill_tp", &ptp));
-            notes.push("pd: prefill-decode disaggregation xPyD: x prefill instances (prefill_tp chips each, times the dp that fills their share) and y decode instances (tp x dp chips each); the KV cache of every prompt crosses the link between them".into());
+            if !o.prefill_pp.is_empty() {
+                params.push(cat_i("prefill_pp", &o.prefill_pp));
+                let chunking = if o.prefill_chunking.is_empty() { vec!["dynamic".to_string(), "static".to_string()] } else { o.prefill_chunking.clone() };
+                params.push(Param::categorical("prefill_chunking", chunking.into_iter().map(Value::Str).collect()));
+                notes.push("prefill_pp: a prefill instance of prefill_tp x prefill_pp chips per rank, its layers in prefill_pp pipeline stages (vLLM --pipeline-parallel-size); each prompt flows through them in chunks of max_num_batched_tokens (static) or sized to the first chunk's stage time (dynamic: vLLM-Ascend's dynamic chunked pipeline parallel, profiling_chunk_config)".into());
+            }
+            notes.push("pd: prefill-decode disaggregation xPyD: x prefill instances (prefill_tp chips each, times the dp that fills their share) and y decode instances (tp x dp chips each); with expert_parallel each side spreads the experts over its own instance (ep = its tp x dp); the KV cache of every prompt crosses the link between them, and a request waiting for a decode slot (max_num_seqs, KV memory) waits in TTFT, not TPOT".into());
+            if let Some(p) = &self.prefill {
+                notes.push(format!(
+                    "heterogeneous pd: the prefill instances run on {} node(s) of {} ({} chips), the decode instances on the {} node(s) of the scenario's chip; the KV cache crosses the RoCE network between the two systems",
+                    o.prefill_nodes.unwrap_or(0), p.device.name, p.chips, o.nodes
+                ));
+            }
             if layouts.iter().any(Option::is_none) {
                 constraints.push(format!("pd != \"colocated\" || tp * dp == {chips}"));
             }
@@ -156,19 +198,32 @@ impl Cluster {
     }
 }
 
-/// A layout that does not fill the chips, in words (None: it fits).
-pub fn layout_error(chips: u64, tp: u64, k: &ScaleKnobs) -> Option<String> {
+/// A layout that does not fill the chips, in words (None: it fits). `prefill_chips`: the
+/// prefill side's own chips (heterogeneous disaggregation), 0 when it shares `chips`.
+pub fn layout_error(chips: u64, tp: u64, k: &ScaleKnobs, prefill_chips: u64) -> Option<String> {
     match k.pd {
         None if tp * k.dp != chips => Some(format!("tp x dp = {tp} x {} = {} does not fill the deployment's {chips} chips", k.dp, tp * k.dp)),
         None => None,
+        Some((x, y)) if prefill_chips > 0 => {
+            let decode = y * tp * k.dp;
+            if decode != chips {
+                return Some(format!("{x}P{y}D: the {y} decode instance(s) of tp x dp = {tp} x {} take {decode} chips, not the decode side's {chips}", k.dp));
+            }
+            let group = k.prefill_tp * k.prefill_pp.max(1);
+            if !prefill_chips.is_multiple_of(x) || !(prefill_chips / x).is_multiple_of(group) {
+                return Some(format!("{x}P{y}D: the prefill side's {prefill_chips} chips do not split into {x} prefill instance(s) of whole prefill_tp x prefill_pp = {group} groups"));
+            }
+            None
+        }
         Some((x, y)) => {
             let decode = y * tp * k.dp;
             if decode >= chips {
                 return Some(format!("{x}P{y}D: the {y} decode instance(s) of tp x dp = {tp} x {} take all {chips} chips, none left for prefill", k.dp));
             }
             let left = chips - decode;
-            if !left.is_multiple_of(x) || !(left / x).is_multiple_of(k.prefill_tp) {
-                return Some(format!("{x}P{y}D: the {left} chips left after decode do not split into {x} prefill instance(s) of whole prefill_tp = {} groups", k.prefill_tp));
+            let group = k.prefill_tp * k.prefill_pp.max(1);
+            if !left.is_multiple_of(x) || !(left / x).is_multiple_of(group) {
+                return Some(format!("{x}P{y}D: the {left} chips left after decode do not split into {x} prefill instance(s) of whole prefill_tp x prefill_pp = {group} groups"));
             }
             None
         }
@@ -182,11 +237,15 @@ mod tests {
     #[test]
     fn layouts_that_do_not_fill_the_chips_say_so() {
         let k = ScaleKnobs { dp: 3, ..Default::default() };
-        assert!(layout_error(32, 4, &k).unwrap().contains("does not fill"));
-        assert!(layout_error(32, 4, &ScaleKnobs { dp: 8, ..Default::default() }).is_none());
+        assert!(layout_error(32, 4, &k, 0).unwrap().contains("does not fill"));
+        assert!(layout_error(32, 4, &ScaleKnobs { dp: 8, ..Default::default() }, 0).is_none());
         let pd = ScaleKnobs { dp: 16, pd: Some((1, 1)), prefill_tp: 4, ..Default::default() };
-        assert!(layout_error(32, 1, &pd).is_none());
-        assert!(layout_error(32, 2, &pd).unwrap().contains("none left for prefill"));
+        assert!(layout_error(32, 1, &pd, 0).is_none());
+        assert!(layout_error(32, 2, &pd, 0).unwrap().contains("none left for prefill"));
+        // Heterogeneous: decode fills its own chips, prefill splits its side's.
+        assert!(layout_error(16, 1, &pd, 16).is_none());
+        assert!(layout_error(32, 1, &pd, 16).unwrap().contains("not the decode side's"));
+        assert!(layout_error(16, 1, &ScaleKnobs { prefill_tp: 32, ..pd }, 16).unwrap().contains("prefill_tp"));
         let c = constants();
         assert!(c.moe_imbalance >= 1.0 && c.kv_transfer_efficiency > 0.0);
     }

@@ -234,6 +234,30 @@ impl crate::spec::options::serving::ServingSpec {
     /// that has it (vLLM's).
     pub fn host(&self) -> Result<HostCosts, String> {
         let mut h = HostCosts::bundled(&self.engine)?;
+        // A named release's defaults and host costs over the engine's block (which describes the
+        // baseline release: no engine_version prices exactly as serving-host.json says).
+        let named = if self.engine_version.is_empty() { None } else { crate::spec::options::releases::release(&self.engine, &self.engine_version)? };
+        if let Some((_, r)) = named {
+            if let Some(a) = r.defaults.async_scheduling {
+                h.schedule_ahead_steps = a as u64;
+            }
+            match r.defaults.graph_mode.as_deref() {
+                Some("piecewise") if h.piecewise_host_us_per_layer > 0.0 => h.piecewise = true,
+                Some("full_decode_only") => h.piecewise = false,
+                _ => {}
+            }
+            for (name, f) in &r.host {
+                let v = f.get("value").and_then(|x| x.as_f64()).ok_or_else(|| format!("assets/engines/releases.json: {} {}: host.{name} has no numeric value", self.engine, self.engine_version))?;
+                match name.as_str() {
+                    "step_host_us" => h.step_host_us = v,
+                    "step_host_us_per_seq" => h.step_host_us_per_seq = v,
+                    "eager_host_us_per_collective" => h.eager_host_us_per_collective = v,
+                    "piecewise_host_us_per_layer" => h.piecewise_host_us_per_layer = v,
+                    "frontend_us_per_request" => h.frontend_us_per_request = v,
+                    other => return Err(format!("assets/engines/releases.json: {}: host field '{other}' is not one a release can change", self.engine)),
+                }
+            }
+        }
         match self.graph_mode.as_str() {
             "piecewise" if h.piecewise_host_us_per_layer <= 0.0 => {
                 return Err(format!("deployment.serving.graph_mode: piecewise capture is vLLM's cudagraph mode; engine '{}' captures whole decode steps (use auto or full_decode_only)", self.engine));

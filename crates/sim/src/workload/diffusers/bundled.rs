@@ -12,11 +12,14 @@ use serde_json::Value;
 const PIPELINES: &str = crate::json_asset!("../../../../../assets/models/diffusers/pipelines.json");
 
 /// (component path, config.json) for every bundled component.
-const COMPONENTS: [(&str, &str); 33] = [
+const COMPONENTS: [(&str, &str); 38] = [
     ("flux.1-dev/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/text_encoder/config.json")),
     ("flux.1-dev/text_encoder_2", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/text_encoder_2/config.json")),
     ("flux.1-dev/transformer", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/transformer/config.json")),
     ("flux.1-dev/vae", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/vae/config.json")),
+    ("qwen-image/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/qwen-image/text_encoder/config.json")),
+    ("qwen-image/transformer", crate::json_asset!("../../../../../assets/models/diffusers/qwen-image/transformer/config.json")),
+    ("qwen-image/vae", crate::json_asset!("../../../../../assets/models/diffusers/qwen-image/vae/config.json")),
     ("sd1.5/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/sd1.5/text_encoder/config.json")),
     ("sd1.5/unet", crate::json_asset!("../../../../../assets/models/diffusers/sd1.5/unet/config.json")),
     ("sd1.5/vae", crate::json_asset!("../../../../../assets/models/diffusers/sd1.5/vae/config.json")),
@@ -46,6 +49,8 @@ const COMPONENTS: [(&str, &str); 33] = [
     ("wan2.1-t2v-14b/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/wan2.1-t2v-14b/text_encoder/config.json")),
     ("wan2.1-t2v-14b/transformer", crate::json_asset!("../../../../../assets/models/diffusers/wan2.1-t2v-14b/transformer/config.json")),
     ("wan2.1-t2v-14b/vae", crate::json_asset!("../../../../../assets/models/diffusers/wan2.1-t2v-14b/vae/config.json")),
+    ("wan2.2-t2v-a14b/transformer", crate::json_asset!("../../../../../assets/models/diffusers/wan2.2-t2v-a14b/transformer/config.json")),
+    ("wan2.2-t2v-a14b/transformer_2", crate::json_asset!("../../../../../assets/models/diffusers/wan2.2-t2v-a14b/transformer_2/config.json")),
 ];
 
 /// A bundled component's config by path ("sdxl/unet").

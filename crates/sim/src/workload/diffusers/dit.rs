@@ -1,9 +1,15 @@
 //! Diffusion transformers from their diffusers configs: SD3/SD3.5 MMDiT
 //! (`SD3Transformer2DModel`: joint attention over image and text tokens, SD3.5-Medium's extra
 //! image self-attention in its `dual_attention_layers`), Flux (`FluxTransformer2DModel`: double-
-//! stream blocks, then single-stream blocks over the concatenated sequence) and the Wan2.1 video
-//! DiT (`WanTransformer3DModel`: self-attention over frames x height x width patches, cross-
-//! attention to the T5 tokens).
+//! stream blocks, then single-stream blocks over the concatenated sequence; FLUX.1-Kontext is
+//! this model with the reference image's tokens joining the sequence) and the Wan2.1 / Wan2.2
+//! video DiT (`WanTransformer3DModel`: self-attention over frames x height x width patches,
+//! cross-attention to the T5 tokens). The families of 2025-2026 are in `dit_more`: Qwen-Image's
+//! MMDiT, FLUX.2, HiDream's MoE DiT, Sana's linear-attention DiT and HunyuanVideo.
+//!
+//! Reference-image conditioning (FLUX.1-Kontext, Qwen-Image-Edit): the reference image's latent
+//! is patchified like the output's and its tokens are concatenated to the image tokens, so every
+//! block runs over output + reference + text tokens; only the output tokens leave `proj_out`.
 //!
 //! Sequence parallelism splits the tokens over `sp` chips. Ulysses (DeepSpeed-Ulysses) gives
 //! each chip heads / sp of every attention over the whole sequence, with an all-to-all of q, k, v
@@ -23,6 +29,20 @@ pub enum DitKind {
     Sd3,
     Flux,
     Wan,
+    /// `QwenImageTransformer2DModel`: 60 dual-stream MMDiT blocks with rotary positions.
+    QwenImage,
+    /// `Flux2TransformerModel`: double- then single-stream blocks, SwiGLU feed-forwards,
+    /// modulations shared by all blocks of a kind.
+    Flux2,
+    /// `HiDreamImageTransformer2DModel`: double- and single-stream blocks whose image MLP is a
+    /// mixture of experts (a shared expert and top-k of routed experts).
+    HiDream,
+    /// `SanaTransformer2DModel`: linear (ReLU-kernel) self-attention, cross-attention to the
+    /// text, GLU MBConv feed-forward.
+    Sana,
+    /// `HunyuanVideoTransformer3DModel`: Flux-style double and single blocks over video
+    /// patches, with a token refiner on the text.
+    HunyuanVideo,
 }
 
 /// A parsed DiT config.
@@ -42,6 +62,16 @@ pub struct Dit {
     pub in_channels: u64,
     /// Latent pixels per token side (2 for all three: SD3 patch_size, Flux's 2x2 packing, Wan [1,2,2]).
     pub patch: u64,
+    /// HiDream: routed experts, experts each token runs, routed and shared expert widths.
+    pub experts: u64,
+    pub active_experts: u64,
+    pub expert_ffn: u64,
+    pub shared_ffn: u64,
+    /// HunyuanVideo: token-refiner layers over the text.
+    pub refiner_layers: u64,
+    /// Sana: cross-attention heads and head width.
+    pub cross_heads: u64,
+    pub cross_head_dim: u64,
 }
 
 /// Sequence parallelism.
@@ -52,39 +82,37 @@ pub struct SeqParallel {
 }
 
 impl Dit {
+    /// A DiT of `kind` with the shape fields every kind has; the family fields zero.
+    pub fn base(kind: DitKind, heads: u64, head_dim: u64, layers: u64, text_dim: u64, ffn: u64, in_channels: u64, patch: u64) -> Dit {
+        Dit { kind, heads, head_dim, layers, single_layers: 0, dual_layers: 0, text_dim, ffn, in_channels, patch, experts: 0, active_experts: 0, expert_ffn: 0, shared_ffn: 0, refiner_layers: 0, cross_heads: 0, cross_head_dim: 0 }
+    }
+
     pub fn parse(c: &Cfg) -> Result<Dit, String> {
         let class = c.str("_class_name").unwrap_or("");
+        if let Some(d) = super::dit_more::parse(c, class)? {
+            return Ok(d);
+        }
         let heads = c.int("num_attention_heads", MAX_WIDTH)?;
         let head_dim = c.int("attention_head_dim", 1024)?;
         let hidden = heads * head_dim;
         match class {
             "SD3Transformer2DModel" => Ok(Dit {
-                kind: DitKind::Sd3, heads, head_dim,
-                layers: c.int("num_layers", MAX_LAYERS)?, single_layers: 0,
                 dual_layers: c.v.get("dual_attention_layers").and_then(|d| d.as_array()).map(|d| d.len() as u64).unwrap_or(0),
-                text_dim: c.int("joint_attention_dim", MAX_WIDTH)?, ffn: 4 * hidden,
-                in_channels: c.int_or("in_channels", MAX_WIDTH, 16)?, patch: c.int_or("patch_size", 8, 2)?,
+                ..Dit::base(DitKind::Sd3, heads, head_dim, c.int("num_layers", MAX_LAYERS)?, c.int("joint_attention_dim", MAX_WIDTH)?, 4 * hidden, c.int_or("in_channels", MAX_WIDTH, 16)?, c.int_or("patch_size", 8, 2)?)
             }),
             "FluxTransformer2DModel" => Ok(Dit {
-                kind: DitKind::Flux, heads, head_dim,
-                layers: c.int("num_layers", MAX_LAYERS)?, single_layers: c.int_or("num_single_layers", MAX_LAYERS, 0)?, dual_layers: 0,
-                text_dim: c.int("joint_attention_dim", MAX_WIDTH)?, ffn: 4 * hidden,
+                single_layers: c.int_or("num_single_layers", MAX_LAYERS, 0)?,
                 // The pipeline packs 2x2 latent pixels into one token of in_channels = 4 x 16.
-                in_channels: c.int_or("in_channels", MAX_WIDTH, 64)? / 4, patch: 2,
+                ..Dit::base(DitKind::Flux, heads, head_dim, c.int("num_layers", MAX_LAYERS)?, c.int("joint_attention_dim", MAX_WIDTH)?, 4 * hidden, c.int_or("in_channels", MAX_WIDTH, 64)? / 4, 2)
             }),
             "WanTransformer3DModel" => {
                 let p = c.v.get("patch_size").and_then(|p| p.as_array()).and_then(|a| a.last()).and_then(|x| x.as_u64()).unwrap_or(2);
                 if !(1..=8).contains(&p) {
                     return Err(format!("{}.patch_size: the spatial patch must be 1..=8", c.what));
                 }
-                Ok(Dit {
-                    kind: DitKind::Wan, heads, head_dim,
-                    layers: c.int("num_layers", MAX_LAYERS)?, single_layers: 0, dual_layers: 0,
-                    text_dim: c.int("text_dim", MAX_WIDTH)?, ffn: c.int("ffn_dim", MAX_WIDTH)?,
-                    in_channels: c.int_or("in_channels", MAX_WIDTH, 16)?, patch: p,
-                })
+                Ok(Dit::base(DitKind::Wan, heads, head_dim, c.int("num_layers", MAX_LAYERS)?, c.int("text_dim", MAX_WIDTH)?, c.int("ffn_dim", MAX_WIDTH)?, c.int_or("in_channels", MAX_WIDTH, 16)?, p))
             }
-            other => Err(format!("{}._class_name: '{other}' cannot be built (UNet2DConditionModel, SD3Transformer2DModel, FluxTransformer2DModel, WanTransformer3DModel can)", c.what)),
+            other => Err(format!("{}._class_name: '{other}' cannot be built (UNet2DConditionModel, SD3Transformer2DModel, FluxTransformer2DModel, WanTransformer3DModel, {} can)", c.what, super::dit_more::CLASSES.join(", "))),
         }
     }
 
@@ -92,16 +120,26 @@ impl Dit {
         self.heads * self.head_dim
     }
 
-    /// Emits one forward over `b` latents of `n` image tokens and `t` text tokens.
-    pub fn build(&self, e: &mut Emit, b: u64, n: u64, t: u64, sp: SeqParallel) -> Result<(), String> {
+    /// Emits one forward over `b` latents of `n` output image tokens, `r` reference-image tokens
+    /// (0 without reference conditioning) and `t` text tokens.
+    #[allow(clippy::too_many_arguments)]
+    pub fn build(&self, e: &mut Emit, b: u64, n: u64, r: u64, t: u64, sp: SeqParallel) -> Result<(), String> {
         let h = self.hidden();
         let spd = sp.degree.max(1);
         if !sp.ring && self.heads % spd != 0 {
             return Err(format!("Ulysses sequence parallelism over {spd} chips needs the heads ({}) divisible by {spd}", self.heads));
         }
-        // Tokens per chip.
-        let (nl, tl) = (n.div_ceil(spd), t.div_ceil(spd));
+        if r > 0 && !matches!(self.kind, DitKind::Flux | DitKind::QwenImage | DitKind::Flux2) {
+            return Err("reference images: only FLUX (Kontext), FLUX.2 and Qwen-Image(-Edit) transformers take reference-image tokens".into());
+        }
         let patch_in = self.in_channels * self.patch * self.patch;
+        if !matches!(self.kind, DitKind::Sd3 | DitKind::Flux | DitKind::Wan) {
+            return super::dit_more::build(self, e, b, n, r, t, sp);
+        }
+        // Tokens per chip: the output's (what proj_out emits) and the sequence's (output and
+        // reference tokens, which every block runs over).
+        let (ol, tl) = (n.div_ceil(spd), t.div_ceil(spd));
+        let nl = (n + r).div_ceil(spd);
         e.linear("patch_embed", b * nl, h, patch_in, Epilogue::Bias, OpClass::Other, 1);
         e.linear("time_embed.linear_1", b, h, 256, Epilogue::BiasGelu, OpClass::Other, 1);
         e.linear("time_embed.linear_2", b, h, h, Epilogue::Bias, OpClass::Other, 1);
@@ -130,7 +168,7 @@ impl Dit {
                     e.linear("single.proj_out", b * (nl + tl), h, h + self.ffn, Epilogue::ResidualAdd, OpClass::Mlp, s);
                 }
             }
-            DitKind::Wan => {
+            _ => {
                 e.linear("text_embedder.linear_1", b * t, h, self.text_dim, Epilogue::BiasGelu, OpClass::Other, 1);
                 e.linear("text_embedder.linear_2", b * t, h, h, Epilogue::Bias, OpClass::Other, 1);
                 e.linear("time_proj", b, 6 * h, h, Epilogue::Bias, OpClass::Other, 1);
@@ -148,17 +186,13 @@ impl Dit {
                 e.linear("block.ffn.down", b * nl, h, self.ffn, Epilogue::ResidualAdd, OpClass::Mlp, l);
             }
         }
-        e.norm("norm_out", VectorKind::LayerNorm, b * nl, h, 1);
-        e.linear("proj_out", b * nl, patch_in, h, Epilogue::Bias, OpClass::Other, 1);
-        if spd > 1 {
-            e.comm("sp.gather_output", CommKind::AllGather, b * n * patch_in * e.elem_bytes(), spd, 1);
-        }
+        output(e, b, n, ol, h, patch_in, spd);
         Ok(())
     }
 
     /// q/k/v projection, the core and the output projection over `s` tokens per chip.
     #[allow(clippy::too_many_arguments)]
-    fn attention(&self, e: &mut Emit, name: &str, b: u64, s: u64, h: u64, sp: SeqParallel, l: u64) {
+    pub(super) fn attention(&self, e: &mut Emit, name: &str, b: u64, s: u64, h: u64, sp: SeqParallel, l: u64) {
         e.linear(&format!("{name}.to_qkv"), b * s, 3 * h, h, Epilogue::Bias, OpClass::Attention, l);
         self.attention_core(e, name, b, s, h, sp, l, false);
         e.linear(&format!("{name}.to_out"), b * s, h, h, Epilogue::ResidualAdd, OpClass::Attention, l);
@@ -166,12 +200,12 @@ impl Dit {
 
     /// q/k RMSNorm, rotary (Flux, Wan), the parallel exchange and the core.
     #[allow(clippy::too_many_arguments)]
-    fn attention_core(&self, e: &mut Emit, name: &str, b: u64, s: u64, h: u64, sp: SeqParallel, l: u64, fused_qkv: bool) {
+    pub(super) fn attention_core(&self, e: &mut Emit, name: &str, b: u64, s: u64, h: u64, sp: SeqParallel, l: u64, fused_qkv: bool) {
         if fused_qkv {
             e.linear(&format!("{name}.to_qkv"), b * s, 3 * h, h, Epilogue::Bias, OpClass::Attention, l);
         }
         e.norm(&format!("{name}.qk_norm"), VectorKind::RmsNorm, b * s * 2, h, l);
-        if self.kind != DitKind::Sd3 {
+        if !matches!(self.kind, DitKind::Sd3 | DitKind::Sana) {
             e.vector(&format!("{name}.rotary"), VectorKind::Rotary, b * s * 2, h, OpClass::Attention, l);
         }
         let d = sp.degree.max(1);
@@ -190,6 +224,16 @@ impl Dit {
         } else {
             e.attention(&format!("{name}.core"), b, self.heads, s, s, self.head_dim, false, l);
         }
+    }
+}
+
+/// The output norm and projection over the `ol` output tokens per chip, and with sequence
+/// parallelism the all-gather of the `n` output tokens.
+pub(super) fn output(e: &mut Emit, b: u64, n: u64, ol: u64, h: u64, patch_in: u64, spd: u64) {
+    e.norm("norm_out", VectorKind::LayerNorm, b * ol, h, 1);
+    e.linear("proj_out", b * ol, patch_in, h, Epilogue::Bias, OpClass::Other, 1);
+    if spd > 1 {
+        e.comm("sp.gather_output", CommKind::AllGather, b * n * patch_in * e.elem_bytes(), spd, 1);
     }
 }
 

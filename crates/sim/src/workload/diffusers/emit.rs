@@ -103,6 +103,14 @@ impl Emit {
         self.push(name.into(), Op::Attention { kind, batch: b, heads, kv_heads: heads, q_len: q, kv_len: kv, head_dim, causal, dtype }, repeat, OpClass::Attention);
     }
 
+    /// The attention core with grouped-query heads (`kv_heads` key/value heads).
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention_gqa(&mut self, name: &str, b: u64, heads: u64, kv_heads: u64, q: u64, kv: u64, head_dim: u64, causal: bool, repeat: u64) {
+        let dtype = self.o.dtype;
+        let kind = self.o.attention;
+        self.push(name.into(), Op::Attention { kind, batch: b, heads, kv_heads, q_len: q, kv_len: kv, head_dim, causal, dtype }, repeat, OpClass::Attention);
+    }
+
     /// A collective over `ranks` chips inside the node.
     pub fn comm(&mut self, name: &str, kind: CommKind, bytes: u64, ranks: u64, repeat: u64) {
         if ranks > 1 {

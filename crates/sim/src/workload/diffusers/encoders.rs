@@ -1,6 +1,11 @@
 //! Text encoders from their configs: CLIP text models (CLIP ViT-L/14, OpenCLIP ViT-H and
 //! bigG as diffusers ships them: `CLIPTextModel` / `CLIPTextModelWithProjection`) and T5 / UMT5
-//! encoders (`T5EncoderModel`, `UMT5EncoderModel`: RMSNorm, no biases, gated-GELU feed-forward).
+//! encoders (`T5EncoderModel`, `UMT5EncoderModel`: RMSNorm, no biases, gated-GELU feed-forward),
+//! and the decoder-only language models the pipelines of 2025-2026 read hidden states from
+//! (Qwen2.5-VL for Qwen-Image, Mistral-Small-3.1 for FLUX.2, Llama-3.1 for HiDream, Gemma-2 for
+//! Sana, Llama-3 for HunyuanVideo): their `text_config` when they wrap one, run as a causal
+//! decoder over the prompt (RMSNorm, grouped-query attention, SwiGLU). The vision tower of a
+//! multimodal encoder (Qwen2.5-VL reading the edit image in Qwen-Image-Edit) is not costed.
 
 use super::cfg::{Cfg, MAX_LAYERS, MAX_WIDTH};
 use super::emit::Emit;
@@ -13,7 +18,12 @@ pub enum TextEncoder {
     /// `quick_gelu`: CLIP's x * sigmoid(1.702 x) (three eager kernels) instead of GELU.
     Clip { hidden: u64, inter: u64, heads: u64, layers: u64, projection: u64, quick_gelu: bool },
     T5 { d_model: u64, d_ff: u64, heads: u64, d_kv: u64, layers: u64, gated: bool },
+    /// A decoder-only language model (its causal layers over the prompt).
+    Llm { hidden: u64, inter: u64, heads: u64, kv_heads: u64, head_dim: u64, layers: u64 },
 }
+
+/// The `model_type`s read as decoder-only language-model encoders.
+pub const LLM_TYPES: [&str; 12] = ["llama", "mistral", "mistral3", "qwen2", "qwen2_vl", "qwen2_5_vl", "qwen2_5_vl_text", "qwen3", "gemma", "gemma2", "gemma3", "gemma3_text"];
 
 impl TextEncoder {
     pub fn parse(c: &Cfg) -> Result<TextEncoder, String> {
@@ -40,7 +50,21 @@ impl TextEncoder {
                 gated: ff.starts_with("gated"),
             });
         }
-        Err(format!("{}: a text encoder must be a CLIPTextModel(WithProjection), T5EncoderModel or UMT5EncoderModel config (architectures / model_type), got '{}'", c.what, if arch.is_empty() { mt } else { arch }))
+        if arch.ends_with("ForCausalLM") || arch.ends_with("ForConditionalGeneration") || arch.ends_with("Model") && LLM_TYPES.contains(&mt) || LLM_TYPES.contains(&mt) {
+            // A wrapper keeps the language model under text_config (Mistral3, newer Qwen2.5-VL).
+            let inner = c.v.get("text_config").filter(|t| t.is_object());
+            let what = format!("{}{}", c.what, if inner.is_some() { ".text_config" } else { "" });
+            let tc = Cfg { what: &what, v: inner.unwrap_or(c.v) };
+            let hidden = tc.int("hidden_size", MAX_WIDTH)?;
+            let heads = tc.int("num_attention_heads", MAX_WIDTH)?;
+            let kv_heads = tc.int_or("num_key_value_heads", MAX_WIDTH, heads)?;
+            if heads % kv_heads != 0 {
+                return Err(format!("{what}.num_key_value_heads: {kv_heads} does not divide num_attention_heads {heads}"));
+            }
+            let head_dim = tc.int_or("head_dim", 1024, hidden / heads)?;
+            return Ok(TextEncoder::Llm { hidden, inter: tc.int("intermediate_size", MAX_WIDTH)?, heads, kv_heads, head_dim, layers: tc.int("num_hidden_layers", MAX_LAYERS)? });
+        }
+        Err(format!("{}: a text encoder must be a CLIPTextModel(WithProjection), T5EncoderModel, UMT5EncoderModel or decoder-only language model (*ForCausalLM / *ForConditionalGeneration) config (architectures / model_type), got '{}'", c.what, if arch.is_empty() { mt } else { arch }))
     }
 
     /// Emits the encoder over `b` prompts of `t` tokens.
@@ -100,6 +124,21 @@ impl TextEncoder {
                 e.linear("block.ff.wo", tok, h, d_ff, Epilogue::ResidualAdd, OpClass::Mlp, l);
                 e.norm("final_layer_norm", VectorKind::RmsNorm, tok, h, 1);
             }
+            TextEncoder::Llm { hidden: h, inter, heads, kv_heads, head_dim, layers: l } => {
+                let q = heads * head_dim;
+                let kv = kv_heads * head_dim;
+                e.vector("embed_tokens", VectorKind::Gather, tok, h, OpClass::Embedding, 1);
+                e.norm("layer.input_norm", VectorKind::RmsNorm, tok, h, l);
+                e.linear("layer.attn.qkv", tok, q + 2 * kv, h, Epilogue::Bias, OpClass::Attention, l);
+                e.vector("layer.attn.rotary", VectorKind::Rotary, tok * 2, q, OpClass::Attention, l);
+                e.attention_gqa("layer.attn.core", b, heads, kv_heads, t, t, head_dim, true, l);
+                e.linear("layer.attn.o", tok, h, q, Epilogue::ResidualAdd, OpClass::Attention, l);
+                e.norm("layer.post_attention_norm", VectorKind::RmsNorm, tok, h, l);
+                e.linear("layer.mlp.gate_up", tok, 2 * inter, h, Epilogue::None, OpClass::Mlp, l);
+                e.vector("layer.mlp.swiglu", VectorKind::SwiGlu, tok, inter, OpClass::Mlp, l);
+                e.linear("layer.mlp.down", tok, h, inter, Epilogue::ResidualAdd, OpClass::Mlp, l);
+                e.norm("norm", VectorKind::RmsNorm, tok, h, 1);
+            }
         }
     }
 
@@ -108,6 +147,7 @@ impl TextEncoder {
         match *self {
             TextEncoder::Clip { hidden, .. } => hidden,
             TextEncoder::T5 { d_model, .. } => d_model,
+            TextEncoder::Llm { hidden, .. } => hidden,
         }
     }
 }

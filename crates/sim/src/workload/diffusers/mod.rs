@@ -1,6 +1,14 @@
 //! Diffusion pipelines built in code from diffusers `config.json` files: text encoders (CLIP,
-//! OpenCLIP, T5/UMT5), the denoiser (UNet2DConditionModel or a DiT: SD3 MMDiT, Flux, Wan2.1)
-//! and the VAE decoder, each an operator list for a given batch and latent size.
+//! OpenCLIP, T5/UMT5, decoder-only LLMs), the denoiser (UNet2DConditionModel or a DiT: SD3
+//! MMDiT, Flux / FLUX.1-Kontext, Wan2.1 / Wan2.2, Qwen-Image(-Edit), FLUX.2, HiDream, Sana,
+//! HunyuanVideo) and the VAE decoder, each an operator list for a given batch and latent size.
+//!
+//! Two-expert pipelines (Wan2.2-A14B): `"denoiser_2"` names the low-noise expert and
+//! `"boundary_ratio"` the timestep fraction below which it runs (diffusers' `WanPipeline`:
+//! `transformer` while t >= boundary_ratio x 1000, then `transformer_2`); both are held in
+//! memory for the whole call. Reference-image pipelines (FLUX.1-Kontext, Qwen-Image-Edit)
+//! carry `defaults.reference_images`: each reference image is VAE-encoded once and its tokens
+//! join the denoiser's sequence.
 //!
 //! Why from configs and not hand-written graphs: the shapes of every block follow from a
 //! handful of config fields, so a new checkpoint (or a pasted config) is one JSON file, and the
@@ -13,6 +21,7 @@
 mod bundled;
 pub mod cfg;
 pub mod dit;
+pub mod dit_more;
 pub mod emit;
 pub mod encoders;
 pub mod tome;
@@ -37,6 +46,8 @@ pub const MAX_SIDE: u64 = 8192;
 pub const MAX_FRAMES: u64 = 1024;
 /// Pixels per latent pixel of every bundled VAE (three 2x downsamplings).
 pub const VAE_FACTOR: u64 = 8;
+/// Most reference images a call conditions on.
+pub const MAX_REFERENCE_IMAGES: u64 = 8;
 
 /// The denoising network.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,6 +64,17 @@ pub struct Defaults {
     pub frames: u64,
     pub steps: u64,
     pub cfg: bool,
+    /// Reference images the call conditions on (FLUX.1-Kontext, Qwen-Image-Edit: 1).
+    #[serde(default)]
+    pub reference_images: u64,
+    /// The flow-matching scheduler's timestep shift (`flow_shift` / `shift`; 1: none), which
+    /// decides how many steps fall on each side of a two-expert boundary.
+    #[serde(default = "one")]
+    pub flow_shift: f64,
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 /// One text encoder and the prompt length it runs at.
@@ -69,6 +91,10 @@ pub struct Pipeline {
     pub name: String,
     pub text_encoders: Vec<EncoderSlot>,
     pub denoiser: Denoiser,
+    /// The low-noise expert of a two-expert pipeline (Wan2.2-A14B), and the boundary (a
+    /// fraction of the 1000 training timesteps) where it takes over.
+    pub denoiser_2: Option<Denoiser>,
+    pub boundary_ratio: f64,
     pub vae: Vae,
     /// The VAE config's `force_upcast` (SDXL): the diffusers pipeline decodes in fp32.
     pub vae_upcast: bool,
@@ -86,6 +112,9 @@ pub struct Latent {
     pub tokens: u64,
     /// Text tokens the denoiser attends to (the concatenated prompts of its encoders).
     pub text_tokens: u64,
+    /// Reference-image tokens joining the sequence (reference images x tokens per image).
+    #[serde(default)]
+    pub ref_tokens: u64,
 }
 
 /// The operators of one component for one call, with what the memory estimate needs.
@@ -126,12 +155,32 @@ impl Pipeline {
                 _ => Err(format!("{field}: missing (a bundled component path or a diffusers config object)")),
             }
         };
-        let den_v = comp("denoiser", obj.get("denoiser"))?;
-        let den_c = Cfg::new("denoiser", &den_v)?;
-        let denoiser = match den_c.str("_class_name") {
-            Some("UNet2DConditionModel") => Denoiser::Unet(Unet::parse(&den_c)?),
-            _ => Denoiser::Dit(Dit::parse(&den_c)?),
+        let parse_den = |field: &str, x: Option<&Value>| -> Result<Denoiser, String> {
+            let den_v = comp(field, x)?;
+            let den_c = Cfg::new(field, &den_v)?;
+            Ok(match den_c.str("_class_name") {
+                Some("UNet2DConditionModel") => Denoiser::Unet(Unet::parse(&den_c)?),
+                _ => Denoiser::Dit(Dit::parse(&den_c)?),
+            })
         };
+        let denoiser = parse_den("denoiser", obj.get("denoiser"))?;
+        let denoiser_2 = match obj.get("denoiser_2") {
+            None | Some(Value::Null) => None,
+            x => Some(parse_den("denoiser_2", x)?),
+        };
+        let boundary_ratio = match (obj.get("boundary_ratio"), &denoiser_2) {
+            (None | Some(Value::Null), None) => 0.0,
+            (None | Some(Value::Null), Some(_)) => return Err("boundary_ratio: a pipeline with denoiser_2 needs the timestep fraction where it takes over (0 < boundary_ratio < 1)".into()),
+            (Some(_), None) => return Err("boundary_ratio: given without denoiser_2 (the second expert)".into()),
+            (Some(x), Some(_)) => x.as_f64().filter(|r| *r > 0.0 && *r < 1.0).ok_or_else(|| format!("boundary_ratio: {} is not a fraction in (0, 1)", clip(&x.to_string())))?,
+        };
+        if let (Denoiser::Dit(a), Some(Denoiser::Dit(b))) = (&denoiser, &denoiser_2) {
+            if (a.patch, a.in_channels) != (b.patch, b.in_channels) {
+                return Err("denoiser_2: its patch and input channels must equal the denoiser's (both experts denoise the same latent)".into());
+            }
+        } else if denoiser_2.is_some() {
+            return Err("denoiser_2: both experts must be DiTs".into());
+        }
         let vae_v = comp("vae", obj.get("vae"))?;
         let vae = Vae::parse(&Cfg::new("vae", &vae_v)?)?;
         let vae_upcast = vae_v.get("force_upcast").and_then(|x| x.as_bool()).unwrap_or(false);
@@ -150,9 +199,17 @@ impl Pipeline {
         }
         let d = obj.get("defaults").cloned().unwrap_or(Value::Null);
         let int = |k: &str, def: u64| d.get(k).and_then(|x| x.as_u64()).unwrap_or(def);
-        let defaults = Defaults { height: int("height", 512), width: int("width", 512), frames: int("frames", 1), steps: int("steps", 50), cfg: d.get("cfg").and_then(|x| x.as_bool()).unwrap_or(true) };
+        let flow_shift = match d.get("flow_shift") {
+            None | Some(Value::Null) => 1.0,
+            Some(x) => x.as_f64().filter(|f| f.is_finite() && *f > 0.0 && *f <= 100.0).ok_or_else(|| format!("defaults.flow_shift: {} is not a shift in (0, 100]", clip(&x.to_string())))?,
+        };
+        let reference_images = match d.get("reference_images") {
+            None | Some(Value::Null) => 0,
+            Some(x) => x.as_u64().filter(|n| *n <= MAX_REFERENCE_IMAGES).ok_or_else(|| format!("defaults.reference_images: {} is not a count in 0..={MAX_REFERENCE_IMAGES}", clip(&x.to_string())))?,
+        };
+        let defaults = Defaults { height: int("height", 512), width: int("width", 512), frames: int("frames", 1), steps: int("steps", 50), cfg: d.get("cfg").and_then(|x| x.as_bool()).unwrap_or(true), reference_images, flow_shift };
         let name = obj.get("name").and_then(|n| n.as_str()).unwrap_or("custom pipeline").to_string();
-        let p = Pipeline { name, text_encoders, denoiser, vae, vae_upcast, defaults };
+        let p = Pipeline { name, text_encoders, denoiser, denoiser_2, boundary_ratio, vae, vae_upcast, defaults };
         p.latent(defaults.height, defaults.width, defaults.frames).map_err(|e| format!("defaults: {e}"))?;
         Ok(p)
     }
@@ -199,15 +256,34 @@ impl Pipeline {
             Denoiser::Dit(d) => lf * (h / d.patch) * (w / d.patch),
         };
         let text_tokens = match &self.denoiser {
-            // SD3 and Flux concatenate CLIP (77) and T5 tokens into the joint sequence; SD3's two
-            // CLIPs share the 77 positions; a UNet cross-attends to the CLIP tokens.
+            // SD3 concatenates CLIP (77, its two CLIPs sharing the positions) and T5 tokens into
+            // the joint sequence; Flux, HiDream, HunyuanVideo and the LLM-encoded families attend
+            // to their T5 / LLM tokens (CLIP gives a pooled vector); a UNet cross-attends to the
+            // CLIP tokens, Wan to its UMT5 tokens.
             Denoiser::Dit(d) if d.kind != DitKind::Wan => {
-                let t5: u64 = self.text_encoders.iter().filter(|s| matches!(s.encoder, TextEncoder::T5 { .. })).map(|s| s.tokens).sum();
-                if d.kind == DitKind::Flux { t5.max(1) } else { 77 + t5 }
+                let seq: u64 = self.text_encoders.iter().filter(|s| matches!(s.encoder, TextEncoder::T5 { .. } | TextEncoder::Llm { .. })).map(|s| s.tokens).sum();
+                if d.kind == DitKind::Sd3 { 77 + seq } else { seq.max(1) }
             }
             _ => self.text_encoders.iter().map(|s| s.tokens).max().unwrap_or(77),
         };
-        Ok(Latent { frames: lf, h, w, tokens, text_tokens })
+        Ok(Latent { frames: lf, h, w, tokens, text_tokens, ref_tokens: 0 })
+    }
+
+    /// `latent` with `refs` reference images of the output's size joining the sequence
+    /// (FLUX.1-Kontext, Qwen-Image-Edit); errors name `reference_images`.
+    pub fn latent_with_references(&self, height: u64, width: u64, frames: u64, refs: u64) -> Result<Latent, String> {
+        let mut l = self.latent(height, width, frames)?;
+        if refs > MAX_REFERENCE_IMAGES {
+            return Err(format!("reference_images: {refs} is out of range (0..={MAX_REFERENCE_IMAGES})"));
+        }
+        if refs > 0 {
+            match &self.denoiser {
+                Denoiser::Dit(d) if matches!(d.kind, DitKind::Flux | DitKind::Flux2 | DitKind::QwenImage) && !self.is_video() => {}
+                _ => return Err("reference_images: this pipeline's denoiser takes no reference-image tokens (FLUX.1-Kontext, FLUX.2 and Qwen-Image-Edit do)".into()),
+            }
+        }
+        l.ref_tokens = refs * l.tokens;
+        Ok(l)
     }
 
     /// Text encoder `i` over `b` prompts.
@@ -220,8 +296,38 @@ impl Pipeline {
 
     /// One denoiser forward over `b` latents.
     pub fn denoiser(&self, b: u64, l: &Latent, o: EmitOptions, tome: Tome, sp: SeqParallel) -> Result<Component, String> {
+        self.expert(0, b, l, o, tome, sp)
+    }
+
+    /// Experts of the denoiser (1, or 2 for a two-expert pipeline).
+    pub fn experts(&self) -> usize {
+        1 + self.denoiser_2.is_some() as usize
+    }
+
+    /// Of `steps` denoising steps, how many the first (high-noise) expert runs: the steps whose
+    /// timestep is at or above the boundary, on the flow-matching schedule the pipeline uses
+    /// (sigmas spaced evenly from 1 and shifted by `flow_shift`: s' = shift s / (1 + (shift - 1) s)).
+    /// All of them for a one-expert pipeline.
+    pub fn high_noise_steps(&self, steps: u64) -> u64 {
+        if self.denoiser_2.is_none() {
+            return steps;
+        }
+        let shift = self.defaults.flow_shift;
+        (0..steps).filter(|i| {
+            let s = 1.0 - *i as f64 / steps as f64;
+            shift * s / (1.0 + (shift - 1.0) * s) >= self.boundary_ratio
+        }).count() as u64
+    }
+
+    /// One forward of expert `i` (0: the denoiser, 1: `denoiser_2`) over `b` latents.
+    pub fn expert(&self, i: usize, b: u64, l: &Latent, o: EmitOptions, tome: Tome, sp: SeqParallel) -> Result<Component, String> {
         let mut e = Emit::new(o);
-        let held = match &self.denoiser {
+        let den = match (i, &self.denoiser_2) {
+            (0, _) => &self.denoiser,
+            (1, Some(d)) => d,
+            _ => return Err(format!("expert {i}: the pipeline has {} expert(s)", self.experts())),
+        };
+        let held = match den {
             Denoiser::Unet(u) => {
                 if sp.degree > 1 {
                     return Err("sequence parallelism splits a DiT's tokens; a UNet runs on one chip (use CFG parallelism or data parallelism)".into());
@@ -229,7 +335,7 @@ impl Pipeline {
                 u.build(&mut e, b, l.h, l.w, l.text_tokens, &tome)
             }
             Denoiser::Dit(d) => {
-                d.build(&mut e, b, l.tokens, l.text_tokens, sp)?;
+                d.build(&mut e, b, l.tokens, l.ref_tokens, l.text_tokens, sp)?;
                 0
             }
         };
@@ -255,13 +361,25 @@ impl Pipeline {
         (Component { ops: e.ops, weights: e.weights, held_bytes: held }, n * calls)
     }
 
+    /// The VAE encoder over `b` reference images of the output's size (`l.h` x `l.w` latent
+    /// pixels), as the edit pipelines encode their input image once per call.
+    pub fn reference_encoder(&self, b: u64, l: &Latent, o: EmitOptions) -> Result<Component, String> {
+        let mut e = Emit::new(o);
+        self.vae.build_encoder(&mut e, b, 1, l.h * VAE_FACTOR, l.w * VAE_FACTOR)?;
+        Ok(Component { ops: e.ops, weights: e.weights, held_bytes: 0 })
+    }
+
     /// What one training sample runs, as a model description (batch 1, family diffusion): the
-    /// text encoders and the VAE encoder forward only (named `frozen.*`, so the training step
+    /// text encoders and the VAE encoder (of the target and, for an edit pipeline, its
+    /// reference images) forward only (named `frozen.*`, so the training step
     /// gives them no backward, gradients or optimizer state), then the denoiser. Sizes are the
     /// sample's `height` x `width` and `frames` (1 for an image; a video's frames are encoded
     /// by the video VAE's encoder and become the denoiser's latent frames).
     pub fn training_model(&self, height: u64, width: u64, frames: u64) -> Result<crate::model::ModelDesc, String> {
-        let l = self.latent(height, width, frames)?;
+        // An edit pipeline (FLUX.1-Kontext, Qwen-Image-Edit) trains on (reference, target)
+        // pairs: both are VAE-encoded and the reference's tokens join the sequence.
+        let refs = self.defaults.reference_images;
+        let l = self.latent_with_references(height, width, frames, refs)?;
         let o = EmitOptions::default();
         let mut ops: Vec<GraphOp> = Vec::new();
         for i in 0..self.text_encoders.len() {
@@ -270,11 +388,17 @@ impl Pipeline {
             ops.extend(c.ops.into_iter().map(|mut g| { g.name = format!("frozen.{n}.{}", g.name); g }));
         }
         let mut e = Emit::new(o);
-        self.vae.build_encoder(&mut e, 1, frames, height, width)?;
+        self.vae.build_encoder(&mut e, 1 + refs, frames, height, width)?;
         ops.extend(e.ops.into_iter().map(|mut g| { g.name = format!("frozen.vae_encoder.{}", g.name); g }));
         ops.extend(self.denoiser(1, &l, o, Tome::none(), SeqParallel { degree: 1, ring: false })?.ops);
         let graph = ops.into_iter().map(|g| crate::model::GraphOpDesc { name: g.name, op: g.op, repeat: g.repeat, class: Some(g.class), weights: None }).collect();
-        let size = if self.is_video() { format!("{frames} frames of {height}x{width}") } else { format!("{height}x{width}") };
+        let mut size = if self.is_video() { format!("{frames} frames of {height}x{width}") } else { format!("{height}x{width}") };
+        if self.denoiser_2.is_some() {
+            // Wan2.2's trainers (DiffSynth-Studio, musubi-tuner) fine-tune one expert per run
+            // over its own timestep range; this is the high-noise one (the low-noise expert has
+            // the same shape, so its run costs the same per step).
+            size.push_str(", one expert");
+        }
         Ok(crate::model::ModelDesc { name: format!("{} (training at {size})", self.name), family: crate::model::ModelFamily::Diffusion, dtype: crate::dtype::DType::Bf16, llm: None, vision: None, graph })
     }
 

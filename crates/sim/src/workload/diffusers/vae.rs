@@ -1,6 +1,14 @@
 //! VAE decoders from their configs: `AutoencoderKL` (SD 1.x/2.x, SDXL, SD3, Flux) as
 //! `diffusers.models.autoencoders.vae.Decoder` wires it, and the Wan2.1 causal 3-D VAE
-//! (`AutoencoderKLWan`).
+//! (`AutoencoderKLWan`). Three of the newer VAEs are built with these two shapes:
+//! FLUX.2's `AutoencoderKLFlux2` is an `AutoencoderKL` of 32 latent channels (its 2x2 latent
+//! patchify and batch norm are reshapes and a scale); Qwen-Image's `AutoencoderKLQwenImage` is
+//! Wan's VAE run on single frames (its temporal convolutions do not run on one frame, so it is
+//! built as an image VAE); HunyuanVideo's `AutoencoderKLHunyuanVideo` (causal 3-D convolutions,
+//! `block_out_channels` widths, `layers_per_block` resnets, 4x temporal and 8x spatial
+//! compression) is built as the Wan decoder of those widths (an approximation: the same
+//! convolution shapes and per-latent-frame decoding, Wan's norms). Sana's DC-AE
+//! (`AutoencoderDC`, 32x compression) is not built.
 //!
 //! The Wan decoder is an approximation: each causal 3x3x3 convolution is a 2-D 3x3 convolution
 //! over three frames' channels (the same FLOPs and weight bytes), RMS norms are costed as norms,
@@ -24,7 +32,7 @@ pub enum Vae {
 impl Vae {
     pub fn parse(c: &Cfg) -> Result<Vae, String> {
         match c.str("_class_name").unwrap_or("") {
-            "AutoencoderKL" => {
+            "AutoencoderKL" | "AutoencoderKLFlux2" => {
                 let channels = c.ints("block_out_channels", MAX_WIDTH)?;
                 if channels.iter().any(|ch| ch % 32 != 0) {
                     return Err(format!("{}.block_out_channels: every width must divide into 32 groups", c.what));
@@ -47,7 +55,28 @@ impl Vae {
                     mult,
                 })
             }
-            other => Err(format!("{}._class_name: '{other}' cannot be built (AutoencoderKL and AutoencoderKLWan can)", c.what)),
+            "AutoencoderKLQwenImage" => {
+                let mult = c.ints("dim_mult", 16)?;
+                let n = mult.len().saturating_sub(1);
+                Ok(Vae::Wan { base: c.int_or("base_dim", 4096, 96)?, res_blocks: c.int_or("num_res_blocks", 8, 2)?, latent: c.int_or("z_dim", 64, 16)?, temporal_up: vec![false; n], mult })
+            }
+            "AutoencoderKLHunyuanVideo" => {
+                let ch = c.ints("block_out_channels", MAX_WIDTH)?;
+                let base = ch[0];
+                if ch.iter().any(|x| x % base != 0) {
+                    return Err(format!("{}.block_out_channels: every width must be a multiple of the first", c.what));
+                }
+                let tc = c.int_or("temporal_compression_ratio", 16, 4)?;
+                if !tc.is_power_of_two() || tc.trailing_zeros() as usize >= ch.len() {
+                    return Err(format!("{}.temporal_compression_ratio: {tc} must be a power of two below 2^{}", c.what, ch.len()));
+                }
+                let ups = tc.trailing_zeros() as usize;
+                // Decoder order (deep to shallow): the first `ups` upsamplings are temporal too.
+                let temporal_up = (0..ch.len() - 1).map(|i| i < ups).collect();
+                Ok(Vae::Wan { base, mult: ch.iter().map(|x| x / base).collect(), res_blocks: c.int_or("layers_per_block", 8, 2)?, latent: c.int_or("latent_channels", 64, 16)?, temporal_up })
+            }
+            "AutoencoderDC" => Err(format!("{}._class_name: 'AutoencoderDC' (Sana's 32x deep-compression VAE) cannot be built yet; its transformer can (paste it with a VAE Tunelab builds to price the denoiser)", c.what)),
+            other => Err(format!("{}._class_name: '{other}' cannot be built (AutoencoderKL, AutoencoderKLFlux2, AutoencoderKLWan, AutoencoderKLQwenImage, AutoencoderKLHunyuanVideo can)", c.what)),
         }
     }
 

@@ -20,13 +20,19 @@ use crate::workload::{GraphOp, GraphOptions, MoeDispatcher};
 /// (the whole EP group's hidden states gathered, the local copies selected, and the combined
 /// output scattered into a group-wide buffer that is reduce-scattered back).
 pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64, m: &crate::model::MoeDesc, opts: &GraphOptions) {
-    let (h, tp, ep) = (ctx.t.hidden, ctx.plan.experts_tp(), ctx.plan.ep);
+    let (hidden, tp, ep) = (ctx.t.hidden, ctx.plan.experts_tp(), ctx.plan.ep);
+    // A latent MoE (Nemotron 3 Super) routes latent rows: the experts and the token movement
+    // work at the latent width, between a down- and an up-projection at the hidden width.
+    let h = if m.latent > 0 { m.latent } else { hidden };
     let e = m.experts;
     let vb = ctx.vec.bytes();
     let t = opts.train;
     // The router runs in the vector type: it is tiny and kept in high precision in practice.
-    let router = Op::Matmul { batch: 1, m: tokens, n: e, k: h, dtype: ctx.vec, weight_dtype: None, epilogue: Epilogue::None };
+    let router = Op::Matmul { batch: 1, m: tokens, n: e, k: hidden, dtype: ctx.vec, weight_dtype: None, epilogue: Epilogue::None };
     ops.push(GraphOp { name: format!("{p}.moe.router"), op: router, repeat: 1, class: OpClass::Moe });
+    if m.latent > 0 {
+        ops.push(ctx.mm(format!("{p}.moe.latent_down"), OpClass::Moe, tokens, m.latent, hidden, Epilogue::None));
+    }
     ops.push(ctx.vector(format!("{p}.moe.topk"), OpClass::Moe, VectorKind::Softmax, tokens, e));
     let routed = tokens.saturating_mul(m.top_k).saturating_mul(ep);
     let miss = libm::pow(1.0 - 1.0 / e as f64, routed as f64);
@@ -64,11 +70,17 @@ pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64,
         let op = Op::Matmul { batch, m: per_expert, n, k, dtype: ctx.mm, weight_dtype: ctx.weight, epilogue: epi };
         GraphOp { name: format!("{p}.moe.experts.{name}"), op, repeat, class: OpClass::Moe }
     };
-    let epi = if ctx.fuse { Epilogue::SwiGlu } else { Epilogue::None };
-    ops.push(grouped("gate_up_proj", 2 * inter, h, epi));
     let rows = local_rows;
-    if !ctx.fuse {
-        ops.push(ctx.vector(format!("{p}.moe.experts.act"), OpClass::Moe, VectorKind::SwiGlu, rows, inter));
+    if ctx.t.mlp == crate::model::MlpKind::Relu2 {
+        // Squared-ReLU experts (Nemotron 3): up, relu^2, down.
+        ops.push(grouped("up_proj", inter, h, Epilogue::None));
+        ops.push(ctx.vector(format!("{p}.moe.experts.act"), OpClass::Moe, VectorKind::Activation, rows, inter));
+    } else {
+        let epi = if ctx.fuse { Epilogue::SwiGlu } else { Epilogue::None };
+        ops.push(grouped("gate_up_proj", 2 * inter, h, epi));
+        if !ctx.fuse {
+            ops.push(ctx.vector(format!("{p}.moe.experts.act"), OpClass::Moe, VectorKind::SwiGlu, rows, inter));
+        }
     }
     if ctx.quant {
         ops.push(ctx.vector(format!("{p}.moe.experts.down_quant"), OpClass::Moe, VectorKind::Quantize, rows, inter));
@@ -77,10 +89,13 @@ pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64,
     if ep > 1 && !all_gather {
         ops.push(ctx.comm(format!("{p}.ep.combine_alltoall"), CommKind::AllToAll, copy_bytes, ep));
     }
+    if m.latent > 0 {
+        ops.push(ctx.mm(format!("{p}.moe.latent_up"), OpClass::Moe, tokens, hidden, m.latent, Epilogue::None));
+    }
     if m.shared_intermediate > 0 {
         mlp(ctx, ops, &format!("{p}.moe.shared"), OpClass::Moe, tokens, ceil_div(m.shared_intermediate, tp));
         if m.shared_gate {
-            let gate = Op::Matmul { batch: 1, m: tokens, n: 1, k: h, dtype: ctx.vec, weight_dtype: None, epilogue: Epilogue::None };
+            let gate = Op::Matmul { batch: 1, m: tokens, n: 1, k: hidden, dtype: ctx.vec, weight_dtype: None, epilogue: Epilogue::None };
             ops.push(GraphOp { name: format!("{p}.moe.shared.gate"), op: gate, repeat: 1, class: OpClass::Moe });
         }
     }

@@ -1,0 +1,136 @@
+//! Key spellings and mechanisms of the decoder families the generic reader shares most fields
+//! with. Each entry names its source (the transformers configuration class, or vLLM's model).
+//!
+//! - gpt-oss (GptOssConfig): every layer MoE (`num_local_experts`, experts as wide as
+//!   `intermediate_size`), `layer_types` alternating 128-token sliding windows and full
+//!   attention, a learned sink per head (vLLM `gpt_oss.py`: `sinks`), MXFP4 experts in the
+//!   checkpoint (`quantization_config.quant_method`).
+//! - Gemma 2 / 3 (Gemma2Config, Gemma3TextConfig): local layers of `sliding_window` keys
+//!   (1024 in Gemma 3, 5 local : 1 global by `sliding_window_pattern` 6 or `layer_types`), tied
+//!   embeddings by default, a gated GELU-tanh MLP (the SwiGLU's three matrices).
+//! - Llama 4 (Llama4TextConfig): RoPE layers attend within `attention_chunk_size` chunks
+//!   (`no_rope_layers`), MoE every `interleave_moe_layer_step`-th layer with one shared expert
+//!   as wide as a routed one (`intermediate_size`), dense layers `intermediate_size_mlp` wide.
+//! - ERNIE 4.5 (Ernie4_5_MoeConfig): `moe_num_experts`, `moe_k`, `moe_num_shared_experts`,
+//!   MoE from `moe_layer_start_index` to `moe_layer_end_index` every `moe_layer_interval`.
+//! - Hunyuan (HunYuanMoEV1Config): `moe_topk`, `num_shared_expert` and
+//!   `moe_intermediate_size` as per-layer lists.
+//! - Shared experts under every name: `n_shared_experts` / `num_shared_experts` /
+//!   `moe_num_shared_experts` (counts of routed-width experts), `shared_expert_intermediate_size`
+//!   / `moe_shared_expert_intermediate_size` (a width), read by the generic decoder.
+
+use crate::model::{MlpKind, TransformerDesc};
+use serde_json::{Map, Value};
+
+type Obj = Map<String, Value>;
+
+/// Renames `from` to `to` when `to` is absent.
+fn alias(o: &mut Obj, from: &str, to: &str) {
+    if !o.contains_key(to) {
+        if let Some(v) = o.remove(from) {
+            o.insert(to.to_string(), v);
+        }
+    } else {
+        o.remove(from);
+    }
+}
+
+/// A per-layer list of one number (Hunyuan): its value when all entries agree, else the
+/// rounded mean with a note.
+fn uniform(o: &mut Obj, key: &str, warnings: &mut Vec<String>) -> Result<(), String> {
+    let Some(Value::Array(a)) = o.get(key) else { return Ok(()) };
+    let vals: Vec<u64> = a.iter().map(|v| v.as_u64().ok_or_else(|| format!("field '{key}' lists {v}: expected whole numbers"))).collect::<Result<_, _>>()?;
+    if vals.is_empty() {
+        return Err(format!("field '{key}' is an empty list"));
+    }
+    let first = vals[0];
+    let v = if vals.iter().all(|x| *x == first) {
+        first
+    } else {
+        let mean = vals.iter().sum::<u64>().div_ceil(vals.len() as u64);
+        warnings.push(format!("'{key}' varies by layer: every layer costed with the mean, {mean}"));
+        mean
+    };
+    o.insert(key.to_string(), Value::from(v));
+    Ok(())
+}
+
+/// The family's config in the generic decoder's spelling (None: nothing to rename).
+pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Result<Option<Obj>, String> {
+    let mut o = obj.clone();
+    match model_type {
+        "gpt_oss" => {
+            o.remove("experts_per_token");
+        }
+        "ernie4_5_moe" | "ernie4_5" => {
+            alias(&mut o, "moe_num_experts", "num_experts");
+            alias(&mut o, "moe_k", "num_experts_per_tok");
+            alias(&mut o, "moe_num_shared_experts", "num_shared_experts");
+        }
+        "hunyuan_v1_moe" | "hunyuan_v1_dense" => {
+            for k in ["moe_topk", "num_shared_expert", "moe_intermediate_size"] {
+                uniform(&mut o, k, warnings)?;
+            }
+            alias(&mut o, "moe_topk", "num_experts_per_tok");
+            alias(&mut o, "num_shared_expert", "num_shared_experts");
+            if o.get("use_qk_norm").and_then(Value::as_bool) == Some(true) {
+                o.insert("qk_norm".into(), Value::Bool(true));
+            }
+        }
+        "llama4_text" => {
+            // Routed and shared experts are `intermediate_size` wide; dense layers
+            // `intermediate_size_mlp` (read per layer in `layers::ffns`).
+            if let Some(w) = o.get("intermediate_size").cloned() {
+                o.insert("moe_intermediate_size".into(), w.clone());
+                if o.get("num_local_experts").and_then(Value::as_u64).is_some_and(|e| e > 1) {
+                    o.insert("shared_expert_intermediate_size".into(), w);
+                }
+            }
+            if let Some(w) = o.get("intermediate_size_mlp").cloned() {
+                o.insert("intermediate_size".into(), w);
+            }
+        }
+        _ => return Ok(None),
+    }
+    Ok(Some(o))
+}
+
+/// The family's mechanisms the generic read does not set.
+pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, _prefix: &str, warnings: &mut Vec<String>) -> Result<(), String> {
+    let act = obj.get("hidden_act").or_else(|| obj.get("hidden_activation")).or_else(|| obj.get("mlp_hidden_act")).and_then(Value::as_str).unwrap_or("silu");
+    if act == "relu2" {
+        t.mlp = MlpKind::Relu2;
+        warnings.retain(|w| !w.contains("hidden_act 'relu2'"));
+    }
+    if ["use_qk_norm", "qk_norm", "add_qk_norm"].iter().any(|k| obj.get(*k).and_then(Value::as_bool) == Some(true)) {
+        t.qk_norm = true;
+    }
+    match model_type {
+        "gemma2" | "gemma3_text" | "gemma3n_text" => {
+            // Gemma ties its embeddings unless the config says otherwise, and gates its MLP with
+            // GELU-tanh: the same three matrices as SwiGLU.
+            t.tied_embeddings = obj.get("tie_word_embeddings").and_then(Value::as_bool).unwrap_or(true);
+            t.qk_norm = model_type != "gemma2";
+            warnings.retain(|w| !w.contains("hidden_act"));
+            t.approx.push("MLP: Gemma's gated GELU-tanh costed as SwiGLU (the same three matrices; the activation is a vector op of the same size)".into());
+            t.approx.push("norms: Gemma's four norms per layer counted as two (a few thousand parameters per layer)".into());
+        }
+        "gpt_oss" => {
+            t.approx.push("MoE: the experts' and router's biases are not counted (under 0.1% of the parameters)".into());
+        }
+        "llama4_text" => {
+            // Llama 4's shared expert has no sigmoid gate (Qwen2-MoE's has).
+            if let Some(m) = t.moe.as_mut() {
+                m.shared_gate = false;
+            }
+            t.approx.push("attention: Llama 4's NoPE global layers and temperature tuning priced as full attention (the same matmuls)".into());
+        }
+        "hunyuan_v1_moe" => {
+            if obj.get("use_cla").and_then(Value::as_bool) == Some(true) {
+                t.approx.push("attention: cross-layer attention (use_cla) not modelled: every layer keeps its own KV cache (an upper bound)".into());
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}

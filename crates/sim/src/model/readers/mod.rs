@@ -1,0 +1,112 @@
+//! One reader per model family, as the inference engines keep a model registry (vLLM's
+//! `model_executor/models/registry.py`, SGLang's `srt/models`): each family's config spelling
+//! is mapped onto the layer stack here, and the generic decoder (`super::hf::decoder`) reads
+//! the widths every family shares. An unknown `model_type` falls back to that generic decoder
+//! and says so (an approximation note on the model).
+//!
+//! The families' own files: `families` (gpt-oss, Gemma 2/3, Llama 4, ERNIE 4.5, Hunyuan, GLM,
+//! MiniMax, MiMo: key spellings and per-layer rules), `nemotron_h` (Mamba-2 hybrids), `lfm2`
+//! (short-conv hybrids), `towers` (vision and audio towers of multimodal wrappers), `layers`
+//! (per-layer lists -> stack), `pyjson` (Python's Infinity / NaN).
+
+pub mod families;
+pub mod layers;
+pub mod lfm2;
+pub mod nemotron_h;
+pub mod pyjson;
+pub mod towers;
+
+use crate::dtype::DType;
+use crate::model::{LoadedModel, ModelDesc, ModelFamily, TransformerDesc};
+use serde_json::{Map, Value};
+
+type Obj = Map<String, Value>;
+
+/// Decoder model types a family reader (or the generic decoder, for the older families) reads
+/// exactly, beyond `hf::KNOWN`.
+pub const FAMILY_TYPES: &[&str] = &[
+    "gpt_oss", "gemma2", "gemma3_text", "gemma3n_text", "llama4_text", "nemotron_h", "lfm2", "glm4_moe", "glm4",
+    "ernie4_5", "ernie4_5_moe", "hunyuan_v1_moe", "hunyuan_v1_dense", "mimo", "minimax_m2",
+    "deepseek_v31", "qwen3_vl_moe_text", "qwen3_omni_moe_text", "mistral", "ministral", "ministral3", "seed_oss", "olmo2", "olmo3",
+    "granite", "exaone4", "smollm3", "arcee", "dots1", "bailing_moe",
+];
+
+/// Multimodal wrappers: the language model sits under `text_config` (or InternVL's
+/// `llm_config`), towers under `vision_config` / `audio_config`.
+pub const WRAPPER_TYPES: &[&str] = &[
+    "gemma3", "gemma3n", "llama4", "mistral3", "glm4v", "glm4v_moe", "kimi_vl", "internvl_chat", "internvl", "qwen3_vl_moe",
+    "qwen3_omni_moe", "llava_next", "llava_onevision", "idefics3", "smolvlm", "paligemma", "aya_vision", "step3_vl", "step3vl",
+    "minicpmv", "phi4_multimodal", "lfm2_vl", "qwen2_vl",
+];
+
+/// Whether the generic decoder reads this decoder type exactly (no fallback note).
+pub fn is_family(model_type: &str) -> bool {
+    FAMILY_TYPES.contains(&model_type)
+}
+
+/// A family's config rewritten into the generic decoder's spelling (None: read as is).
+pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Result<Option<Obj>, String> {
+    match model_type {
+        "nemotron_h" => nemotron_h::normalize(obj).map(Some),
+        "lfm2" => lfm2::normalize(obj).map(Some),
+        _ => families::normalize(obj, model_type, warnings),
+    }
+}
+
+/// After the generic read: the family's mechanisms (per-layer stack, Mamba-2 widths, MLP kind,
+/// checkpoint format, notes).
+pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, prefix: &str, warnings: &mut Vec<String>) -> Result<(), String> {
+    match model_type {
+        "nemotron_h" => nemotron_h::finish(obj, t, prefix)?,
+        "lfm2" => lfm2::finish(obj, t, prefix)?,
+        _ => families::finish(obj, t, model_type, prefix, warnings)?,
+    }
+    let mixers = layers::mixers(obj, t, model_type, prefix)?;
+    let ffns = layers::ffns(obj, t, prefix)?;
+    layers::install(t, mixers, ffns);
+    if let Some(q) = obj.get("quantization_config").and_then(|q| q.get("quant_method")).and_then(Value::as_str) {
+        t.checkpoint_quant = Some(q.to_string());
+    }
+    Ok(())
+}
+
+/// The language model's object of a multimodal wrapper and its prefix: `text_config`,
+/// `llm_config` (InternVL) or `thinker_config.text_config` (Qwen omni).
+pub fn text_part(obj: &Obj) -> Option<(&Obj, &'static str)> {
+    if let Some(t) = obj.get("text_config").and_then(Value::as_object) {
+        return Some((t, "text_config."));
+    }
+    if let Some(t) = obj.get("llm_config").and_then(Value::as_object) {
+        return Some((t, "llm_config."));
+    }
+    if let Some(t) = obj.get("thinker_config").and_then(|t| t.get("text_config")).and_then(Value::as_object) {
+        return Some((t, "thinker_config.text_config."));
+    }
+    None
+}
+
+/// A multimodal wrapper of any family: the language model from its `text_config` (or
+/// `llm_config`), the vision tower from `vision_config` (`super::readers::towers`), an audio
+/// tower named in a note.
+pub(super) fn wrapper(obj: &Obj, text: &Obj, prefix: &str, model_type: &str, dtype: DType, mut warnings: Vec<String>) -> Result<LoadedModel, String> {
+    let mut tw = Vec::new();
+    let mut llm = super::hf::decoder(text, prefix, &mut tw)?;
+    warnings.extend(tw.into_iter().map(|w| format!("{prefix}{w}")));
+    let vision = match obj.get("vision_config").and_then(Value::as_object) {
+        Some(vis) => Some(towers::vision(obj, vis, model_type, llm.hidden, &mut llm.approx)?),
+        None => None,
+    };
+    if let Some(n) = towers::audio_note(obj, model_type) {
+        llm.approx.push(n);
+    }
+    // Wrappers often give the type only in the text part.
+    let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") || !(text.contains_key("torch_dtype") || text.contains_key("dtype")) {
+        dtype
+    } else {
+        warnings.retain(|w| !w.contains("torch_dtype"));
+        super::hf::dtype_of(text, &mut warnings)
+    };
+    let family = if vision.is_some() { ModelFamily::Multimodal } else if llm.moe.is_some() { ModelFamily::MoeLlm } else { ModelFamily::DenseLlm };
+    let model = ModelDesc { name: super::hf::name_of(obj, if model_type.is_empty() { "model" } else { model_type }), family, dtype, llm: Some(llm), vision, graph: Vec::new() };
+    Ok(LoadedModel { model, warnings })
+}

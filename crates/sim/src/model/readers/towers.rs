@@ -1,0 +1,80 @@
+//! Vision towers of the multimodal wrappers, read from `vision_config` under the names the
+//! families use: depth (`depth`, `num_hidden_layers`, `num_layers`), width (`hidden_size`,
+//! `embed_dim`, `width`), heads (`num_heads`, `num_attention_heads`), MLP width
+//! (`intermediate_size`, or `mlp_ratio` x width), `patch_size`, `image_size`, and the merge of
+//! patches into LLM tokens (`spatial_merge_size`; InternVL's `downsample_ratio` 0.5 = 2 x 2;
+//! Gemma 3's `mm_tokens_per_image`; LFM2-VL / Idefics `downsample_factor` / `scale_factor`).
+//!
+//! What is modelled and how (listed on the model as approximation notes): every block as full
+//! bidirectional attention over one image's patches; the projector as a two-layer MLP from the
+//! merged patch features to the language model's width (Qwen-VL's merger shape), or, for
+//! towers that pool instead of concatenating (Gemma 3), one linear layer from the merged width.
+
+use super::super::hf::{opt_u64, pick};
+use crate::model::vl::DEFAULT_IMAGE_SIZE;
+use crate::model::{MlpKind, NormKind, TransformerDesc, VisionDesc};
+use serde_json::{Map, Value};
+
+type Obj = Map<String, Value>;
+
+/// The vision tower of a wrapper config (`vis` = its `vision_config`, `top` the wrapper), for
+/// a language model `text_hidden` wide; notes go to `approx`.
+pub fn vision(top: &Obj, vis: &Obj, model_type: &str, text_hidden: u64, approx: &mut Vec<String>) -> Result<VisionDesc, String> {
+    let p = "vision_config.";
+    let depth = pick(vis, &["depth", "num_hidden_layers", "num_layers", "layers"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}depth' or '{p}num_hidden_layers' (the vision tower's blocks)"))?;
+    let hidden = pick(vis, &["hidden_size", "embed_dim", "width"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}hidden_size' (the vision tower's width)"))?;
+    let heads = pick(vis, &["num_heads", "num_attention_heads", "heads"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}num_heads' or '{p}num_attention_heads'"))?;
+    if heads == 0 || hidden % heads != 0 {
+        return Err(format!("field '{p}num_heads' = {heads} must divide the vision width {hidden}"));
+    }
+    let inter = match pick(vis, &["intermediate_size", "mlp_dim"], p)? {
+        Some((v, _)) => v,
+        None => {
+            let ratio = vis.get("mlp_ratio").and_then(Value::as_f64).unwrap_or(4.0);
+            (ratio * hidden as f64) as u64
+        }
+    };
+    let patch = opt_u64(vis, "patch_size", p)?.unwrap_or(14).max(1);
+    let act = vis.get("hidden_act").and_then(Value::as_str).unwrap_or("gelu");
+    let (mlp, norm) = if act == "silu" { (MlpKind::SwiGlu, NormKind::RmsNorm) } else { (MlpKind::Gelu, NormKind::LayerNorm) };
+    let fixed_image = opt_u64(vis, "image_size", p)?;
+    let image = fixed_image.filter(|s| *s >= patch && *s <= 4096).unwrap_or(DEFAULT_IMAGE_SIZE);
+    let side = image / patch;
+    // Patches per LLM token side.
+    let ratio = |k: &str| top.get(k).or_else(|| vis.get(k)).and_then(Value::as_f64);
+    let merge = if let Some(m) = opt_u64(vis, "spatial_merge_size", p)?.or(opt_u64(top, "spatial_merge_size", "")?) {
+        m
+    } else if let Some(r) = ratio("downsample_ratio").filter(|r| *r > 0.0 && *r < 1.0) {
+        (1.0 / r).round() as u64
+    } else if let Some(tok) = opt_u64(top, "mm_tokens_per_image", "")?.filter(|t| *t > 0) {
+        let per_side = (tok as f64).sqrt().round() as u64;
+        (side / per_side.max(1)).max(1)
+    } else if let Some(f) = opt_u64(top, "downsample_factor", "")?.or(opt_u64(top, "scale_factor", "")?) {
+        f
+    } else {
+        1
+    }
+    .max(1);
+    let pooled = opt_u64(top, "mm_tokens_per_image", "")?.is_some();
+    let encoder = TransformerDesc::vision_tower(depth, hidden, heads, inter, mlp, norm, 1 << 16);
+    let mut v = VisionDesc { encoder, image_size: image, patch_size: patch, channels: opt_u64(vis, "num_channels", p)?.or(opt_u64(vis, "in_channels", p)?).unwrap_or(3), projector_hidden: if pooled { 0 } else { hidden * merge * merge }, merge, class_token: false, deepstack: 0 };
+    if fixed_image.is_none() {
+        v.image_size = DEFAULT_IMAGE_SIZE;
+        approx.push(format!("vision tower ({model_type}): dynamic resolution; each request carries one {DEFAULT_IMAGE_SIZE} x {DEFAULT_IMAGE_SIZE} image by default (deployment.serving.image_size sets it)"));
+    }
+    approx.push(format!(
+        "vision tower ({model_type}): {depth} blocks {hidden} wide from vision_config, each full attention over the image's {} patches; the projector as {} into the language model's {text_hidden}; position embeddings and norms of the tower not counted",
+        side * side,
+        if pooled { "one linear layer from the pooled patches" } else { "a two-layer MLP from the merged patches" }
+    ));
+    Ok(v)
+}
+
+/// The audio encoder of a wrapper config, as a note: it is not costed (requests carry text
+/// and images only).
+pub fn audio_note(obj: &Obj, model_type: &str) -> Option<String> {
+    let a = obj.get("audio_config").and_then(Value::as_object)?;
+    let layers = a.get("encoder_layers").or_else(|| a.get("num_hidden_layers")).and_then(Value::as_u64).unwrap_or(0);
+    let width = a.get("d_model").or_else(|| a.get("hidden_size")).and_then(Value::as_u64).unwrap_or(0);
+    Some(format!("audio tower ({model_type}): {layers} encoder layers {width} wide in audio_config are neither counted nor priced (requests carry text and images only)"))
+}

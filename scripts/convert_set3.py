@@ -1,0 +1,382 @@
+"""The third shared set (shared/calibration/ascend-measurements-3.json): one function per source
+family, called from scripts/convert_measurements.py (which adds framework, kernel library, layer,
+release and model family to every row). A row Tunelab cannot express keeps `cannot_express` with
+what is missing, read from the source row itself; values are copied unchanged.
+
+Chips: the A3 rows are Atlas 800 A3 nodes, 16 dies each (the bundled 910C profile is one die);
+an A2 row that names no SKU is compared against 910B2 (or 910B4 for an 800I A2, the set-1 rule).
+"""
+
+import re
+
+from convert_measurements import (OP_SCENARIO, fixed, one_op_graph, skip, value, with_hccl_expansion)
+
+A3 = ("910C", "Atlas 800 A3 node: 16 Ascend 910C dies (8 packages x 2); the 910C profile is one die")
+A2_UNSTATED = ("910B2", "SKU not stated (an Atlas A2 image or server); compared against the 64 GB-class 910B2 profile, as for the unstated A2 rows of sets 1 and 2")
+A2_800I = ("910B4", "Atlas 800I A2 without a SKU: the set-1 rule (the set's 800I A2 rows that name the SKU say 910B4)")
+
+
+def all_skipped(m, why="row not expressible"):
+    return [skip(k, v.get("value") if isinstance(v, dict) else v, v.get("unit") if isinstance(v, dict) else None, why) for k, v in m.items()]
+
+
+def out_of_reach(r, reason, chip=None):
+    row = {"cannot_express": reason, "values": all_skipped(r["measured"])}
+    if chip:
+        row["chip"], row["chip_note"] = chip
+    return row
+
+
+# Why each row that stays out stays out: what its source leaves unstated, or what Tunelab lacks.
+REASONS = {
+    "srv-vllm-nemotron3-super-120b-8x910b3-tp8-eager": "Nemotron-3-Super is a hybrid Mamba-2/attention MoE: Tunelab has no Mamba (state-space) layer and no verbatim public config of it is bundled",
+    "srv-vllm-nemotron3-super-120b-8x910b3-tp8-fulldecode": "Nemotron-3-Super is a hybrid Mamba-2/attention MoE: Tunelab has no Mamba (state-space) layer and no verbatim public config of it is bundled",
+    "srv-vllm-qwen3.5-397b-w8a8-a3-tp16-mm480p-c64": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
+    "srv-vllm-qwen3.5-397b-w8a8-2xa2-tp8dp2-mm480p-c64": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
+    "srv-vllm-qwen3.5-397b-w8a8-a3-tp16-text8k-c7": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
+    "srv-vllm-qwen3.5-397b-w8a8-2xa2-tp8dp2-text8k-c7": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
+    "srv-vllm-minimax-m2.5-a3-3.5k1k-bs217": "the source contradicts itself on the launch (header TP16 at bs16, label bs=217, example commands TP4 x DP4 with EAGLE-3) and leaves the weights (bf16 or W8A8) open; no MiniMax-M2.5 config is bundled",
+    "srv-vllm-minimax-m2.5-2xa2-190k-c4-prefix": "no MiniMax-M2.5 config is bundled (its lightning/softmax attention mix is not loaded)",
+    "srv-vllm-hy3-preview-a3-tp16-mtp-c1": "no Hy3-preview config is bundled, and the MTP acceptance, which sets TPOT per token, is not reported",
+    "srv-vllm-deepseek-v3.1-a3-2p1d-3.5k1.5k": "the concurrency, the quantisation and whether MTP is on are not in the result block (the 2P1D layout and the DeepSeek-V3 architecture are expressible)",
+    "srv-vllm-deepseek-v3.2-a3-1p1d-64k3k": "the concurrency is not stated and '533tps' has no unit basis; DeepSeek-V3.2's sparse attention (DSA) at 64K is what sets the step",
+    "srv-vllm-deepseekocr2-a2-1080p-256": "the source contradicts itself on the hardware (A2-313T in the result, A3 in the table below), the concurrency is not stated and no DeepSeek-OCR-2 config is bundled",
+    "srv-vllm-dcpp-long-prefill-ttft-a3": "dynamic chunked pipeline parallelism of one prefill is not a Tunelab schedule, the PP degree of the 128K/256K cases is not stated, and the throughput rows ride a 99% prefix hit",
+    "srv-vllm-qwen3-vl-8b-tp1-rate1": "no Qwen3-VL-8B config is bundled (Qwen3-VL-4B is), and the chip is not stated (a community training cluster)",
+    "srv-vllm-qwen3-omni-30b-a3b-tp2-rate1": "no Qwen3-Omni config is bundled and the measured platform is not stated (the doc lists A3 or A2 cards)",
+    "srv-vllm-kimi-k2.6-w4a16-16x910b-c64": "the launch flags contradict each other (--enable-acl-graph with --enforce-eager), 64 clients at 83 ms TPOT cannot give 46.6 tokens/s, and Kimi-K2.6's config (555B per the doc) is not bundled",
+    "srv-vllm-qwen3-32b-2x910b4-v011-vs-v013": "the output length and the weights' dtype are not stated (BF16 Qwen3-32B does not fit 2 x 32 GB 910B4), so neither the closed loop nor the memory plan can be set; the release pair is listed, not compared",
+    "trn-modellink-yi-34b-tp8pp2": "no verbatim public Yi-34B config is bundled",
+    "trn-modellink-codellama-34b-tp8pp2": "no verbatim public CodeLlama-34B config is bundled",
+    "trn-modellink-aquila2-7b-tp8-fp16": "no verbatim public Aquila2-7B config is bundled",
+    "trn-modellink-aquila2-34b-tp8pp2": "no verbatim public Aquila2-34B config is bundled",
+    "trn-modellink-gemma-7b-8k-tp8": "no verbatim public Gemma-7B config is bundled (its 256K vocabulary and GeGLU differ from the bundled families)",
+    "trn-modellink-qwen1.5-14b-8k-tp4pp2": "no verbatim public Qwen1.5-14B config is bundled",
+    "trn-modellink-internlm-7b-tp8": "no verbatim public InternLM-7B config is bundled",
+    "trn-mindspeedllm-llama2-7b-32k-cp4-tflops": "TFLOP/s per NPU with a FLOP-counting convention the source does not state (and packed, reset attention masks): the training stage reports tokens/s, and converting needs that convention",
+    "trn-mindspeedmm-qwen2.5vl-72b-a3-64npu-128k-video": "'端到端tps' has no stated basis (per NPU is physically impossible, per job or per DP replica both possible) and the video tokens per sample are not stated",
+    "trn-mindspeedmm-deepseekvl2-800TA2-32npu": "the parallel layout and sample length live in example scripts the row does not restate",
+    "trn-mindspeedmm-qwen-image-edit-lora-8p": "the resolution is not in the table and no Qwen-Image pipeline is bundled",
+    "trn-mindspeedmm-flux2-dreambooth-lora-8p-1024": "no FLUX.2 pipeline is bundled (FLUX.1-dev is; FLUX.2's transformer differs)",
+    "trn-mindspeedmm-flux-kontext-lora-8p-1024": "no FLUX.1-Kontext pipeline is bundled",
+    "trn-mindspeedmm-hidream-full-ft-8p": "the resolution is not stated and no HiDream pipeline is bundled",
+    "trn-mindspeedmm-sana-full-ft-8p": "the resolution is not stated and no Sana pipeline is bundled",
+    "dif-mindspeedmm-flux2-t2i-8p-1024-20steps": "no FLUX.2 pipeline is bundled (FLUX.1-dev is; FLUX.2's transformer differs), and the card count is uncertain (table 8p, example --num_processes=4)",
+    "dif-mindspeedmm-hidream-sana-fluxkontext-t2i-8p": "resolution and steps are not stated, and none of the three pipelines is bundled",
+}
+
+
+def kimi_base(st, m_ep=True):
+    """Kimi-K2-Thinking on one Atlas 800 A3 node: TP16 with expert parallelism, graph launch,
+    HCCL_OP_EXPANSION_MODE=AIV, max_num_seqs 12, 8192 tokens per step (the row's launch)."""
+    pins = fixed(batch=int(st["max_num_seqs"]), precision="w4a16", tp=16, launch="graph",
+                 max_num_batched_tokens=int(st["max_num_batched_tokens"]), chunked_prefill="on", expert_parallel="on", dp=1)
+    return pins
+
+
+KIMI_NOTE = ("kimi-k2 config (Kimi-K2-Thinking shares Kimi-K2's DeepSeek-V3 architecture: 61 layers, 384 routed experts, 8 active); "
+             "weights W4A16: the row calls them 'treat as uncertain', and 1T parameters in bf16 (2 TB) cannot fit one node's 16 x 64 GB, "
+             "the INT4-expert release (~0.6 TB) can; one A3 node (deployment.cluster.nodes 1, 16 dies), TP16 with --enable-expert-parallel, graph launch (the V1 default)")
+
+
+def convert_kimi_sweep(r):
+    st, m = r["setup"], r["measured"]
+    serving = with_hccl_expansion({"mode": "scheduler", "engine": "vllm-ascend", "arrival": "burst", "length_distribution": "fixed", "block_size": 128}, r)
+    row = {"stage": "deployment", "model": "kimi-k2", "chip": A3[0], "chip_note": A3[1],
+           "scenario": {"workload": {"batch": 12, "input_len": 1024, "output_len": 1024},
+                        "deployment": {"tile_operators": False, "cluster": {"nodes": 1}, "precisions": ["w4a16"], "serving": serving},
+                        "space": kimi_base(st)},
+           "values": [], "variants": []}
+    for c in (1, 2, 4, 8, 16):
+        vals = []
+        for k, v in m.items():
+            if not k.endswith("_c%d" % c):
+                continue
+            if k.startswith("mean_TPOT"):
+                vals.append(value(k, v["value"], "ms", "tpot_mean_ms"))
+            elif k.startswith("mean_TTFT"):
+                vals.append(value(k, v["value"], "ms", "ttft_mean_ms"))
+            elif k.startswith("output_tps"):
+                vals.append(dict(value(k, v["value"], "tokens/s", "tokens_per_s"), unit_stated=v["unit"]))
+            else:
+                vals.append(skip(k, v["value"], v["unit"], "a tail percentile of the queueing the c16 point is dominated by; the mean is compared"))
+        row["variants"].append({"suffix": "c%d" % c, "space": {}, "scenario": {"deployment": {"serving": {"max_concurrency": c, "requests": 10 * c}}}, "values": vals})
+    row["conversion_note"] = (KIMI_NOTE + "; vllm bench serve at --request-rate inf with --max-concurrency C and 10 x C prompts of 1024/1024 "
+                              "(burst arrivals capped at C in flight); c16 exceeds max_num_seqs 12, so its requests queue in the engine as modelled")
+    return row
+
+
+def convert_kimi_rate1(r):
+    st, m = r["setup"], r["measured"]
+    serving = with_hccl_expansion({"mode": "scheduler", "engine": "vllm-ascend", "arrival": "poisson", "request_rate": 1.0,
+                                   "requests": 10, "length_distribution": "fixed", "block_size": 128}, r)
+    row = {"stage": "deployment", "model": "kimi-k2", "chip": A3[0], "chip_note": A3[1], "weight": 0.2,
+           "scenario": {"workload": {"batch": 12, "input_len": 512, "output_len": 512},
+                        "deployment": {"tile_operators": False, "cluster": {"nodes": 1}, "precisions": ["w4a16"], "serving": serving},
+                        "space": kimi_base(st)},
+           "values": [], "variants": []}
+    for n in (512, 1024, 2048):
+        tag = "_%d_%d" % (n, n)
+        vals = []
+        for k, v in m.items():
+            if k.endswith(tag):
+                if k.startswith("mean_TPOT"):
+                    vals.append(value(k, v["value"], "ms", "tpot_mean_ms"))
+                elif k.startswith("mean_TTFT"):
+                    vals.append(value(k, v["value"], "ms", "ttft_mean_ms"))
+                else:
+                    vals.append(dict(value(k, v["value"], "tokens/s", "tokens_per_s"), unit_stated=v["unit"]))
+        row["variants"].append({"suffix": "%d-%d" % (n, n), "space": {}, "scenario": {"workload": {"input_len": n, "output_len": n}}, "values": vals})
+    row["conversion_note"] = (KIMI_NOTE + "; Poisson arrivals at 1 request/s, 10 prompts. Weight 0.2: the shared README says this table and the same "
+                              "source's concurrency sweep (58 ms at c1) cannot be the same launch; the sweep is modelled at full weight")
+    return row
+
+
+def convert_qwen3_next(r):
+    m = r["measured"]
+    serving = {"mode": "scheduler", "engine": "vllm-ascend", "arrival": "closed", "concurrency": 32, "requests": 128,
+               "length_distribution": "fixed", "block_size": 128, "graph_mode": "full_decode_only"}
+    row = {"stage": "deployment", "model": "qwen3-next-80b-a3b", "chip": A3[0], "chip_note": A3[1] + "; one TP4 instance",
+           "scenario": {"workload": {"batch": 256, "input_len": 2048, "output_len": 2048},
+                        "deployment": {"tile_operators": False, "serving": serving},
+                        "space": fixed(batch=256, precision="bf16", tp=4, launch="graph", max_num_batched_tokens=2048, chunked_prefill="on")},
+           "values": [value("TPOT", m["TPOT"]["value"], "ms", "tpot_mean_ms"),
+                      dict(value("throughput", m["throughput"]["value"], "tokens/s", "tokens_per_s"), unit_stated=m["throughput"]["unit"])],
+           "weight": 0.5,
+           "conversion_note": ("one TP4 instance at 32 concurrent 2K/2K requests (a closed loop of 32 clients), FULL_DECODE_ONLY as stated; "
+                               "bf16 (no quantisation stated); max_num_seqs 256 and 2048 tokens per step: vllm serve's defaults on a device under "
+                               "70 GiB (not stated by the row); '580 tps' compared as the instance's output rate, the reading the source's own "
+                               "TPOT supports (32 / 54 ms = 590 tokens/s); weight 0.5: 2 nodes stated beside one TP4 deployment")}
+    return row
+
+
+# The QwQ-32B pair: one launch (TP4, batch 1, graph) under two vLLM-Ascend releases. QwQ-32B is a
+# Qwen2.5-32B fine-tune: the bundled qwen2.5-32b config has the dimensions the same source states
+# for it (hidden 5120, intermediate 27648; op-qwq32b-tp4-decode-ffn-matmul).
+def convert_qwq_pair(r):
+    m = r["measured"]
+    rows = []
+    for key, rel, gm in (("TPOT_v091", "0.9", "full_decode_only"), ("TPOT_v011", "0.11", "full_decode_only")):
+        v = m[key]
+        rows.append({
+            "id": r["id"] + "/v" + rel, "stage": "deployment", "model": "qwen2.5-32b", "chip": A2_UNSTATED[0], "chip_note": A2_UNSTATED[1],
+            "release": rel,
+            "scenario": {"workload": {"batch": 1, "input_len": 1024, "output_len": 128},
+                         "deployment": {"tile_operators": False, "serving": {"mode": "static", "engine": "vllm-ascend", "engine_version": rel, "graph_mode": gm}},
+                         "space": fixed(batch=1, precision="bf16", tp=4, launch="graph")},
+            "values": [dict(value(key, v["value"], "ms", "tpot_ms"), unit_stated=v["unit"])],
+            "conversion_note": ("QwQ-32B as the bundled qwen2.5-32b config (the same architecture: hidden 5120, intermediate 27648, as the "
+                                "same issue states); batch 1 at 1K context, one decode step; vLLM-Ascend %s with a full decode graph "
+                                "(%s); the other release of the same launch is its sibling row" % (rel, "compilation_config full_cuda_graph True" if rel == "0.9" else "cudagraph_mode FULL_DECODE_ONLY")),
+        })
+    return rows
+
+
+def convert_reranker(r):
+    """MindIE bge-reranker-large (XLM-R large cross-encoder) at seq 512: a static batch, one
+    forward, as set 2's bge rows: the ATB 'accelerated' model and the OM offline model."""
+    m = r["measured"]
+    out = []
+    for chip, tag in ((A2_800I, "800IA2"), (("310P3", "Atlas 300I Duo = two 310P chips per card; 310P3 is the bundled 310P profile"), "300IDuo")):
+        duo = tag == "300IDuo"
+        serving = {"mode": "static", "engine": "mindie"}
+        if duo:
+            serving["runtime"] = "om"
+        row = {"id": r["id"] + "-" + ("duo" if duo else "a2"), "stage": "deployment", "model": "xlm-roberta-large", "chip": chip[0], "chip_note": chip[1],
+               "scenario": {"workload": {"batch": 50, "input_len": 512, "output_len": 1}, "deployment": {"tile_operators": False, "serving": serving},
+                            "space": fixed(precision="fp16", tp=1, launch="graph")},
+               "values": [], "variants": []}
+        for runtime in (("om",) if duo else ("accel", "om")):
+            for bs in (20, 50):
+                vals = []
+                for k, v in m.items():
+                    if tag not in k or not k.endswith("_bs%d" % bs):
+                        continue
+                    if ("accel" in k) != (runtime == "accel"):
+                        continue
+                    val = dict(value(k, v["value"], "req/s", "requests_per_s"), unit_stated=v["unit"])
+                    if duo:
+                        val["copies"] = 2
+                    vals.append(val)
+                var = {"suffix": ("om-" if runtime == "om" and not duo else "") + "bs%d" % bs, "space": fixed(batch=bs), "values": vals}
+                if runtime == "om" and not duo:
+                    var["scenario"] = {"deployment": {"serving": {"runtime": "om"}}}
+                row["variants"].append(var)
+        row["conversion_note"] = ("bge-reranker-large is XLMRobertaForSequenceClassification on xlm-roberta-large (the bundled config); throughput = 1000 x batch / compute time "
+                                  "(the source's definition), one forward of a static batch at 512 tokens; " +
+                                  ("OM offline model on each 310P of the card, the source's x2 applied (copies 2)" if duo else "fp16 'accelerated' values under the ATB model, mixed_float16 values under runtime om"))
+        out.append(row)
+    return out
+
+
+def op_row(r, name, op, dtype, vals, note, weight=1.0, suffix=""):
+    return {"id": r["id"] + suffix, "stage": "operator", "model": one_op_graph(name, op, dtype),
+            "scenario": {"operator": dict(OP_SCENARIO["operator"], timing="device"), "workload": {"batch": 1}},
+            "values": vals, "conversion_note": note, "weight": weight, "family": name}
+
+
+def convert_qwq_ffn(r):
+    m = r["measured"]
+    shapes = {"gate_up_proj_bf16": (5120, 13824, "bf16"), "down_proj_bf16": (6912, 5120, "bf16"), "gate_up_proj_w8a8": (5120, 13824, "int8")}
+    rows = []
+    for k, (kk, n, dt) in shapes.items():
+        v = m[k]
+        op = {"op": "matmul", "batch": 1, "m": 1, "n": n, "k": kk, "dtype": dt}
+        row = op_row(r, "matmul", op, dt, [dict(value(k, v["value"], "us", "model_time_ms"), unit_stated=v["unit"])],
+                     "decode GEMV of one token on one TP4 rank, shape per rank from the model config as the row derives it ([1,%d] x [%d,%d]); "
+                     "kernel time from the profile; the value is approximate ('about')" % (kk, kk, n), weight=0.5, suffix="/" + k)
+        row["chip"], row["chip_note"] = A2_UNSTATED
+        rows.append(row)
+    return rows
+
+
+def convert_swiglu(r):
+    m = r["measured"]
+    shapes = {"fp16_15000x2048": (15000, 1024), "fp16_2560x2048": (2560, 1024), "fp16_10000x65536": (10000, 32768),
+              "fp16_268435456_1d": (1, 134217728), "fp16_100x65536x100": (100 * 65536, 50), "fp16_4x32": (4, 16)}
+    rows = []
+    for k, (rows_, half) in shapes.items():
+        v = m[k]
+        op = {"op": "vector", "kind": "swi_glu", "rows": rows_, "row_len": half, "dtype": "fp16"}
+        row = op_row(r, "swiglu", op, "fp16", [dict(value(k, v["value"], "ms", "model_time_ms"), unit_stated=v["unit"])],
+                     "torch_npu swiglu (FlagGems' baseline column, kernel mode): the last dim halves (silu(a) * b); %d rows of %d outputs" % (rows_, half),
+                     suffix="/" + k)
+        row["chip"], row["chip_note"] = A2_UNSTATED
+        rows.append(row)
+    return rows
+
+
+def convert_gmm(r):
+    m = r["measured"]
+    rows = []
+    for k, v in m.items():
+        mm, kk, nn, e = [int(x) for x in re.findall(r"\d+", k)]
+        op = {"op": "matmul", "batch": e, "m": mm // e, "n": nn, "k": kk, "dtype": "fp16"}
+        row = op_row(r, "grouped_matmul", op, "fp16", [dict(value(k, v["value"], "ms", "model_time_ms"), unit_stated=v["unit"])],
+                     "grouped matmul of %d experts as a batched matmul of %d groups of M/E = %d rows each (the group_list values are not printed: "
+                     "an even split assumed); every expert's [K, N] weight is read once" % (e, e, mm // e), suffix="/" + k)
+        row["chip"], row["chip_note"] = A2_UNSTATED
+        rows.append(row)
+    return rows
+
+
+# DeepEP on the A3 SuperPOD: 16 dies share one node's HCCS; EP32 and up cross the SuperPOD fabric.
+def ep_link(ep):
+    return "hccs" if ep <= 16 else "super_pod"
+
+
+def convert_deepep_normal(r):
+    """Normal dispatch/combine: 4096 tokens per rank, hidden 7168, top-8; 'bottleneck bandwidth'
+    = the bytes a rank sends / time. As one all-to-all per rank of tokens x top-k x hidden x dtype
+    bytes (INT8 dispatch, BF16 combine), priced on the link the EP group crosses; one row per
+    (EP, direction), each compared as the tool's rate (a one-point sweep)."""
+    st, m = r["setup"], r["measured"]
+    rows = []
+    for k, v in m.items():
+        kind, ep = re.match(r"(dispatch|combine)_bw_EP(\d+)", k).groups()
+        ep = int(ep)
+        dt_bytes = 1 if kind == "dispatch" else 2
+        nbytes = int(st["tokens_per_batch"] * st["topk"] * st["hidden"] * dt_bytes)
+        op = {"op": "comm", "kind": "all_to_all", "bytes": nbytes, "ranks": ep, "link": ep_link(ep), "algorithm": "mesh"}
+        pt = {"model": one_op_graph("all_to_all", op, "int8" if dt_bytes == 1 else "bf16"), "work": float(nbytes)}
+        rows.append({"id": "%s/%s-EP%d" % (r["id"], kind, ep), "stage": "operator", "chip": A3[0], "chip_note": A3[1] + "; the SuperPOD fabric beyond 16 dies",
+                     "scenario": {"operator": dict(OP_SCENARIO["operator"], timing="device"), "workload": {"batch": 1}},
+                     "sweep": [pt], "model": pt["model"], "family": "all_to_all",
+                     "values": [dict(value(k, v["value"], "GB/s", "best_rate"), unit_stated=v["unit"])],
+                     "conversion_note": ("DeepEP normal %s at EP%d as one all-to-all of %d tokens x top-%d x hidden %d x %d B per rank (%s), every peer at once (mesh), "
+                                         "on the %s; rate = those bytes / time" % (kind, ep, st["tokens_per_batch"], st["topk"], st["hidden"], dt_bytes,
+                                                                                  "INT8" if dt_bytes == 1 else "BF16", "node's HCCS" if ep <= 16 else "SuperPOD fabric"))})
+    return rows
+
+
+def convert_deepep_ll(r):
+    """Low-latency dispatch/combine at 128 tokens: the latencies are compared as times (the
+    bandwidths are the same runs' bytes / latency)."""
+    st, m = r["setup"], r["measured"]
+    rows = []
+    for k, v in m.items():
+        kind, what, ep = re.match(r"(dispatch|combine)_(latency|bw)_EP(\d+)", k).groups()
+        if what == "bw":
+            continue
+        ep = int(ep)
+        dt_bytes = 1 if kind == "dispatch" else 2
+        nbytes = int(st["tokens_per_batch"] * st["topk"] * st["hidden"] * dt_bytes)
+        op = {"op": "comm", "kind": "all_to_all", "bytes": nbytes, "ranks": ep, "link": ep_link(ep), "algorithm": "mesh"}
+        vals = [value(k, v["value"], "us", "model_time_ms")]
+        bw = "%s_bw_EP%d" % (kind, ep)
+        if bw in m:
+            vals.append(skip(bw, m[bw]["value"], m[bw]["unit"], "the same run's bytes / latency; the latency is compared"))
+        rows.append({"id": "%s/%s-EP%d" % (r["id"], kind, ep), "stage": "operator", "chip": A3[0], "chip_note": A3[1],
+                     "model": one_op_graph("all_to_all", op, "int8" if dt_bytes == 1 else "bf16"), "family": "all_to_all",
+                     "scenario": {"operator": dict(OP_SCENARIO["operator"], timing="device"), "workload": {"batch": 1}},
+                     "values": vals,
+                     "conversion_note": "DeepEP low-latency %s at EP%d: %d tokens x top-%d x hidden %d x %d B per rank as one all-to-all, every peer at once, on the %s" % (
+                         kind, ep, st["tokens_per_batch"], st["topk"], st["hidden"], dt_bytes, "node's HCCS" if ep <= 16 else "SuperPOD fabric")})
+    return rows
+
+
+def convert_modellink(r):
+    """ModelLink example-README pretraining throughput (tokens/s per NPU), Megatron's schedule."""
+    st, m = r["setup"], r["measured"]
+    model = {"Mistral-7B": "mistral-7b", "Qwen1.5-7B": "qwen1.5-7b"}.get(st["model"].split(",")[0])
+    npus = int(st["npus"])
+    tp, pp = int(st["tp"]), int(st.get("pp", 1))
+    flags = st.get("flags", "")
+    space = fixed(tp=tp, pp=pp, dp=npus // (tp * pp), micro_batch=int(st["micro_batch"]), precision="fp16" if "fp16" in flags else "bf16",
+                  sequence_parallel="on" if "sequence-parallel" in flags else "off",
+                  optimizer_sharding="distributed_optimizer" if "distributed optimizer" in flags else "zero0")
+    row = {"stage": "training", "model": model,
+           "scenario": {"workload": {"micro_batch": int(st["micro_batch"]), "seq_len": int(st["seq_len"]), "global_batch": int(st["global_batch"])},
+                        "training": {"chips": npus, "gradient_accumulation_fusion": False}, "space": space}}
+    vals = []
+    for k, v in m.items():
+        if k == "tokens_per_s_per_npu":
+            vals.append(dict(value(k, v["value"], "tokens/s/NPU", "tokens_per_s", per_chip=True), unit_stated=v["unit"]))
+        elif k == "step_time" or k == "samples_per_s":
+            vals.append(skip(k, v["value"], v["unit"], "the same run as tokens/s per NPU; compared once"))
+        else:
+            vals.append(skip(k, v["value"], v["unit"], "memory is not compared"))
+    row["values"] = vals
+    notes = ["ModelLink 2024 example README: the flags the row lists (%s); --no-gradient-accumulation-fusion as every ModelLink example script of the time passes" % flags]
+    if model == "mistral-7b":
+        notes.append("Mistral's 4096-token sliding window is priced as full causal attention over the 32K sequence (Tunelab's flash attention has no window), an upper bound on its attention time")
+    row["conversion_note"] = "; ".join(notes)
+    return row
+
+
+def convert_serving3(r):
+    rid = r["id"]
+    fn = {"srv-vllm-kimi-k2-thinking-a3-tp16-concurrency-sweep": convert_kimi_sweep,
+          "srv-vllm-kimi-k2-thinking-a3-tp16-rate1": convert_kimi_rate1,
+          "srv-vllm-qwen3-next-a3-2node-tp4-c32": convert_qwen3_next,
+          "srv-vllm-qwq32b-tp4-bs1-graph-v091-vs-v011": convert_qwq_pair,
+          "inf-mindie-bge-reranker-large-800ia2-300iduo": convert_reranker}.get(rid)
+    if fn is None:
+        return out_of_reach(r, REASONS.get(rid, "no conversion for this row"), A3 if "A3" in r["chip"] else None)
+    return fn(r)
+
+
+def convert_training3(r):
+    if r["id"] in ("trn-modellink-mistral-7b-32k-tp8", "trn-modellink-qwen1.5-7b-8k-tp8"):
+        return convert_modellink(r)
+    return out_of_reach(r, REASONS.get(r["id"], "no conversion for this row"), A3 if "A3" in r["chip"] else None)
+
+
+def convert_op3(r):
+    if r["id"].startswith("op-deepep"):
+        # convert_deepep_normal / convert_deepep_ll build the rows (one all-to-all per rank on the
+        # link the EP group crosses), but the operator stage prices a graph only through a search
+        # space, and a lone all-to-all has no choice (no tiling, no algorithm parameter): the
+        # stage refuses it ('nothing to tune'). Listed until it prices a fixed graph.
+        return out_of_reach(r, "a lone all-to-all (DeepEP's dispatch or combine) has nothing to tune, and the operator stage prices a graph only through its search space, so it refuses it; the rows are built (scripts/convert_set3.py convert_deepep_*) but not compared until the stage prices a fixed graph", A3)
+    fn = {"op-qwq32b-tp4-decode-ffn-matmul": convert_qwq_ffn,
+          "op-flaggems-swiglu-torchnpu-baseline": convert_swiglu,
+          "op-flaggems-grouped-matmul-torchnpu-baseline": convert_gmm}.get(r["id"])
+    return fn(r) if fn else out_of_reach(r, "no conversion for this row")
+
+
+def convert_diffusion3(r):
+    return out_of_reach(r, REASONS.get(r["id"], "no conversion for this row"))
+
+
+CONVERTERS_3 = {"serving": convert_serving3, "training": convert_training3, "op": convert_op3, "diffusion": convert_diffusion3}

@@ -1,0 +1,54 @@
+//! The banner beside the model: what Tunelab reads the scenario's model as — total and active
+//! parameters, weight bytes per precision, its layer stack — and what it approximates (which
+//! part, how), from `ModelDesc::identity`, the same figures `tunelab eval` and the report print.
+
+use crate::state::Ctx;
+use leptos::prelude::*;
+use tunelab_scenario::scenario::ModelRef;
+
+/// The identity of the scenario's language model (nothing for a diffusion pipeline or an
+/// operator graph without a language model, or a model that does not load: the panel's error
+/// says why).
+#[component]
+pub fn ModelBanner() -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    // Recomputed when the model changes, not on every edit of the scenario.
+    let key = Memo::new(move |_| ctx.scenario.with(|s| (s.stage, serde_json::to_string(&s.model).unwrap_or_default())));
+    let identity = Memo::new(move |_| {
+        key.track();
+        let s = ctx.scenario.get_untracked();
+        // The model text as the stages read it (a bundled id or the pasted config); pipelines
+        // are left to the diffusion stage (and keep their builder out of the first-load module).
+        if tunelab_scenario::stages::context::names_a_pipeline(&s.model) {
+            return None;
+        }
+        let text = match &s.model {
+            ModelRef::Id(id) if id.trim_start().starts_with('{') => id.clone(),
+            ModelRef::Id(id) => tunelab_sim::bundled_models().into_iter().find(|(n, _)| *n == id.trim().to_ascii_lowercase()).map(|(_, t)| t.to_string())?,
+            ModelRef::Inline(j) => serde_json::to_string(j).ok()?,
+        };
+        let m = tunelab_sim::load_model(&text).ok()?.model;
+        m.llm.is_some().then(|| (m.identity_line(), m.stack_summary(), m.approximations()))
+    });
+    view! {
+        {move || identity.get().map(|(line, stack, approx)| {
+            let exact = approx.is_empty();
+            view! {
+                <div class="model-banner" data-testid="model-banner">
+                    <div data-testid="model-identity">{line}</div>
+                    <div class="muted" data-testid="model-stack">{stack}</div>
+                    {if exact {
+                        view! { <div class="muted" data-testid="model-exact">"Priced as its config describes it (no approximation)."</div> }.into_any()
+                    } else {
+                        view! {
+                            <details data-testid="model-approximations">
+                                <summary>{format!("{} approximation(s)", approx.len())}</summary>
+                                <ul>{approx.into_iter().map(|a| view! { <li>{a}</li> }).collect_view()}</ul>
+                            </details>
+                        }.into_any()
+                    }}
+                </div>
+            }
+        })}
+    }
+}
