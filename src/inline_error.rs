@@ -17,7 +17,7 @@ use wasm_bindgen::JsCast;
 const ACTION_MS: f64 = 20_000.0;
 
 /// What holds the control an error goes under (the first match from the control outwards).
-const HOLDER: &str = "label, .row, .drop, .toolbar-buttons, details.pin-panel, .whatif";
+const HOLDER: &str = "label, .row, .drop, .toolbar-buttons, .tl-chart-box, .pin-target, .pin-panel, fieldset";
 
 thread_local! {
     static LAST: RefCell<Option<(web_sys::Element, f64)>> = const { RefCell::new(None) };

@@ -209,7 +209,9 @@ impl Session {
     /// of it is pinned).
     pub fn trial_config(&self, strategy: &str, id: usize) -> Option<tunelab_search::Config> {
         let run = &self.run;
-        (0..run.lanes().len()).filter(|&i| run.lanes()[i].spec.name == strategy).find_map(|i| run.trials(i).iter().find(|t| t.id == id).map(|t| t.config.clone()))
+        // Every trial of the lane's study, the free baseline it starts from included (a convergence
+        // line starts at it).
+        run.lanes().iter().filter(|l| l.spec.name == strategy).find_map(|l| l.study.trials().iter().find(|t| t.id == id).map(|t| t.config.clone()))
     }
 
     #[cfg(feature = "page-engine")]

@@ -162,7 +162,8 @@ pub fn colour_bar(svg: &mut Svg, f: &Frame, lo: f64, hi: f64, label: &str, rever
     }
     svg.text(x + 16.0, y1 + 8.0, &format_num(hi), &[("class", "tl-tick")]);
     svg.text(x + 16.0, y0, &format_num(lo), &[("class", "tl-tick")]);
-    svg.text(x, y1 - 6.0, &truncate(label, 18), &[("class", "tl-axis-label")]);
+    // As many characters as the right margin holds (about 7 units each), never past the edge.
+    svg.text(x, y1 - 6.0, &truncate(label, ((f.right - 18.0) / 7.0).floor().max(6.0) as usize), &[("class", "tl-axis-label")]);
     svg.close("g");
 }
 

@@ -171,7 +171,7 @@ pub fn hotspot_svg_string(d: &HotspotData) -> String {
     let top = if d.top == 0 { 12 } else { d.top };
     let rows = &all[..all.len().min(top)];
     let bar = 20.0;
-    let f = Frame { left: 150.0, ..Frame::new(WIDTH, 40.0 + rows.len().max(1) as f64 * bar + 16.0) }.with_right(90.0);
+    let f = Frame { left: 150.0, ..Frame::new(WIDTH, 40.0 + rows.len().max(1) as f64 * bar + 16.0) }.with_right(128.0);
     let title = if d.title.is_empty() { "Operator hot spots" } else { &d.title };
     let desc = format!("The {} operators that take the most time ({unit}), largest first, with their share of the total.", rows.len());
     let mut svg = Svg::new(f.width, f.height, "tl-hotspots", title, &desc);

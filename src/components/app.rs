@@ -47,6 +47,7 @@ pub fn App() -> impl IntoView {
                 <crate::components::landscape::LandscapePanel/>
                 <Controls/>
                 <crate::components::calibrate::CalibratePanel/>
+                <crate::components::plan::PlanPanel/>
             </div>
             <div class="views">
                 <nav class="tabs" role="tablist">

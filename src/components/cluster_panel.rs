@@ -79,6 +79,11 @@ pub fn ClusterPanel() -> impl IntoView {
                     {field("Prefill nodes", "cluster-prefill-nodes", "Nodes of the prefill chip the prefill instances occupy (with a prefill chip)", "",
                         |c| c.prefill_nodes.map(|n| n.to_string()).unwrap_or_default(),
                         |c, t| { c.prefill_nodes = if t.is_empty() { None } else { Some(t.parse().map_err(|_| "a whole number of nodes".to_string())?) }; Ok(()) })}
+                    {field("Prefill PP", "cluster-prefill-pp", "Pipeline-parallel sizes of a prefill instance, comma-separated (vLLM --pipeline-parallel-size; empty: none): long prompts flow through the stages in chunks", "none",
+                        |c| list_text(&c.prefill_pp), |c, t| { c.prefill_pp = int_list(t)?; Ok(()) })}
+                    {field("Prefill chunking", "cluster-prefill-chunking", "How a pipelined prefill cuts a prompt: dynamic (vLLM-Ascend's dynamic chunked pipeline parallel) and/or static (chunks of max_num_batched_tokens), comma-separated; empty: both", "dynamic, static",
+                        |c| c.prefill_chunking.join(", "),
+                        |c, t| { c.prefill_chunking = t.split(',').map(str::trim).filter(|x| !x.is_empty()).map(String::from).collect(); Ok(()) })}
                 </Show>
             </details>
         </Show>

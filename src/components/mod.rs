@@ -16,6 +16,7 @@ pub mod report;
 pub mod scenario_panel;
 pub mod serving_features_panel;
 pub mod pipeline;
+pub mod plan;
 pub mod serving_panel;
 pub mod strategy_options;
 pub mod template_words;

@@ -4,6 +4,7 @@
 
 use crate::state::Ctx;
 use leptos::prelude::*;
+use tunelab_scenario::scenario::ModelRef;
 
 /// The identity of the scenario's language model (nothing for a diffusion pipeline or an
 /// operator graph without a language model, or a model that does not load: the panel's error
@@ -16,10 +17,18 @@ pub fn ModelBanner() -> impl IntoView {
     let identity = Memo::new(move |_| {
         key.track();
         let s = ctx.scenario.get_untracked();
-        match tunelab_scenario::stages::context::resolve(&s) {
-            Ok((m, _, _)) if m.llm.is_some() => Some((m.identity_line(), m.stack_summary(), m.approximations())),
-            _ => None,
+        // The model text as the stages read it (a bundled id or the pasted config); pipelines
+        // are left to the diffusion stage (and keep their builder out of the first-load module).
+        if tunelab_scenario::stages::context::names_a_pipeline(&s.model) {
+            return None;
         }
+        let text = match &s.model {
+            ModelRef::Id(id) if id.trim_start().starts_with('{') => id.clone(),
+            ModelRef::Id(id) => tunelab_sim::bundled_models().into_iter().find(|(n, _)| *n == id.trim().to_ascii_lowercase()).map(|(_, t)| t.to_string())?,
+            ModelRef::Inline(j) => serde_json::to_string(j).ok()?,
+        };
+        let m = tunelab_sim::load_model(&text).ok()?.model;
+        m.llm.is_some().then(|| (m.identity_line(), m.stack_summary(), m.approximations()))
     });
     view! {
         {move || identity.get().map(|(line, stack, approx)| {

@@ -42,11 +42,51 @@ pub fn PipelinePanel() -> impl IntoView {
     view! {
         <Show when=shown>
             <section class="pipeline" data-testid="pipeline-panel">
+                <DiffusionRequest/>
                 <h3>"Pipeline timeline"</h3>
                 <BreakdownChart data=data/>
                 <pre class="small" data-testid="pipeline-baseline">{move || base_text().join("\n")}</pre>
                 <pre class="small" data-testid="pipeline-text">{move || best_text().join("\n")}</pre>
             </section>
         </Show>
+    }
+}
+
+/// The request a diffusion scenario prices (`scenario.diffusion`): size, frames, reference
+/// images (an edit: FLUX.1-Kontext, Qwen-Image-Edit), steps and chips. An empty field is the
+/// pipeline's own default; a value the stage refuses (out of range, reference images on a
+/// pipeline without reference conditioning) is refused beside the field, never clamped.
+#[component]
+fn DiffusionRequest() -> impl IntoView {
+    let ctx = expect_context::<Ctx>();
+    type Get = fn(&tunelab_scenario::spec::diffusion::DiffusionOptions) -> Option<u64>;
+    type Set = fn(&mut tunelab_scenario::spec::diffusion::DiffusionOptions, Option<u64>);
+    let fields: [(&str, &str, Get, Set); 6] = [
+        ("height", "Height (px)", |o| o.height, |o, v| o.height = v),
+        ("width", "Width (px)", |o| o.width, |o, v| o.width = v),
+        ("frames", "Frames", |o| o.frames, |o, v| o.frames = v),
+        ("reference_images", "Reference images", |o| o.reference_images, |o, v| o.reference_images = v),
+        ("steps", "Steps", |o| o.steps, |o, v| o.steps = v),
+        ("chips", "Chips", |o| Some(o.chips), |o, v| o.chips = v.unwrap_or(1)),
+    ];
+    view! {
+        <fieldset class="row small" data-testid="diffusion-request">
+            <legend>"Request (empty: the pipeline's default)"</legend>
+            {fields.into_iter().map(|(key, label, get, set)| {
+                let value = move || ctx.scenario.with(|s| s.diffusion.as_ref().and_then(get).map(|v| v.to_string()).unwrap_or_default());
+                view! {
+                    <label class="field">{label}" "
+                        <input type="number" min="0" data-testid=format!("diffusion-{key}") prop:value=value on:change=move |ev| {
+                            let t = event_target_value(&ev);
+                            let v = if t.trim().is_empty() { Ok(None) } else { t.trim().parse::<u64>().map(Some).map_err(|_| format!("diffusion.{key}: '{t}' is not a whole number")) };
+                            match v {
+                                Ok(v) => { ctx.edit(|s| set(s.diffusion.get_or_insert_with(Default::default), v)); }
+                                Err(e) => ctx.fail(e),
+                            }
+                        }/>
+                    </label>
+                }
+            }).collect_view()}
+        </fieldset>
     }
 }

@@ -303,6 +303,9 @@ fn GoalPanel() -> impl IntoView {
     let asked = StoredValue::new(0u64);
     Effect::new(move |_| {
         key.track();
+        // The old stage's metrics go at once: until the new stage answers, only the current
+        // goal is offered (a deployment's TTFT must never be offered to an operator stage).
+        metrics.set(Vec::new());
         asked.update_value(|a| *a += 1);
         let mine = asked.get_value();
         crate::worker::ask::shape(ctx.scenario.get_untracked(), move |r| {

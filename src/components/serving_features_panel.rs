@@ -37,6 +37,13 @@ pub fn ServingFeaturesPanel() -> impl IntoView {
         v.extend(tunelab_sim::workload::datasets::names().into_iter().map(|d| (d.clone(), d)));
         v
     };
+    let releases = || {
+        let mut v = vec![(String::new(), "baseline".to_string())];
+        for (engine, e) in tunelab_scenario::spec::options::releases::all() {
+            v.extend(e.releases.keys().map(|r| (r.clone(), format!("{engine} {r}"))));
+        }
+        v
+    };
     view! {
         <fieldset class="serving-features" data-testid="serving-features">
             <legend>"Features"</legend>
@@ -73,6 +80,8 @@ pub fn ServingFeaturesPanel() -> impl IntoView {
                 |s, t| { s.deployment.serving.image_size = if t.is_empty() { None } else { Some(t.parse().map_err(|_| "a whole number of pixels (or empty)".to_string())?) }; Ok(()) })}
             {select("Graph capture", "serving-graph-mode", "How a graph-launched decode step is captured: auto (the engine's default: vLLM-Ascend piecewise), piecewise (attention runs eagerly between captured pieces; the host works per layer), full_decode_only (one graph per decode step; vLLM --compilation-config cudagraph_mode)",
                 pair(&["auto", "piecewise", "full_decode_only"]), |s| s.deployment.serving.graph_mode.clone(), |s, v| s.deployment.serving.graph_mode = v)}
+            {select("Engine release", "serving-engine-version", "The serving engine's release (assets/engines/releases.json): its defaults (graph capture, async scheduling, chunked prefill, token budget) and host costs; baseline: the release serving-host.json describes (what a link without one prices)",
+                releases(), |s| s.deployment.serving.engine_version.clone(), |s, v| s.deployment.serving.engine_version = v)}
             {select("HCCL expansion", "serving-hccl-expansion", "Where HCCL builds each collective's tasks (HCCL_OP_EXPANSION_MODE): auto (per call, one task to each peer; torchair's compiled graphs at compile time), aiv (the vector cores, at once: an all-reduce inside an A2 node pays the mesh's two steps)",
                 pair(&["auto", "aiv"]), |s| s.deployment.serving.hccl_expansion.clone(), |s, v| s.deployment.serving.hccl_expansion = v)}
         </fieldset>

@@ -26,8 +26,23 @@ pub fn Toolbar() -> impl IntoView {
     let copy = move |_| {
         ctx.write_url();
         let href = browser::href();
+        // A browser that neither grants nor refuses within 1.5 s (a permission prompt nobody
+        // answers) gets the selectable field too.
+        let pending = StoredValue::new(true);
+        let shown = href.clone();
+        set_timeout(
+            move || {
+                if pending.try_get_value() == Some(true) {
+                    copied.set(Copied::Refused(shown));
+                    set_timeout(|| browser::select_input("[data-testid=link-field]"), std::time::Duration::from_millis(0));
+                }
+            },
+            std::time::Duration::from_millis(1500),
+        );
         leptos::task::spawn_local(async move {
-            match browser::copy_text_async(&href).await {
+            let answer = browser::copy_text_async(&href).await;
+            pending.set_value(false);
+            match answer {
                 Ok(()) => {
                     copied.set(Copied::Yes);
                     set_timeout(move || if copied.get_untracked() == Copied::Yes { copied.set(Copied::No) }, std::time::Duration::from_millis(2500));

@@ -71,7 +71,7 @@ pub fn TunePanel() -> impl IntoView {
         };
         view! {
             <select data-testid=format!("pareto-{which}") on:change=choose>
-                {move || objectives().into_iter().enumerate().map(|(i, n)| view! { <option value=i.to_string() selected=move || current() == i>{n}</option> }).collect_view()}
+                {move || objectives().into_iter().enumerate().map(|(i, n)| view! { <option value=i.to_string() selected=move || current() == i>{tunelab_scenario::metrics::label(&n)}</option> }).collect_view()}
             </select>
         }
     };

@@ -8,6 +8,7 @@
 
 mod args;
 mod bench;
+mod benchrun;
 mod bench_search;
 mod bench_scale;
 mod bench_serving;
@@ -78,6 +79,8 @@ enum Command {
     Calibrate(calibrate::Args),
     /// The fewest chips (or lowest cost) that serve a load within its SLOs, and how to launch them.
     Plan(plan::Args),
+    /// A benchmark tool's result file (vllm bench serve --save-result) replayed on a launch scenario: predicted vs measured.
+    Benchrun(benchrun::Args),
 }
 
 fn main() {
@@ -87,6 +90,7 @@ fn main() {
         Command::Strategies(a) => strategies::main(a),
         Command::Replay(a) => replay::main(a),
         Command::Plan(a) => plan::main(a),
+        Command::Benchrun(a) => benchrun::main(a),
         Command::Devices(a) => devices::main(a),
         Command::Op(a) => op::main(a),
         Command::Bench(a) => bench::main(a),

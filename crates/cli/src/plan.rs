@@ -28,6 +28,9 @@ pub struct Args {
     /// Draw lengths from a bundled dataset's statistics (sharegpt, alpaca) instead.
     #[arg(long, default_value = "")]
     dataset: String,
+    /// Lengths around the means: fixed (the load as stated), uniform or lognormal (spread 0.5).
+    #[arg(long, default_value = "fixed")]
+    lengths: String,
     /// p90 TTFT limit (ms).
     #[arg(long)]
     ttft: Option<f64>,
@@ -41,7 +44,7 @@ pub struct Args {
     #[arg(long, default_value = "chips")]
     goal: String,
     /// Configurations tried per candidate size.
-    #[arg(long, default_value_t = 24)]
+    #[arg(long, default_value_t = 40)]
     budget: usize,
     /// Requests simulated per candidate.
     #[arg(long, default_value_t = 200)]
@@ -80,7 +83,7 @@ pub fn main(a: Args) -> Result<(), String> {
             input_len: a.input,
             output_len: a.output,
             dataset: a.dataset.clone(),
-            length_distribution: "lognormal".into(),
+            length_distribution: a.lengths.clone(),
             length_spread: 0.5,
             max_ttft_ms: a.ttft.ok_or("give --ttft (p90 TTFT limit, ms)")?,
             max_tpot_ms: a.tpot.ok_or("give --tpot (p90 TPOT limit, ms)")?,

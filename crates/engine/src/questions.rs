@@ -45,6 +45,10 @@ pub enum Question {
     Timeline { scenario: Box<Scenario>, configs: Vec<Option<Config>> },
     /// `calibrate::Calibrator` run to the end.
     Fit { set: Box<MeasurementSet>, digest: String, chip: String, profile: Json, options: Options },
+    /// `stages::capacity::plan`: the fewest chips for a load, with the plan's launch.
+    Plan { request: Box<tunelab_scenario::stages::capacity::plan::PlanRequest> },
+    /// `stages::capacity::spread::headline`: the goal of `config` over other request samples.
+    Spread { scenario: Box<Scenario>, config: Config },
 }
 
 /// The answer to a `Question` (same order of variants). Externally tagged, as `FromWorker`
@@ -61,6 +65,8 @@ pub enum Answer {
     Fidelity { report: FidelityReport },
     Timeline { timelines: Vec<Result<tunelab_scenario::stages::diffusion::timeline::Timeline, String>> },
     Fit { calibration: Calibration },
+    Plan { plan: Box<tunelab_scenario::stages::capacity::plan::Plan>, launch: Option<tunelab_scenario::stages::scale::launch::Launch> },
+    Spread { spread: Option<tunelab_scenario::stages::capacity::spread::Spread> },
 }
 
 /// Answers a question (errors name what was wrong).
@@ -95,6 +101,15 @@ pub fn answer(q: Question) -> Result<Answer, String> {
         Question::Timeline { scenario, configs } => {
             let timelines = configs.iter().map(|c| tunelab_scenario::stages::diffusion::timeline::timeline(&scenario, c.as_ref())).collect();
             Ok(Answer::Timeline { timelines })
+        }
+        Question::Plan { request } => {
+            let plan = tunelab_scenario::stages::capacity::plan::plan(&request)?;
+            let launch = plan.best.as_ref().map(|b| tunelab_scenario::report::export_for(&b.scenario, &b.config).launch);
+            Ok(Answer::Plan { plan: Box::new(plan), launch })
+        }
+        Question::Spread { scenario, config } => {
+            let st = tunelab_scenario::setup(&scenario)?;
+            tunelab_scenario::stages::capacity::spread::headline(&scenario, st.space.names(), &config).map(|spread| Answer::Spread { spread })
         }
         Question::Fit { set, digest, chip, profile, options } => {
             let mut c = Calibrator::new(&set, &digest, &chip, &profile, &options)?;

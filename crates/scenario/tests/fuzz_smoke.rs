@@ -211,6 +211,22 @@ fn fuzz_smoke_diffusion_pipeline() {
     // A pipeline with inline configs, and one the builders must refuse by field.
     seeds.push(br#"{"denoiser": {"_class_name": "UNet2DConditionModel", "block_out_channels": [64, 128], "down_block_types": ["CrossAttnDownBlock2D", "DownBlock2D"], "up_block_types": ["UpBlock2D", "CrossAttnUpBlock2D"], "attention_head_dim": 2, "cross_attention_dim": 64, "layers_per_block": 1}, "vae": {"_class_name": "AutoencoderKL", "block_out_channels": [32, 64], "layers_per_block": 1, "latent_channels": 4}, "text_encoders": [{"config": {"architectures": ["CLIPTextModel"], "hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 2, "num_hidden_layers": 2}, "max_tokens": 8}], "defaults": {"height": 64, "width": 64, "steps": 2}}"#.to_vec());
     seeds.push(br#"{"denoiser": {"_class_name": "WanTransformer3DModel", "num_attention_heads": 2, "attention_head_dim": 8, "num_layers": 1, "text_dim": 16, "ffn_dim": 32, "patch_size": [1, 2, 2]}, "vae": {"_class_name": "AutoencoderKLWan", "base_dim": 8, "dim_mult": [1, 2], "z_dim": 4, "temperal_downsample": [true]}, "text_encoders": [{"config": {"model_type": "t5", "d_model": 16, "d_ff": 32, "d_kv": 8, "num_heads": 2, "num_layers": 1}, "max_tokens": 4}], "defaults": {"height": 32, "width": 32, "frames": 5, "steps": 2}}"#.to_vec());
+    // The families of 2025-2026, tiny: two experts with a boundary, a reference image, an
+    // LLM text encoder under text_config, and the MoE, linear-attention and video DiTs.
+    let llm = r#"{"config": {"architectures": ["Mistral3ForConditionalGeneration"], "text_config": {"hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 1}}, "max_tokens": 8}"#;
+    let kl = r#"{"_class_name": "AutoencoderKL", "block_out_channels": [32, 64], "layers_per_block": 1, "latent_channels": 16}"#;
+    let wan = r#"{"_class_name": "WanTransformer3DModel", "num_attention_heads": 2, "attention_head_dim": 8, "num_layers": 1, "text_dim": 32, "ffn_dim": 32, "patch_size": [1, 2, 2]}"#;
+    seeds.push(format!(r#"{{"denoiser": {wan}, "denoiser_2": {wan}, "boundary_ratio": 0.875, "vae": {{"_class_name": "AutoencoderKLWan", "base_dim": 8, "dim_mult": [1, 2], "z_dim": 16, "temperal_downsample": [true]}}, "text_encoders": [{llm}], "defaults": {{"height": 32, "width": 32, "frames": 5, "steps": 4, "flow_shift": 3.0}}}}"#).into_bytes());
+    for den in [
+        r#"{"_class_name": "QwenImageTransformer2DModel", "num_attention_heads": 2, "attention_head_dim": 16, "num_layers": 1, "joint_attention_dim": 32, "in_channels": 64}"#,
+        r#"{"_class_name": "Flux2Transformer2DModel", "num_attention_heads": 2, "attention_head_dim": 16, "num_layers": 1, "num_single_layers": 1, "joint_attention_dim": 32, "in_channels": 64, "mlp_ratio": 3.0}"#,
+        r#"{"_class_name": "HiDreamImageTransformer2DModel", "num_attention_heads": 2, "attention_head_dim": 16, "num_layers": 1, "num_single_layers": 1, "caption_channels": [32, 32], "num_routed_experts": 4, "num_activated_experts": 2, "in_channels": 16}"#,
+        r#"{"_class_name": "SanaTransformer2DModel", "num_attention_heads": 2, "attention_head_dim": 16, "num_layers": 1, "num_cross_attention_heads": 2, "cross_attention_head_dim": 16, "cross_attention_dim": 32, "caption_channels": 32, "in_channels": 16, "patch_size": 2}"#,
+        r#"{"_class_name": "HunyuanVideoTransformer3DModel", "num_attention_heads": 2, "attention_head_dim": 16, "num_layers": 1, "num_single_layers": 1, "num_refiner_layers": 1, "text_embed_dim": 32, "in_channels": 16}"#,
+    ] {
+        let refs = u64::from(den.contains("Qwen") || den.contains("Flux2"));
+        seeds.push(format!(r#"{{"denoiser": {den}, "vae": {kl}, "text_encoders": [{llm}], "defaults": {{"height": 64, "width": 64, "steps": 2, "reference_images": {refs}}}}}"#).into_bytes());
+    }
     drive("diffusion_pipeline", seeds, iters(300), targets::diffusion_pipeline);
 }
 
@@ -285,6 +301,8 @@ fn fuzz_smoke_cluster() {
         r#"{"cluster":{"nodes":1,"disaggregation":["1P1D"],"prefill_device":"910C","prefill_nodes":1,"prefill_tp":[8,16]},"tensor_parallel":[4,8],"max_concurrency":4}"#,
         r#"{"cluster":{"nodes":1,"disaggregation":["colocated"],"prefill_device":"nope","prefill_nodes":0}}"#,
         r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"prefill_tp":[4]},"tensor_parallel":[4],"max_concurrency":2}"#,
+        r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"prefill_tp":[4],"prefill_pp":[2,1],"prefill_chunking":["dynamic","static"]},"tensor_parallel":[4]}"#,
+        r#"{"cluster":{"nodes":2,"disaggregation":["colocated"],"prefill_pp":[0,65],"prefill_chunking":["sometimes"]}}"#,
     ]
     .iter()
     .map(|s| s.as_bytes().to_vec())

@@ -188,3 +188,23 @@ fn new_families_build_at_their_defaults_and_refuse_bad_fields() {
     d.build(&mut e, 1, 1024, 0, 300, ONE).unwrap();
     assert!(e.ops.iter().all(|o| !matches!(o.op, tunelab_sim::Op::Attention { q_len: 1024, kv_len: 1024, .. })));
 }
+
+#[test]
+fn edit_pipelines_train_on_reference_target_pairs() {
+    // FLUX.1-Kontext fine-tuning: the reference and the target are both VAE-encoded, and the
+    // reference's tokens join the transformer's sequence; a text-to-image FLUX.1 sample has neither.
+    let k = Pipeline::load("flux.1-kontext-dev").unwrap().training_model(1024, 1024, 1).unwrap();
+    let f = Pipeline::load("flux.1-dev").unwrap().training_model(1024, 1024, 1).unwrap();
+    let conv_in = |m: &tunelab_sim::model::ModelDesc| match m.graph.iter().find(|o| o.name == "frozen.vae_encoder.conv_in").unwrap().op {
+        tunelab_sim::Op::Conv2d { batch, .. } => batch,
+        _ => panic!(),
+    };
+    assert_eq!((conv_in(&k), conv_in(&f)), (2, 1));
+    let q = |m: &tunelab_sim::model::ModelDesc| match m.graph.iter().find(|o| o.name == "block.self_attn.core").unwrap().op {
+        tunelab_sim::Op::Attention { q_len, .. } => q_len,
+        _ => panic!(),
+    };
+    assert_eq!((q(&k), q(&f)), (2 * 4096 + 512, 4096 + 512));
+    // Wan2.2's trainers fine-tune one expert per run.
+    assert!(Pipeline::load("wan2.2-t2v-a14b").unwrap().training_model(480, 832, 81).unwrap().name.contains("one expert"));
+}

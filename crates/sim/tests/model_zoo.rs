@@ -27,6 +27,8 @@ fn cases() -> Vec<Case> {
         data("ministral-3-3b-2512", include_str!("data/models/ministral-3-3b-2512.config.json"), 3.8, None, "mistralai/Ministral-3-3B card: 3.4B language model + 0.4B vision encoder"),
         data("qwen3-0.6b", include_str!("data/models/qwen3-0.6b.config.json"), 0.6, None, "Qwen/Qwen3-0.6B card: 0.6B"),
         data("qwen3-1.7b", include_str!("data/models/qwen3-1.7b.config.json"), 1.7, None, "Qwen/Qwen3-1.7B card: 1.7B"),
+        data("glm-4.5-air", include_str!("data/models/glm-4.5-air.config.json"), 106.0, None, "zai-org/GLM-4.5-Air card: 106B total (its 12B active is not checked: the card does not say whether embeddings and LM head count)"),
+        data("glm-4.5", include_str!("data/models/glm-4.5.config.json"), 355.0, None, "zai-org/GLM-4.5 card: 355B total (its 32B active: convention not stated, not checked)"),
         data("nemotron-h-8b-base-8k", include_str!("data/models/nemotron-h-8b-base-8k.config.json"), 8.1, None, "nvidia/Nemotron-H-8B-Base-8K: 8.1B (Nemotron-H report, table 1)"),
     ]
 }

@@ -6,3 +6,4 @@ pub mod calibrate;
 pub mod cases;
 pub mod fidelity;
 pub mod knowledge;
+pub mod benchruns;

@@ -133,9 +133,9 @@ const IGNORED: &[&str] = &[
     "attn_temperature_tuning", "floor_scale", "attn_scale", "router_bias", "moe_gate_dtype", "use_bias", "moe_use_aux_free",
     "moe_capacity", "use_qk_norm", "qk_norm", "head_dim_original", "num_experts_per_topk", "router_dtype", "router_aux_loss_factor",
     "use_mixed_mlp_moe", "use_cla", "cla_share_factor", "use_rotary_pos_emb", "norm_type", "mlp_act", "moe_random_routing_dropped_token",
-    "enable_moe_fp32_combine", "use_flash_attention", "compression_ratio", "use_rmsnorm", "moe_router_enable_expert_bias",
-    "moe_router_enable_shared_expert", "attention_type", "embedding_multiplier", "logits_scaling", "residual_multiplier",
-    "attention_multiplier", "qk_layernorm", "block_configs", "time_step_limit", "quantization", "first_dense_layers",
+    "enable_moe_fp32_combine", "use_flash_attention", "use_rmsnorm", "moe_router_enable_expert_bias",
+    "moe_router_enable_shared_expert", "embedding_multiplier", "logits_scaling", "residual_multiplier",
+    "attention_multiplier", "qk_layernorm", "time_step_limit", "add_qk_norm", "moe_router_dtype",
 ];
 
 /// The first of `names` present (a config family's own spelling), with the name found.
@@ -572,7 +572,7 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
     }
     if !obj.contains_key("hidden_size") {
         if let Some((text, prefix)) = super::readers::text_part(obj) {
-            return wrapper(obj, text, prefix, model_type, dtype, warnings);
+            return super::readers::wrapper(obj, text, prefix, model_type, dtype, warnings);
         }
         let shown = if model_type.is_empty() { "(none)" } else { model_type };
         let hint = if obj.contains_key("d_model") { " (an encoder-decoder or speech model: its width is 'd_model')" } else { "" };
@@ -591,28 +591,3 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
     Ok(LoadedModel { model, warnings })
 }
 
-/// A multimodal wrapper of any family: the language model from its `text_config` (or
-/// `llm_config`), the vision tower from `vision_config` (`super::readers::towers`), an audio
-/// tower named in a note.
-fn wrapper(obj: &Obj, text: &Obj, prefix: &str, model_type: &str, dtype: DType, mut warnings: Vec<String>) -> Result<LoadedModel, String> {
-    let mut tw = Vec::new();
-    let mut llm = decoder(text, prefix, &mut tw)?;
-    warnings.extend(tw.into_iter().filter(|w| !w.contains("config keys not modelled")).map(|w| format!("{prefix}{w}")));
-    let vision = match obj.get("vision_config").and_then(Value::as_object) {
-        Some(vis) => Some(super::readers::towers::vision(obj, vis, model_type, llm.hidden, &mut llm.approx)?),
-        None => None,
-    };
-    if let Some(n) = super::readers::towers::audio_note(obj, model_type) {
-        llm.approx.push(n);
-    }
-    // Wrappers often give the type only in the text part.
-    let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") || !(text.contains_key("torch_dtype") || text.contains_key("dtype")) {
-        dtype
-    } else {
-        warnings.retain(|w| !w.contains("torch_dtype"));
-        dtype_of(text, &mut warnings)
-    };
-    let family = if vision.is_some() { ModelFamily::Multimodal } else if llm.moe.is_some() { ModelFamily::MoeLlm } else { ModelFamily::DenseLlm };
-    let model = ModelDesc { name: name_of(obj, if model_type.is_empty() { "model" } else { model_type }), family, dtype, llm: Some(llm), vision, graph: Vec::new() };
-    Ok(LoadedModel { model, warnings })
-}

@@ -81,6 +81,7 @@ impl FidelityReport {
         if let Some(svg) = svg_name {
             s += &format!("![predicted vs measured, log-log]({svg})\n\n");
         }
+        s += &a3_markdown();
         s += "## Compared values\n\n| case | chip | metric | measured | predicted | error |\n|---|---|---|---|---|---|\n";
         for c in &self.rows {
             s += &format!("| {} | {} | {} | {} {} | {} {} | {:+.1}% |\n", md(&c.case), c.chip, md(&c.metric), num(c.measured), md(&c.unit), num(c.predicted), md(&c.unit), c.error * 100.0);
@@ -171,4 +172,21 @@ impl super::loso::Loso {
 
 fn spct(x: Option<f64>) -> String {
     x.map(|e| format!("{:+.1}%", e * 100.0)).unwrap_or_else(|| "-".into())
+}
+
+/// What each Atlas A3 (910C) parameter that is not a documented per-die fact rests on: the
+/// bundled profile's fields whose source is not the CANN platform file (S1), with their notes.
+fn a3_markdown() -> String {
+    let Some(t) = tunelab_sim::device::bundled_profile_text("910C") else { return String::new() };
+    let Ok(p) = serde_json::from_str::<Json>(t) else { return String::new() };
+    let mut s = String::from("## What the A3 (910C) parameters rest on\n\nThe 910C profile is one die (an Atlas 800 A3 node holds 16). Fields from the CANN platform file (S1) are documented facts of the die; the ones below are not, and each says what it rests on (assets/devices/910C.json). Collectives are priced on the link their group crosses (crates/sim/src/topology.rs): the two dies of a package (die-to-die), the node's HCCS, the SuperPOD fabric, or RoCE between nodes outside one. The shared sets' only A3 evidence is set 3's serving rows (framework layer) and its DeepEP rows, which the operator stage cannot price yet, so no A3 chip parameter is fitted: the step latencies and the collective launch below are the 910B2's, marked as such.\n\n| field | value | source | rests on |\n|---|---|---|---|\n");
+    for (k, f) in p.get("fields").and_then(Json::as_object).into_iter().flatten() {
+        let src = f.get("source").and_then(Json::as_str).unwrap_or("");
+        if src == "S1" {
+            continue;
+        }
+        let v = f.get("value").map(|v| v.to_string()).unwrap_or_default();
+        s += &format!("| `{k}` | {} | {src} | {} |\n", md(&v), md(f.get("note").and_then(Json::as_str).unwrap_or("")));
+    }
+    s + "\n"
 }

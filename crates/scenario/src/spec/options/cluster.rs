@@ -36,11 +36,19 @@ pub struct ClusterOptions {
     /// Nodes of `prefill_device` the prefill instances occupy (required with it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefill_nodes: Option<u64>,
+    /// Pipeline-parallel sizes of a prefill instance (vLLM --pipeline-parallel-size); empty:
+    /// no pipeline.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prefill_pp: Vec<i64>,
+    /// How a pipelined prefill cuts a prompt: "dynamic" (vLLM-Ascend's dynamic chunked pipeline
+    /// parallel) and/or "static" (chunks of max_num_batched_tokens); empty: both.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prefill_chunking: Vec<String>,
 }
 
 impl Default for ClusterOptions {
     fn default() -> Self {
-        ClusterOptions { nodes: 1, superpod: false, data_parallel: Vec::new(), redundant_experts: Vec::new(), moe_imbalance: None, disaggregation: Vec::new(), prefill_tp: Vec::new(), prefill_device: None, prefill_nodes: None }
+        ClusterOptions { nodes: 1, superpod: false, data_parallel: Vec::new(), redundant_experts: Vec::new(), moe_imbalance: None, disaggregation: Vec::new(), prefill_tp: Vec::new(), prefill_device: None, prefill_nodes: None, prefill_pp: Vec::new(), prefill_chunking: Vec::new() }
     }
 }
 
@@ -68,6 +76,12 @@ impl ClusterOptions {
         if self.nodes == 0 || self.nodes > 384 {
             return Err(format!("deployment.cluster.nodes: {} must be within 1..=384", self.nodes));
         }
+        if let Some(x) = self.prefill_pp.iter().find(|x| !(1..=64).contains(*x)) {
+            return Err(format!("deployment.cluster.prefill_pp: {x} must be within 1..=64 pipeline stages"));
+        }
+        if let Some(c) = self.prefill_chunking.iter().find(|c| *c != "dynamic" && *c != "static") {
+            return Err(format!("deployment.cluster.prefill_chunking: '{}' is not dynamic or static", crate::scenario::clip(c)));
+        }
         for (field, v) in [("data_parallel", &self.data_parallel), ("prefill_tp", &self.prefill_tp)] {
             if let Some(x) = v.iter().find(|x| !(1..=6144).contains(*x)) {
                 return Err(format!("deployment.cluster.{field}: {x} must be within 1..=6144"));
@@ -93,6 +107,9 @@ impl ClusterOptions {
             (Some(_), Some(n)) if n == 0 || n > 384 => return Err(format!("deployment.cluster.prefill_nodes: {n} must be within 1..=384")),
             (Some(_), Some(_)) if !split => return Err("deployment.cluster.prefill_device: a prefill chip needs a disaggregated layout (\"xPyD\") in deployment.cluster.disaggregation".into()),
             _ => {}
+        }
+        if !self.prefill_pp.is_empty() && !split {
+            return Err("deployment.cluster.prefill_pp: pipelined prefill instances need a disaggregated layout (\"xPyD\") in deployment.cluster.disaggregation".into());
         }
         Ok(())
     }

@@ -32,7 +32,8 @@ pub struct PlanRequest {
     pub output_len: u64,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub dataset: String,
-    /// "fixed", "uniform" or "lognormal" lengths around the means (spread `length_spread`).
+    /// "fixed" (the default: the load as stated), "uniform" or "lognormal" lengths around the
+    /// means (spread `length_spread`).
     #[serde(default = "d_dist")]
     pub length_distribution: String,
     #[serde(default = "d_spread")]
@@ -61,12 +62,12 @@ pub struct PlanRequest {
 
 fn d_in() -> u64 { 2048 }
 fn d_out() -> u64 { 512 }
-fn d_dist() -> String { "lognormal".into() }
+fn d_dist() -> String { "fixed".into() }
 fn d_spread() -> f64 { 0.5 }
 fn d_goal() -> String { "chips".into() }
 fn d_engine() -> String { "vllm-ascend".into() }
 fn d_requests() -> usize { 200 }
-fn d_budget() -> usize { 24 }
+fn d_budget() -> usize { 40 }
 
 /// One kind of node on offer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -207,6 +208,7 @@ pub fn scenario_for(r: &PlanRequest, device: &str, nodes: u64, rate: f64) -> Res
             "serving": serving,
             "cluster": cluster,
         },
+        "space": if moe { serde_json::json!({ "expert_parallel": { "fixed": "on" } }) } else { serde_json::json!({}) },
         "objectives": [{ "metric": "tpot_ms", "priority": 1 }],
         "constraints": { "max_ttft_ms": r.max_ttft_ms, "max_tpot_ms": r.max_tpot_ms },
         "strategy": { "name": "auto" },

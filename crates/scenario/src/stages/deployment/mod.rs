@@ -338,6 +338,12 @@ fn knobs_named(names: &[String], c: &Config) -> Result<Knobs, String> {
     k.scale.dp = int("dp", 1)?.max(1);
     k.scale.redundant = int("redundant_experts", 0)?;
     k.scale.prefill_tp = int("prefill_tp", k.tp)?.max(1);
+    k.scale.prefill_pp = int("prefill_pp", 1)?.max(1);
+    k.scale.dynamic_chunks = match get("prefill_chunking").and_then(|v| v.as_str()) {
+        None | Some("static") => false,
+        Some("dynamic") => true,
+        Some(o) => return Err(format!("prefill_chunking: expected dynamic or static, got '{}'", clip(o))),
+    };
     if let Some(v) = get("pd") {
         k.scale.pd = crate::spec::cluster::parse_layout(v.as_str().unwrap_or(""))?;
     }
@@ -396,6 +402,14 @@ impl DeploymentObjective {
     /// `plan_at` on one side of a disaggregated layout: a prefill instance on its own chip
     /// (`deployment.cluster.prefill_device`) takes that system's placement.
     fn plan_side(&self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> ParallelPlan {
+        let mut p = self.plan_unpiped(k, tp, dp, prefill);
+        if prefill {
+            p.pp = k.scale.prefill_pp.max(1);
+        }
+        p
+    }
+
+    fn plan_unpiped(&self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> ParallelPlan {
         if let Some(p) = self.cluster.as_ref().and_then(|c| c.prefill.as_ref()).filter(|_| prefill) {
             return super::scale::plan(tp, dp, k.expert_parallel, k.scale.redundant, Some(p.placement));
         }
@@ -419,7 +433,9 @@ impl DeploymentObjective {
     /// The key of the step pricer `pricer_at` keeps for these knobs. One pricer per layout
     /// whatever the number of draft tokens (see `pricer_at`).
     fn pricer_key(&self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> PricerKey {
-        (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, k.spec_k.min(1), options::collectives_pre_expanded(&self.spec, &self.host, k.graph_launch))
+        // A pipelined prefill instance prices one stage's layers: its own pricer per depth.
+        let pp = if prefill { k.scale.prefill_pp.max(1) } else { 1 };
+        (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, k.spec_k.min(1) + 2 * (pp - 1), options::collectives_pre_expanded(&self.spec, &self.host, k.graph_launch))
     }
 
     /// The step pricer of a rank of `tp` chips in `dp` ranks (`prefill`: a disaggregated

@@ -144,9 +144,10 @@ impl DeploymentObjective {
         let (tp, dp, ptp) = (k.tp, k.scale.dp, k.scale.prefill_tp);
         // The prefill side: its own nodes (heterogeneous) or the chips decode leaves.
         let side = self.cluster.as_ref().and_then(|c| c.prefill.as_ref());
+        let ppp = k.scale.prefill_pp.max(1);
         let prefill_dp = match side {
-            Some(p) => p.chips / x / ptp,
-            None => (chips - y * tp * dp) / x / ptp,
+            Some(p) => p.chips / x / ptp / ppp,
+            None => (chips - y * tp * dp) / x / ptp / ppp,
         };
         let prefill_mem = side.map_or(self.device.memory_bytes, |p| p.device.memory_bytes) as f64;
         let fixed = memory_per_chip(&self.model, &Workload::Decode { batch: k.batch, context_len: 1, output_len: 0 }, plan, opts, None)?;
@@ -186,8 +187,11 @@ impl DeploymentObjective {
             kv_tokens: ((budget - base) / per_token) as u64,
             max_num_batched_tokens: k.max_tokens,
             graph_launch: k.graph_launch,
-            prefill_chips: ptp,
+            prefill_chips: ptp * ppp,
             decode_chips: tp,
+            prefill_pp: ppp,
+            dynamic_chunks: k.scale.dynamic_chunks,
+            min_chunk: c.cpp_min_chunk,
             // The whole deployment's cap: a benchmark's --max-concurrency, or a closed loop's
             // clients (max_num_seqs per decode rank when the count is not given).
             concurrency: clients_per_rank(&self.spec, k.batch * y * dp, 1),

@@ -42,6 +42,11 @@ pub struct DisaggConfig {
     pub decode_chips: u64,
     /// Requests in flight at most over the whole deployment (None: uncapped).
     pub concurrency: Option<u64>,
+    /// Pipeline stages of a prefill rank (1: none; `super::pipeline`), whether its chunks are
+    /// sized dynamically, and the smallest dynamic chunk.
+    pub prefill_pp: u64,
+    pub dynamic_chunks: bool,
+    pub min_chunk: u64,
 }
 
 /// One decode rank: its clock, the requests whose caches have landed (by landing time) and
@@ -162,9 +167,23 @@ pub fn simulate(
                     queue.pop_front();
                 }
                 let b = batch.len() as u64;
-                let c = prefill.prefill(b, tokens.div_ceil(b), cfg.graph_launch)?;
-                let end = t + c.time_us;
-                (energy_uj, flops, rel_error, busy_us, prefill_busy_us) = (energy_uj + c.energy_uj * cfg.prefill_chips as f64, flops + c.flops * cfg.prefill_chips as f64, rel_error.max(c.rel_error), busy_us + c.device_us, prefill_busy_us + c.device_us);
+                let end = if cfg.prefill_pp > 1 {
+                    // Pipelined: the prompts' chunks flow through the stages; the rank takes the
+                    // next batch once the last chunk has left the last stage. Each chunk runs on
+                    // every stage (prefill_chips counts all of the rank's).
+                    let prompts: Vec<u64> = batch.iter().map(|&i| reqs[i].input).collect();
+                    let p = super::pipeline::pipelined_prefill(prefill, &prompts, cfg.prefill_pp, cfg.max_num_batched_tokens, cfg.dynamic_chunks, cfg.min_chunk, cfg.graph_launch)?;
+                    let per_stage = cfg.prefill_chips as f64 / cfg.prefill_pp as f64;
+                    for c in &p.stage_costs {
+                        let stages = cfg.prefill_pp as f64;
+                        (energy_uj, flops, rel_error, busy_us, prefill_busy_us) = (energy_uj + c.energy_uj * per_stage * stages, flops + c.flops * per_stage * stages, rel_error.max(c.rel_error), busy_us + c.device_us, prefill_busy_us + c.device_us);
+                    }
+                    t + p.time_us
+                } else {
+                    let c = prefill.prefill(b, tokens.div_ceil(b), cfg.graph_launch)?;
+                    (energy_uj, flops, rel_error, busy_us, prefill_busy_us) = (energy_uj + c.energy_uj * cfg.prefill_chips as f64, flops + c.flops * cfg.prefill_chips as f64, rel_error.max(c.rel_error), busy_us + c.device_us, prefill_busy_us + c.device_us);
+                    t + c.time_us
+                };
                 free[r] = end;
                 for &i in &batch {
                     start[i] = t;

@@ -21,12 +21,12 @@
 //!   HCCL's format (CANN 8.2.RC1 HCCL guide, "ranktable文件配置资源信息", hcclug_000014).
 
 use crate::spec::scenario::Scenario;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tunelab_search::Value;
 
 /// One process to start on one node.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NodeLaunch {
     /// Node index in the layout (0-based) and its role ("serve", "serve (headless)", "prefill
     /// 0", "decode 0", "proxy").
@@ -39,13 +39,13 @@ pub struct NodeLaunch {
 }
 
 /// The whole launch.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Launch {
     pub nodes: Vec<NodeLaunch>,
     /// MindIE: config.json fields per node (the same on every node) and the rank table of a
     /// multi-node layout.
     pub mindie_config: serde_json::Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mindie_rank_table: Option<serde_json::Value>,
     /// The longest request the workload sends (prompt + output), what --max-model-len covers.
     pub max_model_len: u64,

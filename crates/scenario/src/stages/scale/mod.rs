@@ -13,6 +13,7 @@
 pub mod disagg;
 pub mod export;
 pub mod launch;
+pub mod pipeline;
 
 use crate::spec::cluster::{parse_layout, ClusterOptions};
 use serde::Deserialize;
@@ -43,12 +44,14 @@ pub struct ScaleConstants {
     pub moe_imbalance: f64,
     pub kv_transfer_efficiency: f64,
     pub kv_transfer_setup_us: f64,
+    /// Dynamic chunked pipeline parallel: the smallest chunk it sizes (`pipeline`).
+    pub cpp_min_chunk: u64,
 }
 
 pub fn constants() -> ScaleConstants {
     let f: File = serde_json::from_str(CONSTANTS).unwrap_or(File { fields: BTreeMap::new() });
     let g = |k: &str, d: f64| f.fields.get(k).map_or(d, |x| x.value);
-    ScaleConstants { moe_imbalance: g("moe_imbalance", 1.0), kv_transfer_efficiency: g("kv_transfer_efficiency", 1.0), kv_transfer_setup_us: g("kv_transfer_setup_us", 0.0) }
+    ScaleConstants { moe_imbalance: g("moe_imbalance", 1.0), kv_transfer_efficiency: g("kv_transfer_efficiency", 1.0), kv_transfer_setup_us: g("kv_transfer_setup_us", 0.0), cpp_min_chunk: g("cpp_min_chunk", 4096.0) as u64 }
 }
 
 /// One configuration's large-scale knobs.
@@ -60,11 +63,15 @@ pub struct ScaleKnobs {
     pub pd: Option<(u64, u64)>,
     /// TP of a prefill instance (disaggregated).
     pub prefill_tp: u64,
+    /// Pipeline stages of a prefill instance (disaggregated; 1: none) and whether its chunks
+    /// are sized dynamically (`pipeline`).
+    pub prefill_pp: u64,
+    pub dynamic_chunks: bool,
 }
 
 impl Default for ScaleKnobs {
     fn default() -> Self {
-        ScaleKnobs { dp: 1, redundant: 0, pd: None, prefill_tp: 1 }
+        ScaleKnobs { dp: 1, redundant: 0, pd: None, prefill_tp: 1, prefill_pp: 1, dynamic_chunks: false }
     }
 }
 
@@ -168,6 +175,12 @@ impl Cluster {
             params.push(Param::categorical("pd", names));
             let ptp = if o.prefill_tp.is_empty() { tps.to_vec() } else { o.prefill_tp.clone() };
             params.push(cat_i("prefill_tp", &ptp));
+            if !o.prefill_pp.is_empty() {
+                params.push(cat_i("prefill_pp", &o.prefill_pp));
+                let chunking = if o.prefill_chunking.is_empty() { vec!["dynamic".to_string(), "static".to_string()] } else { o.prefill_chunking.clone() };
+                params.push(Param::categorical("prefill_chunking", chunking.into_iter().map(Value::Str).collect()));
+                notes.push("prefill_pp: a prefill instance of prefill_tp x prefill_pp chips per rank, its layers in prefill_pp pipeline stages (vLLM --pipeline-parallel-size); each prompt flows through them in chunks of max_num_batched_tokens (static) or sized to the first chunk's stage time (dynamic: vLLM-Ascend's dynamic chunked pipeline parallel, profiling_chunk_config)".into());
+            }
             notes.push("pd: prefill-decode disaggregation xPyD: x prefill instances (prefill_tp chips each, times the dp that fills their share) and y decode instances (tp x dp chips each); with expert_parallel each side spreads the experts over its own instance (ep = its tp x dp); the KV cache of every prompt crosses the link between them, and a request waiting for a decode slot (max_num_seqs, KV memory) waits in TTFT, not TPOT".into());
             if let Some(p) = &self.prefill {
                 notes.push(format!(
@@ -196,8 +209,9 @@ pub fn layout_error(chips: u64, tp: u64, k: &ScaleKnobs, prefill_chips: u64) -> 
             if decode != chips {
                 return Some(format!("{x}P{y}D: the {y} decode instance(s) of tp x dp = {tp} x {} take {decode} chips, not the decode side's {chips}", k.dp));
             }
-            if !prefill_chips.is_multiple_of(x) || !(prefill_chips / x).is_multiple_of(k.prefill_tp) {
-                return Some(format!("{x}P{y}D: the prefill side's {prefill_chips} chips do not split into {x} prefill instance(s) of whole prefill_tp = {} groups", k.prefill_tp));
+            let group = k.prefill_tp * k.prefill_pp.max(1);
+            if !prefill_chips.is_multiple_of(x) || !(prefill_chips / x).is_multiple_of(group) {
+                return Some(format!("{x}P{y}D: the prefill side's {prefill_chips} chips do not split into {x} prefill instance(s) of whole prefill_tp x prefill_pp = {group} groups"));
             }
             None
         }
@@ -207,8 +221,9 @@ pub fn layout_error(chips: u64, tp: u64, k: &ScaleKnobs, prefill_chips: u64) -> 
                 return Some(format!("{x}P{y}D: the {y} decode instance(s) of tp x dp = {tp} x {} take all {chips} chips, none left for prefill", k.dp));
             }
             let left = chips - decode;
-            if !left.is_multiple_of(x) || !(left / x).is_multiple_of(k.prefill_tp) {
-                return Some(format!("{x}P{y}D: the {left} chips left after decode do not split into {x} prefill instance(s) of whole prefill_tp = {} groups", k.prefill_tp));
+            let group = k.prefill_tp * k.prefill_pp.max(1);
+            if !left.is_multiple_of(x) || !(left / x).is_multiple_of(group) {
+                return Some(format!("{x}P{y}D: the {left} chips left after decode do not split into {x} prefill instance(s) of whole prefill_tp x prefill_pp = {group} groups"));
             }
             None
         }

@@ -234,8 +234,10 @@ impl crate::spec::options::serving::ServingSpec {
     /// that has it (vLLM's).
     pub fn host(&self) -> Result<HostCosts, String> {
         let mut h = HostCosts::bundled(&self.engine)?;
-        // The release's defaults and host costs over the engine's (baseline) block.
-        if let Some((_, r)) = crate::spec::options::releases::release(&self.engine, &self.engine_version)? {
+        // A named release's defaults and host costs over the engine's block (which describes the
+        // baseline release: no engine_version prices exactly as serving-host.json says).
+        let named = if self.engine_version.is_empty() { None } else { crate::spec::options::releases::release(&self.engine, &self.engine_version)? };
+        if let Some((_, r)) = named {
             if let Some(a) = r.defaults.async_scheduling {
                 h.schedule_ahead_steps = a as u64;
             }

@@ -102,7 +102,7 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, _prefix: &st
         t.mlp = MlpKind::Relu2;
         warnings.retain(|w| !w.contains("hidden_act 'relu2'"));
     }
-    if obj.get("use_qk_norm").and_then(Value::as_bool) == Some(true) || obj.get("qk_norm").and_then(Value::as_bool) == Some(true) {
+    if ["use_qk_norm", "qk_norm", "add_qk_norm"].iter().any(|k| obj.get(*k).and_then(Value::as_bool) == Some(true)) {
         t.qk_norm = true;
     }
     match model_type {

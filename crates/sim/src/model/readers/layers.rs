@@ -98,9 +98,18 @@ pub fn mixers(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) ->
         // Gemma 2 alternates local (even layers) and global layers.
         return Ok(Some((0..n).map(|i| if i % 2 == 0 { slide } else { full }).collect()));
     }
-    if let (Some(a), Some(chunk)) = (list(obj, "no_rope_layers", prefix, n)?, uint(obj, "attention_chunk_size").filter(|c| *c > 0)) {
+    if let (Some(chunk), true) = (uint(obj, "attention_chunk_size").filter(|c| *c > 0), model_type == "llama4_text" || obj.contains_key("no_rope_layers")) {
         // Llama 4: layers with RoPE (1) attend within chunks; NoPE layers (0) attend globally.
-        return Ok(Some(a.iter().map(|e| if e.as_u64() == Some(0) { full } else { Mixer::Attention { window: 0, chunk, sinks: false } }).collect()));
+        // Without the list, Llama4TextConfig derives it: every `no_rope_layer_interval`-th
+        // layer (4 by default) is NoPE.
+        let rope: Vec<bool> = match list(obj, "no_rope_layers", prefix, n)?.filter(|a| !a.is_empty()) {
+            Some(a) => a.iter().map(|e| e.as_u64() != Some(0)).collect(),
+            None => {
+                let every = uint(obj, "no_rope_layer_interval").unwrap_or(4).max(1);
+                (0..n).map(|i| (i + 1) % every != 0).collect()
+            }
+        };
+        return Ok(Some(rope.into_iter().map(|r| if r { Mixer::Attention { window: 0, chunk, sinks: false } } else { full }).collect()));
     }
     if let (Some(every), true) = (uint(obj, "full_attention_interval"), t.linear_attention.is_some()) {
         let every = every.max(1);

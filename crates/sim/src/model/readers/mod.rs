@@ -16,7 +16,8 @@ pub mod nemotron_h;
 pub mod pyjson;
 pub mod towers;
 
-use crate::model::TransformerDesc;
+use crate::dtype::DType;
+use crate::model::{LoadedModel, ModelDesc, ModelFamily, TransformerDesc};
 use serde_json::{Map, Value};
 
 type Obj = Map<String, Value>;
@@ -82,4 +83,30 @@ pub fn text_part(obj: &Obj) -> Option<(&Obj, &'static str)> {
         return Some((t, "thinker_config.text_config."));
     }
     None
+}
+
+/// A multimodal wrapper of any family: the language model from its `text_config` (or
+/// `llm_config`), the vision tower from `vision_config` (`super::readers::towers`), an audio
+/// tower named in a note.
+pub(super) fn wrapper(obj: &Obj, text: &Obj, prefix: &str, model_type: &str, dtype: DType, mut warnings: Vec<String>) -> Result<LoadedModel, String> {
+    let mut tw = Vec::new();
+    let mut llm = super::hf::decoder(text, prefix, &mut tw)?;
+    warnings.extend(tw.into_iter().map(|w| format!("{prefix}{w}")));
+    let vision = match obj.get("vision_config").and_then(Value::as_object) {
+        Some(vis) => Some(towers::vision(obj, vis, model_type, llm.hidden, &mut llm.approx)?),
+        None => None,
+    };
+    if let Some(n) = towers::audio_note(obj, model_type) {
+        llm.approx.push(n);
+    }
+    // Wrappers often give the type only in the text part.
+    let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") || !(text.contains_key("torch_dtype") || text.contains_key("dtype")) {
+        dtype
+    } else {
+        warnings.retain(|w| !w.contains("torch_dtype"));
+        super::hf::dtype_of(text, &mut warnings)
+    };
+    let family = if vision.is_some() { ModelFamily::Multimodal } else if llm.moe.is_some() { ModelFamily::MoeLlm } else { ModelFamily::DenseLlm };
+    let model = ModelDesc { name: super::hf::name_of(obj, if model_type.is_empty() { "model" } else { model_type }), family, dtype, llm: Some(llm), vision, graph: Vec::new() };
+    Ok(LoadedModel { model, warnings })
 }

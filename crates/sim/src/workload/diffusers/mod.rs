@@ -203,10 +203,10 @@ impl Pipeline {
             None | Some(Value::Null) => 1.0,
             Some(x) => x.as_f64().filter(|f| f.is_finite() && *f > 0.0 && *f <= 100.0).ok_or_else(|| format!("defaults.flow_shift: {} is not a shift in (0, 100]", clip(&x.to_string())))?,
         };
-        let reference_images = int("reference_images", 0);
-        if reference_images > MAX_REFERENCE_IMAGES {
-            return Err(format!("defaults.reference_images: {reference_images} is out of range (0..={MAX_REFERENCE_IMAGES})"));
-        }
+        let reference_images = match d.get("reference_images") {
+            None | Some(Value::Null) => 0,
+            Some(x) => x.as_u64().filter(|n| *n <= MAX_REFERENCE_IMAGES).ok_or_else(|| format!("defaults.reference_images: {} is not a count in 0..={MAX_REFERENCE_IMAGES}", clip(&x.to_string())))?,
+        };
         let defaults = Defaults { height: int("height", 512), width: int("width", 512), frames: int("frames", 1), steps: int("steps", 50), cfg: d.get("cfg").and_then(|x| x.as_bool()).unwrap_or(true), reference_images, flow_shift };
         let name = obj.get("name").and_then(|n| n.as_str()).unwrap_or("custom pipeline").to_string();
         let p = Pipeline { name, text_encoders, denoiser, denoiser_2, boundary_ratio, vae, vae_upcast, defaults };
@@ -370,12 +370,16 @@ impl Pipeline {
     }
 
     /// What one training sample runs, as a model description (batch 1, family diffusion): the
-    /// text encoders and the VAE encoder forward only (named `frozen.*`, so the training step
+    /// text encoders and the VAE encoder (of the target and, for an edit pipeline, its
+    /// reference images) forward only (named `frozen.*`, so the training step
     /// gives them no backward, gradients or optimizer state), then the denoiser. Sizes are the
     /// sample's `height` x `width` and `frames` (1 for an image; a video's frames are encoded
     /// by the video VAE's encoder and become the denoiser's latent frames).
     pub fn training_model(&self, height: u64, width: u64, frames: u64) -> Result<crate::model::ModelDesc, String> {
-        let l = self.latent(height, width, frames)?;
+        // An edit pipeline (FLUX.1-Kontext, Qwen-Image-Edit) trains on (reference, target)
+        // pairs: both are VAE-encoded and the reference's tokens join the sequence.
+        let refs = self.defaults.reference_images;
+        let l = self.latent_with_references(height, width, frames, refs)?;
         let o = EmitOptions::default();
         let mut ops: Vec<GraphOp> = Vec::new();
         for i in 0..self.text_encoders.len() {
@@ -384,7 +388,7 @@ impl Pipeline {
             ops.extend(c.ops.into_iter().map(|mut g| { g.name = format!("frozen.{n}.{}", g.name); g }));
         }
         let mut e = Emit::new(o);
-        self.vae.build_encoder(&mut e, 1, frames, height, width)?;
+        self.vae.build_encoder(&mut e, 1 + refs, frames, height, width)?;
         ops.extend(e.ops.into_iter().map(|mut g| { g.name = format!("frozen.vae_encoder.{}", g.name); g }));
         ops.extend(self.denoiser(1, &l, o, Tome::none(), SeqParallel { degree: 1, ring: false })?.ops);
         let graph = ops.into_iter().map(|g| crate::model::GraphOpDesc { name: g.name, op: g.op, repeat: g.repeat, class: Some(g.class), weights: None }).collect();

@@ -1,0 +1,252 @@
+//! Capacity (issue 45): the goal that searches the sustained rate, the load-bound statement,
+//! the workload spread, launches that start (checked against the release's argument list) and
+//! the plan.
+
+use std::collections::BTreeMap;
+use tunelab_scenario::report::export_for;
+use tunelab_scenario::stages::capacity::plan::{plan, PlanRequest};
+use tunelab_scenario::{bundled_scenario, bundled_scenarios, Run, Scenario, Stage};
+use tunelab_search::{Config, Outcome, Value};
+
+/// The run's configuration with `set` (name -> value) over its baseline.
+fn config(run: &Run, set: &[(&str, Value)]) -> Config {
+    let names = run.space().names().to_vec();
+    let mut c = run.baseline_config().clone();
+    for (n, v) in set {
+        let i = names.iter().position(|x| x == n).unwrap_or_else(|| panic!("no parameter {n}"));
+        c.0[i] = v.clone();
+    }
+    c
+}
+
+fn metric(run: &Run, o: &Outcome, name: &str) -> f64 {
+    let i = run.metrics().iter().position(|m| m.name == name).unwrap_or_else(|| panic!("no metric {name}"));
+    match o {
+        Outcome::Ok(v) => v[i],
+        other => panic!("{other:?}"),
+    }
+}
+
+fn deepseek(requests: usize) -> Scenario {
+    let mut s = bundled_scenario("deepseek-v3-2xA3-deployment").unwrap();
+    s.deployment.serving.requests = requests;
+    s
+}
+
+const BEST: [(&str, i64); 3] = [("max_num_batched_tokens", 16384), ("num_speculative_tokens", 3), ("redundant_experts", 32)];
+
+fn at_batch(run: &mut Run, batch: i64) -> Outcome {
+    let mut set: Vec<(&str, Value)> = BEST.iter().map(|(n, v)| (*n, Value::Int(*v))).collect();
+    set.push(("batch", Value::Int(batch)));
+    let c = config(run, &set);
+    run.evaluate(&c)
+}
+
+#[test]
+fn the_old_goal_measured_the_load_and_the_capacity_goal_measures_the_configuration() {
+    // The issue's reproduction: at 8 req/s the throughput goal gave batch 8 and 128 the same
+    // tokens/s per chip, and nothing said it was the load's.
+    let mut old = deepseek(400);
+    old.objectives = vec![serde_json::from_str(r#"{"metric":"tokens_per_s_per_chip","priority":2}"#).unwrap()];
+    old.constraints.max_ttft_ms = None;
+    let mut run = Run::new(&old).unwrap();
+    let (a, b) = (at_batch(&mut run, 8), at_batch(&mut run, 128));
+    assert_eq!(metric(&run, &a, "tokens_per_s_per_chip"), metric(&run, &b, "tokens_per_s_per_chip"));
+    let named: Vec<(String, f64)> = run.metrics().iter().map(|m| m.name.clone()).zip(match &a { Outcome::Ok(v) => v.clone(), _ => vec![] }).collect();
+    let why = tunelab_scenario::stages::capacity::load_bound(&old, &named).expect("the load-bound result says so");
+    assert!(why.contains("Poisson 8 req/s") && why.contains("capacity_tokens_per_s_per_chip"), "{why}");
+    // The capacity goal tells them apart: a batch of 8 per rank sustains a lower rate.
+    let s = deepseek(1600);
+    let mut run = Run::new(&s).unwrap();
+    assert_eq!(run.metrics()[0].name, "capacity_tokens_per_s_per_chip");
+    let (a, b) = (at_batch(&mut run, 8), at_batch(&mut run, 128));
+    let (ra, rb) = (metric(&run, &a, "capacity_rps"), metric(&run, &b, "capacity_rps"));
+    assert!(rb > 1.1 * ra, "batch 8: {ra} req/s, batch 128: {rb} req/s");
+    // At its capacity every metric is within the limits, and capacity mode is never load-bound.
+    assert!(metric(&run, &b, "ttft_ms") <= 3000.0 && metric(&run, &b, "tpot_ms") <= 100.0);
+    let named: Vec<(String, f64)> = run.metrics().iter().map(|m| m.name.clone()).zip(match &b { Outcome::Ok(v) => v.clone(), _ => vec![] }).collect();
+    assert!(tunelab_scenario::stages::capacity::load_bound(&s, &named).is_none());
+}
+
+#[test]
+fn capacity_is_deterministic_and_every_configuration_sees_the_same_requests() {
+    let s = deepseek(800);
+    let (mut r1, mut r2) = (Run::new(&s).unwrap(), Run::new(&s).unwrap());
+    // Another configuration priced first must not change this one's result (same sample).
+    let _ = at_batch(&mut r2, 8);
+    let (a, b) = (at_batch(&mut r1, 64), at_batch(&mut r2, 64));
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+}
+
+#[test]
+fn the_capacity_goal_needs_a_ttft_limit_and_an_open_stream() {
+    let mut s = deepseek(400);
+    s.constraints.max_ttft_ms = None;
+    let e = Run::new(&s).err().expect("no TTFT limit");
+    assert!(e.contains("constraints.max_ttft_ms"), "{e}");
+    let mut s = deepseek(400);
+    s.deployment.serving.arrival = "closed".into();
+    let e = Run::new(&s).err().expect("closed loop");
+    assert!(e.contains("deployment.serving.arrival"), "{e}");
+}
+
+#[test]
+fn a_change_within_the_workload_spread_is_not_called_a_gain() {
+    let mut s = bundled_scenario("phi4-mini-910B2-sharegpt").unwrap();
+    s.budget = 6;
+    let mut run = Run::new(&s).unwrap();
+    run.run_to_end();
+    let (_, best) = run.overall_best().expect("a feasible configuration");
+    let spread = tunelab_scenario::stages::capacity::spread::headline(&s, run.space().names(), &best.config).unwrap().expect("a serving scenario has a spread");
+    assert_eq!(spread.samples.len(), 5);
+    assert_eq!(spread.samples[0].1, best.value(), "the first sample is the study's own");
+    assert!(spread.min <= spread.mean && spread.mean <= spread.max);
+    let report = run.report();
+    let goal = report.metric.clone();
+    let change = report.comparison.iter().find(|c| c.metric == goal).and_then(|c| c.change_pct).unwrap_or(0.0);
+    let wide = tunelab_scenario::stages::capacity::spread::Spread { half_range_pct: change.abs() + 1.0, ..spread.clone() };
+    let r = report.clone().with_spread(Some(wide));
+    assert!(r.comparison.iter().find(|c| c.metric == goal).unwrap().within_spread);
+    assert!(r.to_text().contains("workload spread"));
+    let narrow = tunelab_scenario::stages::capacity::spread::Spread { half_range_pct: 0.0, ..spread };
+    let r = report.with_spread(Some(narrow));
+    assert!(!r.comparison.iter().find(|c| c.metric == goal).unwrap().within_spread || change == 0.0);
+}
+
+/// The release's argument list (assets/engines/flags/).
+fn release_flags() -> (String, Vec<String>) {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/engines/flags/vllm-ascend-0.11.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let flags = v["flags"].as_object().unwrap();
+    for (f, src) in flags {
+        assert!(f.starts_with("--") && src.as_str().is_some_and(|s| s.len() > 20), "{f}: every flag names its source");
+    }
+    (v["release"].as_str().unwrap().to_string(), flags.keys().cloned().collect())
+}
+
+/// Configurations of a scenario worth exporting: the baseline and, over a cluster, EPLB and
+/// every listed disaggregated layout.
+fn configs(s: &Scenario) -> Vec<BTreeMap<String, Value>> {
+    let run = Run::new(s).unwrap_or_else(|e| panic!("{}: {e}", s.name));
+    let names = run.space().names().to_vec();
+    let base: BTreeMap<String, Value> = names.iter().cloned().zip(run.baseline_config().0.iter().cloned()).collect();
+    let mut out = vec![base.clone()];
+    if let Some(p) = run.space().params().iter().find(|p| p.name == "redundant_experts") {
+        for i in 0..p.levels().unwrap_or(0) {
+            let mut c = base.clone();
+            c.insert("redundant_experts".into(), p.level_value(i));
+            out.push(c);
+        }
+    }
+    if let Some(p) = run.space().params().iter().find(|p| p.name == "pd") {
+        // Every disaggregated layout the stage accepts with a decode side of dp 2.
+        let chips = s.deployment.cluster.as_ref().map_or(0, |c| c.nodes) * 16;
+        for i in 0..p.levels().unwrap_or(0) {
+            let Some(pd) = p.level_value(i).as_str().and_then(|l| tunelab_scenario::spec::cluster::parse_layout(l).ok().flatten()) else { continue };
+            let mut c = base.clone();
+            c.insert("pd".into(), p.level_value(i));
+            c.insert("dp".into(), Value::Int(2));
+            let int = |k: &str| c.get(k).and_then(Value::as_i64).unwrap_or(1) as u64;
+            let k = tunelab_scenario::stages::scale::ScaleKnobs { dp: 2, redundant: 0, pd: Some(pd), prefill_tp: int("prefill_tp"), ..Default::default() };
+            if tunelab_scenario::stages::scale::layout_error(chips, int("tp"), &k, 0).is_none() {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn every_bundled_serving_scenarios_launch_uses_only_the_releases_flags_and_starts_the_whole_layout() {
+    let (release, flags) = release_flags();
+    let mut checked = 0;
+    for (id, s) in bundled_scenarios() {
+        let s = s.unwrap_or_else(|e| panic!("{id}: {e}"));
+        if s.stage != Stage::Deployment {
+            continue;
+        }
+        for best in configs(&s) {
+            let d = export_for(&s, &best);
+            let l = &d.launch;
+            for n in &l.nodes {
+                for a in n.command.iter().filter(|a| a.starts_with("--")) {
+                    if n.role == "proxy" {
+                        continue;
+                    }
+                    assert!(flags.contains(a), "{id}: {a} is not an argument of {release} (node {} {})", n.node, n.role);
+                }
+            }
+            // --max-model-len covers the longest request of the workload.
+            let serve = l.nodes.iter().find(|n| n.command.get(1).map(String::as_str) == Some("serve")).expect("a vllm serve");
+            let i = serve.command.iter().position(|a| a == "--max-model-len").unwrap();
+            let len: u64 = serve.command[i + 1].parse().unwrap();
+            assert!(len >= l.max_model_len, "{id}: --max-model-len {len} < longest request {}", l.max_model_len);
+            assert!(l.max_model_len >= (s.workload.input_len + s.workload.output_len) as u64 || s.deployment.serving.length_distribution != "fixed");
+            // EPLB needs Model Runner V2 on every node that runs it.
+            if best.get("redundant_experts").and_then(Value::as_i64).unwrap_or(0) > 0 {
+                for n in l.nodes.iter().filter(|n| n.command.iter().any(|a| a == "--enable-eplb")) {
+                    assert!(n.env.iter().any(|(k, v)| k == "VLLM_USE_V2_MODEL_RUNNER" && v == "1"), "{id}: node {} lacks VLLM_USE_V2_MODEL_RUNNER=1", n.node);
+                }
+            }
+            // An INT8 KV cache is read through --quantization ascend.
+            if s.deployment.serving.kv_cache_dtype == "int8" {
+                assert!(d.vllm_args.windows(2).any(|w| w[0] == "--quantization" && w[1] == "ascend"), "{id}");
+            }
+            // Every node of the cluster runs something; MindIE's layout is the real one.
+            let nodes = s.deployment.cluster.as_ref().map_or(1, |c| c.nodes);
+            for k in 0..nodes {
+                assert!(l.nodes.iter().any(|n| n.node == k), "{id}: node {k} has no command");
+            }
+            let chips_per_node = d.mindie_config["BackendConfig"]["npuDeviceIds"][0].as_array().unwrap().len() as u64;
+            assert_eq!(d.mindie_config["BackendConfig"]["ModelDeployConfig"]["ModelConfig"][0]["worldSize"].as_u64().unwrap(), chips_per_node, "{id}");
+            if nodes > 1 {
+                assert_eq!(d.mindie_config["BackendConfig"]["multiNodesInferEnabled"], serde_json::json!(true));
+                assert_eq!(l.mindie_rank_table.as_ref().unwrap()["server_list"].as_array().unwrap().len() as u64, nodes, "{id}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "{checked}");
+}
+
+#[test]
+fn two_nodes_of_data_parallel_ranks_get_a_head_and_a_headless_command() {
+    let s = deepseek(400);
+    let mut best: BTreeMap<String, Value> = BTreeMap::new();
+    for (k, v) in [("tp", 1), ("dp", 32), ("batch", 16), ("redundant_experts", 32), ("num_speculative_tokens", 1)] {
+        best.insert(k.into(), Value::Int(v));
+    }
+    best.insert("expert_parallel".into(), Value::Str("on".into()));
+    best.insert("precision".into(), Value::Str("w8a8".into()));
+    let l = export_for(&s, &best).launch;
+    let serves: Vec<_> = l.nodes.iter().filter(|n| n.command.get(1).map(String::as_str) == Some("serve")).collect();
+    assert_eq!(serves.len(), 2, "{}", l.to_text());
+    assert!(!serves[0].command.iter().any(|a| a == "--headless"));
+    let w = &serves[1].command;
+    let i = w.iter().position(|a| a == "--data-parallel-start-rank").unwrap();
+    assert_eq!((w.contains(&"--headless".to_string()), w[i + 1].as_str()), (true, "16"));
+    assert!(l.to_text().contains("VLLM_USE_V2_MODEL_RUNNER=1"));
+}
+
+#[test]
+fn a_plan_finds_the_fewest_chips_with_runner_ups_and_bad_requests_name_the_field() {
+    let req = PlanRequest::from_json(r#"{"model":"qwen2.5-7b","rate":4,"input_len":512,"output_len":128,"max_ttft_ms":2000,"max_tpot_ms":60,"hardware":[{"device":"910B2","nodes":2}],"requests":60,"budget":8}"#).unwrap();
+    let p = plan(&req).unwrap();
+    let best = p.best.as_ref().expect("a plan");
+    assert!(best.ttft_ms <= 2000.0 && best.tpot_ms <= 60.0);
+    assert!(best.chips >= 1 && !p.tried.is_empty() && !best.layout.is_empty());
+    for r in &p.runner_ups {
+        assert!(r.chips >= best.chips);
+    }
+    // The same request gives the same plan (deterministic).
+    assert_eq!(plan(&req).unwrap(), p);
+    for (bad, field) in [
+        (r#"{"model":"qwen2.5-7b","rate":0,"max_ttft_ms":1,"max_tpot_ms":1,"hardware":[{"device":"910B2","nodes":1}]}"#, "plan.rate"),
+        (r#"{"model":"qwen2.5-7b","rate":1,"max_ttft_ms":1,"max_tpot_ms":1,"hardware":[]}"#, "plan.hardware"),
+        (r#"{"model":"qwen2.5-7b","rate":1,"max_ttft_ms":1,"max_tpot_ms":1,"hardware":[{"device":"910B2","nodes":1}],"ttft":3}"#, "unknown field"),
+        (r#"{"model":"qwen2.5-7b","rate":1,"max_ttft_ms":1,"max_tpot_ms":1,"goal":"cost","hardware":[{"device":"910B2","nodes":1}]}"#, "price_per_chip_hour"),
+    ] {
+        let e = PlanRequest::from_json(bad).unwrap_err();
+        assert!(e.contains(field), "{bad}: {e}");
+    }
+}

@@ -1,0 +1,170 @@
+//! The readers' mechanisms where they run: windows in the KV cache and in decode attention,
+//! Mamba-2's fixed state, Python's Infinity, wrappers of unknown families, unsupported
+//! architectures named. Real configs from tests/data/models (SOURCES.md); the small edits below
+//! (one field changed) say what they test.
+
+use tunelab_sim::memory::{kv_cache_bytes, recurrent_state_bytes};
+use tunelab_sim::model::load_model;
+use tunelab_sim::workload::{forward_graph, GraphOptions, ParallelPlan, Workload};
+use tunelab_sim::op::Op;
+
+const GPT_OSS: &str = include_str!("data/models/gpt-oss-20b.config.json");
+const NEMOTRON_H: &str = include_str!("data/models/nemotron-h-8b-base-8k.config.json");
+const GEMMA3: &str = include_str!("data/models/gemma-3-1b-it.config.json");
+
+fn edited(json: &str, f: impl Fn(&mut serde_json::Map<String, serde_json::Value>)) -> String {
+    let mut v: serde_json::Value = serde_json::from_str(json).unwrap();
+    f(v.as_object_mut().unwrap());
+    v.to_string()
+}
+
+#[test]
+fn sliding_layers_hold_only_their_window_in_the_kv_cache() {
+    let m = load_model(GPT_OSS).unwrap().model;
+    let plan = ParallelPlan::default();
+    let opts = GraphOptions::default();
+    let t = m.llm.as_ref().unwrap();
+    let per_token_layer = 2 * t.kv_heads * t.head_dim * opts.kv_dtype().bytes();
+    // 12 full layers hold 8192 tokens, 12 sliding layers 128.
+    let want = per_token_layer * (12 * 8192 + 12 * 128);
+    assert_eq!(kv_cache_bytes(&m, &plan, &opts, 1, 8192), want);
+    // A prompt shorter than the window: every layer holds it all.
+    assert_eq!(kv_cache_bytes(&m, &plan, &opts, 1, 100), per_token_layer * 24 * 100);
+}
+
+#[test]
+fn decode_attention_of_sliding_layers_reads_the_window() {
+    let m = load_model(GPT_OSS).unwrap().model;
+    let g = forward_graph(&m, &Workload::Decode { batch: 4, context_len: 8000, output_len: 1 }, &ParallelPlan::default(), &GraphOptions::default()).unwrap();
+    let kv_of = |name: &str| g.ops.iter().find(|o| o.name == name).map(|o| match o.op {
+        Op::Attention { kv_len, .. } => (kv_len, o.repeat),
+        _ => panic!("{name} is not an attention"),
+    });
+    assert_eq!(kv_of("layer.attn.core"), Some((8000, 12)));
+    assert_eq!(kv_of("layer.attn.core_window"), Some((128, 12)));
+}
+
+#[test]
+fn gemma3_prefill_attends_its_local_layers_within_the_window() {
+    let m = load_model(GEMMA3).unwrap().model;
+    let g = forward_graph(&m, &Workload::Prefill { batch: 1, input_len: 4096 }, &ParallelPlan::default(), &GraphOptions::default()).unwrap();
+    let win = g.ops.iter().find(|o| o.name == "layer.attn.core_window").expect("windowed core");
+    assert_eq!(win.repeat, 22);
+    match win.op {
+        // A causal 512 window over 4096 tokens: 512 - 512^2 / 8192 = 480 keys per query.
+        Op::Attention { kv_len, .. } => assert_eq!(kv_len, 480),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn mamba2_layers_keep_a_fixed_state_and_no_kv_cache() {
+    let m = load_model(NEMOTRON_H).unwrap().model;
+    let plan = ParallelPlan::default();
+    let opts = GraphOptions::default();
+    let t = m.llm.as_ref().unwrap();
+    // Only the 4 attention layers cache keys and values.
+    assert_eq!(kv_cache_bytes(&m, &plan, &opts, 1, 1000), 4 * 1000 * 2 * t.kv_heads * t.head_dim * opts.kv_dtype().bytes());
+    // 24 Mamba-2 layers x (128 heads x 64 x 128 state in fp32 + conv state), whatever the context.
+    let mb = t.mamba.unwrap();
+    let conv = (mb.heads * mb.head_dim + 2 * mb.groups * mb.state) * (mb.conv_kernel - 1);
+    assert_eq!(recurrent_state_bytes(&m, &plan, &opts, 1), 24 * (128 * 64 * 128 * 4 + conv * opts.vector_dtype().bytes()));
+    // Decode prices one recurrence step per Mamba layer, prefill the chunked scan.
+    let d = forward_graph(&m, &Workload::Decode { batch: 2, context_len: 4000, output_len: 1 }, &plan, &opts).unwrap();
+    assert!(d.ops.iter().any(|o| o.name.ends_with("mamba.linear_attn.core.recurrent") && o.repeat == 24));
+    let p = forward_graph(&m, &Workload::Prefill { batch: 1, input_len: 2048 }, &plan, &opts).unwrap();
+    assert!(p.ops.iter().any(|o| o.name.ends_with("mamba.linear_attn.core.intra_scores") && o.repeat == 24));
+    // Squared-ReLU MLP layers: up and down, no gate.
+    assert!(p.ops.iter().any(|o| o.name.ends_with(".mlp.up_proj")));
+    assert!(!p.ops.iter().any(|o| o.name.ends_with(".mlp.gate_up_proj")));
+}
+
+#[test]
+fn python_infinity_parses_and_a_size_holding_it_is_refused_by_name() {
+    let with_inf = NEMOTRON_H.replacen("\"ssm_state_size\": 128,", "\"ssm_state_size\": 128,\n  \"time_step_limit\": [0.0, Infinity],", 1);
+    assert!(serde_json::from_str::<serde_json::Value>(&with_inf).is_err(), "the edit must be Python's JSON");
+    load_model(&with_inf).expect("Infinity in a field without cost meaning loads");
+    let bad = NEMOTRON_H.replacen("\"hidden_size\": 4096", "\"hidden_size\": Infinity", 1);
+    let e = load_model(&bad).unwrap_err();
+    assert!(e.contains("hidden_size") && e.contains("Infinity"), "{e}");
+}
+
+#[test]
+fn a_wrapper_of_any_family_reads_its_text_config_and_costs_its_vision_tower() {
+    // Ministral 3: a mistral3 wrapper around a ministral3 decoder and a Pixtral tower.
+    let m = load_model(include_str!("data/models/ministral-3-3b-2512.config.json")).unwrap().model;
+    assert_eq!(m.llm.as_ref().unwrap().hidden, 3072);
+    let v = m.vision.as_ref().expect("the tower is costed");
+    assert_eq!((v.encoder.layers, v.encoder.hidden, v.merge), (24, 1024, 2));
+    let g = forward_graph(&m, &Workload::Prefill { batch: 1, input_len: 64 }, &ParallelPlan::default(), &GraphOptions::default()).unwrap();
+    assert!(g.ops.iter().any(|o| o.name.starts_with("vision.layer")));
+}
+
+#[test]
+fn an_unknown_type_is_read_generically_and_says_so() {
+    let j = edited(include_str!("data/models/qwen3-0.6b.config.json"), |o| {
+        o.insert("model_type".into(), "brand_new_lm".into());
+    });
+    let m = load_model(&j).unwrap().model;
+    assert!(m.approximations().iter().any(|a| a.starts_with("whole model") && a.contains("brand_new_lm")));
+    // The known type has no such note.
+    let known = load_model(include_str!("data/models/qwen3-0.6b.config.json")).unwrap().model;
+    assert!(known.approximations().is_empty(), "{:?}", known.approximations());
+}
+
+#[test]
+fn an_unsupported_architecture_says_what_is_not_read() {
+    let j = edited(include_str!("data/models/qwen3-0.6b.config.json"), |o| {
+        o.insert("model_type".into(), "brand_new_lm".into());
+        o.remove("num_attention_heads");
+    });
+    let e = load_model(&j).unwrap_err();
+    assert!(e.contains("brand_new_lm") && e.contains("not an architecture Tunelab reads") && e.contains("num_attention_heads"), "{e}");
+    let e = load_model(r#"{"model_type": "whisper", "d_model": 1280, "encoder_layers": 32}"#).unwrap_err();
+    assert!(e.contains("no language model") && e.contains("d_model"), "{e}");
+}
+
+#[test]
+fn gpt_oss_identity_shows_its_weights_per_precision() {
+    let m = load_model(GPT_OSS).unwrap().model;
+    let id = m.identity();
+    assert_eq!(id.weights.len(), 3);
+    // bf16: two bytes per parameter.
+    assert_eq!(id.weights[0].bytes, 2 * id.params.total);
+    assert!(id.weights[2].bytes < id.weights[1].bytes && id.weights[1].bytes < id.weights[0].bytes);
+    assert!(m.identity_line().contains("20.91B parameters"), "{}", m.identity_line());
+}
+
+#[test]
+fn an_old_description_prices_through_the_derived_stack() {
+    // A serialised description without `stack` (every link saved before it): runs derived from
+    // the overlays, the same layers as the reader's own.
+    let m = load_model(include_str!("../../../assets/models/qwen3-next-80b-a3b.config.json")).unwrap().model;
+    assert!(m.llm.as_ref().unwrap().stack.is_empty(), "overlays say it: no explicit stack stored");
+    let json = serde_json::to_string(&m).unwrap();
+    assert!(!json.contains("\"stack\""));
+    let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    v["format"] = "tunelab-model".into();
+    let back = load_model(&v.to_string()).unwrap().model;
+    assert_eq!(back.params(), m.params());
+    assert_eq!(back.llm.unwrap().runs(), m.llm.unwrap().runs());
+}
+
+#[test]
+fn llama4_rope_layers_attend_in_chunks_and_moe_interleaves_with_dense() {
+    let m = load_model(include_str!("data/models/llama-4-maverick-2-layer.text_config.json")).unwrap().model;
+    let t = m.llm.as_ref().unwrap();
+    let runs: Vec<_> = t.runs().into_iter().map(|r| (r.mixer, r.ffn)).collect();
+    use tunelab_sim::model::{Ffn, Mixer};
+    // Layer 0: RoPE (chunked 8192), dense 16384; layer 1: NoPE (global), MoE with a shared expert.
+    assert_eq!(runs, vec![(Mixer::Attention { window: 0, chunk: 8192, sinks: false }, Ffn::Dense { intermediate: 16384 }), (Mixer::FULL, Ffn::Moe)]);
+    let moe = t.moe.as_ref().unwrap();
+    assert_eq!((moe.experts, moe.top_k, moe.expert_intermediate, moe.shared_intermediate, moe.shared_gate), (128, 1, 8192, 8192, false));
+    // The chunked layer caches at most one chunk.
+    let opts = GraphOptions::default();
+    let per = 2 * t.kv_heads * t.head_dim * opts.kv_dtype().bytes();
+    assert_eq!(kv_cache_bytes(&m, &ParallelPlan::default(), &opts, 1, 20_000), per * (8192 + 20_000));
+    // Decoding at 20,000 tokens: the chunked layer reads 20,000 mod 8192 keys.
+    let g = forward_graph(&m, &Workload::Decode { batch: 1, context_len: 20_000, output_len: 1 }, &ParallelPlan::default(), &opts).unwrap();
+    assert!(g.ops.iter().any(|o| o.name == "layer.attn.core_chunk" && matches!(o.op, Op::Attention { kv_len: 3616, .. })), "{:?}", g.ops.iter().map(|o| &o.name).collect::<Vec<_>>());
+}
