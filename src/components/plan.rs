@@ -1,5 +1,5 @@
 //! The Plan view: the fewest chips (or the lowest cost per million tokens) that serve a load
-//! within its SLOs, from the hardware on offer (`stages::capacity::plan`, answered by the engine
+//! within its SLOs, from the hardware on offer (`analyses::plan`, answered by the engine
 //! worker like the other engine questions), with the runner-ups, each plan's prediction band and
 //! the launch of each node. "Open" makes the plan's replica the scenario, to tune or export it.
 
@@ -7,7 +7,7 @@ use crate::state::Ctx;
 use crate::worker::ask::{ask, Answer, Question};
 use leptos::prelude::*;
 use tunelab_scenario::scenario::ModelRef;
-use tunelab_scenario::stages::capacity::plan::{Offer, Plan, PlanOption, PlanRequest};
+use tunelab_scenario::analyses::plan::{Offer, Plan, PlanOption, PlanRequest};
 use tunelab_scenario::stages::scale::launch::Launch;
 
 /// The Plan panel.

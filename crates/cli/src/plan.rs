@@ -1,11 +1,11 @@
 //! `tunelab plan`: the fewest chips (or the lowest cost per million tokens) that serve a load
-//! within its SLOs, from the hardware on offer (`stages::capacity::plan`), with the runner-ups,
+//! within its SLOs, from the hardware on offer (`analyses::plan`), with the runner-ups,
 //! each plan's prediction band and the launch of each replica.
 //!
 //! `tunelab plan --model deepseek-v3 --rate 20 --input 2048 --output 512 --ttft 2000 --tpot 50
 //! --hardware 910C:4` or `tunelab plan REQUEST.json` (the same fields as JSON).
 
-use tunelab_scenario::stages::capacity::plan::{plan, Offer, PlanRequest};
+use tunelab_scenario::analyses::plan::{plan, Offer, PlanRequest};
 
 /// Arguments of `tunelab plan`.
 #[derive(clap::Args)]

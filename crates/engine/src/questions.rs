@@ -45,8 +45,8 @@ pub enum Question {
     Timeline { scenario: Box<Scenario>, configs: Vec<Option<Config>> },
     /// `calibrate::Calibrator` run to the end.
     Fit { set: Box<MeasurementSet>, digest: String, chip: String, profile: Json, options: Options },
-    /// `stages::capacity::plan`: the fewest chips for a load, with the plan's launch.
-    Plan { request: Box<tunelab_scenario::stages::capacity::plan::PlanRequest> },
+    /// `analyses::plan`: the fewest chips for a load, with the plan's launch.
+    Plan { request: Box<tunelab_scenario::analyses::plan::PlanRequest> },
     /// `stages::capacity::spread::headline`: the goal of `config` over other request samples.
     Spread { scenario: Box<Scenario>, config: Config },
 }
@@ -65,7 +65,7 @@ pub enum Answer {
     Fidelity { report: FidelityReport },
     Timeline { timelines: Vec<Result<tunelab_scenario::stages::diffusion::timeline::Timeline, String>> },
     Fit { calibration: Calibration },
-    Plan { plan: Box<tunelab_scenario::stages::capacity::plan::Plan>, launch: Option<tunelab_scenario::stages::scale::launch::Launch> },
+    Plan { plan: Box<tunelab_scenario::analyses::plan::Plan>, launch: Option<tunelab_scenario::stages::scale::launch::Launch> },
     Spread { spread: Option<tunelab_scenario::stages::capacity::spread::Spread> },
 }
 
@@ -103,7 +103,7 @@ pub fn answer(q: Question) -> Result<Answer, String> {
             Ok(Answer::Timeline { timelines })
         }
         Question::Plan { request } => {
-            let plan = tunelab_scenario::stages::capacity::plan::plan(&request)?;
+            let plan = tunelab_scenario::analyses::plan::plan(&request)?;
             let launch = plan.best.as_ref().map(|b| tunelab_scenario::report::export_for(&b.scenario, &b.config).launch);
             Ok(Answer::Plan { plan: Box::new(plan), launch })
         }

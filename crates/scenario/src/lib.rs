@@ -15,7 +15,7 @@ pub mod spec;
 pub mod stages;
 
 // Paths from before the arrangement by role keep working for the app, the CLI and the tests.
-pub use analyses::{chips, diagnosis, diagnosis_text, explore, guards, impact, report, train_diagnosis};
+pub use analyses::{chips, diagnosis, diagnosis_text, explore, guards, impact, plan, report, train_diagnosis};
 pub use evidence::{calibrate, cases, fidelity, knowledge};
 pub use spec::{autotune, bundled, metrics, scenario, serving_options, templates, url, validate};
 pub use stages::training::empirical;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use tunelab_scenario::report::export_for;
-use tunelab_scenario::stages::capacity::plan::{plan, PlanRequest};
+use tunelab_scenario::analyses::plan::{plan, PlanRequest};
 use tunelab_scenario::{bundled_scenario, bundled_scenarios, Run, Scenario, Stage};
 use tunelab_search::{Config, Outcome, Value};
 

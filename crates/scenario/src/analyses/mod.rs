@@ -8,6 +8,7 @@ pub mod diagnosis_text;
 pub mod explore;
 pub mod guards;
 pub mod impact;
+pub mod plan;
 pub mod report;
 pub mod report_markdown;
 pub mod train_diagnosis;

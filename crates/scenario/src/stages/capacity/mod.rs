@@ -16,7 +16,8 @@
 //! 95.25 tokens/s/chip at batch 8 and at batch 128). Old links keep their goal and price as
 //! before; the bundled serving scenarios whose goal is throughput name the capacity goal.
 
-pub mod plan;
+// The fewest chips for a load (`plan`) runs studies and reads the fidelity bands, so it is an
+// analysis: `crate::analyses::plan`.
 pub mod rate;
 pub mod spread;
 
