@@ -25,6 +25,8 @@ test('layers per pipeline stage: refused when malformed, priced when given, kept
   const even = await runToDone(page);
   const link = page.url();
 
+  // Its section starts closed.
+  await page.evaluate(() => { const d = document.querySelector('[data-testid=training-pipeline-layers]').closest('details'); if (d) d.open = true; });
   await setInput(page, 'training-pipeline-layers', '8,eight,8,8');
   await page.waitForSelector('[data-testid=error]');
   assert.match(await text(page, 'error'), /layers per pipeline stage: 'eight'/);

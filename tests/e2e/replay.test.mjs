@@ -192,6 +192,8 @@ test('a bad cache file gives a clear error and keeps the current work', async ()
   const dir = mkdtempSync(join(tmpdir(), 'tunelab-e2e-'));
   const bad = join(dir, 'broken.json');
   writeFileSync(bad, '{"tune_params_keys": ["a"], "tune_params": {"a": [1, 2]}, "cache": {"1": {"a": 1}}}');
+  // The Replay panel starts closed on a model scenario; its error shows inside it.
+  await page.evaluate(() => { const d = document.querySelector('[data-testid=landscape-panel]'); if (d) d.open = true; });
   await page.setInputFiles('[data-testid=cache-file]', bad);
   await page.waitForSelector('[data-testid=error]');
   const msg = await text(page, 'error');

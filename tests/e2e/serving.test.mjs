@@ -11,6 +11,7 @@ after(async () => { await browser?.close(); });
 
 test('serving fields edit deployment.serving, change the run and travel in the link', async () => {
   const { page, context, errors } = await open(browser, BASE);
+  await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; })); // sections start closed
   await page.selectOption('[data-testid=bundled]', 'llama2-7b-910B2-deployment');
   await page.waitForSelector('[data-testid=serving-panel]');
   assert.equal(await page.inputValue('[data-testid=serving-mode]'), 'scheduler');
@@ -36,6 +37,7 @@ test('serving fields edit deployment.serving, change the run and travel in the l
   assert.equal(await page.$('[data-testid=error]'), null);
   const url = page.url();
   const fresh = await open(browser, url);
+  await fresh.page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; })); // sections start closed
   assert.equal(await fresh.page.inputValue('[data-testid=serving-engine]'), 'vllm-ascend');
   assert.equal(await fresh.page.inputValue('[data-testid=serving-arrival]'), 'poisson');
   assert.equal(await fresh.page.inputValue('[data-testid=serving-rate]'), '2.5');
@@ -60,6 +62,7 @@ test('serving fields edit deployment.serving, change the run and travel in the l
 
 test('the runtime field runs an encoder as the offline OM model: slower, in the link, as the CLI says', async () => {
   const { page, context, errors } = await open(browser, BASE);
+  await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; })); // sections start closed
   await page.selectOption('[data-testid=bundled]', 'bge-large-910B4-embedding');
   await page.waitForSelector('[data-testid=serving-runtime]');
   assert.equal(await page.inputValue('[data-testid=serving-runtime]'), 'engine');
@@ -73,6 +76,7 @@ test('the runtime field runs an encoder as the offline OM model: slower, in the 
   assert.ok(Number(om) < Number(engine), `the OM runtime is slower: ${engine} -> ${om} sequences/s`);
   const url = page.url();
   const fresh = await open(browser, url);
+  await fresh.page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; })); // sections start closed
   assert.equal(await fresh.page.inputValue('[data-testid=serving-runtime]'), 'om');
   const shared = (await runToDone(fresh.page)).best;
   await fresh.context.close();
@@ -84,6 +88,7 @@ test('the runtime field runs an encoder as the offline OM model: slower, in the 
 
 test('the HCCL expansion field prices AIV collectives, travels in the link and reaches the CLI', async () => {
   const { page, context, errors } = await open(browser, BASE);
+  await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; })); // sections start closed
   await page.selectOption('[data-testid=bundled]', 'llama2-7b-910B2-deployment');
   await page.waitForSelector('[data-testid=serving-hccl-expansion]');
   assert.equal(await page.inputValue('[data-testid=serving-hccl-expansion]'), 'auto');
@@ -98,6 +103,7 @@ test('the HCCL expansion field prices AIV collectives, travels in the link and r
   assert.ok(Number(aiv) > 0, `the run finishes with a best: ${aiv}`);
   const url = page.url();
   const fresh = await open(browser, url);
+  await fresh.page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; })); // sections start closed
   assert.equal(await fresh.page.inputValue('[data-testid=serving-hccl-expansion]'), 'aiv');
   const shared = (await runToDone(fresh.page)).best;
   await fresh.context.close();

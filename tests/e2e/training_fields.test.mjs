@@ -29,6 +29,7 @@ test('training options: shown from the scenario, edits change the run and surviv
   s.space = { ep: { fixed: 8 } };
   const fragment = 'v1.' + deflateRawSync(Buffer.from(JSON.stringify(s)), { level: 9 }).toString('base64url');
   const { page, context, errors } = await open(browser, BASE + '#' + fragment);
+  await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; })); // sections start closed
   assert.deepEqual(await fields(page), { dispatcher: 'alltoall', grouped: true, fp32Combine: false, fusion: true, cp: 'ring' });
   const before = await runToDone(page);
   await page.selectOption('[data-testid=training-moe-dispatcher]', 'allgather');
@@ -39,6 +40,7 @@ test('training options: shown from the scenario, edits change the run and surviv
   console.log(`best step time: ${before.best} ms with all-to-all, ${after.best} ms with the all-gather dispatcher and its fp32 combine`);
   assert.notEqual(after.best, before.best, 'the dispatcher and its combine change the tuned step');
   const reopened = await open(browser, await page.evaluate(() => location.href));
+  await reopened.page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; })); // sections start closed
   assert.deepEqual(await fields(reopened.page), { dispatcher: 'allgather', grouped: true, fp32Combine: true, fusion: true, cp: 'ulysses' });
   assert.deepEqual(errors, []);
   assert.deepEqual(reopened.errors, []);
