@@ -10,5 +10,6 @@ pub mod guards;
 pub mod impact;
 pub mod plan;
 pub mod report;
+pub mod report_csv;
 pub mod report_markdown;
 pub mod train_diagnosis;
