@@ -154,3 +154,20 @@ fn no_refusal_carries_a_wall_of_digits() {
     assert_eq!(tunelab_search::Value::Float(1e300).to_string(), "1e300");
     assert_eq!(tunelab_search::Value::Float(0.25).to_string(), "0.25");
 }
+
+#[test]
+fn a_value_whose_predict_is_misspelt_is_listed_with_the_reason() {
+    // `predcit` for `predict`: the key is reported as unknown, and the value is listed as not
+    // compared because it names no metric (it once read "not compared: not compared").
+    let set: serde_json::Value = serde_json::from_str(include_str!("../../../assets/measurements/ascend-910b.json")).unwrap();
+    let mut row = set["rows"][0].clone();
+    let v = row["values"][0].as_object_mut().unwrap();
+    let p = v.remove("predict").unwrap();
+    v.insert("predcit".into(), p);
+    let text = serde_json::json!({"schema": set["schema"], "name": "typo", "rows": [row]}).to_string();
+    let (set, unknown) = tunelab_scenario::fidelity::MeasurementSet::from_json_reporting(&text).unwrap();
+    assert!(format!("{unknown:?}").contains("predcit"), "{unknown:?}");
+    let rep = tunelab_scenario::fidelity::evaluate(&set, &Default::default(), None);
+    let u = rep.unexpressed.iter().find(|u| u.metric == set.rows[0].values[0].metric).expect("the value is listed");
+    assert!(u.reason.contains("no 'predict'"), "{}", u.reason);
+}

@@ -18,14 +18,18 @@ use std::collections::HashMap;
 
 /// The most bytes a cache may have once decompressed; a bigger file, or a gzip bomb, is refused
 /// with this figure. Parsed, a cache takes about nine times its text in memory (the bundled
-/// 8 MiB gemm cache peaks at 74 MB), so 32 MiB keeps the largest accepted cache near 300 MB
-/// (issue 44; `tunelab bench --inputs` prints the figure). It was 256 MiB (over 2 GB parsed).
-pub const MAX_CACHE_BYTES: usize = 32 << 20;
+/// 8 MiB gemm cache peaks at 74 MB; a 32 MiB one of 100,000 records with their `times` lists
+/// peaked at 313 MB in `tunelab replay`), so 24 MiB keeps the largest accepted cache under
+/// 300 MB (issue 44; `tunelab bench --inputs` prints the figure). It was 256 MiB (over 2 GB
+/// parsed).
+pub const MAX_CACHE_BYTES: usize = 24 << 20;
 /// The most bytes a gzip cache may have before it is inflated (checked first, so an oversized
 /// file is never inflated; the inflater itself stops at `MAX_CACHE_BYTES` of output).
-pub const MAX_GZIP_BYTES: usize = 32 << 20;
-/// The most cached configurations (entries of `cache`; the bundled caches have 4,000-10,000).
-pub const MAX_CONFIGS: usize = 1_000_000;
+pub const MAX_GZIP_BYTES: usize = 24 << 20;
+/// The most cached configurations (entries of `cache`; the bundled caches have 4,000-10,000, and
+/// a real cache's records, at about 800 bytes each, reach `MAX_CACHE_BYTES` near 40,000). Each
+/// costs about 1.7 KB parsed, so this holds a cache of small records near 300 MB too.
+pub const MAX_CONFIGS: usize = 100_000;
 /// The most tuning parameters (`tune_params_keys`; the bundled caches have 4-15).
 pub const MAX_PARAMS: usize = 64;
 /// The most values one parameter's list may have (the bundled caches have at most 31; levels
