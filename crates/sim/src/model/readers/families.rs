@@ -77,6 +77,18 @@ pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Res
                 o.insert("qk_norm".into(), Value::Bool(true));
             }
         }
+        "mimo_v2_flash" => {
+            // Queries and keys are `head_dim` (192) wide, values `v_head_dim` (128): a head
+            // of their mean width has the same q/k/v/o parameters, attention FLOPs and KV
+            // bytes per token (the MLA reading does the same). Sliding layers have their own
+            // KV heads (`swa_num_key_value_heads`), noted in `finish`.
+            if let (Some(q), Some(v)) = (o.get("head_dim").and_then(Value::as_u64), o.get("v_head_dim").and_then(Value::as_u64)) {
+                o.insert("head_dim".into(), Value::from((q + v).div_ceil(2)));
+            }
+            for k in ["v_head_dim", "swa_head_dim", "swa_v_head_dim", "swa_num_attention_heads", "swa_num_key_value_heads", "swa_rope_theta", "sliding_window_size", "attention_chunk_size", "hybrid_layer_pattern", "attention_value_scale", "add_swa_attention_sink_bias", "add_full_attention_sink_bias"] {
+                o.remove(k);
+            }
+        }
         "llama4_text" => {
             // Routed and shared experts are `intermediate_size` wide; dense layers
             // `intermediate_size_mlp` (read per layer in `layers::ffns`).
@@ -124,6 +136,13 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, _prefix: &st
                 m.shared_gate = false;
             }
             t.approx.push("attention: Llama 4's NoPE global layers and temperature tuning priced as full attention (the same matmuls)".into());
+        }
+        "mimo_v2_flash" => {
+            let full_kv = obj.get("num_key_value_heads").and_then(Value::as_u64).unwrap_or(0);
+            if let Some(swa_kv) = obj.get("swa_num_key_value_heads").and_then(Value::as_u64).filter(|k| *k != full_kv) {
+                t.approx.push(format!("attention: MiMo-V2's sliding layers have {swa_kv} KV heads, its full layers {full_kv}: every layer costed with {full_kv} (the full layers' KV cache is exact; the sliding layers' 128-token cache and k/v projections are understated)"));
+            }
+            t.approx.push("attention: query/key heads 192 wide and value heads 128 wide costed as heads of their mean, 160 (the same parameters, FLOPs and KV bytes)".into());
         }
         "hunyuan_v1_moe" => {
             if obj.get("use_cla").and_then(Value::as_bool) == Some(true) {

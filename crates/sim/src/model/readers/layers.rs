@@ -61,6 +61,25 @@ pub fn mixers(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) ->
         }
         return Ok(Some(v));
     }
+    if let (Some(a), true) = (list(obj, "hybrid_layer_pattern", prefix, n)?, model_type == "mimo_v2_flash") {
+        // MiMo-V2-Flash: 1 = a sliding-window layer, 0 = a full one; each kind may add a
+        // learned sink per head (`add_swa_attention_sink_bias`, `add_full_attention_sink_bias`).
+        let b = |k: &str| obj.get(k).and_then(Value::as_bool).unwrap_or(false);
+        if window == 0 {
+            return Err(format!("field '{prefix}hybrid_layer_pattern' names sliding layers but '{prefix}sliding_window' is not a positive size"));
+        }
+        let slide = Mixer::Attention { window, chunk: 0, sinks: b("add_swa_attention_sink_bias") };
+        let full = Mixer::Attention { window: 0, chunk: 0, sinks: b("add_full_attention_sink_bias") };
+        let mut v = Vec::new();
+        for (i, e) in a.iter().enumerate() {
+            v.push(match e.as_u64() {
+                Some(1) => slide,
+                Some(0) => full,
+                _ => return Err(format!("field '{prefix}hybrid_layer_pattern[{i}]' = {e}: expected 0 (full attention) or 1 (sliding window)")),
+            });
+        }
+        return Ok(Some(v));
+    }
     if let Some(a) = list(obj, "layer_types", prefix, n)? {
         let kernel = uint(obj, "conv_L_cache").or_else(|| uint(obj, "conv_kernel")).unwrap_or(3);
         let chunk = uint(obj, "attention_chunk_size").unwrap_or(0);

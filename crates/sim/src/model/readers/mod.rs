@@ -13,6 +13,7 @@ pub mod families;
 pub mod layers;
 pub mod lfm2;
 pub mod nemotron_h;
+pub mod nemotron_nas;
 pub mod pyjson;
 pub mod towers;
 
@@ -29,6 +30,8 @@ pub const FAMILY_TYPES: &[&str] = &[
     "ernie4_5", "ernie4_5_moe", "hunyuan_v1_moe", "hunyuan_v1_dense", "mimo", "minimax_m2",
     "deepseek_v31", "qwen3_vl_moe_text", "qwen3_omni_moe_text", "mistral", "ministral", "ministral3", "seed_oss", "olmo2", "olmo3",
     "granite", "exaone4", "smollm3", "arcee", "dots1", "bailing_moe",
+    // GLM-5: DeepSeek-V3.2's layout (MLA + DSA indexer, shared + routed experts).
+    "glm_moe_dsa", "nemotron-nas", "mimo_v2_flash",
 ];
 
 /// Multimodal wrappers: the language model sits under `text_config` (or InternVL's
@@ -36,7 +39,7 @@ pub const FAMILY_TYPES: &[&str] = &[
 pub const WRAPPER_TYPES: &[&str] = &[
     "gemma3", "gemma3n", "llama4", "mistral3", "glm4v", "glm4v_moe", "kimi_vl", "internvl_chat", "internvl", "qwen3_vl_moe",
     "qwen3_omni_moe", "llava_next", "llava_onevision", "idefics3", "smolvlm", "paligemma", "aya_vision", "step3_vl", "step3vl",
-    "minicpmv", "phi4_multimodal", "lfm2_vl", "qwen2_vl",
+    "minicpmv", "phi4_multimodal", "lfm2_vl", "qwen2_vl", "kimi_k25",
 ];
 
 /// Whether the generic decoder reads this decoder type exactly (no fallback note).
@@ -49,6 +52,7 @@ pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Res
     match model_type {
         "nemotron_h" => nemotron_h::normalize(obj).map(Some),
         "lfm2" => lfm2::normalize(obj).map(Some),
+        "nemotron-nas" => nemotron_nas::normalize(obj, warnings).map(Some),
         _ => families::normalize(obj, model_type, warnings),
     }
 }
@@ -61,9 +65,14 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, prefix: &str
         "lfm2" => lfm2::finish(obj, t, prefix)?,
         _ => families::finish(obj, t, model_type, prefix, warnings)?,
     }
-    let mixers = layers::mixers(obj, t, model_type, prefix)?;
-    let ffns = layers::ffns(obj, t, prefix)?;
-    layers::install(t, mixers, ffns);
+    if model_type == "nemotron-nas" {
+        let (mixers, ffns) = nemotron_nas::layers(obj, prefix, &mut t.approx)?;
+        layers::install(t, Some(mixers), Some(ffns));
+    } else {
+        let mixers = layers::mixers(obj, t, model_type, prefix)?;
+        let ffns = layers::ffns(obj, t, prefix)?;
+        layers::install(t, mixers, ffns);
+    }
     if let Some(q) = obj.get("quantization_config").and_then(|q| q.get("quant_method")).and_then(Value::as_str) {
         t.checkpoint_quant = Some(q.to_string());
     }

@@ -21,13 +21,13 @@ type Obj = Map<String, Value>;
 /// a language model `text_hidden` wide; notes go to `approx`.
 pub fn vision(top: &Obj, vis: &Obj, model_type: &str, text_hidden: u64, approx: &mut Vec<String>) -> Result<VisionDesc, String> {
     let p = "vision_config.";
-    let depth = pick(vis, &["depth", "num_hidden_layers", "num_layers", "layers"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}depth' or '{p}num_hidden_layers' (the vision tower's blocks)"))?;
-    let hidden = pick(vis, &["hidden_size", "embed_dim", "width"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}hidden_size' (the vision tower's width)"))?;
-    let heads = pick(vis, &["num_heads", "num_attention_heads", "heads"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}num_heads' or '{p}num_attention_heads'"))?;
+    let depth = pick(vis, &["depth", "num_hidden_layers", "num_layers", "layers", "vt_num_hidden_layers"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}depth' or '{p}num_hidden_layers' (the vision tower's blocks)"))?;
+    let hidden = pick(vis, &["hidden_size", "embed_dim", "width", "vt_hidden_size"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}hidden_size' (the vision tower's width)"))?;
+    let heads = pick(vis, &["num_heads", "num_attention_heads", "heads", "vt_num_attention_heads"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}num_heads' or '{p}num_attention_heads'"))?;
     if heads == 0 || hidden % heads != 0 {
         return Err(format!("field '{p}num_heads' = {heads} must divide the vision width {hidden}"));
     }
-    let inter = match pick(vis, &["intermediate_size", "mlp_dim"], p)? {
+    let inter = match pick(vis, &["intermediate_size", "mlp_dim", "vt_intermediate_size"], p)? {
         Some((v, _)) => v,
         None => {
             let ratio = vis.get("mlp_ratio").and_then(Value::as_f64).unwrap_or(4.0);
@@ -44,6 +44,9 @@ pub fn vision(top: &Obj, vis: &Obj, model_type: &str, text_hidden: u64, approx: 
     let ratio = |k: &str| top.get(k).or_else(|| vis.get(k)).and_then(Value::as_f64);
     let merge = if let Some(m) = opt_u64(vis, "spatial_merge_size", p)?.or(opt_u64(top, "spatial_merge_size", "")?) {
         m
+    } else if let Some(k) = vis.get("merge_kernel_size").and_then(Value::as_array).and_then(|a| a.first()).and_then(Value::as_u64).filter(|k| *k > 0) {
+        // Kimi-VL / Kimi-K2.5's MoonViT: patches merged in [k, k] kernels.
+        k
     } else if let Some(r) = ratio("downsample_ratio").filter(|r| *r > 0.0 && *r < 1.0) {
         (1.0 / r).round() as u64
     } else if let Some(tok) = opt_u64(top, "mm_tokens_per_image", "")?.filter(|t| *t > 0) {
