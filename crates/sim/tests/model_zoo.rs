@@ -58,6 +58,12 @@ fn cases() -> Vec<Case> {
         data("qwen3.5-122b-a10b", include_str!("data/models/qwen3.5-122b-a10b.config.json"), 122.0, None, "Qwen/Qwen3.5-122B-A10B: 122B total (its name; A10B rounded, not checked)"),
         data("qwen3.5-397b-a17b", include_str!("data/models/qwen3.5-397b-a17b.config.json"), 397.0, None, "Qwen/Qwen3.5-397B-A17B: 397B total (its name; A17B rounded, not checked)"),
         data("deepseek-r1", include_str!("data/models/deepseek-r1.config.json"), 671.0, Some(37.0), "deepseek-ai/DeepSeek-R1 card: 671B total, 37B activated"),
+        // From Tenstorrent tt-metal's verbatim Hugging Face copies (SOURCES.md).
+        data("exaone-4.0-32b", include_str!("data/models/exaone-4.0-32b.config.json"), 32.0, None, "LGAI-EXAONE/EXAONE-4.0-32B card: 30.95B without embeddings (32.0B with its untied 102400 x 5120 embedding and head)"),
+        data("devstral-2-123b", include_str!("data/models/devstral-2-123b.config.json"), 123.0, None, "mistralai/Devstral-2-123B-Instruct card: 123B"),
+        data("devstral-small-2-24b", include_str!("data/models/devstral-small-2-24b.config.json"), 24.0, None, "mistralai/Devstral-Small-2-24B-Instruct card: 24B (with its Pixtral vision encoder)"),
+        data("lfm2.5-vl-1.6b", include_str!("data/models/lfm2.5-vl-1.6b.config.json"), 1.6, None, "LiquidAI/LFM2.5-VL-1.6B card: 1.6B (LFM2 1.2B language model + SigLIP2 400M encoder)"),
+        data("voxtral-mini-3b-2507", include_str!("data/models/voxtral-mini-3b-2507.config.json"), 4.7, None, "mistralai/Voxtral-Mini-3B-2507: 4.7B (Voxtral report arXiv:2507.13264, table 1: audio encoder 640M, adapter 25M, decoder 3.6B, embeddings 400M)"),
         data("deepseek-v3.1-nvfp4", include_str!("data/models/deepseek-v3.1-nvfp4.config.json"), 671.0, Some(37.0), "deepseek-ai/DeepSeek-V3.1 card: 671B total, 37B activated (NVIDIA's NVFP4 checkpoint of it)"),
     ]
 }
@@ -233,4 +239,25 @@ fn mimo_v2_flash_reads_its_hybrid_pattern_and_moe_list() {
     assert_eq!((slide, full), (39, 9));
     assert_eq!(runs[0].1, Ffn::Dense { intermediate: 16384 });
     assert_eq!(runs.iter().filter(|r| r.1 == Ffn::Moe).map(|r| r.2).sum::<u64>(), 47);
+}
+
+/// Voxtral's audio tower (a Whisper-large-style encoder from `audio_config`) is counted and
+/// held: 4.68B with it, the language model alone 4.0B; memory holds the same count.
+#[test]
+fn voxtral_counts_and_holds_its_audio_tower() {
+    use tunelab_sim::memory::chip_params;
+    use tunelab_sim::workload::ParallelPlan;
+    let m = load_model(include_str!("data/models/voxtral-mini-3b-2507.config.json")).unwrap().model;
+    let t = m.llm.as_ref().unwrap();
+    let audio = t.audio.as_ref().expect("audio tower read from audio_config").params();
+    // The report's encoder (640M) and adapter (25M).
+    assert!((655e6..670e6).contains(&(audio as f64)), "audio tower {audio}");
+    assert_eq!(m.params().total, t.params().total + audio);
+    assert_eq!(chip_params(&m, &ParallelPlan::default()).total(), m.params().total);
+    assert!(m.identity().stack.contains("audio tower 32 x 1280"));
+    // A wrong-typed audio_config is refused by name.
+    let mut v: serde_json::Value = serde_json::from_str(include_str!("data/models/voxtral-mini-3b-2507.config.json")).unwrap();
+    v["audio_config"] = serde_json::json!(32);
+    let e = load_model(&v.to_string()).unwrap_err();
+    assert!(e.contains("audio_config") && e.contains("wrong type"), "{e}");
 }

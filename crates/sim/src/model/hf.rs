@@ -572,7 +572,9 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
         let model = ModelDesc { name: name_of(obj, model_type), family, dtype, llm: Some(llm), vision: None, graph: Vec::new() };
         return Ok(LoadedModel { model, warnings });
     }
-    if !obj.contains_key("hidden_size") {
+    // A wrapper read by its language model: no width of its own, or a known wrapper type that
+    // repeats the text width at the top (Voxtral's `hidden_size`).
+    if !obj.contains_key("hidden_size") || (super::readers::WRAPPER_TYPES.contains(&model_type) && !obj.contains_key("num_hidden_layers")) {
         if let Some((text, prefix)) = super::readers::text_part(obj) {
             return super::readers::wrapper(obj, text, prefix, model_type, dtype, warnings);
         }

@@ -39,7 +39,7 @@ pub const FAMILY_TYPES: &[&str] = &[
 pub const WRAPPER_TYPES: &[&str] = &[
     "gemma3", "gemma3n", "llama4", "mistral3", "glm4v", "glm4v_moe", "kimi_vl", "internvl_chat", "internvl", "qwen3_vl_moe",
     "qwen3_omni_moe", "llava_next", "llava_onevision", "idefics3", "smolvlm", "paligemma", "aya_vision", "step3_vl", "step3vl",
-    "minicpmv", "phi4_multimodal", "lfm2_vl", "qwen2_vl", "kimi_k25",
+    "minicpmv", "phi4_multimodal", "lfm2_vl", "qwen2_vl", "kimi_k25", "voxtral",
 ];
 
 /// Whether the generic decoder reads this decoder type exactly (no fallback note).
@@ -105,9 +105,8 @@ pub(super) fn wrapper(obj: &Obj, text: &Obj, prefix: &str, model_type: &str, dty
         Some(vis) => Some(towers::vision(obj, vis, model_type, llm.hidden, &mut llm.approx)?),
         None => None,
     };
-    if let Some(n) = towers::audio_note(obj, model_type) {
-        llm.approx.push(n);
-    }
+    let text_hidden = llm.hidden;
+    llm.audio = towers::audio(obj, model_type, text_hidden, &mut llm.approx)?.map(Box::new);
     // Wrappers often give the type only in the text part.
     let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") || !(text.contains_key("torch_dtype") || text.contains_key("dtype")) {
         dtype
