@@ -64,6 +64,8 @@ fn cases() -> Vec<Case> {
         data("devstral-small-2-24b", include_str!("data/models/devstral-small-2-24b.config.json"), 24.0, None, "mistralai/Devstral-Small-2-24B-Instruct card: 24B (with its Pixtral vision encoder)"),
         data("lfm2.5-vl-1.6b", include_str!("data/models/lfm2.5-vl-1.6b.config.json"), 1.6, None, "LiquidAI/LFM2.5-VL-1.6B card: 1.6B (LFM2 1.2B language model + SigLIP2 400M encoder)"),
         data("voxtral-mini-3b-2507", include_str!("data/models/voxtral-mini-3b-2507.config.json"), 4.7, None, "mistralai/Voxtral-Mini-3B-2507: 4.7B (Voxtral report arXiv:2507.13264, table 1: audio encoder 640M, adapter 25M, decoder 3.6B, embeddings 400M)"),
+        data("gemma-3-4b-it", include_str!("data/models/gemma-3-4b-it.config.json"), 4.301, None, "google/gemma-3-4b-it: Gemma 3 report (arXiv:2503.19786) table 1, vision 417M + embedding 675M + non-embedding 3209M"),
+        data("gemma-3-27b-it", include_str!("data/models/gemma-3-27b-it.config.json"), 27.433, None, "google/gemma-3-27b-it: Gemma 3 report table 1, vision 417M + embedding 1416M + non-embedding 25600M"),
         data("deepseek-v3.1-nvfp4", include_str!("data/models/deepseek-v3.1-nvfp4.config.json"), 671.0, Some(37.0), "deepseek-ai/DeepSeek-V3.1 card: 671B total, 37B activated (NVIDIA's NVFP4 checkpoint of it)"),
     ]
 }
@@ -260,4 +262,18 @@ fn voxtral_counts_and_holds_its_audio_tower() {
     v["audio_config"] = serde_json::json!(32);
     let e = load_model(&v.to_string()).unwrap_err();
     assert!(e.contains("audio_config") && e.contains("wrong type"), "{e}");
+}
+
+/// Gemma 3 4B's published config leaves its heads, KV heads, head width and vocabulary to
+/// Gemma3TextConfig's defaults (8, 4, 256, 262208) and its pattern to every 6th layer global:
+/// read with those defaults and a warning saying so.
+#[test]
+fn gemma3_4b_takes_gemma3_text_config_defaults_and_says_so() {
+    let l = load_model(include_str!("data/models/gemma-3-4b-it.config.json")).unwrap();
+    let t = l.model.llm.as_ref().unwrap();
+    assert_eq!((t.heads, t.kv_heads, t.head_dim, t.vocab), (8, 4, 256, 262_208));
+    let runs: Vec<_> = t.runs();
+    let local: u64 = runs.iter().filter(|r| matches!(r.mixer, Mixer::Attention { window: 1024, .. })).map(|r| r.count).sum();
+    assert_eq!(local, 34 - 34 / 6);
+    assert!(l.warnings.iter().any(|w| w.contains("Gemma3TextConfig's defaults") && w.contains("num_attention_heads 8")), "{:?}", l.warnings);
 }

@@ -24,6 +24,14 @@ use serde_json::{Map, Value};
 
 type Obj = Map<String, Value>;
 
+/// Gemma3TextConfig's defaults for the widths a Gemma 3 config may leave out (transformers
+/// `configuration_gemma3.py`: vocab 262208, 26 layers of 2304, MLP 9216, 8 heads of 256, 4 KV
+/// heads, 4096-token windows, every 6th layer global).
+pub const GEMMA3_DEFAULTS: &[(&str, u64)] = &[
+    ("vocab_size", 262_208), ("hidden_size", 2304), ("intermediate_size", 9216), ("num_hidden_layers", 26),
+    ("num_attention_heads", 8), ("num_key_value_heads", 4), ("head_dim", 256), ("max_position_embeddings", 131_072),
+];
+
 /// Renames `from` to `to` when `to` is absent.
 fn alias(o: &mut Obj, from: &str, to: &str) {
     if !o.contains_key(to) {
@@ -75,6 +83,20 @@ pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Res
             alias(&mut o, "num_shared_expert", "num_shared_experts");
             if o.get("use_qk_norm").and_then(Value::as_bool) == Some(true) {
                 o.insert("qk_norm".into(), Value::Bool(true));
+            }
+        }
+        "gemma3_text" => {
+            // Gemma 3's published configs (4B, 12B) leave most widths to Gemma3TextConfig's
+            // defaults: the same defaults, named in a note.
+            let mut used = Vec::new();
+            for (k, v) in GEMMA3_DEFAULTS {
+                if o.get(*k).is_none_or(Value::is_null) {
+                    o.insert((*k).to_string(), Value::from(*v));
+                    used.push(format!("{k} {v}"));
+                }
+            }
+            if !used.is_empty() {
+                warnings.push(format!("gemma3_text: absent widths take Gemma3TextConfig's defaults: {}", used.join(", ")));
             }
         }
         "mimo_v2_flash" => {

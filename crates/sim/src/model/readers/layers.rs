@@ -42,7 +42,9 @@ fn uint(obj: &Obj, key: &str) -> Option<u64> {
 /// overlays then say it).
 pub fn mixers(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) -> Result<Option<Vec<Mixer>>, String> {
     let n = t.layers;
-    let window = uint(obj, "sliding_window").unwrap_or(0);
+    // Gemma3TextConfig's defaults: 4096-token windows, every 6th layer global.
+    let gemma3 = model_type == "gemma3_text";
+    let window = uint(obj, "sliding_window").unwrap_or(if gemma3 { 4096 } else { 0 });
     let sinks = model_type == "gpt_oss";
     let slide = Mixer::Attention { window, chunk: 0, sinks };
     let full = Mixer::Attention { window: 0, chunk: 0, sinks };
@@ -108,7 +110,7 @@ pub fn mixers(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) ->
         let idx: Vec<u64> = a.iter().filter_map(Value::as_u64).collect();
         return Ok(Some((0..n).map(|i| if idx.contains(&i) { full } else { Mixer::ShortConv { kernel } }).collect()));
     }
-    if let Some(every) = uint(obj, "sliding_window_pattern").filter(|_| window > 0) {
+    if let Some(every) = uint(obj, "sliding_window_pattern").or(if gemma3 { Some(6) } else { None }).filter(|_| window > 0) {
         // Gemma 3: layer i is global when (i + 1) is a multiple of the pattern, local otherwise.
         let every = every.max(1);
         return Ok(Some((0..n).map(|i| if (i + 1) % every == 0 { full } else { slide }).collect()));
