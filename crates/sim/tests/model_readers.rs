@@ -168,3 +168,30 @@ fn llama4_rope_layers_attend_in_chunks_and_moe_interleaves_with_dense() {
     let g = forward_graph(&m, &Workload::Decode { batch: 1, context_len: 20_000, output_len: 1 }, &ParallelPlan::default(), &opts).unwrap();
     assert!(g.ops.iter().any(|o| o.name == "layer.attn.core_chunk" && matches!(o.op, Op::Attention { kv_len: 3616, .. })), "{:?}", g.ops.iter().map(|o| &o.name).collect::<Vec<_>>());
 }
+
+/// MiniMax-Text-01 / M1's lightning attention (`attn_type_list`: 0 lightning, 1 softmax):
+/// lightning layers keep a head_dim x head_dim fp32 state per head and no KV cache, softmax
+/// layers a KV cache; decode prices one recurrence step per lightning layer. (MiniMax-M2.5's
+/// widths with the Text-01 layer list put on them: a mechanism test, not a real model.)
+#[test]
+fn minimax_lightning_layers_keep_a_state_and_softmax_layers_a_kv_cache() {
+    let j = edited(include_str!("data/models/minimax-m2.5.config.json"), |o| {
+        o.insert("model_type".into(), "minimax".into());
+        o.remove("quantization_config");
+        // 62 layers: every 8th softmax, the rest lightning (MiniMax-01's 7 : 1).
+        let list: Vec<u64> = (0..62).map(|i| u64::from((i + 1) % 8 == 0)).collect();
+        o.insert("attn_type_list".into(), serde_json::json!(list));
+    });
+    let l = load_model(&j).unwrap();
+    let m = &l.model;
+    let t = m.llm.as_ref().unwrap();
+    assert!(m.approximations().iter().any(|a| a.contains("lightning attention")), "{:?}", m.approximations());
+    assert!(!m.approximations().iter().any(|a| a.starts_with("whole model")), "read by its own reader");
+    let (plan, opts) = (ParallelPlan::default(), GraphOptions::default());
+    // 7 softmax layers (8, 16, ..., 56) cache keys and values; 55 lightning layers do not.
+    assert_eq!(kv_cache_bytes(&m, &plan, &opts, 1, 1000), 7 * 1000 * 2 * t.kv_heads * t.head_dim * opts.kv_dtype().bytes());
+    // Each lightning layer: 48 heads x 128 x 128 fp32, no convolution state.
+    assert_eq!(recurrent_state_bytes(&m, &plan, &opts, 1), 55 * 48 * 128 * 128 * 4);
+    let d = forward_graph(&m, &Workload::Decode { batch: 2, context_len: 4000, output_len: 1 }, &plan, &opts).unwrap();
+    assert!(d.ops.iter().any(|o| o.name.contains("linear_attn") && o.repeat == 55), "{:?}", d.ops.iter().map(|o| (&o.name, o.repeat)).collect::<Vec<_>>());
+}

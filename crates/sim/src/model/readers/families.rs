@@ -32,6 +32,15 @@ pub const GEMMA3_DEFAULTS: &[(&str, u64)] = &[
     ("num_attention_heads", 8), ("num_key_value_heads", 4), ("head_dim", 256), ("max_position_embeddings", 131_072),
 ];
 
+/// MiniMax-Text-01 / M1 keys that shape numerics only (residual scalings, the lightning
+/// kernel's block size, post-norm, partial rotary) or are read above.
+const MINIMAX_NUMERICS: &[&str] = &[
+    "attn_type_list", "block_size", "postnorm", "layernorm_full_attention_alpha", "layernorm_full_attention_beta",
+    "layernorm_linear_attention_alpha", "layernorm_linear_attention_beta", "layernorm_mlp_alpha", "layernorm_mlp_beta",
+    "full_attn_alpha_factor", "full_attn_beta_factor", "linear_attn_alpha_factor", "linear_attn_beta_factor", "mlp_alpha_factor",
+    "mlp_beta_factor", "rotary_dim", "shared_intermediate_size", "shared_moe_mode",
+];
+
 /// Renames `from` to `to` when `to` is absent.
 fn alias(o: &mut Obj, from: &str, to: &str) {
     if !o.contains_key(to) {
@@ -83,6 +92,40 @@ pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Res
             alias(&mut o, "num_shared_expert", "num_shared_experts");
             if o.get("use_qk_norm").and_then(Value::as_bool) == Some(true) {
                 o.insert("qk_norm".into(), Value::Bool(true));
+            }
+        }
+        "minimax" | "minimax_text_01" | "minimax_m1" => {
+            // MiniMax-Text-01 / M1 (transformers MiniMaxConfig; MiniMax-01 report,
+            // arXiv:2501.08313): `attn_type_list` gives each layer lightning attention (0) or
+            // softmax attention (1), 7 : 1. A lightning layer (Qin et al. 2024, Lightning
+            // Attention-2, arXiv:2401.04658) is linear attention with a fixed per-head decay:
+            // q, k, v and an output gate over all heads, a norm and out_proj, a head_dim x
+            // head_dim state per head. It is read as the linear-attention mixer of those widths
+            // (no short convolution), priced by the same chunked path (notes in `finish`).
+            let heads = o.get("num_attention_heads").and_then(Value::as_u64).unwrap_or(0);
+            let hidden = o.get("hidden_size").and_then(Value::as_u64).unwrap_or(0);
+            let hd = o.get("head_dim").and_then(Value::as_u64).unwrap_or(if heads > 0 { hidden / heads } else { 0 });
+            for (k, v) in [("linear_num_key_heads", heads), ("linear_num_value_heads", heads), ("linear_key_head_dim", hd), ("linear_value_head_dim", hd), ("linear_conv_kernel_dim", 0)] {
+                o.entry(k).or_insert(Value::from(v));
+            }
+            if !o.contains_key("layer_types") {
+                if let Some(Value::Array(a)) = o.get("attn_type_list") {
+                    let mut types = Vec::new();
+                    for (i, e) in a.iter().enumerate() {
+                        types.push(Value::from(match e.as_u64() {
+                            Some(0) => "linear_attention",
+                            Some(1) => "full_attention",
+                            _ => return Err(format!("field 'attn_type_list[{i}]' = {e}: expected 0 (lightning attention) or 1 (softmax attention)")),
+                        }));
+                    }
+                    o.insert("layer_types".into(), Value::Array(types));
+                }
+            }
+            if o.get("shared_intermediate_size").and_then(Value::as_u64).is_some_and(|w| w > 0) {
+                alias(&mut o, "shared_intermediate_size", "shared_expert_intermediate_size");
+            }
+            for k in MINIMAX_NUMERICS {
+                o.remove(*k);
             }
         }
         "gemma3_text" => {
@@ -158,6 +201,11 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, _prefix: &st
                 m.shared_gate = false;
             }
             t.approx.push("attention: Llama 4's NoPE global layers and temperature tuning priced as full attention (the same matmuls)".into());
+        }
+        "minimax" | "minimax_text_01" | "minimax_m1" => {
+            if t.linear_attention.is_some() {
+                t.approx.push("attention: MiniMax's lightning attention (linear attention with a fixed per-head decay; Qin et al. 2024, arXiv:2401.04658) priced by the linear-attention path: its q/k/v/gate/out projections and head_dim x head_dim fp32 state per head exactly, its intra-block causal and inter-block state matmuls as the chunked form's; the Gated DeltaNet path's beta/alpha gates (2 x hidden x heads parameters per layer) and gating vector ops are counted in excess".into());
+            }
         }
         "mimo_v2_flash" => {
             let full_kv = obj.get("num_key_value_heads").and_then(Value::as_u64).unwrap_or(0);

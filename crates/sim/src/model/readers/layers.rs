@@ -82,6 +82,18 @@ pub fn mixers(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) ->
         }
         return Ok(Some(v));
     }
+    if let (Some(a), true, false) = (list(obj, "attn_type_list", prefix, n)?, matches!(model_type, "minimax" | "minimax_text_01" | "minimax_m1"), obj.contains_key("layer_types")) {
+        // MiniMax-Text-01 / M1: 0 = lightning (linear) attention, 1 = softmax attention.
+        let mut v = Vec::new();
+        for (i, e) in a.iter().enumerate() {
+            v.push(match e.as_u64() {
+                Some(0) => Mixer::Linear,
+                Some(1) => full,
+                _ => return Err(format!("field '{prefix}attn_type_list[{i}]' = {e}: expected 0 (lightning attention) or 1 (softmax attention)")),
+            });
+        }
+        return Ok(Some(v));
+    }
     if let Some(a) = list(obj, "layer_types", prefix, n)? {
         let kernel = uint(obj, "conv_L_cache").or_else(|| uint(obj, "conv_kernel")).unwrap_or(3);
         let chunk = uint(obj, "attention_chunk_size").unwrap_or(0);

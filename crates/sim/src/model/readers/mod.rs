@@ -32,6 +32,8 @@ pub const FAMILY_TYPES: &[&str] = &[
     "granite", "exaone4", "smollm3", "arcee", "dots1", "bailing_moe",
     // GLM-5: DeepSeek-V3.2's layout (MLA + DSA indexer, shared + routed experts).
     "glm_moe_dsa", "nemotron-nas", "mimo_v2_flash",
+    // MiniMax-Text-01 / M1: lightning + softmax attention hybrids (`families`).
+    "minimax", "minimax_text_01", "minimax_m1",
 ];
 
 /// Multimodal wrappers: the language model sits under `text_config` (or InternVL's
@@ -39,7 +41,7 @@ pub const FAMILY_TYPES: &[&str] = &[
 pub const WRAPPER_TYPES: &[&str] = &[
     "gemma3", "gemma3n", "llama4", "mistral3", "glm4v", "glm4v_moe", "kimi_vl", "internvl_chat", "internvl", "qwen3_vl_moe",
     "qwen3_omni_moe", "llava_next", "llava_onevision", "idefics3", "smolvlm", "paligemma", "aya_vision", "step3_vl", "step3vl",
-    "minicpmv", "phi4_multimodal", "lfm2_vl", "qwen2_vl", "kimi_k25", "voxtral",
+    "minicpmv", "phi4_multimodal", "lfm2_vl", "qwen2_vl", "kimi_k25", "voxtral", "minimax_vl_01",
 ];
 
 /// Whether the generic decoder reads this decoder type exactly (no fallback note).
