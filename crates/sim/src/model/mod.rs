@@ -182,6 +182,11 @@ pub struct TransformerDesc {
     /// rather than on `ModelDesc` so descriptions written before it still build unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audio: Option<Box<audio::AudioDesc>>,
+    /// A low-rank query (Step-3's multi-matrix factorisation attention, `share_q_dim`): the
+    /// query is `wq(norm(q_down(x)))` through this width instead of one hidden -> heads x
+    /// head_dim matrix (vLLM `step3_text.py`); 0: a full-rank query.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub q_bottleneck: u64,
 }
 
 impl Default for TransformerDesc {
@@ -212,6 +217,7 @@ impl Default for TransformerDesc {
             approx: Vec::new(),
             checkpoint_quant: None,
             audio: None,
+            q_bottleneck: 0,
         }
     }
 }

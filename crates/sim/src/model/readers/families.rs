@@ -128,6 +128,21 @@ pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Res
                 o.remove(*k);
             }
         }
+        "step3_text" | "step3v_text" => {
+            // Step-3 (vLLM Step3TextConfig, `step3_text.py`): multi-matrix factorisation
+            // attention, 64 query heads of 256 through a `share_q_dim` low-rank query and one KV
+            // head (`num_attention_groups`); MoE on the layers `moe_layers_enum` lists, each
+            // with a shared expert `share_expert_dim` wide (no gate), dense layers
+            // `intermediate_size` wide.
+            alias(&mut o, "num_attention_groups", "num_key_value_heads");
+            alias(&mut o, "moe_num_experts", "num_experts");
+            alias(&mut o, "moe_top_k", "num_experts_per_tok");
+            alias(&mut o, "share_expert_dim", "shared_expert_intermediate_size");
+            alias(&mut o, "max_position_embedding", "max_position_embeddings");
+            for k in ["share_q_dim", "moe_layers_enum", "max_seq_len", "norm_expert_weight", "moe_every_n_layer", "use_moe"] {
+                o.remove(k);
+            }
+        }
         "gemma3_text" => {
             // Gemma 3's published configs (4B, 12B) leave most widths to Gemma3TextConfig's
             // defaults: the same defaults, named in a note.
@@ -205,6 +220,12 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, _prefix: &st
         "minimax" | "minimax_text_01" | "minimax_m1" => {
             if t.linear_attention.is_some() {
                 t.approx.push("attention: MiniMax's lightning attention (linear attention with a fixed per-head decay; Qin et al. 2024, arXiv:2401.04658) priced by the linear-attention path: its q/k/v/gate/out projections and head_dim x head_dim fp32 state per head exactly, its intra-block causal and inter-block state matmuls as the chunked form's; the Gated DeltaNet path's beta/alpha gates (2 x hidden x heads parameters per layer) and gating vector ops are counted in excess".into());
+            }
+        }
+        "step3_text" | "step3v_text" => {
+            t.q_bottleneck = obj.get("share_q_dim").and_then(Value::as_u64).unwrap_or(0);
+            if let Some(m) = t.moe.as_mut() {
+                m.shared_gate = false;
             }
         }
         "mimo_v2_flash" => {

@@ -220,6 +220,20 @@ pub fn ffns(obj: &Obj, t: &TransformerDesc, prefix: &str) -> Result<Option<Vec<F
             *m &= i >= start && i <= end && (i - start) % every == 0;
         }
     }
+    // Step-3: the MoE layers listed, as a comma-separated string or a list of indices.
+    let listed: Option<Vec<u64>> = match obj.get("moe_layers_enum") {
+        Some(Value::String(s)) => Some(s.split(',').map(str::trim).filter(|x| !x.is_empty()).map(|x| x.parse::<u64>().map_err(|_| format!("field '{prefix}moe_layers_enum' lists '{x}': expected layer indices"))).collect::<Result<_, _>>()?),
+        Some(Value::Array(a)) => Some(a.iter().map(|e| e.as_u64().ok_or_else(|| format!("field '{prefix}moe_layers_enum' lists {e}: expected layer indices"))).collect::<Result<_, _>>()?),
+        _ => None,
+    };
+    if let Some(l) = listed {
+        if let Some(bad) = l.iter().find(|i| **i >= n) {
+            return Err(format!("field '{prefix}moe_layers_enum' lists layer {bad}, but the model has {n}"));
+        }
+        for (i, m) in is_moe.iter_mut().enumerate() {
+            *m &= l.contains(&(i as u64));
+        }
+    }
     let dense_ffn = match uint(obj, "intermediate_size_mlp") {
         Some(w) => Ffn::Dense { intermediate: w },
         None => dense,

@@ -34,6 +34,8 @@ pub const FAMILY_TYPES: &[&str] = &[
     "glm_moe_dsa", "nemotron-nas", "mimo_v2_flash",
     // MiniMax-Text-01 / M1: lightning + softmax attention hybrids (`families`).
     "minimax", "minimax_text_01", "minimax_m1",
+    // Step-3's language model (multi-matrix factorisation attention).
+    "step3_text", "step3v_text",
 ];
 
 /// Multimodal wrappers: the language model sits under `text_config` (or InternVL's
@@ -78,7 +80,57 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, prefix: &str
     if let Some(q) = obj.get("quantization_config").and_then(|q| q.get("quant_method")).and_then(Value::as_str) {
         t.checkpoint_quant = Some(q.to_string());
     }
+    let unused = unused_keys(obj, t, model_type, prefix);
+    t.approx.extend(unused);
     Ok(())
+}
+
+/// Attention, MoE and MTP keys that could change the cost but that the reading of this family
+/// left without effect, each once as "not used by the model" (an approximation note: the
+/// banner, `tunelab eval` and fidelity rows show it). Tokenizer and numerics keys are never
+/// listed.
+fn unused_keys(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) -> Vec<String> {
+    use crate::model::Mixer;
+    let num = |k: &str| obj.get(k).and_then(Value::as_u64).filter(|v| *v > 0);
+    let runs = t.runs();
+    let mut out = Vec::new();
+    let mut note = |k: &str, v: u64, what: &str| out.push(format!("config: '{prefix}{k}' = {v} is not used by the model ({what})"));
+    let windows = runs.iter().any(|r| matches!(r.mixer, Mixer::Attention { window, .. } if window > 0));
+    let chunks = runs.iter().any(|r| matches!(r.mixer, Mixer::Attention { chunk, .. } if chunk > 0));
+    if let Some(w) = num("sliding_window") {
+        let off = obj.get("use_sliding_window").and_then(Value::as_bool) == Some(false);
+        if !windows && !off && t.layers > 0 {
+            note("sliding_window", w, "no layer of this reading attends within a window: every attention layer is priced over the whole context");
+        }
+    }
+    if let Some(c) = num("attention_chunk_size") {
+        if !chunks && model_type != "mimo_v2_flash" {
+            note("attention_chunk_size", c, "no layer of this reading attends in chunks");
+        }
+    }
+    if let Some(k) = num("num_experts_per_tok").or_else(|| num("moe_k")).or_else(|| num("moe_topk")) {
+        if t.moe.is_none() {
+            note("num_experts_per_tok", k, "the model is read without experts");
+        }
+    }
+    if let Some(r) = num("q_lora_rank") {
+        if t.mla.is_none() {
+            note("q_lora_rank", r, "queries are read as full-rank projections");
+        }
+    }
+    if let Some(k) = num("index_topk") {
+        if t.mla.as_ref().is_none_or(|m| m.sparse.is_none()) {
+            note("index_topk", k, "attention is priced dense");
+        }
+    }
+    for k in ["num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules"] {
+        if let Some(n) = num(k) {
+            if t.mtp_layers == 0 {
+                note(k, n, "the checkpoint's MTP layers are neither counted nor held; speculative decoding's 'mtp' method has no draft from it");
+            }
+        }
+    }
+    out
 }
 
 /// The language model's object of a multimodal wrapper and its prefix: `text_config`,
