@@ -96,7 +96,7 @@ pub fn figures() -> Vec<(String, Value)> {
         .map(|i| fidelity::Compared {
             id: format!("r{}", i / rows::MAX_VALUES_PER_ROW), case: format!("r{}", i / rows::MAX_VALUES_PER_ROW), category: "op".into(), chip: "910B2".into(),
             metric: format!("t{}", i % 7), unit: "us".into(), measured: 10.0 + i as f64, predicted: 12.0 + (i % 1013) as f64, error: 0.1, predicted_by: String::new(),
-            weight: 1.0, group: "g".into(), source: String::new(), layer: "kernel:aclnn".into(), framework: String::new(), launch: String::new(), release: String::new(), family: String::new(),
+            weight: 1.0, group: "g".into(), source: String::new(), layer: "kernel:aclnn".into(), framework: String::new(), launch: String::new(), release: String::new(), family: String::new(), approximations: Vec::new(),
         })
         .collect();
     reset_peak();

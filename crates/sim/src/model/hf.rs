@@ -269,7 +269,9 @@ fn decoder_fields(obj: &Obj, model_type: &str, prefix: &str, warnings: &mut Vec<
                 .get("mlp_only_layers")
                 .and_then(Value::as_array)
                 .map_or(0, |a| a.len() as u64);
-            let step = pick(obj, &["decoder_sparse_step", "moe_layer_freq"], prefix)?
+            // A per-layer 0/1 `moe_layer_freq` list (MiMo-V2) is read by `readers::layers`.
+            let freq: &[&str] = if obj.get("moe_layer_freq").is_some_and(Value::is_array) { &["decoder_sparse_step"] } else { &["decoder_sparse_step", "moe_layer_freq"] };
+            let step = pick(obj, freq, prefix)?
                 .map_or(1, |(v, _)| v)
                 .max(1);
             let first_dense = opt_u64(obj, "first_k_dense_replace", prefix)?.unwrap_or(0);
@@ -564,7 +566,9 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
         let model = ModelDesc { name: name_of(obj, model_type), family, dtype, llm: Some(llm), vision: None, graph: Vec::new() };
         return Ok(LoadedModel { model, warnings });
     }
-    if !obj.contains_key("hidden_size") {
+    // A wrapper read by its language model: no width of its own, or a known wrapper type that
+    // repeats the text width at the top (Voxtral's `hidden_size`).
+    if !obj.contains_key("hidden_size") || (super::readers::WRAPPER_TYPES.contains(&model_type) && !obj.contains_key("num_hidden_layers")) {
         if let Some((text, prefix)) = super::readers::text_part(obj) {
             return super::readers::wrapper(obj, text, prefix, model_type, dtype, warnings);
         }
