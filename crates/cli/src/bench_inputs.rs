@@ -140,6 +140,9 @@ pub fn largest_kernel_tuner_cache() -> String {
     t + tail
 }
 
+/// Last: the peak is the process's high-water mark since the reset, and memory the earlier
+/// cases freed may stay resident (glibc keeps small blocks), so this figure is an upper bound;
+/// `tunelab replay` of the same cache alone peaked at 297 MB (issue 44's note).
 fn kernel_tuner_largest() -> Vec<(String, Value)> {
     let mut out = Vec::new();
     let text = largest_kernel_tuner_cache();
