@@ -494,14 +494,8 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
     let dtype = dtype_of(obj, &mut warnings);
     let model_type = obj.get("model_type").and_then(Value::as_str).unwrap_or("");
     if model_type == "llava" {
-        let text = obj
-            .get("text_config")
-            .and_then(Value::as_object)
-            .ok_or_else(|| "missing field 'text_config'".to_string())?;
-        let vis = obj
-            .get("vision_config")
-            .and_then(Value::as_object)
-            .ok_or_else(|| "missing field 'vision_config'".to_string())?;
+        let text = super::readers::required_object(obj, "text_config")?;
+        let vis = super::readers::required_object(obj, "vision_config")?;
         let mut tw = Vec::new();
         let mut llm = decoder(text, "text_config.", &mut tw)?;
         warnings.extend(tw.into_iter().map(|w| format!("text_config: {w}")));
@@ -527,7 +521,7 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
         let mut tw = Vec::new();
         let llm = decoder(text, prefix, &mut tw)?;
         warnings.extend(tw.into_iter().filter(|w| !w.contains("config keys not modelled")).map(|w| format!("{prefix}{w}")));
-        let vis = obj.get("vision_config").and_then(Value::as_object).ok_or_else(|| "missing field 'vision_config'".to_string())?;
+        let vis = super::readers::required_object(obj, "vision_config")?;
         let vision = super::vl::qwen_vision(vis, llm.hidden, &mut warnings)?;
         // Qwen3-VL's checkpoints give the type only in text_config ("dtype").
         let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") || !(text.contains_key("torch_dtype") || text.contains_key("dtype")) {
@@ -559,7 +553,7 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
         return Ok(LoadedModel { model, warnings });
     }
     if TEXT_WRAPPERS.contains(&model_type) {
-        let text = obj.get("text_config").and_then(Value::as_object).ok_or_else(|| "missing field 'text_config'".to_string())?;
+        let text = super::readers::required_object(obj, "text_config")?;
         let mut tw = Vec::new();
         let mut llm = decoder(text, "text_config.", &mut tw)?;
         warnings.extend(tw.into_iter().map(|w| format!("text_config: {w}")));

@@ -322,7 +322,16 @@ pub fn evaluate(set: &MeasurementSet, devices: &BTreeMap<String, Json>, only_chi
         }
         let compared: Vec<&Measured> = case.values().iter().filter(|m| m.predict.is_some() && m.not_compared.is_none() && m.value.is_some()).collect();
         let skipped: Vec<Measured> = case.values().iter().filter(|m| !(m.predict.is_some() && m.not_compared.is_none() && m.value.is_some())).cloned().collect();
-        push_all("not compared", &skipped, &mut unexpressed);
+        for m in &skipped {
+            // Why each is left out, not "not compared" twice (issue 44: a misspelt `predict`).
+            let why = match (&m.not_compared, &m.predict, &m.value) {
+                (Some(w), _, _) => w.clone(),
+                (None, None, _) => "not compared: the value has no 'predict' (the metric of the stage to compare it with)".to_string(),
+                (None, _, None) => "not compared: the value has no measured 'value'".to_string(),
+                _ => "not compared".to_string(),
+            };
+            unexpressed.push(Unexpressed { id: case.label(), metric: m.metric.clone(), reason: why });
+        }
         if compared.is_empty() {
             continue;
         }

@@ -85,6 +85,30 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, prefix: &str
     Ok(())
 }
 
+/// A config's nested object `key` (`vision_config`, `text_config`): None when absent or null;
+/// a value of another type is an error that says so ("wrong type", not "missing": issue 44).
+pub fn object_field<'a>(obj: &'a Obj, key: &str) -> Result<Option<&'a Obj>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(o)) => Ok(Some(o)),
+        Some(v) => {
+            let kind = match v {
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                Value::String(_) => "a string",
+                Value::Array(_) => "an array",
+                _ => "another type",
+            };
+            Err(format!("{key}: wrong type: expected an object (a nested config), got {kind}"))
+        }
+    }
+}
+
+/// A required nested object: missing and wrong type are told apart.
+pub fn required_object<'a>(obj: &'a Obj, key: &str) -> Result<&'a Obj, String> {
+    object_field(obj, key)?.ok_or_else(|| format!("missing field '{key}'"))
+}
+
 /// Attention, MoE and MTP keys that could change the cost but that the reading of this family
 /// left without effect, each once as "not used by the model" (an approximation note: the
 /// banner, `tunelab eval` and fidelity rows show it). Tokenizer and numerics keys are never
@@ -156,7 +180,7 @@ pub(super) fn wrapper(obj: &Obj, text: &Obj, prefix: &str, model_type: &str, dty
     let mut tw = Vec::new();
     let mut llm = super::hf::decoder(text, prefix, &mut tw)?;
     warnings.extend(tw.into_iter().map(|w| format!("{prefix}{w}")));
-    let vision = match obj.get("vision_config").and_then(Value::as_object) {
+    let vision = match object_field(obj, "vision_config")? {
         Some(vis) => Some(towers::vision(obj, vis, model_type, llm.hidden, &mut llm.approx)?),
         None => None,
     };
