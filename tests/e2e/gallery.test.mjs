@@ -55,7 +55,7 @@ test('each gallery entry loads with one click and races on the teaching layout',
     nodes: document.getElementsByTagName('*').length,
   }));
   t.diagnostic(`kernel tuner: ${JSON.stringify(kt)}`);
-  assert.match(kt.note, /A slice of the cache; fixed: .*tile_size_y=7/);
+  assert.match(kt.note, /A slice of the cache; fixed: .*read_only=1/);
   assert.match(kt.optimum, /^True optimum: [0-9.]+ ms/);
   assert.match(kt.gp, /next point predicted [0-9.]+ ms/, 'the GP speaks in milliseconds');
   assert.ok(kt.nodes < 5000, `${kt.nodes} DOM nodes`);
