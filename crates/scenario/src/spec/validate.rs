@@ -214,10 +214,11 @@ fn measure(v: &Json, depth: usize, left: &mut usize) -> Result<(), bool> {
         Json::Object(m) => {
             take(2)?;
             for (k, x) in m {
-                if string_len(k) + 2 > *left {
+                let n = string_len(k) + 2;
+                if n > *left {
                     return Err(false);
                 }
-                *left -= string_len(k) + 2;
+                *left -= n;
                 measure(x, depth + 1, left)?;
             }
             Ok(())
