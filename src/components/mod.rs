@@ -21,6 +21,7 @@ pub mod serving_panel;
 pub mod strategy_options;
 pub mod template_words;
 pub mod toolbar;
+pub mod training_layouts;
 pub mod trials;
 pub mod tune;
 pub mod whatif;
