@@ -22,6 +22,7 @@ pub mod strategy_options;
 pub mod teach_canvas;
 pub mod template_words;
 pub mod toolbar;
+pub mod training_layouts;
 pub mod trials;
 pub mod tune;
 pub mod whatif;
