@@ -299,20 +299,36 @@ fn GoalPanel() -> impl IntoView {
     // The stage's metrics (recomputed when the stage, model or chip changes, not on every edit).
     let key = Memo::new(move |_| ctx.scenario.with(|s| (s.stage, serde_json::to_string(&s.model).unwrap_or_default(), serde_json::to_string(&s.device).unwrap_or_default())));
     // The engine worker builds the stage (`Question::Shape`; 80+ ms for a deployment stage).
-    let metrics = RwSignal::new(Vec::<String>::new());
+    // (the key it was asked for, the built stage's metric names): the shape's list counts only
+    // while it is the current stage's (a deployment's TTFT is never offered to an operator).
+    let shaped = RwSignal::new((None, Vec::<String>::new()));
     let asked = StoredValue::new(0u64);
     Effect::new(move |_| {
-        key.track();
-        // The old stage's metrics go at once: until the new stage answers, only the current
-        // goal is offered (a deployment's TTFT must never be offered to an operator stage).
-        metrics.set(Vec::new());
+        let k = key.get();
         asked.update_value(|a| *a += 1);
         let mine = asked.get_value();
         crate::worker::ask::shape(ctx.scenario.get_untracked(), move |r| {
             if asked.get_value() == mine {
-                metrics.set(r.map(|sh| sh.metrics.into_iter().map(|m| m.name).collect()).unwrap_or_default());
+                shaped.set((Some(k), r.map(|sh| sh.metrics.into_iter().map(|m| m.name).collect()).unwrap_or_default()));
             }
         });
+    });
+    // The stage's own list (from the stage's metric registry, `stage_metrics`) is offered at once,
+    // before anything runs; the built stage's shape may add to it (a deployment's capacity
+    // goals, a landscape's own metric). A stage that cannot be built keeps its own list.
+    let metrics = Memo::new(move |_| {
+        let mut names = tunelab_scenario::stages::stage_metrics::metric_ids(ctx.scenario.with(|s| s.stage));
+        let k = key.get();
+        shaped.with(|(at, list)| {
+            if at.as_ref() == Some(&k) {
+                for m in list {
+                    if !names.contains(m) {
+                        names.push(m.clone());
+                    }
+                }
+            }
+        });
+        names
     });
     let goal = move || ctx.scenario.with(|s| tunelab_scenario::context::goal(s));
     let set_goal = move |ev| {

@@ -191,6 +191,9 @@ fn fuzz_smoke_device() {
 #[test]
 fn fuzz_smoke_model() {
     let mut seeds = files("assets/models", ".json");
+    // The public 2025-2026 configs the family readers are checked on (issue 41): wrappers,
+    // block_configs, hybrid patterns, audio and vision towers.
+    seeds.extend(files("crates/sim/tests/data/models", ".json"));
     seeds.push(br#"[{"name":"mm","op":{"op":"matmul","batch":1,"m":64,"n":64,"k":64,"dtype":"fp16","weight_dtype":null,"epilogue":"none"},"repeat":2}]"#.to_vec());
     // Qwen3-VL (text_config + a GELU ViT of 16-pixel patches) and the Qwen2.5-Omni thinker.
     seeds.push(br#"{"model_type":"qwen3_vl","text_config":{"model_type":"qwen3_vl_text","hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":512},"vision_config":{"depth":2,"hidden_size":32,"intermediate_size":64,"num_heads":4,"patch_size":16,"spatial_merge_size":2,"out_hidden_size":64,"hidden_act":"gelu_pytorch_tanh"}}"#.to_vec());

@@ -101,8 +101,18 @@ pub struct PlanOption {
     pub cost_per_mtok: Option<f64>,
     /// How far predictions of this kind landed from measurements (`fidelity::bands`).
     pub prediction_band: String,
-    /// The scenario of one replica (what `tunelab eval` and the app open).
+    /// The scenario of one replica (what `tunelab eval` and the app open). Read through the
+    /// parsed tree (`scenario_via_tree`).
+    #[serde(deserialize_with = "scenario_via_tree")]
     pub scenario: Scenario,
+}
+
+/// Reads a scenario field as a JSON tree, then through the strict reader, as links and files
+/// are read: the page (which reads plans from its engine worker's text messages) then carries
+/// one copy of the scenario's decoder instead of a second one for message text. Same result.
+fn scenario_via_tree<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Scenario, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    crate::spec::strict::from_value::<Scenario>(&v, &[]).map(|(s, _)| s).map_err(serde::de::Error::custom)
 }
 
 /// The answer: the plan, its runner-ups, what was tried.

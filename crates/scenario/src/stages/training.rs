@@ -494,6 +494,8 @@ pub(crate) fn inputs(s: &Scenario) -> Result<Inputs, String> {
     if model.llm.is_none() && crate::stages::diffusion::pipeline(s).is_err() {
         return Err(format!("'{}' is an operator graph: the training stage needs a transformer description (or a diffusion pipeline)", model.name));
     }
+    // A setting that does not apply to this model is refused, naming it (issue 44).
+    crate::spec::applies::training_applies(&options, &model, model.llm.is_none() || crate::stages::diffusion::pipeline(s).is_ok())?;
     // Variable-length samples: the step runs at their mean length (training.mean_seq_len, every
     // token the model sees, a multimodal model's image tokens included, as a tokens/s figure
     // counts them), the text part being that length less the image tokens.

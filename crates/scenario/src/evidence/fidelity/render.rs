@@ -26,6 +26,7 @@ impl FidelityReport {
                     "predicted_by": c.predicted_by,
                     "framework": c.framework, "release": c.release, "layer": c.layer, "weight": c.weight,
                     "family": c.family, "source": c.source, "launch": c.launch,
+                    "approximations": c.approximations,
                     "band": band.as_ref().map(|b| json!({"lo": b.lo, "hi": b.hi, "values": b.values, "widened": b.widened})),
                     "measured_in_band": band.as_ref().map(|b| b.lo <= c.error && c.error <= b.hi),
                 })
@@ -41,6 +42,10 @@ impl FidelityReport {
         s += &format!("{:<52} {:<24} {:>11} {:>11} {:>8}\n", "case", "metric", "measured", "predicted", "error");
         for c in &self.rows {
             s += &format!("{:<52} {:<24} {:>11} {:>11} {:>+7.1}%  {}\n", cut(&c.case, 52), cut(&c.metric, 24), num(c.measured), num(c.predicted), c.error * 100.0, c.unit);
+            // The model's approximations (issue 41), under every row priced with it.
+            for a in &c.approximations {
+                s += &format!("    ~ model approximated: {a}\n");
+            }
         }
         s += &self.summary_text();
         s
