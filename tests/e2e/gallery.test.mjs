@@ -63,7 +63,7 @@ test('each gallery entry loads with one click and races on the teaching layout',
   // The link carries the slice: a fresh page opens the same one.
   const link = page.url();
   const again = await open(browser, link);
-  assert.match(await text(again.page, 'scenario-title'), /slice/i);
+  assert.match(await text(again.page, 'scenario-name'), /slice/i);
   await again.context.close();
 
   // 3. The matmul tiling slice (device model), a dozen Steps: every strategy moves together on

@@ -107,7 +107,7 @@ for (const viewport of [{ width: 1440, height: 900 }, { width: 390, height: 844 
     const sideways = await page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth + 1);
     assert.ok(!sideways, 'no sideways scroll');
     const canvas = await page.$eval('.tl-chart-surface', (e) => { const b = e.getBoundingClientRect(); return { w: Math.round(b.width), h: Math.round(b.height) }; });
-    assert.ok(canvas.w >= Math.min(520, viewport.width * 0.8), `a large canvas: ${JSON.stringify(canvas)}`);
+    assert.ok(canvas.w >= Math.min(480, viewport.width * 0.8), `a large canvas: ${JSON.stringify(canvas)}`);
     await shot(page, `teaching-canvas-${viewport.width}x${viewport.height}.png`);
     assert.deepEqual(errors, []);
     await context.close();
