@@ -29,8 +29,8 @@ def out_of_reach(r, reason, chip=None):
 
 # Why each row that stays out stays out: what its source leaves unstated, or what Tunelab lacks.
 REASONS = {
-    "srv-vllm-nemotron3-super-120b-8x910b3-tp8-eager": "Nemotron-3-Super is a hybrid Mamba-2/attention MoE: Tunelab has no Mamba (state-space) layer and no verbatim public config of it is bundled",
-    "srv-vllm-nemotron3-super-120b-8x910b3-tp8-fulldecode": "Nemotron-3-Super is a hybrid Mamba-2/attention MoE: Tunelab has no Mamba (state-space) layer and no verbatim public config of it is bundled",
+    "srv-vllm-nemotron3-super-120b-8x910b3-tp8-eager": "Nemotron-3-Super is a hybrid Mamba-2/attention MoE: its Mamba-2 layers are modelled (the Nemotron-H reader), but no verbatim public config of Nemotron-3-Super is bundled",
+    "srv-vllm-nemotron3-super-120b-8x910b3-tp8-fulldecode": "Nemotron-3-Super is a hybrid Mamba-2/attention MoE: its Mamba-2 layers are modelled (the Nemotron-H reader), but no verbatim public config of Nemotron-3-Super is bundled",
     "srv-vllm-qwen3.5-397b-w8a8-a3-tp16-mm480p-c64": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
     "srv-vllm-qwen3.5-397b-w8a8-2xa2-tp8dp2-mm480p-c64": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
     "srv-vllm-qwen3.5-397b-w8a8-a3-tp16-text8k-c7": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
@@ -41,7 +41,6 @@ REASONS = {
     "srv-vllm-deepseek-v3.1-a3-2p1d-3.5k1.5k": "the concurrency, the quantisation and whether MTP is on are not in the result block (the 2P1D layout and the DeepSeek-V3 architecture are expressible)",
     "srv-vllm-deepseek-v3.2-a3-1p1d-64k3k": "the concurrency is not stated and '533tps' has no unit basis; DeepSeek-V3.2's sparse attention (DSA) at 64K is what sets the step",
     "srv-vllm-deepseekocr2-a2-1080p-256": "the source contradicts itself on the hardware (A2-313T in the result, A3 in the table below), the concurrency is not stated and no DeepSeek-OCR-2 config is bundled",
-    "srv-vllm-dcpp-long-prefill-ttft-a3": "dynamic chunked pipeline parallelism of one prefill is not a Tunelab schedule, the PP degree of the 128K/256K cases is not stated, and the throughput rows ride a 99% prefix hit",
     "srv-vllm-qwen3-vl-8b-tp1-rate1": "no Qwen3-VL-8B config is bundled (Qwen3-VL-4B is), and the chip is not stated (a community training cluster)",
     "srv-vllm-qwen3-omni-30b-a3b-tp2-rate1": "no Qwen3-Omni config is bundled and the measured platform is not stated (the doc lists A3 or A2 cards)",
     "srv-vllm-kimi-k2.6-w4a16-16x910b-c64": "the launch flags contradict each other (--enable-acl-graph with --enforce-eager), 64 clients at 83 ms TPOT cannot give 46.6 tokens/s, and Kimi-K2.6's config (555B per the doc) is not bundled",
@@ -53,12 +52,11 @@ REASONS = {
     "trn-modellink-gemma-7b-8k-tp8": "no verbatim public Gemma-7B config is bundled (its 256K vocabulary and GeGLU differ from the bundled families)",
     "trn-modellink-qwen1.5-14b-8k-tp4pp2": "no verbatim public Qwen1.5-14B config is bundled",
     "trn-modellink-internlm-7b-tp8": "no verbatim public InternLM-7B config is bundled",
-    "trn-mindspeedllm-llama2-7b-32k-cp4-tflops": "TFLOP/s per NPU with a FLOP-counting convention the source does not state (and packed, reset attention masks): the training stage reports tokens/s, and converting needs that convention",
+    "trn-mindspeedllm-llama2-7b-32k-cp4-tflops": "packed samples with reset attention masks: the attention cost at 32K is that of the packed documents, whose lengths (the dataset's actual_seq_len) the source does not state, nor the micro-batch or recomputation; the training stage prices packed documents (training.document_len) and reports model TFLOP/s per chip (Megatron's throughput-per-GPU convention) once they are known",
     "trn-mindspeedmm-qwen2.5vl-72b-a3-64npu-128k-video": "'端到端tps' has no stated basis (per NPU is physically impossible, per job or per DP replica both possible) and the video tokens per sample are not stated",
     "trn-mindspeedmm-deepseekvl2-800TA2-32npu": "the parallel layout and sample length live in example scripts the row does not restate",
     "trn-mindspeedmm-qwen-image-edit-lora-8p": "the resolution is not in the table and no Qwen-Image pipeline is bundled",
     "trn-mindspeedmm-flux2-dreambooth-lora-8p-1024": "no FLUX.2 pipeline is bundled (FLUX.1-dev is; FLUX.2's transformer differs)",
-    "trn-mindspeedmm-flux-kontext-lora-8p-1024": "no FLUX.1-Kontext pipeline is bundled",
     "trn-mindspeedmm-hidream-full-ft-8p": "the resolution is not stated and no HiDream pipeline is bundled",
     "trn-mindspeedmm-sana-full-ft-8p": "the resolution is not stated and no Sana pipeline is bundled",
     "dif-mindspeedmm-flux2-t2i-8p-1024-20steps": "no FLUX.2 pipeline is bundled (FLUX.1-dev is; FLUX.2's transformer differs), and the card count is uncertain (table 8p, example --num_processes=4)",
@@ -265,6 +263,14 @@ def ep_link(ep):
     return "hccs" if ep <= 16 else "super_pod"
 
 
+def moe_op(kind, form, st, ep, dt_bytes):
+    """DeepEP's dispatch or combine as the operator stage's MoE exchange (Op::MoeComm): one rank's
+    tokens of `hidden` elements, each to top-k experts spread over the EP ranks, INT8 dispatch
+    (with its per-token scale) and BF16 combine, on the link the EP group crosses."""
+    return {"op": "moe_comm", "phase": kind, "form": form, "tokens": int(st["tokens_per_batch"]), "hidden": int(st["hidden"]),
+            "top_k": int(st["topk"]), "ranks": ep, "dtype": "int8" if dt_bytes == 1 else "bf16", "link": ep_link(ep)}
+
+
 def convert_deepep_normal(r):
     """Normal dispatch/combine: 4096 tokens per rank, hidden 7168, top-8; 'bottleneck bandwidth'
     = the bytes a rank sends / time. As one all-to-all per rank of tokens x top-k x hidden x dtype
@@ -277,15 +283,19 @@ def convert_deepep_normal(r):
         ep = int(ep)
         dt_bytes = 1 if kind == "dispatch" else 2
         nbytes = int(st["tokens_per_batch"] * st["topk"] * st["hidden"] * dt_bytes)
-        op = {"op": "comm", "kind": "all_to_all", "bytes": nbytes, "ranks": ep, "link": ep_link(ep), "algorithm": "mesh"}
-        pt = {"model": one_op_graph("all_to_all", op, "int8" if dt_bytes == 1 else "bf16"), "work": float(nbytes)}
+        op = moe_op(kind, "deepep_normal", st, ep, dt_bytes)
+        pt = {"model": one_op_graph("moe_" + kind, op, "int8" if dt_bytes == 1 else "bf16"), "work": float(nbytes)}
         rows.append({"id": "%s/%s-EP%d" % (r["id"], kind, ep), "stage": "operator", "chip": A3[0], "chip_note": A3[1] + "; the SuperPOD fabric beyond 16 dies",
                      "scenario": {"operator": dict(OP_SCENARIO["operator"], timing="device"), "workload": {"batch": 1}},
-                     "sweep": [pt], "model": pt["model"], "family": "all_to_all",
+                     "sweep": [pt], "model": pt["model"], "family": "moe_comm",
                      "values": [dict(value(k, v["value"], "GB/s", "best_rate"), unit_stated=v["unit"])],
-                     "conversion_note": ("DeepEP normal %s at EP%d as one all-to-all of %d tokens x top-%d x hidden %d x %d B per rank (%s), every peer at once (mesh), "
-                                         "on the %s; rate = those bytes / time" % (kind, ep, st["tokens_per_batch"], st["topk"], st["hidden"], dt_bytes,
-                                                                                  "INT8" if dt_bytes == 1 else "BF16", "node's HCCS" if ep <= 16 else "SuperPOD fabric"))})
+                     "conversion_note": ("DeepEP normal %s at EP%d as the moe_comm operator in its deepep_normal form (a layout exchange, then each token once per "
+                                         "destination rank, every peer at once) of %d tokens x top-%d x hidden %d at %d B per element (%s) on the %s; the rate is "
+                                         "compared as tokens x top-k x hidden x wire bytes / time (INT8 dispatch, BF16 combine: the bytes on the link); the tool's test at a "
+                                         "later commit (sgl-kernel-npu@00eb22b tests/python/deepep/test_intranode.py) divides recv_x.numel() x 2 (BF16 bytes of the rows a rank "
+                                         "receives, duplicates per expert included) by the time, which would read the dispatch rows as twice the bytes" % (
+                                             kind, ep, st["tokens_per_batch"], st["topk"], st["hidden"], dt_bytes,
+                                             "INT8" if dt_bytes == 1 else "BF16", "node's HCCS" if ep <= 16 else "SuperPOD fabric"))})
     return rows
 
 
@@ -301,16 +311,16 @@ def convert_deepep_ll(r):
         ep = int(ep)
         dt_bytes = 1 if kind == "dispatch" else 2
         nbytes = int(st["tokens_per_batch"] * st["topk"] * st["hidden"] * dt_bytes)
-        op = {"op": "comm", "kind": "all_to_all", "bytes": nbytes, "ranks": ep, "link": ep_link(ep), "algorithm": "mesh"}
+        op = moe_op(kind, "deepep_low_latency", st, ep, dt_bytes)
         vals = [value(k, v["value"], "us", "model_time_ms")]
         bw = "%s_bw_EP%d" % (kind, ep)
         if bw in m:
             vals.append(skip(bw, m[bw]["value"], m[bw]["unit"], "the same run's bytes / latency; the latency is compared"))
         rows.append({"id": "%s/%s-EP%d" % (r["id"], kind, ep), "stage": "operator", "chip": A3[0], "chip_note": A3[1],
-                     "model": one_op_graph("all_to_all", op, "int8" if dt_bytes == 1 else "bf16"), "family": "all_to_all",
+                     "model": one_op_graph("moe_" + kind, op, "int8" if dt_bytes == 1 else "bf16"), "family": "moe_comm",
                      "scenario": {"operator": dict(OP_SCENARIO["operator"], timing="device"), "workload": {"batch": 1}},
                      "values": vals,
-                     "conversion_note": "DeepEP low-latency %s at EP%d: %d tokens x top-%d x hidden %d x %d B per rank as one all-to-all, every peer at once, on the %s" % (
+                     "conversion_note": "DeepEP low-latency %s at EP%d as the moe_comm operator in its deepep_low_latency form (no layout exchange, a copy per (token, expert), every peer at once): %d tokens x top-%d x hidden %d x %d B per rank on the %s" % (
                          kind, ep, st["tokens_per_batch"], st["topk"], st["hidden"], dt_bytes, "node's HCCS" if ep <= 16 else "SuperPOD fabric")})
     return rows
 
@@ -344,11 +354,54 @@ def convert_modellink(r):
     return row
 
 
+# Dynamic chunked pipeline parallel (vLLM-Ascend's CPP). The feature guide's table gives TTFT of
+# one long prompt with and without dynamic chunks; the DeepSeek-V3.1 case's launch is the same
+# project's tutorial for the feature (docs/source/tutorials/features/dynamic_chunked_pipeline_parallel.md:
+# DeepSeek-V3.1-w8a8 on one Atlas 800T A3 server of 16 dies, --tensor-parallel-size 8
+# --pipeline-parallel-size 2 --enable-expert-parallel --max-num-batched-tokens 32768, prefix cache
+# off, min_chunk 4096, HCCL_OP_EXPANSION_MODE=AIV, one output token in its calibration data).
+CPP_TUTORIAL = "vllm-project/vllm-ascend :: docs/source/tutorials/features/dynamic_chunked_pipeline_parallel.md (Startup Script)"
+
+
+def convert_dcpp(r):
+    m = r["measured"]
+    # Tunelab pipelines prefill in the prefill instance of a disaggregated layout: the stated
+    # 16-die TP8 x PP2 server is that instance, and a second A3 node takes the one output token
+    # (its KV push is ~0.1% of a 128K prefill: about 20 ms of 22.5 s).
+    serving = {"mode": "scheduler", "engine": "vllm-ascend", "arrival": "burst", "requests": 1, "length_distribution": "fixed",
+               "block_size": 128, "max_num_batched_tokens": [32768], "chunked_prefill": ["on"], "hccl_expansion": "aiv"}
+    row = {"stage": "deployment", "model": "deepseek-v3", "chip": A3[0], "chip_note": A3[1] + "; the prefill instance is one node (TP8 x PP2), the decode side a second node",
+           "scenario": {"workload": {"batch": 32, "input_len": 131072, "output_len": 1},
+                        "deployment": {"tile_operators": False, "precisions": ["w8a8"], "serving": serving,
+                                       "cluster": {"nodes": 2, "disaggregation": ["1P1D"],
+                                                   "prefill_tp": [8], "prefill_pp": [2], "prefill_chunking": ["dynamic", "static"]}},
+                        "space": fixed(batch=32, precision="w8a8", tp=16, dp=1, launch="graph", expert_parallel="on", pd="1P1D",
+                                       prefill_tp=8, prefill_pp=2)},
+           "values": [], "variants": [], "family": "deepseekv3"}
+    for chunking, key in (("dynamic", "dsv31_w8a8_128k_TTFT_CPP"), ("static", "dsv31_w8a8_128k_TTFT_PP")):
+        row["variants"].append({"suffix": "dsv31-128k-" + chunking, "space": fixed(prefill_chunking=chunking),
+                                "values": [dict(value(key, m[key]["value"], "s", "ttft_mean_ms"), unit_stated=m[key]["unit"])]})
+    rest = []
+    for k, v in m.items():
+        if k.startswith("qwen3_235b"):
+            rest.append(skip(k, v["value"], v["unit"], "the 256K Qwen3-235B case's layout (PP and TP degree) and weights are stated nowhere in the guide or its tutorial"))
+        elif k.startswith("dsv31_input_tps"):
+            rest.append(skip(k, v["value"], v["unit"], "4K-64K prompts (mean 32K) at a 99% prefix-cache hit: the throughput is that of cache reuse, whose hit pattern is not stated"))
+    row["variants"][0]["values"] += rest
+    row["conversion_note"] = ("DeepSeek-V3.1 (the bundled deepseek-v3 config: the same architecture) W8A8, one 128K prompt at concurrency 1, the launch of the same "
+                              "project's CPP tutorial (" + CPP_TUTORIAL + "): TP8 x PP2 with expert parallelism on one A3 server, 32768 tokens per step as the "
+                              "first chunk, min_chunk 4096, AIV collectives; dynamic (CPP) against static chunks (PP). Tunelab pipelines prefill inside the "
+                              "prefill instance of a 1P1D layout, so a second A3 node (TP16, not part of the measurement) takes the one output token; the KV "
+                              "push it adds is about 0.1% of the TTFT")
+    return row
+
+
 def convert_serving3(r):
     rid = r["id"]
     fn = {"srv-vllm-kimi-k2-thinking-a3-tp16-concurrency-sweep": convert_kimi_sweep,
           "srv-vllm-kimi-k2-thinking-a3-tp16-rate1": convert_kimi_rate1,
           "srv-vllm-qwen3-next-a3-2node-tp4-c32": convert_qwen3_next,
+          "srv-vllm-dcpp-long-prefill-ttft-a3": convert_dcpp,
           "srv-vllm-qwq32b-tp4-bs1-graph-v091-vs-v011": convert_qwq_pair,
           "inf-mindie-bge-reranker-large-800ia2-300iduo": convert_reranker}.get(rid)
     if fn is None:
@@ -356,19 +409,38 @@ def convert_serving3(r):
     return fn(r)
 
 
+def convert_kontext_lora(r):
+    """FLUX.1-Kontext LoRA (MindSpeed-MM examples/diffusers/flux-kontext): the README row (8 NPUs,
+    batch 2, 1024 px, bf16) with its launch script (finetune_kontext_dreambooth_lora_deepspeed_bf16.sh
+    @37ccda36: --rank=16, --gradient_checkpointing, --cache_latents, a caption column so the text
+    encoders run every step, (reference, target) pairs; images/s = batch x 8 x it/s)."""
+    from convert_measurements import finetune_row
+    m = r["measured"]
+    note = ("FLUX.1-Kontext-dev LoRA rank 16 at 1024x1024, batch 2 per NPU on 8, bf16, as the directory's launch script sets them "
+            "(MindSpeed-MM@37ccda36 examples/diffusers/flux-kontext/finetune_kontext_dreambooth_lora_deepspeed_bf16.sh): gradient checkpointing, "
+            "VAE latents cached once (--cache_latents), the instruction captions encoded every step; each sample a (reference, target) pair; "
+            "DeepSpeed ZeRO-2 from the sibling flux example's bf16_accelerate_config.yaml (the LoRA states it shards are a few MB); chip: "
+            "Atlas 900 A2 PODc, SKU not stated, compared against 910B2")
+    row = finetune_row(r, "", "flux.1-kontext-dev", 8, 2, 1, {"resolution": 1024, "precomputed": ["vae"], "lora_rank": 16, "framework": "deepspeed"},
+                       dict(precision="bf16", optimizer_sharding="zero2", recompute="full", sequence_parallel="off"),
+                       [dict(value("FPS", m["FPS"]["value"], "samples/s", "samples_per_s"), unit_stated=m["FPS"]["unit"])], note)
+    row["chip"], row["chip_note"] = A2_UNSTATED
+    return row
+
+
 def convert_training3(r):
     if r["id"] in ("trn-modellink-mistral-7b-32k-tp8", "trn-modellink-qwen1.5-7b-8k-tp8"):
         return convert_modellink(r)
+    if r["id"] == "trn-mindspeedmm-flux-kontext-lora-8p-1024":
+        return convert_kontext_lora(r)
     return out_of_reach(r, REASONS.get(r["id"], "no conversion for this row"), A3 if "A3" in r["chip"] else None)
 
 
 def convert_op3(r):
-    if r["id"].startswith("op-deepep"):
-        # convert_deepep_normal / convert_deepep_ll build the rows (one all-to-all per rank on the
-        # link the EP group crosses), but the operator stage prices a graph only through a search
-        # space, and a lone all-to-all has no choice (no tiling, no algorithm parameter): the
-        # stage refuses it ('nothing to tune'). Listed until it prices a fixed graph.
-        return out_of_reach(r, "a lone all-to-all (DeepEP's dispatch or combine) has nothing to tune, and the operator stage prices a graph only through its search space, so it refuses it; the rows are built (scripts/convert_set3.py convert_deepep_*) but not compared until the stage prices a fixed graph", A3)
+    if r["id"] == "op-deepep-ascend-normal-a3-superpod":
+        return convert_deepep_normal(r)
+    if r["id"] == "op-deepep-ascend-lowlatency-a3-superpod":
+        return convert_deepep_ll(r)
     fn = {"op-qwq32b-tp4-decode-ffn-matmul": convert_qwq_ffn,
           "op-flaggems-swiglu-torchnpu-baseline": convert_swiglu,
           "op-flaggems-grouped-matmul-torchnpu-baseline": convert_gmm}.get(r["id"])

@@ -122,7 +122,8 @@ impl Ctx {
     /// Shows an error (plain text) next to the control whose action caused it, or in the
     /// banner when no recent action did (`crate::inline_error`).
     pub fn fail(&self, msg: impl Into<String>) {
-        let msg = msg.into();
+        // No wall of digits in a message (issue 44).
+        let msg = tunelab_scenario::spec::messages::shorten_numbers(&msg.into());
         if crate::inline_error::show_near_last_action(&msg) {
             self.error.set(None);
         } else {
@@ -133,7 +134,7 @@ impl Ctx {
     /// Always the banner: a problem of the whole page, whatever was clicked last.
     pub fn fail_page(&self, msg: impl Into<String>) {
         crate::inline_error::clear();
-        self.error.set(Some(msg.into()));
+        self.error.set(Some(tunelab_scenario::spec::messages::shorten_numbers(&msg.into())));
     }
 
     /// Edits the scenario: it is validated first (a bad edit is refused with a banner and the

@@ -16,6 +16,12 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
             assert_eq!(n, here.max(1).min(t.layers), "a stage's runs must cover its layers");
         }
     }
+    // One formula: on one chip, a model without a vision tower holds exactly its counted
+    // parameters (audio towers, per-layer blocks and hybrid patterns included).
+    if m.llm.is_some() && m.vision.is_none() {
+        let held = tunelab_sim::memory::chip_params(m, &tunelab_sim::workload::ParallelPlan::default()).total();
+        assert_eq!(held, m.params().total, "memory and the parameter count disagree");
+    }
     let id = m.identity();
     assert!(id.params.active <= id.params.total);
     assert!(id.weights.windows(2).all(|w| w[0].bytes >= w[1].bytes), "fewer bits never weigh more");

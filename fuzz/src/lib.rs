@@ -143,6 +143,12 @@ pub fn model(data: &[u8]) {
     }
     let Ok(loaded) = tunelab_sim::load_model(t) else { return };
     let _ = loaded.model.params();
+    // One formula (issue 41): on one chip, a language model without a vision tower holds exactly
+    // its counted parameters (audio towers, per-layer blocks and hybrid patterns included).
+    if loaded.model.llm.is_some() && loaded.model.vision.is_none() {
+        let held = tunelab_sim::memory::chip_params(&loaded.model, &tunelab_sim::workload::ParallelPlan::default()).total();
+        assert_eq!(held, loaded.model.params().total, "memory and the parameter count disagree");
+    }
     let mut s = Scenario { budget: 3, ..Scenario::default() };
     s.model = tunelab_scenario::scenario::ModelRef::Id(t.to_string());
     if !loaded.model.is_llm() {

@@ -5,7 +5,7 @@
 //! pipeline's components as its segments.
 
 use super::breakdown::{BreakdownData, BreakdownRow};
-use tunelab_scenario::stages::diffusion::timeline::Timeline;
+use tunelab_scenario::stages::diffusion::timeline::{duration_unit, fmt_duration_ms, Timeline};
 
 /// The segment kinds in the order a call runs them, with their legend labels.
 pub const KINDS: [(&str, &str); 6] = [
@@ -17,19 +17,21 @@ pub const KINDS: [(&str, &str); 6] = [
     ("vae", "VAE"),
 ];
 
-/// Chart data for `(label, timeline)` rows: ms per component kind.
+/// Chart data for `(label, timeline)` rows: time per component kind, in ms, or in seconds once
+/// the longest call takes 10 s or more (`duration_unit`, the timeline's one formatter).
 pub fn timeline_data(rows: &[(String, Timeline)]) -> BreakdownData {
+    let (unit, div) = duration_unit(rows.iter().map(|r| r.1.total_ms).fold(0.0, f64::max));
     BreakdownData {
-        title: "Pipeline timeline (one call, ms)".into(),
+        title: format!("Pipeline timeline (one call, {unit})"),
         engines: KINDS.iter().map(|k| k.1.to_string()).collect(),
         rows: rows
             .iter()
             .map(|(label, t)| BreakdownRow {
-                label: format!("{label}: {:.0} ms", t.total_ms),
-                times: KINDS.iter().map(|(k, _)| t.segments.iter().filter(|s| s.kind == *k).map(|s| s.ms).sum()).collect(),
+                label: format!("{label}: {}", fmt_duration_ms(t.total_ms)),
+                times: KINDS.iter().map(|(k, _)| t.segments.iter().filter(|s| s.kind == *k).map(|s| s.ms).sum::<f64>() / div).collect(),
             })
             .collect(),
-        unit: "ms".into(),
+        unit: unit.into(),
     }
 }
 

@@ -106,7 +106,7 @@ fn main() {
         Command::Diagnose(a) => diagnose::main(a),
     };
     if let Err(e) = result {
-        eprintln!("error: {e}");
+        eprintln!("error: {}", tunelab_scenario::spec::messages::shorten_numbers(&e));
         std::process::exit(2);
     }
 }

@@ -84,5 +84,5 @@ fn the_report_carries_the_pipeline_timeline() {
     let text = r.to_text();
     assert!(text.contains("pipeline timeline, baseline") && text.contains("VAE decoder"), "{text}");
     let md = r.to_markdown();
-    assert!(md.contains("### Pipeline, best") && md.contains("| one denoising step | ms |") && md.contains("| VAE decoder |"), "{md}");
+    assert!(md.contains("### Pipeline, best") && md.contains("| one denoising step | time |") && md.contains("| VAE decoder |"), "{md}");
 }

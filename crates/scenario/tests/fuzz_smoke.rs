@@ -191,6 +191,9 @@ fn fuzz_smoke_device() {
 #[test]
 fn fuzz_smoke_model() {
     let mut seeds = files("assets/models", ".json");
+    // The public 2025-2026 configs the family readers are checked on (issue 41): wrappers,
+    // block_configs, hybrid patterns, audio and vision towers.
+    seeds.extend(files("crates/sim/tests/data/models", ".json"));
     seeds.push(br#"[{"name":"mm","op":{"op":"matmul","batch":1,"m":64,"n":64,"k":64,"dtype":"fp16","weight_dtype":null,"epilogue":"none"},"repeat":2}]"#.to_vec());
     // Qwen3-VL (text_config + a GELU ViT of 16-pixel patches) and the Qwen2.5-Omni thinker.
     seeds.push(br#"{"model_type":"qwen3_vl","text_config":{"model_type":"qwen3_vl_text","hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":512},"vision_config":{"depth":2,"hidden_size":32,"intermediate_size":64,"num_heads":4,"patch_size":16,"spatial_merge_size":2,"out_hidden_size":64,"hidden_act":"gelu_pytorch_tanh"}}"#.to_vec());
@@ -339,4 +342,21 @@ fn fuzz_smoke_msprof() {
     let utf16: Vec<u8> = [0xFF, 0xFE].into_iter().chain(text.encode_utf16().flat_map(|w| w.to_le_bytes())).collect();
     let seeds = vec![text.clone().into_bytes(), format!("\u{feff}{text}").into_bytes(), utf16, format!("{head}x,Add,1,\"8,FLOAT16,\n").into_bytes(), b"OP Type,Task Duration\n\xCB\xE3,1\n".to_vec()];
     drive("msprof", seeds, iters(2000), targets::msprof);
+}
+
+// Issue 42, item 3: the training layouts (pipeline schedule, packed documents, per-stage
+// recomputation), good and bad, through the scenario target (read, validate, set up, a few trials).
+#[test]
+fn fuzz_smoke_training_layouts() {
+    let seeds: Vec<Vec<u8>> = [
+        r#"{"stage":"training","model":"llama-2-7b","budget":3,"training":{"chips":8,"pipeline_schedule":"dualpipev","micro_batches":[1]},"workload":{"seq_len":4096,"global_batch":64},"space":{"pp":{"fixed":4},"tp":{"fixed":2},"vpp":{"fixed":1}}}"#,
+        r#"{"stage":"training","model":"llama-2-7b","budget":3,"training":{"chips":8,"document_len":2048},"workload":{"seq_len":32768,"global_batch":8}}"#,
+        r#"{"stage":"training","model":"llama-2-7b","budget":3,"training":{"chips":8,"recompute_layers":[6,4,2,0],"recompute":["full"]},"space":{"pp":{"fixed":4}}}"#,
+        r#"{"stage":"training","budget":2,"training":{"pipeline_schedule":"zbv","document_len":0,"recompute_layers":[1,2,3,4,5,6,7,8,9]}}"#,
+        r#"{"stage":"training","budget":2,"training":{"document_len":99999999,"recompute_layers":[100001]}}"#,
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect();
+    drive("training_layouts", seeds, iters(150), targets::scenario);
 }

@@ -16,9 +16,25 @@ use crate::value::{Config, Value};
 use serde_json::Value as Json;
 use std::collections::HashMap;
 
-/// The most bytes a cache may have once decompressed (the largest public benchmark_hub caches
-/// are a few tens of MiB); a bigger file, or a gzip bomb, is refused with this figure.
-pub const MAX_CACHE_BYTES: usize = 256 << 20;
+/// The most bytes a cache may have once decompressed; a bigger file, or a gzip bomb, is refused
+/// with this figure. Parsed, a cache takes about nine times its text in memory (the bundled
+/// 8 MiB gemm cache peaks at 74 MB; a 32 MiB one of 100,000 records with their `times` lists
+/// peaked at 313 MB in `tunelab replay`), so 24 MiB keeps the largest accepted cache under
+/// 300 MB (issue 44; `tunelab bench --inputs` prints the figure). It was 256 MiB (over 2 GB
+/// parsed).
+pub const MAX_CACHE_BYTES: usize = 24 << 20;
+/// The most bytes a gzip cache may have before it is inflated (checked first, so an oversized
+/// file is never inflated; the inflater itself stops at `MAX_CACHE_BYTES` of output).
+pub const MAX_GZIP_BYTES: usize = 24 << 20;
+/// The most cached configurations (entries of `cache`; the bundled caches have 4,000-10,000, and
+/// a real cache's records, at about 800 bytes each, reach `MAX_CACHE_BYTES` near 40,000). Each
+/// costs about 1.7 KB parsed, so this holds a cache of small records near 300 MB too.
+pub const MAX_CONFIGS: usize = 100_000;
+/// The most tuning parameters (`tune_params_keys`; the bundled caches have 4-15).
+pub const MAX_PARAMS: usize = 64;
+/// The most values one parameter's list may have (the bundled caches have at most 31; levels
+/// are deduplicated by a linear scan, so this also bounds that work).
+pub const MAX_LEVELS: usize = 4096;
 
 /// The loaded cache type (short name for callers: `kernel_tuner::Cache`).
 pub type Cache = KernelTunerCache;
@@ -34,11 +50,14 @@ pub fn load_bytes(bytes: &[u8]) -> Result<KernelTunerCache, String> {
 pub fn text_of(bytes: &[u8]) -> Result<String, String> {
     let raw;
     let bytes = if crate::gzip::is_gzip(bytes) {
+        if bytes.len() > MAX_GZIP_BYTES {
+            return Err(format!("the gzip cache file has {} MiB; at most {} MiB compressed (MAX_GZIP_BYTES, docs/measurements.md)", bytes.len() >> 20, MAX_GZIP_BYTES >> 20));
+        }
         raw = crate::gzip::decompress(bytes, MAX_CACHE_BYTES)?;
         &raw[..]
     } else {
         if bytes.len() > MAX_CACHE_BYTES {
-            return Err(format!("the cache file has more than {} MiB, the most a cache may have", MAX_CACHE_BYTES >> 20));
+            return Err(format!("the cache file has more than {} MiB, the most a cache may have (MAX_CACHE_BYTES, docs/measurements.md)", MAX_CACHE_BYTES >> 20));
         }
         bytes
     };
@@ -80,6 +99,9 @@ impl KernelTunerCache {
         if keys.is_empty() {
             return Err("'tune_params_keys' is empty: no parameters".into());
         }
+        if keys.len() > MAX_PARAMS {
+            return Err(format!("'tune_params_keys' has {} parameters; at most {MAX_PARAMS} (MAX_PARAMS, docs/measurements.md)", keys.len()));
+        }
         let names = keys
             .iter()
             .enumerate()
@@ -93,6 +115,9 @@ impl KernelTunerCache {
             let list = list.as_array().ok_or_else(|| format!("'tune_params'.'{n}' is not an array"))?;
             if list.is_empty() {
                 return Err(format!("'tune_params'.'{n}' is empty"));
+            }
+            if list.len() > MAX_LEVELS {
+                return Err(format!("'tune_params'.'{n}' has {} values; at most {MAX_LEVELS} per parameter (MAX_LEVELS, docs/measurements.md)", list.len()));
             }
             let mut choices: Vec<Value> = Vec::with_capacity(list.len());
             for (i, v) in list.iter().enumerate() {
@@ -121,6 +146,9 @@ impl KernelTunerCache {
         let cache = cache.as_object().ok_or("'cache' is not an object")?;
         if cache.is_empty() {
             return Err("the cache is empty: no measured configurations".into());
+        }
+        if cache.len() > MAX_CONFIGS {
+            return Err(format!("the cache has {} configurations; at most {MAX_CONFIGS} (MAX_CONFIGS, docs/measurements.md)", cache.len()));
         }
         let mut members = Vec::with_capacity(cache.len());
         let mut values = HashMap::with_capacity(cache.len());
@@ -337,6 +365,12 @@ fn from_t4(top: &serde_json::Map<String, Json>) -> Result<Json, String> {
     let first = t4_configuration(0, results.first().ok_or("the T4 file has no results: no measured configurations")?)?;
     let mut names: Vec<String> = first.keys().cloned().collect();
     names.sort();
+    if names.len() > MAX_PARAMS {
+        return Err(format!("the T4 results have {} parameters; at most {MAX_PARAMS} (MAX_PARAMS, docs/measurements.md)", names.len()));
+    }
+    if results.len() > MAX_CONFIGS {
+        return Err(format!("the T4 file has {} results; at most {MAX_CONFIGS} configurations (MAX_CONFIGS, docs/measurements.md)", results.len()));
+    }
     let objective = results[0]["objectives"].get(0).and_then(Json::as_str).unwrap_or("time").to_string();
     let mut lists: Vec<Vec<Json>> = vec![Vec::new(); names.len()];
     let mut cache = serde_json::Map::new();
@@ -350,6 +384,9 @@ fn from_t4(top: &serde_json::Map<String, Json>) -> Result<Json, String> {
         for (n, list) in names.iter().zip(lists.iter_mut()) {
             let v = c.get(n).ok_or_else(differ)?;
             if !list.contains(v) {
+                if list.len() >= MAX_LEVELS {
+                    return Err(format!("T4 result {i}: parameter '{n}' has more than {MAX_LEVELS} distinct values (MAX_LEVELS, docs/measurements.md)"));
+                }
                 list.push(v.clone());
             }
             rec.insert(n.clone(), v.clone());

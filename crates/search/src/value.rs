@@ -84,6 +84,9 @@ impl fmt::Display for Value {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Value::Int(i) => write!(f, "{i}"),
+            // A huge float in scientific form ({} prints 1e300 as 301 digits); every value a
+            // search draws or a report shows keeps its usual form.
+            Value::Float(x) if x.is_finite() && x.abs() >= 1e16 => write!(f, "{x:e}"),
             Value::Float(x) => write!(f, "{x}"),
             Value::Str(s) => write!(f, "{s}"),
         }

@@ -20,13 +20,17 @@ pub const LIBRARIES_JSON: &str = crate::json_asset!("../../../assets/kernels/lib
 /// rather than in the chip profile (issue 21).
 pub const KERNEL_FIELDS: &[&str] = &["cube_kstep_sync_cycles", "l1_load_sync_cycles", "fixpipe_sync_cycles", "vector_tile_sync_cycles", "vector_efficiency", "fa_handoff_cycles", "hccs_efficiency", "eager_host_us_per_launch", "eager_host_us_attention", "graph_launch_us"];
 
-fn file() -> Result<Value, String> {
-    serde_json::from_str(LIBRARIES_JSON).map_err(|e| format!("kernel libraries file: {e}"))
+/// The libraries file, parsed once (a compile-time asset; every profile load read it again, the
+/// largest share of `tunelab calibrate`'s time on an op summary).
+fn file() -> Result<&'static Value, String> {
+    static FILE: std::sync::OnceLock<Result<Value, String>> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| serde_json::from_str(LIBRARIES_JSON).map_err(|e| format!("kernel libraries file: {e}"))).as_ref().map_err(Clone::clone)
 }
 
 /// Names of the bundled libraries, and the default one.
 pub fn names() -> (Vec<String>, String) {
-    let f = file().unwrap_or(Value::Null);
+    static NULL: Value = Value::Null;
+    let f = file().unwrap_or(&NULL);
     let names = f.get("libraries").and_then(Value::as_object).map(|m| m.keys().cloned().collect()).unwrap_or_default();
     (names, f.get("default").and_then(Value::as_str).unwrap_or("aclnn").to_string())
 }

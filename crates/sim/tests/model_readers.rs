@@ -168,3 +168,83 @@ fn llama4_rope_layers_attend_in_chunks_and_moe_interleaves_with_dense() {
     let g = forward_graph(&m, &Workload::Decode { batch: 1, context_len: 20_000, output_len: 1 }, &ParallelPlan::default(), &opts).unwrap();
     assert!(g.ops.iter().any(|o| o.name == "layer.attn.core_chunk" && matches!(o.op, Op::Attention { kv_len: 3616, .. })), "{:?}", g.ops.iter().map(|o| &o.name).collect::<Vec<_>>());
 }
+
+/// MiniMax-Text-01 / M1's lightning attention (`attn_type_list`: 0 lightning, 1 softmax):
+/// lightning layers keep a head_dim x head_dim fp32 state per head and no KV cache, softmax
+/// layers a KV cache; decode prices one recurrence step per lightning layer. (MiniMax-M2.5's
+/// widths with the Text-01 layer list put on them: a mechanism test, not a real model.)
+#[test]
+fn minimax_lightning_layers_keep_a_state_and_softmax_layers_a_kv_cache() {
+    let j = edited(include_str!("data/models/minimax-m2.5.config.json"), |o| {
+        o.insert("model_type".into(), "minimax".into());
+        o.remove("quantization_config");
+        // 62 layers: every 8th softmax, the rest lightning (MiniMax-01's 7 : 1).
+        let list: Vec<u64> = (0..62).map(|i| u64::from((i + 1) % 8 == 0)).collect();
+        o.insert("attn_type_list".into(), serde_json::json!(list));
+    });
+    let l = load_model(&j).unwrap();
+    let m = &l.model;
+    let t = m.llm.as_ref().unwrap();
+    assert!(m.approximations().iter().any(|a| a.contains("lightning attention")), "{:?}", m.approximations());
+    assert!(!m.approximations().iter().any(|a| a.starts_with("whole model")), "read by its own reader");
+    let (plan, opts) = (ParallelPlan::default(), GraphOptions::default());
+    // 7 softmax layers (8, 16, ..., 56) cache keys and values; 55 lightning layers do not.
+    assert_eq!(kv_cache_bytes(&m, &plan, &opts, 1, 1000), 7 * 1000 * 2 * t.kv_heads * t.head_dim * opts.kv_dtype().bytes());
+    // Each lightning layer: 48 heads x 128 x 128 fp32, no convolution state.
+    assert_eq!(recurrent_state_bytes(&m, &plan, &opts, 1), 55 * 48 * 128 * 128 * 4);
+    let d = forward_graph(&m, &Workload::Decode { batch: 2, context_len: 4000, output_len: 1 }, &plan, &opts).unwrap();
+    assert!(d.ops.iter().any(|o| o.name.contains("linear_attn") && o.repeat == 55), "{:?}", d.ops.iter().map(|o| (&o.name, o.repeat)).collect::<Vec<_>>());
+}
+
+/// A cost-bearing key the family's reading leaves without effect is named once as "not used by
+/// the model" (MiniMax-M2.5's three MTP modules; a window on a reading without sliding layers),
+/// and a key the reading uses is not.
+#[test]
+fn keys_the_reading_leaves_without_effect_are_named_once() {
+    let m = load_model(include_str!("data/models/minimax-m2.5.config.json")).unwrap().model;
+    let a = m.approximations();
+    assert_eq!(a.iter().filter(|n| n.contains("'num_mtp_modules' = 3 is not used by the model")).count(), 1, "{a:?}");
+    let j = edited(include_str!("data/models/qwen3-8b.config.json"), |o| {
+        o.insert("model_type".into(), "seed_oss".into());
+        o.insert("attention_chunk_size".into(), 8192.into());
+    });
+    let a = load_model(&j).unwrap().model.approximations();
+    assert!(a.iter().any(|n| n.contains("'attention_chunk_size' = 8192 is not used by the model")), "{a:?}");
+    // gpt-oss's windows are read: nothing to report.
+    let a = load_model(GPT_OSS).unwrap().model.approximations();
+    assert!(!a.iter().any(|n| n.contains("not used by the model")), "{a:?}");
+}
+
+/// Step-3's multi-matrix factorisation attention: a 2048-wide low-rank query into 64 heads of
+/// 256 and one KV head, MoE on the layers `moe_layers_enum` lists with a 5120-wide shared
+/// expert. The widths are vLLM's Step3TextConfig defaults (`transformers_utils/configs/step3_vl.py`,
+/// which are Step-3's own); no public copy of Step-3's config.json is in the test set.
+#[test]
+fn step3_reads_its_low_rank_query_single_kv_head_and_listed_moe_layers() {
+    let layers: Vec<String> = (4..60).map(|i| i.to_string()).collect();
+    let j = serde_json::json!({
+        "model_type": "step3_text", "hidden_size": 7168, "intermediate_size": 18432, "num_attention_heads": 64,
+        "num_attention_groups": 1, "num_hidden_layers": 61, "max_seq_len": 65536, "vocab_size": 128815,
+        "rms_norm_eps": 1e-5, "moe_intermediate_size": 5120, "moe_num_experts": 48, "moe_top_k": 3,
+        "rope_theta": 500000, "max_position_embedding": 65536, "share_expert_dim": 5120, "share_q_dim": 2048,
+        "head_dim": 256, "norm_expert_weight": false, "moe_layers_enum": layers.join(","), "torch_dtype": "bfloat16"
+    });
+    let l = load_model(&j.to_string()).unwrap();
+    let m = &l.model;
+    let t = m.llm.as_ref().unwrap();
+    assert_eq!((t.kv_heads, t.q_bottleneck), (1, 2048));
+    assert!(!m.approximations().iter().any(|a| a.starts_with("whole model")));
+    // Attention per layer: 7168 x (2048 + 2 x 256) + 2048 (norm) + 2048 x 16384 + 16384 x 7168.
+    let attn = 7168 * (2048 + 512) + 2048 + 2048 * 16384 + 16384 * 7168;
+    assert_eq!(t.attention_params(), attn);
+    // 56 MoE layers (4..=59), 5 dense; 316B in all (321B with Step-3's 5B vision tower).
+    assert_eq!(t.moe.as_ref().unwrap().dense_layers, 5);
+    let b = m.params().total as f64 / 1e9;
+    assert!((315.0..318.0).contains(&b), "{b}");
+    let (plan, opts) = (ParallelPlan::default(), GraphOptions::default());
+    assert_eq!(kv_cache_bytes(m, &plan, &opts, 1, 1000), 61 * 1000 * 2 * 256 * opts.kv_dtype().bytes());
+    let g = forward_graph(m, &Workload::Prefill { batch: 1, input_len: 512 }, &plan, &opts).unwrap();
+    assert!(g.ops.iter().any(|o| o.name.ends_with("attn.wq")));
+    use tunelab_sim::memory::chip_params;
+    assert_eq!(chip_params(m, &plan).total(), m.params().total);
+}

@@ -101,12 +101,22 @@ pub struct PlanOption {
     pub cost_per_mtok: Option<f64>,
     /// How far predictions of this kind landed from measurements (`fidelity::bands`).
     pub prediction_band: String,
-    /// The scenario of one replica (what `tunelab eval` and the app open).
+    /// The scenario of one replica (what `tunelab eval` and the app open). Read through the
+    /// parsed tree (`scenario_via_tree`).
+    #[serde(deserialize_with = "scenario_via_tree")]
     pub scenario: Scenario,
     /// For a near-miss runner-up: the limits it misses and by how much ("p90 TPOT 53.1 ms >
     /// 50 ms"); None for a plan within the limits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub misses: Option<String>,
+}
+
+/// Reads a scenario field as a JSON tree, then through the strict reader, as links and files
+/// are read: the page (which reads plans from its engine worker's text messages) then carries
+/// one copy of the scenario's decoder instead of a second one for message text. Same result.
+fn scenario_via_tree<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Scenario, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    crate::spec::strict::from_value::<Scenario>(&v, &[]).map(|(s, _)| s).map_err(serde::de::Error::custom)
 }
 
 /// The answer: the plan, its runner-ups, what was tried.

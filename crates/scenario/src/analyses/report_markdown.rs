@@ -15,14 +15,15 @@ fn cell(s: &str) -> String {
 }
 
 fn pipeline_table(out: &mut String, label: &str, t: &Timeline) {
-    out.push_str(&format!("\n### Pipeline, {label}: {:.1} ms per call, {:.3} images/s\n\n", t.total_ms, t.images_per_s));
-    out.push_str("| component | ms | share |\n|---|---|---|\n");
+    use crate::stages::diffusion::timeline::fmt_duration_ms as dur;
+    out.push_str(&format!("\n### Pipeline, {label}: {} per call, {} images/s\n\n", dur(t.total_ms), crate::spec::metrics::fmt4(t.images_per_s)));
+    out.push_str("| component | time | share |\n|---|---|---|\n");
     for s in &t.segments {
-        out.push_str(&format!("| {} | {:.2} | {:.1}% |\n", cell(&s.label), s.ms, s.share * 100.0));
+        out.push_str(&format!("| {} | {} | {:.1}% |\n", cell(&s.label), dur(s.ms), s.share * 100.0));
     }
-    out.push_str("\n| one denoising step | ms |\n|---|---|\n");
+    out.push_str("\n| one denoising step | time |\n|---|---|\n");
     for (n, ms) in &t.per_step {
-        out.push_str(&format!("| {} | {ms:.2} |\n", cell(n)));
+        out.push_str(&format!("| {} | {} |\n", cell(n), dur(*ms)));
     }
     if !t.output_changes.is_empty() {
         out.push_str(&format!("\nChanges the output (quality not simulated): {}.\n", cell(&t.output_changes.join("; "))));

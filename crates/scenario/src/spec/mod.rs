@@ -3,8 +3,10 @@
 //! registry. Plain data and checks: nothing here prices a configuration, and nothing here
 //! imports the stages, the analyses or the evidence (they depend on it, never the reverse).
 
+pub mod applies;
 pub mod autotune;
 pub mod bundled;
+pub mod messages;
 pub mod metrics;
 pub mod options;
 pub mod scenario;

@@ -62,7 +62,7 @@ impl Scenario {
         }
         for (k, s) in self.strategies().iter().enumerate() {
             let field = if k == 0 { "strategy.name".to_string() } else { format!("compare[{}].name", k - 1) };
-            tunelab_search::strategies::by_name(&s.name, &s.options).map_err(|e| format!("{field}: {}", clip_msg(&e)))?;
+            tunelab_search::strategies::check(&s.name, &s.options).map_err(|e| format!("{field}: {}", clip_msg(&e)))?;
         }
         for o in &self.objectives {
             if o.metric.trim().is_empty() {
@@ -147,8 +147,9 @@ fn blame(full: &Json, prefix: &mut Vec<String>) -> Option<String> {
             m.insert(key.clone(), probe);
             probe = Json::Object(m);
         }
-        // By reference, as deserialize_blaming does: one copy of the scenario decoder.
-        if <Scenario as serde::Deserialize>::deserialize(&probe).is_err() {
+        // Through the strict reader, as deserialize_blaming does: one copy of the scenario
+        // decoder in a module (the first-load page's size).
+        if crate::spec::strict::from_value::<Scenario>(&probe, RETIRED_SCENARIO_KEYS).is_err() {
             prefix.push(k.clone());
             let deeper = if sub.is_object() && prefix.len() < 4 { blame(full, prefix) } else { None };
             return Some(deeper.unwrap_or_else(|| prefix.join(".")));
@@ -213,10 +214,11 @@ fn measure(v: &Json, depth: usize, left: &mut usize) -> Result<(), bool> {
         Json::Object(m) => {
             take(2)?;
             for (k, x) in m {
-                if string_len(k) + 2 > *left {
+                let n = string_len(k) + 2;
+                if n > *left {
                     return Err(false);
                 }
-                *left -= string_len(k) + 2;
+                *left -= n;
                 measure(x, depth + 1, left)?;
             }
             Ok(())

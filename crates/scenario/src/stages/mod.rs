@@ -24,6 +24,7 @@ pub mod operator;
 pub mod runtime;
 pub mod scale;
 pub mod serving_features;
+pub mod stage_metrics;
 pub mod training;
 
 use crate::spec::scenario::{clip, Scenario, Stage};

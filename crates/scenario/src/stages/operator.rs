@@ -85,7 +85,7 @@ struct OperatorObjective {
     memo: HashMap<(usize, Vec<i64>), Result<Estimate, String>>,
 }
 
-fn metrics() -> Vec<Metric> {
+pub fn metrics() -> Vec<Metric> {
     vec![
         Metric::minimize("model_time_ms", "ms"),
         Metric::maximize("tokens_per_s", "tokens/s"),

@@ -199,7 +199,7 @@ struct AtLoad {
     headroom: f64,
 }
 
-fn runtime_metrics() -> Vec<Metric> {
+pub fn runtime_metrics() -> Vec<Metric> {
     vec![
         Metric::minimize("energy_j_per_token", "J/token"),
         Metric::minimize("ttft_ms", "ms"),

@@ -30,6 +30,21 @@ pub const STRATEGIES: &[(&str, &str)] = &[
     ("rl", "REINFORCE over per-parameter softmax policies with a moving baseline"),
 ];
 
+/// Checks a strategy name and its options as `by_name` would, without building the strategy:
+/// the same errors (an unknown name, Bayes' refused options), and nothing else links the
+/// strategies' search code (the page's first-load module validates scenarios with this; its
+/// Web Workers build and run the strategies).
+pub fn check(name: &str, options: &serde_json::Value) -> Result<(), String> {
+    match name {
+        "bayes" => bo::Bayes::from_options(options).map(|_| ()),
+        _ if STRATEGIES.iter().any(|s| s.0 == name) => Ok(()),
+        _ => Err(format!(
+            "unknown strategy '{name}'; known: {}",
+            STRATEGIES.iter().map(|s| s.0).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
 /// Builds a strategy by registry name. `options` is the strategy's own JSON options object
 /// (unknown keys are ignored; missing ones take defaults).
 pub fn by_name(name: &str, options: &serde_json::Value) -> Result<Box<dyn Strategy>, String> {

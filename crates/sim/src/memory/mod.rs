@@ -100,6 +100,13 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
         };
         e.layers * (e.attention_params() + e.mlp_params(e.intermediate)) / tp + patch + proj * v.mergers()
     });
+    // An audio tower (`model::audio`): its blocks split tp-way like the vision tower's, the
+    // rest (stem, positions, projector, norms) whole.
+    let vision = vision + t.audio.as_ref().map_or(0, |a| {
+        let e = &a.encoder;
+        let blocks = e.layers * (e.attention_params() + e.mlp_params(e.intermediate));
+        a.params() - blocks + blocks / tp
+    });
     // First stage: embedding (+ vision encoder); last stage: LM head (a second copy when tied
     // and pp > 1, as Megatron keeps it) and the final norm.
     let head = if t.tied_embeddings && pp == 1 { 0 } else { vocab_slice };

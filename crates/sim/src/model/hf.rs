@@ -269,7 +269,9 @@ fn decoder_fields(obj: &Obj, model_type: &str, prefix: &str, warnings: &mut Vec<
                 .get("mlp_only_layers")
                 .and_then(Value::as_array)
                 .map_or(0, |a| a.len() as u64);
-            let step = pick(obj, &["decoder_sparse_step", "moe_layer_freq"], prefix)?
+            // A per-layer 0/1 `moe_layer_freq` list (MiMo-V2) is read by `readers::layers`.
+            let freq: &[&str] = if obj.get("moe_layer_freq").is_some_and(Value::is_array) { &["decoder_sparse_step"] } else { &["decoder_sparse_step", "moe_layer_freq"] };
+            let step = pick(obj, freq, prefix)?
                 .map_or(1, |(v, _)| v)
                 .max(1);
             let first_dense = opt_u64(obj, "first_k_dense_replace", prefix)?.unwrap_or(0);
@@ -492,14 +494,8 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
     let dtype = dtype_of(obj, &mut warnings);
     let model_type = obj.get("model_type").and_then(Value::as_str).unwrap_or("");
     if model_type == "llava" {
-        let text = obj
-            .get("text_config")
-            .and_then(Value::as_object)
-            .ok_or_else(|| "missing field 'text_config'".to_string())?;
-        let vis = obj
-            .get("vision_config")
-            .and_then(Value::as_object)
-            .ok_or_else(|| "missing field 'vision_config'".to_string())?;
+        let text = super::readers::required_object(obj, "text_config")?;
+        let vis = super::readers::required_object(obj, "vision_config")?;
         let mut tw = Vec::new();
         let mut llm = decoder(text, "text_config.", &mut tw)?;
         warnings.extend(tw.into_iter().map(|w| format!("text_config: {w}")));
@@ -525,7 +521,7 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
         let mut tw = Vec::new();
         let llm = decoder(text, prefix, &mut tw)?;
         warnings.extend(tw.into_iter().filter(|w| !w.contains("config keys not modelled")).map(|w| format!("{prefix}{w}")));
-        let vis = obj.get("vision_config").and_then(Value::as_object).ok_or_else(|| "missing field 'vision_config'".to_string())?;
+        let vis = super::readers::required_object(obj, "vision_config")?;
         let vision = super::vl::qwen_vision(vis, llm.hidden, &mut warnings)?;
         // Qwen3-VL's checkpoints give the type only in text_config ("dtype").
         let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") || !(text.contains_key("torch_dtype") || text.contains_key("dtype")) {
@@ -557,7 +553,7 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
         return Ok(LoadedModel { model, warnings });
     }
     if TEXT_WRAPPERS.contains(&model_type) {
-        let text = obj.get("text_config").and_then(Value::as_object).ok_or_else(|| "missing field 'text_config'".to_string())?;
+        let text = super::readers::required_object(obj, "text_config")?;
         let mut tw = Vec::new();
         let mut llm = decoder(text, "text_config.", &mut tw)?;
         warnings.extend(tw.into_iter().map(|w| format!("text_config: {w}")));
@@ -570,7 +566,9 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
         let model = ModelDesc { name: name_of(obj, model_type), family, dtype, llm: Some(llm), vision: None, graph: Vec::new() };
         return Ok(LoadedModel { model, warnings });
     }
-    if !obj.contains_key("hidden_size") {
+    // A wrapper read by its language model: no width of its own, or a known wrapper type that
+    // repeats the text width at the top (Voxtral's `hidden_size`).
+    if !obj.contains_key("hidden_size") || (super::readers::WRAPPER_TYPES.contains(&model_type) && !obj.contains_key("num_hidden_layers")) {
         if let Some((text, prefix)) = super::readers::text_part(obj) {
             return super::readers::wrapper(obj, text, prefix, model_type, dtype, warnings);
         }

@@ -99,6 +99,9 @@ impl ModelDesc {
         if let Some(v) = &self.vision {
             s.push_str(&format!("; vision tower {} x {}", v.encoder.layers, v.encoder.hidden));
         }
+        if let Some(a) = &t.audio {
+            s.push_str(&format!("; audio tower {} x {}", a.encoder.layers, a.encoder.hidden));
+        }
         s
     }
 

@@ -7,6 +7,7 @@
 //! diffusion UNet share little structure. Transformers are described by a handful of widths
 //! (that is all a Hugging Face config gives), anything else by an explicit operator list.
 
+pub mod audio;
 mod bundled;
 pub mod graph;
 pub mod hf;
@@ -176,6 +177,16 @@ pub struct TransformerDesc {
     /// experts, NVFP4 releases): `quantization_config.quant_method`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_quant: Option<String>,
+    /// The audio encoder feeding this language model (a wrapper's `audio_config`: Voxtral,
+    /// Qwen-Omni), counted and held like the vision tower (`audio::AudioDesc`); kept here
+    /// rather than on `ModelDesc` so descriptions written before it still build unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audio: Option<Box<audio::AudioDesc>>,
+    /// A low-rank query (Step-3's multi-matrix factorisation attention, `share_q_dim`): the
+    /// query is `wq(norm(q_down(x)))` through this width instead of one hidden -> heads x
+    /// head_dim matrix (vLLM `step3_text.py`); 0: a full-rank query.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub q_bottleneck: u64,
 }
 
 impl Default for TransformerDesc {
@@ -205,6 +216,8 @@ impl Default for TransformerDesc {
             mamba: None,
             approx: Vec::new(),
             checkpoint_quant: None,
+            audio: None,
+            q_bottleneck: 0,
         }
     }
 }
@@ -541,6 +554,10 @@ impl ModelDesc {
             let c = e.params().total.saturating_add(patch + pos + proj.saturating_mul(v.mergers()));
             p.total = p.total.saturating_add(c);
             p.active = p.active.saturating_add(c);
+        }
+        if let Some(a) = self.llm.as_ref().and_then(|t| t.audio.as_ref()) {
+            p.total = p.total.saturating_add(a.params());
+            p.active = p.active.saturating_add(a.params());
         }
         let g = self.graph.iter().fold(0u64, |a, o| a.saturating_add(o.weight_params().saturating_mul(o.repeat)));
         p.total = p.total.saturating_add(g);

@@ -229,7 +229,10 @@ impl TransformerDesc {
         let kv = u128::from(self.kv_heads) * d;
         let bias = if self.qkv_bias { q + 2 * kv } else { 0 };
         let gate = if self.attn_output_gate { h * q } else { 0 };
-        h * (q + 2 * kv) + q * h + bias + qk_norm + gate
+        let r = u128::from(self.q_bottleneck);
+        // A low-rank query: hidden -> r, its norm, r -> heads x head_dim.
+        let q_proj = if r > 0 { h * r + r + r * q } else { h * q };
+        q_proj + h * 2 * kv + q * h + bias + qk_norm + gate
     }
 
     /// Parameters of a token mixer of this stack.
@@ -373,6 +376,12 @@ impl TransformerDesc {
                 let gate = if self.attn_output_gate { h * hq * d } else { 0 };
                 let bias = if self.qkv_bias { (hq + 2 * hkv) * d } else { 0 };
                 let qk_norm = if self.qk_norm { 2 * d } else { 0 };
+                let r = self.q_bottleneck;
+                if r > 0 {
+                    // Step-3: the query's down-projection and the single KV head replicated
+                    // (vLLM's ReplicatedLinear qkv_proj), wq and o_proj split.
+                    return (h * (r + 2 * self.kv_heads * d) + r * hq * d + hq * d * h + gate, bias + qk_norm + sink + r);
+                }
                 (h * (hq + 2 * hkv) * d + hq * d * h + gate, bias + qk_norm + sink)
             }
             Mixer::Linear => (self.linear_attention.map_or(0, |la| ceil_div(la.params(h), tp)), 0),

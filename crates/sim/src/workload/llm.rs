@@ -136,7 +136,13 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, ffn: &Ffn, opts: 
             // An output gate rides on q_proj (queries and gate side by side).
             let gate = if t.attn_output_gate { hq * d } else { 0 };
             let qkv_n = (hq + 2 * hkv) * d + gate;
-            if opts.split_qkv && gate == 0 {
+            if t.q_bottleneck > 0 {
+                // Step-3's low-rank query: q_down with k and v, the query's norm, then wq.
+                let r = t.q_bottleneck;
+                ops.push(ctx.mm(format!("{p}.attn.qkv_proj"), OpClass::Attention, tokens, r + 2 * hkv * d + gate, t.hidden, qkv_epi));
+                ops.push(ctx.vector(format!("{p}.attn.q_norm"), OpClass::Attention, VectorKind::RmsNorm, tokens, r));
+                ops.push(ctx.mm(format!("{p}.attn.wq"), OpClass::Attention, tokens, hq * d, r, Epilogue::None));
+            } else if opts.split_qkv && gate == 0 {
                 for (name, n) in [("q_proj", hq * d), ("k_proj", hkv * d), ("v_proj", hkv * d)] {
                     ops.push(ctx.mm(format!("{p}.attn.{name}"), OpClass::Attention, tokens, n, t.hidden, qkv_epi));
                 }
@@ -259,7 +265,9 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, ffn: &Ffn, opts: 
             if ctx.quant {
                 ops.push(ctx.vector(format!("{p}.moe.quant"), OpClass::Moe, VectorKind::Quantize, local, t.hidden));
             }
-            moe_block(ctx, ops, p, local, m, opts);
+            // The group's real tokens: this TP group's (not the split rounded up) on each DP rank.
+            let group = tokens.saturating_mul((ctx.plan.ep / ctx.plan.tp.max(1)).max(1));
+            moe_block(ctx, ops, p, local, group, m, opts);
             if !ctx.plan.sequence_parallel {
                 let bytes = tokens.saturating_mul(t.hidden).saturating_mul(ctx.vec.bytes());
                 ops.push(ctx.comm(format!("{p}.tp.moe_allgather"), CommKind::AllGather, bytes, tp));
@@ -270,7 +278,7 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, ffn: &Ffn, opts: 
         }
         (Some(m), true) => {
             ctx.enter_tp(ops, p, "moe", OpClass::Moe, tokens, t.hidden);
-            moe_block(ctx, ops, p, tokens, m, opts);
+            moe_block(ctx, ops, p, tokens, tokens.saturating_mul(ctx.plan.ep.max(1)), m, opts);
             ctx.leave_tp(ops, p, "moe", OpClass::Moe, tokens);
         }
         _ => {

@@ -247,6 +247,27 @@ fn loss(rep: &FidelityReport, expected: &[(String, String)], skip_id: Option<&st
     if w > 0.0 { s / w } else { 0.0 }
 }
 
+/// A profile without the text that does not price anything: `about`, the informational
+/// `derived` block, and each field's `note` (values, bounds and sources stay).
+fn lean(profile: &Json) -> Json {
+    let mut p = compact_profile(profile);
+    for table in ["fields", "kernel_libraries"] {
+        let Some(t) = p.get_mut(table).and_then(Json::as_object_mut) else { continue };
+        for (_, f) in t.iter_mut() {
+            if let Some(o) = f.as_object_mut() {
+                o.remove("note");
+                // A kernel_libraries entry is {library: {field: {...}}}: one level further.
+                for (_, g) in o.iter_mut() {
+                    if let Some(g) = g.as_object_mut() {
+                        g.remove("note");
+                    }
+                }
+            }
+        }
+    }
+    p
+}
+
 /// The loss of parameter values `vals` on `set` (profiles of `chips` with the values substituted).
 fn loss_at(set: &MeasurementSet, profiles: &BTreeMap<String, Json>, params: &[FitParam], chips: &[String], expected: &[(String, String)], vals: &[f64], prior: f64) -> f64 {
     let devs: BTreeMap<String, Json> = profiles.iter().map(|(c, p)| (c.clone(), with_values(p, params, vals))).collect();
@@ -333,7 +354,9 @@ impl Calibrator {
             have.dedup();
             return Err(format!("no measurement row is on {device} (rows are on: {}); pass --family to fit on every row of the set", have.join(", ")));
         }
-        let profiles = base_profiles(device, profile, &chips);
+        // Priced without their prose (`about`, `derived`, each field's `note`): every row's
+        // scenario carries the profile inline, and the text was a third of each evaluation.
+        let profiles: BTreeMap<String, Json> = base_profiles(device, profile, &chips).into_iter().map(|(c, p)| (c, lean(&p))).collect();
         let before = evaluate(set, &profiles, Some(&chips));
         if before.rows.is_empty() {
             return Err(format!("none of the {device} rows can be predicted, so there is nothing to fit (first reason: {})", before.unexpressed.first().map(|u| u.reason.as_str()).unwrap_or("none")));

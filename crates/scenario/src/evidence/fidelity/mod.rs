@@ -167,6 +167,10 @@ pub struct Compared {
     /// The model family (`family_of`).
     #[serde(default)]
     pub family: String,
+    /// What Tunelab approximates in the row's model (`ModelDesc::approximations`: "part: how"),
+    /// empty for a model it reads exactly (issue 41).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approximations: Vec<String>,
 }
 
 /// The release a row was measured on: its `release`, else "unstated".
@@ -274,7 +278,25 @@ fn compared_value(case: &Case, m: &Measured, predicted: f64, predicted_by: Strin
         launch,
         release: release_of(r),
         family: family_of(r),
+        approximations: approximations_of(case),
     }
+}
+
+thread_local! {
+    /// A model's approximation notes by its reference (evaluate runs once per refit).
+    static APPROX: std::cell::RefCell<BTreeMap<String, Vec<String>>> = const { std::cell::RefCell::new(BTreeMap::new()) };
+}
+
+/// The approximation notes of the model a case is priced with (`ModelDesc::approximations`);
+/// empty when the model is read exactly or cannot be resolved (the case then says why).
+pub fn approximations_of(case: &Case) -> Vec<String> {
+    let key = case.row.model.to_string();
+    if let Some(v) = APPROX.with(|m| m.borrow().get(&key).cloned()) {
+        return v;
+    }
+    let v = case_scenario(case, None).ok().and_then(|s| crate::stages::context::resolve(&s).ok()).map(|(m, _, _)| m.approximations()).unwrap_or_default();
+    APPROX.with(|m| m.borrow_mut().insert(key, v.clone()));
+    v
 }
 
 /// Predicts every case. `devices` maps a chip name to an inline profile used instead of the
@@ -300,7 +322,16 @@ pub fn evaluate(set: &MeasurementSet, devices: &BTreeMap<String, Json>, only_chi
         }
         let compared: Vec<&Measured> = case.values().iter().filter(|m| m.predict.is_some() && m.not_compared.is_none() && m.value.is_some()).collect();
         let skipped: Vec<Measured> = case.values().iter().filter(|m| !(m.predict.is_some() && m.not_compared.is_none() && m.value.is_some())).cloned().collect();
-        push_all("not compared", &skipped, &mut unexpressed);
+        for m in &skipped {
+            // Why each is left out, not "not compared" twice (issue 44: a misspelt `predict`).
+            let why = match (&m.not_compared, &m.predict, &m.value) {
+                (Some(w), _, _) => w.clone(),
+                (None, None, _) => "not compared: the value has no 'predict' (the metric of the stage to compare it with)".to_string(),
+                (None, _, None) => "not compared: the value has no measured 'value'".to_string(),
+                _ => "not compared".to_string(),
+            };
+            unexpressed.push(Unexpressed { id: case.label(), metric: m.metric.clone(), reason: why });
+        }
         if compared.is_empty() {
             continue;
         }

@@ -105,7 +105,7 @@ mod tests {
         Compared {
             id: case.into(), case: case.into(), category: "op".into(), chip: "910B2".into(), metric: metric.into(), unit: "us".into(),
             measured: m, predicted: p, error: p / m - 1.0, predicted_by: String::new(), weight: 1.0, group: group.into(),
-            source: String::new(), layer: String::new(), framework: String::new(), launch: String::new(), release: String::new(), family: String::new(),
+            source: String::new(), layer: String::new(), framework: String::new(), launch: String::new(), release: String::new(), family: String::new(), approximations: Vec::new(),
         }
     }
 

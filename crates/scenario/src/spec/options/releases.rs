@@ -25,6 +25,10 @@ pub struct ReleaseDefaults {
     /// The token budget per step: [on a device under 70 GiB, on one of 70 GiB or more].
     #[serde(default)]
     pub max_num_batched_tokens: Option<[i64; 2]>,
+    /// Which decode batches get a captured graph: "max_num_seqs" (the ceiling follows
+    /// max_num_seqs, `stages::scheduler::HostCosts::capture_tokens`) or "fixed".
+    #[serde(default)]
+    pub graph_capture: Option<String>,
 }
 
 /// One release of an engine.

@@ -86,6 +86,10 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase, 
     // concurrency cap or a closed loop's clients, and the requests simulated (per rank).
     let in_flight = super::serve::clients_per_rank(&obj.spec, k.batch, dp).unwrap_or(u64::MAX).min((obj.spec.requests as u64).div_ceil(dp.max(1)));
     let pricer = obj.pricer_at(&k, tp, dp, prefill_side);
+    if scheduled {
+        // The graph capture the simulation's steps had (`scheduler::StepPricer::engine_limits`).
+        pricer.engine_limits(k.batch, k.max_tokens);
+    }
     let (shape, what) = match phase {
         // The scheduler admits prompts into a step up to max_num_batched_tokens: as many whole
         // prompts as fit, or with chunked prefill one budget-sized chunk of a longer prompt

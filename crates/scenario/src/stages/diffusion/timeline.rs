@@ -63,9 +63,9 @@ pub fn layout(pipeline: &str, p: &Priced, steps: u64, changes: Vec<String>) -> T
         push("text_encoder", n.clone(), *ms);
     }
     push("reference_encode", "VAE encoder (reference images)".into(), p.reference_encode_ms);
-    push("denoise", format!("{} full steps x {:.2} ms", p.full_steps, p.step_full_ms), p.full_steps * p.step_full_ms);
-    push("denoise_cached", format!("{} cached steps x {:.2} ms", p.cached_steps, p.step_cached_ms), p.cached_steps * p.step_cached_ms);
-    push("step_overhead", format!("scheduler and loop, {} steps x {:.2} ms", steps, p.step_overhead_ms), (p.full_steps + p.cached_steps) * p.step_overhead_ms);
+    push("denoise", format!("{} full steps x {}", p.full_steps, fmt_duration_ms(p.step_full_ms)), p.full_steps * p.step_full_ms);
+    push("denoise_cached", format!("{} cached steps x {}", p.cached_steps, fmt_duration_ms(p.step_cached_ms)), p.cached_steps * p.step_cached_ms);
+    push("step_overhead", format!("scheduler and loop, {} steps x {}", steps, fmt_duration_ms(p.step_overhead_ms)), (p.full_steps + p.cached_steps) * p.step_overhead_ms);
     push("vae", "VAE decoder".into(), p.vae_ms);
     let mut shares: Vec<(String, f64)> = vec![
         ("text encoders".into(), p.text_encoder_ms() / total),
@@ -84,7 +84,7 @@ pub fn layout(pipeline: &str, p: &Priced, steps: u64, changes: Vec<String>) -> T
         notes.push(format!("{} experts held in memory; the high-noise expert runs {} of {steps} steps, the low-noise expert {}", p.experts, p.high_noise_steps, steps as f64 - p.high_noise_steps));
     }
     if p.reference_encode_ms > 0.0 {
-        notes.push(format!("reference images VAE-encoded once ({:.1} ms); their tokens join every step's sequence", p.reference_encode_ms));
+        notes.push(format!("reference images VAE-encoded once ({}); their tokens join every step's sequence", fmt_duration_ms(p.reference_encode_ms)));
     }
     Timeline {
         notes,
@@ -103,11 +103,25 @@ pub fn timeline(s: &Scenario, config: Option<&Config>) -> Result<Timeline, Strin
     Ok(layout(&obj.pricer.pipe.name, &p, k.steps, super::output_changes(&k, obj.baseline_steps)))
 }
 
+/// A duration as people read it, the one formatter of the timeline's times (text, chart, CLI):
+/// under 10 s in milliseconds ("512.3 ms", "0.4172 ms"), from 10 s in seconds ("21.67 s",
+/// "169.7 s"), four significant digits either way (`metrics::fmt_sig`).
+pub fn fmt_duration_ms(ms: f64) -> String {
+    use crate::spec::metrics::fmt_sig;
+    if ms.is_finite() && ms.abs() >= 10_000.0 { format!("{} s", fmt_sig(ms / 1000.0, 4)) } else { format!("{} ms", fmt_sig(ms, 4)) }
+}
+
+/// The unit a chart of these durations reads in, and the divisor from ms: seconds once the
+/// longest is 10 s or more (the same threshold as [`fmt_duration_ms`]).
+pub fn duration_unit(max_ms: f64) -> (&'static str, f64) {
+    if max_ms.is_finite() && max_ms >= 10_000.0 { ("s", 1000.0) } else { ("ms", 1.0) }
+}
+
 /// Text for the CLI and the report: one line per segment, then the shares.
 pub fn describe(t: &Timeline) -> Vec<String> {
-    let mut out = vec![format!("{}: {:.1} ms per call, {:.3} images/s ({} chip(s) per instance x {} instance(s))", t.pipeline, t.total_ms, t.images_per_s, t.chips_per_instance, t.replicas)];
+    let mut out = vec![format!("{}: {} per call, {} images/s ({} chip(s) per instance x {} instance(s))", t.pipeline, fmt_duration_ms(t.total_ms), crate::spec::metrics::fmt4(t.images_per_s), t.chips_per_instance, t.replicas)];
     for s in &t.segments {
-        out.push(format!("  {:>9.1} ms  {:>5.1}%  {}", s.ms, s.share * 100.0, s.label));
+        out.push(format!("  {:>10}  {:>5.1}%  {}", fmt_duration_ms(s.ms), s.share * 100.0, s.label));
     }
     for n in &t.notes {
         out.push(format!("  {n}"));
@@ -116,4 +130,18 @@ pub fn describe(t: &Timeline) -> Vec<String> {
         out.push(format!("  changes the output (not simulated): {}", t.output_changes.join("; ")));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_duration_ms;
+
+    #[test]
+    fn durations_read_in_ms_below_ten_seconds_and_in_seconds_from_there() {
+        assert_eq!(fmt_duration_ms(21668.7), "21.67 s");
+        assert_eq!(fmt_duration_ms(169_712.0), "169.7 s");
+        assert_eq!(fmt_duration_ms(9999.4), "9999 ms");
+        assert_eq!(fmt_duration_ms(512.345), "512.3 ms");
+        assert_eq!(fmt_duration_ms(0.41723), "0.4172 ms");
+    }
 }

@@ -31,6 +31,11 @@ struct EngineBlock {
     /// the host at every call; "pre_expanded": when the static graph is compiled).
     #[serde(default)]
     collectives: Option<String>,
+    /// Which decode batches have a captured graph (absent or "fixed": up to the file's
+    /// `graph_capture_max_batch`; "max_num_seqs": vLLM's size list up to a ceiling set by
+    /// max_num_seqs, `HostCosts::capture_tokens`).
+    #[serde(default)]
+    graph_capture: Option<String>,
     fields: BTreeMap<String, Field>,
 }
 
@@ -97,9 +102,41 @@ pub struct HostCosts {
     /// was compiled (torchair's GE graphs): on a full mesh they pay the Mesh algorithm's O(1)
     /// latency steps (`GraphOptions::collectives_pre_expanded`). Eager steps never do.
     pub collectives_pre_expanded: bool,
+    /// The largest captured decode graph follows max_num_seqs (vLLM-Ascend from 0.18: the
+    /// capture ceiling is min(max_num_seqs x (1 + speculative tokens), `graph_capture_ceiling`),
+    /// and only the sizes on vLLM's list up to it are captured), instead of the fixed
+    /// `graph_capture_max_batch`. A decode batch above the largest captured size runs eagerly.
+    pub capture_from_max_num_seqs: bool,
+    /// The capture ceiling's upper bound in tokens (vLLM-Ascend: 512).
+    pub graph_capture_ceiling: u64,
+}
+
+/// The largest size on vLLM's capture list not above `ceiling` tokens (vllm/config/vllm.py
+/// `_set_cudagraph_sizes`: 1, 2, 4, then every multiple of 8 below 256, then of 16 from 256).
+pub fn largest_capture_size(ceiling: u64) -> u64 {
+    match ceiling {
+        0 => 0,
+        1 => 1,
+        2 | 3 => 2,
+        4..=7 => 4,
+        8..=255 => ceiling / 8 * 8,
+        _ => 256 + (ceiling - 256) / 16 * 16,
+    }
 }
 
 impl HostCosts {
+    /// The most decode tokens a captured graph holds under an engine limit of `max_num_seqs`
+    /// sequences of `query_len` tokens each (1 + draft tokens) and a step budget of `budget`
+    /// tokens; None when the engine's capture does not follow max_num_seqs (the fixed
+    /// `graph_capture_max_batch`, in sequences, applies).
+    pub fn capture_tokens(&self, max_num_seqs: u64, query_len: u64, budget: u64) -> Option<u64> {
+        if !self.capture_from_max_num_seqs {
+            return None;
+        }
+        let ceiling = max_num_seqs.saturating_mul(query_len.max(1)).min(self.graph_capture_ceiling).min(budget.max(1));
+        Some(largest_capture_size(ceiling))
+    }
+
     /// The bundled constants of `engine` (parsed once per engine). A malformed bundled file is
     /// a build-time mistake the tests catch; an unknown engine is the caller's error, named.
     pub fn bundled(engine: &str) -> Result<HostCosts, String> {
@@ -151,6 +188,12 @@ impl HostCosts {
             linear_prefill_python_us: opt("linear_prefill_python_us")?,
             schedule_ahead_steps: opt("schedule_ahead_steps")? as u64,
             schedule_ahead_with_speculative: opt("schedule_ahead_with_speculative")? > 0.0,
+            capture_from_max_num_seqs: match e.graph_capture.as_deref() {
+                None | Some("fixed") => false,
+                Some("max_num_seqs") => true,
+                Some(o) => return Err(format!("serving-host.json: {engine}: graph_capture '{o}' (expected fixed or max_num_seqs)")),
+            },
+            graph_capture_ceiling: if e.fields.contains_key("graph_capture_ceiling") { get(&e.fields, "graph_capture_ceiling")? as u64 } else { get(&f.fields, "graph_capture_max_batch")? as u64 },
             collectives_pre_expanded: match e.collectives.as_deref() {
                 None | Some("per_call") => false,
                 Some("pre_expanded") => true,
@@ -241,6 +284,12 @@ impl crate::spec::options::serving::ServingSpec {
             if let Some(a) = r.defaults.async_scheduling {
                 h.schedule_ahead_steps = a as u64;
             }
+            match r.defaults.graph_capture.as_deref() {
+                Some("max_num_seqs") => h.capture_from_max_num_seqs = true,
+                Some("fixed") => h.capture_from_max_num_seqs = false,
+                Some(o) => return Err(format!("assets/engines/releases.json: {} {}: graph_capture '{o}' (expected fixed or max_num_seqs)", self.engine, self.engine_version)),
+                None => {}
+            }
             match r.defaults.graph_mode.as_deref() {
                 Some("piecewise") if h.piecewise_host_us_per_layer > 0.0 => h.piecewise = true,
                 Some("full_decode_only") => h.piecewise = false,
@@ -289,5 +338,25 @@ mod tests {
         assert!(HostCosts::parse(&bad, DEFAULT_ENGINE).unwrap_err().contains("step_host_us"));
         let e = HostCosts::bundled("tgi").unwrap_err();
         assert!(e.contains("deployment.serving.engine") && e.contains("vllm-ascend"), "{e}");
+    }
+
+    #[test]
+    fn the_largest_captured_decode_batch_follows_max_num_seqs_on_vllms_size_list() {
+        // vLLM's list: 1, 2, 4, 8, 16, ..., 248, 256, 272, ...
+        let sizes: Vec<u64> = [0u64, 1, 3, 7, 8, 12, 15, 16, 100, 255, 256, 271, 272, 512].iter().map(|&c| largest_capture_size(c)).collect();
+        assert_eq!(sizes, vec![0, 1, 2, 4, 8, 8, 8, 16, 96, 248, 256, 256, 272, 512]);
+        let h = HostCosts::bundled("vllm-ascend").unwrap();
+        // Kimi-K2-Thinking's launch (max-num-seqs 12): graphs up to 8 sequences, eager above.
+        assert_eq!(h.capture_tokens(12, 1, 8192), Some(8));
+        // With 3 draft tokens the ceiling counts 4 tokens per sequence; the budget and 512 cap it.
+        assert_eq!(h.capture_tokens(12, 4, 8192), Some(48));
+        assert_eq!(h.capture_tokens(1024, 1, 8192), Some(512));
+        assert_eq!(h.capture_tokens(256, 1, 100), Some(96));
+        // An engine without the rule keeps its fixed ceiling (in sequences).
+        assert_eq!(HostCosts::bundled(DEFAULT_ENGINE).unwrap().capture_tokens(12, 1, 8192), None);
+        // Releases before 0.18 injected no ceiling (releases.json: graph_capture fixed).
+        let spec = |v: &str| crate::spec::options::serving::ServingSpec { engine: "vllm-ascend".into(), engine_version: v.into(), ..Default::default() };
+        assert!(spec("0.20").host().unwrap().capture_from_max_num_seqs);
+        assert!(!spec("0.13").host().unwrap().capture_from_max_num_seqs);
     }
 }

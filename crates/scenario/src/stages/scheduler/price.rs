@@ -207,6 +207,9 @@ pub struct StepPricer {
     verify_attn: FxMap<(u64, u64, u64), Part>,
     /// Speculative decoding: the draft's own pricer and the setting (None: off).
     pub spec: Option<SpecPricing>,
+    /// The most decode tokens a captured graph holds under the engine limits last set by
+    /// `engine_limits` (None: the engine's fixed `graph_capture_max_batch` sequences).
+    pub capture_tokens: Option<u64>,
 }
 
 /// Speculative decoding as the step pricer applies it (`stages::serving_features::speculative`).
@@ -241,7 +244,16 @@ impl StepPricer {
             vision: FxMap::default(),
             verify_attn: FxMap::default(),
             spec: None,
+            capture_tokens: None,
         }
+    }
+
+    /// Sets the engine limits the graph capture follows (`HostCosts::capture_tokens`): the
+    /// scheduler's max_num_seqs and token budget. The scheduler simulation and the operator
+    /// breakdown of its steps call it before pricing steps.
+    pub fn engine_limits(&mut self, max_num_seqs: u64, budget: u64) {
+        let query = 1 + self.spec.as_ref().map_or(0, |s| s.k);
+        self.capture_tokens = self.host.capture_tokens(max_num_seqs, query, budget);
     }
 
     /// Prices operators through `memo` (and the draft's, if any), shared with other pricers on
@@ -501,7 +513,11 @@ impl StepPricer {
         let h = &self.host;
         let seqs = s.decode_seqs + s.prefill_seqs;
         let step_host = h.step_host_us + h.step_host_us_per_seq * seqs as f64;
-        let graph = graph_launch && s.prefill_tokens == 0 && s.decode_seqs <= h.graph_capture_max_batch;
+        let captured = match self.capture_tokens {
+            Some(c) => s.decode_seqs * verify <= c,
+            None => s.decode_seqs <= h.graph_capture_max_batch,
+        };
+        let graph = graph_launch && s.prefill_tokens == 0 && captured;
         // The chip profile's dispatch model (`cost::dispatch`): graph = one graph launch plus
         // the device time; eager = the longer of host and device totals plus the first launch.
         // Piecewise capture: the pieces are graph launches, but every layer's attention and the

@@ -60,6 +60,7 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
     if n == 0 {
         return Err("the serving simulation needs at least one request".into());
     }
+    pricer.engine_limits(cfg.max_num_seqs, cfg.max_num_batched_tokens);
     let bs = cfg.block_size.max(1);
     let blocks_for = |tokens: u64| tokens.div_ceil(bs);
     let longest = reqs.iter().map(|r| r.input + r.output).max().unwrap_or(1);

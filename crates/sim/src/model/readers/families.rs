@@ -24,6 +24,23 @@ use serde_json::{Map, Value};
 
 type Obj = Map<String, Value>;
 
+/// Gemma3TextConfig's defaults for the widths a Gemma 3 config may leave out (transformers
+/// `configuration_gemma3.py`: vocab 262208, 26 layers of 2304, MLP 9216, 8 heads of 256, 4 KV
+/// heads, 4096-token windows, every 6th layer global).
+pub const GEMMA3_DEFAULTS: &[(&str, u64)] = &[
+    ("vocab_size", 262_208), ("hidden_size", 2304), ("intermediate_size", 9216), ("num_hidden_layers", 26),
+    ("num_attention_heads", 8), ("num_key_value_heads", 4), ("head_dim", 256), ("max_position_embeddings", 131_072),
+];
+
+/// MiniMax-Text-01 / M1 keys that shape numerics only (residual scalings, the lightning
+/// kernel's block size, post-norm, partial rotary) or are read above.
+const MINIMAX_NUMERICS: &[&str] = &[
+    "attn_type_list", "block_size", "postnorm", "layernorm_full_attention_alpha", "layernorm_full_attention_beta",
+    "layernorm_linear_attention_alpha", "layernorm_linear_attention_beta", "layernorm_mlp_alpha", "layernorm_mlp_beta",
+    "full_attn_alpha_factor", "full_attn_beta_factor", "linear_attn_alpha_factor", "linear_attn_beta_factor", "mlp_alpha_factor",
+    "mlp_beta_factor", "rotary_dim", "shared_intermediate_size", "shared_moe_mode",
+];
+
 /// Renames `from` to `to` when `to` is absent.
 fn alias(o: &mut Obj, from: &str, to: &str) {
     if !o.contains_key(to) {
@@ -77,6 +94,81 @@ pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Res
                 o.insert("qk_norm".into(), Value::Bool(true));
             }
         }
+        "minimax" | "minimax_text_01" | "minimax_m1" => {
+            // MiniMax-Text-01 / M1 (transformers MiniMaxConfig; MiniMax-01 report,
+            // arXiv:2501.08313): `attn_type_list` gives each layer lightning attention (0) or
+            // softmax attention (1), 7 : 1. A lightning layer (Qin et al. 2024, Lightning
+            // Attention-2, arXiv:2401.04658) is linear attention with a fixed per-head decay:
+            // q, k, v and an output gate over all heads, a norm and out_proj, a head_dim x
+            // head_dim state per head. It is read as the linear-attention mixer of those widths
+            // (no short convolution), priced by the same chunked path (notes in `finish`).
+            let heads = o.get("num_attention_heads").and_then(Value::as_u64).unwrap_or(0);
+            let hidden = o.get("hidden_size").and_then(Value::as_u64).unwrap_or(0);
+            let hd = o.get("head_dim").and_then(Value::as_u64).unwrap_or(if heads > 0 { hidden / heads } else { 0 });
+            for (k, v) in [("linear_num_key_heads", heads), ("linear_num_value_heads", heads), ("linear_key_head_dim", hd), ("linear_value_head_dim", hd), ("linear_conv_kernel_dim", 0)] {
+                o.entry(k).or_insert(Value::from(v));
+            }
+            if !o.contains_key("layer_types") {
+                if let Some(Value::Array(a)) = o.get("attn_type_list") {
+                    let mut types = Vec::new();
+                    for (i, e) in a.iter().enumerate() {
+                        types.push(Value::from(match e.as_u64() {
+                            Some(0) => "linear_attention",
+                            Some(1) => "full_attention",
+                            _ => return Err(format!("field 'attn_type_list[{i}]' = {e}: expected 0 (lightning attention) or 1 (softmax attention)")),
+                        }));
+                    }
+                    o.insert("layer_types".into(), Value::Array(types));
+                }
+            }
+            if o.get("shared_intermediate_size").and_then(Value::as_u64).is_some_and(|w| w > 0) {
+                alias(&mut o, "shared_intermediate_size", "shared_expert_intermediate_size");
+            }
+            for k in MINIMAX_NUMERICS {
+                o.remove(*k);
+            }
+        }
+        "step3_text" | "step3v_text" => {
+            // Step-3 (vLLM Step3TextConfig, `step3_text.py`): multi-matrix factorisation
+            // attention, 64 query heads of 256 through a `share_q_dim` low-rank query and one KV
+            // head (`num_attention_groups`); MoE on the layers `moe_layers_enum` lists, each
+            // with a shared expert `share_expert_dim` wide (no gate), dense layers
+            // `intermediate_size` wide.
+            alias(&mut o, "num_attention_groups", "num_key_value_heads");
+            alias(&mut o, "moe_num_experts", "num_experts");
+            alias(&mut o, "moe_top_k", "num_experts_per_tok");
+            alias(&mut o, "share_expert_dim", "shared_expert_intermediate_size");
+            alias(&mut o, "max_position_embedding", "max_position_embeddings");
+            for k in ["share_q_dim", "moe_layers_enum", "max_seq_len", "norm_expert_weight", "moe_every_n_layer", "use_moe"] {
+                o.remove(k);
+            }
+        }
+        "gemma3_text" => {
+            // Gemma 3's published configs (4B, 12B) leave most widths to Gemma3TextConfig's
+            // defaults: the same defaults, named in a note.
+            let mut used = Vec::new();
+            for (k, v) in GEMMA3_DEFAULTS {
+                if o.get(*k).is_none_or(Value::is_null) {
+                    o.insert((*k).to_string(), Value::from(*v));
+                    used.push(format!("{k} {v}"));
+                }
+            }
+            if !used.is_empty() {
+                warnings.push(format!("gemma3_text: absent widths take Gemma3TextConfig's defaults: {}", used.join(", ")));
+            }
+        }
+        "mimo_v2_flash" => {
+            // Queries and keys are `head_dim` (192) wide, values `v_head_dim` (128): a head
+            // of their mean width has the same q/k/v/o parameters, attention FLOPs and KV
+            // bytes per token (the MLA reading does the same). Sliding layers have their own
+            // KV heads (`swa_num_key_value_heads`), noted in `finish`.
+            if let (Some(q), Some(v)) = (o.get("head_dim").and_then(Value::as_u64), o.get("v_head_dim").and_then(Value::as_u64)) {
+                o.insert("head_dim".into(), Value::from((q + v).div_ceil(2)));
+            }
+            for k in ["v_head_dim", "swa_head_dim", "swa_v_head_dim", "swa_num_attention_heads", "swa_num_key_value_heads", "swa_rope_theta", "sliding_window_size", "attention_chunk_size", "hybrid_layer_pattern", "attention_value_scale", "add_swa_attention_sink_bias", "add_full_attention_sink_bias"] {
+                o.remove(k);
+            }
+        }
         "llama4_text" => {
             // Routed and shared experts are `intermediate_size` wide; dense layers
             // `intermediate_size_mlp` (read per layer in `layers::ffns`).
@@ -124,6 +216,24 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, _prefix: &st
                 m.shared_gate = false;
             }
             t.approx.push("attention: Llama 4's NoPE global layers and temperature tuning priced as full attention (the same matmuls)".into());
+        }
+        "minimax" | "minimax_text_01" | "minimax_m1" => {
+            if t.linear_attention.is_some() {
+                t.approx.push("attention: MiniMax's lightning attention (linear attention with a fixed per-head decay; Qin et al. 2024, arXiv:2401.04658) priced by the linear-attention path: its q/k/v/gate/out projections and head_dim x head_dim fp32 state per head exactly, its intra-block causal and inter-block state matmuls as the chunked form's; the Gated DeltaNet path's beta/alpha gates (2 x hidden x heads parameters per layer) and gating vector ops are counted in excess".into());
+            }
+        }
+        "step3_text" | "step3v_text" => {
+            t.q_bottleneck = obj.get("share_q_dim").and_then(Value::as_u64).unwrap_or(0);
+            if let Some(m) = t.moe.as_mut() {
+                m.shared_gate = false;
+            }
+        }
+        "mimo_v2_flash" => {
+            let full_kv = obj.get("num_key_value_heads").and_then(Value::as_u64).unwrap_or(0);
+            if let Some(swa_kv) = obj.get("swa_num_key_value_heads").and_then(Value::as_u64).filter(|k| *k != full_kv) {
+                t.approx.push(format!("attention: MiMo-V2's sliding layers have {swa_kv} KV heads, its full layers {full_kv}: every layer costed with {full_kv} (the full layers' KV cache is exact; the sliding layers' 128-token cache and k/v projections are understated)"));
+            }
+            t.approx.push("attention: query/key heads 192 wide and value heads 128 wide costed as heads of their mean, 160 (the same parameters, FLOPs and KV bytes)".into());
         }
         "hunyuan_v1_moe" => {
             if obj.get("use_cla").and_then(Value::as_bool) == Some(true) {

@@ -42,7 +42,9 @@ fn uint(obj: &Obj, key: &str) -> Option<u64> {
 /// overlays then say it).
 pub fn mixers(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) -> Result<Option<Vec<Mixer>>, String> {
     let n = t.layers;
-    let window = uint(obj, "sliding_window").unwrap_or(0);
+    // Gemma3TextConfig's defaults: 4096-token windows, every 6th layer global.
+    let gemma3 = model_type == "gemma3_text";
+    let window = uint(obj, "sliding_window").unwrap_or(if gemma3 { 4096 } else { 0 });
     let sinks = model_type == "gpt_oss";
     let slide = Mixer::Attention { window, chunk: 0, sinks };
     let full = Mixer::Attention { window: 0, chunk: 0, sinks };
@@ -57,6 +59,37 @@ pub fn mixers(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) ->
                 '*' => full,
                 '-' | 'E' => Mixer::None,
                 other => return Err(format!("field '{prefix}hybrid_override_pattern' layer {i} is '{other}': expected M (Mamba-2), * (attention), - (MLP) or E (MoE)")),
+            });
+        }
+        return Ok(Some(v));
+    }
+    if let (Some(a), true) = (list(obj, "hybrid_layer_pattern", prefix, n)?, model_type == "mimo_v2_flash") {
+        // MiMo-V2-Flash: 1 = a sliding-window layer, 0 = a full one; each kind may add a
+        // learned sink per head (`add_swa_attention_sink_bias`, `add_full_attention_sink_bias`).
+        let b = |k: &str| obj.get(k).and_then(Value::as_bool).unwrap_or(false);
+        if window == 0 {
+            return Err(format!("field '{prefix}hybrid_layer_pattern' names sliding layers but '{prefix}sliding_window' is not a positive size"));
+        }
+        let slide = Mixer::Attention { window, chunk: 0, sinks: b("add_swa_attention_sink_bias") };
+        let full = Mixer::Attention { window: 0, chunk: 0, sinks: b("add_full_attention_sink_bias") };
+        let mut v = Vec::new();
+        for (i, e) in a.iter().enumerate() {
+            v.push(match e.as_u64() {
+                Some(1) => slide,
+                Some(0) => full,
+                _ => return Err(format!("field '{prefix}hybrid_layer_pattern[{i}]' = {e}: expected 0 (full attention) or 1 (sliding window)")),
+            });
+        }
+        return Ok(Some(v));
+    }
+    if let (Some(a), true, false) = (list(obj, "attn_type_list", prefix, n)?, matches!(model_type, "minimax" | "minimax_text_01" | "minimax_m1"), obj.contains_key("layer_types")) {
+        // MiniMax-Text-01 / M1: 0 = lightning (linear) attention, 1 = softmax attention.
+        let mut v = Vec::new();
+        for (i, e) in a.iter().enumerate() {
+            v.push(match e.as_u64() {
+                Some(0) => Mixer::Linear,
+                Some(1) => full,
+                _ => return Err(format!("field '{prefix}attn_type_list[{i}]' = {e}: expected 0 (lightning attention) or 1 (softmax attention)")),
             });
         }
         return Ok(Some(v));
@@ -89,7 +122,7 @@ pub fn mixers(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) ->
         let idx: Vec<u64> = a.iter().filter_map(Value::as_u64).collect();
         return Ok(Some((0..n).map(|i| if idx.contains(&i) { full } else { Mixer::ShortConv { kernel } }).collect()));
     }
-    if let Some(every) = uint(obj, "sliding_window_pattern").filter(|_| window > 0) {
+    if let Some(every) = uint(obj, "sliding_window_pattern").or(if gemma3 { Some(6) } else { None }).filter(|_| window > 0) {
         // Gemma 3: layer i is global when (i + 1) is a multiple of the pattern, local otherwise.
         let every = every.max(1);
         return Ok(Some((0..n).map(|i| if (i + 1) % every == 0 { full } else { slide }).collect()));
@@ -185,6 +218,20 @@ pub fn ffns(obj: &Obj, t: &TransformerDesc, prefix: &str) -> Result<Option<Vec<F
         for (i, m) in is_moe.iter_mut().enumerate() {
             let i = i as u64;
             *m &= i >= start && i <= end && (i - start) % every == 0;
+        }
+    }
+    // Step-3: the MoE layers listed, as a comma-separated string or a list of indices.
+    let listed: Option<Vec<u64>> = match obj.get("moe_layers_enum") {
+        Some(Value::String(s)) => Some(s.split(',').map(str::trim).filter(|x| !x.is_empty()).map(|x| x.parse::<u64>().map_err(|_| format!("field '{prefix}moe_layers_enum' lists '{x}': expected layer indices"))).collect::<Result<_, _>>()?),
+        Some(Value::Array(a)) => Some(a.iter().map(|e| e.as_u64().ok_or_else(|| format!("field '{prefix}moe_layers_enum' lists {e}: expected layer indices"))).collect::<Result<_, _>>()?),
+        _ => None,
+    };
+    if let Some(l) = listed {
+        if let Some(bad) = l.iter().find(|i| **i >= n) {
+            return Err(format!("field '{prefix}moe_layers_enum' lists layer {bad}, but the model has {n}"));
+        }
+        for (i, m) in is_moe.iter_mut().enumerate() {
+            *m &= l.contains(&(i as u64));
         }
     }
     let dense_ffn = match uint(obj, "intermediate_size_mlp") {

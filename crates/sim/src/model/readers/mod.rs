@@ -13,6 +13,7 @@ pub mod families;
 pub mod layers;
 pub mod lfm2;
 pub mod nemotron_h;
+pub mod nemotron_nas;
 pub mod pyjson;
 pub mod towers;
 
@@ -29,6 +30,12 @@ pub const FAMILY_TYPES: &[&str] = &[
     "ernie4_5", "ernie4_5_moe", "hunyuan_v1_moe", "hunyuan_v1_dense", "mimo", "minimax_m2",
     "deepseek_v31", "qwen3_vl_moe_text", "qwen3_omni_moe_text", "mistral", "ministral", "ministral3", "seed_oss", "olmo2", "olmo3",
     "granite", "exaone4", "smollm3", "arcee", "dots1", "bailing_moe",
+    // GLM-5: DeepSeek-V3.2's layout (MLA + DSA indexer, shared + routed experts).
+    "glm_moe_dsa", "nemotron-nas", "mimo_v2_flash",
+    // MiniMax-Text-01 / M1: lightning + softmax attention hybrids (`families`).
+    "minimax", "minimax_text_01", "minimax_m1",
+    // Step-3's language model (multi-matrix factorisation attention).
+    "step3_text", "step3v_text",
 ];
 
 /// Multimodal wrappers: the language model sits under `text_config` (or InternVL's
@@ -36,7 +43,7 @@ pub const FAMILY_TYPES: &[&str] = &[
 pub const WRAPPER_TYPES: &[&str] = &[
     "gemma3", "gemma3n", "llama4", "mistral3", "glm4v", "glm4v_moe", "kimi_vl", "internvl_chat", "internvl", "qwen3_vl_moe",
     "qwen3_omni_moe", "llava_next", "llava_onevision", "idefics3", "smolvlm", "paligemma", "aya_vision", "step3_vl", "step3vl",
-    "minicpmv", "phi4_multimodal", "lfm2_vl", "qwen2_vl",
+    "minicpmv", "phi4_multimodal", "lfm2_vl", "qwen2_vl", "kimi_k25", "voxtral", "minimax_vl_01",
 ];
 
 /// Whether the generic decoder reads this decoder type exactly (no fallback note).
@@ -49,6 +56,7 @@ pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Res
     match model_type {
         "nemotron_h" => nemotron_h::normalize(obj).map(Some),
         "lfm2" => lfm2::normalize(obj).map(Some),
+        "nemotron-nas" => nemotron_nas::normalize(obj, warnings).map(Some),
         _ => families::normalize(obj, model_type, warnings),
     }
 }
@@ -61,13 +69,93 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, prefix: &str
         "lfm2" => lfm2::finish(obj, t, prefix)?,
         _ => families::finish(obj, t, model_type, prefix, warnings)?,
     }
-    let mixers = layers::mixers(obj, t, model_type, prefix)?;
-    let ffns = layers::ffns(obj, t, prefix)?;
-    layers::install(t, mixers, ffns);
+    if model_type == "nemotron-nas" {
+        let (mixers, ffns) = nemotron_nas::layers(obj, prefix, &mut t.approx)?;
+        layers::install(t, Some(mixers), Some(ffns));
+    } else {
+        let mixers = layers::mixers(obj, t, model_type, prefix)?;
+        let ffns = layers::ffns(obj, t, prefix)?;
+        layers::install(t, mixers, ffns);
+    }
     if let Some(q) = obj.get("quantization_config").and_then(|q| q.get("quant_method")).and_then(Value::as_str) {
         t.checkpoint_quant = Some(q.to_string());
     }
+    let unused = unused_keys(obj, t, model_type, prefix);
+    t.approx.extend(unused);
     Ok(())
+}
+
+/// A config's nested object `key` (`vision_config`, `text_config`): None when absent or null;
+/// a value of another type is an error that says so ("wrong type", not "missing": issue 44).
+pub fn object_field<'a>(obj: &'a Obj, key: &str) -> Result<Option<&'a Obj>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(o)) => Ok(Some(o)),
+        Some(v) => {
+            let kind = match v {
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                Value::String(_) => "a string",
+                Value::Array(_) => "an array",
+                _ => "another type",
+            };
+            Err(format!("{key}: wrong type: expected an object (a nested config), got {kind}"))
+        }
+    }
+}
+
+/// A required nested object: missing and wrong type are told apart.
+pub fn required_object<'a>(obj: &'a Obj, key: &str) -> Result<&'a Obj, String> {
+    object_field(obj, key)?.ok_or_else(|| format!("missing field '{key}'"))
+}
+
+/// Attention, MoE and MTP keys that could change the cost but that the reading of this family
+/// left without effect, each once as "not used by the model" (an approximation note: the
+/// banner, `tunelab eval` and fidelity rows show it). Tokenizer and numerics keys are never
+/// listed.
+fn unused_keys(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) -> Vec<String> {
+    use crate::model::Mixer;
+    let num = |k: &str| obj.get(k).and_then(Value::as_u64).filter(|v| *v > 0);
+    let runs = t.runs();
+    let mut out = Vec::new();
+    let mut note = |k: &str, v: u64, what: &str| out.push(format!("config: '{prefix}{k}' = {v} is not used by the model ({what})"));
+    let windows = runs.iter().any(|r| matches!(r.mixer, Mixer::Attention { window, .. } if window > 0));
+    let chunks = runs.iter().any(|r| matches!(r.mixer, Mixer::Attention { chunk, .. } if chunk > 0));
+    if let Some(w) = num("sliding_window") {
+        let off = obj.get("use_sliding_window").and_then(Value::as_bool) == Some(false);
+        // A window no shorter than the context changes nothing (Phi-4-mini's 262144).
+        if !windows && !off && t.layers > 0 && w < t.max_position {
+            note("sliding_window", w, "no layer of this reading attends within a window: every attention layer is priced over the whole context");
+        }
+    }
+    if let Some(c) = num("attention_chunk_size") {
+        if !chunks && model_type != "mimo_v2_flash" {
+            note("attention_chunk_size", c, "no layer of this reading attends in chunks");
+        }
+    }
+    if let Some(k) = num("num_experts_per_tok").or_else(|| num("moe_k")).or_else(|| num("moe_topk")) {
+        if t.moe.is_none() {
+            note("num_experts_per_tok", k, "the model is read without experts");
+        }
+    }
+    if let Some(r) = num("q_lora_rank") {
+        if t.mla.is_none() {
+            note("q_lora_rank", r, "queries are read as full-rank projections");
+        }
+    }
+    if let Some(k) = num("index_topk") {
+        if t.mla.as_ref().is_none_or(|m| m.sparse.is_none()) {
+            note("index_topk", k, "attention is priced dense");
+        }
+    }
+    for k in ["num_nextn_predict_layers", "mtp_num_hidden_layers", "num_mtp_modules"] {
+        if let Some(n) = num(k) {
+            if t.mtp_layers == 0 {
+                note(k, n, "the checkpoint's MTP layers are neither counted nor held; speculative decoding's 'mtp' method has no draft from it");
+            }
+        }
+    }
+    out
 }
 
 /// The language model's object of a multimodal wrapper and its prefix: `text_config`,
@@ -92,13 +180,12 @@ pub(super) fn wrapper(obj: &Obj, text: &Obj, prefix: &str, model_type: &str, dty
     let mut tw = Vec::new();
     let mut llm = super::hf::decoder(text, prefix, &mut tw)?;
     warnings.extend(tw.into_iter().map(|w| format!("{prefix}{w}")));
-    let vision = match obj.get("vision_config").and_then(Value::as_object) {
+    let vision = match object_field(obj, "vision_config")? {
         Some(vis) => Some(towers::vision(obj, vis, model_type, llm.hidden, &mut llm.approx)?),
         None => None,
     };
-    if let Some(n) = towers::audio_note(obj, model_type) {
-        llm.approx.push(n);
-    }
+    let text_hidden = llm.hidden;
+    llm.audio = towers::audio(obj, model_type, text_hidden, &mut llm.approx)?.map(Box::new);
     // Wrappers often give the type only in the text part.
     let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") || !(text.contains_key("torch_dtype") || text.contains_key("dtype")) {
         dtype

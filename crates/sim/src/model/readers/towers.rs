@@ -21,13 +21,13 @@ type Obj = Map<String, Value>;
 /// a language model `text_hidden` wide; notes go to `approx`.
 pub fn vision(top: &Obj, vis: &Obj, model_type: &str, text_hidden: u64, approx: &mut Vec<String>) -> Result<VisionDesc, String> {
     let p = "vision_config.";
-    let depth = pick(vis, &["depth", "num_hidden_layers", "num_layers", "layers"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}depth' or '{p}num_hidden_layers' (the vision tower's blocks)"))?;
-    let hidden = pick(vis, &["hidden_size", "embed_dim", "width"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}hidden_size' (the vision tower's width)"))?;
-    let heads = pick(vis, &["num_heads", "num_attention_heads", "heads"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}num_heads' or '{p}num_attention_heads'"))?;
+    let depth = pick(vis, &["depth", "num_hidden_layers", "num_layers", "layers", "vt_num_hidden_layers"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}depth' or '{p}num_hidden_layers' (the vision tower's blocks)"))?;
+    let hidden = pick(vis, &["hidden_size", "embed_dim", "width", "vt_hidden_size"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}hidden_size' (the vision tower's width)"))?;
+    let heads = pick(vis, &["num_heads", "num_attention_heads", "heads", "vt_num_attention_heads"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}num_heads' or '{p}num_attention_heads'"))?;
     if heads == 0 || hidden % heads != 0 {
         return Err(format!("field '{p}num_heads' = {heads} must divide the vision width {hidden}"));
     }
-    let inter = match pick(vis, &["intermediate_size", "mlp_dim"], p)? {
+    let inter = match pick(vis, &["intermediate_size", "mlp_dim", "vt_intermediate_size"], p)? {
         Some((v, _)) => v,
         None => {
             let ratio = vis.get("mlp_ratio").and_then(Value::as_f64).unwrap_or(4.0);
@@ -44,6 +44,9 @@ pub fn vision(top: &Obj, vis: &Obj, model_type: &str, text_hidden: u64, approx: 
     let ratio = |k: &str| top.get(k).or_else(|| vis.get(k)).and_then(Value::as_f64);
     let merge = if let Some(m) = opt_u64(vis, "spatial_merge_size", p)?.or(opt_u64(top, "spatial_merge_size", "")?) {
         m
+    } else if let Some(k) = vis.get("merge_kernel_size").and_then(Value::as_array).and_then(|a| a.first()).and_then(Value::as_u64).filter(|k| *k > 0) {
+        // Kimi-VL / Kimi-K2.5's MoonViT: patches merged in [k, k] kernels.
+        k
     } else if let Some(r) = ratio("downsample_ratio").filter(|r| *r > 0.0 && *r < 1.0) {
         (1.0 / r).round() as u64
     } else if let Some(tok) = opt_u64(top, "mm_tokens_per_image", "")?.filter(|t| *t > 0) {
@@ -70,11 +73,45 @@ pub fn vision(top: &Obj, vis: &Obj, model_type: &str, text_hidden: u64, approx: 
     Ok(v)
 }
 
-/// The audio encoder of a wrapper config, as a note: it is not costed (requests carry text
-/// and images only).
-pub fn audio_note(obj: &Obj, model_type: &str) -> Option<String> {
-    let a = obj.get("audio_config").and_then(Value::as_object)?;
-    let layers = a.get("encoder_layers").or_else(|| a.get("num_hidden_layers")).and_then(Value::as_u64).unwrap_or(0);
-    let width = a.get("d_model").or_else(|| a.get("hidden_size")).and_then(Value::as_u64).unwrap_or(0);
-    Some(format!("audio tower ({model_type}): {layers} encoder layers {width} wide in audio_config are neither counted nor priced (requests carry text and images only)"))
+/// The audio encoder of a wrapper config (`audio_config`), Whisper-style (`super::super::audio`),
+/// feeding a language model `text_hidden` wide; notes go to `approx`. None without one.
+pub fn audio(obj: &Obj, model_type: &str, text_hidden: u64, approx: &mut Vec<String>) -> Result<Option<crate::model::audio::AudioDesc>, String> {
+    let a = match obj.get("audio_config") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(a)) => a,
+        Some(v) => return Err(format!("field 'audio_config' has the wrong type: expected an object with the audio encoder's widths, got {v}")),
+    };
+    let p = "audio_config.";
+    let need = |names: &[&str], what: &str| -> Result<u64, String> {
+        pick(a, names, p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}{}' ({what})", names[0]))
+    };
+    let layers = need(&["num_hidden_layers", "encoder_layers"], "the audio encoder's blocks")?;
+    let hidden = need(&["hidden_size", "d_model"], "the audio encoder's width")?;
+    let heads = need(&["num_attention_heads", "encoder_attention_heads"], "its heads")?;
+    if heads == 0 || hidden % heads != 0 {
+        return Err(format!("field '{p}num_attention_heads' = {heads} must divide the audio width {hidden}"));
+    }
+    let ffn = need(&["intermediate_size", "encoder_ffn_dim"], "its MLP width")?;
+    let mel = opt_u64(a, "num_mel_bins", p)?.unwrap_or(128);
+    let frames = opt_u64(a, "max_source_positions", p)?.unwrap_or(1500);
+    let mut d = crate::model::audio::AudioDesc::whisper(layers, hidden, heads, ffn, mel, frames);
+    let projector = if model_type == "voxtral" {
+        // VoxtralMultiModalProjector: 4 frames concatenated (audio intermediate_size wide) ->
+        // text width -> text width, no biases.
+        d.projector_in = ffn;
+        d.projector_hidden = text_hidden;
+        d.projector_out = text_hidden;
+        d.projector_bias = false;
+        format!("two linears {ffn} -> {text_hidden} -> {text_hidden} (4 frames per token)")
+    } else if let Some(out) = opt_u64(a, "output_dim", p)? {
+        d.projector_out = out;
+        format!("one linear to output_dim {out}")
+    } else {
+        d.projector_out = text_hidden;
+        format!("one linear to the language model's {text_hidden}")
+    };
+    approx.push(format!(
+        "audio tower ({model_type}): a Whisper-style encoder of {layers} blocks {hidden} wide over {frames} frames per 30 s from audio_config, projector as {projector}; counted and held in memory, not priced per request (requests carry text and images only)"
+    ));
+    Ok(Some(d))
 }
