@@ -70,6 +70,7 @@ pub fn PlanPanel() -> impl IntoView {
         let s = o.scenario.clone();
         view! {
             <li data-testid=testid>
+                {o.misses.clone().map(|m| view! { <span class="warn" data-testid="plan-near-miss">{format!("near-miss, misses {m}: ")}</span> })}
                 <strong>{format!("{} chips of {}", o.chips, o.device)}</strong>
                 {format!(" ({} replica(s) x {} node(s)): {}; p90 TTFT {:.0} ms, p90 TPOT {:.1} ms, {:.1} tokens/s/chip{}", o.replicas, o.nodes_per_replica, o.layout, o.ttft_ms, o.tpot_ms, o.tokens_per_s_per_chip, o.cost_per_mtok.map(|c| format!(", {c:.3} per million tokens")).unwrap_or_default())}
                 <div class="muted small">{if o.prediction_band.is_empty() { "no measured band for this kind of row".to_string() } else { o.prediction_band.clone() }}</div>

@@ -99,6 +99,17 @@ fn a_studys_capacity_values_are_what_a_fresh_evaluation_prints() {
 }
 
 #[test]
+fn a_plan_with_one_feasible_configuration_still_shows_runner_ups_with_what_they_miss() {
+    // The issue's target request, scaled down: 4 A3 nodes, tight limits; only a large layout
+    // passes, and the sizes under it show their closest configuration and its miss.
+    let req = PlanRequest::from_json(r#"{"model":"deepseek-v3","rate":20,"input_len":2048,"output_len":512,"max_ttft_ms":2000,"max_tpot_ms":50,"hardware":[{"device":"910C","nodes":4}],"requests":100,"budget":12}"#).unwrap();
+    let p = plan(&req).unwrap();
+    let misses: Vec<_> = p.runner_ups.iter().filter(|r| r.misses.is_some()).collect();
+    assert!(!misses.is_empty(), "{}", p.to_text());
+    assert!(p.to_text().contains("near-miss (misses p90"), "{}", p.to_text());
+}
+
+#[test]
 fn the_capacity_goal_needs_a_ttft_limit_and_an_open_stream() {
     let mut s = deepseek(400);
     s.constraints.max_ttft_ms = None;
@@ -256,7 +267,12 @@ fn a_plan_finds_the_fewest_chips_with_runner_ups_and_bad_requests_name_the_field
     assert!(best.ttft_ms <= 2000.0 && best.tpot_ms <= 60.0);
     assert!(best.chips >= 1 && !p.tried.is_empty() && !best.layout.is_empty());
     for r in &p.runner_ups {
-        assert!(r.chips >= best.chips);
+        match &r.misses {
+            // A runner-up within the limits is another layout of the plan's size or a larger one.
+            None => assert!(r.chips >= best.chips && r.ttft_ms <= 2000.0 && r.tpot_ms <= 60.0),
+            // A near-miss says what it misses, and it does miss it.
+            Some(m) => assert!((m.contains("TTFT") && r.ttft_ms > 2000.0) || (m.contains("TPOT") && r.tpot_ms > 60.0), "{m}"),
+        }
     }
     // The same request gives the same plan (deterministic).
     assert_eq!(plan(&req).unwrap(), p);

@@ -105,6 +105,10 @@ pub struct PlanOption {
     /// parsed tree (`scenario_via_tree`).
     #[serde(deserialize_with = "scenario_via_tree")]
     pub scenario: Scenario,
+    /// For a near-miss runner-up: the limits it misses and by how much ("p90 TPOT 53.1 ms >
+    /// 50 ms"); None for a plan within the limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub misses: Option<String>,
 }
 
 /// Reads a scenario field as a JSON tree, then through the strict reader, as links and files
@@ -268,6 +272,8 @@ pub fn plan(r: &PlanRequest) -> Result<Plan, String> {
     sizes.sort_by(|a, b| key(a).total_cmp(&key(b)).then(a.replicas.cmp(&b.replicas)).then(a.offer.cmp(&b.offer)));
     let mut tried = Vec::new();
     let mut found: Vec<PlanOption> = Vec::new();
+    // The closest miss of each size tried: (how far over, max of p90 / limit; the option).
+    let mut near: Vec<(f64, PlanOption)> = Vec::new();
     let mut evaluations = 0;
     // The plan's size, then one more feasible size for the runner-ups.
     let mut feasible_sizes = 0;
@@ -300,6 +306,31 @@ pub fn plan(r: &PlanRequest) -> Result<Plan, String> {
         let mut ok: Vec<&tunelab_search::Trial> = run.lanes().iter().enumerate().flat_map(|(i, _)| run.trials(i).iter()).filter(|t| t.state == tunelab_search::TrialState::Ok).collect();
         ok.sort_by(|a, b| at(&a.values, "tpot_ms").total_cmp(&at(&b.values, "tpot_ms")));
         ok.dedup_by(|a, b| a.config == b.config);
+        let option = |config: BTreeMap<String, Value>, ttft_ms: f64, tpot_ms: f64, misses: Option<String>, c: &tunelab_search::Config| PlanOption {
+            device: o.device.clone(),
+            chips: size.chips,
+            replicas: size.replicas,
+            nodes_per_replica: size.nodes,
+            layout: layout(&config, size.chips / size.replicas),
+            ttft_ms,
+            tpot_ms,
+            tokens_per_s_per_chip: share * r.output_len as f64 / (size.chips / size.replicas) as f64,
+            cost_per_mtok: o.price_per_chip_hour.map(|p| size.chips as f64 * p / (r.rate * r.output_len as f64 * 3600.0 / 1e6)),
+            prediction_band: crate::fidelity::bands::line_for(&s, &names, c),
+            config,
+            scenario: s.clone(),
+            misses,
+        };
+        match closest_miss(r, &s, &run) {
+            Ok((miss, priced)) => {
+                evaluations += priced;
+                if let Some((score, c, ttft, tpot, why)) = miss {
+                let config: BTreeMap<String, Value> = names.iter().cloned().zip(c.0.iter().cloned()).collect();
+                    near.push((score, option(config, ttft, tpot, Some(why), &c)));
+                }
+            }
+            Err(e) => notes.push(format!("{label}: the closest miss could not be priced: {e}")),
+        }
         if ok.is_empty() {
             let why = run.report().notes.iter().find(|n| n.starts_with("No configuration")).cloned().unwrap_or_else(|| "no configuration within the limits".into());
             tried.push(format!("{label}: {why}"));
@@ -307,23 +338,9 @@ pub fn plan(r: &PlanRequest) -> Result<Plan, String> {
         }
         tried.push(format!("{label}: {} configuration(s) within the limits", ok.len()));
         feasible_sizes += 1;
-        let tokens_h = r.rate * r.output_len as f64 * 3600.0;
         for t in ok.iter().take(3) {
             let config: BTreeMap<String, Value> = names.iter().cloned().zip(t.config.0.iter().cloned()).collect();
-            found.push(PlanOption {
-                device: o.device.clone(),
-                chips: size.chips,
-                replicas: size.replicas,
-                nodes_per_replica: size.nodes,
-                layout: layout(&config, size.chips / size.replicas),
-                ttft_ms: at(&t.values, "ttft_ms"),
-                tpot_ms: at(&t.values, "tpot_ms"),
-                tokens_per_s_per_chip: share * r.output_len as f64 / (size.chips / size.replicas) as f64,
-                cost_per_mtok: o.price_per_chip_hour.map(|p| size.chips as f64 * p / (tokens_h / 1e6)),
-                prediction_band: crate::fidelity::bands::line_for(&s, &names, &t.config),
-                config,
-                scenario: s.clone(),
-            });
+            found.push(option(config, at(&t.values, "ttft_ms"), at(&t.values, "tpot_ms"), None, &t.config));
         }
     }
     if found.is_empty() {
@@ -334,9 +351,67 @@ pub fn plan(r: &PlanRequest) -> Result<Plan, String> {
         r.budget, r.requests, r.seed, r.rate, r.length_distribution, r.input_len, r.output_len,
         if r.dataset.is_empty() { String::new() } else { format!(" (dataset {})", r.dataset) }
     ));
+    // Runner-ups: the plan's other layouts and the next size's best, then the closest misses
+    // (the best configuration of each size that missed, with what it misses), fewest chips first.
+    near.sort_by(|a, b| a.1.chips.cmp(&b.1.chips).then(a.0.total_cmp(&b.0)));
     let mut it = found.into_iter();
     let best = it.next();
-    Ok(Plan { best, runner_ups: it.collect(), tried, evaluations, notes })
+    let mut runner_ups: Vec<PlanOption> = it.collect();
+    let misses: Vec<PlanOption> = near.into_iter().map(|n| n.1).take(MAX_NEAR_MISSES).collect();
+    if !misses.is_empty() {
+        notes.push(format!("near-misses: for each size tried, the configuration closest to the limits (the largest p90 / limit smallest), priced again without the limits to say by how much it misses; at most {MAX_NEAR_MISSES}"));
+    }
+    runner_ups.extend(misses);
+    Ok(Plan { best, runner_ups, tried, evaluations, notes })
+}
+
+/// Near-misses shown among the runner-ups.
+const MAX_NEAR_MISSES: usize = 4;
+
+/// The configuration of a size's study that came closest to the limits without meeting them:
+/// every trial refused for a TTFT or TPOT limit is priced again by the stage without the limits
+/// (the same objective, so the same numbers), and the one with the smallest largest p90 / limit
+/// is kept: (that ratio, its configuration, p90 TTFT, p90 TPOT, what it misses).
+type Miss = (f64, tunelab_search::Config, f64, f64, String);
+
+/// Also returns how many configurations it priced.
+fn closest_miss(r: &PlanRequest, s: &Scenario, run: &crate::run::Run) -> Result<(Option<Miss>, usize), String> {
+    let over = |t: &&tunelab_search::Trial| t.state == tunelab_search::TrialState::Infeasible && t.reason.as_deref().is_some_and(|w| (w.starts_with("TTFT ") || w.starts_with("TPOT ")) && w.contains("over the limit"));
+    let mut configs: Vec<tunelab_search::Config> = run.lanes().iter().enumerate().flat_map(|(i, _)| run.trials(i).iter()).filter(over).map(|t| t.config.clone()).collect();
+    configs.sort_by(|a, b| format!("{a:?}").cmp(&format!("{b:?}")));
+    configs.dedup();
+    if configs.is_empty() {
+        return Ok((None, 0));
+    }
+    let priced = configs.len();
+    let mut free = s.clone();
+    free.constraints.max_ttft_ms = None;
+    free.constraints.max_tpot_ms = None;
+    let mut st = crate::stages::setup(&free)?;
+    let (ti, pi) = match (st.metrics.iter().position(|m| m.name == "ttft_ms"), st.metrics.iter().position(|m| m.name == "tpot_ms")) {
+        (Some(a), Some(b)) => (a, b),
+        _ => return Err("the deployment stage reports no ttft_ms / tpot_ms".into()),
+    };
+    let mut best: Option<(f64, tunelab_search::Config, f64, f64)> = None;
+    for c in configs {
+        if let tunelab_search::Outcome::Ok(v) = st.objective.evaluate(&c) {
+            let (ttft, tpot) = (v[ti], v[pi]);
+            let score = (ttft / r.max_ttft_ms).max(tpot / r.max_tpot_ms);
+            if score.is_finite() && best.as_ref().is_none_or(|b| score < b.0) {
+                best = Some((score, c, ttft, tpot));
+            }
+        }
+    }
+    Ok((best.map(|(score, c, ttft, tpot)| {
+        let mut why = Vec::new();
+        if ttft > r.max_ttft_ms {
+            why.push(format!("p90 TTFT {ttft:.0} ms > {} ms (+{:.0}%)", r.max_ttft_ms, (ttft / r.max_ttft_ms - 1.0) * 100.0));
+        }
+        if tpot > r.max_tpot_ms {
+            why.push(format!("p90 TPOT {tpot:.1} ms > {} ms (+{:.0}%)", r.max_tpot_ms, (tpot / r.max_tpot_ms - 1.0) * 100.0));
+        }
+        (score, c, ttft, tpot, if why.is_empty() { "within both limits when priced alone".into() } else { why.join(", ") })
+    }), priced))
 }
 
 /// The layout of a configuration in words.
@@ -364,7 +439,8 @@ impl Plan {
         let mut out = String::new();
         let one = |o: &PlanOption| {
             format!(
-                "{} chips of {} ({} replica(s) x {} node(s)): {}; per replica p90 TTFT {:.0} ms, p90 TPOT {:.1} ms, {:.1} tokens/s/chip{}\n  {}\n",
+                "{}{} chips of {} ({} replica(s) x {} node(s)): {}; per replica p90 TTFT {:.0} ms, p90 TPOT {:.1} ms, {:.1} tokens/s/chip{}\n  {}\n",
+                o.misses.as_ref().map(|m| format!("near-miss (misses {m}): ")).unwrap_or_default(),
                 o.chips, o.device, o.replicas, o.nodes_per_replica, o.layout, o.ttft_ms, o.tpot_ms, o.tokens_per_s_per_chip,
                 o.cost_per_mtok.map(|c| format!(", {c:.3} per million tokens")).unwrap_or_default(),
                 if o.prediction_band.is_empty() { "no prediction band for this kind of row".to_string() } else { o.prediction_band.clone() }
