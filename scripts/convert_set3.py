@@ -29,8 +29,8 @@ def out_of_reach(r, reason, chip=None):
 
 # Why each row that stays out stays out: what its source leaves unstated, or what Tunelab lacks.
 REASONS = {
-    "srv-vllm-nemotron3-super-120b-8x910b3-tp8-eager": "Nemotron-3-Super is a hybrid Mamba-2/attention MoE: Tunelab has no Mamba (state-space) layer and no verbatim public config of it is bundled",
-    "srv-vllm-nemotron3-super-120b-8x910b3-tp8-fulldecode": "Nemotron-3-Super is a hybrid Mamba-2/attention MoE: Tunelab has no Mamba (state-space) layer and no verbatim public config of it is bundled",
+    "srv-vllm-nemotron3-super-120b-8x910b3-tp8-eager": "Nemotron-3-Super is a hybrid Mamba-2/attention MoE: its Mamba-2 layers are modelled (the Nemotron-H reader), but no verbatim public config of Nemotron-3-Super is bundled",
+    "srv-vllm-nemotron3-super-120b-8x910b3-tp8-fulldecode": "Nemotron-3-Super is a hybrid Mamba-2/attention MoE: its Mamba-2 layers are modelled (the Nemotron-H reader), but no verbatim public config of Nemotron-3-Super is bundled",
     "srv-vllm-qwen3.5-397b-w8a8-a3-tp16-mm480p-c64": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
     "srv-vllm-qwen3.5-397b-w8a8-2xa2-tp8dp2-mm480p-c64": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
     "srv-vllm-qwen3.5-397b-w8a8-a3-tp16-text8k-c7": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
@@ -52,7 +52,7 @@ REASONS = {
     "trn-modellink-gemma-7b-8k-tp8": "no verbatim public Gemma-7B config is bundled (its 256K vocabulary and GeGLU differ from the bundled families)",
     "trn-modellink-qwen1.5-14b-8k-tp4pp2": "no verbatim public Qwen1.5-14B config is bundled",
     "trn-modellink-internlm-7b-tp8": "no verbatim public InternLM-7B config is bundled",
-    "trn-mindspeedllm-llama2-7b-32k-cp4-tflops": "TFLOP/s per NPU with a FLOP-counting convention the source does not state (and packed, reset attention masks): the training stage reports tokens/s, and converting needs that convention",
+    "trn-mindspeedllm-llama2-7b-32k-cp4-tflops": "packed samples with reset attention masks: the attention cost at 32K is that of the packed documents, whose lengths (the dataset's actual_seq_len) the source does not state, nor the micro-batch or recomputation; the training stage prices packed documents (training.document_len) and reports model TFLOP/s per chip (Megatron's throughput-per-GPU convention) once they are known",
     "trn-mindspeedmm-qwen2.5vl-72b-a3-64npu-128k-video": "'端到端tps' has no stated basis (per NPU is physically impossible, per job or per DP replica both possible) and the video tokens per sample are not stated",
     "trn-mindspeedmm-deepseekvl2-800TA2-32npu": "the parallel layout and sample length live in example scripts the row does not restate",
     "trn-mindspeedmm-qwen-image-edit-lora-8p": "the resolution is not in the table and no Qwen-Image pipeline is bundled",

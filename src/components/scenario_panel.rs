@@ -489,6 +489,7 @@ fn GoalPanel() -> impl IntoView {
                     </label>
                     </Show>
                 }).collect_view()}
+                <crate::components::training_layouts::TrainingLayouts/>
                 <label class="field" title="MindSpeed --num-layer-list: the layers of each pipeline stage, first to last (e.g. 17,20,22,21 for 80 layers over pp 4). The first stage keeps a micro-batch in flight per stage, the last holds the LM head; each stage is priced on its own and the slowest sets the pace. Points then need pp = the number of stages. Empty: an even split.">"Layers per stage "
                     <input type="text" placeholder="even" data-testid="training-pipeline-layers"
                         prop:value=move || ctx.scenario.with(|s| s.training.pipeline_layers.iter().map(|l| l.to_string()).collect::<Vec<_>>().join(","))

@@ -343,3 +343,20 @@ fn fuzz_smoke_msprof() {
     let seeds = vec![text.clone().into_bytes(), format!("\u{feff}{text}").into_bytes(), utf16, format!("{head}x,Add,1,\"8,FLOAT16,\n").into_bytes(), b"OP Type,Task Duration\n\xCB\xE3,1\n".to_vec()];
     drive("msprof", seeds, iters(2000), targets::msprof);
 }
+
+// Issue 42, item 3: the training layouts (pipeline schedule, packed documents, per-stage
+// recomputation), good and bad, through the scenario target (read, validate, set up, a few trials).
+#[test]
+fn fuzz_smoke_training_layouts() {
+    let seeds: Vec<Vec<u8>> = [
+        r#"{"stage":"training","model":"llama-2-7b","budget":3,"training":{"chips":8,"pipeline_schedule":"dualpipev","micro_batches":[1]},"workload":{"seq_len":4096,"global_batch":64},"space":{"pp":{"fixed":4},"tp":{"fixed":2},"vpp":{"fixed":1}}}"#,
+        r#"{"stage":"training","model":"llama-2-7b","budget":3,"training":{"chips":8,"document_len":2048},"workload":{"seq_len":32768,"global_batch":8}}"#,
+        r#"{"stage":"training","model":"llama-2-7b","budget":3,"training":{"chips":8,"recompute_layers":[6,4,2,0],"recompute":["full"]},"space":{"pp":{"fixed":4}}}"#,
+        r#"{"stage":"training","budget":2,"training":{"pipeline_schedule":"zbv","document_len":0,"recompute_layers":[1,2,3,4,5,6,7,8,9]}}"#,
+        r#"{"stage":"training","budget":2,"training":{"document_len":99999999,"recompute_layers":[100001]}}"#,
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect();
+    drive("training_layouts", seeds, iters(150), targets::scenario);
+}

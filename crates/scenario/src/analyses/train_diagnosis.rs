@@ -8,7 +8,7 @@
 
 use crate::analyses::diagnosis::{causes, hot_spots, HotSpot, Weights};
 use crate::spec::scenario::Scenario;
-use crate::stages::training::{decode, inputs, simulate_split, step_operators, Inputs, TrainPoint, TrainResult, TrainStepOps};
+use crate::stages::training::{decode, inputs, step_operators, Inputs, TrainPoint, TrainResult, TrainStepOps};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use tunelab_search::{Config, Metric, Trial, TrialState};
@@ -66,7 +66,7 @@ pub fn diagnose_training(s: &Scenario, names: &[String], config: &Config, weight
     }
     let mut suggestions: Vec<TrainSuggestion> = candidates(&p, o.chips)
         .into_iter()
-        .map(|(title, q, cost, risk)| score(simulate_split(&model, &device, &q, &o.pipeline_layers, seq, gb, o.chips), &r, title, cost, risk, &weights))
+        .map(|(title, q, cost, risk)| score(crate::stages::training::simulate_options(&model, &device, &q, &o, seq, gb), &r, title, cost, risk, &weights))
         .collect();
     suggestions.sort_by(|a, b| a.infeasible.is_some().cmp(&b.infeasible.is_some()).then(b.score.total_cmp(&a.score)));
     Ok(TrainDiagnosis { step_time_ms: r.step_time_ms, mfu: r.mfu, memory_gib: r.memory_gib, bottlenecks: shares, hot_spots: hot, cause_chain: chain, suggestions, weights })

@@ -48,6 +48,14 @@ pub fn training_applies(o: &TrainingOptions, model: &ModelDesc, diffusion: bool)
         if !o.unfused_kernels.is_empty() {
             return not("unfused_kernels");
         }
+        // Issue 42: packed documents and per-stage recomputation count a language model's
+        // documents and layers.
+        if o.document_len.is_some() {
+            return not("document_len");
+        }
+        if !o.recompute_layers.is_empty() {
+            return not("recompute_layers");
+        }
     }
     let moe = model.llm.as_ref().is_some_and(|t| t.moe.is_some());
     if !moe {

@@ -74,6 +74,7 @@ pub const METRICS: &[MetricInfo] = &[
     m("output_changing_knobs", "Output-changing knobs", "", "Diffusion: knobs set away from the exact pipeline that change the images (fewer steps, W8A8, token merging, step caching); quality is not simulated.", false, false),
     m("f", "Function value", "", "The known 2-D function's value at the point (a teaching landscape: branin, rastrigin, ...), minimised.", false, false),
     m("time", "Kernel time", "ms", "The kernel's time as measured and recorded in the Kernel Tuner cache (a measurement replayed, not an estimate).", false, false),
+    m("model_tflops_per_chip", "Model TFLOP/s per chip", "TFLOP/s", "Training: the MFU's model FLOPs per second per chip (6 N + 12 L H Q T per token for a language model, recomputation excluded), what Megatron and MindSpeed print as throughput per GPU in TFLOP/s/GPU.", true, false),
     m("samples_per_s", "Samples per second", "samples/s", "Training: sequences (or images, for a diffusion model) per second of the whole job: the global batch over the step time.", true, false),
 ];
 

@@ -33,10 +33,14 @@
 //! so every configuration trains the same tokens per step and step times compare fairly.
 
 pub mod empirical;
+mod inputs;
+pub mod layouts;
 mod memory;
 mod operators;
 mod space;
 
+pub use inputs::advice;
+pub(crate) use inputs::{inputs, Inputs};
 pub use memory::memory_gib;
 pub use operators::{step_operators, TrainStepOps};
 // The options are specification data; re-exported for existing paths.
@@ -61,6 +65,8 @@ impl TrainingOptions {
         p.train.lora_mlp = self.lora_targets == "attention_mlp";
         p.train.framework = TrainFramework::parse(&self.framework).unwrap_or_default();
         p.train.unfused = self.unfused();
+        p.train.dualpipev = self.pipeline_schedule == "dualpipev";
+        p.train.document_len = self.document_len.unwrap_or(0);
     }
 
     /// The fused kernels `unfused_kernels` turns off.
@@ -120,6 +126,8 @@ pub struct TrainResult {
     /// The stage that set the pace under an uneven layer split (`pipeline_layers`); None for
     /// the even split.
     pub busiest_stage: Option<PipelineStage>,
+    /// Model TFLOP/s per chip (`layouts::model_tflops_per_chip`).
+    pub model_tflops_per_chip: f64,
 }
 
 /// Which link a parallel group's collectives cross, with Megatron's rank order (TP fastest, then
@@ -145,6 +153,8 @@ struct StageCosts {
     fwd: f64,
     /// Backward and recomputation.
     bwd: f64,
+    /// The weight-gradient matmuls inside `bwd` (DualPipe-V's W).
+    wgrad: f64,
     p2p: f64,
     /// MoE layers' host synchronisation inside fwd + bwd.
     sync: f64,
@@ -163,13 +173,20 @@ struct StageCosts {
 /// Each stage is priced and sized on its own: the slowest sets the pipeline's pace (1F1B runs
 /// every stage at the slowest one's rate), the largest memory decides whether the point fits.
 pub fn simulate_split(model: &ModelDesc, device: &Device, p: &TrainPoint, stage_layers: &[u64], seq_len: u64, global_batch: u64, chips: u64) -> Result<TrainResult, String> {
-    simulate_listed(model, device, p, stage_layers, seq_len, global_batch, chips, None)
+    simulate_listed(model, device, p, (stage_layers, &[]), seq_len, global_batch, chips, None)
+}
+
+/// Simulates one training step under the scenario's layout options (`pipeline_layers`,
+/// `recompute_layers`, `chips`): the one path the stage, its operator list and the diagnosis
+/// share.
+pub fn simulate_options(model: &ModelDesc, device: &Device, p: &TrainPoint, o: &TrainingOptions, seq_len: u64, global_batch: u64) -> Result<TrainResult, String> {
+    simulate_listed(model, device, p, (&o.pipeline_layers, &o.recompute_layers), seq_len, global_batch, o.chips, None)
 }
 
 /// `simulate_split`, handing the busiest stage's priced operators to `listed` when given (the
 /// step's operator breakdown, `step_operators`: the same pricing, done once).
 #[allow(clippy::too_many_arguments)]
-fn simulate_listed(model: &ModelDesc, device: &Device, p: &TrainPoint, stage_layers: &[u64], seq_len: u64, global_batch: u64, chips: u64, listed: Option<&mut Vec<OpCost>>) -> Result<TrainResult, String> {
+fn simulate_listed(model: &ModelDesc, device: &Device, p: &TrainPoint, (stage_layers, recompute_layers): (&[u64], &[u64]), seq_len: u64, global_batch: u64, chips: u64, listed: Option<&mut Vec<OpCost>>) -> Result<TrainResult, String> {
     let plan = &p.plan;
     if plan.chips() != chips {
         return Err(format!("tp x pp x cp x dp = {} but the job has {chips} chips", plan.chips()));
@@ -193,15 +210,12 @@ fn simulate_listed(model: &ModelDesc, device: &Device, p: &TrainPoint, stage_lay
     let k = training_constants();
     let fw = k.framework(p.train.framework);
     let m = accum as f64;
-    let (costs, busiest_stage, mem_gib) = busiest_stage(model, device, p, stage_layers, seq_len, fw, m, listed)?;
+    let (costs, busiest_stage, mem_gib) = busiest_stage(model, device, p, (stage_layers, recompute_layers), seq_len, fw, m, listed)?;
     let StageCosts { fwd, bwd, p2p, sync: sync_mb, optimizer, dp_once, dp_per_mb, zero3_per_mb, param_gather, graph_model_flops, layers: layers_here, .. } = costs;
-    let (pp, v) = (plan.pp as f64, plan.vpp as f64);
     let per_mb = fwd + bwd;
-    // Interleaved 1F1B: m micro-batches plus (pp - 1) / v slots of fill and drain.
-    let slots = if plan.pp > 1 { m + (pp - 1.0) / v } else { m };
-    let bubble_us = (slots - m) * per_mb;
-    // Activations cross 2 v stage boundaries per micro-batch (forward and backward) per chunk.
-    let p2p_us = p2p * v * m;
+    // The schedule's idle time and activation transfers (1F1B, interleaved or DualPipe-V).
+    let pipe = layouts::pipeline(p, m, fwd, bwd, costs.wgrad, p2p)?;
+    let (bubble_us, p2p_us) = (pipe.bubble_us, pipe.p2p_us);
     let mb_overhead_us = fw.micro_batch_overhead_ms.value * 1e3 * m;
     // Data-parallel exposure (see the module notes).
     let overlap = p.train.overlap_grad_reduce;
@@ -255,13 +269,14 @@ fn simulate_listed(model: &ModelDesc, device: &Device, p: &TrainPoint, stage_lay
         mfu,
         memory_gib: mem_gib,
         tokens_per_s: tokens / (step_us * 1e-6),
-        bubble_fraction: (slots - m) / slots,
+        bubble_fraction: pipe.bubble_fraction,
         dp_comm_exposed_ms: exposed / 1e3,
         grad_accum: accum,
         tokens_per_s_per_chip: tokens / (step_us * 1e-6) / chips as f64,
         breakdown,
         overlap_note: notes.join("; "),
         busiest_stage,
+        model_tflops_per_chip: layouts::model_tflops_per_chip(mfu, peak / 1e12),
     })
 }
 
@@ -270,9 +285,10 @@ fn simulate_listed(model: &ModelDesc, device: &Device, p: &TrainPoint, stage_lay
 /// and the largest memory of any stage (which decides whether the point fits). `listed`, when
 /// given, receives the busiest stage's priced operators.
 #[allow(clippy::too_many_arguments)]
-fn busiest_stage(model: &ModelDesc, device: &Device, p: &TrainPoint, stage_layers: &[u64], seq_len: u64, fw: &FrameworkConstants, m: f64, listed: Option<&mut Vec<OpCost>>) -> Result<(StageCosts, Option<PipelineStage>, f64), String> {
+fn busiest_stage(model: &ModelDesc, device: &Device, p: &TrainPoint, (stage_layers, recompute_layers): (&[u64], &[u64]), seq_len: u64, fw: &FrameworkConstants, m: f64, listed: Option<&mut Vec<OpCost>>) -> Result<(StageCosts, Option<PipelineStage>, f64), String> {
     let plan = &p.plan;
     let mut stages = vec![*plan];
+    let stage_layers = &layouts::stages_for(model, p, stage_layers, recompute_layers)?;
     if !stage_layers.is_empty() {
         let total = model.llm.as_ref().map(|t| t.layers).ok_or("training.pipeline_layers: an uneven layer split needs a transformer description")?;
         let sum = stage_layers.iter().fold(0u64, |a, l| a.saturating_add(*l));
@@ -288,7 +304,10 @@ fn busiest_stage(model: &ModelDesc, device: &Device, p: &TrainPoint, stage_layer
     let mut mem_gib: f64 = 0.0;
     let want = listed.is_some();
     for (i, stage) in stages.iter().enumerate() {
-        let q = TrainPoint { plan: *stage, ..*p };
+        let mut q = TrainPoint { plan: *stage, ..*p };
+        if let Some(&k) = recompute_layers.get(i) {
+            q.train.recompute_layers = Some(k);
+        }
         let mut ops = Vec::new();
         let c = stage_costs(model, device, &q, seq_len, fw, m, want.then_some(&mut ops)).map_err(|e| match stage.stage {
             Some(s) => format!("pipeline stage {i} ({} layers): {e}", s.layers),
@@ -366,6 +385,9 @@ fn stage_costs(model: &ModelDesc, device: &Device, p: &TrainPoint, seq_len: u64,
             c.p2p += t / m;
         } else if o.name.contains("bwd") || o.name.contains("recompute") {
             c.bwd += t / m;
+            if o.name.ends_with(".bwd_weight") {
+                c.wgrad += t / m;
+            }
         } else {
             c.fwd += t / m;
         }
@@ -423,6 +445,7 @@ pub fn metrics() -> Vec<Metric> {
         Metric::minimize("grad_accum", "steps"),
         Metric::maximize("tokens_per_s_per_chip", "tokens/s"),
         Metric::maximize("samples_per_s", "samples/s"),
+        Metric::maximize("model_tflops_per_chip", "TFLOP/s"),
     ]
 }
 
@@ -442,7 +465,7 @@ impl TrainingObjective {
     pub fn result(&self, c: &Config) -> Result<TrainResult, String> {
         let mut p = decode(&self.names, c, self.global_batch)?;
         self.options.apply(&mut p);
-        let mut r = simulate_split(&self.model, &self.device, &p, &self.options.pipeline_layers, self.seq_len, self.global_batch, self.chips)?;
+        let mut r = simulate_options(&self.model, &self.device, &p, &self.options, self.seq_len, self.global_batch)?;
         if let Some(mean) = self.options.mean_seq_len {
             // tokens/s counts every token of the mean sample (image tokens included).
             let k = mean as f64 / self.seq_len.max(1) as f64;
@@ -459,53 +482,10 @@ impl Objective for TrainingObjective {
     }
     fn evaluate(&mut self, c: &Config) -> Outcome {
         match self.result(c) {
-            Ok(r) => Outcome::Ok(vec![r.step_time_ms, r.mfu, r.memory_gib, r.tokens_per_s, r.bubble_fraction, r.dp_comm_exposed_ms, r.grad_accum as f64, r.tokens_per_s_per_chip, self.global_batch as f64 * 1e3 / r.step_time_ms]),
+            Ok(r) => Outcome::Ok(vec![r.step_time_ms, r.mfu, r.memory_gib, r.tokens_per_s, r.bubble_fraction, r.dp_comm_exposed_ms, r.grad_accum as f64, r.tokens_per_s_per_chip, self.global_batch as f64 * 1e3 / r.step_time_ms, r.model_tflops_per_chip]),
             Err(e) => Outcome::Infeasible(e),
         }
     }
-}
-
-/// Learning-rate and batch advice for the scenario's model, sequence length and global batch:
-/// a labelled published empirical fit (`crate::empirical`), not a simulation.
-pub fn advice(s: &Scenario) -> Result<crate::stages::training::empirical::HparamAdvice, String> {
-    let o = TrainingOptions::from_scenario(s)?;
-    let (model, _, _) = crate::stages::context::resolve(s)?;
-    let llm = model.llm.as_ref().ok_or("learning-rate advice needs a transformer description")?;
-    let (seq_len, global_batch) = (s.workload.seq_len.max(1) as u64, s.workload.global_batch.max(1) as u64);
-    crate::stages::training::empirical::advise(llm.layers, llm.hidden, model.params().total as f64, seq_len, global_batch, o.train_tokens)
-}
-
-/// What the stage reads from a scenario: its options, model and chip (with the notes resolving
-/// them gave), and the step's sequence length and global batch.
-pub(crate) struct Inputs {
-    pub options: TrainingOptions,
-    pub model: ModelDesc,
-    pub device: Device,
-    pub notes: Vec<String>,
-    pub seq_len: u64,
-    pub global_batch: u64,
-}
-
-pub(crate) fn inputs(s: &Scenario) -> Result<Inputs, String> {
-    let options = TrainingOptions::from_scenario(s)?;
-    let (model, device, notes) = crate::stages::context::resolve(s)?;
-    // Operator graphs train only when they come from a diffusion pipeline (its training graph
-    // marks the frozen encoders); a hand-written graph has no such structure.
-    if model.llm.is_none() && crate::stages::diffusion::pipeline(s).is_err() {
-        return Err(format!("'{}' is an operator graph: the training stage needs a transformer description (or a diffusion pipeline)", model.name));
-    }
-    // A setting that does not apply to this model is refused, naming it (issue 44).
-    crate::spec::applies::training_applies(&options, &model, model.llm.is_none() || crate::stages::diffusion::pipeline(s).is_ok())?;
-    // Variable-length samples: the step runs at their mean length (training.mean_seq_len, every
-    // token the model sees, a multimodal model's image tokens included, as a tokens/s figure
-    // counts them), the text part being that length less the image tokens.
-    let image = model.vision.as_ref().map_or(0, |v| v.image_tokens());
-    let global_batch = s.workload.global_batch.max(1) as u64;
-    let seq_len = match options.mean_seq_len {
-        Some(mean) => mean.saturating_sub(image).max(1),
-        None => s.workload.seq_len.max(1) as u64,
-    };
-    Ok(Inputs { options, model, device, notes, seq_len, global_batch })
 }
 
 /// Builds the training stage for a scenario.
@@ -523,6 +503,12 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     }
     let space = Space::new(params, &constraints)?;
     let names = space.names().to_vec();
+    if let Some(line) = layouts::describe(&o) {
+        notes.push(line);
+    }
+    if o.document_len.is_some_and(|d| d > seq_len) {
+        return Err(format!("training.document_len: {} tokens is longer than the sequence ({seq_len}): packed documents are at most one sequence long", o.document_len.unwrap_or(0)));
+    }
     match advice(s) {
         Ok(a) => notes.push(a.summary),
         Err(e) => notes.push(format!("no learning-rate advice: {e}")),

@@ -220,6 +220,20 @@ pub struct TrainOptions {
     /// count of assets/constants/training.json (`unfused_*_kernels`).
     #[serde(default)]
     pub unfused: Unfused,
+    /// Packed documents with reset attention masks (Megatron / MindSpeed --reset-attention-mask):
+    /// the mean length of the documents packed into each sequence; attention runs within each
+    /// document (`train::packed_attention`). 0: one document per sequence.
+    #[serde(default)]
+    pub document_len: u64,
+    /// Per-stage partial recomputation (Megatron --recompute-granularity full --recompute-method
+    /// block --recompute-num-layers N, one N per pipeline stage): the layers of this stage whose
+    /// forward reruns in the backward; None: `recompute` decides for every layer.
+    #[serde(default)]
+    pub recompute_layers: Option<u64>,
+    /// DeepSeek's DualPipe-V pipeline schedule (two model chunks per device; priced by the
+    /// training stage's schedule, `stages::training::layouts`). False: 1F1B.
+    #[serde(default)]
+    pub dualpipev: bool,
 }
 
 /// Kernels a training run leaves unfused (`TrainOptions::unfused`).
@@ -281,6 +295,9 @@ impl Default for TrainOptions {
             lora_mlp: false,
             framework: TrainFramework::Megatron,
             unfused: Unfused::default(),
+            document_len: 0,
+            recompute_layers: None,
+            dualpipev: false,
         }
     }
 }

@@ -249,11 +249,34 @@ fn unfused(mut fwd: Vec<GraphOp>, framework: super::TrainFramework, off: super::
     fwd
 }
 
+/// Packed documents with reset attention masks (`TrainOptions::document_len`): the language
+/// model's attention core runs within each document, so a core over `q_len` queries (a context-
+/// parallel rank's share, or the whole sequence) against `kv_len` keys becomes one causal core
+/// per document of `document_len` tokens (MindSpeed-LLM passes the documents' actual_seq_len to
+/// the flash-attention kernel in TND layout). Every other op, and the memory, are unchanged.
+pub fn packed_attention(op: &Op, document_len: u64) -> Option<Op> {
+    match *op {
+        Op::Attention { kind, batch, heads, kv_heads, q_len, kv_len, head_dim, dtype, .. } if document_len > 0 && document_len < kv_len => {
+            let q = document_len.min(q_len).max(1);
+            Some(Op::Attention { kind, batch: batch.saturating_mul(q_len.div_ceil(q)), heads, kv_heads, q_len: q, kv_len: document_len, head_dim, causal: true, dtype })
+        }
+        _ => None,
+    }
+}
+
 /// One optimizer step: `grad_accum` x (forward [+ recompute] + backward), then DP sync and Adam.
 pub(super) fn step(model: &ModelDesc, fwd: Vec<GraphOp>, plan: &ParallelPlan, opts: &GraphOptions) -> Vec<GraphOp> {
     let t = opts.train;
     let accum = t.grad_accum.max(1);
     let graph_model = model.llm.is_none();
+    let mut fwd = fwd;
+    if t.document_len > 0 && !graph_model {
+        for o in fwd.iter_mut().filter(|o| o.name.starts_with("layer")) {
+            if let Some(op) = packed_attention(&o.op, t.document_len) {
+                o.op = op;
+            }
+        }
+    }
     // LoRA's adapter pairs run beside the layers they adapt.
     let base = fwd.clone();
     let mut fwd = unfused(fwd, t.framework, t.unfused);
@@ -268,10 +291,20 @@ pub(super) fn step(model: &ModelDesc, fwd: Vec<GraphOp>, plan: &ParallelPlan, op
             }
         }
         Recompute::Full => {
+            // Partial (block) recomputation reruns k of the stage's L layers: each layer op's
+            // recompute repeats k / L as often (its repeat counts the stage's layers).
+            let here = model.llm.as_ref().map_or(1, |m| plan.layers_here(m.layers)).max(1);
+            let share = |r: u64| match t.recompute_layers {
+                Some(k) if !graph_model => (r.saturating_mul(k.min(here)) + here / 2) / here,
+                _ => r,
+            };
             // A frozen part that no gradient crosses (LLaVA's CLIP tower, run under no_grad) keeps
             // no activations for a backward, so nothing of it is recomputed.
             for o in fwd.iter().filter(|o| in_layer(o, graph_model) && (needs_data_grad(o, &t) || trains_weights(o, &t))) {
-                ops.push(renamed(o, "recompute", o.op.clone(), o.repeat));
+                let r = if o.name.starts_with("layer") { share(o.repeat) } else { o.repeat };
+                if r > 0 {
+                    ops.push(renamed(o, "recompute", o.op.clone(), r));
+                }
             }
         }
     }

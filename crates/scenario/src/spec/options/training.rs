@@ -105,7 +105,37 @@ pub struct TrainingOptions {
     /// Empty: the framework's own choice.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unfused_kernels: Vec<String>,
+    /// The pipeline schedule: "1f1b" (Megatron's 1F1B, interleaved with virtual stages; the
+    /// default and what every step was priced as before this setting) or "dualpipev"
+    /// (DeepSeek's DualPipe-V, MindSpeed --schedules-method dualpipev: each stage holds two
+    /// model chunks in a V, forward and backward chunks of two micro-batches overlap;
+    /// `stages::training::layouts`).
+    #[serde(default = "one_f_one_b", skip_serializing_if = "is_one_f_one_b")]
+    pub pipeline_schedule: String,
+    /// Packed documents with reset attention masks (--reset-attention-mask): the mean length
+    /// of the documents packed into each sequence; attention runs within each document, so
+    /// its cost is that of the documents, not of the whole sequence (memory unchanged).
+    /// None: one document per sequence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub document_len: Option<u64>,
+    /// Per-stage partial recomputation: the layers of each pipeline stage, first to last,
+    /// whose forward reruns in the backward (Megatron --recompute-method block
+    /// --recompute-num-layers, one count per stage). Points then need recompute = full and
+    /// pp = the list's length. Empty: `recompute` decides for every layer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recompute_layers: Vec<u64>,
 }
+
+fn one_f_one_b() -> String {
+    "1f1b".into()
+}
+
+fn is_one_f_one_b(s: &str) -> bool {
+    s == "1f1b"
+}
+
+/// The pipeline schedules (`training.pipeline_schedule`).
+pub const PIPELINE_SCHEDULES: [&str; 2] = ["1f1b", "dualpipev"];
 
 /// What `unfused_kernels` may name.
 pub const UNFUSED_KERNELS: [&str; 3] = ["rms_norm", "rotary", "swiglu"];
@@ -188,6 +218,9 @@ impl Default for TrainingOptions {
             pipeline_layers: Vec::new(),
             unfused_kernels: Vec::new(),
             framework: megatron(),
+            pipeline_schedule: one_f_one_b(),
+            document_len: None,
+            recompute_layers: Vec::new(),
         }
     }
 }
@@ -245,6 +278,18 @@ impl TrainingOptions {
         }
         if let Some(l) = self.pipeline_layers.iter().find(|l| **l == 0 || **l > 100_000) {
             return Err(format!("training.pipeline_layers: each stage needs 1..=100000 layers, got {l}"));
+        }
+        if !PIPELINE_SCHEDULES.contains(&self.pipeline_schedule.as_str()) {
+            return Err(format!("training.pipeline_schedule: unknown schedule '{}' (known: {})", crate::scenario::clip(&self.pipeline_schedule), PIPELINE_SCHEDULES.join(", ")));
+        }
+        if self.document_len.is_some_and(|d| d == 0 || d > tunelab_sim::workload::MAX_SEQ) {
+            return Err(format!("training.document_len: must be 1..={} tokens (the mean packed document), got {}", tunelab_sim::workload::MAX_SEQ, self.document_len.unwrap_or(0)));
+        }
+        if self.recompute_layers.len() > 1024 {
+            return Err(format!("training.recompute_layers: {} stages is too many (at most 1024)", self.recompute_layers.len()));
+        }
+        if let Some(l) = self.recompute_layers.iter().find(|l| **l > 100_000) {
+            return Err(format!("training.recompute_layers: each stage recomputes 0..=100000 layers, got {l}"));
         }
         if self.chips == 0 || self.chips > 4096 {
             return Err(format!("training.chips: must be 1..=4096, got {}", self.chips));

@@ -16,6 +16,17 @@ pub(super) const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 pub fn memory_gib(model: &ModelDesc, device: &Device, p: &TrainPoint, w: &Workload, opts: &GraphOptions) -> Result<f64, String> {
     let k = training_constants();
     let mut mem = memory_per_chip(model, w, &p.plan, opts, Some(&p.train))?;
+    // Per-stage partial recomputation: k of the stage's L layers keep only their inputs (the
+    // full-recomputation figure), the others every activation (no recomputation).
+    if let (Some(k), Some(t)) = (p.train.recompute_layers, model.llm.as_ref()) {
+        let l = p.plan.layers_here(t.layers).max(1);
+        let k = k.min(l);
+        let none = tunelab_sim::workload::TrainOptions { recompute: tunelab_sim::workload::Recompute::None, ..p.train };
+        let kept = memory_per_chip(model, w, &p.plan, &GraphOptions { train: none, ..*opts }, Some(&none))?.activations;
+        mem.activations = ((mem.activations as f64 * k as f64 + kept as f64 * (l - k) as f64) / l as f64) as u64;
+    }
+    // DualPipe-V keeps 2 pp + 1 half-device chunks in flight (`layouts::activation_factor`).
+    mem.activations = (mem.activations as f64 * super::layouts::activation_factor(p)) as u64;
     // The caching allocator: freed blocks stay reserved and activations/gradients fragment.
     let churn = mem.activations.saturating_add(mem.gradients) as f64;
     mem.fragmentation = (churn * k.allocator_fragmentation.value) as u64 + k.allocator_reserve_bytes.value as u64;

@@ -41,7 +41,7 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config) -> Result<Trai
     let mut p = decode(names, c, global_batch)?;
     options.apply(&mut p);
     let mut ops = Vec::new();
-    let result = simulate_listed(&model, &device, &p, &options.pipeline_layers, seq_len, global_batch, options.chips, Some(&mut ops))?;
+    let result = simulate_listed(&model, &device, &p, (&options.pipeline_layers, &options.recompute_layers), seq_len, global_batch, options.chips, Some(&mut ops))?;
     let stage = result.busiest_stage;
     let plan = ParallelPlan { stage, ..p.plan };
     let w = Workload::TrainStep { micro_batch: p.micro_batch, seq_len };
