@@ -15,6 +15,8 @@ use leptos::prelude::*;
 
 /// Most samples drawn per strategy (its latest ones): drawing cost and DOM size stay bounded.
 pub const MAX_SAMPLES: usize = 250;
+/// Latest proposals per strategy joined by its trail.
+pub const TRAIL: usize = 6;
 /// Most tick labels per axis.
 const MAX_TICKS: usize = 8;
 
@@ -198,6 +200,18 @@ pub fn to_svg_string(d: &SurfaceData) -> String {
                 }
             }
         }
+        // Where it went last: the latest proposals joined by a trail and the newest ringed, so
+        // each Step visibly moves every strategy on the surface.
+        let trail: Vec<String> = pts[pts.len().saturating_sub(TRAIL)..].iter().filter_map(|&(c, r)| Some(format!("{},{}", px(xs.map(c)?), px(ys.map(r)?)))).collect();
+        if trail.len() > 1 {
+            svg.el("polyline", &[("points", &trail.join(" ")), ("fill", "none"), ("stroke", colour), ("stroke-width", "1.5"), ("stroke-dasharray", "4 3"), ("class", "tl-trail")], None);
+        }
+        if let Some(&(c, r)) = pts.last() {
+            if let (Some(x), Some(y)) = (xs.map(c), ys.map(r)) {
+                let tip = format!("{}: latest proposal (sample {}) at {}, {}", s.name, pts.len(), label(&d.x_values)(c), label(&d.y_values)(r));
+                svg.el("circle", &[("cx", &px(x)), ("cy", &px(y)), ("r", "8"), ("fill", "none"), ("stroke", colour), ("stroke-width", "2.5"), ("class", "tl-latest"), ("data-testid", "latest")], Some(&tip));
+            }
+        }
         svg.close("g");
         entries.push((Swatch::Box(colour), s.name.clone()));
     }
@@ -290,6 +304,7 @@ mod tests {
         check_well_formed(&s).unwrap();
         assert!(s.contains("<image") && s.contains("data:image/png;base64,"));
         assert!(s.contains("random: sample 2 at 2, 1") && s.contains("bayes: sample 1"));
+        assert!(s.contains("random: latest proposal (sample 2) at 2, 1") && s.contains("tl-trail"), "the newest proposal is ringed and joined to the previous one");
         assert!(s.contains("true optimum: f 1 at x=1, y=0") && s.contains("data-testid=\"optimum\""));
         assert!(s.contains("Branin &lt;b&gt;"));
         let mut long = data();

@@ -1,10 +1,16 @@
-//! The teaching gallery: three small scenarios, one click each, on the teaching layout.
+//! The teaching gallery: five 2-D landscapes, one click each, on the teaching layout, so the
+//! whole surface is drawn on the canvas and every strategy's proposals move on it:
 //!
-//! - a 2-D toy landscape (Branin) whose whole surface is drawn, each strategy's samples on it;
-//! - a real Kernel Tuner cache (convolution on an RTX 2080 Ti, measured), replayed;
-//! - a matmul tiling space (one 4096 x 4096 x 4096 FP16 matmul on a 910B2, the device model).
+//! - smooth: the Branin function (three equal minima in one curved valley);
+//! - rugged: Rastrigin (a bowl covered in local minima);
+//! - deceptive: Schwefel (the best basin in a far corner, away from the broad trend);
+//! - a real tiling slice: two axes of a 4096^3 FP16 matmul's tiling space on a 910B2, every
+//!   other tiling parameter fixed, each cell priced by the device model (`teach_canvas`);
+//! - a real Kernel Tuner cache slice: two parameters of the bundled convolution cache (RTX
+//!   2080 Ti), every other one fixed at the best measured configuration (`landscape::slice`).
 //!
-//! Each is raced by the same four strategies at a teaching pace (10 evaluations a second per
+//! Each is a plain scenario (the slices are `space` entries), so its link reproduces it. They
+//! are raced by the same four strategies at a teaching pace (10 evaluations a second per
 //! strategy), so the cards can be read while they move; the speed menu changes it.
 
 use crate::state::Ctx;
@@ -15,39 +21,48 @@ use tunelab_scenario::Scenario;
 pub const GALLERY: &[(&str, &str, &str, &str)] = &[
     (
         "toy-branin",
-        "Toy 2-D landscape",
+        "Smooth",
         "The Branin function on a 64 x 64 grid: the whole surface is drawn and every sample lands on it. Three equal minima: which strategies find one, which find all three?",
         tunelab_sim::json_asset!("../../assets/scenarios/landscape-branin.json"),
     ),
-    ("kt-convolution", "Kernel Tuner cache", "A convolution kernel measured on an RTX 2080 Ti (Kernel Tuner 1.5 cache): real, noisy, heavy-tailed data, with failed configurations.", KT_CONVOLUTION),
-    ("matmul-tiling", "Matmul tiling", "One 4096 x 4096 x 4096 FP16 matmul on a 910B2: base block sizes, unroll and buffering, priced by Tunelab's device model.", MATMUL_TILING),
+    ("toy-rastrigin", "Rugged", "Rastrigin on a 64 x 64 grid: a bowl covered in a regular grid of local minima. Greedy steps get stuck in the nearest dimple; watch who escapes.", TOY_RASTRIGIN),
+    ("toy-schwefel", "Deceptive", "Schwefel on a 64 x 64 grid: the best basin lies in a far corner, away from the next-best ones, so following the broad trend leads away from it.", TOY_SCHWEFEL),
+    (
+        "tiling-slice",
+        "Tiling slice (real)",
+        "Two axes of the tiling space of one 4096 x 4096 x 4096 FP16 matmul on a 910B2, the other tiling parameters fixed; every cell priced by Tunelab's device model.",
+        tunelab_sim::json_asset!("../../assets/scenarios/matmul-tiling-slice.json"),
+    ),
+    (
+        "kt-slice",
+        "Kernel Tuner slice (real)",
+        "Two parameters of a convolution kernel measured on an RTX 2080 Ti (Kernel Tuner cache), the others fixed at the best measured configuration: real, noisy data.",
+        tunelab_sim::json_asset!("../../assets/scenarios/landscape-kt-slice.json"),
+    ),
 ];
 
-const KT_CONVOLUTION: &str = r#"{
+const TOY_RASTRIGIN: &str = r#"{
   "version": 1,
-  "name": "Replay: convolution on an RTX 2080 Ti (Kernel Tuner cache)",
-  "description": "Real measurements: every configuration of a 2-D convolution kernel timed on an NVIDIA RTX 2080 Ti by Kernel Tuner. The strategies race on the recorded times (a failed configuration costs an evaluation, as in Kernel Tuner's simulation mode); the true optimum is shown once the race ends.",
+  "name": "Toy landscape: the Rastrigin function (rugged)",
+  "description": "A 2-D analytic function on a 64 x 64 grid, drawn whole: a bowl covered in a regular grid of local minima, global minimum 0 at the origin. Strategies that only take greedy steps stop in the nearest dimple.",
   "stage": "landscape",
-  "landscape": { "kernel_tuner": { "bundled": "convolution_RTX_2080_Ti" } },
-  "strategy": { "name": "bayes" },
-  "compare": [ { "name": "genetic" }, { "name": "annealing" }, { "name": "random" } ],
-  "budget": 100,
-  "seed": 0
-}"#;
-
-const MATMUL_TILING: &str = r#"{
-  "version": 1,
-  "name": "Matmul tiling on a 910B2: one 4096 x 4096 x 4096 FP16 matmul",
-  "description": "The tiling space of one large matmul on the cube unit: block sizes M, N and K, loop unroll and buffering. Each configuration is priced by the device model (cube steps, L1 and L0 fits, HBM traffic).",
-  "model": { "format": "tunelab-graph", "name": "one matmul", "family": "custom", "dtype": "fp16",
-    "ops": [ { "name": "matmul", "repeat": 1, "op": { "op": "matmul", "batch": 1, "m": 4096, "n": 4096, "k": 4096, "dtype": "fp16" } } ] },
-  "device": "910B2",
-  "stage": "operator",
-  "operator": { "fusion": false, "epilogue_fusion": false, "loop_unroll": true, "memory_reuse": true },
+  "landscape": { "toy": { "function": "rastrigin", "resolution": 64 } },
   "strategy": { "name": "bayes" },
   "compare": [ { "name": "genetic" }, { "name": "annealing" }, { "name": "random" } ],
   "budget": 60,
-  "seed": 0
+  "seed": 1
+}"#;
+
+const TOY_SCHWEFEL: &str = r#"{
+  "version": 1,
+  "name": "Toy landscape: the Schwefel function (deceptive)",
+  "description": "A 2-D analytic function on a 64 x 64 grid, drawn whole: the global minimum (0 at 420.97, 420.97) lies in a far corner, and the next-best basins are far from it, so a strategy that follows the broad trend is led away.",
+  "stage": "landscape",
+  "landscape": { "toy": { "function": "schwefel", "resolution": 64 } },
+  "strategy": { "name": "bayes" },
+  "compare": [ { "name": "genetic" }, { "name": "annealing" }, { "name": "random" } ],
+  "budget": 60,
+  "seed": 1
 }"#;
 
 /// Evaluations per second per strategy the gallery's races run at.
@@ -99,15 +114,18 @@ mod tests {
     }
 
     #[test]
-    fn the_toy_and_matmul_entries_run_and_the_matmul_space_is_a_tiling_space() {
-        let toy = gallery_scenario("toy-branin").unwrap();
-        let mut t = crate::session::Session::new(&toy).unwrap();
-        t.step(8);
-        assert!(t.view().best.is_some());
-        let mm = gallery_scenario("matmul-tiling").unwrap();
+    fn the_toy_and_tiling_entries_run_and_the_tiling_space_is_a_two_axis_slice() {
+        for id in ["toy-branin", "toy-rastrigin", "toy-schwefel"] {
+            let toy = gallery_scenario(id).unwrap();
+            let mut t = crate::session::Session::new(&toy).unwrap();
+            t.step(8);
+            assert!(t.view().best.is_some(), "{id}");
+        }
+        let mm = gallery_scenario("tiling-slice").unwrap();
         let mut m = crate::session::Session::new(&mm).unwrap();
         let names = m.run().space().names().to_vec();
-        assert!(names.len() >= 3 && names.iter().any(|n| n.contains("base")), "tiling parameters: {names:?}");
+        assert!(names.iter().any(|n| n.contains("singleCore")), "tiling parameters: {names:?}");
+        assert!(crate::components::teach_canvas::free_pair(m.run().space()).is_some(), "two free axes");
         m.step(8);
         assert!(m.view().best.is_some(), "the matmul is priced");
     }

@@ -6,7 +6,9 @@ use crate::browser;
 use crate::kb_store::{load, save};
 use crate::state::Ctx;
 use leptos::prelude::*;
-use tunelab_scenario::cases::{case_from_run, fingerprint_of};
+use crate::worker::ask::{ask, Answer, Question};
+use tunelab_scenario::cases::case_from_run_with;
+use tunelab_scenario::knowledge::Fingerprint;
 use tunelab_scenario::knowledge::{export_package, import_package, KnowledgeBase};
 
 /// The knowledge-base view.
@@ -16,19 +18,54 @@ pub fn KnowledgePanel() -> impl IntoView {
     let kb = RwSignal::new(load(ctx));
     let import_text = RwSignal::new(String::new());
     let store = move |k: &KnowledgeBase| save(ctx, k);
-    let save_run = move |_| {
-        let case = ctx.with_session(|s| case_from_run(s.run(), &tunelab_scenario::context::title(s.run().scenario())));
-        match case {
-            None => ctx.fail("Run a tuning first; its trials become the case."),
-            Some(Err(e)) => ctx.fail(e),
-            Some(Ok(c)) => kb.update(|k| {
-                k.add(c);
-                store(k);
-            }),
-        }
+    // A case's key (`cases::fingerprint_of`) reads the model: the engine worker answers it.
+    let fingerprint = move |s: tunelab_scenario::Scenario, done: Box<dyn FnOnce(Result<Fingerprint, String>)>| {
+        ask(Question::Fingerprint { scenario: Box::new(s) }, move |r| {
+            done(r.and_then(|a| match a {
+                Answer::Fingerprint { fingerprint } => Ok(fingerprint),
+                other => Err(format!("unexpected answer {other:?}")),
+            }))
+        })
     };
+    let save_run = move |_| {
+        let Some(s) = ctx.with_session(|x| x.run().scenario().clone()) else {
+            return ctx.fail("Run a tuning first; its trials become the case.");
+        };
+        fingerprint(
+            s,
+            Box::new(move |fp| {
+                // The run as it is when the key is known (the same run unless a new one started).
+                let case = ctx.with_session(|x| fp.and_then(|fp| case_from_run_with(x.run(), &tunelab_scenario::context::title(x.run().scenario()), fp)));
+                match case {
+                    None => ctx.fail("Run a tuning first; its trials become the case."),
+                    Some(Err(e)) => ctx.fail(e),
+                    Some(Ok(c)) => kb.update(|k| {
+                        k.add(c);
+                        store(k);
+                    }),
+                }
+            }),
+        );
+    };
+    // This scenario's key, asked again when the scenario changes.
+    let this_fp = RwSignal::new(None::<Fingerprint>);
+    // The key reads the stage, model and chip (a landscape's source): asked again when they
+    // change, not on every edit.
+    let key = Memo::new(move |_| ctx.scenario.with(|s| (s.stage, serde_json::to_string(&s.model).unwrap_or_default(), serde_json::to_string(&s.device).unwrap_or_default(), tunelab_scenario::stages::landscape::source_label(s))));
+    Effect::new(move |_| {
+        let k = key.get();
+        this_fp.set(None);
+        fingerprint(
+            ctx.scenario.get_untracked(),
+            Box::new(move |r| {
+                if key.with_untracked(|now| *now == k) {
+                    this_fp.set(r.ok());
+                }
+            }),
+        );
+    });
     let similar = move || {
-        let fp = ctx.scenario.with(fingerprint_of).ok()?;
+        let fp = this_fp.get()?;
         Some(kb.with(|k| k.similar(&fp, 0.0).into_iter().map(|m| (m.score, m.case.title.clone(), m.case.best_value)).collect::<Vec<_>>()))
     };
     let export = move |i: usize| {

@@ -393,8 +393,10 @@ fn rank_of(space: &tunelab_search::Space, i: usize, c: &tunelab_search::Config) 
 /// The surface of `land` projected on parameters `(ax, ay)`: each cell holds the best value over
 /// the other parameters (the whole surface itself for a 2-D landscape), with the samples of
 /// `lanes` (name, trials' configurations) on top and the optimum when `done`.
-pub fn surface_data(land: &Landscape, (ax, ay): (usize, usize), lanes: &[(String, Vec<tunelab_search::Config>)], done: bool) -> SurfaceData {
-    let space = land.space();
+/// `slice` is the space the scenario races on (`landscape::slice_space`): only its
+/// configurations are drawn, and the optimum is the slice's.
+pub fn surface_data(land: &Landscape, slice: &tunelab_search::Space, (ax, ay): (usize, usize), lanes: &[(String, Vec<tunelab_search::Config>)], done: bool) -> SurfaceData {
+    let space = slice;
     let m = land.metric();
     let minimize = m.direction == tunelab_search::Direction::Minimize;
     let labels = |i: usize| -> Vec<String> {
@@ -404,13 +406,17 @@ pub fn surface_data(land: &Landscape, (ax, ay): (usize, usize), lanes: &[(String
     let (nx, ny) = (xv.len(), yv.len());
     let mut cells = vec![f64::NAN; nx * ny];
     for (c, v) in land.all_points() {
+        if land.space().members().is_some() && !space.contains(&c) {
+            continue;
+        }
         let (Some(cx), Some(cy), Some(v)) = (rank_of(space, ax, &c), rank_of(space, ay, &c), v) else { continue };
         let k = cy * nx + cx;
         if k < cells.len() && (cells[k].is_nan() || (minimize && v < cells[k]) || (!minimize && v > cells[k])) {
             cells[k] = v;
         }
     }
-    let projected = space.params().len() > 2;
+    let free = space.params().iter().filter(|p| p.levels().is_none_or(|n| n > 1)).count();
+    let projected = free > 2;
     // Samples of one projected cell spread over it (golden-ratio offsets), so they stay apart.
     let spread = |n: usize| if projected { ((n as f64 * 0.618_034) % 1.0 - 0.5) * 0.7 } else { 0.0 };
     let series = lanes
@@ -425,7 +431,7 @@ pub fn surface_data(land: &Landscape, (ax, ay): (usize, usize), lanes: &[(String
         })
         .collect();
     let optimum = if done {
-        land.optimum().and_then(|(c, v)| {
+        landscape::optimum_in(land, space).and_then(|(c, v)| {
             let what = format!("{} at {}", fmt_unit(v, &m.unit), describe(&c, space.names()));
             Some((rank_of(space, ax, &c)? as f64, rank_of(space, ay, &c)? as f64, what))
         })
@@ -445,7 +451,10 @@ pub fn surface_data(land: &Landscape, (ax, ay): (usize, usize), lanes: &[(String
         series,
         optimum,
         note: if projected {
-            format!("{} parameters projected on two: each cell is the best over the other {}", names.len(), names.len() - 2)
+            format!("{free} parameters projected on two: each cell is the best over the other {}", free - 2)
+        } else if free < names.len() {
+            let fixed: Vec<String> = space.params().iter().filter(|p| p.levels() == Some(1)).map(|p| format!("{}={}", p.name, p.level_value(0))).collect();
+            format!("A slice of the cache; fixed: {}", fixed.join(", "))
         } else {
             String::new()
         },
@@ -462,9 +471,12 @@ pub fn LandscapeView() -> impl IntoView {
         st.rev.track();
         ctx.scenario.with(loaded_for).map(LandRef)
     });
-    let axes = move || st.axes.get().or_else(|| land.with(|l| l.as_ref().map(|l| default_axes(l.0.space()))));
+    // The space the scenario races on: the scenario's slice of a cache, or the whole landscape.
+    let slice = move |l: &Landscape| ctx.scenario.with(|s| landscape::slice_space(s, l).unwrap_or_else(|_| l.space().clone()));
+    let axes = move || st.axes.get().or_else(|| land.with(|l| l.as_ref().map(|l| default_axes(&slice(&l.0)))));
     let data = Memo::new(move |_| {
         let Some(l) = land.get() else { return SurfaceData::default() };
+        let sp = slice(&l.0);
         let ax = axes().unwrap_or((0, 1));
         let done = ctx.status.get() == Status::Done;
         // Redraw with the run's views (the trials themselves live in the session).
@@ -472,7 +484,7 @@ pub fn LandscapeView() -> impl IntoView {
         let lanes: Vec<(String, Vec<tunelab_search::Config>)> = ctx
             .with_session(|s| (0..s.run().lanes().len()).map(|i| (s.run().lanes()[i].spec.name.clone(), s.run().trials(i).iter().filter(|t| !t.warm).map(|t| t.config.clone()).collect())).collect())
             .unwrap_or_default();
-        surface_data(&l.0, ax, &lanes, done)
+        surface_data(&l.0, &sp, ax, &lanes, done)
     });
     let names = move || land.with(|l| l.as_ref().map(|l| l.0.space().names().to_vec()).unwrap_or_default());
     let choose = move |which: usize| {
@@ -533,13 +545,13 @@ mod tests {
         while !sess.step(500) {}
         let lanes: Vec<(String, Vec<tunelab_search::Config>)> =
             (0..sess.run().lanes().len()).map(|i| (sess.run().lanes()[i].spec.name.clone(), sess.run().trials(i).iter().map(|t| t.config.clone()).collect())).collect();
-        let d = surface_data(&land, default_axes(land.space()), &lanes, false);
+        let d = surface_data(&land, land.space(), default_axes(land.space()), &lanes, false);
         assert_eq!((d.columns(), d.rows()), (64, 64));
         assert!(d.cells.iter().all(|v| v.is_finite()), "every grid point has its value");
         assert_eq!(d.series.len(), 4);
         assert_eq!(d.series[0].points.len(), sess.run().trials(0).len());
         assert!(d.optimum.is_none());
-        let done = surface_data(&land, (0, 1), &lanes, true);
+        let done = surface_data(&land, land.space(), (0, 1), &lanes, true);
         let (c, r, what) = done.optimum.clone().unwrap();
         let best = done.cells.iter().cloned().fold(f64::INFINITY, f64::min);
         assert_eq!(done.cells[r as usize * 64 + c as usize], best, "the star marks the grid's minimum");
@@ -561,7 +573,7 @@ mod tests {
         assert_eq!(sess.run().trials(0).len(), 30);
         let (ax, ay) = default_axes(land.space());
         assert!(ax < ay);
-        let d = surface_data(&land, (ax, ay), &[("bayes".into(), sess.run().trials(0).iter().map(|t| t.config.clone()).collect())], true);
+        let d = surface_data(&land, land.space(), (ax, ay), &[("bayes".into(), sess.run().trials(0).iter().map(|t| t.config.clone()).collect())], true);
         assert!(d.note.contains("projected on two"));
         let best_cell = d.cells.iter().cloned().filter(|v| v.is_finite()).fold(f64::INFINITY, f64::min);
         assert_eq!(Some(best_cell), land.optimum().map(|o| o.1), "the best cell holds the true optimum");

@@ -19,6 +19,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod serving_panel;
 pub mod strategy_options;
+pub mod teach_canvas;
 pub mod template_words;
 pub mod toolbar;
 pub mod training_layouts;

@@ -1,9 +1,11 @@
 //! The banner beside the model: what Tunelab reads the scenario's model as — total and active
 //! parameters, weight bytes per precision, its layer stack — and what it approximates (which
-//! part, how), from `ModelDesc::identity`, the same figures `tunelab eval` and the report print.
+//! part, how), from `ModelDesc::identity`, the same figures `tunelab eval` and the report print, read by the
+//! engine worker (`Question::Model`).
 
 use crate::state::Ctx;
 use leptos::prelude::*;
+use crate::worker::ask::{ask, Answer, Question};
 use tunelab_scenario::scenario::ModelRef;
 
 /// The identity of the scenario's language model (nothing for a diffusion pipeline or an
@@ -14,21 +16,34 @@ pub fn ModelBanner() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     // Recomputed when the model changes, not on every edit of the scenario.
     let key = Memo::new(move |_| ctx.scenario.with(|s| (s.stage, serde_json::to_string(&s.model).unwrap_or_default())));
-    let identity = Memo::new(move |_| {
-        key.track();
+    // The engine worker reads the model (`Question::Model`: the page's module carries no model
+    // reader); the banner shows the answer for the model it asked about.
+    let identity = RwSignal::new(None::<(String, String, Vec<String>)>);
+    Effect::new(move |_| {
+        let k = key.get();
         let s = ctx.scenario.get_untracked();
         // The model text as the stages read it (a bundled id or the pasted config); pipelines
         // are left to the diffusion stage (and keep their builder out of the first-load module).
-        if tunelab_scenario::stages::context::names_a_pipeline(&s.model) {
-            return None;
-        }
-        let text = match &s.model {
-            ModelRef::Id(id) if id.trim_start().starts_with('{') => id.clone(),
-            ModelRef::Id(id) => tunelab_sim::bundled_models().into_iter().find(|(n, _)| *n == id.trim().to_ascii_lowercase()).map(|(_, t)| t.to_string())?,
-            ModelRef::Inline(j) => serde_json::to_string(j).ok()?,
+        let text = if tunelab_scenario::stages::context::names_a_pipeline(&s.model) {
+            None
+        } else {
+            match &s.model {
+                ModelRef::Id(id) if id.trim_start().starts_with('{') => Some(id.clone()),
+                ModelRef::Id(id) => tunelab_sim::bundled_models().into_iter().find(|(n, _)| *n == id.trim().to_ascii_lowercase()).map(|(_, t)| t.to_string()),
+                ModelRef::Inline(j) => serde_json::to_string(j).ok(),
+            }
         };
-        let m = tunelab_sim::load_model(&text).ok()?.model;
-        m.llm.is_some().then(|| (m.identity_line(), m.stack_summary(), m.approximations()))
+        identity.set(None);
+        let Some(text) = text else { return };
+        ask(Question::Model { text }, move |r| {
+            // An answer about a model the scenario no longer has is dropped.
+            if key.with_untracked(|now| *now == k) {
+                identity.set(match r {
+                    Ok(Answer::Model { facts }) => facts.identity,
+                    _ => None,
+                });
+            }
+        });
     });
     view! {
         {move || identity.get().map(|(line, stack, approx)| {

@@ -18,18 +18,51 @@ use tunelab_scenario::diagnosis::Diagnosis;
 use tunelab_scenario::diagnosis_text::train_suggestion_line;
 use crate::charts::numbers::{exact, fmt4, fmt_metric};
 use tunelab_scenario::metrics::{label, label_unit, meaning};
-use tunelab_scenario::report::{trials_csv, Report};
+use tunelab_scenario::report::{trials_csv, ModelParts, Report};
 
 /// The diagnosis and report view.
 #[component]
 pub fn ReportPanel() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
-    let report = Memo::new(move |_| {
+    // The report of the run, built on the page without what it reads from the model (the
+    // page's module carries no model reader); the engine worker answers those parts
+    // (`report::model_parts`, `Question::ReportModel`) and they are set in for the scenario and
+    // best configuration they were asked for (`Report::from_run` is the two together).
+    let base = Memo::new(move |_| {
         ctx.view.track();
         let t0 = crate::browser::now_ms();
-        let r = ctx.with_session(|s| s.run().report());
+        let r = ctx.with_session(|s| Report::from_run_without_model(s.run()));
         crate::browser::record_timing("report", crate::browser::now_ms() - t0);
         r
+    });
+    // What the parts depend on: the scenario, and for a deployment its best configuration.
+    let parts_key = Memo::new(move |_| {
+        let r = base.get()?;
+        let s = ctx.with_session(|x| x.run().scenario().clone())?;
+        let best = (s.stage == tunelab_scenario::Stage::Deployment).then(|| (r.best_config.clone(), r.best_strategy.is_some()));
+        Some((serde_json::to_string(&s).unwrap_or_default(), serde_json::to_string(&best).unwrap_or_default()))
+    });
+    let parts = RwSignal::new(None::<((String, String), ModelParts)>);
+    Effect::new(move |_| {
+        let Some(k) = parts_key.get() else { return };
+        let Some((s, best, has_best)) = ctx.with_session(|x| x.run().scenario().clone()).zip(base.get_untracked()).map(|(s, r)| (s, r.best_config, r.best_strategy.is_some())) else { return };
+        ask(Question::ReportModel { scenario: Box::new(s), best, has_best }, move |r| match r {
+            Ok(Answer::ReportModel { parts: p }) => {
+                if parts_key.with_untracked(|now| now.as_ref() == Some(&k)) {
+                    parts.set(Some((k, p)));
+                }
+            }
+            Ok(_) => {}
+            Err(e) => ctx.fail(format!("Report: {e}")),
+        });
+    });
+    let report = Memo::new(move |_| {
+        let r = base.get()?;
+        let k = parts_key.get();
+        Some(match parts.get() {
+            Some((pk, p)) if Some(&pk) == k.as_ref() => r.with_model_parts(p),
+            _ => r,
+        })
     });
     let diagnosis = RwSignal::new(None::<Diagnosis>);
     // The headline's spread over request samples (a serving scenario), priced by the engine

@@ -39,11 +39,11 @@ pub fn ScenarioPanel() -> impl IntoView {
     let warning = RwSignal::new(None::<String>);
     let use_model = move |text: String, file: Option<String>| {
         warning.set(None);
-        match load_model_text(ctx, &text, file.as_deref()) {
+        load_model_text(ctx, text, file, move |r| match r {
             Ok(w) if !w.is_empty() => warning.set(Some(format!("Model loaded with warnings: {}", w.join("; ")))),
             Ok(_) => {}
             Err(e) => ctx.fail(e),
-        }
+        });
     };
     // Fields that apply to this stage only (a landscape has no model or chip; the token
     // workload is for the LLM stages).
@@ -237,22 +237,35 @@ pub fn ScenarioPanel() -> impl IntoView {
     }
 }
 
-/// Loads model text (HF config.json or operator graph) into the scenario, checked first; returns
-/// the loader's warnings. The scenario's name follows the model (named by `file` for an upload)
-/// unless the user named the scenario (`view.named`, set by the Name field).
-pub fn load_model_text(ctx: Ctx, text: &str, file: Option<&str>) -> Result<Vec<String>, String> {
+/// Loads model text (HF config.json or operator graph) into the scenario, checked first by the
+/// engine worker's model reader (`Question::Model`); `done` gets the loader's warnings. The
+/// scenario's name follows the model (named by `file` for an upload) unless the user named the
+/// scenario (`view.named`, set by the Name field).
+pub fn load_model_text(ctx: Ctx, text: String, file: Option<String>, done: impl FnOnce(Result<Vec<String>, String>) + 'static) {
     if text.len() > MAX_UPLOAD {
-        return Err(format!("The model file is {} bytes; at most {MAX_UPLOAD} are read.", text.len()));
+        return done(Err(format!("The model file is {} bytes; at most {MAX_UPLOAD} are read.", text.len())));
     }
-    let loaded = tunelab_sim::load_model(text).map_err(|e| format!("The model was not loaded: {e}"))?;
-    let v: Json = serde_json::from_str(text).map_err(|e| format!("The model was not loaded: {e}"))?;
-    let applied = ctx.edit(|s| {
-        s.model = ModelRef::Inline(v);
-        if !user_named(s) {
-            s.name = model_scenario_name(s, file);
-        }
+    // Parsed here (the scenario keeps the JSON); refused after the reader's own message, as
+    // before (the reader also reads Python's Infinity / NaN, which JSON does not).
+    let v: Result<Json, String> = serde_json::from_str(&text).map_err(|e| format!("The model was not loaded: {e}"));
+    crate::worker::ask::ask(crate::worker::ask::Question::Model { text }, move |r| {
+        let facts = match r {
+            Ok(crate::worker::ask::Answer::Model { facts }) => facts,
+            Ok(other) => return done(Err(format!("The model was not loaded: unexpected answer {other:?}"))),
+            Err(e) => return done(Err(format!("The model was not loaded: {e}"))),
+        };
+        let v = match v {
+            Ok(v) => v,
+            Err(e) => return done(Err(e)),
+        };
+        let applied = ctx.edit(|s| {
+            s.model = ModelRef::Inline(v);
+            if !user_named(s) {
+                s.name = model_scenario_name(s, file.as_deref());
+            }
+        });
+        done(Ok(if applied { facts.warnings } else { Vec::new() }))
     });
-    Ok(if applied { loaded.warnings } else { Vec::new() })
 }
 
 /// True when the user gave the scenario its name (the Name field sets `view.named`).

@@ -107,7 +107,7 @@ pub fn TunePanel() -> impl IntoView {
     });
     let summary = move || ctx.view.with(|v| v.as_ref().map(|v| v.space_summary.clone()).unwrap_or_default());
     view! {
-        <section class="panel tune" class:teach=teach style:display=move || if ctx.tab.get() == Tab::Tune { "block" } else { "none" }>
+        <section class="panel tune" class:teach=teach style:display=move || if ctx.tab.get() == Tab::Tune { "var(--tune-display, block)" } else { "none" }>
             <TeachBar/>
             <Show when=has_view fallback=|| view! {
                 <p class="hint">"Choose a scenario and strategies on the left, then press Run (or Step: one evaluation for every ticked strategy). "
@@ -120,6 +120,7 @@ pub fn TunePanel() -> impl IntoView {
                 <div class="charts-with-pins">
                 <div class="charts">
                     <crate::components::landscape::LandscapeView/>
+                    <Show when=teach><crate::components::teach_canvas::SliceCanvas/></Show>
                     <div class="pin-target" on:click=move |ev| crate::components::trials::pin_from_click(ctx, &ev)><ScatterChart data=scatter/></div>
                     <div class="pin-target" on:click=move |ev| crate::components::trials::pin_from_click(ctx, &ev)><ConvergenceChart data=conv/></div>
                     <Show when=has_pareto>

@@ -369,7 +369,20 @@ fn begin(ctx: &Ctx, then: Then) -> bool {
         return start_race(ctx, then, Vec::new(), false);
     }
     let (ctx, s) = (*ctx, ctx.scenario.get_untracked());
-    let fp = tunelab_scenario::cases::fingerprint_of(&s);
+    // The case key reads the model: the engine worker answers it, then the stage's shape.
+    super::ask::ask(super::ask::Question::Fingerprint { scenario: Box::new(s.clone()) }, move |fp| {
+        let fp = fp.and_then(|a| match a {
+            super::ask::Answer::Fingerprint { fingerprint } => Ok(fingerprint),
+            other => Err(format!("unexpected answer {other:?}")),
+        });
+        warm_from_cases(ctx, then, s, fp);
+    });
+    true
+}
+
+/// The warm start's second half (`begin`): the stage's shape, then the earlier trials.
+#[cfg(not(feature = "page-engine"))]
+fn warm_from_cases(ctx: Ctx, then: Then, s: tunelab_scenario::Scenario, fp: Result<tunelab_scenario::knowledge::Fingerprint, String>) {
     super::ask::shape(s, move |shape| {
         let earlier = match (shape, fp) {
             (Ok(sh), Ok(fp)) => match tunelab_search::Space::new(sh.params, &[]) {
@@ -385,7 +398,6 @@ fn begin(ctx: &Ctx, then: Then) -> bool {
             start_race(&ctx, then, earlier, false);
         }
     });
-    true
 }
 
 /// Starts the workers of a race; `warm`: transfer trials every lane starts from; `mirrored`:

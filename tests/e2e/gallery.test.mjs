@@ -1,6 +1,7 @@
-// The teaching gallery: one click loads a 2-D toy landscape (whole surface drawn), a real Kernel
-// Tuner cache, or a matmul tiling space, on the teaching layout; each races to the end with the
-// samples on the landscape, the GP card in the goal's units, and a bounded DOM.
+// The teaching gallery: one click loads a 2-D landscape (smooth, rugged, deceptive toys, a real
+// Kernel Tuner cache slice, a real matmul tiling slice) on the teaching layout; each races with
+// the samples on the canvas, the GP card in the goal's units, and a bounded DOM; a slice's link
+// reopens the same slice.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE, launch, open, text, setInput, runToDone, shot } from './helpers.mjs';
@@ -43,24 +44,32 @@ test('each gallery entry loads with one click and races on the teaching layout',
   assert.ok(toy.nodes < 5000, `${toy.nodes} DOM nodes`);
   await shot(page, 'gallery-toy-branin.png');
 
-  // 2. The real Kernel Tuner cache (fetched as a static file).
-  await gallery(page, 'kt-convolution', 40);
+  // 2. The real Kernel Tuner cache slice (fetched as a static file; two parameters free).
+  await gallery(page, 'kt-slice', 30);
   await page.waitForFunction(() => /^Loaded:/.test(document.querySelector('[data-testid=landscape-status]')?.textContent || ''), null, { timeout: 60000 });
   await runToDone(page);
   const kt = await page.evaluate(() => ({
     optimum: document.querySelector('[data-testid=landscape-optimum]')?.textContent || '',
     gp: document.querySelector('[data-testid=lane-bayes] .tl-teach-now')?.textContent || '',
+    note: document.querySelector('.tl-chart-surface .tl-note')?.textContent || '',
     nodes: document.getElementsByTagName('*').length,
   }));
   t.diagnostic(`kernel tuner: ${JSON.stringify(kt)}`);
+  assert.match(kt.note, /A slice of the cache; fixed: .*read_only=1/);
   assert.match(kt.optimum, /^True optimum: [0-9.]+ ms/);
   assert.match(kt.gp, /next point predicted [0-9.]+ ms/, 'the GP speaks in milliseconds');
   assert.ok(kt.nodes < 5000, `${kt.nodes} DOM nodes`);
-  await shot(page, 'gallery-kt-convolution.png');
+  await shot(page, 'gallery-kt-slice.png');
+  // The link carries the slice: a fresh page opens the same one.
+  const link = page.url();
+  const again = await open(browser, link);
+  assert.match(await text(again.page, 'scenario-title'), /slice/i);
+  await again.context.close();
 
-  // 3. The matmul tiling space (device model), a dozen Steps: every strategy moves together,
-  // and the GP card predicts in the goal's own unit (ms), not its log or rank scale.
-  await gallery(page, 'matmul-tiling', 40);
+  // 3. The matmul tiling slice (device model), a dozen Steps: every strategy moves together on
+  // the slice's surface, and the GP card predicts in the goal's own unit (ms), not its log or
+  // rank scale.
+  await gallery(page, 'tiling-slice', 40);
   assert.match(await text(page, 'scenario-title'), /matmul/i);
   for (let n = 1; n <= 12; n++) {
     await page.click('[data-testid=step]');
@@ -75,11 +84,11 @@ test('each gallery entry loads with one click and races on the teaching layout',
     nodes: document.getElementsByTagName('*').length,
   }));
   t.diagnostic(`matmul after 12 Steps: ${JSON.stringify(mm)}`);
-  assert.equal(mm.surface, 0, 'no landscape surface for a device-model space');
+  assert.equal(mm.surface, 1, 'the slice is drawn whole, priced by the device model');
   assert.match(mm.gp, /next point predicted [0-9.]+ ms/);
   assert.doesNotMatch(mm.gp, /predicted -/, 'no transformed (log) units');
   assert.ok(mm.nodes < 5000, `${mm.nodes} DOM nodes`);
-  await shot(page, 'gallery-matmul-tiling.png');
+  await shot(page, 'gallery-tiling-slice.png');
   assert.deepEqual(errors, []);
   await context.close();
 });

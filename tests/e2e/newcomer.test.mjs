@@ -181,7 +181,8 @@ test('each stage shows its own fields, goals and strategies', async () => {
   assert.equal(ticked, 8);
   assert.equal(await page.$('[data-testid=error]'), null, 'nothing refused: the ninth is not offered');
   // Replay: no model, no chip, no "not a measurement".
-  await page.selectOption('[data-testid=bundled]', 'landscape-branin');
+  await page.click('[data-testid=landscape-panel] > summary');
+  await page.selectOption('[data-testid=landscape-pick]', 'toy:branin');
   await page.waitForSelector('[data-testid=landscape-note]');
   assert.equal(await page.$('[data-testid=model]'), null);
   assert.doesNotMatch(await text(page, 'tagline'), /not a measurement/);

@@ -36,9 +36,10 @@ test('Step advances every ticked strategy by one evaluation, and the cards updat
   await context.close();
 });
 
-// Skipped, stated in the stop's closing note: the teaching layout's new full-width surface pushes
-// the strategy cards below the first 1440x900 screen; the teaching canvas of issue 46 is not built yet.
-test('the teaching layout shows controls, the space and every strategy on one 1440x900 screen', { skip: 'teaching layout reworked, canvas not built (issue 46, open)' }, async () => {
+// The teaching layout at 1440x900: the run toolbar (Step, pace), the canvas (the space the
+// strategies move on) and the strategy cards beside it on the first screen, every card's
+// teaching chart drawn at its full width; scrolling down the cards keeps Step in view.
+test('the teaching layout shows controls, the space and every strategy on one 1440x900 screen', async () => {
   const { page, context, errors } = await bigPage();
   await page.selectOption('[data-testid=bundled]', 'llama2-7b-910B2-compare');
   await page.check('[data-testid=strategy-bayes]');
@@ -46,22 +47,37 @@ test('the teaching layout shows controls, the space and every strategy on one 14
   await setInput(page, 'budget', 40);
   await page.selectOption('[data-testid=speed]', '0');
   await runToDone(page);
-  const inView = await page.evaluate(() => {
-    const r = (sel) => [...document.querySelectorAll(sel)].map((e) => e.getBoundingClientRect());
-    const visible = (b) => b.width > 0 && b.top >= 0 && b.bottom <= window.innerHeight + 1 && b.right <= window.innerWidth + 1;
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const at = () => page.evaluate(() => {
+    const box = (e) => e.getBoundingClientRect();
+    const inView = (b) => b.width > 0 && b.top >= -1 && b.bottom <= window.innerHeight + 1 && b.right <= window.innerWidth + 1;
+    const space = document.querySelector('.tune .tl-chart-scatter');
+    const lanes = [...document.querySelectorAll('.tune .lane')];
     return {
-      step: r('[data-testid=step]').every(visible),
-      space: r('.tune .tl-chart-scatter').every(visible),
-      lanes: r('.tune .lane').length,
-      lanesVisible: r('.tune .lane').every(visible),
-      teachCharts: r('.tune .lane .tl-teach .tl-chart svg').map((b) => Math.round(b.width) + 'x' + Math.round(b.height)),
+      step: inView(box(document.querySelector('[data-testid=step]'))),
+      space: !!space && inView(box(space)),
+      spaceRight: space ? box(space).right : 0,
+      lanes: lanes.length,
+      firstLane: lanes[0] ? { top: Math.round(box(lanes[0]).top), left: Math.round(box(lanes[0]).left) } : null,
+      lanesBeside: lanes.every((l) => box(l).left >= (space ? box(space).right - 1 : 0)),
+      lastLaneTop: lanes.length ? Math.round(box(lanes[lanes.length - 1]).top) : 0,
+      teachCharts: [...document.querySelectorAll('.tune .lane .tl-teach .tl-chart svg')].map((s) => Math.round(box(s).width)),
+      scrollsSideways: document.documentElement.scrollWidth > document.documentElement.clientWidth + 1,
     };
   });
-  console.log(`teaching layout at 1440x900: ${JSON.stringify(inView)}`);
+  const first = await at();
+  console.log(`teaching layout at 1440x900: ${JSON.stringify(first)}`);
   await shot(page, 'teaching-layout-1440x900.png');
-  assert.ok(inView.step && inView.space, 'Step and the space chart are on screen');
-  assert.equal(inView.lanes, 4);
-  assert.ok(inView.lanesVisible, 'every strategy card is on screen');
+  assert.ok(first.step && first.space, 'Step and the space chart are on the first screen');
+  assert.equal(first.lanes, 4);
+  assert.ok(first.lanesBeside, 'the strategy cards sit beside the space, not under it');
+  assert.ok(first.firstLane.top < 900 * 0.5, `the first card starts on the first screen (${first.firstLane.top})`);
+  assert.ok(first.teachCharts.length >= 3 && first.teachCharts.every((w) => w >= 440), `teaching charts at full size: ${first.teachCharts}`);
+  assert.ok(!first.scrollsSideways);
+  // Down at the last card, Step is still in view.
+  await page.evaluate(() => document.querySelector('.tune .lane:last-of-type').scrollIntoView());
+  const last = await at();
+  assert.ok(last.step, 'Step stays in view beside the last card');
   // Each card says what to watch for.
   const watch = await page.$$eval('.tune .lane [data-testid=watch]', (ps) => ps.map((p) => p.textContent));
   assert.equal(watch.length, 4);
@@ -69,6 +85,34 @@ test('the teaching layout shows controls, the space and every strategy on one 14
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// The canvas: on a gallery landscape, Step moves every strategy's latest proposal on the
+// surface, one step at a time; at a phone's width nothing scrolls sideways.
+for (const viewport of [{ width: 1440, height: 900 }, { width: 390, height: 844 }]) {
+  test(`${viewport.width}x${viewport.height}: each Step moves every strategy's latest proposal on the teaching canvas`, async () => {
+    const { page, context, errors } = await open(browser, BASE, viewport);
+    await page.check('[data-testid=teach-layout]');
+    await page.click('[data-testid=gallery-toy-rastrigin]');
+    await page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'idle');
+    const latest = () => page.$$eval('.tl-chart-surface [data-testid=latest]', (l) => l.map((c) => c.querySelector('title').textContent));
+    const seen = [];
+    for (let n = 1; n <= 3; n++) {
+      await page.click('[data-testid=step]');
+      await page.waitForFunction((n) => [...document.querySelectorAll('.tl-chart-surface [data-testid=latest]')].length === 4
+        && [...document.querySelectorAll('.tl-chart-surface [data-testid=latest] title')].every((t) => t.textContent.includes(`(sample ${n})`)), n, { timeout: 20000 });
+      seen.push(await latest());
+    }
+    console.log(`latest proposals after 3 Steps at ${viewport.width}: ${JSON.stringify(seen[2])}`);
+    assert.notDeepEqual(seen[0], seen[2], 'the proposals moved');
+    const sideways = await page.evaluate(() => document.documentElement.scrollWidth > document.documentElement.clientWidth + 1);
+    assert.ok(!sideways, 'no sideways scroll');
+    const canvas = await page.$eval('.tl-chart-surface', (e) => { const b = e.getBoundingClientRect(); return { w: Math.round(b.width), h: Math.round(b.height) }; });
+    assert.ok(canvas.w >= Math.min(520, viewport.width * 0.8), `a large canvas: ${JSON.stringify(canvas)}`);
+    await shot(page, `teaching-canvas-${viewport.width}x${viewport.height}.png`);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+}
 
 test('the operator stage is grouped per operator and collapsible', async () => {
   const { page, context, errors } = await bigPage();

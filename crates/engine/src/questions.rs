@@ -49,6 +49,31 @@ pub enum Question {
     Plan { request: Box<tunelab_scenario::analyses::plan::PlanRequest> },
     /// `stages::capacity::spread::headline`: the goal of `config` over other request samples.
     Spread { scenario: Box<Scenario>, config: Config },
+    /// `tunelab_sim::load_model` of model text (a bundled model's config or a pasted / uploaded
+    /// one): the model banner and the model check before a paste is applied. The page's module
+    /// carries no model reader.
+    Model { text: String },
+    /// `report::model_parts`: what the report reads from the model (identity lines, a
+    /// deployment's export) for the best configuration `best` (by parameter name).
+    ReportModel { scenario: Box<Scenario>, best: BTreeMap<String, tunelab_search::Value>, has_best: bool },
+    /// `cases::fingerprint_of`: the knowledge base's key of a scenario (reads the model).
+    Fingerprint { scenario: Box<Scenario> },
+}
+
+/// What `Question::Model` reads from a model: the loader's warnings and, for a language model,
+/// the banner's lines (`ModelDesc::identity_line`, `stack_summary`, `approximations`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelFacts {
+    pub warnings: Vec<String>,
+    /// (identity line, layer stack, approximations); None for a model with no language model.
+    pub identity: Option<(String, String, Vec<String>)>,
+}
+
+/// `Question::Model`'s answer: the facts, or why the model does not load.
+pub fn model_facts(text: &str) -> Result<ModelFacts, String> {
+    let loaded = tunelab_sim::load_model(text)?;
+    let m = &loaded.model;
+    Ok(ModelFacts { warnings: loaded.warnings.clone(), identity: m.llm.is_some().then(|| (m.identity_line(), m.stack_summary(), m.approximations())) })
 }
 
 /// The answer to a `Question` (same order of variants). Externally tagged, as `FromWorker`
@@ -67,6 +92,9 @@ pub enum Answer {
     Fit { calibration: Calibration },
     Plan { plan: Box<tunelab_scenario::analyses::plan::Plan>, launch: Option<tunelab_scenario::stages::scale::launch::Launch> },
     Spread { spread: Option<tunelab_scenario::stages::capacity::spread::Spread> },
+    Model { facts: ModelFacts },
+    ReportModel { parts: tunelab_scenario::report::ModelParts },
+    Fingerprint { fingerprint: tunelab_scenario::knowledge::Fingerprint },
 }
 
 /// Answers a question (errors name what was wrong).
@@ -111,6 +139,9 @@ pub fn answer(q: Question) -> Result<Answer, String> {
             let st = tunelab_scenario::setup(&scenario)?;
             tunelab_scenario::stages::capacity::spread::headline(&scenario, st.space.names(), &config).map(|spread| Answer::Spread { spread })
         }
+        Question::Model { text } => model_facts(&text).map(|facts| Answer::Model { facts }),
+        Question::ReportModel { scenario, best, has_best } => Ok(Answer::ReportModel { parts: tunelab_scenario::report::model_parts(&scenario, &best, has_best) }),
+        Question::Fingerprint { scenario } => tunelab_scenario::cases::fingerprint_of(&scenario).map(|fingerprint| Answer::Fingerprint { fingerprint }),
         Question::Fit { set, digest, chip, profile, options } => {
             let mut c = Calibrator::new(&set, &digest, &chip, &profile, &options)?;
             while !c.step(64) {}

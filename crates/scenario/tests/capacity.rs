@@ -79,6 +79,26 @@ fn capacity_is_deterministic_and_every_configuration_sees_the_same_requests() {
 }
 
 #[test]
+fn a_studys_capacity_values_are_what_a_fresh_evaluation_prints() {
+    // The study starts each rate search at the previous configuration's answer (and, with many
+    // requests per rank, on a quarter of the sample first); the answer is the rate grid's, so a
+    // configuration priced alone (`tunelab eval`, the app's detail) prints the study's numbers.
+    let mut s = deepseek(1600);
+    s.budget = 30;
+    let mut run = Run::new(&s).unwrap();
+    run.run_to_end();
+    let trials: Vec<_> = run.trials(0).iter().filter(|t| t.state == tunelab_search::TrialState::Ok).cloned().collect();
+    assert!(trials.len() >= 3, "{} feasible trials", trials.len());
+    for t in &trials {
+        let mut fresh = Run::new(&s).unwrap();
+        match fresh.evaluate(&t.config) {
+            Outcome::Ok(v) => assert_eq!(v, t.values, "{:?}", t.config),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
 fn the_capacity_goal_needs_a_ttft_limit_and_an_open_stream() {
     let mut s = deepseek(400);
     s.constraints.max_ttft_ms = None;

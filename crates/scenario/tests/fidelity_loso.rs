@@ -26,7 +26,12 @@ fn the_shipped_bands_match_the_current_inputs() {
     }
     // A kind with measurements gets a band; one without says so instead of inventing one.
     assert!(b.lookup("training", "mindspeed", "").is_some());
-    assert!(b.lookup("serving", "no-such-engine", "graph").is_none());
+    // A framework without rows of its own gets the band of every framework's rows of the
+    // category, and says so; a category without measured rows gets none.
+    let any = b.lookup("serving", "no-such-engine", "graph").expect("the category-wide band");
+    assert_eq!(any.framework, tunelab_scenario::fidelity::bands::EVERY_FRAMEWORK);
+    assert!(any.describe().contains("every framework"), "{}", any.describe());
+    assert!(b.lookup("no-such-category", "vllm-ascend", "graph").is_none());
 }
 
 #[test]
@@ -150,6 +155,16 @@ fn rows_name_their_release_and_family_and_the_three_leave_outs_cover_every_value
     let all = cov.get("all").unwrap();
     assert_eq!(all.values, 3 * l.shipped.len(), "each value once per leave-out");
     assert!(all.inside >= all.inside_before_widening, "widening never loses a value");
+    // Widening reaches the promise: every kind's band is widened until it holds 80% of the
+    // held-out values that have a band, so each category holds at least that share of them.
+    for (cat, c) in &cov {
+        let with_band = c.values - c.no_band;
+        assert!(c.inside as f64 >= 0.8 * with_band as f64 - 1e-9, "{cat}: {} of {with_band} inside", c.inside);
+    }
+    // Rows that state no release are not pooled into one release: each source's are its own.
+    let unstated: std::collections::BTreeSet<String> = l.shipped.iter().filter(|c| c.release.is_empty() || c.release == "unstated").map(tunelab_scenario::fidelity::loso::release_key).collect();
+    let sources: std::collections::BTreeSet<&str> = l.shipped.iter().filter(|c| c.release.is_empty() || c.release == "unstated").map(|c| c.source.as_str()).collect();
+    assert_eq!(unstated.len(), sources.len(), "{unstated:?}");
 }
 
 #[test]

@@ -379,7 +379,8 @@ fn priced_point(s: &Scenario, st: &mut crate::stages::StageSetup, config: &Confi
         Ok(Outcome::Ok(v)) => (st.metrics.iter().zip(v).map(|(m, x)| (m.name.clone(), x, m.unit.clone())).collect(), None),
         Ok(Outcome::Infeasible(r) | Outcome::Failed(r)) => (Vec::new(), Some(r)),
     };
-    let device = crate::stages::context::resolve(s)?.1;
+    // The chip alone (`resolve` would read the model too: a landscape has none to read).
+    let device = crate::stages::context::device(s)?;
     let d = &device.derived;
     let ridge = d.peak_tflops_fp16 * 1e12 / (d.hbm_gbs * 1e9).max(1.0);
     Ok(PointDetail {

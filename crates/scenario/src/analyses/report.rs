@@ -171,7 +171,7 @@ pub struct StrategyResult {
 }
 
 /// Deployment settings for serving stacks.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct DeploymentExport {
     /// `vllm serve` arguments for vLLM-Ascend.
     pub vllm_args: Vec<String>,
@@ -185,6 +185,23 @@ pub struct DeploymentExport {
 impl Report {
     /// Builds the report of a run (finished or not: it reports what has been found so far).
     pub fn from_run(run: &Run) -> Report {
+        let r = Report::from_run_without_model(run);
+        let parts = model_parts(run.scenario(), &r.best_config, r.best_strategy.is_some());
+        r.with_model_parts(parts)
+    }
+
+    /// The parts `from_run` adds from the model (`model_parts`) set in: the page builds its
+    /// report with `from_run_without_model` (its first-load module reads no model) and its
+    /// engine worker answers the model's parts.
+    pub fn with_model_parts(mut self, parts: ModelParts) -> Report {
+        self.model_identity = parts.model_identity;
+        self.deployment = parts.deployment;
+        self
+    }
+
+    /// `from_run` without the parts read from the model (its identity lines and a deployment's
+    /// export: `model_parts`), which stay empty.
+    pub fn from_run_without_model(run: &Run) -> Report {
         let s = run.scenario();
         let names = run.space().names().to_vec();
         let metrics = run.metrics();
@@ -249,22 +266,13 @@ impl Report {
             notes.push("All figures come from Tunelab's analytic device model, not from measurements on hardware.".into());
         }
         let labels = landscape.as_ref().zip(run.landscape()).map(|(l, land)| l.labels(land));
-        let deployment = (s.stage == Stage::Deployment && best.is_some()).then(|| deployment_export(run, &best_config));
         let m0 = metrics.first();
         let band_config = best.map(|(_, t)| t.config.clone()).unwrap_or_else(|| run.baseline_config().clone());
         let prediction_band = crate::fidelity::bands::line_for(s, &names, &band_config);
         let pipeline = PipelineReport::of(run, best.map(|(_, t)| &t.config));
-        let model_identity = match crate::stages::context::resolve(s) {
-            Ok((m, _, _)) if m.llm.is_some() => {
-                let mut v = vec![m.identity_line(), m.stack_summary()];
-                v.extend(m.approximations().into_iter().map(|a| format!("approximates {a}")));
-                v
-            }
-            _ => Vec::new(),
-        };
         let load_bound = best.and_then(|(_, t)| crate::stages::capacity::load_bound(s, &metrics.iter().map(|m| m.name.clone()).zip(t.values.iter().copied()).collect::<Vec<_>>()));
         Report {
-            model_identity,
+            model_identity: Vec::new(),
             load_bound,
             spread: None,
             pipeline,
@@ -300,7 +308,7 @@ impl Report {
             trace_digest: run.digest(),
             notes,
             transferred: run.transferred().iter().map(|t| Transferred { config: named(&t.config), value: t.value(), reason: t.reason.clone() }).collect(),
-            deployment,
+            deployment: None,
             landscape,
         }
     }
@@ -447,8 +455,28 @@ pub const VLLM_FLAGS: &[&str] = &[
 /// MindIE's recommended KV-cache block size (ScheduleConfig.cacheBlockSize, range [1, 128]).
 const MINDIE_CACHE_BLOCK: i64 = 128;
 
-fn deployment_export(run: &Run, best: &BTreeMap<String, Value>) -> DeploymentExport {
-    export_for(run.scenario(), best)
+/// What a report reads from the scenario's model: the model's identity lines (a language
+/// model's `identity_line`, `stack_summary` and approximations) and, for a deployment run with
+/// a best configuration, its export (`export_for`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct ModelParts {
+    pub model_identity: Vec<String>,
+    pub deployment: Option<DeploymentExport>,
+}
+
+/// The report's model parts of scenario `s` whose best configuration (by parameter name) is
+/// `best_config` (`has_best`: the run found one).
+pub fn model_parts(s: &crate::spec::scenario::Scenario, best_config: &BTreeMap<String, Value>, has_best: bool) -> ModelParts {
+    let model_identity = match crate::stages::context::resolve(s) {
+        Ok((m, _, _)) if m.llm.is_some() => {
+            let mut v = vec![m.identity_line(), m.stack_summary()];
+            v.extend(m.approximations().into_iter().map(|a| format!("approximates {a}")));
+            v
+        }
+        _ => Vec::new(),
+    };
+    let deployment = (s.stage == Stage::Deployment && has_best).then(|| export_for(s, best_config));
+    ModelParts { model_identity, deployment }
 }
 
 /// The deployment export of configuration `best` of a deployment scenario (what the report, a

@@ -41,10 +41,16 @@ pub fn fingerprint_of(s: &Scenario) -> Result<Fingerprint, String> {
 
 /// A case from a run's first lane (the main strategy): its scenario, seed, trials and best.
 pub fn case_from_run(run: &Run, title: &str) -> Result<Case, String> {
+    case_from_run_with(run, title, fingerprint_of(run.scenario())?)
+}
+
+/// `case_from_run` with the scenario's fingerprint given (the page's engine worker computes it:
+/// `fingerprint_of` reads the model).
+pub fn case_from_run_with(run: &Run, title: &str, fingerprint: Fingerprint) -> Result<Case, String> {
     let s = run.scenario();
     let best = run.best_trial(0);
     Ok(Case {
-        fingerprint: fingerprint_of(s)?,
+        fingerprint,
         title: title.chars().take(200).collect(),
         scenario: serde_json::to_value(s).map_err(|e| e.to_string())?,
         seed: s.seed,

@@ -265,7 +265,9 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, ffn: &Ffn, opts: 
             if ctx.quant {
                 ops.push(ctx.vector(format!("{p}.moe.quant"), OpClass::Moe, VectorKind::Quantize, local, t.hidden));
             }
-            moe_block(ctx, ops, p, local, m, opts);
+            // The group's real tokens: this TP group's (not the split rounded up) on each DP rank.
+            let group = tokens.saturating_mul((ctx.plan.ep / ctx.plan.tp.max(1)).max(1));
+            moe_block(ctx, ops, p, local, group, m, opts);
             if !ctx.plan.sequence_parallel {
                 let bytes = tokens.saturating_mul(t.hidden).saturating_mul(ctx.vec.bytes());
                 ops.push(ctx.comm(format!("{p}.tp.moe_allgather"), CommKind::AllGather, bytes, tp));
@@ -276,7 +278,7 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, ffn: &Ffn, opts: 
         }
         (Some(m), true) => {
             ctx.enter_tp(ops, p, "moe", OpClass::Moe, tokens, t.hidden);
-            moe_block(ctx, ops, p, tokens, m, opts);
+            moe_block(ctx, ops, p, tokens, tokens.saturating_mul(ctx.plan.ep.max(1)), m, opts);
             ctx.leave_tp(ops, p, "moe", OpClass::Moe, tokens);
         }
         _ => {

@@ -209,13 +209,25 @@ pub struct Loso {
     pub releases: usize,
 }
 
-/// The key leave-one-engine-release-out groups by: "framework@release".
+/// The key leave-one-engine-release-out groups by: "framework@release". A row that states no
+/// release is not pooled with every other such row into one "unstated" release: nothing says
+/// two sources ran the same release, and pooling them once left all MindSpeed evidence out
+/// together. Its release is its source's own ("framework@unstated: source"), the one setup the
+/// row is known to share, so for such rows leaving the release out leaves the source out.
 pub fn release_key(c: &Compared) -> String {
-    format!("{}@{}", if c.framework.is_empty() { "unstated" } else { &c.framework }, if c.release.is_empty() { "unstated" } else { &c.release })
+    release_group(&c.framework, &c.release, &c.source)
 }
 
 fn row_release_key(r: &super::Row) -> String {
-    format!("{}@{}", r.framework.as_deref().filter(|f| !f.is_empty()).unwrap_or("unstated"), super::release_of(r))
+    release_group(r.framework.as_deref().unwrap_or(""), &super::release_of(r), &r.source)
+}
+
+fn release_group(framework: &str, release: &str, source: &str) -> String {
+    let fw = if framework.trim().is_empty() { "unstated" } else { framework.trim() };
+    match release.trim() {
+        "" | "unstated" => format!("{fw}@unstated: {source}"),
+        r => format!("{fw}@{r}"),
+    }
 }
 
 /// The three ways of leaving rows out: by source, by model family, by engine release.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// The toy functions the landscape stage defines (`stages::landscape::TOY_FUNCTIONS` has their
 /// formulas; a test there keeps the two lists equal).
-pub const TOY_FUNCTION_NAMES: &[&str] = &["branin", "rastrigin", "rosenbrock", "himmelblau", "ackley"];
+pub const TOY_FUNCTION_NAMES: &[&str] = &["branin", "rastrigin", "rosenbrock", "himmelblau", "ackley", "schwefel"];
 
 /// Where a landscape comes from (the scenario's `landscape` field).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -132,8 +132,10 @@ pub fn validate(s: &Scenario) -> Result<(), String> {
         return Ok(());
     }
     check_source(source_of(s)?)?;
-    if !s.space.is_empty() {
-        return Err("space: a landscape's space is its cache's configurations (or its grid); it cannot be overridden".into());
+    // A cache may be sliced (`space` entries keep some of its configurations, checked against
+    // the cache when it is loaded: `stages::landscape::slice_space`); a toy's grid is drawn whole.
+    if !s.space.is_empty() && matches!(s.landscape, Some(LandscapeSource::Toy(_))) {
+        return Err("space: a toy landscape is drawn whole on its grid; 'space' entries slice Kernel Tuner caches only".into());
     }
     Ok(())
 }

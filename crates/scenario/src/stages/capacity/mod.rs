@@ -82,6 +82,23 @@ pub fn verdict(st: &ServingStats, slo: &Slo) -> Result<(), String> {
     Ok(())
 }
 
+/// How far a run is from its limits: the largest ln(p90 / limit) over the TTFT and TPOT limits
+/// (<= 0 exactly when `verdict` holds; NaN when a percentile is not a number). The rate search
+/// uses it only to choose where to probe next.
+pub fn margin(st: &ServingStats, slo: &Slo) -> f64 {
+    let mut m = f64::NEG_INFINITY;
+    for (v, l) in [(st.ttft_ms.p90, slo.ttft_ms), (st.tpot_ms.p90, slo.tpot_ms)] {
+        if let Some(l) = l {
+            let x = if v > 0.0 && l > 0.0 { libm::log(v / l) } else if v <= l { -1.0 } else { f64::NAN };
+            if x.is_nan() {
+                return f64::NAN;
+            }
+            m = m.max(x);
+        }
+    }
+    m
+}
+
 /// Generated tokens per second at a sustained rate: the rate times the sample's mean output
 /// (what the engine keeps up with), not the run's tokens over its length (which includes the
 /// ramp and the drain of a finite sample).
@@ -93,7 +110,7 @@ pub fn tokens_per_s_at(rate: f64, reqs: &[Request]) -> f64 {
 /// The note a capacity run shows.
 pub fn note(spec: &ServingSpec, slo: &Slo) -> String {
     format!(
-        "capacity goal: each configuration is served at the highest {} rate it sustains with TTFT p90 <= {} ms{} (a search over the rate: bracketing from {} req/s by doubling or halving, then bisection to 2%, at most 16 runs), every configuration on the same {} requests (common random numbers); every metric is at that rate, capacity_tokens_per_s_per_chip is the rate x the sample's mean output over the chips",
+        "capacity goal: each configuration is served at the highest {} rate it sustains with TTFT p90 <= {} ms{} (a search over the rate on a grid of 1.94% steps anchored at {} req/s: bracketed from the previous configuration's answer, then narrowed to adjacent grid rates, at most 24 runs; the answer is the highest grid rate that holds with the next one missing, whichever configuration came before), every configuration on the same {} requests (common random numbers); every metric is at that rate, capacity_tokens_per_s_per_chip is the rate x the sample's mean output over the chips",
         if spec.arrival == "trace" { "traced (stretched)" } else { "Poisson" },
         slo.ttft_ms.unwrap_or(f64::INFINITY),
         slo.tpot_ms.map(|l| format!(" and TPOT p90 <= {l} ms")).unwrap_or_default(),

@@ -18,23 +18,37 @@ pub enum Verdict<T> {
     Misses(String),
 }
 
+/// Grid steps per doubling of the rate: the search probes only rates `start x 2^(j / 36)`
+/// (steps of 1.94%), so its answer, the highest grid rate that holds with the next one missing,
+/// is the same whichever path the search took (a warm start from another configuration's rate,
+/// or none) as long as "holds" falls once with the rate.
+pub const STEPS_PER_OCTAVE: i32 = 36;
+
 /// How the search is bounded.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RateBounds {
-    /// The first rate probed (req/s).
+    /// The grid's anchor, grid index 0 (req/s): the scenario's own rate.
     pub start: f64,
-    /// At most this many probes in all (bracketing and bisection).
+    /// At most this many probes in all (bracketing and narrowing).
     pub max_probes: usize,
-    /// Stop bisecting when hi / lo <= 1 + rel_tol.
-    pub rel_tol: f64,
     /// Neither bracket end goes past start x 2^max_octaves or start / 2^max_octaves.
     pub max_octaves: u32,
+    /// The grid index probed first (the previous configuration's answer in a study; None: 0).
+    pub warm: Option<i32>,
+    /// The first bracketing step in grid points (doubling after each probe): 1 when the warm
+    /// index is already close (a search on a smaller sample found it).
+    pub first_step: i32,
 }
 
 impl RateBounds {
-    /// 16 probes, 2% resolution, 12 octaves either way of `start`.
+    /// 24 probes, 12 octaves either way of `start`, no warm start.
     pub fn new(start: f64) -> RateBounds {
-        RateBounds { start, max_probes: 16, rel_tol: 0.02, max_octaves: 12 }
+        RateBounds { start, max_probes: 24, max_octaves: 12, warm: None, first_step: 4 }
+    }
+
+    /// The rate at grid index `j`.
+    pub fn rate(&self, j: i32) -> f64 {
+        self.start * libm::pow(2.0, j as f64 / STEPS_PER_OCTAVE as f64)
     }
 }
 
@@ -50,6 +64,8 @@ pub struct Probe {
 #[derive(Clone, Debug)]
 pub struct Found<T> {
     pub rate: f64,
+    /// Its grid index (`RateBounds::rate`).
+    pub index: i32,
     pub stats: T,
     /// The lowest rate probed that misses (None: none missed within the octaves or probes; the
     /// capacity is at least `rate`).
@@ -59,69 +75,106 @@ pub struct Found<T> {
     pub probes: Vec<Probe>,
 }
 
-/// Searches the highest sustained rate. `probe(rate)` returns the verdict at that rate, or an
-/// error when the configuration cannot run at all (the error ends the search). Err when even
-/// the lowest rate the bounds allow misses the limits (the message says at which rate and why).
-pub fn search<T>(b: RateBounds, mut probe: impl FnMut(f64) -> Result<Verdict<T>, String>) -> Result<Found<T>, String> {
+/// Searches the highest sustained rate on the grid of `b`. `probe(rate)` returns the verdict at
+/// that rate and its margin, the largest of ln(percentile / limit) over the limits (<= 0 when
+/// they hold, NaN when unknown), or an error when the configuration cannot run at all (the
+/// error ends the search). Err when even the lowest rate the bounds allow misses the limits
+/// (the message says at which rate and why).
+///
+/// How: the first probe at the warm index; then steps of 4, 8, 16, ... grid points away from it
+/// until the knee is bracketed (a rate that holds and one that misses); then the bracket is
+/// narrowed to adjacent grid points by regula falsi on the margins (Illinois: the end kept twice
+/// has its margin halved), with a bisection whenever a step failed to halve the bracket. The
+/// margins only choose where to probe: the answer is decided by the verdicts alone.
+pub fn search<T>(b: RateBounds, mut probe: impl FnMut(f64) -> Result<(Verdict<T>, f64), String>) -> Result<Found<T>, String> {
     if !(b.start.is_finite() && b.start > 0.0) {
         return Err(format!("rate search: the starting rate {} req/s must be positive", b.start));
     }
-    let mut probes = Vec::new();
-    let mut run = |r: f64, probes: &mut Vec<Probe>| -> Result<Verdict<T>, String> {
-        let v = probe(r)?;
-        probes.push(Probe { rate: r, holds: matches!(v, Verdict::Holds(_)), why: match &v { Verdict::Misses(w) => Some(w.clone()), _ => None } });
-        Ok(v)
-    };
+    let lim = b.max_octaves as i32 * STEPS_PER_OCTAVE;
     let max = b.max_probes.max(2);
-    let mut lo: Option<(f64, T)> = None;
-    let mut hi: Option<(f64, String)> = None;
-    let mut r = b.start;
-    match run(r, &mut probes)? {
-        Verdict::Holds(t) => lo = Some((r, t)),
-        Verdict::Misses(w) => hi = Some((r, w)),
+    let mut probes = Vec::new();
+    let mut run = |j: i32, probes: &mut Vec<Probe>| -> Result<(Verdict<T>, f64), String> {
+        let r = b.rate(j);
+        let (v, m) = probe(r)?;
+        probes.push(Probe { rate: r, holds: matches!(v, Verdict::Holds(_)), why: match &v { Verdict::Misses(w) => Some(w.clone()), _ => None } });
+        Ok((v, m))
+    };
+    // (index, stats, margin) of the highest holding probe; (index, why, margin) of the lowest miss.
+    let mut lo: Option<(i32, T, f64)> = None;
+    let mut hi: Option<(i32, String, f64)> = None;
+    let mut j = b.warm.unwrap_or(0).clamp(-lim, lim);
+    match run(j, &mut probes)? {
+        (Verdict::Holds(t), m) => lo = Some((j, t, m)),
+        (Verdict::Misses(w), m) => hi = Some((j, w, m)),
     }
     // Bracket.
-    let mut octave = 0;
-    while octave < b.max_octaves && probes.len() < max {
-        octave += 1;
+    let mut step = b.first_step.max(1);
+    while probes.len() < max {
         match (&lo, &hi) {
-            (Some(_), None) => {
-                r = b.start * libm::pow(2.0, octave as f64);
-                match run(r, &mut probes)? {
-                    Verdict::Holds(t) => lo = Some((r, t)),
-                    Verdict::Misses(w) => hi = Some((r, w)),
+            (Some(_), None) if j < lim => {
+                j = (j + step).min(lim);
+                match run(j, &mut probes)? {
+                    (Verdict::Holds(t), m) => lo = Some((j, t, m)),
+                    (Verdict::Misses(w), m) => hi = Some((j, w, m)),
                 }
             }
-            (None, Some(_)) => {
-                r = b.start / libm::pow(2.0, octave as f64);
-                match run(r, &mut probes)? {
-                    Verdict::Holds(t) => lo = Some((r, t)),
-                    Verdict::Misses(w) => hi = Some((r, w)),
+            (None, Some(_)) if j > -lim => {
+                j = (j - step).max(-lim);
+                match run(j, &mut probes)? {
+                    (Verdict::Holds(t), m) => lo = Some((j, t, m)),
+                    (Verdict::Misses(w), m) => hi = Some((j, w, m)),
                 }
             }
             _ => break,
         }
+        step *= 2;
     }
     let Some(mut low) = lo else {
-        let (r, w) = hi.unwrap_or((b.start, String::new()));
-        return Err(format!("misses the limits even at {} req/s ({w})", fmt_rate(r)));
+        let (j, w, _) = hi.unwrap_or((0, String::new(), 0.0));
+        return Err(format!("misses the limits even at {} req/s ({w})", fmt_rate(b.rate(j))));
     };
-    // Bisect on a log scale.
-    while let Some((h, _)) = &hi {
-        if probes.len() >= max || *h <= low.0 * (1.0 + b.rel_tol) {
+    // Narrow to adjacent grid points.
+    let (mut ml, mut mh) = (low.2, hi.as_ref().map_or(f64::NAN, |h| h.2));
+    let mut kept: Option<bool> = None;
+    let mut bisect = false;
+    while let Some((h, _, _)) = &hi {
+        let (l, h) = (low.0, *h);
+        if probes.len() >= max || h - l <= 1 {
             break;
         }
-        let mid = libm::sqrt(low.0 * h);
-        match run(mid, &mut probes)? {
-            Verdict::Holds(t) => low = (mid, t),
-            Verdict::Misses(w) => hi = Some((mid, w)),
+        let width = h - l;
+        let t = -ml / (mh - ml);
+        let jc = if bisect || !(t.is_finite() && ml <= 0.0 && mh > 0.0) {
+            l + width / 2
+        } else {
+            (l + libm::round(t * width as f64) as i32).clamp(l + 1, h - 1)
+        };
+        match run(jc, &mut probes)? {
+            (Verdict::Holds(st), m) => {
+                low = (jc, st, m);
+                ml = m;
+                if kept == Some(false) {
+                    mh /= 2.0;
+                }
+                kept = Some(false);
+            }
+            (Verdict::Misses(w), m) => {
+                hi = Some((jc, w, m));
+                mh = m;
+                if kept == Some(true) {
+                    ml /= 2.0;
+                }
+                kept = Some(true);
+            }
         }
+        let now = hi.as_ref().map_or(0, |h| h.0) - low.0;
+        bisect = 2 * now > width;
     }
     let (upper, upper_why) = match hi {
-        Some((h, w)) => (Some(h), Some(w)),
+        Some((h, w, _)) => (Some(b.rate(h)), Some(w)),
         None => (None, None),
     };
-    Ok(Found { rate: low.0, stats: low.1, upper, upper_why, probes })
+    Ok(Found { rate: b.rate(low.0), index: low.0, stats: low.1, upper, upper_why, probes })
 }
 
 /// A rate for messages: four significant digits.
@@ -133,15 +186,15 @@ pub fn fmt_rate(r: f64) -> String {
 mod tests {
     use super::*;
 
-    fn knee(k: f64) -> impl FnMut(f64) -> Result<Verdict<f64>, String> {
-        move |r| Ok(if r <= k { Verdict::Holds(r) } else { Verdict::Misses(format!("over {k}")) })
+    fn knee(k: f64) -> impl FnMut(f64) -> Result<(Verdict<f64>, f64), String> {
+        move |r| Ok((if r <= k { Verdict::Holds(r) } else { Verdict::Misses(format!("over {k}")) }, libm::log(r / k)))
     }
 
     #[test]
     fn finds_a_knee_above_the_start_within_tolerance_and_budget() {
         let f = search(RateBounds::new(1.0), knee(13.7)).unwrap();
         assert!(f.rate <= 13.7 && f.rate >= 13.7 / 1.02, "{}", f.rate);
-        assert!(f.probes.len() <= 16);
+        assert!(f.probes.len() <= 24);
         assert!(f.upper.unwrap() > 13.7);
     }
 
@@ -160,7 +213,7 @@ mod tests {
     #[test]
     fn no_knee_within_the_octaves_reports_a_lower_bound() {
         let f = search(RateBounds { max_octaves: 3, ..RateBounds::new(1.0) }, knee(1e9)).unwrap();
-        assert_eq!(f.rate, 8.0);
+        assert!((f.rate - 8.0).abs() < 1e-9, "{}", f.rate);
         assert!(f.upper.is_none());
     }
 
@@ -169,11 +222,29 @@ mod tests {
         let mut calls = 0;
         let f = search(RateBounds { max_probes: 5, ..RateBounds::new(1.0) }, |r| {
             calls += 1;
-            Ok(if r <= 100.0 { Verdict::Holds(()) } else { Verdict::Misses(String::new()) })
+            Ok((if r <= 100.0 { Verdict::Holds(()) } else { Verdict::Misses(String::new()) }, f64::NAN))
         });
         assert!(f.is_ok());
         assert_eq!(calls, 5);
-        let e = search(RateBounds::new(1.0), |_| Err::<Verdict<()>, _>("KV cache too small".into())).unwrap_err();
+        let e = search(RateBounds::new(1.0), |_| Err::<(Verdict<()>, f64), _>("KV cache too small".into())).unwrap_err();
         assert_eq!(e, "KV cache too small");
+    }
+
+    #[test]
+    fn the_answer_does_not_depend_on_the_warm_start() {
+        // A knee shaped like a queue's (the TTFT margin shoots up past it).
+        let steep = |k: f64| move |r: f64| -> Result<(Verdict<f64>, f64), String> {
+            let m = if r < k { libm::log(0.2 + 0.8 * r / k) } else { 5.0 * (r / k - 1.0) + 1e-9 };
+            Ok((if r <= k { Verdict::Holds(r) } else { Verdict::Misses("over".into()) }, m))
+        };
+        let cold = search(RateBounds::new(8.0), steep(3.3)).unwrap();
+        for warm in [-200, -40, -3, 0, 5, 30, 140] {
+            let f = search(RateBounds { warm: Some(warm), ..RateBounds::new(8.0) }, steep(3.3)).unwrap();
+            assert_eq!((f.index, f.rate), (cold.index, cold.rate), "warm {warm}");
+            assert!(f.upper.unwrap() / f.rate < 1.02);
+        }
+        // From a nearby warm start it takes few probes.
+        let near = search(RateBounds { warm: Some(cold.index), ..RateBounds::new(8.0) }, steep(3.3)).unwrap();
+        assert!(near.probes.len() <= 5, "{:?}", near.probes);
     }
 }

@@ -73,6 +73,9 @@ struct DeploymentObjective {
     /// Capacity mode (`crate::stages::capacity`): the requests' arrivals at 1 req/s and the
     /// first rate probed; None prices at the scenario's own load.
     capacity: Option<(Vec<f64>, f64)>,
+    /// The grid index of the last configuration's sustained rate: where the next rate search
+    /// starts (`crate::stages::capacity::rate`).
+    capacity_warm: Option<i32>,
 }
 
 /// (precision, tp, expert parallel, dp, redundant experts, prefill instance, speculative on,
@@ -221,7 +224,7 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
     let host = spec.host()?;
     let capacity = capacity_setup(s, &spec, &slo, &reqs, &mut notes)?;
-    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance, capacity };
+    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance, capacity, capacity_warm: None };
     obj.check_fits_somewhere(&tps, &precisions)?;
     Ok(StageSetup { space, metrics: obj.metrics(), objective: Box::new(obj), baseline, focus: Vec::new(), focus_budget: 0, notes })
 }
@@ -635,7 +638,7 @@ fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
     let tps: Vec<i64> = if s.deployment.tensor_parallel.is_empty() { vec![1, 2, 4, 8, 16] } else { s.deployment.tensor_parallel.clone() };
     let (cluster, moe_imbalance, _, cluster_names) = cluster_setup(s, &model, &device, &tps, &mut Vec::new(), &mut Vec::new())?;
     let names = stage_names(!spec.is_static(), is_moe(&model), spec.speculative.is_some(), &cluster_names);
-    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance, capacity: None })
+    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance, capacity: None, capacity_warm: None })
 }
 
 /// Every parameter the stage knows, in the order `knobs` decodes.

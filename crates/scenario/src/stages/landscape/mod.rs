@@ -22,10 +22,12 @@ use tunelab_search::{Config, Metric, Objective, Outcome, Param, Space, Value};
 
 mod report;
 mod sha256;
+mod slice;
 mod surface;
 mod toy;
 pub use report::{source_label, LandscapeReport};
 pub use sha256::sha256_hex;
+pub use slice::{optimum_in, slice_space};
 pub use surface::{Surface, MAX_SURFACE_LEVELS};
 pub use toy::{toy_function, ToyFunction, TOY_FUNCTIONS};
 // The source types and their checks are specification data; re-exported for existing paths.
@@ -388,10 +390,14 @@ pub fn stage(s: &Scenario, land: Arc<Landscape>) -> Result<StageSetup, String> {
     if s.landscape.as_ref() != Some(land.source()) {
         return Err("the landscape given was built from another source than the scenario's 'landscape'".into());
     }
+    // The scenario's slice of a cache (`space` entries), or the whole landscape.
+    let space = slice_space(s, &land)?;
+    let reference = land.reference();
+    let baseline = if space.contains(&reference) { reference } else { space.members().and_then(|m| m.first().cloned()).unwrap_or(reference) };
     Ok(StageSetup {
-        space: land.space().clone(),
+        space,
         metrics: vec![land.metric()],
-        baseline: land.reference(),
+        baseline,
         focus: Vec::new(),
         focus_budget: 0,
         notes: vec![land.describe()],

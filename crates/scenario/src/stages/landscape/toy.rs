@@ -18,6 +18,7 @@ pub const TOY_FUNCTIONS: &[ToyFunction] = &[
     ToyFunction { name: "rosenbrock", description: "Rosenbrock: a long, flat, curved valley; minimum 0 at (1, 1); values span four decades", x: (-2.0, 2.0), y: (-1.0, 3.0), f: rosenbrock },
     ToyFunction { name: "himmelblau", description: "Himmelblau: four equal minima (0) in four basins", x: (-5.0, 5.0), y: (-5.0, 5.0), f: himmelblau },
     ToyFunction { name: "ackley", description: "Ackley: a nearly flat, bumpy plateau around one narrow funnel; minimum 0 at the origin", x: (-5.0, 5.0), y: (-5.0, 5.0), f: ackley },
+    ToyFunction { name: "schwefel", description: "Schwefel: deceptive; the best minimum (0 at 420.97, 420.97) lies in a far corner, away from the next-best basins, so following the broad trend leads away from it", x: (-500.0, 500.0), y: (-500.0, 500.0), f: schwefel },
 ];
 
 /// A toy function by name.
@@ -56,6 +57,12 @@ fn ackley(x: f64, y: f64) -> f64 {
     let r = libm::sqrt(0.5 * (x * x + y * y));
     let c = 0.5 * (libm::cos(2.0 * PI * x) + libm::cos(2.0 * PI * y));
     -20.0 * libm::exp(-0.2 * r) - libm::exp(c) + std::f64::consts::E + 20.0
+}
+
+/// Schwefel in two dimensions: 418.9829 d - sum v sin(sqrt |v|) (Schwefel 1981; the standard
+/// form in Surjanovic and Bingham's test-function library).
+fn schwefel(x: f64, y: f64) -> f64 {
+    2.0 * 418.982_887_272_433_8 - x * libm::sin(libm::sqrt(libm::fabs(x))) - y * libm::sin(libm::sqrt(libm::fabs(y)))
 }
 
 /// The grid coordinates of one axis: `n` points from `lo` to `hi`, rounded to 6 decimals so the

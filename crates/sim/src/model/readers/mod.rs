@@ -123,7 +123,8 @@ fn unused_keys(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) -
     let chunks = runs.iter().any(|r| matches!(r.mixer, Mixer::Attention { chunk, .. } if chunk > 0));
     if let Some(w) = num("sliding_window") {
         let off = obj.get("use_sliding_window").and_then(Value::as_bool) == Some(false);
-        if !windows && !off && t.layers > 0 {
+        // A window no shorter than the context changes nothing (Phi-4-mini's 262144).
+        if !windows && !off && t.layers > 0 && w < t.max_position {
             note("sliding_window", w, "no layer of this reading attends within a window: every attention layer is priced over the whole context");
         }
     }

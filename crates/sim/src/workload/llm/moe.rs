@@ -19,7 +19,12 @@ use crate::workload::{GraphOp, GraphOptions, MoeDispatcher};
 /// move by all-to-all (each routed copy to its expert's rank) or by the all-gather dispatcher
 /// (the whole EP group's hidden states gathered, the local copies selected, and the combined
 /// output scattered into a group-wide buffer that is reduce-scattered back).
-pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64, m: &crate::model::MoeDesc, opts: &GraphOptions) {
+///
+/// `group_tokens` is the number of distinct tokens the whole EP group routes in this block (the
+/// rows of `tokens` on every rank that holds other tokens): `tokens x ep` when each EP rank has
+/// its own tokens, the TP group's real tokens times the DP ranks when the TP ranks split one
+/// group's tokens (a split rounded up to whole rows pads, and padding rows add no experts).
+pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64, group_tokens: u64, m: &crate::model::MoeDesc, opts: &GraphOptions) {
     let (hidden, tp, ep) = (ctx.t.hidden, ctx.plan.experts_tp(), ctx.plan.ep);
     // A latent MoE (Nemotron 3 Super) routes latent rows: the experts and the token movement
     // work at the latent width, between a down- and an up-projection at the hidden width.
@@ -34,11 +39,15 @@ pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64,
         ops.push(ctx.mm(format!("{p}.moe.latent_down"), OpClass::Moe, tokens, m.latent, hidden, Epilogue::None));
     }
     ops.push(ctx.vector(format!("{p}.moe.topk"), OpClass::Moe, VectorKind::Softmax, tokens, e));
-    let routed = tokens.saturating_mul(m.top_k).saturating_mul(ep);
-    let miss = libm::pow(1.0 - 1.0 / e as f64, routed as f64);
-    let hit_total = ((e as f64) * (1.0 - miss)).ceil().clamp(1.0, e as f64) as u64;
+    let routed = group_tokens.max(1).saturating_mul(m.top_k);
+    // Each token picks top_k distinct experts: an expert is missed by all of them with
+    // probability (1 - top_k / E)^tokens.
+    let hit = 1.0 - libm::pow((1.0 - m.top_k as f64 / e as f64).max(0.0), group_tokens.max(1) as f64);
+    let hit_total = ((e as f64) * hit).ceil().clamp(1.0, e as f64) as u64;
     let slots = ctx.plan.expert_slots(e);
-    let hit_local = ceil_div(hit_total, ep).min(slots / ep).max(1);
+    // The busiest rank's hit experts (the ranks meet at the combine, so it sets the pace).
+    let per_rank = (slots / ep).max(1);
+    let hit_local = (libm::round(busiest_rank_hits(per_rank, hit, ep)) as u64).clamp(1, per_rank);
     let mean = routed as f64 / hit_total as f64;
     let per_expert = (mean * balanced_imbalance(opts.moe_imbalance, ctx.plan.redundant_experts, ep)).ceil().clamp(1.0, routed.max(1) as f64) as u64;
     let copies = tokens.saturating_mul(m.top_k);
@@ -121,6 +130,26 @@ pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64,
     }
 }
 
+/// The expected largest number of hit experts on one of `ranks` ranks holding `per_rank`
+/// experts each, every expert hit with probability `hit` (independently): E[max] of `ranks`
+/// Binomial(per_rank, hit) counts, sum over j >= 1 of 1 - P(count < j)^ranks. One rank: the mean.
+pub fn busiest_rank_hits(per_rank: u64, hit: f64, ranks: u64) -> f64 {
+    let q = hit.clamp(0.0, 1.0);
+    if q >= 1.0 || ranks <= 1 {
+        return per_rank as f64 * q;
+    }
+    let n = per_rank as f64;
+    let mut pmf = libm::pow(1.0 - q, n);
+    let mut cdf = pmf;
+    let mut sum = 0.0;
+    for j in 1..=per_rank {
+        sum += 1.0 - libm::pow(cdf.min(1.0), ranks as f64);
+        pmf *= (n - j as f64 + 1.0) / j as f64 * q / (1.0 - q);
+        cdf += pmf;
+    }
+    sum
+}
+
 /// The busiest expert's load over the mean after EPLB: `redundant` extra copies over `ep` ranks
 /// go to the hottest experts, and a hot expert with a copy on another rank has its tokens split
 /// between the two. With at least one redundant slot per rank (DeepSeek's deployment: 32
@@ -159,4 +188,25 @@ fn fp32_scatter_add(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, local_rows: u64,
     ops.push(v("combine_fp32_cast", VectorKind::Cast, local_rows, h, ctx.vec));
     ops.push(v("combine_scatter_add_fp32", VectorKind::Elementwise, local_rows, h, f32));
     ops.push(v("combine_fp32_to_bf16", VectorKind::Cast, group_rows, h, f32));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::busiest_rank_hits;
+
+    #[test]
+    fn the_busiest_rank_holds_more_hit_experts_than_the_mean_and_never_more_than_it_has() {
+        // Kimi-K2 on 16 ranks (384 experts, 24 per rank): one token hits 8 experts, the
+        // busiest rank about 2 of them; eight tokens about 60 (3.7 per rank on average), the
+        // busiest about 7.
+        let one = busiest_rank_hits(24, 8.0 / 384.0, 16);
+        let eight = busiest_rank_hits(24, 1.0 - (1.0f64 - 8.0 / 384.0).powi(8), 16);
+        assert!((1.6..2.3).contains(&one), "{one}");
+        assert!((6.0..8.5).contains(&eight), "{eight}");
+        // Every expert hit: every rank is full; one rank: the mean.
+        assert_eq!(busiest_rank_hits(24, 1.0, 16), 24.0);
+        assert!((busiest_rank_hits(128, 0.25, 1) - 32.0).abs() < 1e-9);
+        // More ranks, same per-rank load: the busiest of more is busier.
+        assert!(busiest_rank_hits(24, 0.1, 64) > busiest_rank_hits(24, 0.1, 8));
+    }
 }
