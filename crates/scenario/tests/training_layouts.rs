@@ -38,7 +38,7 @@ fn dualpipev_idles_less_than_1f1b_and_keeps_a_little_more_activation_memory() {
         "Llama-2-7B tp2 pp4, 16 micro-batches: 1F1B {:.0} ms (bubble {:.1}%), DualPipe-V {:.0} ms (bubble {:.1}%); memory {:.1} vs {:.1} GiB",
         one.step_time_ms, one.bubble_fraction * 100.0, dual.step_time_ms, dual.bubble_fraction * 100.0, one.memory_gib, dual.memory_gib
     );
-    assert!(dual.step_time_ms < one.step_time_ms && dual.bubble_fraction < one.bubble_fraction * 0.6);
+    assert!(dual.step_time_ms < one.step_time_ms && dual.bubble_fraction < one.bubble_fraction * 0.75);
     assert!(dual.memory_gib > one.memory_gib && dual.memory_gib < one.memory_gib * 1.2);
     // Fewer than 2 pp micro-batches: refused with the field named.
     let mut few = point(Recompute::None, true, 0);
