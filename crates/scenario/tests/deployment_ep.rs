@@ -146,15 +146,17 @@ fn expert_parallel_at_tp4_spreads_whole_experts_and_prices_the_all_to_alls() {
 /// scheduling, serving-host.json schedule_ahead_steps), so each closed-loop client's next request
 /// reaches a busy engine after the step already scheduled and waits one ~41 ms decode step more:
 /// queue mean 57 -> 94 ms, TTFT p90 161 -> 216 ms, output throughput 327.7 -> 326.4 tokens/s.
-const BEFORE_SCHEDULER: [f64; 21] = [326.44498273805283, 215.8082850112489, 41.86818881911103, 81.61124568451321, 57.6, 1.8382940044158085, 0.009100867132881905, 150.02546363474616, 0.031288338120343304, 131.1029840993072, 748.3244315758499, 41.0100985838695, 43.37599113601571, 40.27170343254595, 40.27170343254595, 71.61434102129027, 94.29763735979694, 1.3288487451683335, 1.3288487451683335, 0.0, 0.1704558519539163];
+/// Re-pinned by issue 43 on purpose (b213b29): a routed-expert block counts the TP group's real
+/// tokens (not the rounded-up split's padding rows) and the busiest rank's expected hit experts;
+/// throughput, TTFT and TPOT (metrics 0-4) do not move, four secondary metrics move by under 0.2%.
+const BEFORE_SCHEDULER: [f64; 21] = [326.44498273805283, 215.8082850112489, 41.86818881911103, 81.61124568451321, 57.6, 1.8375869251860486, 0.009100867132881905, 149.96775801800783, 0.031280717970099015, 131.1029840993072, 748.3244315758499, 41.0100985838695, 43.37599113601571, 40.27170343254595, 40.27170343254595, 71.61434102129027, 94.29763735979694, 1.3288487451683335, 1.3288487451683335, 0.0, 0.17070979043260381];
 const BEFORE_STATIC: [f64; 21] = [452.37060709515976, 678.2028530693954, 32.72, 113.09265177378994, 57.6, 1.418380073757961, 0.009100867132881905, 160.40836376439157, 0.04096474013702486, 678.2028530693954, 678.2028530693954, 32.72, 32.72, 32.72, 32.72, 32.72, 0.0, 1.7670726839654678, 1.7670726839654678, 0.0, 0.1587748743524728];
 
 fn close(got: &[f64], want: &[f64]) {
     // The stage appends metrics over time (issue 21: the means); the ones pinned here come first.
     assert!(got.len() >= want.len());
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() <= 1e-9 * w.abs().max(1.0), "metric {i}: {g} vs {w} before");
-    }
+    let off: Vec<String> = got.iter().zip(want).enumerate().filter(|(_, (g, w))| (*g - *w).abs() > 1e-9 * w.abs().max(1.0)).map(|(i, (g, w))| format!("metric {i}: {g} vs {w} before")).collect();
+    assert!(off.is_empty(), "{}", off.join("; "));
 }
 
 #[test]

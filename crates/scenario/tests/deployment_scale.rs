@@ -112,9 +112,11 @@ fn deepseek_v3_serves_on_two_a3_nodes_with_wide_ep_and_eplb_costs_memory() {
     with.push(("redundant_experts", i(32)));
     let eplb = ok(evaluate(&s, &with));
     assert!(metric(&plain, "tokens_per_s") > 0.0 && metric(&plain, "tpot_ms") > 0.0);
-    // 9 experts per die instead of 8: more weight memory; the busiest expert's load halves
-    // its excess, so a decode step is no slower.
-    assert!(metric(&eplb, "tpot_p50_ms") <= metric(&plain, "tpot_p50_ms") * 1.0001, "{} vs {}", metric(&eplb, "tpot_p50_ms"), metric(&plain, "tpot_p50_ms"));
+    // 9 experts per die instead of 8. Since issue 43 (b213b29) a decode step
+    // reads the busiest rank's expected hit experts: at 32 x 32 decode tokens every expert is hit,
+    // so the die reads 9 experts instead of 8, while the busiest expert's excess halves. The step
+    // may be a little slower, never by more than the ninth expert's share.
+    assert!(metric(&eplb, "tpot_p50_ms") <= metric(&plain, "tpot_p50_ms") * 9.0 / 8.0, "{} vs {}", metric(&eplb, "tpot_p50_ms"), metric(&plain, "tpot_p50_ms"));
     // Without expert parallelism the experts would be tensor-split over dp x tp: refused.
     let off = evaluate(&s, &[("tp", i(1)), ("dp", i(32)), ("expert_parallel", st("off"))]);
     assert!(matches!(&off, Outcome::Infeasible(w) if w.contains("expert_parallel")), "{off:?}");
