@@ -36,9 +36,10 @@ pub fn ModelBanner() -> impl IntoView {
         identity.set(None);
         let Some(text) = text else { return };
         ask(Question::Model { text }, move |r| {
-            // An answer about a model the scenario no longer has is dropped.
-            if key.with_untracked(|now| *now == k) {
-                identity.set(match r {
+            // An answer about a model the scenario no longer has is dropped, and so is one that
+            // arrives after the banner was taken off the page (its signals are disposed then).
+            if key.try_with_untracked(|now| *now == k) == Some(true) {
+                identity.try_set(match r {
                     Ok(Answer::Model { facts }) => facts.identity,
                     _ => None,
                 });

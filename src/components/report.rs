@@ -48,8 +48,9 @@ pub fn ReportPanel() -> impl IntoView {
         let Some((s, best, has_best)) = ctx.with_session(|x| x.run().scenario().clone()).zip(base.get_untracked()).map(|(s, r)| (s, r.best_config, r.best_strategy.is_some())) else { return };
         ask(Question::ReportModel { scenario: Box::new(s), best, has_best }, move |r| match r {
             Ok(Answer::ReportModel { parts: p }) => {
-                if parts_key.with_untracked(|now| now.as_ref() == Some(&k)) {
-                    parts.set(Some((k, p)));
+                // Dropped when the scenario moved on or the report left the page meanwhile.
+                if parts_key.try_with_untracked(|now| now.as_ref() == Some(&k)) == Some(true) {
+                    parts.try_set(Some((k, p)));
                 }
             }
             Ok(_) => {}

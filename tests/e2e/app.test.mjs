@@ -23,6 +23,8 @@ test('load a model, tune, share the link, and match the CLI', async (t) => {
   await page.click('text=Paste, upload or drop a model');
   await page.fill('[data-testid=model-text]', JSON.stringify(config));
   await page.click('[data-testid=use-model]');
+  // The engine worker reads the pasted model (the page links no model reader): wait for its answer.
+  await page.waitForFunction(() => document.querySelector('[data-testid=model]')?.value === 'custom', null, { timeout: 10000 }).catch(() => {});
   assert.equal(await page.inputValue('[data-testid=model]'), 'custom');
   assert.equal(await page.$('[data-testid=error]'), null, 'the model loads without an error');
 

@@ -98,7 +98,7 @@ test('the teaching layout races strategies on the pipeline', async () => {
   // One timeline row per strategy's best beside the baseline's.
   const panel = await page.textContent('[data-testid=pipeline-panel]');
   // (The chart repeats a row's label in each segment's tooltip: count the strategies named.)
-  const names = new Set([...panel.matchAll(/([a-z]+) best: [0-9]+ ms/g)].map((m) => m[1]));
+  const names = new Set([...panel.matchAll(/([a-z]+) best: [0-9.]+ m?s/g)].map((m) => m[1]));
   console.log(`pipeline rows: ${JSON.stringify([...names])}`);
   assert.deepEqual([...names].sort(), ['bayes', 'genetic', 'random'], 'each racing strategy has its best call on the timeline');
   assert.equal(names.size, lanes);

@@ -245,7 +245,7 @@ impl Device {
         LAST.with(|l| {
             let mut l = l.borrow_mut();
             if l.len() >= KEPT {
-                l.remove(0);
+                drop(l.remove(0));
             }
             l.push((text.to_string(), d.clone()));
         });
