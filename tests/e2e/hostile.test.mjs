@@ -94,6 +94,8 @@ test('knowledge base: a corrupt store is set aside, a saved case survives a relo
   await setInput(page, 'budget', 8);
   await runToDone(page);
   await page.click('[data-testid=kb-save]');
+  // A case's key reads the model, which the engine worker answers: wait for the saved case.
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=kb-cases] li').length > 0, null, { timeout: 10000 }).catch(() => {});
   assert.equal(await page.$$eval('[data-testid=kb-cases] li', (l) => l.length), 1);
   // Transfer: the next run starts from the saved case's trials.
   await page.check('[data-testid=kb-warm]');
