@@ -11,5 +11,6 @@ pub mod impact;
 pub mod plan;
 pub mod report;
 pub mod report_csv;
+pub mod report_export;
 pub mod report_markdown;
 pub mod train_diagnosis;
