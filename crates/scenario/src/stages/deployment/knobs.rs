@@ -72,6 +72,9 @@ pub(super) fn knobs_named(names: &[String], c: &Config) -> Result<Knobs, String>
     k.scale.redundant = int("redundant_experts", 0)?;
     k.scale.prefill_tp = int("prefill_tp", k.tp)?.max(1);
     k.scale.prefill_pp = int("prefill_pp", 1)?.max(1);
+    k.scale.prefill_cp = int("prefill_cp", 1)?.max(1);
+    k.scale.decode_cp = int("decode_cp", 1)?.max(1);
+    k.scale.pp = int("pp", 1)?.max(1);
     k.scale.dynamic_chunks = match get("prefill_chunking").and_then(|v| v.as_str()) {
         None | Some("static") => false,
         Some("dynamic") => true,

@@ -81,8 +81,8 @@ struct DeploymentObjective {
 }
 
 /// (precision, tp, expert parallel, dp, redundant experts, prefill instance, speculative on,
-/// pre-expanded collectives).
-type PricerKey = (Precision, u64, bool, u64, u64, bool, u64, bool);
+/// pre-expanded collectives, decode context parallel).
+type PricerKey = (Precision, u64, bool, u64, u64, bool, u64, bool, u64);
 
 /// The deployment space's parameter names, in order: the scheduler's two only with the
 /// scheduler, `expert_parallel` only for a mixture-of-experts model,
@@ -333,6 +333,9 @@ impl DeploymentObjective {
         let mut p = self.plan_unpiped(k, tp, dp, prefill);
         if prefill {
             p.pp = k.scale.prefill_pp.max(1);
+        } else if k.scale.pd.is_none() {
+            // A co-located rank's pipeline stages (`scale::pp_serve`).
+            p.pp = k.scale.pp.max(1);
         }
         p
     }
@@ -342,7 +345,12 @@ impl DeploymentObjective {
             return super::scale::plan(tp, dp, k.expert_parallel, k.scale.redundant, Some(p.placement));
         }
         let placement = self.cluster.as_ref().map(|c| c.placement).or_else(|| tunelab_sim::topology::Placement::of(&self.device, false).ok());
-        super::scale::plan(tp, dp, k.expert_parallel, k.scale.redundant, placement)
+        let mut p = super::scale::plan(tp, dp, k.expert_parallel, k.scale.redundant, placement);
+        // Decode context parallel: the decode side's (or a colocated engine's) cache sharding.
+        if !prefill {
+            p.dcp = k.scale.decode_cp.max(1);
+        }
+        p
     }
 
     fn plan(&self, k: &Knobs) -> ParallelPlan {
@@ -362,18 +370,21 @@ impl DeploymentObjective {
     /// whatever the number of draft tokens (see `pricer_at`).
     fn pricer_key(&self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> PricerKey {
         // A pipelined prefill instance prices one stage's layers: its own pricer per depth.
-        let pp = if prefill { k.scale.prefill_pp.max(1) } else { 1 };
-        (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, k.spec_k.min(1) + 2 * (pp - 1), options::collectives_pre_expanded(&self.spec, &self.host, k.graph_launch))
+        let pp = if prefill { k.scale.prefill_pp.max(1) } else { self.colocated_pp(k) };
+        let dcp = if prefill { 1 } else { k.scale.decode_cp.max(1) };
+        (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, k.spec_k.min(1) + 2 * (pp - 1), options::collectives_pre_expanded(&self.spec, &self.host, k.graph_launch), dcp)
     }
 
     /// The step pricer of a rank of `tp` chips in `dp` ranks (`prefill`: a disaggregated
     /// prefill instance's, kept apart from the decode side's).
     fn pricer_at(&mut self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> &mut StepPricer {
         let plan = self.plan_side(k, tp, dp, prefill);
-        let opts = self.opts(k);
+        let mut opts = self.opts(k);
         // A heterogeneous layout's prefill side prices on its own chip (and memo: the operator
         // memo is one chip's).
         let other = self.cluster.as_ref().and_then(|c| c.prefill.as_ref()).filter(|_| prefill).map(|p| &p.device);
+        // The engine's MoE exchange per step, on the side's chip generation.
+        opts.moe_comm = options::moe_comm(&self.spec, other.unwrap_or(&self.device), &self.model, tp);
         let (model, device, mode, host) = (&self.model, other.unwrap_or(&self.device), self.mode, self.host);
         // An engine that reads each sequence's whole KV allocation (torchair's fixed cache):
         // the static batch allocates prompt plus output; the scheduler the longest request.
@@ -384,9 +395,11 @@ impl DeploymentObjective {
         // and the draft's are the same for every k (verify attention is keyed by its k + 1
         // positions), so only the setting is swapped (`serving_features::stage::retune`).
         let key = self.pricer_key(k, tp, dp, prefill);
+        let pipeline = if prefill { 1 } else { self.colocated_pp(k) };
         let p = self.pricers.entry(key).or_insert_with(|| {
             let mut p = StepPricer::new(model.clone(), device.clone(), plan, opts, mode, host);
             p.allocated_ctx = allocated;
+            p.pipeline = pipeline;
             // Checked in setup (`serving_features::stage::extend`), so this cannot fail here.
             p.spec = super::serving_features::stage::spec_pricing(model, device, spec, k.spec_k, plan, opts, mode, host).ok().flatten();
             if other.is_none() {
@@ -422,6 +435,10 @@ impl DeploymentObjective {
                 return Ok(Err("redundant_experts (EPLB) need expert_parallel on".into()));
             }
         }
+        if k.scale.decode_cp > 1 && k.scale.pd.is_none() && k.spec_k > 0 {
+            // vLLM-Ascend's context parallel guide: speculative decoding with DCP on P/D disaggregation only.
+            return Ok(Err("decode_cp with speculative decoding: vLLM-Ascend supports DCP with speculative decoding in P/D disaggregation only, not in a colocated (PD-mixed) deployment".into()));
+        }
         match k.scale.pd {
             Some(_) if self.spec.is_static() => Ok(Err("disaggregated serving needs the scheduler (deployment.serving.mode), not the static simple mode".into())),
             Some(xy) => self.serve_disagg(k, &opts, &plan, xy),
@@ -434,8 +451,13 @@ impl DeploymentObjective {
     fn chips(&self, k: &Knobs) -> u64 {
         match (&self.cluster, k.scale.pd) {
             (Some(c), Some(_)) => c.chips + c.prefill_chips(),
-            _ => k.tp * k.scale.dp.max(1),
+            _ => k.tp * k.scale.dp.max(1) * k.scale.pp.max(1),
         }
+    }
+
+    /// Pipeline stages of a co-located rank (1 on a disaggregated layout's decode side).
+    fn colocated_pp(&self, k: &Knobs) -> u64 {
+        if k.scale.pd.is_none() { k.scale.pp.max(1) } else { 1 }
     }
 
     fn eval(&mut self, c: &Config) -> Result<Result<Vec<f64>, String>, String> {
