@@ -29,29 +29,15 @@ def out_of_reach(r, reason, chip=None):
 
 # Why each row that stays out stays out: what its source leaves unstated, or what Tunelab lacks.
 REASONS = {
-    "srv-vllm-nemotron3-super-120b-8x910b3-tp8-eager": "Nemotron-3-Super is a hybrid Mamba-2/attention MoE: its Mamba-2 layers are modelled (the Nemotron-H reader), but no verbatim public config of Nemotron-3-Super is bundled",
-    "srv-vllm-nemotron3-super-120b-8x910b3-tp8-fulldecode": "Nemotron-3-Super is a hybrid Mamba-2/attention MoE: its Mamba-2 layers are modelled (the Nemotron-H reader), but no verbatim public config of Nemotron-3-Super is bundled",
-    "srv-vllm-qwen3.5-397b-w8a8-a3-tp16-mm480p-c64": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
-    "srv-vllm-qwen3.5-397b-w8a8-2xa2-tp8dp2-mm480p-c64": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
-    "srv-vllm-qwen3.5-397b-w8a8-a3-tp16-text8k-c7": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
-    "srv-vllm-qwen3.5-397b-w8a8-2xa2-tp8dp2-text8k-c7": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
-    "srv-vllm-minimax-m2.5-a3-3.5k1k-bs217": "the source contradicts itself on the launch (header TP16 at bs16, label bs=217, example commands TP4 x DP4 with EAGLE-3) and leaves the weights (bf16 or W8A8) open; no MiniMax-M2.5 config is bundled",
-    "srv-vllm-minimax-m2.5-2xa2-190k-c4-prefix": "no MiniMax-M2.5 config is bundled (its lightning/softmax attention mix is not loaded)",
     "srv-vllm-hy3-preview-a3-tp16-mtp-c1": "no Hy3-preview config is bundled, and the MTP acceptance, which sets TPOT per token, is not reported",
-    "srv-vllm-deepseek-v3.1-a3-2p1d-3.5k1.5k": "the concurrency, the quantisation and whether MTP is on are not in the result block (the 2P1D layout and the DeepSeek-V3 architecture are expressible)",
-    "srv-vllm-deepseek-v3.2-a3-1p1d-64k3k": "the concurrency is not stated and '533tps' has no unit basis; DeepSeek-V3.2's sparse attention (DSA) at 64K is what sets the step",
     "srv-vllm-deepseekocr2-a2-1080p-256": "the source contradicts itself on the hardware (A2-313T in the result, A3 in the table below), the concurrency is not stated and no DeepSeek-OCR-2 config is bundled",
-    "srv-vllm-qwen3-vl-8b-tp1-rate1": "no Qwen3-VL-8B config is bundled (Qwen3-VL-4B is), and the chip is not stated (a community training cluster)",
     "srv-vllm-qwen3-omni-30b-a3b-tp2-rate1": "no Qwen3-Omni config is bundled and the measured platform is not stated (the doc lists A3 or A2 cards)",
-    "srv-vllm-kimi-k2.6-w4a16-16x910b-c64": "the launch flags contradict each other (--enable-acl-graph with --enforce-eager), 64 clients at 83 ms TPOT cannot give 46.6 tokens/s, and Kimi-K2.6's config (555B per the doc) is not bundled",
     "srv-vllm-qwen3-32b-2x910b4-v011-vs-v013": "the output length and the weights' dtype are not stated (BF16 Qwen3-32B does not fit 2 x 32 GB 910B4), so neither the closed loop nor the memory plan can be set; the release pair is listed, not compared",
     "trn-modellink-yi-34b-tp8pp2": "no verbatim public Yi-34B config is bundled",
-    "trn-modellink-codellama-34b-tp8pp2": "no verbatim public CodeLlama-34B config is bundled",
     "trn-modellink-aquila2-7b-tp8-fp16": "no verbatim public Aquila2-7B config is bundled",
     "trn-modellink-aquila2-34b-tp8pp2": "no verbatim public Aquila2-34B config is bundled",
     "trn-modellink-gemma-7b-8k-tp8": "no verbatim public Gemma-7B config is bundled (its 256K vocabulary and GeGLU differ from the bundled families)",
     "trn-modellink-qwen1.5-14b-8k-tp4pp2": "no verbatim public Qwen1.5-14B config is bundled",
-    "trn-modellink-internlm-7b-tp8": "no verbatim public InternLM-7B config is bundled",
     "trn-mindspeedllm-llama2-7b-32k-cp4-tflops": "packed samples with reset attention masks: the attention cost at 32K is that of the packed documents, whose lengths (the dataset's actual_seq_len) the source does not state, nor the micro-batch or recomputation; the training stage prices packed documents (training.document_len) and reports model TFLOP/s per chip (Megatron's throughput-per-GPU convention) once they are known",
     "trn-mindspeedmm-qwen2.5vl-72b-a3-64npu-128k-video": "'端到端tps' has no stated basis (per NPU is physically impossible, per job or per DP replica both possible) and the video tokens per sample are not stated",
     "trn-mindspeedmm-deepseekvl2-800TA2-32npu": "the parallel layout and sample length live in example scripts the row does not restate",
@@ -325,10 +311,14 @@ def convert_deepep_ll(r):
     return rows
 
 
+# ModelLink rows whose model is bundled (assets/models/SOURCES.md for the set-3 additions).
+MODELLINK_MODELS = {"Mistral-7B": "mistral-7b", "Qwen1.5-7B": "qwen1.5-7b", "CodeLlama-34B": "codellama-34b", "InternLM-7B": "internlm-7b"}
+
+
 def convert_modellink(r):
     """ModelLink example-README pretraining throughput (tokens/s per NPU), Megatron's schedule."""
     st, m = r["setup"], r["measured"]
-    model = {"Mistral-7B": "mistral-7b", "Qwen1.5-7B": "qwen1.5-7b"}.get(st["model"].split(",")[0])
+    model = MODELLINK_MODELS.get(st["model"].split(",")[0])
     npus = int(st["npus"])
     tp, pp = int(st["tp"]), int(st.get("pp", 1))
     flags = st.get("flags", "")
@@ -405,6 +395,9 @@ def convert_serving3(r):
           "srv-vllm-qwq32b-tp4-bs1-graph-v091-vs-v011": convert_qwq_pair,
           "inf-mindie-bge-reranker-large-800ia2-300iduo": convert_reranker}.get(rid)
     if fn is None:
+        import convert_set3_serving
+        fn = convert_set3_serving.CONVERTERS.get(rid)
+    if fn is None:
         return out_of_reach(r, REASONS.get(rid, "no conversion for this row"), A3 if "A3" in r["chip"] else None)
     return fn(r)
 
@@ -429,7 +422,7 @@ def convert_kontext_lora(r):
 
 
 def convert_training3(r):
-    if r["id"] in ("trn-modellink-mistral-7b-32k-tp8", "trn-modellink-qwen1.5-7b-8k-tp8"):
+    if r["id"].startswith("trn-modellink-") and r["setup"]["model"].split(",")[0] in MODELLINK_MODELS:
         return convert_modellink(r)
     if r["id"] == "trn-mindspeedmm-flux-kontext-lora-8p-1024":
         return convert_kontext_lora(r)
