@@ -29,16 +29,15 @@ def out_of_reach(r, reason, chip=None):
 
 # Why each row that stays out stays out: what its source leaves unstated, or what Tunelab lacks.
 REASONS = {
+    "srv-vllm-qwen3-32b-2x910b4-v011-vs-v013": "the weights' type and the output length are not stated, and the two readings of the chips disagree: BF16 Qwen3-32B (65 GB) does not fit 2 x 32 GB 910B4, so either W8A8 (whose predicted TPOT at 16 concurrent 2K prompts, 95 ms, is about twice the measured 51 ms) or 64 GB 910B4 boards (not a bundled profile) ran it; comparing it would choose the reading by its error",
     "srv-vllm-hy3-preview-a3-tp16-mtp-c1": "no Hy3-preview config is bundled, and the MTP acceptance, which sets TPOT per token, is not reported",
     "srv-vllm-deepseekocr2-a2-1080p-256": "the source contradicts itself on the hardware (A2-313T in the result, A3 in the table below), the concurrency is not stated and no DeepSeek-OCR-2 config is bundled",
     "srv-vllm-qwen3-omni-30b-a3b-tp2-rate1": "no Qwen3-Omni config is bundled and the measured platform is not stated (the doc lists A3 or A2 cards)",
-    "srv-vllm-qwen3-32b-2x910b4-v011-vs-v013": "the output length and the weights' dtype are not stated (BF16 Qwen3-32B does not fit 2 x 32 GB 910B4), so neither the closed loop nor the memory plan can be set; the release pair is listed, not compared",
     "trn-modellink-yi-34b-tp8pp2": "no verbatim public Yi-34B config is bundled",
     "trn-modellink-aquila2-7b-tp8-fp16": "no verbatim public Aquila2-7B config is bundled",
     "trn-modellink-aquila2-34b-tp8pp2": "no verbatim public Aquila2-34B config is bundled",
     "trn-modellink-gemma-7b-8k-tp8": "no verbatim public Gemma-7B config is bundled (its 256K vocabulary and GeGLU differ from the bundled families)",
     "trn-modellink-qwen1.5-14b-8k-tp4pp2": "no verbatim public Qwen1.5-14B config is bundled",
-    "trn-mindspeedllm-llama2-7b-32k-cp4-tflops": "packed samples with reset attention masks: the attention cost at 32K is that of the packed documents, whose lengths (the dataset's actual_seq_len) the source does not state, nor the micro-batch or recomputation; the training stage prices packed documents (training.document_len) and reports model TFLOP/s per chip (Megatron's throughput-per-GPU convention) once they are known",
     "trn-mindspeedmm-qwen2.5vl-72b-a3-64npu-128k-video": "'端到端tps' has no stated basis (per NPU is physically impossible, per job or per DP replica both possible) and the video tokens per sample are not stated",
     "trn-mindspeedmm-deepseekvl2-800TA2-32npu": "the parallel layout and sample length live in example scripts the row does not restate",
     "trn-mindspeedmm-qwen-image-edit-lora-8p": "the resolution is not in the table and no Qwen-Image pipeline is bundled",
@@ -421,7 +420,36 @@ def convert_kontext_lora(r):
     return row
 
 
+# Llama2-7B 32K fine-tuning with context parallelism (MindSpeed-LLM's long-sequence fine-tuning
+# doc): ring (megatron_cp_algo) against Ulysses at TP2 x CP4, TFLOP/s per NPU.
+CP_SCRIPT = "Ascend/MindSpeed-LLM@bffb73d7 examples/mcore/llama2/tune_llama2_7b_full_pack_32k.sh"
+
+
+def convert_cp4(r):
+    st, m = r["setup"], r["measured"]
+    space = fixed(tp=2, pp=1, cp=4, dp=1, micro_batch=1, precision="bf16", sequence_parallel="on", optimizer_sharding="distributed_optimizer")
+    row = {"stage": "training", "model": "llama-2-7b", "chip": "910B2", "chip_note": "SKU not stated; compared against 910B2",
+           "scenario": {"workload": {"micro_batch": 1, "seq_len": int(st["seq_len"]), "global_batch": int(st["global_batch"])},
+                        "training": {"chips": 8, "gradient_accumulation_fusion": False, "overlap_grad_reduce": True, "overlap_param_gather": True},
+                        "space": space},
+           "values": [], "variants": [], "weight": 0.5}
+    for algo, key, mem in (("ring", "TFLOPS_per_npu_megatron_cp_algo", "memory_megatron_cp"), ("ulysses", "TFLOPS_per_npu_ulysses_cp_algo", "memory_ulysses_cp")):
+        row["variants"].append({"suffix": algo, "space": {}, "scenario": {"training": {"context_parallel_algo": algo}},
+                                "values": [dict(value(key, m[key]["value"], "TFLOP/s", "model_tflops_per_chip"), unit_stated=m[key]["unit"]),
+                                           skip(mem, m[mem]["value"], m[mem]["unit"], "memory is not compared")]})
+    row["conversion_note"] = ("Llama2-7B (the bundled llama-2-7b) fine-tuned at 32K on 8 NPUs, TP2 x CP4, gbs 16, ring (megatron_cp_algo) against Ulysses "
+                              "attention; the doc's table gives no launch script, so the same repository's Llama2-7B 32K TP2/CP4 packed fine-tuning "
+                              "script gives the rest (" + CP_SCRIPT + "): micro-batch 1, bf16, --sequence-parallel, --use-distributed-optimizer, "
+                              "--overlap-grad-reduce / --overlap-param-gather, no recomputation, flash attention. The packed documents' lengths "
+                              "(the dataset's actual_seq_len under --reset-attention-mask) are not stated: the sequence is priced as one 32K "
+                              "document, an upper bound on attention time, while the TFLOP/s convention (6N + 12LHQT per token) counts the full "
+                              "sequence either way; weight 0.5")
+    return row
+
+
 def convert_training3(r):
+    if r["id"] == "trn-mindspeedllm-llama2-7b-32k-cp4-tflops":
+        return convert_cp4(r)
     if r["id"].startswith("trn-modellink-") and r["setup"]["model"].split(",")[0] in MODELLINK_MODELS:
         return convert_modellink(r)
     if r["id"] == "trn-mindspeedmm-flux-kontext-lora-8p-1024":

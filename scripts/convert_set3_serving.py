@@ -264,3 +264,4 @@ CONVERTERS.update({
     "srv-vllm-deepseek-v3.1-a3-2p1d-3.5k1.5k": convert_dsv31_2p1d,
     "srv-vllm-deepseek-v3.2-a3-1p1d-64k3k": convert_dsv32_1p1d,
 })
+
