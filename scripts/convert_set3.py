@@ -40,7 +40,6 @@ REASONS = {
     "trn-modellink-qwen1.5-14b-8k-tp4pp2": "no verbatim public Qwen1.5-14B config is bundled",
     "trn-mindspeedmm-qwen2.5vl-72b-a3-64npu-128k-video": "'端到端tps' has no stated basis (per NPU is physically impossible, per job or per DP replica both possible) and the video tokens per sample are not stated",
     "trn-mindspeedmm-deepseekvl2-800TA2-32npu": "the parallel layout and sample length live in example scripts the row does not restate",
-    "trn-mindspeedmm-qwen-image-edit-lora-8p": "the resolution is not in the table and no Qwen-Image pipeline is bundled",
     "trn-mindspeedmm-flux2-dreambooth-lora-8p-1024": "no FLUX.2 pipeline is bundled (FLUX.1-dev is; FLUX.2's transformer differs)",
     "trn-mindspeedmm-hidream-full-ft-8p": "the resolution is not stated and no HiDream pipeline is bundled",
     "trn-mindspeedmm-sana-full-ft-8p": "the resolution is not stated and no Sana pipeline is bundled",
@@ -447,7 +446,33 @@ def convert_cp4(r):
     return row
 
 
+def convert_qwen_image_edit_lora(r):
+    """Qwen-Image-Edit LoRA (MindSpeed-MM examples/diffsynth/qwen_image_edit, DiffSynth path): the
+    README's FPS with the directory's launch script (train_qwen_image_edit_lora.sh @37ccda36:
+    max_pixels 262144, --lora_rank 32, --use_gradient_checkpointing, edit_image as an extra input;
+    accelerate_config.yaml: DeepSpeed ZeRO-2, bf16, 8 processes)."""
+    from convert_measurements import finetune_row
+    m = r["measured"]
+    note = ("Qwen-Image-Edit LoRA rank 32 on 8 NPUs, bf16, DeepSpeed ZeRO-2, gradient checkpointing (MindSpeed-MM@37ccda36 "
+            "examples/diffsynth/qwen_image_edit/train_qwen_image_edit_lora.sh and accelerate_config.yaml); images at most max_pixels "
+            "262144 (512 x 512's area; the dataset's own sizes are not stated, so 512 x 512), each sample a target and its edit image "
+            "(the reference tokens the qwen-image-edit pipeline adds), the text encoder and the VAE run every step (nothing cached). "
+            "The README's FPS is the script's batch_size (8) x 8 processes x it/s, but the script never passes batch_size to DiffSynth's "
+            "train.py, whose DataLoader yields one sample per step (DiffSynth-Studio@db124fa6 diffsynth/trainers/utils.py "
+            "launch_training_task: DataLoader(dataset, shuffle=True, collate_fn=lambda x: x[0])): the prediction is one sample per "
+            "step per NPU and is multiplied by the script's 8 (copies 8) to read as the README's figure; weight 0.5; chip: Atlas 900 "
+            "A2 PODc, SKU not stated, compared against 910B2")
+    row = finetune_row(r, "", "qwen-image-edit", 8, 1, 1, {"resolution": 512, "lora_rank": 32, "framework": "deepspeed"},
+                       dict(precision="bf16", optimizer_sharding="zero2", recompute="full", sequence_parallel="off"),
+                       [dict(value("FPS", m["FPS"]["value"], "samples/s", "samples_per_s"), unit_stated=m["FPS"]["unit"], copies=8)], note)
+    row["chip"], row["chip_note"] = A2_UNSTATED
+    row["weight"] = 0.5
+    return row
+
+
 def convert_training3(r):
+    if r["id"] == "trn-mindspeedmm-qwen-image-edit-lora-8p":
+        return convert_qwen_image_edit_lora(r)
     if r["id"] == "trn-mindspeedllm-llama2-7b-32k-cp4-tflops":
         return convert_cp4(r)
     if r["id"].startswith("trn-modellink-") and r["setup"]["model"].split(",")[0] in MODELLINK_MODELS:
