@@ -7,6 +7,8 @@ Chips: the A3 rows are Atlas 800 A3 nodes, 16 dies each (the bundled 910C profil
 an A2 row that names no SKU is compared against 910B2 (or 910B4 for an 800I A2, the set-1 rule).
 """
 
+import json
+import os
 import re
 
 from convert_measurements import (OP_SCENARIO, fixed, one_op_graph, skip, value, with_hccl_expansion)
@@ -14,6 +16,32 @@ from convert_measurements import (OP_SCENARIO, fixed, one_op_graph, skip, value,
 A3 = ("910C", "Atlas 800 A3 node: 16 Ascend 910C dies (8 packages x 2); the 910C profile is one die")
 A2_UNSTATED = ("910B2", "SKU not stated (an Atlas A2 image or server); compared against the 64 GB-class 910B2 profile, as for the unstated A2 rows of sets 1 and 2")
 A2_800I = ("910B4", "Atlas 800I A2 without a SKU: the set-1 rule (the set's 800I A2 rows that name the SKU say 910B4)")
+
+
+# Model configs a row carries inline (the measurement file holds the verbatim config; the app does
+# not bundle them): each a public copy named in assets/measurements/models/SOURCES.md, or a test
+# fixture named in crates/sim/tests/data/models/SOURCES.md. Their types have no reader of their
+# own or keys no reader uses yet, so they stay out of the app's model list (whose test admits
+# no guessed type or unread key).
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROW_ONLY_MODELS = {
+    "codellama-34b": "assets/measurements/models/codellama-34b.config.json",
+    "internlm-7b": "assets/measurements/models/internlm-7b.config.json",
+    "aquila2-7b": "assets/measurements/models/aquila2-7b.config.json",
+    "aquila2-34b": "assets/measurements/models/aquila2-34b.config.json",
+    "gemma-7b": "assets/measurements/models/gemma-7b.config.json",
+    "minimax-m2.5": "crates/sim/tests/data/models/minimax-m2.5.config.json",
+    "nemotron-3-super-120b-a12b": "crates/sim/tests/data/models/nemotron-3-super-120b-a12b-fp8.config.json",
+}
+
+
+def model_ref(model):
+    """A bundled model's id, or the inline config of a row-only model."""
+    path = ROW_ONLY_MODELS.get(model)
+    # Python's bare Infinity / NaN (Nemotron-H's time_step_limit) become the strings the model
+    # loader's own pre-pass makes of them (crates/sim/src/model/readers/pyjson.rs), so the
+    # measurement file stays strict JSON.
+    return json.load(open(os.path.join(ROOT, path)), parse_constant=str) if path else model
 
 
 def all_skipped(m, why="row not expressible"):
@@ -33,11 +61,6 @@ REASONS = {
     "srv-vllm-hy3-preview-a3-tp16-mtp-c1": "no Hy3-preview config is bundled, and the MTP acceptance, which sets TPOT per token, is not reported",
     "srv-vllm-deepseekocr2-a2-1080p-256": "the source contradicts itself on the hardware (A2-313T in the result, A3 in the table below), the concurrency is not stated and no DeepSeek-OCR-2 config is bundled",
     "srv-vllm-qwen3-omni-30b-a3b-tp2-rate1": "no Qwen3-Omni config is bundled and the measured platform is not stated (the doc lists A3 or A2 cards)",
-    "trn-modellink-yi-34b-tp8pp2": "no verbatim public Yi-34B config is bundled",
-    "trn-modellink-aquila2-7b-tp8-fp16": "no verbatim public Aquila2-7B config is bundled",
-    "trn-modellink-aquila2-34b-tp8pp2": "no verbatim public Aquila2-34B config is bundled",
-    "trn-modellink-gemma-7b-8k-tp8": "no verbatim public Gemma-7B config is bundled (its 256K vocabulary and GeGLU differ from the bundled families)",
-    "trn-modellink-qwen1.5-14b-8k-tp4pp2": "no verbatim public Qwen1.5-14B config is bundled",
     "trn-mindspeedmm-qwen2.5vl-72b-a3-64npu-128k-video": "'端到端tps' has no stated basis (per NPU is physically impossible, per job or per DP replica both possible) and the video tokens per sample are not stated",
     "trn-mindspeedmm-deepseekvl2-800TA2-32npu": "the parallel layout and sample length live in example scripts the row does not restate",
     "trn-mindspeedmm-flux2-dreambooth-lora-8p-1024": "no FLUX.2 pipeline is bundled (FLUX.1-dev is; FLUX.2's transformer differs)",
@@ -310,7 +333,19 @@ def convert_deepep_ll(r):
 
 
 # ModelLink rows whose model is bundled (assets/models/SOURCES.md for the set-3 additions).
-MODELLINK_MODELS = {"Mistral-7B": "mistral-7b", "Qwen1.5-7B": "qwen1.5-7b", "CodeLlama-34B": "codellama-34b", "InternLM-7B": "internlm-7b"}
+MODELLINK_MODELS = {"Mistral-7B": "mistral-7b", "Qwen1.5-7B": "qwen1.5-7b", "CodeLlama-34B": "codellama-34b", "InternLM-7B": "internlm-7b",
+                    "Yi-34B": "yi-34b", "Aquila2-7B": "aquila2-7b", "Aquila2-34B": "aquila2-34b", "Qwen1.5-14B": "qwen1.5-14b", "Gemma-7B": "gemma-7b"}
+
+
+# What each bundled config is, where it is not the measured checkpoint's own file (SOURCES.md).
+MODELLINK_CONFIG_NOTES = {
+    "qwen1.5-14b": "Qwen1.5-14B as the Qwen1.5-14B-Chat config Qwen publishes (the chat model keeps the base model's widths)",
+    "aquila2-7b": "Aquila2-7B as BAAI's config at the stored revision (vocabulary 143973); the README downloads the repository's main at run time, whose vocabulary in mid-2024 is not recorded",
+    "aquila2-34b": "Aquila2-34B as BAAI's config at the stored revision (vocabulary 143973); the README downloads the repository's main at run time, whose vocabulary in mid-2024 is not recorded",
+    "gemma-7b": "Gemma-7B as the config of a full fine-tune of google/gemma-7b (same widths; the original repository's file was not reachable); Gemma's tied embedding is not stated in the file",
+    "codellama-34b": "CodeLlama-34B as mlc-llm's preset of its config (vocabulary 32016 there; fine-tunes of CodeLlama-34b-hf publish 32000), carried inline",
+    "internlm-7b": "InternLM-7B as mlc-llm's InternLM(-Chat)-7B preset (the same widths), carried inline; its QKV/O biases are not read",
+}
 
 
 def convert_modellink(r):
@@ -323,7 +358,7 @@ def convert_modellink(r):
     space = fixed(tp=tp, pp=pp, dp=npus // (tp * pp), micro_batch=int(st["micro_batch"]), precision="fp16" if "fp16" in flags else "bf16",
                   sequence_parallel="on" if "sequence-parallel" in flags else "off",
                   optimizer_sharding="distributed_optimizer" if "distributed optimizer" in flags else "zero0")
-    row = {"stage": "training", "model": model,
+    row = {"stage": "training", "model": model_ref(model),
            "scenario": {"workload": {"micro_batch": int(st["micro_batch"]), "seq_len": int(st["seq_len"]), "global_batch": int(st["global_batch"])},
                         "training": {"chips": npus, "gradient_accumulation_fusion": False}, "space": space}}
     vals = []
@@ -336,6 +371,8 @@ def convert_modellink(r):
             vals.append(skip(k, v["value"], v["unit"], "memory is not compared"))
     row["values"] = vals
     notes = ["ModelLink 2024 example README: the flags the row lists (%s); --no-gradient-accumulation-fusion as every ModelLink example script of the time passes" % flags]
+    if model in MODELLINK_CONFIG_NOTES:
+        notes.append(MODELLINK_CONFIG_NOTES[model])
     if model == "mistral-7b":
         notes.append("Mistral's 4096-token sliding window is priced as full causal attention over the 32K sequence (Tunelab's flash attention has no window), an upper bound on its attention time")
     row["conversion_note"] = "; ".join(notes)

@@ -6,6 +6,7 @@ default for that release, named in the row's note; no value is tuned per row.
 """
 
 from convert_measurements import fixed, skip, value, with_hccl_expansion
+from convert_set3 import model_ref
 
 A3 = ("910C", "Atlas 800 A3 node: 16 Ascend 910C dies (8 packages x 2); the 910C profile is one die")
 A2_UNSTATED = ("910B2", "SKU not stated (an Atlas A2 image or server); compared against the 64 GB-class 910B2 profile, as for the unstated A2 rows of sets 1 and 2")
@@ -102,7 +103,7 @@ def convert_nemotron(r):
     serving = {"mode": "scheduler", "engine": "vllm-ascend", "arrival": "burst", "length_distribution": "fixed", "block_size": 128}
     if graph:
         serving["graph_mode"] = "full_decode_only"
-    row = {"stage": "deployment", "model": "nemotron-3-super-120b-a12b", "chip": "910B3", "chip_note": "910B3 stated by the source (8 per server, 64 GiB each)",
+    row = {"stage": "deployment", "model": model_ref("nemotron-3-super-120b-a12b"), "chip": "910B3", "chip_note": "910B3 stated by the source (8 per server, 64 GiB each)",
            "scenario": {"workload": {"batch": 4, "input_len": 256, "output_len": 512},
                         "deployment": {"tile_operators": False, "serving": serving},
                         "space": fixed(batch=int(st["max_num_seqs"]), precision="bf16", tp=int(st["tp"]), launch="graph" if graph else "eager",
@@ -117,7 +118,7 @@ def convert_nemotron(r):
                                     "scenario": {"workload": {"input_len": inp, "output_len": out},
                                                  "deployment": {"serving": {"max_concurrency": c, "requests": waves * c}}},
                                     "values": vals})
-    row["conversion_note"] = ("NVIDIA-Nemotron-3-Super-120B-A12B (the bundled config: aiconfigurator's verbatim copy of the FP8 checkpoint's config.json, the "
+    row["conversion_note"] = ("NVIDIA-Nemotron-3-Super-120B-A12B (its config carried inline: aiconfigurator's verbatim copy of the FP8 checkpoint's config.json, the sim test fixture nemotron-3-super-120b-a12b-fp8, the "
                               "same hybrid Mamba-2/attention MoE as the BF16 checkpoint measured) in BF16 on one 8 x 910B3 server at TP8, max_num_seqs 4, "
                               "1024 tokens per step, chunked prefill; %s; each cell is vllm bench serve with --max-concurrency C and C prompts per wave "
                               "(prefill 32768/1 one wave, decode 256/512 and mixed 8192/512 two waves), --ignore-eos. The FP32 Mamba state cache is "
@@ -153,14 +154,14 @@ def convert_minimax(r):
                 vals.append(skip(k, v["value"], v["unit"], "an input of the run (deployment.serving.prefix_cache_hit_rate 0.85), not a result"))
             else:
                 vals.append(serving_value(k, v))
-        return {"stage": "deployment", "model": "minimax-m2.5", "chip": "910B2",
+        return {"stage": "deployment", "model": model_ref("minimax-m2.5"), "chip": "910B2",
                 "chip_note": "Atlas 800I A2 without a SKU: compared against the 64 GB 910B2, not the set-1 rule's 32 GB 910B4 (MiniMax-M2.5's 229B bf16 weights and two 190K contexts do not fit 16 x 32 GB)",
                 "scenario": {"workload": {"batch": 128, "input_len": 194544, "output_len": 1024},
                              "deployment": {"tile_operators": False, "cluster": {"nodes": 2, "data_parallel": [2]}, "precisions": ["bf16"], "serving": serving},
                              "space": fixed(batch=128, precision="bf16", tp=8, dp=2, launch="graph", max_num_batched_tokens=VLLM_DEFAULT_TOKENS,
                                             chunked_prefill="on", expert_parallel="on")},
                 "values": vals, "weight": 0.5,
-                "conversion_note": ("MiniMax-M2.5 (the bundled config: aiconfigurator's verbatim copy of its config.json) on two Atlas 800I A2 nodes, "
+                "conversion_note": ("MiniMax-M2.5 (its config carried inline: aiconfigurator's verbatim copy of its config.json, the sim test fixture minimax-m2.5) on two Atlas 800I A2 nodes, "
                                     "one TP8 DP rank per node with expert parallelism, FULL_DECODE_ONLY, max_num_seqs 128 as stated; vllm bench serve "
                                     "prefix_repetition, 175104-token shared prefix + 19440-token suffix = 194544 in, 1024 out, 16 prompts at "
                                     "--max-concurrency 4, the stated 85% prefix hit as deployment.serving.prefix_cache_hit_rate; weights not stated "
@@ -169,13 +170,13 @@ def convert_minimax(r):
     # A3 3.5k/1k at 217 concurrent requests; the header says TP16.
     serving = {"mode": "scheduler", "engine": "vllm-ascend", "arrival": "burst", "max_concurrency": 217, "requests": 217,
                "length_distribution": "fixed", "block_size": 128}
-    return {"stage": "deployment", "model": "minimax-m2.5", "chip": A3[0], "chip_note": A3[1],
+    return {"stage": "deployment", "model": model_ref("minimax-m2.5"), "chip": A3[0], "chip_note": A3[1],
             "scenario": {"workload": {"batch": VLLM_DEFAULT_SEQS, "input_len": 3584, "output_len": 1024},
                          "deployment": {"tile_operators": False, "cluster": {"nodes": 1}, "precisions": ["bf16"], "serving": serving},
                          "space": fixed(batch=VLLM_DEFAULT_SEQS, precision="bf16", tp=16, dp=1, launch="graph", max_num_batched_tokens=VLLM_DEFAULT_TOKENS,
                                         chunked_prefill="on", expert_parallel="on")},
             "values": [serving_value(k, v) for k, v in m.items()], "weight": 0.2,
-            "conversion_note": ("MiniMax-M2.5 (the bundled config) on one A3 node at TP16 as the section header states, expert parallelism on, "
+            "conversion_note": ("MiniMax-M2.5 (its config carried inline, as the sibling row) on one A3 node at TP16 as the section header states, expert parallelism on, "
                                 "217 requests of 3.5K (3584) / 1K at once ('3.5k/1k@bs=217'); weights bf16 (the doc's first option); no speculation "
                                 "(the header's launch names none; the doc's separate TP4 x DP4 example adds EAGLE-3); graph launch with the release's "
                                 "default capture; max_num_seqs and tokens per step not stated: " + VLLM_DEFAULTS_NOTE + ". Weight 0.2: the shared "
