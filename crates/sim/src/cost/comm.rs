@@ -68,11 +68,13 @@ pub fn full_mesh(d: &Device, l: Link, ranks: u64) -> bool {
     l == Link::Hccs && d.hccs_links > 1 && ranks.saturating_sub(1) <= d.hccs_links as u64
 }
 
-/// Sustained bytes per microsecond and per-step latency of a link (efficiency applied).
-fn rate(d: &Device, l: Link) -> (f64, f64) {
+/// Sustained bytes per microsecond and per-step latency of a link (efficiency applied; `aiv`:
+/// the AIV row kernels' share on the HCCS-class links instead of HCCL's).
+fn rate(d: &Device, l: Link, aiv: bool) -> (f64, f64) {
     let (gbs, lat, _) = link(d, l);
     // The die-to-die and SuperPOD links run the same HCCS/UB protocol as inside a node.
     let eff = match l {
+        Link::Hccs | Link::DieToDie | Link::SuperPod if aiv => d.aiv_link_efficiency,
         Link::Hccs | Link::DieToDie | Link::SuperPod => d.hccs_efficiency,
         Link::InterNode => d.internode_efficiency,
         Link::Pcie => 1.0,
@@ -94,6 +96,16 @@ pub fn all_to_all_us(d: &Device, bytes: u64, ranks: u64, l: Link) -> Result<f64,
 
 /// `Op::Comm` entry point.
 pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeasible> {
+    estimate_as(op, tiling, d, false)
+}
+
+/// The wire part of a MoE row kernel (`cost::moe_comm`): the collective's alpha-beta cost at
+/// the AIV kernels' sustained share of the link (`aiv_link_efficiency`).
+pub fn estimate_aiv(op: &Op, d: &Device) -> Result<Estimate, Infeasible> {
+    estimate_as(op, &Tiling::Default, d, true)
+}
+
+fn estimate_as(op: &Op, tiling: &Tiling, d: &Device, aiv: bool) -> Result<Estimate, Infeasible> {
     let Op::Comm { kind, bytes, ranks, link: l, algorithm } = *op else {
         return Err(Infeasible::new("not a collective"));
     };
@@ -112,7 +124,7 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
     if gbs <= 0.0 {
         return Err(Infeasible::new(format!("{} has no {name} link in its profile", d.name)));
     }
-    let (mut bw, lat) = rate(d, l);
+    let (mut bw, lat) = rate(d, l, aiv);
     // A full mesh (A2: one HCCS link to each of the node's peers) gives a group of n ranks n - 1
     // of the chip's `hccs_links` links: a TP2 all-reduce crosses one link, not all seven.
     if l == Link::Hccs && d.hccs_links > 1 {

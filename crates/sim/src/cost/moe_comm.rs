@@ -36,7 +36,9 @@
 //!     per expert, latency only), and the host reads the counts back to size the output before
 //!     it launches the data kernel: one host round trip (`eager_host_us_per_launch`).
 //!
-//! Only the share that leaves the rank crosses the link ((p - 1) / p, `comm::steps_and_bytes`).
+//! Only the share that leaves the rank crosses the link ((p - 1) / p, `comm::steps_and_bytes`),
+//! at the row kernels' own sustained share of the link (`aiv_link_efficiency`, kernel library;
+//! HCCL's all-to-all keeps `hccs_efficiency`).
 //! Not modelled: the growth of the normal mode's time with the EP size beyond what the link
 //! share explains (the README's dispatch slows 2.6x from EP8 to EP128 while its bytes per rank
 //! stay the same; docs/fidelity.md lists the residuals).
@@ -176,9 +178,13 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
             if bytes > (1u64 << 50) as f64 {
                 return Err(Infeasible::new(format!("the {} moves {bytes:.3e} bytes, beyond what the model handles (2^50)", phase_name(phase))));
             }
-            let comm = |b: u64, a| super::comm::estimate(&Op::Comm { kind: CommKind::AllToAll, bytes: b, ranks, link, algorithm: a }, &Tiling::Default, d);
+            let rows = rows_kernel(form);
+            let comm = |b: u64, a| {
+                let c = Op::Comm { kind: CommKind::AllToAll, bytes: b, ranks, link, algorithm: a };
+                if rows { super::comm::estimate_aiv(&c, d) } else { super::comm::estimate(&c, &Tiling::Default, d) }
+            };
             let e = comm(bytes as u64, algorithm)?;
-            if !rows_kernel(form) {
+            if !rows {
                 return Ok(e);
             }
             // Phases in series: (layout exchange, host round trip), stage, wire, reduce.
