@@ -128,6 +128,9 @@ pub struct Device {
     /// each NPU reaches each peer over its own link (7), so a collective over n ranks of the node
     /// uses n - 1 of them; 1 where a switch gives every group the whole rate.
     pub hccs_links: u32,
+    /// 1 when the node's NPUs reach each other through switches (Atlas A3's UB CLOS), so any
+    /// in-node group is a full mesh for HCCL's Mesh algorithm; 0 for point-to-point links.
+    pub hccs_switched: f64,
     /// The system around the chip (issue 22): NPUs per node (8 on Atlas 800 A2, 16 dies on
     /// Atlas 800 A3), dies per package (2 on the 910C: each die is one NPU to software), the
     /// die-to-die link inside a package (0 GB/s: none) and the SuperPOD fabric that joins
@@ -215,7 +218,7 @@ const NUMERIC: &[Field] = &[
     n("superpod_gbs", 'z', 0.0, 1.0e6), n("superpod_latency_us", 'z', 0.0, 100_000.0),
     n("internode_efficiency", 'r', 0.01, 1.0), n("cube_fp32_rate", 'r', 0.01, 1.0),
     n("cube_int4_rate", 'f', 0.01, 8.0),
-    n("hccs_links", 'u', 1.0, 64.0),
+    n("hccs_links", 'u', 1.0, 64.0), n("hccs_switched", 'z', 0.0, 1.0),
 ];
 
 /// The plausible range of a numeric profile field (None: not a numeric field).
@@ -398,6 +401,7 @@ impl Device {
             cube_fp32_rate: n("cube_fp32_rate"),
             cube_int4_rate: n("cube_int4_rate"),
             hccs_links: n("hccs_links") as u32,
+            hccs_switched: n("hccs_switched"),
             bounds, kernel_library: lib_name,
             sources, source_texts, derived: Derived::default(),
         };
