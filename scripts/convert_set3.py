@@ -279,28 +279,33 @@ def moe_op(kind, form, st, ep, dt_bytes):
 
 
 def convert_deepep_normal(r):
-    """Normal dispatch/combine: 4096 tokens per rank, hidden 7168, top-8; 'bottleneck bandwidth'
-    = the bytes a rank sends / time. As one all-to-all per rank of tokens x top-k x hidden x dtype
-    bytes (INT8 dispatch, BF16 combine), priced on the link the EP group crosses; one row per
-    (EP, direction), each compared as the tool's rate (a one-point sweep)."""
+    """Normal dispatch/combine: 4096 tokens per rank, hidden 7168, top-8; one row per (EP,
+    direction), each compared as the tool's rate (a one-point sweep) on the link the EP group
+    crosses. The rate is the tool's own: tests/python/deepep/test_intranode.py at the README's
+    commit (sgl-kernel-npu@b2e93094, 'Add performace of normal and low latency dispatch/combine
+    comm') prints dispatch_bf16_recv_bytes / t for both directions, where
+    dispatch_bf16_recv_bytes = recv_x.numel() x 2: the BF16 bytes of the rows a rank receives,
+    one row per (token, expert) pair (the output is expanded per local expert), whatever the
+    wire type; with experts uniform that is tokens x top-k x hidden x 2 per rank."""
     st, m = r["setup"], r["measured"]
     rows = []
     for k, v in m.items():
         kind, ep = re.match(r"(dispatch|combine)_bw_EP(\d+)", k).groups()
         ep = int(ep)
         dt_bytes = 1 if kind == "dispatch" else 2
-        nbytes = int(st["tokens_per_batch"] * st["topk"] * st["hidden"] * dt_bytes)
+        # The tool counts BF16 bytes in both directions (see the docstring).
+        nbytes = int(st["tokens_per_batch"] * st["topk"] * st["hidden"] * 2)
         op = moe_op(kind, "deepep_normal", st, ep, dt_bytes)
         pt = {"model": one_op_graph("moe_" + kind, op, "int8" if dt_bytes == 1 else "bf16"), "work": float(nbytes)}
         rows.append({"id": "%s/%s-EP%d" % (r["id"], kind, ep), "stage": "operator", "chip": A3[0], "chip_note": A3[1] + "; the SuperPOD fabric beyond 16 dies",
                      "scenario": {"operator": dict(OP_SCENARIO["operator"], timing="device"), "workload": {"batch": 1}},
                      "sweep": [pt], "model": pt["model"], "family": "moe_comm",
                      "values": [dict(value(k, v["value"], "GB/s", "best_rate"), unit_stated=v["unit"])],
-                     "conversion_note": ("DeepEP normal %s at EP%d as the moe_comm operator in its deepep_normal form (a layout exchange, then each token once per "
-                                         "destination rank, every peer at once) of %d tokens x top-%d x hidden %d at %d B per element (%s) on the %s; the rate is "
-                                         "compared as tokens x top-k x hidden x wire bytes / time (INT8 dispatch, BF16 combine: the bytes on the link); the tool's test at a "
-                                         "later commit (sgl-kernel-npu@00eb22b tests/python/deepep/test_intranode.py) divides recv_x.numel() x 2 (BF16 bytes of the rows a rank "
-                                         "receives, duplicates per expert included) by the time, which would read the dispatch rows as twice the bytes" % (
+                     "conversion_note": ("DeepEP normal %s at EP%d as the moe_comm operator in its deepep_normal form (DeepEP-Ascend's CAM kernels: a row per (token, expert) "
+                                         "pair, every peer at once) of %d tokens x top-%d x hidden %d at %d B per element (%s) on the %s; the rate is compared in the "
+                                         "tool's own definition: its test at the README's commit (sgl-kernel-npu@b2e93094 tests/python/deepep/test_intranode.py) divides "
+                                         "recv_x.numel() x 2 (the BF16 bytes of the rows a rank receives, a row per (token, expert)) by the time in both directions, so "
+                                         "the work is tokens x top-k x hidden x 2 even for the INT8 dispatch" % (
                                              kind, ep, st["tokens_per_batch"], st["topk"], st["hidden"], dt_bytes,
                                              "INT8" if dt_bytes == 1 else "BF16", "node's HCCS" if ep <= 16 else "SuperPOD fabric"))})
     return rows
