@@ -26,6 +26,22 @@ pub struct Args {
     /// Write the measurement rows (tunelab-measurements/1) here.
     #[arg(long, value_name = "rows.json")]
     out: Option<String>,
+    /// Calibrate the framework layer (the launch engine's host costs in
+    /// assets/constants/serving-host.json) from the rows, with leave-one-source-out errors.
+    #[arg(long)]
+    calibrate: bool,
+    /// Evaluations of the calibration's fit.
+    #[arg(long, default_value_t = 200)]
+    budget: usize,
+    /// Evaluations of each leave-one-source-out refit (0: none).
+    #[arg(long, default_value_t = tunelab_scenario::calibrate::DEFAULT_LOO_BUDGET)]
+    loo_budget: usize,
+    /// Seed of the calibration's search.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Write the fitted engine fields (serving-host.json shape, each with its fit) here.
+    #[arg(long, value_name = "engine.json", requires = "calibrate")]
+    engine_out: Option<String>,
 }
 
 /// "inf" or a positive number of requests per second.
@@ -86,6 +102,17 @@ pub fn main(a: Args) -> Result<(), String> {
     print!("{}", rep.to_text());
     for u in &rep.unexpressed {
         println!("  not compared: {} {}: {}", u.id, u.metric, u.reason);
+    }
+    if a.calibrate {
+        let opts = tunelab_scenario::calibrate::Options { budget: a.budget, loo_budget: a.loo_budget, seed: a.seed, ..Default::default() };
+        let digest = tunelab_scenario::fidelity::MeasurementSet::digest_of(&serde_json::to_string(&set).map_err(|e| e.to_string())?);
+        let fit = benchruns::calibrate::calibrate_framework(&set, &digest, &opts)?;
+        println!();
+        print!("{}", fit.to_text());
+        if let Some(out) = &a.engine_out {
+            std::fs::write(out, serde_json::to_string_pretty(&fit.engine_fields).map_err(|e| e.to_string())? + "\n").map_err(|e| format!("--engine-out {out}: {e}"))?;
+            eprintln!("wrote the fitted {} fields to {out}", fit.engine);
+        }
     }
     Ok(())
 }

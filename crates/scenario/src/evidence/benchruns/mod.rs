@@ -19,6 +19,7 @@
 //! Tunelab does not read are reported as warnings, never dropped silently.
 
 pub mod aisbench;
+pub mod calibrate;
 pub mod common;
 pub mod mindie;
 pub mod sglang;
