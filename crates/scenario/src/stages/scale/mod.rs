@@ -12,8 +12,10 @@
 
 pub mod disagg;
 pub mod export;
+pub mod flags;
 pub mod launch;
 pub mod pipeline;
+pub mod sglang;
 
 use crate::spec::cluster::{parse_layout, ClusterOptions};
 use serde::Deserialize;
