@@ -7,9 +7,10 @@
 //! - data parallelism over nodes (`--data-parallel-size-local`, `--data-parallel-address`,
 //!   `--data-parallel-rpc-port`, `--data-parallel-start-rank`, `--headless`): vLLM docs,
 //!   serving/data_parallel_deployment.md;
-//! - EPLB (`--enable-eplb`, `--eplb-config`) needs vLLM-Ascend's Model Runner V2,
-//!   `VLLM_USE_V2_MODEL_RUNNER=1` (vLLM-Ascend docs, feature_guide/
-//!   expert_parallelism_load_balancer.md);
+//! - EPLB and the other release-dependent features: the environment and arguments the target
+//!   release's argument list gives (`stages::scale::flags`; vLLM-Ascend 0.11 and 0.23:
+//!   `DYNAMIC_EPLB=true` and `--additional-config`, not Model Runner V2's `--enable-eplb`,
+//!   which only later vLLM-Ascend runs);
 //! - prefill-decode disaggregation with the Mooncake connector: the environment
 //!   (`HCCL_IF_IP`, `GLOO_SOCKET_IFNAME`, `TP_SOCKET_IFNAME`, `HCCL_SOCKET_IFNAME`,
 //!   `ASCEND_RT_VISIBLE_DEVICES`), the `--kv-transfer-config` fields and the proxy
@@ -39,7 +40,7 @@ pub struct NodeLaunch {
 }
 
 /// The whole launch.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Launch {
     pub nodes: Vec<NodeLaunch>,
     /// MindIE: config.json fields per node (the same on every node) and the rank table of a
@@ -95,25 +96,23 @@ fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 
 /// The launch of configuration `best` (parameter -> value) of a deployment scenario.
 /// `base_args`: the `vllm serve` arguments every instance shares (model first), from the
-/// report's export; data-parallel, disaggregation and EPLB arguments are added here per node.
-pub fn launch_with(s: &Scenario, best: &BTreeMap<String, Value>, base_args: &[String], mindie: serde_json::Value) -> Launch {
+/// report's export (the release's EPLB arguments included); `feature_env`: the environment the
+/// release's features need on every node (`stages::scale::flags`); data-parallel and
+/// disaggregation arguments are added here per node.
+pub fn launch_with(s: &Scenario, best: &BTreeMap<String, Value>, base_args: &[String], mindie: serde_json::Value, feature_env: &[(String, String)]) -> Launch {
     let int = |k: &str, d: i64| best.get(k).and_then(Value::as_i64).unwrap_or(d).max(0) as u64;
     let (tp, dp) = (int("tp", 1).max(1), int("dp", 1).max(1));
     let node_chips = chips_per_node(s);
     let nodes_total = s.deployment.cluster.as_ref().map_or(1, |c| c.nodes.max(1));
     let pd = best.get("pd").and_then(Value::as_str).and_then(|l| crate::spec::cluster::parse_layout(l).ok().flatten());
-    let red = int("redundant_experts", 0);
-    let mut common_env: Vec<(String, String)> = Vec::new();
-    if red > 0 {
-        common_env.push(("VLLM_USE_V2_MODEL_RUNNER".into(), "1".into()));
-    }
+    let mut common_env: Vec<(String, String)> = feature_env.to_vec();
     if s.deployment.serving.hccl_expansion == "aiv" {
         common_env.push(("HCCL_OP_EXPANSION_MODE".into(), "AIV".into()));
     }
     if nodes_total > 1 {
         common_env.extend(env(&[("HCCL_IF_IP", "$NODE_IP"), ("GLOO_SOCKET_IFNAME", "$NIC_NAME"), ("TP_SOCKET_IFNAME", "$NIC_NAME"), ("HCCL_SOCKET_IFNAME", "$NIC_NAME")]));
     }
-    let mut extra: Vec<String> = Vec::new();
+    let extra: Vec<String> = Vec::new();
     // Context parallel (vLLM-Ascend's context parallel guide): DCP on the decode side (or the
     // colocated engine), PCP on the prefill instances.
     let (pcp, dcp) = (int("prefill_cp", 1).max(1), int("decode_cp", 1).max(1));
@@ -124,9 +123,6 @@ pub fn launch_with(s: &Scenario, best: &BTreeMap<String, Value>, base_args: &[St
             // With a KV transfer the interleave is the cache's block size (default 128).
             dcp_args.extend(["--cp-kv-cache-interleave-size".into(), s.deployment.serving.block_size.max(1).to_string()]);
         }
-    }
-    if red > 0 {
-        extra.extend(["--enable-eplb".into(), "--eplb-config".into(), format!("'{{\"num_redundant_experts\":{red}}}'")]);
     }
     let mut notes = Vec::new();
     let mut out = Vec::new();
@@ -149,10 +145,14 @@ pub fn launch_with(s: &Scenario, best: &BTreeMap<String, Value>, base_args: &[St
             let pcp_args: Vec<String> = if pcp > 1 { vec!["--prefill-context-parallel-size".into(), pcp.to_string()] } else { Vec::new() };
             let kv = |role: &str, id: u64| {
                 format!(
-                    "'{{\"kv_connector\":\"MooncakeConnectorV1\",\"kv_buffer_device\":\"npu\",\"kv_role\":\"{role}\",\"kv_parallel_size\":1,\"kv_port\":\"{}\",\"engine_id\":\"{id}\",\"kv_rank\":{id},\"kv_connector_module_path\":\"vllm_ascend.distributed.mooncake_connector\",\"kv_connector_extra_config\":{{\"prefill\":{{\"dp_size\":{pdp},\"tp_size\":{ptp}}},\"decode\":{{\"dp_size\":{dp},\"tp_size\":{tp}}}}}}}'",
+                    "'{{\"kv_connector\":\"MooncakeConnectorV1\",\"kv_buffer_device\":\"npu\",\"kv_role\":\"{role}\",\"kv_parallel_size\":1,\"kv_port\":\"{}\",\"engine_id\":\"{id}\",\"kv_rank\":{id},\"kv_connector_extra_config\":{{\"prefill\":{{\"dp_size\":{pdp},\"tp_size\":{ptp}}},\"decode\":{{\"dp_size\":{dp},\"tp_size\":{tp}}}}}}}'",
                     20001 + id
                 )
             };
+            // No kv_connector_module_path: both releases register MooncakeConnectorV1 by name
+            // (vllm-ascend v0.11.0 vllm_ascend/distributed/__init__.py, v0.23.0
+            // vllm_ascend/distributed/kv_transfer/__init__.py), and the module moved between them
+            // (v0.23.0's mooncake_connector_deployment_guide.md writes none).
             // Chips are handed out in order: the prefill instances first, then the decode ones.
             let mut chip = 0;
             let (mut p_hosts, mut d_hosts) = (Vec::new(), Vec::new());

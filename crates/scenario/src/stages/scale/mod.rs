@@ -13,9 +13,11 @@
 pub mod context;
 pub mod disagg;
 pub mod export;
+pub mod flags;
 pub mod launch;
 pub mod pipeline;
 pub mod pp_serve;
+pub mod sglang;
 
 use crate::spec::cluster::{parse_layout, ClusterOptions};
 use serde::Deserialize;
