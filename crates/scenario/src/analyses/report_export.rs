@@ -217,7 +217,8 @@ pub fn export_with(s: &crate::spec::scenario::Scenario, best: &BTreeMap<String, 
                 "maxPrefillBatchSize": batch,
                 "maxPrefillTokens": prefill_tokens.max(max_len as i64),
                 "maxBatchSize": batch,
-                "maxIterTimes": s.workload.output_len.max(1),
+                // The longest output of the workload, not its mean: MindIE stops a request there.
+                "maxIterTimes": (crate::stages::scale::launch::longest_output(s) as i64).max(s.workload.output_len.max(1)),
             },
         }
     });
