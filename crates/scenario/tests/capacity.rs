@@ -203,6 +203,17 @@ fn configs(s: &Scenario) -> Vec<BTreeMap<String, Value>> {
             out.push(c);
         }
     }
+    // Context and pipeline parallelism (each level over the baseline): their flags are
+    // release-dependent (vLLM 0.9.1 has no --decode-context-parallel-size).
+    for name in ["decode_cp", "prefill_cp", "pp"] {
+        if let Some(p) = run.space().params().iter().find(|p| p.name == name) {
+            for i in 0..p.levels().unwrap_or(0) {
+                let mut c = base.clone();
+                c.insert(name.into(), p.level_value(i));
+                out.push(c);
+            }
+        }
+    }
     if let Some(p) = run.space().params().iter().find(|p| p.name == "pd") {
         // Every disaggregated layout the stage accepts with a decode side of dp 2.
         let chips = s.deployment.cluster.as_ref().map_or(0, |c| c.nodes) * 16;

@@ -254,6 +254,15 @@ pub fn export_with(s: &crate::spec::scenario::Scenario, best: &BTreeMap<String, 
     // The whole layout, node by node (scale-out arguments per node, not in `vllm_args`).
     let launch = crate::stages::scale::launch::launch_with(s, best, &args, mindie.clone(), &feature_env);
     let mut launch = launch;
+    // The per-node arguments the launch adds (data parallelism over nodes, disaggregation,
+    // context and pipeline parallelism) pass the same release check as the shared ones.
+    let mut node_notes = Vec::new();
+    for n in launch.nodes.iter_mut().filter(|n| n.command.first().map(String::as_str) == Some("vllm")) {
+        n.command = flags::keep_known(std::mem::take(&mut n.command), vlist, &mut node_notes);
+    }
+    node_notes.sort();
+    node_notes.dedup();
+    launch.notes.extend(node_notes);
     launch.notes.push(format!("written for {} (deployment.serving.engine_version; its arguments: assets/engines/flags/)", vlist.release));
     // MindIE: only the fields the release documents.
     let mut mindie = launch.mindie_config.clone();
