@@ -82,6 +82,9 @@ pub fn ServingFeaturesPanel() -> impl IntoView {
                 pair(&["auto", "piecewise", "full_decode_only"]), |s| s.deployment.serving.graph_mode.clone(), |s, v| s.deployment.serving.graph_mode = v)}
             {select("Engine release", "serving-engine-version", "The serving engine's release (assets/engines/releases.json): its defaults (graph capture, async scheduling, chunked prefill, token budget) and host costs; baseline: the release serving-host.json describes (what a link without one prices)",
                 releases(), |s| s.deployment.serving.engine_version.clone(), |s, v| s.deployment.serving.engine_version = v)}
+            {select("Expert precision", "serving-expert-precision", "A mixture-of-experts checkpoint quantised per layer group: its routed experts at this precision (e.g. w4a8 experts under w8a8 attention and shared layers, msModelSlim's mixed description), the tuned precision for every other layer; same: one precision",
+                vec![(String::new(), "same".to_string()), ("w4a8".into(), "w4a8".into()), ("w8a8".into(), "w8a8".into()), ("w4a16".into(), "w4a16".into()), ("w8a16".into(), "w8a16".into()), ("bf16".into(), "bf16".into())],
+                |s| s.deployment.serving.expert_precision.clone().unwrap_or_default(), |s, v| s.deployment.serving.expert_precision = (!v.is_empty()).then_some(v))}
             {select("HCCL expansion", "serving-hccl-expansion", "Where HCCL builds each collective's tasks (HCCL_OP_EXPANSION_MODE): auto (per call, one task to each peer; torchair's compiled graphs at compile time), aiv (the vector cores, at once: an all-reduce inside an A2 node pays the mesh's two steps)",
                 pair(&["auto", "aiv"]), |s| s.deployment.serving.hccl_expansion.clone(), |s, v| s.deployment.serving.hccl_expansion = v)}
         </fieldset>

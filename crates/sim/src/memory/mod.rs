@@ -252,9 +252,12 @@ pub fn memory_per_chip(
     let params = chip_params(model, plan);
     let workspace = workspace_bytes(plan, w.is_train());
     if !w.is_train() {
-        let weights = params
-            .linear
+        // Routed experts quantised apart (`GraphOptions::expert_precision`) at their own width.
+        let experts = opts.expert_precision.map_or(0, |_| expert_params_per_chip(model, plan).min(params.linear));
+        let expert_bits = opts.expert_precision.map_or(0, |p| p.weight().bits());
+        let weights = (params.linear - experts)
             .saturating_mul(opts.precision.weight().bits())
+            .saturating_add(experts.saturating_mul(expert_bits))
             .div_ceil(8)
             .saturating_add(params.other.saturating_mul(opts.vector_dtype().bytes()));
         let kv_cache = kv_cache_bytes(model, plan, opts, w.batch(), kv_tokens(model, w)).saturating_add(recurrent_state_bytes(model, plan, opts, w.batch()));

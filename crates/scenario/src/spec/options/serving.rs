@@ -123,6 +123,12 @@ pub struct ServingSpec {
     /// engine's baseline release, the one serving-host.json describes (old links price as before).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub engine_version: String,
+    /// Precision of a mixture-of-experts model's routed experts when the checkpoint quantises
+    /// them apart from the rest (msModelSlim's mixed description, e.g. W8A8 attention and
+    /// shared layers with W4A8 experts; vLLM-Ascend reads it from the checkpoint): "w4a8",
+    /// "w8a8", ... The tuned `precision` keeps every other layer. Absent: one precision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expert_precision: Option<String>,
 }
 
 fn is_flash(s: &String) -> bool {
@@ -167,6 +173,7 @@ impl Default for ServingSpec {
             image_size: None,
             hccl_expansion: "auto".into(),
             engine_version: String::new(),
+            expert_precision: None,
         }
     }
 }
@@ -247,6 +254,9 @@ impl ServingSpec {
             return Err(format!("{f}.graph_mode: expected auto, piecewise or full_decode_only, got '{}'", crate::spec::scenario::clip(&self.graph_mode)));
         }
         super::releases::release(&self.engine, &self.engine_version)?;
+        if let Some(p) = &self.expert_precision {
+            tunelab_sim::Precision::parse(p).map_err(|e| format!("{f}.expert_precision: {e}"))?;
+        }
         if !matches!(self.hccl_expansion.as_str(), "auto" | "aiv") {
             return Err(format!("{f}.hccl_expansion: expected auto or aiv (HCCL_OP_EXPANSION_MODE=AIV), got '{}'", crate::spec::scenario::clip(&self.hccl_expansion)));
         }

@@ -112,6 +112,9 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let w = &s.workload;
     let spec = d.serving.clone();
     spec.validate()?;
+    if spec.expert_precision.is_some() && !is_moe(&model) {
+        return Err(format!("deployment.serving.expert_precision: '{}' has no routed experts; give one precision in deployment.precisions", model.name));
+    }
     super::serving_features::stage::apply_image_size(&mut model, &spec)?;
     if let Some(v) = &model.vision {
         notes.push(format!("vision: each request carries one {0} x {0} image: {1} patches through the {2}-layer encoder, {3} tokens added to its prompt", v.image_size, v.patches(), v.encoder.layers, v.image_tokens()));
@@ -211,7 +214,7 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         // on first: data-parallel attention needs it (wide EP is how such deployments run).
         let order = if d.cluster.is_some() { ["on", "off"] } else { ["off", "on"] };
         params.push(cat_s("expert_parallel", &order.map(String::from)));
-        notes.push("expert_parallel (vLLM --enable-expert-parallel): with it on, the routed experts are spread whole over the tp ranks (ep = tp), tokens reach them by all-to-all dispatch and combine; attention stays tensor-parallel".into());
+        notes.push("expert_parallel (vLLM --enable-expert-parallel): with it on, the routed experts are spread whole over the tp ranks (ep = tp), tokens reach them by dispatch and combine as the engine picks per step (vLLM-Ascend, MindIE: MC2 for a step of at most mc2_tokens_capacity tokens per DP rank, else all-to-all on A3 or the all-gather path on A2, where MC2 also needs 16 EP ranks; other engines all-to-all), priced on the link the EP group crosses; attention stays tensor-parallel".into());
     }
     super::serving_features::stage::extend(&model, &spec, &mut params, &mut notes)?;
     let (cluster, moe_imbalance, constraints, cluster_names) = cluster_setup(s, &model, &device, &tps, &mut params, &mut notes)?;
