@@ -306,6 +306,12 @@ fn fuzz_smoke_cluster() {
         r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"prefill_tp":[4]},"tensor_parallel":[4],"max_concurrency":2}"#,
         r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"prefill_tp":[4],"prefill_pp":[2,1],"prefill_chunking":["dynamic","static"]},"tensor_parallel":[4]}"#,
         r#"{"cluster":{"nodes":2,"disaggregation":["colocated"],"prefill_pp":[0,65],"prefill_chunking":["sometimes"]}}"#,
+        // Context parallel: PCP on a PD layout's prefill side, DCP on decode; bad sizes, PCP colocated.
+        r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"prefill_tp":[4],"prefill_cp":[4,2,1],"decode_cp":[1,2]},"tensor_parallel":[4,8]}"#,
+        r#"{"cluster":{"nodes":1,"disaggregation":["colocated"],"prefill_cp":[2],"decode_cp":[0,3,65]},"tensor_parallel":[8]}"#,
+        // Co-located pipeline parallelism: over two nodes, with a PD layout (refused), bad sizes.
+        r#"{"cluster":{"nodes":2,"pipeline_parallel":[2,1]},"tensor_parallel":[4,8]}"#,
+        r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"pipeline_parallel":[2,0,65]},"tensor_parallel":[8]}"#,
     ]
     .iter()
     .map(|s| s.as_bytes().to_vec())
