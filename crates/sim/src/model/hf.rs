@@ -136,6 +136,13 @@ const IGNORED: &[&str] = &[
     "enable_moe_fp32_combine", "use_flash_attention", "use_rmsnorm", "moe_router_enable_expert_bias",
     "moe_router_enable_shared_expert", "embedding_multiplier", "logits_scaling", "residual_multiplier",
     "attention_multiplier", "qk_layernorm", "time_step_limit", "add_qk_norm", "moe_router_dtype",
+    // Qwen3.6: the activation of the Gated DeltaNet output gate (the gate's size is read).
+    "output_gate_type",
+    // GLM-5 / 5.1 / 5.2: RoPE layout of the MLA and indexer heads (numerics), the q/k head
+    // width (qk_nope_head_dim + qk_rope_head_dim, read), and the indexer's sharing rules
+    // (GLM-5.2; noted by the `glm_moe_dsa` reader).
+    "rope_interleave", "indexer_rope_interleave", "qk_head_dim", "indexer_types", "index_topk_freq",
+    "index_skip_topk_offset", "index_topk_pattern", "index_share_for_mtp_iteration", "mlp_layer_types",
 ];
 
 /// The first of `names` present (a config family's own spelling), with the name found.
@@ -158,6 +165,9 @@ pub(super) fn req_any(obj: &Obj, names: &[&str], prefix: &str) -> Result<u64, St
 /// Parses a decoder-only config (one of `KNOWN`, or an unknown type with the usual fields).
 pub(super) fn decoder(original: &Obj, prefix: &str, warnings: &mut Vec<String>) -> Result<TransformerDesc, String> {
     let model_type = original.get("model_type").and_then(Value::as_str).unwrap_or("");
+    // A family's newer spelling of a per-layer list, rewritten into the one its reader reads.
+    let upgraded = super::readers::upgrade(original, model_type, prefix)?;
+    let original = upgraded.as_ref().unwrap_or(original);
     let normalized = super::readers::normalize(original, model_type, warnings)?;
     let obj = normalized.as_ref().unwrap_or(original);
     let generic = !KNOWN.contains(&model_type) && !super::readers::is_family(model_type);
@@ -561,7 +571,14 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
             warnings.push(format!("{model_type}: the language model is read from text_config; the vision tower is not costed (text-only prompts)"));
             llm.approx.push(format!("vision tower ({model_type}): not costed; requests are priced as text-only prompts"));
         }
-        let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") { dtype } else { dtype_of(text, &mut Vec::new()) };
+        // Like Qwen3-VL, Qwen3.5-397B-A17B gives its type only in text_config ("dtype"): the
+        // top level's "no torch_dtype" guess is dropped when text_config states it.
+        let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") {
+            dtype
+        } else {
+            warnings.retain(|w| !w.contains("torch_dtype"));
+            dtype_of(text, &mut warnings)
+        };
         let family = if llm.moe.is_some() { ModelFamily::MoeLlm } else { ModelFamily::DenseLlm };
         let model = ModelDesc { name: name_of(obj, model_type), family, dtype, llm: Some(llm), vision: None, graph: Vec::new() };
         return Ok(LoadedModel { model, warnings });

@@ -128,6 +128,14 @@ pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Res
                 o.remove(*k);
             }
         }
+        "minimax_m2" => {
+            // MiniMax-M2.x lists every layer's attention kind in `attn_type_list` (read per
+            // layer by `layers::mixers`: all 1, softmax attention).
+            if !o.contains_key("attn_type_list") {
+                return Ok(None);
+            }
+            o.remove("attn_type_list");
+        }
         "step3_text" | "step3v_text" => {
             // Step-3 (vLLM Step3TextConfig, `step3_text.py`): multi-matrix factorisation
             // attention, 64 query heads of 256 through a `share_q_dim` low-rank query and one KV
@@ -234,6 +242,16 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, _prefix: &st
                 t.approx.push(format!("attention: MiMo-V2's sliding layers have {swa_kv} KV heads, its full layers {full_kv}: every layer costed with {full_kv} (the full layers' KV cache is exact; the sliding layers' 128-token cache and k/v projections are understated)"));
             }
             t.approx.push("attention: query/key heads 192 wide and value heads 128 wide costed as heads of their mean, 160 (the same parameters, FLOPs and KV bytes)".into());
+        }
+        "glm_moe_dsa" => {
+            // GLM-5.2: `indexer_types` marks the layers whose DSA indexer is `shared` (they
+            // reuse an earlier layer's key selection, `index_topk_freq`).
+            if let Some(Value::Array(a)) = obj.get("indexer_types") {
+                let shared = a.iter().filter(|e| e.as_str() == Some("shared")).count();
+                if shared > 0 {
+                    t.approx.push(format!("attention: {shared} of {} layers share an earlier layer's DSA indexer (indexer_types): each is priced and counted with its own indexer (its few million parameters and the index scores per layer are overstated)", a.len()));
+                }
+            }
         }
         "hunyuan_v1_moe" => {
             if obj.get("use_cla").and_then(Value::as_bool) == Some(true) {

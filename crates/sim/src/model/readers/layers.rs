@@ -82,11 +82,16 @@ pub fn mixers(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) ->
         }
         return Ok(Some(v));
     }
-    if let (Some(a), true, false) = (list(obj, "attn_type_list", prefix, n)?, matches!(model_type, "minimax" | "minimax_text_01" | "minimax_m1"), obj.contains_key("layer_types")) {
+    if let (Some(a), true, false) = (list(obj, "attn_type_list", prefix, n)?, matches!(model_type, "minimax" | "minimax_text_01" | "minimax_m1" | "minimax_m2"), obj.contains_key("layer_types")) {
         // MiniMax-Text-01 / M1: 0 = lightning (linear) attention, 1 = softmax attention.
+        // MiniMax-M2.x lists 1 for every layer (all softmax); a lightning layer there would
+        // have no widths (M2's reader sets none), so it is refused by name.
         let mut v = Vec::new();
         for (i, e) in a.iter().enumerate() {
             v.push(match e.as_u64() {
+                Some(0) if t.linear_attention.is_none() => {
+                    return Err(format!("field '{prefix}attn_type_list[{i}]' = 0 (lightning attention) in a {model_type} config: this family's reader has no lightning-attention widths (MiniMax-Text-01 / M1 have)"));
+                }
                 Some(0) => Mixer::Linear,
                 Some(1) => full,
                 _ => return Err(format!("field '{prefix}attn_type_list[{i}]' = {e}: expected 0 (lightning attention) or 1 (softmax attention)")),
@@ -100,7 +105,10 @@ pub fn mixers(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) ->
         let mut v = Vec::new();
         for (i, e) in a.iter().enumerate() {
             v.push(match e.as_str() {
+                // GLM-5.2: every layer DeepSeek sparse attention (MLA with the DSA indexer,
+                // whose widths the MLA reading carries).
                 Some("full_attention") | Some("attention") | Some("global") => full,
+                Some("deepseek_sparse_attention") if t.mla.as_ref().is_some_and(|m| m.sparse.is_some()) => full,
                 Some("sliding_attention") | Some("sliding_window") | Some("local") => {
                     if window == 0 {
                         return Err(format!("field '{prefix}layer_types[{i}]' is sliding_attention but '{prefix}sliding_window' is not a positive size"));
@@ -170,6 +178,16 @@ pub fn ffns(obj: &Obj, t: &TransformerDesc, prefix: &str) -> Result<Option<Vec<F
         return Ok(None);
     }
     let mut is_moe: Vec<bool> = vec![true; n as usize];
+    if let Some(a) = list(obj, "mlp_layer_types", prefix, n)? {
+        // GLM-5.2: each layer's MLP named, `dense` or `sparse` (MoE).
+        for (i, e) in a.iter().enumerate() {
+            is_moe[i] = match e.as_str() {
+                Some("sparse") | Some("moe") => true,
+                Some("dense") | Some("mlp") => false,
+                _ => return Err(format!("field '{prefix}mlp_layer_types[{i}]' = {e}: expected dense or sparse")),
+            };
+        }
+    }
     if let Some(list) = obj.get("mlp_only_layers").and_then(Value::as_array) {
         for e in list {
             let i = e.as_u64().filter(|i| *i < n).ok_or_else(|| format!("field '{prefix}mlp_only_layers' lists {e}: each entry must be a layer index below {n}"))?;

@@ -51,6 +51,44 @@ pub fn is_family(model_type: &str) -> bool {
     FAMILY_TYPES.contains(&model_type)
 }
 
+/// A family's newer spelling of a per-layer list rewritten into the one its reader reads
+/// (None: read as is). Nemotron 3 Ultra / 3.5 (transformers 5's NemotronHConfig) list each
+/// layer's block in `layers_block_type` (`mamba`, `attention`, `mlp`, `moe`) instead of the
+/// `hybrid_override_pattern` string (`M`, `*`, `-`, `E`), and may leave `num_hidden_layers` to
+/// the list's length.
+pub fn upgrade(obj: &Obj, model_type: &str, prefix: &str) -> Result<Option<Obj>, String> {
+    if model_type != "nemotron_h" || obj.contains_key("hybrid_override_pattern") {
+        return Ok(None);
+    }
+    let Some(v) = obj.get("layers_block_type") else { return Ok(None) };
+    let Some(a) = v.as_array() else {
+        return Err(format!("field '{prefix}layers_block_type' must be a list with one block name per layer, got {v}"));
+    };
+    let mut p = String::new();
+    for (i, e) in a.iter().enumerate() {
+        p.push(match e.as_str() {
+            Some("mamba") => 'M',
+            Some("attention") => '*',
+            Some("mlp") => '-',
+            Some("moe") => 'E',
+            _ => return Err(format!("field '{prefix}layers_block_type[{i}]' = {e}: expected mamba, attention, mlp or moe")),
+        });
+    }
+    let mut o = obj.clone();
+    match o.get("num_hidden_layers").and_then(Value::as_u64) {
+        Some(n) if n != a.len() as u64 => {
+            return Err(format!("field '{prefix}layers_block_type' lists {} layers, but the model has {n} ('{prefix}num_hidden_layers')", a.len()));
+        }
+        Some(_) => {}
+        None => {
+            o.insert("num_hidden_layers".into(), Value::from(a.len() as u64));
+        }
+    }
+    o.insert("hybrid_override_pattern".into(), Value::String(p));
+    o.remove("layers_block_type");
+    Ok(Some(o))
+}
+
 /// A family's config rewritten into the generic decoder's spelling (None: read as is).
 pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Result<Option<Obj>, String> {
     match model_type {
