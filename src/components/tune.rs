@@ -140,10 +140,14 @@ pub fn TunePanel() -> impl IntoView {
                 <div class="lanes">
                     {move || (0..lane_count.get()).map(|i| view! { <LaneCard i/> }).collect_view()}
                 </div>
+                </Show>
+                <Show when=at(4)>
                 <crate::components::pipeline::PipelinePanel/>
+                </Show>
                 <Show when=move || !teach() && best_detail.with(|d| d.as_ref().is_some_and(tunelab_scenario::explore::PointDetail::worth_showing))>
                     <PointView detail=best_detail title="Best configuration: engine breakdown, per-operator time, roofline"/>
                 </Show>
+                <Show when=at(4)>
                 <details class="log">
                     <summary>"Generation log"</summary>
                     <pre data-testid="log">{move || ctx.view.with(|v| v.as_ref().map(|v| v.log.join("\n")).unwrap_or_default())}</pre>
@@ -161,10 +165,10 @@ pub fn TunePanel() -> impl IntoView {
 /// appears with a race's first redraw: building all of it at once (every chart's SVG parsed and
 /// laid out, every strategy's card) was the page's longest main-thread task (17-30 ms of CPU on
 /// the llava and DeepSeek races, traced). While the race runs it is mounted in stages, each in
-/// a task of its own: the space chart; convergence and Pareto; the strategies' cards with the
+/// a task of its own: the space chart; convergence and Pareto; the strategies' cards; the
 /// pipeline, log and notes. When the run stops, pauses or steps, the rest is mounted at once,
 /// so a finished or stepped run shows everything in the same update as its status.
-const MOUNT_STAGES: u8 = 3;
+const MOUNT_STAGES: u8 = 4;
 
 fn staged_mount(ctx: &Ctx) -> RwSignal<u8> {
     let ctx = *ctx;
