@@ -552,22 +552,7 @@ fn on_message(k: usize, text: &str) {
             });
             let done = ctx.with_session(|s| s.done()).unwrap_or(false);
             match ctx.status.get_untracked() {
-                // This task decoded and absorbed the last trials; the finished view (every part
-                // of it mounted at once when the race ends within its first update) is drawn in
-                // a task of its own: together they were the longest task of the short operator
-                // races (22 ms of CPU on sd15-unet-310P3-operator, traced).
-                Status::Running if done && all_idle => {
-                    let ctx = ctx;
-                    set_timeout(
-                        move || {
-                            // (A Pause pressed meanwhile finds the race over: done all the same.)
-                            if race_id() == Some(id) && matches!(ctx.status.get_untracked(), Status::Running | Status::Paused) {
-                                finish(&ctx);
-                            }
-                        },
-                        Duration::ZERO,
-                    );
-                }
+                Status::Running if done && all_idle => finish(&ctx),
                 Status::Running => redraw_soon(&ctx),
                 _ if all_idle => {
                     ctx.publish();
