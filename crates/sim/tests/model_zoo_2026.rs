@@ -200,3 +200,20 @@ fn kimi_linear_reads_kda_and_mla_layers() {
     let e = load_model(&v.to_string()).unwrap_err();
     assert!(e.contains("linear_attn_config") && e.contains("layer 5"), "{e}");
 }
+
+/// Attention sinks are priced where they run: gpt-oss-20b's 24 layers each add one score per
+/// query row and head (an elementwise pass over batch x tokens x heads), a model without sinks
+/// has no such op.
+#[test]
+fn attention_sinks_are_priced_in_the_layers_that_have_them() {
+    use tunelab_sim::workload::{forward_graph, GraphOptions, ParallelPlan, Workload};
+    let m = load_model(include_str!("data/models/gpt-oss-20b.config.json")).unwrap().model;
+    let w = Workload::Prefill { batch: 2, input_len: 1024 };
+    let g = forward_graph(&m, &w, &ParallelPlan::default(), &GraphOptions::default()).unwrap();
+    let sinks: Vec<_> = g.ops.iter().filter(|o| o.name.ends_with(".attn.sinks")).collect();
+    assert_eq!(sinks.iter().map(|o| o.repeat).sum::<u64>(), 24, "{:?}", sinks.iter().map(|o| (&o.name, o.repeat)).collect::<Vec<_>>());
+    assert!(matches!(sinks[0].op, tunelab_sim::op::Op::Vector { rows: 2048, row_len: 64, .. }), "{:?}", sinks[0].op);
+    let q = load_model(include_str!("data/models/qwen3-8b.config.json")).unwrap().model;
+    let gq = forward_graph(&q, &w, &ParallelPlan::default(), &GraphOptions::default()).unwrap();
+    assert!(!gq.ops.iter().any(|o| o.name.contains("sinks")));
+}

@@ -425,6 +425,17 @@ fn stack(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, layers: u64, opts
                 }
             }
         }
+        // Attention sinks (gpt-oss, MiMo-V2-Flash; vLLM `gpt_oss.py` `sinks`): a learned logit
+        // per head joins every query row's softmax: one more score per row and head (its
+        // exponential and its share of the denominator), priced as an elementwise pass over
+        // the rows' sink scores in the layers that have them.
+        let sink_layers: u64 = mixers.iter().filter(|(m, _)| matches!(m, LayerMixer::Attention { sinks: true, .. })).map(|(_, n)| n).sum();
+        if sink_layers > 0 {
+            let heads = ceil_div(ctx.t.heads, ctx.plan.tp.max(1));
+            let mut op = ctx.vector(format!("{prefix}.attn.sinks"), OpClass::Attention, VectorKind::Elementwise, g.batch.saturating_mul(g.q_len), heads);
+            op.repeat = sink_layers;
+            ops.push(op);
+        }
         if !g.train {
             // DeepSeek sparse attention: the indexer and the top-k attention (dense MLA without `index_topk`).
             super::sparse_attention::apply(ops, start, &prefix, ctx.t, super::sparse_attention::Types { mm: ctx.mm, weight: ctx.weight, vec: ctx.vec, kv: opts.kv_dtype() });
