@@ -7,6 +7,8 @@ Chips: the A3 rows are Atlas 800 A3 nodes, 16 dies each (the bundled 910C profil
 an A2 row that names no SKU is compared against 910B2 (or 910B4 for an 800I A2, the set-1 rule).
 """
 
+import json
+import os
 import re
 
 from convert_measurements import (OP_SCENARIO, fixed, one_op_graph, skip, value, with_hccl_expansion)
@@ -14,6 +16,32 @@ from convert_measurements import (OP_SCENARIO, fixed, one_op_graph, skip, value,
 A3 = ("910C", "Atlas 800 A3 node: 16 Ascend 910C dies (8 packages x 2); the 910C profile is one die")
 A2_UNSTATED = ("910B2", "SKU not stated (an Atlas A2 image or server); compared against the 64 GB-class 910B2 profile, as for the unstated A2 rows of sets 1 and 2")
 A2_800I = ("910B4", "Atlas 800I A2 without a SKU: the set-1 rule (the set's 800I A2 rows that name the SKU say 910B4)")
+
+
+# Model configs a row carries inline (the measurement file holds the verbatim config; the app does
+# not bundle them): each a public copy named in assets/measurements/models/SOURCES.md, or a test
+# fixture named in crates/sim/tests/data/models/SOURCES.md. Their types have no reader of their
+# own or keys no reader uses yet, so they stay out of the app's model list (whose test admits
+# no guessed type or unread key).
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROW_ONLY_MODELS = {
+    "codellama-34b": "assets/measurements/models/codellama-34b.config.json",
+    "internlm-7b": "assets/measurements/models/internlm-7b.config.json",
+    "aquila2-7b": "assets/measurements/models/aquila2-7b.config.json",
+    "aquila2-34b": "assets/measurements/models/aquila2-34b.config.json",
+    "gemma-7b": "assets/measurements/models/gemma-7b.config.json",
+    "minimax-m2.5": "crates/sim/tests/data/models/minimax-m2.5.config.json",
+    "nemotron-3-super-120b-a12b": "crates/sim/tests/data/models/nemotron-3-super-120b-a12b-fp8.config.json",
+}
+
+
+def model_ref(model):
+    """A bundled model's id, or the inline config of a row-only model."""
+    path = ROW_ONLY_MODELS.get(model)
+    # Python's bare Infinity / NaN (Nemotron-H's time_step_limit) become the strings the model
+    # loader's own pre-pass makes of them (crates/sim/src/model/readers/pyjson.rs), so the
+    # measurement file stays strict JSON.
+    return json.load(open(os.path.join(ROOT, path)), parse_constant=str) if path else model
 
 
 def all_skipped(m, why="row not expressible"):
@@ -29,34 +57,13 @@ def out_of_reach(r, reason, chip=None):
 
 # Why each row that stays out stays out: what its source leaves unstated, or what Tunelab lacks.
 REASONS = {
-    "srv-vllm-nemotron3-super-120b-8x910b3-tp8-eager": "Nemotron-3-Super is a hybrid Mamba-2/attention MoE: its Mamba-2 layers are modelled (the Nemotron-H reader), but no verbatim public config of Nemotron-3-Super is bundled",
-    "srv-vllm-nemotron3-super-120b-8x910b3-tp8-fulldecode": "Nemotron-3-Super is a hybrid Mamba-2/attention MoE: its Mamba-2 layers are modelled (the Nemotron-H reader), but no verbatim public config of Nemotron-3-Super is bundled",
-    "srv-vllm-qwen3.5-397b-w8a8-a3-tp16-mm480p-c64": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
-    "srv-vllm-qwen3.5-397b-w8a8-2xa2-tp8dp2-mm480p-c64": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
-    "srv-vllm-qwen3.5-397b-w8a8-a3-tp16-text8k-c7": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
-    "srv-vllm-qwen3.5-397b-w8a8-2xa2-tp8dp2-text8k-c7": "no verbatim public config of Qwen3.5-397B-A17B is bundled (the hybrid-attention layers themselves are modelled, as for Qwen3.5-2B/9B)",
-    "srv-vllm-minimax-m2.5-a3-3.5k1k-bs217": "the source contradicts itself on the launch (header TP16 at bs16, label bs=217, example commands TP4 x DP4 with EAGLE-3) and leaves the weights (bf16 or W8A8) open; no MiniMax-M2.5 config is bundled",
-    "srv-vllm-minimax-m2.5-2xa2-190k-c4-prefix": "no MiniMax-M2.5 config is bundled (its lightning/softmax attention mix is not loaded)",
+    "srv-vllm-qwen3-32b-2x910b4-v011-vs-v013": "the weights' type and the output length are not stated, and the two readings of the chips disagree: BF16 Qwen3-32B (65 GB) does not fit 2 x 32 GB 910B4, so either W8A8 (whose predicted TPOT at 16 concurrent 2K prompts, 95 ms, is about twice the measured 51 ms) or 64 GB 910B4 boards (not a bundled profile) ran it; comparing it would choose the reading by its error",
     "srv-vllm-hy3-preview-a3-tp16-mtp-c1": "no Hy3-preview config is bundled, and the MTP acceptance, which sets TPOT per token, is not reported",
-    "srv-vllm-deepseek-v3.1-a3-2p1d-3.5k1.5k": "the concurrency, the quantisation and whether MTP is on are not in the result block (the 2P1D layout and the DeepSeek-V3 architecture are expressible)",
-    "srv-vllm-deepseek-v3.2-a3-1p1d-64k3k": "the concurrency is not stated and '533tps' has no unit basis; DeepSeek-V3.2's sparse attention (DSA) at 64K is what sets the step",
     "srv-vllm-deepseekocr2-a2-1080p-256": "the source contradicts itself on the hardware (A2-313T in the result, A3 in the table below), the concurrency is not stated and no DeepSeek-OCR-2 config is bundled",
-    "srv-vllm-qwen3-vl-8b-tp1-rate1": "no Qwen3-VL-8B config is bundled (Qwen3-VL-4B is), and the chip is not stated (a community training cluster)",
     "srv-vllm-qwen3-omni-30b-a3b-tp2-rate1": "no Qwen3-Omni config is bundled and the measured platform is not stated (the doc lists A3 or A2 cards)",
-    "srv-vllm-kimi-k2.6-w4a16-16x910b-c64": "the launch flags contradict each other (--enable-acl-graph with --enforce-eager), 64 clients at 83 ms TPOT cannot give 46.6 tokens/s, and Kimi-K2.6's config (555B per the doc) is not bundled",
-    "srv-vllm-qwen3-32b-2x910b4-v011-vs-v013": "the output length and the weights' dtype are not stated (BF16 Qwen3-32B does not fit 2 x 32 GB 910B4), so neither the closed loop nor the memory plan can be set; the release pair is listed, not compared",
-    "trn-modellink-yi-34b-tp8pp2": "no verbatim public Yi-34B config is bundled",
-    "trn-modellink-codellama-34b-tp8pp2": "no verbatim public CodeLlama-34B config is bundled",
-    "trn-modellink-aquila2-7b-tp8-fp16": "no verbatim public Aquila2-7B config is bundled",
-    "trn-modellink-aquila2-34b-tp8pp2": "no verbatim public Aquila2-34B config is bundled",
-    "trn-modellink-gemma-7b-8k-tp8": "no verbatim public Gemma-7B config is bundled (its 256K vocabulary and GeGLU differ from the bundled families)",
-    "trn-modellink-qwen1.5-14b-8k-tp4pp2": "no verbatim public Qwen1.5-14B config is bundled",
-    "trn-modellink-internlm-7b-tp8": "no verbatim public InternLM-7B config is bundled",
-    "trn-mindspeedllm-llama2-7b-32k-cp4-tflops": "packed samples with reset attention masks: the attention cost at 32K is that of the packed documents, whose lengths (the dataset's actual_seq_len) the source does not state, nor the micro-batch or recomputation; the training stage prices packed documents (training.document_len) and reports model TFLOP/s per chip (Megatron's throughput-per-GPU convention) once they are known",
     "trn-mindspeedmm-qwen2.5vl-72b-a3-64npu-128k-video": "'端到端tps' has no stated basis (per NPU is physically impossible, per job or per DP replica both possible) and the video tokens per sample are not stated",
-    "trn-mindspeedmm-deepseekvl2-800TA2-32npu": "the parallel layout and sample length live in example scripts the row does not restate",
-    "trn-mindspeedmm-qwen-image-edit-lora-8p": "the resolution is not in the table and no Qwen-Image pipeline is bundled",
-    "trn-mindspeedmm-flux2-dreambooth-lora-8p-1024": "no FLUX.2 pipeline is bundled (FLUX.1-dev is; FLUX.2's transformer differs)",
+    "trn-mindspeedmm-deepseekvl2-800TA2-32npu": "the parallel layout and sample length live in example scripts the row does not restate, and no DeepSeek-VL2 config is bundled (its deepseek_vl_v2 type has no reader)",
+    "trn-mindspeedmm-flux2-dreambooth-lora-8p-1024": "no FLUX.2 pipeline is bundled: the Flux2Transformer2DModel, Mistral3 text-encoder and AutoencoderKLFlux2 readers exist, but no verbatim FLUX.2-dev transformer or text-encoder config.json was reachable",
     "trn-mindspeedmm-hidream-full-ft-8p": "the resolution is not stated and no HiDream pipeline is bundled",
     "trn-mindspeedmm-sana-full-ft-8p": "the resolution is not stated and no Sana pipeline is bundled",
     "dif-mindspeedmm-flux2-t2i-8p-1024-20steps": "no FLUX.2 pipeline is bundled (FLUX.1-dev is; FLUX.2's transformer differs), and the card count is uncertain (table 8p, example --num_processes=4)",
@@ -272,28 +279,33 @@ def moe_op(kind, form, st, ep, dt_bytes):
 
 
 def convert_deepep_normal(r):
-    """Normal dispatch/combine: 4096 tokens per rank, hidden 7168, top-8; 'bottleneck bandwidth'
-    = the bytes a rank sends / time. As one all-to-all per rank of tokens x top-k x hidden x dtype
-    bytes (INT8 dispatch, BF16 combine), priced on the link the EP group crosses; one row per
-    (EP, direction), each compared as the tool's rate (a one-point sweep)."""
+    """Normal dispatch/combine: 4096 tokens per rank, hidden 7168, top-8; one row per (EP,
+    direction), each compared as the tool's rate (a one-point sweep) on the link the EP group
+    crosses. The rate is the tool's own: tests/python/deepep/test_intranode.py at the README's
+    commit (sgl-kernel-npu@b2e93094, 'Add performace of normal and low latency dispatch/combine
+    comm') prints dispatch_bf16_recv_bytes / t for both directions, where
+    dispatch_bf16_recv_bytes = recv_x.numel() x 2: the BF16 bytes of the rows a rank receives,
+    one row per (token, expert) pair (the output is expanded per local expert), whatever the
+    wire type; with experts uniform that is tokens x top-k x hidden x 2 per rank."""
     st, m = r["setup"], r["measured"]
     rows = []
     for k, v in m.items():
         kind, ep = re.match(r"(dispatch|combine)_bw_EP(\d+)", k).groups()
         ep = int(ep)
         dt_bytes = 1 if kind == "dispatch" else 2
-        nbytes = int(st["tokens_per_batch"] * st["topk"] * st["hidden"] * dt_bytes)
+        # The tool counts BF16 bytes in both directions (see the docstring).
+        nbytes = int(st["tokens_per_batch"] * st["topk"] * st["hidden"] * 2)
         op = moe_op(kind, "deepep_normal", st, ep, dt_bytes)
         pt = {"model": one_op_graph("moe_" + kind, op, "int8" if dt_bytes == 1 else "bf16"), "work": float(nbytes)}
         rows.append({"id": "%s/%s-EP%d" % (r["id"], kind, ep), "stage": "operator", "chip": A3[0], "chip_note": A3[1] + "; the SuperPOD fabric beyond 16 dies",
                      "scenario": {"operator": dict(OP_SCENARIO["operator"], timing="device"), "workload": {"batch": 1}},
                      "sweep": [pt], "model": pt["model"], "family": "moe_comm",
                      "values": [dict(value(k, v["value"], "GB/s", "best_rate"), unit_stated=v["unit"])],
-                     "conversion_note": ("DeepEP normal %s at EP%d as the moe_comm operator in its deepep_normal form (a layout exchange, then each token once per "
-                                         "destination rank, every peer at once) of %d tokens x top-%d x hidden %d at %d B per element (%s) on the %s; the rate is "
-                                         "compared as tokens x top-k x hidden x wire bytes / time (INT8 dispatch, BF16 combine: the bytes on the link); the tool's test at a "
-                                         "later commit (sgl-kernel-npu@00eb22b tests/python/deepep/test_intranode.py) divides recv_x.numel() x 2 (BF16 bytes of the rows a rank "
-                                         "receives, duplicates per expert included) by the time, which would read the dispatch rows as twice the bytes" % (
+                     "conversion_note": ("DeepEP normal %s at EP%d as the moe_comm operator in its deepep_normal form (DeepEP-Ascend's CAM kernels: a row per (token, expert) "
+                                         "pair, every peer at once) of %d tokens x top-%d x hidden %d at %d B per element (%s) on the %s; the rate is compared in the "
+                                         "tool's own definition: its test at the README's commit (sgl-kernel-npu@b2e93094 tests/python/deepep/test_intranode.py) divides "
+                                         "recv_x.numel() x 2 (the BF16 bytes of the rows a rank receives, a row per (token, expert)) by the time in both directions, so "
+                                         "the work is tokens x top-k x hidden x 2 even for the INT8 dispatch" % (
                                              kind, ep, st["tokens_per_batch"], st["topk"], st["hidden"], dt_bytes,
                                              "INT8" if dt_bytes == 1 else "BF16", "node's HCCS" if ep <= 16 else "SuperPOD fabric"))})
     return rows
@@ -325,17 +337,33 @@ def convert_deepep_ll(r):
     return rows
 
 
+# ModelLink rows whose model is bundled (assets/models/SOURCES.md for the set-3 additions).
+MODELLINK_MODELS = {"Mistral-7B": "mistral-7b", "Qwen1.5-7B": "qwen1.5-7b", "CodeLlama-34B": "codellama-34b", "InternLM-7B": "internlm-7b",
+                    "Yi-34B": "yi-34b", "Aquila2-7B": "aquila2-7b", "Aquila2-34B": "aquila2-34b", "Qwen1.5-14B": "qwen1.5-14b", "Gemma-7B": "gemma-7b"}
+
+
+# What each bundled config is, where it is not the measured checkpoint's own file (SOURCES.md).
+MODELLINK_CONFIG_NOTES = {
+    "qwen1.5-14b": "Qwen1.5-14B as the Qwen1.5-14B-Chat config Qwen publishes (the chat model keeps the base model's widths)",
+    "aquila2-7b": "Aquila2-7B as BAAI's config at the stored revision (vocabulary 143973); the README downloads the repository's main at run time, whose vocabulary in mid-2024 is not recorded",
+    "aquila2-34b": "Aquila2-34B as BAAI's config at the stored revision (vocabulary 143973); the README downloads the repository's main at run time, whose vocabulary in mid-2024 is not recorded",
+    "gemma-7b": "Gemma-7B as the config of a full fine-tune of google/gemma-7b (same widths; the original repository's file was not reachable); Gemma's tied embedding is not stated in the file",
+    "codellama-34b": "CodeLlama-34B as mlc-llm's preset of its config (vocabulary 32016 there; fine-tunes of CodeLlama-34b-hf publish 32000), carried inline",
+    "internlm-7b": "InternLM-7B as mlc-llm's InternLM(-Chat)-7B preset (the same widths), carried inline; its QKV/O biases are not read",
+}
+
+
 def convert_modellink(r):
     """ModelLink example-README pretraining throughput (tokens/s per NPU), Megatron's schedule."""
     st, m = r["setup"], r["measured"]
-    model = {"Mistral-7B": "mistral-7b", "Qwen1.5-7B": "qwen1.5-7b"}.get(st["model"].split(",")[0])
+    model = MODELLINK_MODELS.get(st["model"].split(",")[0])
     npus = int(st["npus"])
     tp, pp = int(st["tp"]), int(st.get("pp", 1))
     flags = st.get("flags", "")
     space = fixed(tp=tp, pp=pp, dp=npus // (tp * pp), micro_batch=int(st["micro_batch"]), precision="fp16" if "fp16" in flags else "bf16",
                   sequence_parallel="on" if "sequence-parallel" in flags else "off",
                   optimizer_sharding="distributed_optimizer" if "distributed optimizer" in flags else "zero0")
-    row = {"stage": "training", "model": model,
+    row = {"stage": "training", "model": model_ref(model),
            "scenario": {"workload": {"micro_batch": int(st["micro_batch"]), "seq_len": int(st["seq_len"]), "global_batch": int(st["global_batch"])},
                         "training": {"chips": npus, "gradient_accumulation_fusion": False}, "space": space}}
     vals = []
@@ -348,6 +376,8 @@ def convert_modellink(r):
             vals.append(skip(k, v["value"], v["unit"], "memory is not compared"))
     row["values"] = vals
     notes = ["ModelLink 2024 example README: the flags the row lists (%s); --no-gradient-accumulation-fusion as every ModelLink example script of the time passes" % flags]
+    if model in MODELLINK_CONFIG_NOTES:
+        notes.append(MODELLINK_CONFIG_NOTES[model])
     if model == "mistral-7b":
         notes.append("Mistral's 4096-token sliding window is priced as full causal attention over the 32K sequence (Tunelab's flash attention has no window), an upper bound on its attention time")
     row["conversion_note"] = "; ".join(notes)
@@ -405,6 +435,9 @@ def convert_serving3(r):
           "srv-vllm-qwq32b-tp4-bs1-graph-v091-vs-v011": convert_qwq_pair,
           "inf-mindie-bge-reranker-large-800ia2-300iduo": convert_reranker}.get(rid)
     if fn is None:
+        import convert_set3_serving
+        fn = convert_set3_serving.CONVERTERS.get(rid)
+    if fn is None:
         return out_of_reach(r, REASONS.get(rid, "no conversion for this row"), A3 if "A3" in r["chip"] else None)
     return fn(r)
 
@@ -428,8 +461,63 @@ def convert_kontext_lora(r):
     return row
 
 
+# Llama2-7B 32K fine-tuning with context parallelism (MindSpeed-LLM's long-sequence fine-tuning
+# doc): ring (megatron_cp_algo) against Ulysses at TP2 x CP4, TFLOP/s per NPU.
+CP_SCRIPT = "Ascend/MindSpeed-LLM@bffb73d7 examples/mcore/llama2/tune_llama2_7b_full_pack_32k.sh"
+
+
+def convert_cp4(r):
+    st, m = r["setup"], r["measured"]
+    space = fixed(tp=2, pp=1, cp=4, dp=1, micro_batch=1, precision="bf16", sequence_parallel="on", optimizer_sharding="distributed_optimizer")
+    row = {"stage": "training", "model": "llama-2-7b", "chip": "910B2", "chip_note": "SKU not stated; compared against 910B2",
+           "scenario": {"workload": {"micro_batch": 1, "seq_len": int(st["seq_len"]), "global_batch": int(st["global_batch"])},
+                        "training": {"chips": 8, "gradient_accumulation_fusion": False, "overlap_grad_reduce": True, "overlap_param_gather": True},
+                        "space": space},
+           "values": [], "variants": [], "weight": 0.5}
+    for algo, key, mem in (("ring", "TFLOPS_per_npu_megatron_cp_algo", "memory_megatron_cp"), ("ulysses", "TFLOPS_per_npu_ulysses_cp_algo", "memory_ulysses_cp")):
+        row["variants"].append({"suffix": algo, "space": {}, "scenario": {"training": {"context_parallel_algo": algo}},
+                                "values": [dict(value(key, m[key]["value"], "TFLOP/s", "model_tflops_per_chip"), unit_stated=m[key]["unit"]),
+                                           skip(mem, m[mem]["value"], m[mem]["unit"], "memory is not compared")]})
+    row["conversion_note"] = ("Llama2-7B (the bundled llama-2-7b) fine-tuned at 32K on 8 NPUs, TP2 x CP4, gbs 16, ring (megatron_cp_algo) against Ulysses "
+                              "attention; the doc's table gives no launch script, so the same repository's Llama2-7B 32K TP2/CP4 packed fine-tuning "
+                              "script gives the rest (" + CP_SCRIPT + "): micro-batch 1, bf16, --sequence-parallel, --use-distributed-optimizer, "
+                              "--overlap-grad-reduce / --overlap-param-gather, no recomputation, flash attention. The packed documents' lengths "
+                              "(the dataset's actual_seq_len under --reset-attention-mask) are not stated: the sequence is priced as one 32K "
+                              "document, an upper bound on attention time, while the TFLOP/s convention (6N + 12LHQT per token) counts the full "
+                              "sequence either way; weight 0.5")
+    return row
+
+
+def convert_qwen_image_edit_lora(r):
+    """Qwen-Image-Edit LoRA (MindSpeed-MM examples/diffsynth/qwen_image_edit, DiffSynth path): the
+    README's FPS with the directory's launch script (train_qwen_image_edit_lora.sh @37ccda36:
+    max_pixels 262144, --lora_rank 32, --use_gradient_checkpointing, edit_image as an extra input;
+    accelerate_config.yaml: DeepSpeed ZeRO-2, bf16, 8 processes)."""
+    from convert_measurements import finetune_row
+    m = r["measured"]
+    note = ("Qwen-Image-Edit LoRA rank 32 on 8 NPUs, bf16, DeepSpeed ZeRO-2, gradient checkpointing (MindSpeed-MM@37ccda36 "
+            "examples/diffsynth/qwen_image_edit/train_qwen_image_edit_lora.sh and accelerate_config.yaml); images at most max_pixels "
+            "262144 (512 x 512's area; the dataset's own sizes are not stated, so 512 x 512), each sample a target and its edit image "
+            "(the reference tokens the qwen-image-edit pipeline adds), the text encoder and the VAE run every step (nothing cached). "
+            "The README's FPS is the script's batch_size (8) x 8 processes x it/s, but the script never passes batch_size to DiffSynth's "
+            "train.py, whose DataLoader yields one sample per step (DiffSynth-Studio@db124fa6 diffsynth/trainers/utils.py "
+            "launch_training_task: DataLoader(dataset, shuffle=True, collate_fn=lambda x: x[0])): the prediction is one sample per "
+            "step per NPU and is multiplied by the script's 8 (copies 8) to read as the README's figure; weight 0.5; chip: Atlas 900 "
+            "A2 PODc, SKU not stated, compared against 910B2")
+    row = finetune_row(r, "", "qwen-image-edit", 8, 1, 1, {"resolution": 512, "lora_rank": 32, "framework": "deepspeed"},
+                       dict(precision="bf16", optimizer_sharding="zero2", recompute="full", sequence_parallel="off"),
+                       [dict(value("FPS", m["FPS"]["value"], "samples/s", "samples_per_s"), unit_stated=m["FPS"]["unit"], copies=8)], note)
+    row["chip"], row["chip_note"] = A2_UNSTATED
+    row["weight"] = 0.5
+    return row
+
+
 def convert_training3(r):
-    if r["id"] in ("trn-modellink-mistral-7b-32k-tp8", "trn-modellink-qwen1.5-7b-8k-tp8"):
+    if r["id"] == "trn-mindspeedmm-qwen-image-edit-lora-8p":
+        return convert_qwen_image_edit_lora(r)
+    if r["id"] == "trn-mindspeedllm-llama2-7b-32k-cp4-tflops":
+        return convert_cp4(r)
+    if r["id"].startswith("trn-modellink-") and r["setup"]["model"].split(",")[0] in MODELLINK_MODELS:
         return convert_modellink(r)
     if r["id"] == "trn-mindspeedmm-flux-kontext-lora-8p-1024":
         return convert_kontext_lora(r)

@@ -525,3 +525,63 @@ pub fn msprof(data: &[u8]) {
         assert!(v.is_finite() && v >= msprof::MIN_DURATION_US, "duration {v}");
     }
 }
+
+/// A benchmark file read by one reader (`format`): refused with a message naming where, or read
+/// into runs whose counts, lengths and measured values are finite and in range; the same bytes
+/// read twice give the same runs; every run replays on a deployment scenario or is refused with
+/// a message (never a panic).
+fn benchrun(data: &[u8], format: &str) {
+    use tunelab_scenario::evidence::benchruns::{self, Format};
+    let Some(t) = text(data) else { return };
+    let f = Format::parse(format).expect("a format name");
+    let a = benchruns::read_all(t, "fuzz", f);
+    assert_eq!(a, benchruns::read_all(t, "fuzz", f), "the same file read twice differs");
+    let Ok(runs) = a else {
+        assert!(!a.unwrap_err().is_empty());
+        return;
+    };
+    assert!(!runs.is_empty() && runs.len() <= 1000);
+    for r in &runs {
+        assert!(r.completed >= 1 && r.completed <= 100_000, "completed {}", r.completed);
+        finite("mean input", r.mean_input);
+        finite("mean output", r.mean_output);
+        assert!(r.input_lens.len() <= 100_000);
+        for m in &r.measured {
+            assert!(m.1.is_finite() && m.1 >= 0.0, "{} = {}", m.0, m.1);
+        }
+        if let Some(rate) = r.request_rate {
+            assert!(rate.is_finite() && rate > 0.0);
+        }
+    }
+    let launch = bench_launch();
+    for r in runs.into_iter().take(4) {
+        if let Ok(r) = r.with_rate(Some(2.0), false) {
+            let _ = r.row(&launch, "fuzz");
+        }
+    }
+}
+
+fn bench_launch() -> Scenario {
+    let v: serde_json::Value = serde_json::from_str(include_str!("../../assets/scenarios/llama2-7b-910B2-deployment.json")).unwrap();
+    Scenario::from_value(v).unwrap()
+}
+
+/// `vllm bench serve --save-result` JSON.
+pub fn benchrun_vllm(data: &[u8]) {
+    benchrun(data, "vllm")
+}
+
+/// SGLang bench_serving JSONL.
+pub fn benchrun_sglang(data: &[u8]) {
+    benchrun(data, "sglang")
+}
+
+/// AISBench's performance JSON and CSV.
+pub fn benchrun_aisbench(data: &[u8]) {
+    benchrun(data, "aisbench")
+}
+
+/// MindIE Benchmark's result CSVs and per-request JSON.
+pub fn benchrun_mindie(data: &[u8]) {
+    benchrun(data, "mindie")
+}

@@ -118,7 +118,10 @@ pub fn axes_with(
     svg.text((x0 + x1) / 2.0, f.height - 8.0, x_label, &[("text-anchor", "middle"), ("class", "tl-axis-label")]);
     let (cx, cy) = (14.0, (y0 + y1) / 2.0);
     let rot = format!("rotate(-90 {} {})", px(cx), px(cy));
-    svg.text(cx, cy, y_label, &[("text-anchor", "middle"), ("transform", &rot), ("class", "tl-axis-label")]);
+    // Rotated, the label runs along the plot's height: never past it (into the title above or
+    // the next panel below); about 7 units per character. The chart's description keeps it whole.
+    let fit = ((y0 - y1 + 12.0) / 7.0).floor().max(6.0) as usize;
+    svg.text(cx, cy, &truncate(y_label, fit), &[("text-anchor", "middle"), ("transform", &rot), ("class", "tl-axis-label")]);
     svg.close("g");
 }
 
@@ -140,6 +143,45 @@ pub fn legend(svg: &mut Svg, f: &Frame, entries: &[(Swatch, String)]) {
         match sw {
             Swatch::Line(c, d) => svg.line(x, y, x + 18.0, y, &[("stroke", c), ("stroke-width", "2.5"), ("stroke-dasharray", d)]),
             Swatch::Box(c) => svg.rect(x + 4.0, y - 5.0, 10.0, 10.0, &[("fill", c)], None),
+        }
+        svg.text(x + 24.0, y + 4.0, &truncate(label, 22), &[("class", "tl-legend-label")]);
+    }
+    svg.close("g");
+}
+
+/// Where each entry of a legend laid out in rows under a chart goes: (x, row), entries wrapping
+/// to a new row when the next would pass `x1` (about 7 units per character of 12-unit text).
+pub fn legend_below_layout(entries: &[(Swatch, String)], x0: f64, x1: f64) -> Vec<(f64, usize)> {
+    let (mut x, mut row) = (x0, 0);
+    entries
+        .iter()
+        .map(|(_, label)| {
+            let w = 24.0 + 7.0 * truncate(label, 22).chars().count() as f64 + 14.0;
+            if x > x0 && x + w - 14.0 > x1 {
+                x = x0;
+                row += 1;
+            }
+            let at = (x, row);
+            x += w;
+            at
+        })
+        .collect()
+}
+
+/// Rows a legend under a chart needs between `x0` and `x1`.
+pub fn legend_below_rows(entries: &[(Swatch, String)], x0: f64, x1: f64) -> usize {
+    legend_below_layout(entries, x0, x1).last().map_or(0, |l| l.1 + 1)
+}
+
+/// A legend in rows under the plot, from `x0` to `x1`, its first row's centre at `y` (for a
+/// chart whose right margin is better spent on the plot: the teaching canvas).
+pub fn legend_below(svg: &mut Svg, entries: &[(Swatch, String)], x0: f64, x1: f64, y: f64) {
+    svg.open("g", &[("class", "tl-legend")]);
+    for ((sw, label), (x, row)) in entries.iter().zip(legend_below_layout(entries, x0, x1)) {
+        let y = y + row as f64 * 18.0;
+        match sw {
+            Swatch::Line(c, d) => svg.line(x, y, x + 18.0, y, &[("stroke", c), ("stroke-width", "2.5"), ("stroke-dasharray", d)]),
+            Swatch::Box(c) => svg.rect(x + 4.0, y - 5.0, 10.0, 10.0, &[("fill", c), ("stroke", "#888"), ("stroke-width", "0.5")], None),
         }
         svg.text(x + 24.0, y + 4.0, &truncate(label, 22), &[("class", "tl-legend-label")]);
     }

@@ -211,6 +211,8 @@ pub fn HeatmapChart(
     };
     view! {
         <div class="tl-chart-box">
+        // The title, wrapping, where a phone scrolls the map inside its box (www/charts.css).
+        <p class="tl-chart-caption" aria-hidden="true" data-testid="heatmap-caption">{move || text.with(|s| super::svg::svg_title(s))}</p>
         <div
             class="tl-chart tl-chart-heatmap"
             node_ref=root

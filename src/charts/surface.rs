@@ -144,21 +144,48 @@ fn tick_indices(n: usize) -> Vec<f64> {
     (0..n).step_by(step).map(|i| i as f64).collect()
 }
 
+/// The legend: each strategy's colour, the optimum once shown, and the colour scale's ends.
+fn legend_entries(d: &SurfaceData) -> Vec<(Swatch<'static>, String)> {
+    let mut entries: Vec<(Swatch<'static>, String)> = d.series.iter().enumerate().map(|(k, s)| (Swatch::Box(series_colour(k)), s.name.clone())).collect();
+    if d.optimum.is_some() {
+        entries.push((Swatch::Box("#ffffff"), "true optimum ☆".into()));
+    }
+    entries.push((Swatch::Box(BEST_SWATCH), "best values".into()));
+    entries.push((Swatch::Box(WORST_SWATCH), "worst values".into()));
+    entries.push((Swatch::Box(INFEASIBLE), "failed / absent".into()));
+    entries
+}
+
+/// viridis(1.0) and viridis(0.0): the colours of the best and the worst values.
+const BEST_SWATCH: &str = "#fde725";
+const WORST_SWATCH: &str = "#440154";
+
+/// Drawing width of the canvas: it fits the teaching layout's canvas column at 1440 px (about
+/// 510 px) without scrolling, and its text stays at least 11 px there (11.5-13 units, scale ≥ 1).
+pub const WIDTH: f64 = 500.0;
+
 /// The surface chart as standalone SVG text.
 pub fn to_svg_string(d: &SurfaceData) -> String {
-    let f = Frame { left: 72.0, bottom: 52.0, top: 40.0, ..Frame::new(560.0, 460.0) }.with_right(130.0);
+    // The legend goes under the plot, so the plot keeps the width.
+    let entries = legend_entries(d);
+    let f = Frame { left: 64.0, right: 16.0, top: 40.0, bottom: 52.0, ..Frame::new(WIDTH, 464.0) };
+    let rows = axes::legend_below_rows(&entries, 8.0, f.width - 8.0);
+    let height = f.height + rows as f64 * 18.0 + 10.0;
     let title = if d.title.is_empty() { "The whole landscape" } else { &d.title };
     let (w, h) = (d.columns(), d.rows());
     let desc = format!(
-        "Every configuration's value over {} (columns) and {} (rows), coloured by rank (bright = best; grey = no successful measurement), with each strategy's samples on top{}.",
+        "{title}. Every configuration's value over {} (columns) and {} (rows), coloured by rank (bright = best; grey = no successful measurement), with each strategy's samples on top{}.{}",
         d.x_label,
         d.y_label,
-        if d.optimum.is_some() { " and the true optimum marked" } else { "" }
+        if d.optimum.is_some() { " and the true optimum marked" } else { "" },
+        if d.note.is_empty() { String::new() } else { format!(" {}.", d.note) }
     );
-    let mut svg = Svg::new(f.width, f.height, "tl-surface", title, &desc);
-    axes::title(&mut svg, &f, &truncate(title, 70));
+    let mut svg = Svg::new(f.width, height, "tl-surface", title, &desc);
+    axes::title(&mut svg, &f, title);
     if !d.note.is_empty() {
-        svg.text(f.left, 32.0, &truncate(&d.note, 90), &[("font-size", "11.5"), ("class", "tl-note")]);
+        // About 6.5 units per character of 11.5-unit text, from the left margin to the edge.
+        let fit = ((f.width - f.left - 4.0) / 6.5).floor() as usize;
+        svg.text(f.left, 32.0, &truncate(&d.note, fit), &[("font-size", "11.5"), ("class", "tl-note")]);
     }
     let Some(url) = surface_png(d) else {
         axes::note(&mut svg, &f, "No landscape loaded");
@@ -181,7 +208,6 @@ pub fn to_svg_string(d: &SurfaceData) -> String {
         move |t: f64| v.get(t.round().max(0.0) as usize).map(|s| s.parse::<f64>().map(format_num).unwrap_or_else(|_| truncate(s, 8))).unwrap_or_default()
     };
     axes::axes_with(&mut svg, &f, &xs, &ys, &d.x_label, &d.y_label, &tick_indices(w), &tick_indices(h), &label(&d.x_values), &label(&d.y_values));
-    let mut entries = Vec::new();
     for (k, s) in d.series.iter().enumerate() {
         let colour = series_colour(k);
         let pts = &s.points[s.points.len().saturating_sub(MAX_SAMPLES)..];
@@ -213,7 +239,6 @@ pub fn to_svg_string(d: &SurfaceData) -> String {
             }
         }
         svg.close("g");
-        entries.push((Swatch::Box(colour), s.name.clone()));
     }
     if let Some((c, r, what)) = &d.optimum {
         if let (Some(x), Some(y)) = (xs.map(*c), ys.map(*r)) {
@@ -227,13 +252,8 @@ pub fn to_svg_string(d: &SurfaceData) -> String {
             let tip = format!("true optimum: {what}");
             svg.el("polygon", &[("points", &star.join(" ")), ("fill", "#fff"), ("stroke", "#000"), ("stroke-width", "1.5"), ("data-testid", "optimum")], Some(&tip));
         }
-        entries.push((Swatch::Box("#ffffff"), "true optimum ☆".into()));
     }
-    let (bright, dark) = (viridis(1.0), viridis(0.0));
-    entries.push((Swatch::Box(&bright), "best values".into()));
-    entries.push((Swatch::Box(&dark), "worst values".into()));
-    entries.push((Swatch::Box(INFEASIBLE), "failed / absent".into()));
-    axes::legend(&mut svg, &f, &entries);
+    axes::legend_below(&mut svg, &entries, 8.0, f.width - 8.0, f.height + 4.0);
     svg.finish()
 }
 
@@ -266,6 +286,24 @@ mod tests {
             optimum: Some((1.0, 0.0, "f 1 at x=1, y=0".into())),
             note: String::new(),
         }
+    }
+
+    #[test]
+    fn legend_swatches_are_the_scale_ends_and_the_legend_fits_under_the_plot() {
+        assert_eq!(BEST_SWATCH, viridis(1.0));
+        assert_eq!(WORST_SWATCH, viridis(0.0));
+        let mut d = data();
+        d.series = ["bayes", "genetic", "annealing", "random"].iter().map(|n| SurfaceSeries { name: n.to_string(), points: vec![(0.0, 0.0)] }).collect();
+        let s = to_svg_string(&d);
+        // Every legend label whole, and no text right of the drawing's width.
+        for label in ["annealing", "true optimum ☆", "failed / absent", "worst values"] {
+            assert!(s.contains(&format!(">{label}</text>")), "{label}");
+        }
+        let entries = legend_entries(&d);
+        for (x, _) in axes::legend_below_layout(&entries, 8.0, WIDTH - 8.0) {
+            assert!(x < WIDTH - 60.0);
+        }
+        assert!(axes::legend_below_rows(&entries, 8.0, WIDTH - 8.0) <= 3);
     }
 
     #[test]

@@ -261,10 +261,21 @@ pub fn chart_box(kind: &'static str, svg: leptos::prelude::Signal<String>) -> im
     };
     view! {
         <div class="tl-chart-box">
+            // On a phone the chart is wider than the screen and scrolls inside its box, which
+            // would cut its title: the title is then shown here, wrapping (www/charts.css).
+            <p class="tl-chart-caption" aria-hidden="true">{move || shown.with(|s| svg_title(s))}</p>
             <div class=format!("tl-chart tl-chart-{kind}") inner_html=move || shown.get()></div>
             <button class="svg-export" data-testid=format!("svg-{kind}") title="Save this chart as SVG" on:click=save>"SVG"</button>
         </div>
     }
+}
+
+/// A chart's title, read back from its SVG text (the root's `aria-label`, unescaped).
+pub fn svg_title(svg: &str) -> String {
+    let Some(i) = svg.find("aria-label=\"") else { return String::new() };
+    let rest = &svg[i + 12..];
+    let raw = &rest[..rest.find('"').unwrap_or(0)];
+    raw.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&amp;", "&")
 }
 
 /// "x1,y1 x2,y2 ..." for `points` attributes.
@@ -342,6 +353,13 @@ pub fn check_well_formed(s: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_title_reads_back_from_the_svg() {
+        let s = Svg::new(100.0, 50.0, "k", "Time <ms> & \"tokens\" 'x'", "d").finish();
+        assert_eq!(svg_title(&s), "Time <ms> & \"tokens\" 'x'");
+        assert_eq!(svg_title("<svg>"), "");
+    }
 
     #[test]
     fn escape_neutralises_markup() {

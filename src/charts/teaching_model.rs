@@ -72,8 +72,17 @@ pub fn gp_svg_string(snap: &Value, x_label: &str, goal: &str) -> String {
     let c = gp_candidates(snap);
     let (w, h) = (480.0, 380.0);
     let x_label = if x_label.is_empty() { "first parameter (unit scale 0–1)" } else { x_label };
-    let y_label = if goal.is_empty() { "predicted value".to_string() } else { format!("predicted {goal}") };
     let up = Frame { bottom: h - 200.0, ..Frame::new(w, h) }.with_right(120.0);
+    // The rotated value label runs along the upper panel (about 7 units a character): the
+    // longest of "predicted Goal (unit)", "Goal (unit)", "predicted (unit)" that fits, so it
+    // never runs into the title (`axes_with` cuts anything longer).
+    let fit = ((up.plot_h() + 12.0) / 7.0).floor() as usize;
+    let unit = goal.rfind(" (").map(|i| &goal[i + 1..]).filter(|u| u.ends_with(')'));
+    let y_label = if goal.is_empty() {
+        "predicted value".to_string()
+    } else {
+        [Some(format!("predicted {goal}")), Some(goal.to_string()), unit.map(|u| format!("predicted {u}"))].into_iter().flatten().find(|l| l.chars().count() <= fit).unwrap_or_else(|| goal.to_string())
+    };
     let low = Frame { top: 236.0, bottom: 48.0, ..Frame::new(w, h) }.with_right(120.0);
     let title = "Bayesian optimisation: model and acquisition";
     let desc = format!("{GP_TEXT} Candidates are projected on {x_label}; predictions {}.", scale_words(snap));
@@ -94,22 +103,25 @@ pub fn gp_svg_string(snap: &Value, x_label: &str, goal: &str) -> String {
     svg.el("polygon", &[("points", &band_pts), ("fill", series_colour(5)), ("fill-opacity", "0.3")], Some("uncertainty: the model's ± 2 standard deviations, in the goal's units"));
     let mean: Vec<(f64, f64)> = c.iter().filter_map(|p| at(p, p.1)).collect();
     svg.polyline(&mean, &[("stroke", series_colour(0)), ("stroke-width", "2")], Some("predicted value"));
-    for p in &c {
+    // The acquisition matters only by where it peaks, and its raw values can be anything from
+    // 1e-114 (expected improvement far from the best) to thousands: it is drawn relative to its
+    // range over the candidates, 0 (lowest) to 1 (the peak), so the ticks read 0, 0.5, 1.
+    let rel = relative_acquisition(&c);
+    for (p, r) in c.iter().zip(&rel) {
         let Some((x, y)) = at(p, p.1) else { continue };
-        let tip = format!("x {}: predicted {} (between {} and {}), acquisition {}", format_num(p.0), format_num(p.1), format_num(p.2), format_num(p.3), format_num(p.4));
+        let tip = format!("x {}: predicted {} (between {} and {}), acquisition {} of its peak", format_num(p.0), format_num(p.1), format_num(p.2), format_num(p.3), format_num(*r));
         let (cx, cy) = (px(x), px(y));
         svg.el("circle", &[("cx", &cx), ("cy", &cy), ("r", "2.5"), ("fill", series_colour(0))], Some(&tip));
     }
     // Acquisition panel, same x.
-    let ae = extent(c.iter().map(|p| p.4)).unwrap_or((0.0, 1.0));
-    let ya = Scale::linear((ae.0.min(0.0), ae.1), low.y_range());
-    axes::axes_with(&mut svg, &low, &xs, &ya, x_label, "acquisition", &xs.ticks(5), &ya.ticks(3), &format_num, &format_num);
-    let acq: Vec<(f64, f64)> = c.iter().filter_map(|p| Some((xs.map(p.0)?, ya.map(p.4)?))).collect();
-    svg.polyline(&acq, &[("stroke", series_colour(1)), ("stroke-width", "2")], Some("acquisition"));
+    let ya = Scale::linear((0.0, 1.0), low.y_range());
+    axes::axes_with(&mut svg, &low, &xs, &ya, x_label, "acquisition", &xs.ticks(5), &[0.0, 0.5, 1.0], &format_num, &format_num);
+    let acq: Vec<(f64, f64)> = c.iter().zip(&rel).filter_map(|(p, r)| Some((xs.map(p.0)?, ya.map(*r)?))).collect();
+    svg.polyline(&acq, &[("stroke", series_colour(1)), ("stroke-width", "2")], Some("acquisition, relative to its peak"));
     if let Some(best) = c.iter().max_by(|a, b| a.4.total_cmp(&b.4)) {
         if let Some(x) = xs.map(best.0) {
             let (ytop, ybot) = (up.y_range().1, low.y_range().0);
-            let tip = format!("next evaluation: x {}, acquisition {}", format_num(best.0), format_num(best.4));
+            let tip = format!("next evaluation: x {}, where the acquisition peaks", format_num(best.0));
             svg.polyline(&[(x, ytop), (x, ybot)], &[("stroke", series_colour(3)), ("stroke-dasharray", "4 3"), ("stroke-width", "1.5")], Some(&tip));
         }
     }
@@ -121,6 +133,13 @@ pub fn gp_svg_string(snap: &Value, x_label: &str, goal: &str) -> String {
     ];
     axes::legend(&mut svg, &up, &entries);
     svg.finish()
+}
+
+/// Each candidate's acquisition relative to the candidates' range: 0 the lowest, 1 the peak
+/// (all 0 when every candidate's is the same).
+pub fn relative_acquisition(c: &[GpCandidate]) -> Vec<f64> {
+    let (lo, hi) = extent(c.iter().map(|p| p.4)).unwrap_or((0.0, 0.0));
+    c.iter().map(|p| if hi > lo && p.4.is_finite() { (p.4 - lo) / (hi - lo) } else { 0.0 }).collect()
 }
 
 /// Most parameters and levels drawn in the RL view.
@@ -238,6 +257,7 @@ pub fn RlView(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::charts::svg::check_well_formed;
     use serde_json::json;
 
     #[test]
@@ -253,13 +273,35 @@ mod tests {
         assert_eq!(c[0].0, 0.2);
         let svg = gp_svg_string(&s, "baseM", "tokens_per_s (tokens/s)");
         assert!(svg.contains("<polygon") && svg.contains("next evaluation: x 0.2"));
-        assert!(svg.contains(">baseM</text>") && svg.contains("predicted tokens_per_s (tokens/s)"));
+        assert!(svg.contains(">baseM</text>") && svg.contains(">tokens_per_s (tokens/s)</text>"), "the longest label that fits its panel");
         assert!(svg.contains("predicted 1300 (between 1000 and 1700)"), "tooltips speak in the goal's units");
         assert!(!svg.contains("-7.2"), "the model's transformed scale is not on screen");
         assert!(gp_svg_string(&json!({}), "", "").contains("not fitted yet"));
         let text = gp_summary(&s, "tokens/s");
         assert!(text.contains("5 trials") && text.contains("next point predicted 1234 tokens/s ± 56") && text.contains("log scale"), "{text}");
         assert!(!text.contains("-7"), "{text}");
+    }
+
+    /// The issue-46 card: expected improvement near 1e-41 read "6.00e-41" on every tick, and a
+    /// long goal ran the rotated y label past its panel into the title.
+    #[test]
+    fn gp_acquisition_ticks_are_relative_and_readable_and_the_y_label_fits_its_panel() {
+        let cands: Vec<serde_json::Value> = (0..5).map(|i| json!({"x": i as f64 / 4.0, "value": 10.0 + i as f64, "low": 9.0, "high": 16.0, "acquisition": 2e-41 * (1.0 + i as f64)})).collect();
+        let s = json!({"training_points": 5, "candidates": cands});
+        let svg = gp_svg_string(&s, "", "Throughput per chip, decode phase only (tokens/s/chip)");
+        assert!(!svg.contains("e-41"), "no raw acquisition value on screen");
+        for tick in [">0</text>", ">0.5</text>", ">1</text>"] {
+            assert!(svg.contains(tick), "{tick}");
+        }
+        let rel = relative_acquisition(&gp_candidates(&s));
+        assert!(rel.iter().zip([0.0, 0.25, 0.5, 0.75, 1.0]).all(|(a, b)| (a - b).abs() < 1e-12), "{rel:?}");
+        // The upper panel's plot is 172 units high: 26 characters fit, so the label is the unit.
+        assert!(svg.contains(">predicted (tokens/s/chip)</text>"), "{svg}");
+        assert!(gp_svg_string(&s, "", "Kernel time (ms)").contains(">predicted Kernel time (ms)</text>"));
+        assert!(svg.contains("next evaluation: x 1, where the acquisition peaks"));
+        let flat = json!({"training_points": 2, "candidates": [{"x": 0.1, "value": 1.0, "low": 0.5, "high": 1.5, "acquisition": 0.0}, {"x": 0.9, "value": 1.0, "low": 0.5, "high": 1.5, "acquisition": 0.0}]});
+        assert_eq!(relative_acquisition(&gp_candidates(&flat)), vec![0.0, 0.0]);
+        check_well_formed(&gp_svg_string(&flat, "", "ms")).unwrap();
     }
 
     #[test]

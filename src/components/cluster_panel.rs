@@ -84,6 +84,12 @@ pub fn ClusterPanel() -> impl IntoView {
                     {field("Prefill chunking", "cluster-prefill-chunking", "How a pipelined prefill cuts a prompt: dynamic (vLLM-Ascend's dynamic chunked pipeline parallel) and/or static (chunks of max_num_batched_tokens), comma-separated; empty: both", "dynamic, static",
                         |c| c.prefill_chunking.join(", "),
                         |c, t| { c.prefill_chunking = t.split(',').map(str::trim).filter(|x| !x.is_empty()).map(String::from).collect(); Ok(()) })}
+                    {field("Prefill CP", "cluster-prefill-cp", "Prefill context-parallel sizes of a prefill instance, comma-separated (vLLM --prefill-context-parallel-size; empty: none): each prompt split over that many groups of prefill TP chips, keys and values all-gathered at every layer; needs an xPyD layout", "none",
+                        |c| list_text(&c.prefill_cp), |c, t| { c.prefill_cp = int_list(t)?; Ok(()) })}
+                    {field("Pipeline parallel", "cluster-pp", "Pipeline-parallel sizes of a co-located engine rank, comma-separated (vLLM --pipeline-parallel-size; empty: none): tp x pp chips per rank, layers in pp stages across nodes, the running sequences as micro-batches; fewer sequences than stages leave a bubble", "none",
+                        |c| list_text(&c.pipeline_parallel), |c, t| { c.pipeline_parallel = int_list(t)?; Ok(()) })}
+                    {field("Decode CP", "cluster-decode-cp", "Decode context-parallel sizes, comma-separated (vLLM --decode-context-parallel-size; empty: none): the KV cache sharded over that many ranks of a decode rank's TP group; must divide tp (MLA) or tp / KV heads (GQA)", "none",
+                        |c| list_text(&c.decode_cp), |c, t| { c.decode_cp = int_list(t)?; Ok(()) })}
                 </Show>
             </details>
         </Show>

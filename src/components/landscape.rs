@@ -486,7 +486,15 @@ pub fn LandscapeView() -> impl IntoView {
             .unwrap_or_default();
         surface_data(&l.0, &sp, ax, &lanes, done)
     });
-    let names = move || land.with(|l| l.as_ref().map(|l| l.0.space().names().to_vec()).unwrap_or_default());
+    // The parameters a projection may use: the free ones of the race's space (a slice's fixed
+    // parameters have one value, so there is nothing to project them on), with their index.
+    let names = move || {
+        land.with(|l| {
+            l.as_ref()
+                .map(|l| slice(&l.0).params().iter().enumerate().filter(|(_, p)| p.levels() != Some(1)).map(|(i, p)| (i, p.name.clone())).collect::<Vec<_>>())
+                .unwrap_or_default()
+        })
+    };
     let choose = move |which: usize| {
         move |ev: leptos::ev::Event| {
             if let Ok(i) = event_target_value(&ev).parse::<usize>() {
@@ -498,7 +506,7 @@ pub fn LandscapeView() -> impl IntoView {
     let select = move |which: usize| {
         view! {
             <select data-testid=format!("surface-{}", if which == 0 { "x" } else { "y" }) on:change=choose(which)>
-                {move || names().into_iter().enumerate().map(|(i, n)| {
+                {move || names().into_iter().map(|(i, n)| {
                     let sel = move || axes().map(|a| if which == 0 { a.0 } else { a.1 }) == Some(i);
                     view! { <option value=i.to_string() selected=sel>{n}</option> }
                 }).collect_view()}
@@ -509,6 +517,8 @@ pub fn LandscapeView() -> impl IntoView {
         <Show when=move || land.with(|l| l.is_some())>
             <div class="surface" data-testid="surface">
                 <SurfaceChart data=data/>
+                // Only where there is a choice: more than two free parameters (a 2-D slice or a
+                // 2-D toy is drawn whole, with nothing projected).
                 <Show when=move || 2 < names().len()>
                     <p class="row small">"Projected on " {select(0)} " and " {select(1)}</p>
                 </Show>

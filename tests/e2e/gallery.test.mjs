@@ -66,11 +66,11 @@ test('each gallery entry loads with one click and races on the teaching layout',
   assert.match(await text(again.page, 'scenario-name'), /slice/i);
   await again.context.close();
 
-  // 3. The matmul tiling slice (device model), a dozen Steps: every strategy moves together on
-  // the slice's surface, and the GP card predicts in the goal's own unit (ms), not its log or
-  // rank scale.
-  await gallery(page, 'tiling-slice', 40);
-  assert.match(await text(page, 'scenario-title'), /matmul/i);
+  // 3. The flash-attention tiling space (device model), a dozen Steps: every strategy moves
+  // together on the surface, and the GP card predicts in the goal's own unit (ms), not its log
+  // or rank scale.
+  await gallery(page, 'tiling-slice', 16);
+  assert.match(await text(page, 'scenario-title'), /flash attention/i);
   for (let n = 1; n <= 12; n++) {
     await page.click('[data-testid=step]');
     await page.waitForFunction((n) => {

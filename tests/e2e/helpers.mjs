@@ -97,3 +97,63 @@ export function cliFragment(scenarioJson) {
   writeFileSync(file, scenarioJson);
   return execFileSync(CLI, ['url', file], { encoding: 'utf8' }).trim();
 }
+
+/** Problems with the text the page shows, measured from DOM boxes (issue 46): SVG text under
+ *  11 px, outside its chart's box, or overlapping another text of the same chart; a chart title
+ *  cut by the box its chart scrolls in (then its wrapping HTML caption must show it whole); on a
+ *  desktop (1280 px and wider) a chart scrolling sideways inside its box (its legend or ticks cut
+ *  at the box's edge); HTML buttons whose label wraps; the page wider than the window. */
+export async function layoutProblems(page) {
+  return page.evaluate(() => {
+    const bad = [];
+    const vw = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth > vw + 1) bad.push(`page scrolls sideways: ${document.documentElement.scrollWidth} > ${vw}`);
+    const visible = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== 'hidden'; };
+    for (const svg of document.querySelectorAll('svg.tl-svg')) {
+      if (!visible(svg)) continue;
+      const box = svg.getBoundingClientRect();
+      const scale = box.width / svg.viewBox.baseVal.width;
+      const texts = [...svg.querySelectorAll('text')].filter((t) => t.textContent.trim() && visible(t));
+      const rects = texts.map((t) => ({ t, r: t.getBoundingClientRect(), size: parseFloat(getComputedStyle(t).fontSize) * scale }));
+      for (const { t, r, size } of rects) {
+        if (size < 10.95) bad.push(`${svg.getAttribute('aria-label')}: "${t.textContent}" at ${size.toFixed(1)} px`);
+        if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1) bad.push(`${svg.getAttribute('aria-label')}: "${t.textContent}" outside its chart`);
+      }
+      for (let i = 0; i < rects.length; i++) {
+        for (let j = i + 1; j < rects.length; j++) {
+          const a = rects[i].r, b = rects[j].r;
+          const ox = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+          const oy = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+          if (ox > 2 && oy > 2) bad.push(`${svg.getAttribute('aria-label')}: "${rects[i].t.textContent}" overlaps "${rects[j].t.textContent}"`);
+        }
+      }
+      // The box the chart scrolls in: its title is read whole, on the chart or in the caption.
+      const scroller = svg.closest('.tl-chart');
+      if (!scroller) continue;
+      const sb = scroller.getBoundingClientRect();
+      const seen = { left: sb.left, right: sb.left + scroller.clientWidth };
+      const title = svg.querySelector('.tl-chart-title');
+      const caption = scroller.parentElement?.querySelector(':scope > .tl-chart-caption');
+      if (title && visible(title)) {
+        const r = title.getBoundingClientRect();
+        if (r.left < seen.left - 1 || r.right > seen.right + 1) bad.push(`${svg.getAttribute('aria-label')}: its title is cut by its box (${Math.round(r.right)} > ${Math.round(seen.right)})`);
+      } else if (title) {
+        if (!caption || !visible(caption) || caption.textContent !== svg.getAttribute('aria-label')) bad.push(`${svg.getAttribute('aria-label')}: its title is hidden and no caption shows it`);
+        else if (caption.getBoundingClientRect().right > vw + 1) bad.push(`${svg.getAttribute('aria-label')}: its caption runs past the screen`);
+      }
+      if (vw >= 1280 && scroller.scrollWidth > scroller.clientWidth + 1) bad.push(`${svg.getAttribute('aria-label')}: scrolls sideways inside its box (${scroller.scrollWidth} > ${scroller.clientWidth}) at ${vw} px`);
+    }
+    for (const b of document.querySelectorAll('button')) {
+      if (!visible(b) || !b.textContent.trim()) continue;
+      const lh = parseFloat(getComputedStyle(b).lineHeight) || 20;
+      if (b.getBoundingClientRect().height > lh * 1.8 + 12 && !b.textContent.includes(' ')) bad.push(`button "${b.textContent}" wraps`);
+    }
+    return bad;
+  });
+}
+
+export const VIEWPORTS = [
+  { width: 1440, height: 900 },
+  { width: 1280, height: 720 },
+  { width: 390, height: 844 },
+];

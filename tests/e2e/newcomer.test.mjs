@@ -9,54 +9,12 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BASE, launch, open, text, setInput, runToDone, shot } from './helpers.mjs';
+import { BASE, launch, open, text, setInput, runToDone, shot, layoutProblems, VIEWPORTS } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-const VIEWPORTS = [
-  { width: 1440, height: 900 },
-  { width: 1280, height: 720 },
-  { width: 390, height: 844 },
-];
-
-/** Problems with the text the page shows, measured from DOM boxes: SVG text under 11 px, outside
- *  its chart's box, or overlapping another text of the same chart; HTML buttons whose label
- *  wraps; the page wider than the window. */
-async function layoutProblems(page) {
-  return page.evaluate(() => {
-    const bad = [];
-    const vw = document.documentElement.clientWidth;
-    if (document.documentElement.scrollWidth > vw + 1) bad.push(`page scrolls sideways: ${document.documentElement.scrollWidth} > ${vw}`);
-    const visible = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0 && getComputedStyle(el).visibility !== 'hidden'; };
-    for (const svg of document.querySelectorAll('svg.tl-svg')) {
-      if (!visible(svg)) continue;
-      const box = svg.getBoundingClientRect();
-      const scale = box.width / svg.viewBox.baseVal.width;
-      const texts = [...svg.querySelectorAll('text')].filter((t) => t.textContent.trim() && visible(t));
-      const rects = texts.map((t) => ({ t, r: t.getBoundingClientRect(), size: parseFloat(getComputedStyle(t).fontSize) * scale }));
-      for (const { t, r, size } of rects) {
-        if (size < 10.95) bad.push(`${svg.getAttribute('aria-label')}: "${t.textContent}" at ${size.toFixed(1)} px`);
-        if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1) bad.push(`${svg.getAttribute('aria-label')}: "${t.textContent}" outside its chart`);
-      }
-      for (let i = 0; i < rects.length; i++) {
-        for (let j = i + 1; j < rects.length; j++) {
-          const a = rects[i].r, b = rects[j].r;
-          const ox = Math.min(a.right, b.right) - Math.max(a.left, b.left);
-          const oy = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
-          if (ox > 2 && oy > 2) bad.push(`${svg.getAttribute('aria-label')}: "${rects[i].t.textContent}" overlaps "${rects[j].t.textContent}"`);
-        }
-      }
-    }
-    for (const b of document.querySelectorAll('button')) {
-      if (!visible(b) || !b.textContent.trim()) continue;
-      const lh = parseFloat(getComputedStyle(b).lineHeight) || 20;
-      if (b.getBoundingClientRect().height > lh * 1.8 + 12 && !b.textContent.includes(' ')) bad.push(`button "${b.textContent}" wraps`);
-    }
-    return bad;
-  });
-}
 
 async function toolbarInView(page) {
   return page.evaluate(() => {

@@ -2,7 +2,7 @@
 // every strategy's card and the controls on one 1440x900 screen; the operator stage is grouped.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASE, launch, open, text, setInput, runToDone, shot } from './helpers.mjs';
+import { BASE, launch, open, text, setInput, runToDone, shot, layoutProblems, VIEWPORTS } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -135,3 +135,67 @@ test('the operator stage is grouped per operator and collapsible', async () => {
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// Issue 46, at each viewport, over the gallery's two real surfaces and a toy: the canvas fits its
+// column on a desktop (no sideways scroll inside it, every legend label whole: at 1440x900 it
+// scrolled and cut its legend); a 2-D cache slice offers no "Projected on" menus (nothing to
+// project); the Bayesian-optimisation card's acquisition ticks read 0, 0.5, 1 (they read
+// "6.00e-41" three times) and no tick is in e-notation; the tiling race finds something (its old
+// slice's default was already its best cell: +0%); every chart passes the DOM-box checks.
+for (const viewport of VIEWPORTS) {
+  test(`${viewport.width}x${viewport.height}: the teaching canvas, the real slices and the BO card read well`, async () => {
+    const { page, context, errors } = await open(browser, BASE, viewport);
+    await page.check('[data-testid=teach-layout]');
+    const found = [];
+    for (const id of ['kt-slice', 'tiling-slice', 'toy-branin']) {
+      await page.click(`[data-testid=gallery-${id}]`);
+      await page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'idle');
+      if (id === 'kt-slice') await page.waitForFunction(() => /^Loaded:/.test(document.querySelector('[data-testid=landscape-status]')?.textContent || ''), null, { timeout: 60000 });
+      await page.selectOption('[data-testid=speed]', '0');
+      await runToDone(page);
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+      const m = await page.evaluate(() => {
+        const chart = document.querySelector('.tl-chart-surface');
+        const seen = chart ? { left: chart.getBoundingClientRect().left, right: chart.getBoundingClientRect().left + chart.clientWidth } : null;
+        const legend = chart ? [...chart.querySelectorAll('.tl-legend text')].map((t) => ({ text: t.textContent, r: t.getBoundingClientRect() })) : [];
+        const gpTicks = [...document.querySelectorAll('.tl-chart-gp .tl-tick')].map((t) => ({ text: t.textContent, y: parseFloat(t.getAttribute('y')), end: t.getAttribute('text-anchor') === 'end' }));
+        return {
+          surface: !!chart,
+          scrolls: chart ? chart.scrollWidth > chart.clientWidth + 1 : null,
+          legend: legend.map((l) => l.text),
+          legendCut: legend.filter((l) => l.r.left < seen.left - 1 || l.r.right > seen.right + 1).map((l) => l.text),
+          projected: document.querySelectorAll('[data-testid=surface-x], [data-testid=surface-y]').length,
+          acquisitionTicks: gpTicks.filter((t) => t.end && t.y > 230).map((t) => t.text),
+          modelTicks: gpTicks.filter((t) => t.end && t.y <= 230).map((t) => t.text),
+          eNotation: gpTicks.filter((t) => /e[-+]?[0-9]/.test(t.text)).map((t) => t.text),
+        };
+      });
+      console.log(`${viewport.width}x${viewport.height} ${id}: ${JSON.stringify(m)}`);
+      assert.ok(m.surface, `${id}: the canvas is drawn`);
+      assert.ok(m.legend.includes('failed / absent') && m.legend.includes('bayes'), `${id}: legend ${m.legend}`);
+      if (viewport.width >= 1280) {
+        assert.equal(m.scrolls, false, `${id}: the canvas fits its column`);
+        assert.deepEqual(m.legendCut, [], `${id}: every legend label whole`);
+      }
+      if (id === 'kt-slice') assert.equal(m.projected, 0, 'a 2-D slice offers no projection menus');
+      // The tiling space has 30 cells: its short race may end before the model is fitted.
+      if (id !== 'tiling-slice' || m.acquisitionTicks.length) assert.deepEqual(m.acquisitionTicks, ['0', '0.5', '1'], `${id}: acquisition ticks`);
+      assert.equal(new Set(m.modelTicks).size, m.modelTicks.length, `${id}: model ticks differ: ${m.modelTicks}`);
+      assert.deepEqual(m.eNotation, [], `${id}: no e-notation ticks`);
+      for (const p of await layoutProblems(page)) found.push(`${id}: ${p}`);
+      await page.screenshot({ path: `${process.env.TUNELAB_SHOTS || 'target/e2e-shots'}/teaching-${id}-${viewport.width}x${viewport.height}.png` });
+      if (id === 'tiling-slice') {
+        await page.click('[data-testid=tab-report]');
+        await page.waitForSelector('[data-testid=report-table] tbody tr');
+        const change = await page.$eval('[data-testid=report-table] tbody tr td:last-child', (td) => td.textContent);
+        console.log(`tiling race, goal change: ${change}`);
+        assert.match(change, /^-[1-9]/, 'the tiling race finds a faster tiling than the default');
+        await page.click('[data-testid=tab-tune]');
+      }
+    }
+    assert.deepEqual(found, []);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+}

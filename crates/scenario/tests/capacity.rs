@@ -144,17 +144,51 @@ fn a_change_within_the_workload_spread_is_not_called_a_gain() {
     assert!(!r.comparison.iter().find(|c| c.metric == goal).unwrap().within_spread || change == 0.0);
 }
 
-/// The release's argument list (assets/engines/flags/).
-fn release_flags() -> (String, Vec<String>) {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/engines/flags/vllm-ascend-0.11.json")).unwrap();
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let flags = v["flags"].as_object().unwrap();
-    for (f, src) in flags {
-        assert!(f.starts_with("--") && src.as_str().is_some_and(|s| s.len() > 20), "{f}: every flag names its source");
-    }
-    (v["release"].as_str().unwrap().to_string(), flags.keys().cloned().collect())
+/// Every bundled argument list, read from assets/engines/flags/ itself (not through the crate).
+fn list_files() -> Vec<(String, serde_json::Value)> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/engines/flags");
+    let mut out: Vec<(String, serde_json::Value)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| (p.file_name().unwrap().to_string_lossy().to_string(), serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap()))
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
 }
 
+#[test]
+fn every_argument_list_parses_and_names_its_sources() {
+    use tunelab_scenario::stages::scale::flags;
+    let files = list_files();
+    assert_eq!(files.len(), flags::all().len(), "every file in assets/engines/flags/ is bundled and parses");
+    for (name, v) in &files {
+        for key in ["flags", "additional_config", "fields", "deprecated"] {
+            for (f, src) in v[key].as_object().into_iter().flatten() {
+                assert!(src.as_str().is_some_and(|s| s.len() > 20), "{name}: {key} {f} names its source");
+                if key == "flags" || key == "deprecated" {
+                    assert!(f.starts_with("--"), "{name}: {f}");
+                }
+            }
+        }
+        let list = &flags::all().iter().find(|(n, _)| n == name).unwrap().1;
+        for (feature, f) in &list.features {
+            assert!(f.source.len() > 20, "{name}: feature {feature} names its source");
+            for a in f.args.iter().filter(|a| a.starts_with("--")) {
+                assert!(list.has(a), "{name}: feature {feature} writes {a}, not an argument of the release");
+            }
+            for p in f.additional_config.as_ref().map(flags::paths).unwrap_or_default() {
+                assert!(list.additional_config.contains_key(&p), "{name}: feature {feature} writes additional_config {p}, not listed");
+            }
+        }
+    }
+    // The lists are the releases' real parsers: the full vLLM 0.23.0 list has far more than the
+    // flags Tunelab writes, and SGLang 0.5.23 dropped --enable-dp-attention for --attn-dp-size.
+    let (v23, exact) = flags::for_release("vllm-ascend", "0.23").unwrap();
+    assert!(exact && v23.flags.len() > 200, "{}", v23.flags.len());
+    let (sg, _) = flags::for_release("sglang", &flags::newest("sglang")).unwrap();
+    assert!(sg.has("--attn-dp-size") && !sg.has("--enable-dp-attention") && sg.deprecated.contains_key("--enable-dp-attention"));
+}
 /// Configurations of a scenario worth exporting: the baseline and, over a cluster, EPLB and
 /// every listed disaggregated layout.
 fn configs(s: &Scenario) -> Vec<BTreeMap<String, Value>> {
@@ -187,57 +221,103 @@ fn configs(s: &Scenario) -> Vec<BTreeMap<String, Value>> {
     out
 }
 
+/// The `--additional-config` JSON keys a command writes (dotted paths).
+fn additional_keys(cmd: &[String]) -> Vec<String> {
+    let Some(i) = cmd.iter().position(|a| a == "--additional-config") else { return Vec::new() };
+    let v: serde_json::Value = serde_json::from_str(cmd[i + 1].trim_matches('\'')).unwrap_or_else(|e| panic!("{}: {e}", cmd[i + 1]));
+    tunelab_scenario::stages::scale::flags::paths(&v)
+}
+
 #[test]
 fn every_bundled_serving_scenarios_launch_uses_only_the_releases_flags_and_starts_the_whole_layout() {
-    let (release, flags) = release_flags();
+    use tunelab_scenario::stages::scale::flags::{self, Targets};
+    let releases = tunelab_scenario::spec::options::releases::all();
+    let vllm_releases: Vec<String> = releases["vllm-ascend"].releases.keys().cloned().collect();
+    let mindie_releases: Vec<String> = releases["mindie"].releases.keys().cloned().collect();
     let mut checked = 0;
+    let mut seen_releases = std::collections::BTreeSet::new();
     for (id, s) in bundled_scenarios() {
         let s = s.unwrap_or_else(|e| panic!("{id}: {e}"));
         if s.stage != Stage::Deployment {
             continue;
         }
         for best in configs(&s) {
-            let d = export_for(&s, &best);
-            let l = &d.launch;
-            for n in &l.nodes {
-                for a in n.command.iter().filter(|a| a.starts_with("--")) {
-                    if n.role == "proxy" {
-                        continue;
+            // Every vLLM-Ascend release of assets/engines/releases.json, each MindIE release beside
+            // one of them, and SGLang's newest list.
+            for (k, vr) in vllm_releases.iter().enumerate() {
+                let t = Targets { vllm_ascend: vr.clone(), mindie: mindie_releases[k % mindie_releases.len()].clone(), sglang: flags::newest("sglang") };
+                let d = tunelab_scenario::report::export_with(&s, &best, &t);
+                let (list, exact) = flags::for_release("vllm-ascend", vr).unwrap();
+                if exact {
+                    seen_releases.insert(vr.clone());
+                }
+                let l = &d.launch;
+                for n in l.nodes.iter().filter(|n| n.role != "proxy" && n.command.first().map(String::as_str) == Some("vllm")) {
+                    for a in n.command.iter().filter(|a| a.starts_with("--")) {
+                        assert!(list.has(a), "{id}: {a} is not an argument of {} (node {} {})", list.release, n.node, n.role);
                     }
-                    assert!(flags.contains(a), "{id}: {a} is not an argument of {release} (node {} {})", n.node, n.role);
+                    for p in additional_keys(&n.command) {
+                        assert!(list.additional_config.contains_key(&p), "{id}: --additional-config {p} is not a key of {}", list.release);
+                    }
+                    // EPLB as the release runs it: its environment on the node, never Model
+                    // Runner V2's, which no bundled release runs EPLB with.
+                    assert!(!n.env.iter().any(|(k, _)| k == "VLLM_USE_V2_MODEL_RUNNER"), "{id}");
+                    if additional_keys(&n.command).iter().any(|p| p.ends_with("dynamic_eplb")) {
+                        assert!(n.env.iter().any(|(k, v)| k == "DYNAMIC_EPLB" && v == "true"), "{id}: node {} lacks DYNAMIC_EPLB=true", n.node);
+                    }
                 }
-            }
-            // --max-model-len covers the longest request of the workload.
-            let serve = l.nodes.iter().find(|n| n.command.get(1).map(String::as_str) == Some("serve")).expect("a vllm serve");
-            let i = serve.command.iter().position(|a| a == "--max-model-len").unwrap();
-            let len: u64 = serve.command[i + 1].parse().unwrap();
-            assert!(len >= l.max_model_len, "{id}: --max-model-len {len} < longest request {}", l.max_model_len);
-            assert!(l.max_model_len >= (s.workload.input_len + s.workload.output_len) as u64 || s.deployment.serving.length_distribution != "fixed");
-            // EPLB needs Model Runner V2 on every node that runs it.
-            if best.get("redundant_experts").and_then(Value::as_i64).unwrap_or(0) > 0 {
-                for n in l.nodes.iter().filter(|n| n.command.iter().any(|a| a == "--enable-eplb")) {
-                    assert!(n.env.iter().any(|(k, v)| k == "VLLM_USE_V2_MODEL_RUNNER" && v == "1"), "{id}: node {} lacks VLLM_USE_V2_MODEL_RUNNER=1", n.node);
+                for a in d.vllm_args.iter().filter(|a| a.starts_with("--")) {
+                    assert!(list.has(a), "{id}: {a} is not an argument of {}", list.release);
                 }
+                // Redundant experts are launched, or said not to be.
+                let red = best.get("redundant_experts").and_then(Value::as_i64).unwrap_or(0);
+                if red > 0 {
+                    let text = l.to_text();
+                    assert!(text.contains(&format!("{red}")) && (text.contains("dynamic_eplb") || d.mindie_notes.iter().any(|n| n.contains("EPLB"))), "{id} {vr}: {text}");
+                }
+                // --max-model-len covers the longest request of the workload.
+                let serve = l.nodes.iter().find(|n| n.command.get(1).map(String::as_str) == Some("serve")).expect("a vllm serve");
+                let i = serve.command.iter().position(|a| a == "--max-model-len").unwrap();
+                let len: u64 = serve.command[i + 1].parse().unwrap();
+                assert!(len >= l.max_model_len, "{id}: --max-model-len {len} < longest request {}", l.max_model_len);
+                assert!(l.max_model_len >= (s.workload.input_len + s.workload.output_len) as u64 || s.deployment.serving.length_distribution != "fixed");
+                // An INT8 KV cache is read through --quantization ascend.
+                if s.deployment.serving.kv_cache_dtype == "int8" {
+                    assert!(d.vllm_args.windows(2).any(|w| w[0] == "--quantization" && w[1] == "ascend"), "{id}");
+                }
+                // Every node of the cluster runs something; MindIE's layout is the real one and
+                // its config holds only the release's fields.
+                let nodes = s.deployment.cluster.as_ref().map_or(1, |c| c.nodes);
+                for k in 0..nodes {
+                    assert!(l.nodes.iter().any(|n| n.node == k), "{id}: node {k} has no command");
+                }
+                let (mlist, _) = flags::for_release("mindie", &t.mindie).unwrap();
+                for p in flags::paths(&d.mindie_config) {
+                    assert!(mlist.fields.contains_key(&p), "{id}: config.json {p} is not a field of {}", mlist.release);
+                }
+                let chips_per_node = d.mindie_config["BackendConfig"]["npuDeviceIds"][0].as_array().unwrap().len() as u64;
+                assert_eq!(d.mindie_config["BackendConfig"]["ModelDeployConfig"]["ModelConfig"][0]["worldSize"].as_u64().unwrap(), chips_per_node, "{id}");
+                if nodes > 1 {
+                    assert_eq!(d.mindie_config["BackendConfig"]["multiNodesInferEnabled"], serde_json::json!(true));
+                    assert_eq!(l.mindie_rank_table.as_ref().unwrap()["server_list"].as_array().unwrap().len() as u64, nodes, "{id}");
+                }
+                // SGLang: its release's flags only, none deprecated, every node of the layout.
+                let (sg, _) = flags::for_release("sglang", &t.sglang).unwrap();
+                assert!(!d.sglang.nodes.is_empty(), "{id}: an SGLang launch");
+                for n in &d.sglang.nodes {
+                    for a in n.command.iter().filter(|a| a.starts_with("--")) {
+                        assert!(sg.has(a) && !sg.deprecated.contains_key(a), "{id}: {a} is not an argument of {}", sg.release);
+                    }
+                    let c = n.command.iter().position(|a| a == "--context-length").unwrap();
+                    assert!(n.command[c + 1].parse::<u64>().unwrap() >= l.max_model_len, "{id}");
+                }
+                checked += 1;
             }
-            // An INT8 KV cache is read through --quantization ascend.
-            if s.deployment.serving.kv_cache_dtype == "int8" {
-                assert!(d.vllm_args.windows(2).any(|w| w[0] == "--quantization" && w[1] == "ascend"), "{id}");
-            }
-            // Every node of the cluster runs something; MindIE's layout is the real one.
-            let nodes = s.deployment.cluster.as_ref().map_or(1, |c| c.nodes);
-            for k in 0..nodes {
-                assert!(l.nodes.iter().any(|n| n.node == k), "{id}: node {k} has no command");
-            }
-            let chips_per_node = d.mindie_config["BackendConfig"]["npuDeviceIds"][0].as_array().unwrap().len() as u64;
-            assert_eq!(d.mindie_config["BackendConfig"]["ModelDeployConfig"]["ModelConfig"][0]["worldSize"].as_u64().unwrap(), chips_per_node, "{id}");
-            if nodes > 1 {
-                assert_eq!(d.mindie_config["BackendConfig"]["multiNodesInferEnabled"], serde_json::json!(true));
-                assert_eq!(l.mindie_rank_table.as_ref().unwrap()["server_list"].as_array().unwrap().len() as u64, nodes, "{id}");
-            }
-            checked += 1;
         }
     }
-    assert!(checked >= 10, "{checked}");
+    assert!(checked >= 10 * vllm_releases.len(), "{checked}");
+    // Every vLLM-Ascend release has its own list (none checked against another release's).
+    assert_eq!(seen_releases.len(), vllm_releases.len(), "{seen_releases:?}");
 }
 
 #[test]
@@ -256,7 +336,11 @@ fn two_nodes_of_data_parallel_ranks_get_a_head_and_a_headless_command() {
     let w = &serves[1].command;
     let i = w.iter().position(|a| a == "--data-parallel-start-rank").unwrap();
     assert_eq!((w.contains(&"--headless".to_string()), w[i + 1].as_str()), (true, "16"));
-    assert!(l.to_text().contains("VLLM_USE_V2_MODEL_RUNNER=1"));
+    // EPLB as vLLM-Ascend 0.23 (the baseline) runs it: its own dynamic EPLB (DYNAMIC_EPLB=true
+    // and --additional-config eplb_config), on both nodes.
+    assert!(l.to_text().contains("export DYNAMIC_EPLB=true"), "{}", l.to_text());
+    assert!(serves.iter().all(|n| additional_keys(&n.command).contains(&"eplb_config.num_redundant_experts".to_string())));
+    assert!(!l.to_text().contains("VLLM_USE_V2_MODEL_RUNNER"));
 }
 
 #[test]

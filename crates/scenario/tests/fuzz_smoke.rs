@@ -309,6 +309,12 @@ fn fuzz_smoke_cluster() {
         r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"prefill_tp":[4]},"tensor_parallel":[4],"max_concurrency":2}"#,
         r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"prefill_tp":[4],"prefill_pp":[2,1],"prefill_chunking":["dynamic","static"]},"tensor_parallel":[4]}"#,
         r#"{"cluster":{"nodes":2,"disaggregation":["colocated"],"prefill_pp":[0,65],"prefill_chunking":["sometimes"]}}"#,
+        // Context parallel: PCP on a PD layout's prefill side, DCP on decode; bad sizes, PCP colocated.
+        r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"prefill_tp":[4],"prefill_cp":[4,2,1],"decode_cp":[1,2]},"tensor_parallel":[4,8]}"#,
+        r#"{"cluster":{"nodes":1,"disaggregation":["colocated"],"prefill_cp":[2],"decode_cp":[0,3,65]},"tensor_parallel":[8]}"#,
+        // Co-located pipeline parallelism: over two nodes, with a PD layout (refused), bad sizes.
+        r#"{"cluster":{"nodes":2,"pipeline_parallel":[2,1]},"tensor_parallel":[4,8]}"#,
+        r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"pipeline_parallel":[2,0,65]},"tensor_parallel":[8]}"#,
     ]
     .iter()
     .map(|s| s.as_bytes().to_vec())
@@ -362,4 +368,39 @@ fn fuzz_smoke_training_layouts() {
     .map(|s| s.as_bytes().to_vec())
     .collect();
     drive("training_layouts", seeds, iters(150), targets::scenario);
+}
+
+/// The benchmark-file readers' seeds: the sample files of assets/benchruns/ (each tool's
+/// format) plus hostile variants (Python's Infinity/NaN, a wrong unit, a ragged CSV line).
+fn bench_seeds(paths: &[&str], extra: &[&str]) -> Vec<Vec<u8>> {
+    let mut seeds: Vec<Vec<u8>> = paths.iter().map(|p| std::fs::read(format!("{ROOT}/assets/benchruns/{p}")).unwrap()).collect();
+    seeds.extend(extra.iter().map(|s| s.as_bytes().to_vec()));
+    seeds
+}
+
+#[test]
+fn fuzz_smoke_benchrun_vllm() {
+    let seeds = bench_seeds(&["vllm-bench-serve-sample.json"], &[r#"{"completed": 2, "request_rate": "inf", "total_input_tokens": 10, "total_output_tokens": 4, "output_throughput": NaN, "input_lens": [5, 5], "ttfts": [0.1, -1]}"#]);
+    drive("benchrun_vllm", seeds, iters(1500), targets::benchrun_vllm);
+}
+
+#[test]
+fn fuzz_smoke_benchrun_sglang() {
+    let seeds = bench_seeds(&["sglang-bench-serving-sample.jsonl"], &["{\"completed\": 1, \"request_rate\": Infinity, \"total_input_tokens\": 1, \"total_output_tokens\": 1, \"mean_ttft_ms\": 1}\n{\"completed\": 1e308}\n"]);
+    drive("benchrun_sglang", seeds, iters(1500), targets::benchrun_sglang);
+}
+
+#[test]
+fn fuzz_smoke_benchrun_aisbench() {
+    let seeds = bench_seeds(&["aisbench/gsm8k.json", "aisbench/gsm8k.csv"], &["Performance Parameters,Stage,Average,N\nTTFT,total,1 ms,1\nInputTokens,total,5,1\nOutputTokens,total,5,1\nTPOT,decode,\"2 ms\",1\n"]);
+    drive("benchrun_aisbench", seeds, iters(1500), targets::benchrun_aisbench);
+}
+
+#[test]
+fn fuzz_smoke_benchrun_mindie() {
+    let seeds = bench_seeds(
+        &["mindie/result_perf_20251120101500.csv", "mindie/result_common_20251120101500.csv", "mindie/results_per_request_20251120101500.json"],
+        &["Returned,Throughput\n\"3( 75% )\",1 req/s\n"],
+    );
+    drive("benchrun_mindie", seeds, iters(1500), targets::benchrun_mindie);
 }

@@ -113,6 +113,9 @@ pub struct Device {
     pub fa_handoff_cycles: f64,
     /// Sustained fraction of the HCCS link rate a collective achieves.
     pub hccs_efficiency: f64,
+    /// Sustained fraction of a link's rate the AIV kernels that move MoE rows over the HCCL
+    /// windows themselves reach (DeepEP-Ascend, MC2; `cost::moe_comm`).
+    pub aiv_link_efficiency: f64,
     /// FP32 MACs per cube cycle as a fraction of the FP16 MACs (16x16x16 = 4096): what the
     /// vendor's FP32 peak test reaches relative to its FP16 one. A chip fact (S2 lists the A2/A3
     /// FP32 cube rate at about a quarter of FP16, not the half the C0 = 8 fractal alone gives).
@@ -125,6 +128,9 @@ pub struct Device {
     /// each NPU reaches each peer over its own link (7), so a collective over n ranks of the node
     /// uses n - 1 of them; 1 where a switch gives every group the whole rate.
     pub hccs_links: u32,
+    /// 1 when the node's NPUs reach each other through switches (Atlas A3's UB CLOS), so any
+    /// in-node group is a full mesh for HCCL's Mesh algorithm; 0 for point-to-point links.
+    pub hccs_switched: f64,
     /// The system around the chip (issue 22): NPUs per node (8 on Atlas 800 A2, 16 dies on
     /// Atlas 800 A3), dies per package (2 on the 910C: each die is one NPU to software), the
     /// die-to-die link inside a package (0 GB/s: none) and the SuperPOD fabric that joins
@@ -206,13 +212,13 @@ const NUMERIC: &[Field] = &[
     n("graph_launch_us", 'z', 0.0, 1.0e6), n("cube_kstep_sync_cycles", 'z', 0.0, 1.0e6),
     n("l1_load_sync_cycles", 'z', 0.0, 1.0e6), n("fixpipe_sync_cycles", 'z', 0.0, 1.0e6),
     n("vector_tile_sync_cycles", 'z', 0.0, 1.0e6), n("vector_efficiency", 'r', 0.01, 1.0),
-    n("fa_handoff_cycles", 'z', 0.0, 1.0e7), n("hccs_efficiency", 'r', 0.01, 1.0),
+    n("fa_handoff_cycles", 'z', 0.0, 1.0e7), n("hccs_efficiency", 'r', 0.01, 1.0), n("aiv_link_efficiency", 'r', 0.01, 1.0),
     n("node_chips", 'u', 1.0, 4096.0), n("dies_per_package", 'u', 1.0, 64.0),
     n("die_link_gbs", 'z', 0.0, 1.0e6), n("die_link_latency_us", 'z', 0.0, 100_000.0),
     n("superpod_gbs", 'z', 0.0, 1.0e6), n("superpod_latency_us", 'z', 0.0, 100_000.0),
     n("internode_efficiency", 'r', 0.01, 1.0), n("cube_fp32_rate", 'r', 0.01, 1.0),
     n("cube_int4_rate", 'f', 0.01, 8.0),
-    n("hccs_links", 'u', 1.0, 64.0),
+    n("hccs_links", 'u', 1.0, 64.0), n("hccs_switched", 'z', 0.0, 1.0),
 ];
 
 /// The plausible range of a numeric profile field (None: not a numeric field).
@@ -384,6 +390,7 @@ impl Device {
             vector_efficiency: n("vector_efficiency"),
             fa_handoff_cycles: n("fa_handoff_cycles"),
             hccs_efficiency: n("hccs_efficiency"),
+            aiv_link_efficiency: n("aiv_link_efficiency"),
             node_chips: n("node_chips") as u32,
             dies_per_package: n("dies_per_package") as u32,
             die_link_gbs: n("die_link_gbs"),
@@ -394,6 +401,7 @@ impl Device {
             cube_fp32_rate: n("cube_fp32_rate"),
             cube_int4_rate: n("cube_int4_rate"),
             hccs_links: n("hccs_links") as u32,
+            hccs_switched: n("hccs_switched"),
             bounds, kernel_library: lib_name,
             sources, source_texts, derived: Derived::default(),
         };

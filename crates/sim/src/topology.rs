@@ -74,6 +74,9 @@ impl Placement {
 fn group(name: &str, plan: &ParallelPlan) -> Option<(u64, u64)> {
     if name.contains(".ep.") {
         Some((1, plan.ep))
+    } else if name.starts_with("pp.") {
+        // Neighbouring pipeline stages sit tp ranks apart (vLLM's rank order puts TP innermost).
+        Some((plan.tp.max(1), 2))
     } else if name.starts_with("tp.") || name.contains(".tp.") {
         Some((1, plan.tp))
     } else {
@@ -88,6 +91,19 @@ pub fn assign_links(ops: &mut [GraphOp], plan: &ParallelPlan) {
     let Some(place) = plan.placement else { return };
     for o in ops.iter_mut() {
         let Some((inner, degree)) = group(&o.name, plan) else { continue };
+        if let Op::MoeComm { link, tokens, ranks, .. } = &mut o.op {
+            // A dispatch or combine prices its own share leaving the rank (`cost::moe_comm`);
+            // across RoCE nodes only the copies bound for other nodes cross the network (the
+            // rest go over the node's HCCS at the same time), as for the all-to-all below.
+            let l = place.group_link(inner, degree);
+            *link = l;
+            if l == Link::InterNode && *ranks > 1 {
+                let p = *ranks;
+                let g = (place.node_chips as u64).min(p);
+                *tokens = ((*tokens as f64) * (p - g) as f64 / (p - 1) as f64).ceil().max(1.0) as u64;
+            }
+            continue;
+        }
         if let Op::Comm { kind, bytes, ranks, link, algorithm } = &mut o.op {
             let l = place.group_link(inner, degree);
             *link = l;

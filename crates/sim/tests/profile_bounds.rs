@@ -93,7 +93,7 @@ fn old_profiles_without_the_new_fields_still_load() {
     // A profile written before the dispatch / pipeline fields (e.g. inline in an old link).
     let mut v = profile();
     let f = v["fields"].as_object_mut().unwrap();
-    for k in ["eager_host_us_per_launch", "eager_host_us_attention", "graph_launch_us", "cube_kstep_sync_cycles", "l1_load_sync_cycles", "fixpipe_sync_cycles", "vector_tile_sync_cycles", "vector_efficiency", "fa_handoff_cycles", "hccs_efficiency"] {
+    for k in ["eager_host_us_per_launch", "eager_host_us_attention", "graph_launch_us", "cube_kstep_sync_cycles", "l1_load_sync_cycles", "fixpipe_sync_cycles", "vector_tile_sync_cycles", "vector_efficiency", "fa_handoff_cycles", "hccs_efficiency", "aiv_link_efficiency"] {
         f.remove(k);
     }
     let d = Device::from_json(&v.to_string()).unwrap();

@@ -151,6 +151,10 @@ pub fn priors(param: &str, to: &Value) -> (f64, f64) {
     let leaf = param.rsplit('.').next().unwrap_or(param);
     match leaf {
         "tp" | "tensor_parallel" | "dp" | "pp" | "ep" | "cp" | "prefill_tp" => (0.6, 0.15),
+        // Context parallel in serving: PCP adds chips and a communication group; DCP reuses the
+        // TP ranks (extra collectives per decode step, the cache sharded).
+        "prefill_cp" => (0.6, 0.15),
+        "decode_cp" => (0.4, 0.1),
         // Multi-node serving: EPLB costs memory and a rebalancing service; disaggregation
         // a second deployment, a proxy and a KV connector.
         "redundant_experts" => (0.3, 0.1),

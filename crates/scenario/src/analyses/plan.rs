@@ -425,10 +425,19 @@ fn layout(c: &BTreeMap<String, Value>, chips: u64) -> String {
         k => format!(", MTP {k}"),
     };
     let pd = text("pd");
+    // Context parallel (vLLM --decode-context-parallel-size / --prefill-context-parallel-size).
+    let dcp = match int("decode_cp", 1) {
+        1 => String::new(),
+        n => format!(", DCP {n}"),
+    };
+    let pcp = match int("prefill_cp", 1) {
+        1 => String::new(),
+        n => format!(" x PCP {n}"),
+    };
     let side = if pd.is_empty() || pd == "colocated" {
-        format!("co-located over {chips} chips: tp {tp} x dp {dp}{ep}")
+        format!("co-located over {chips} chips: tp {tp} x dp {dp}{ep}{dcp}")
     } else {
-        format!("{pd} over {chips} chips: decode tp {tp} x dp {dp}{ep}, prefill tp {}", int("prefill_tp", tp))
+        format!("{pd} over {chips} chips: decode tp {tp} x dp {dp}{ep}{dcp}, prefill tp {}{pcp}", int("prefill_tp", tp))
     };
     format!("{side}, {}, {} launch, batch {} per rank{mtp}", text("precision"), text("launch"), int("batch", 0))
 }

@@ -348,12 +348,15 @@ impl Report {
             out.push_str(&format!("  {:<10} best {b}, {} evaluations ({} infeasible), stopped: {}\n", st.strategy, st.evaluations, st.infeasible, st.stop_reason.as_deref().unwrap_or("running")));
         }
         if let Some(d) = &self.deployment {
-            out.push_str(&format!("\nvLLM-Ascend: vllm serve {}\n", d.vllm_args.join(" ")));
+            out.push_str(&format!("\nvLLM-Ascend {}: vllm serve {}\n", d.releases.vllm_ascend, d.vllm_args.join(" ")));
             out.push_str(&format!("\nlaunch, node by node (--max-model-len {} covers the workload's longest request):\n{}", d.launch.max_model_len, d.launch.to_text()));
             if let Some(t) = &d.launch.mindie_rank_table {
                 out.push_str(&format!("MindIE rank table (RANKTABLEFILE): {}\n", serde_json::to_string(t).unwrap_or_default()));
             }
             out.push_str(&format!("MindIE config.json fields: {}\n", serde_json::to_string(&d.mindie_config).unwrap_or_default()));
+            if !d.sglang.nodes.is_empty() {
+                out.push_str(&format!("\nSGLang {} launch, node by node:\n{}", d.releases.sglang, d.sglang.to_text()));
+            }
             for n in &d.mindie_notes {
                 out.push_str(&format!("  # {n}\n"));
             }
@@ -405,7 +408,7 @@ fn round4(x: f64) -> f64 {
 }
 
 pub use super::report_csv::trials_csv;
-pub use super::report_export::{export_for, DeploymentExport, MINDIE_FIELDS, VLLM_FLAGS};
+pub use super::report_export::{export_for, export_with, DeploymentExport, MINDIE_FIELDS, VLLM_FLAGS};
 
 /// What a report reads from the scenario's model: the model's identity lines (a language
 /// model's `identity_line`, `stack_summary` and approximations) and, for a deployment run with

@@ -19,6 +19,13 @@ pub struct DeploymentExport {
     pub mindie_notes: Vec<String>,
     /// The complete launch of the whole layout, node by node (`stages::scale::launch`).
     pub launch: crate::stages::scale::launch::Launch,
+    /// The same layout launched with SGLang (`stages::scale::sglang`).
+    #[serde(default)]
+    pub sglang: crate::stages::scale::launch::Launch,
+    /// The releases the export is written for (`deployment.serving.engine_version` for the
+    /// scenario's own engine; `stages::scale::flags::Targets`).
+    #[serde(default)]
+    pub releases: crate::stages::scale::flags::Targets,
 }
 
 /// MindIE Service config.json fields Tunelab writes, by section, each documented in MindIE
@@ -53,6 +60,9 @@ pub const VLLM_FLAGS: &[&str] = &[
     // The node-by-node launch (`stages::scale::launch`): each instance's port, and Ray for a
     // tensor-parallel group over nodes.
     "--port", "--distributed-executor-backend",
+    // vLLM-Ascend's own options (EPLB, an INT8 KV cache on 0.11), as each release's argument
+    // list's features say (assets/engines/flags/).
+    "--additional-config",
 ];
 
 /// MindIE's recommended KV-cache block size (ScheduleConfig.cacheBlockSize, range [1, 128]).
@@ -61,6 +71,20 @@ const MINDIE_CACHE_BLOCK: i64 = 128;
 /// The deployment export of configuration `best` of a deployment scenario (what the report, a
 /// plan and the export check write).
 pub fn export_for(s: &crate::spec::scenario::Scenario, best: &BTreeMap<String, Value>) -> DeploymentExport {
+    export_with(s, best, &crate::stages::scale::flags::Targets::of(s))
+}
+
+/// The export of configuration `best` for the releases `targets` (each engine's command or
+/// config holds only what its release has: assets/engines/flags/).
+pub fn export_with(s: &crate::spec::scenario::Scenario, best: &BTreeMap<String, Value>, targets: &crate::stages::scale::flags::Targets) -> DeploymentExport {
+    use crate::stages::scale::flags;
+    let (vlist, vexact) = flags::for_release("vllm-ascend", &targets.vllm_ascend).unwrap_or((&EMPTY_LIST, false));
+    let mut release_notes: Vec<String> = Vec::new();
+    if !vexact {
+        release_notes.push(format!("vLLM-Ascend {}: no argument list of this release is bundled; the launch is checked against {}'s (assets/engines/flags/)", targets.vllm_ascend, vlist.release));
+    }
+    let mut additional = serde_json::Map::new();
+    let mut feature_env: Vec<(String, String)> = Vec::new();
     let int = |k: &str, d: i64| best.get(k).and_then(Value::as_i64).unwrap_or(d);
     let text = |k: &str, d: &str| best.get(k).and_then(|v| v.as_str().map(String::from)).unwrap_or_else(|| d.to_string());
     let batch = int("batch", s.workload.batch.max(1));
@@ -92,9 +116,39 @@ pub fn export_for(s: &crate::spec::scenario::Scenario, best: &BTreeMap<String, V
         "w8a8" | "w8a16" | "w4a16" | "w4a8" | "w4a4" => args.extend(["--dtype".into(), "float16".into(), "--quantization".into(), "ascend".into()]),
         _ => args.extend(["--dtype".into(), "float16".into()]),
     }
-    // An INT8 KV cache comes with msModelSlim's quantised weights, read by --quantization ascend.
-    if s.deployment.serving.kv_cache_dtype == "int8" && !args.iter().any(|a| a == "--quantization") {
-        args.extend(["--quantization".into(), "ascend".into()]);
+    // An INT8 KV cache comes with msModelSlim's quantised weights, read by --quantization ascend
+    // (and, on 0.11, named in --additional-config): as the release's `int8_kv` feature says.
+    if s.deployment.serving.kv_cache_dtype == "int8" {
+        match vlist.feature("int8_kv", 0) {
+            Some(f) => {
+                for w in f.args.chunks(2) {
+                    if !args.iter().any(|a| a == &w[0]) {
+                        args.extend(w.iter().cloned());
+                    }
+                }
+                merge(&mut additional, f.additional_config.as_ref());
+            }
+            None => release_notes.push(format!("INT8 KV cache: {} has no launch for it in its argument list, so the command does not ask for one", vlist.release)),
+        }
+    }
+    // EPLB (`redundant_experts`), as the release runs it: its environment on every node and its
+    // arguments on every instance.
+    let red = int("redundant_experts", 0).max(0) as u64;
+    if red > 0 {
+        match vlist.feature("eplb", red) {
+            Some(f) => {
+                args.extend(f.args.iter().cloned());
+                merge(&mut additional, f.additional_config.as_ref());
+                feature_env.extend(f.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+                release_notes.push(format!(
+                    "EPLB with {red} redundant experts as {} runs it: {}--additional-config {} on every instance; vLLM-Ascend supports redundant experts on A3, not A2",
+                    vlist.release,
+                    f.env.iter().map(|(k, v)| format!("{k}={v} in the environment, ")).collect::<String>(),
+                    f.additional_config.as_ref().map(|c| c.to_string()).unwrap_or_default()
+                ));
+            }
+            None => release_notes.push(format!("EPLB ({red} redundant experts): {} has no launch for it in its argument list, so the command runs without redundant experts", vlist.release)),
+        }
     }
     if eager {
         args.push("--enforce-eager".into());
@@ -102,10 +156,8 @@ pub fn export_for(s: &crate::spec::scenario::Scenario, best: &BTreeMap<String, V
     if expert_parallel {
         args.push("--enable-expert-parallel".into());
     }
-    // Data parallelism over nodes, EPLB and disaggregation (`deployment.cluster`).
+    // Data parallelism over nodes and disaggregation (`deployment.cluster`).
     let (scale_args, scale_notes) = crate::stages::scale::export::vllm_args(s, best);
-    let scale_at = args.len()..args.len() + scale_args.len();
-    args.extend(scale_args);
     let serving = &s.deployment.serving;
     let spec_k = int("num_speculative_tokens", 0);
     if let (Some(o), true) = (&serving.speculative, spec_k > 0) {
@@ -124,9 +176,20 @@ pub fn export_for(s: &crate::spec::scenario::Scenario, best: &BTreeMap<String, V
         "full_decode_only" => Some("FULL_DECODE_ONLY"),
         _ => None,
     };
+    // As the release writes it (0.9 has no cudagraph_mode: its full graphs are full_cuda_graph).
     if let (Some(m), false) = (cudagraph_mode, eager) {
-        args.extend(["--compilation-config".into(), format!("'{{\"cudagraph_mode\":\"{m}\"}}'")]);
+        let name = if m == "PIECEWISE" { "graph_piecewise" } else { "graph_full_decode_only" };
+        match vlist.feature(name, 0) {
+            Some(f) => args.extend(f.args),
+            None => release_notes.push(format!("graph capture {m}: {} has no launch for it, so the engine's default capture runs", vlist.release)),
+        }
     }
+    if !additional.is_empty() {
+        args.extend(["--additional-config".into(), format!("'{}'", Json::Object(additional))]);
+    }
+    // Only what the release has: the rest is said in the notes.
+    let args = flags::keep_known(args, vlist, &mut release_notes);
+    let scale_args = flags::keep_known(scale_args, vlist, &mut release_notes);
     // npuMemSize: GB of NPU memory per chip for the KV cache = the engine's share of the chip
     // less the weights and activations per chip (MindIE's -1 lets it decide; we give the figure).
     let npu_mem = crate::stages::context::resolve(s).ok().and_then(|(m, d, _)| {
@@ -169,6 +232,7 @@ pub fn export_for(s: &crate::spec::scenario::Scenario, best: &BTreeMap<String, V
         notes.push(format!("expert parallelism on (vLLM --enable-expert-parallel: the routed experts spread whole over the {ep} chips, ep = {ep}, tokens exchanged by all-to-all): not written into config.json, none of the documented MindIE fields Tunelab writes carries it"));
     }
     notes.extend(scale_notes);
+    notes.extend(release_notes);
     if spec_k > 0 {
         if let Some(o) = &serving.speculative {
             notes.push(format!("speculative decoding ({}, {spec_k} draft tokens): MindIE configures it through the model backend's plugin settings, not the config.json fields Tunelab writes; vLLM: --speculative-config", o.method));
@@ -187,8 +251,70 @@ pub fn export_for(s: &crate::spec::scenario::Scenario, best: &BTreeMap<String, V
         notes.push(format!("memory strategy {m}: no MindIE field; MindIE allocates the KV cache in blocks of cacheBlockSize tokens"));
     }
     // The whole layout, node by node (scale-out arguments per node, not in `vllm_args`).
-    let base: Vec<String> = args.iter().enumerate().filter(|(i, _)| !scale_at.contains(i)).map(|(_, a)| a.clone()).collect();
-    let launch = crate::stages::scale::launch::launch_with(s, best, &base, mindie.clone());
-    let mindie = launch.mindie_config.clone();
-    DeploymentExport { vllm_args: args, mindie_config: mindie, mindie_notes: notes, launch }
+    let launch = crate::stages::scale::launch::launch_with(s, best, &args, mindie.clone(), &feature_env);
+    let mut launch = launch;
+    launch.notes.push(format!("written for {} (deployment.serving.engine_version; its arguments: assets/engines/flags/)", vlist.release));
+    // MindIE: only the fields the release documents.
+    let mut mindie = launch.mindie_config.clone();
+    if let Some((mlist, _)) = flags::for_release("mindie", &targets.mindie) {
+        for p in flags::paths(&mindie) {
+            if !mlist.fields.contains_key(&p) {
+                remove_path(&mut mindie, &p);
+                notes.push(format!("{p}: not a config.json field of {}, left out", mlist.release));
+            }
+        }
+        notes.push(format!("config.json fields written for {} (assets/engines/flags/)", mlist.release));
+    }
+    launch.mindie_config = mindie.clone();
+    let sglang = crate::stages::scale::sglang::launch(s, best, &targets.sglang);
+    let vllm_args = [args, scale_args].concat();
+    DeploymentExport { vllm_args, mindie_config: mindie, mindie_notes: notes, launch, sglang, releases: targets.clone() }
+}
+
+/// An empty list (no bundled list of the engine: nothing is dropped silently, every flag is
+/// said in the notes).
+static EMPTY_LIST: crate::stages::scale::flags::ArgList = crate::stages::scale::flags::ArgList {
+    schema: String::new(),
+    engine: String::new(),
+    engine_versions: Vec::new(),
+    release: String::new(),
+    program: String::new(),
+    scope: String::new(),
+    flags: BTreeMap::new(),
+    deprecated: BTreeMap::new(),
+    additional_config: BTreeMap::new(),
+    fields: BTreeMap::new(),
+    features: BTreeMap::new(),
+};
+
+/// Merges a feature's `--additional-config` keys (objects merged key by key).
+fn merge(into: &mut serde_json::Map<String, Json>, add: Option<&Json>) {
+    let Some(Json::Object(m)) = add else { return };
+    for (k, v) in m {
+        match (into.get_mut(k), v) {
+            (Some(Json::Object(a)), Json::Object(_)) => merge(a, Some(v)),
+            _ => {
+                into.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// Removes the dotted path `p` (in every element of the arrays on the way).
+fn remove_path(v: &mut Json, p: &str) {
+    let (head, rest) = p.split_once('.').map_or((p, None), |(h, r)| (h, Some(r)));
+    match v {
+        Json::Object(m) => match rest {
+            None => {
+                m.remove(head);
+            }
+            Some(r) => {
+                if let Some(x) = m.get_mut(head) {
+                    remove_path(x, r);
+                }
+            }
+        },
+        Json::Array(a) => a.iter_mut().for_each(|x| remove_path(x, p)),
+        _ => {}
+    }
 }

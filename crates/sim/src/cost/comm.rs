@@ -63,16 +63,19 @@ pub fn steps_and_bytes(kind: CommKind, algorithm: CommAlgorithm, bytes: f64, ran
 }
 
 /// Whether a group of `ranks` on link `l` sits on a full mesh: inside an A2 node every NPU has
-/// its own HCCS link to each peer (`hccs_links` >= ranks - 1).
+/// its own HCCS link to each peer (`hccs_links` >= ranks - 1); inside an A3 node every die
+/// reaches every peer through the node's UB switches (`hccs_switched`).
 pub fn full_mesh(d: &Device, l: Link, ranks: u64) -> bool {
-    l == Link::Hccs && d.hccs_links > 1 && ranks.saturating_sub(1) <= d.hccs_links as u64
+    l == Link::Hccs && (d.hccs_switched >= 0.5 || (d.hccs_links > 1 && ranks.saturating_sub(1) <= d.hccs_links as u64))
 }
 
-/// Sustained bytes per microsecond and per-step latency of a link (efficiency applied).
-fn rate(d: &Device, l: Link) -> (f64, f64) {
+/// Sustained bytes per microsecond and per-step latency of a link (efficiency applied; `aiv`:
+/// the AIV row kernels' share on the HCCS-class links instead of HCCL's).
+fn rate(d: &Device, l: Link, aiv: bool) -> (f64, f64) {
     let (gbs, lat, _) = link(d, l);
     // The die-to-die and SuperPOD links run the same HCCS/UB protocol as inside a node.
     let eff = match l {
+        Link::Hccs | Link::DieToDie | Link::SuperPod if aiv => d.aiv_link_efficiency,
         Link::Hccs | Link::DieToDie | Link::SuperPod => d.hccs_efficiency,
         Link::InterNode => d.internode_efficiency,
         Link::Pcie => 1.0,
@@ -94,6 +97,16 @@ pub fn all_to_all_us(d: &Device, bytes: u64, ranks: u64, l: Link) -> Result<f64,
 
 /// `Op::Comm` entry point.
 pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeasible> {
+    estimate_as(op, tiling, d, false)
+}
+
+/// The wire part of a MoE row kernel (`cost::moe_comm`): the collective's alpha-beta cost at
+/// the AIV kernels' sustained share of the link (`aiv_link_efficiency`).
+pub fn estimate_aiv(op: &Op, d: &Device) -> Result<Estimate, Infeasible> {
+    estimate_as(op, &Tiling::Default, d, true)
+}
+
+fn estimate_as(op: &Op, tiling: &Tiling, d: &Device, aiv: bool) -> Result<Estimate, Infeasible> {
     let Op::Comm { kind, bytes, ranks, link: l, algorithm } = *op else {
         return Err(Infeasible::new("not a collective"));
     };
@@ -112,7 +125,7 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
     if gbs <= 0.0 {
         return Err(Infeasible::new(format!("{} has no {name} link in its profile", d.name)));
     }
-    let (mut bw, lat) = rate(d, l);
+    let (mut bw, lat) = rate(d, l, aiv);
     // A full mesh (A2: one HCCS link to each of the node's peers) gives a group of n ranks n - 1
     // of the chip's `hccs_links` links: a TP2 all-reduce crosses one link, not all seven.
     if l == Link::Hccs && d.hccs_links > 1 {
@@ -162,10 +175,17 @@ mod tests {
 
     #[test]
     fn mesh_needs_a_full_mesh_and_runs_as_a_ring_elsewhere() {
-        // The 910C's profile spreads no per-peer links (hccs_links 1): no full mesh.
+        // The 910C's node is switched (hccs_switched): any in-node group is a full mesh, two
+        // steps for an all-reduce against the ring's 2(p - 1), over the same bytes; its dies
+        // keep the whole link (no per-peer split). A 4-rank reduce-scatter: one step, not three.
         let d = bundled_device("910C").unwrap();
         let bytes = 64 * 1024;
-        assert_eq!(us(&d, CommKind::AllReduce, bytes, 8, CommAlgorithm::Mesh), us(&d, CommKind::AllReduce, bytes, 8, CommAlgorithm::Ring));
+        let (mesh, ring) = (us(&d, CommKind::AllReduce, bytes, 8, CommAlgorithm::Mesh), us(&d, CommKind::AllReduce, bytes, 8, CommAlgorithm::Ring));
+        assert!((ring - mesh - 12.0 * d.hccs_latency_us).abs() < 0.01, "ring {ring} mesh {mesh}");
+        let rs = us(&d, CommKind::ReduceScatter, 8, 4, CommAlgorithm::Mesh);
+        assert!((rs - d.launch_comm_us - d.hccs_latency_us).abs() < 0.01, "{rs}");
+        // Between nodes (RoCE) no mesh, switched or not.
+        assert!(full_mesh(&d, Link::Hccs, 16) && !full_mesh(&d, Link::InterNode, 16));
         // Nine ranks do not fit the A2's seven links per NPU either.
         let a2 = bundled_device("910B2").unwrap();
         assert!(!full_mesh(&a2, Link::Hccs, 9) && full_mesh(&a2, Link::Hccs, 8) && !full_mesh(&a2, Link::InterNode, 8));

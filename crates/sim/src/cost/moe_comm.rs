@@ -1,29 +1,72 @@
 //! The MoE operators: the token exchange of expert parallelism (dispatch and combine, in the
 //! kernel forms engines use) and the experts' grouped matmul.
 //!
-//! An exchange is priced as the collective it is (`cost::comm`, its links and efficiencies, the
-//! A3 SuperPOD fabric included), with the bytes and the issue pattern of its form. One rank
-//! holds `tokens` tokens, each routed to `top_k` experts spread evenly over the `ranks` ranks;
-//! a token copy carries `hidden` elements, plus a 4-byte fp32 scale per copy when the wire type
-//! is INT8 (per-token dynamic quantisation, as DeepEP-Ascend and MC2 send it).
-//! - `all_to_all` (HCCL all-to-all(v)): every routed copy, one (token, expert) pair each; the
-//!   task to each peer is issued in turn (the ring's p - 1 steps).
-//! - `deepep_normal`: each token crosses once per distinct destination rank (DeepEP sends a
-//!   token to a rank once and lets that rank copy it to its local experts; a combine reduces
-//!   per rank before sending back), after a layout exchange of the per-rank counts (an int32 per
-//!   rank: latency only); all peers at once (`CommAlgorithm::Mesh`: ceil(log2 p) steps).
-//!   With E experts uniform over p ranks, a token's top_k experts hit
-//!   p (1 - (1 - 1/p)^top_k) distinct ranks in expectation.
-//! - `deepep_low_latency` and `mc2` (`npu_moe_distribute_dispatch`/`_combine`): fixed-size
-//!   receive buffers, no layout exchange, a copy per (token, expert), all peers at once; MC2
-//!   fuses the dispatch quantisation into the kernel (priced inside it: no separate vector op).
+//! One rank holds `tokens` tokens, each routed to `top_k` experts spread evenly over the `ranks`
+//! ranks. The wire part of an exchange is priced as the collective it is (`cost::comm`, its
+//! links and efficiencies, the A3 SuperPOD fabric included).
+//! - `all_to_all` (HCCL all-to-all(v)): every routed copy, one (token, expert) pair each, of
+//!   `hidden` elements (plus a 4-byte fp32 scale when the wire type is INT8); the task to each
+//!   peer is issued in turn (the ring's p - 1 steps). The reordering around it is the
+//!   framework's own operators.
+//! - `deepep_normal`, `deepep_low_latency` and `mc2` are AIV kernels that move the rows
+//!   themselves (DeepEP-Ascend, sgl-project/sgl-kernel-npu@b2e93094, the commit of its README's
+//!   A3 figures: csrc/deepep/ops/op_kernel/cam_moe_dispatch_normal.h and cam_moe_combine_normal.h;
+//!   the low-latency mode and vLLM-Ascend's `mc2` call CANN's MoeDistributeDispatchV2 /
+//!   CombineV2, the same scheme). What the code does, and so what is priced:
+//!   - **A row per (token, expert) pair**, not per destination rank: the receiver's output is
+//!     expanded per local expert (`expandx_out` has one row per received pair), so a token bound
+//!     for two experts of one rank crosses the link twice. A dispatch row carries the token
+//!     (INT8 or BF16), a 32-byte scale slot and the (rank, token, k) triple; a combine row the
+//!     expert's BF16 output; each padded to 512 bytes in the window (`WIN_ADDR_ALIGN`).
+//!   - **Dispatch stages before it sends**: each vector core takes its share of the pairs and,
+//!     row after row, reads the BF16 token from device memory, quantises it in the vector unit
+//!     when the wire type is INT8 (cast to fp32, abs, max-reduce, scale, three casts down:
+//!     `DISPATCH_QUANT_PASSES`), and writes the row to the window; only then do the flags go
+//!     out and the rows cross the link.
+//!   - **Combine reduces after it receives**: the expert outputs cross the link to their
+//!     tokens' ranks, then each vector core, token after token, waits for its top-k flags,
+//!     reads the k rows, casts, weights and adds them in fp32 (`COMBINE_PASSES_PER_ROW`) and
+//!     writes the token.
+//!   - Each row step of those loops is serial on its core: every vector instruction is followed
+//!     by a pipe barrier and the loop passes through scalar flag waits (`*_HANDOFFS`, counted in
+//!     the code), each a hand-off priced at the kernel library's `vector_tile_sync_cycles`, the
+//!     same per-tile hand-off the vector operators pay. A phase takes the longer of its busiest
+//!     core's serial rows and the device memory its bytes need.
+//!   - `deepep_normal` dispatch first runs a layout exchange (`aclnnNotifyDispatch`: the counts
+//!     per expert, latency only), and the host reads the counts back to size the output before
+//!     it launches the data kernel: one host round trip (`eager_host_us_per_launch`).
 //!
-//! Only the share that leaves the rank crosses the link ((p - 1) / p, `comm::steps_and_bytes`).
+//! Only the share that leaves the rank crosses the link ((p - 1) / p, `comm::steps_and_bytes`),
+//! at the row kernels' own sustained share of the link (`aiv_link_efficiency`, kernel library;
+//! HCCL's all-to-all keeps `hccs_efficiency`).
+//! Not modelled: the growth of the normal mode's time with the EP size beyond what the link
+//! share explains (the README's dispatch slows 2.6x from EP8 to EP128 while its bytes per rank
+//! stay the same; docs/fidelity.md lists the residuals).
 
 use crate::device::Device;
 use crate::estimate::{Estimate, Infeasible};
 use crate::op::{CommAlgorithm, CommKind, MoeCommForm, MoePhase, Op};
 use crate::tiling::Tiling;
+
+/// Vector passes over a row when a dispatch quantises it to INT8 in the kernel (fp32 cast, abs,
+/// max-reduce, scale, cast to int32, to half, to int8: `QuantProcess`).
+pub const DISPATCH_QUANT_PASSES: f64 = 7.0;
+/// Hand-offs per dispatch row that quantises: the MTE2 -> V and V -> MTE3 queue flags, a pipe
+/// barrier after each of the 7 passes' instructions (6), the scalar read of the max (V -> S and
+/// S -> V), `SetDeqScale`'s barrier and the triple's MTE3 <-> S flags (`FillTriple`): 13.
+pub const DISPATCH_HANDOFFS_QUANT: f64 = 13.0;
+/// Hand-offs per dispatch row that is copied as it is (BF16): the two queue flags and the
+/// triple's two.
+pub const DISPATCH_HANDOFFS_PLAIN: f64 = 4.0;
+/// Vector passes per received row of a combine (cast to fp32, multiply by the weight, add).
+pub const COMBINE_PASSES_PER_ROW: f64 = 3.0;
+/// Hand-offs per received row of a combine (the queue flag and two pipe barriers).
+pub const COMBINE_HANDOFFS_PER_ROW: f64 = 3.0;
+/// Hand-offs per combined token beyond its rows: the flag wait loop (S -> MTE2, MTE2 -> V,
+/// V -> S, S -> V, V -> MTE3) and the final cast's barrier and V -> MTE3 flag.
+pub const COMBINE_HANDOFFS_PER_TOKEN: f64 = 7.0;
+/// Window rows are padded to this many bytes (`WIN_ADDR_ALIGN`).
+const WINDOW_ALIGN: u64 = 512;
 
 /// Distinct ranks a token's `top_k` experts land on, experts uniform over `ranks` ranks.
 pub fn distinct_ranks(ranks: u64, top_k: u64) -> f64 {
@@ -31,23 +74,38 @@ pub fn distinct_ranks(ranks: u64, top_k: u64) -> f64 {
     p * (1.0 - libm::pow(1.0 - 1.0 / p, top_k as f64))
 }
 
-/// Bytes one token copy carries (`hidden` elements, plus its fp32 scale when INT8).
-fn copy_bytes(op: &Op) -> f64 {
-    let Op::MoeComm { hidden, dtype, .. } = *op else { return 0.0 };
-    let scale = if dtype.bytes() == 1 { 4.0 } else { 0.0 };
-    hidden as f64 * dtype.bytes() as f64 + scale
+/// Whether the form is an AIV kernel that moves (token, expert) rows itself.
+fn rows_kernel(form: MoeCommForm) -> bool {
+    !matches!(form, MoeCommForm::AllToAll)
 }
 
-/// The collective an exchange runs as (kind, the full logical bytes of the rank's side, the
-/// algorithm) and the bytes of its layout exchange (None: it has none).
+/// Bytes one (token, expert) copy occupies on the wire: for HCCL's all-to-all the `hidden`
+/// elements plus their fp32 scale when INT8; for the row kernels the padded window row.
+fn copy_bytes(op: &Op) -> f64 {
+    let Op::MoeComm { phase, form, hidden, dtype, .. } = *op else { return 0.0 };
+    let elems = hidden.saturating_mul(dtype.bytes() as u64);
+    if !rows_kernel(form) {
+        let scale = if dtype.bytes() == 1 { 4.0 } else { 0.0 };
+        return elems as f64 + scale;
+    }
+    let row = match phase {
+        // Token, a 32-byte scale slot, the (rank, token, k) triple of int32.
+        MoePhase::Dispatch => super::align(elems, 32).saturating_add(32 + 12),
+        MoePhase::Combine => elems,
+    };
+    super::align(row, WINDOW_ALIGN) as f64
+}
+
+/// The collective an exchange's wire part runs as (the full logical bytes of the rank's side,
+/// the algorithm) and the bytes of its layout exchange (None: it has none).
 pub fn as_collective(op: &Op) -> Option<(f64, CommAlgorithm, Option<u64>)> {
-    let Op::MoeComm { form, tokens, top_k, ranks, .. } = *op else { return None };
-    let copy = copy_bytes(op);
-    let copies = tokens as f64 * top_k as f64;
+    let Op::MoeComm { phase, form, tokens, top_k, ranks, .. } = *op else { return None };
+    let bytes = tokens as f64 * top_k as f64 * copy_bytes(op);
     Some(match form {
-        MoeCommForm::AllToAll => (copies * copy, CommAlgorithm::Ring, None),
-        MoeCommForm::DeepepNormal => (tokens as f64 * distinct_ranks(ranks, top_k) * copy, CommAlgorithm::Mesh, Some(4 * ranks)),
-        MoeCommForm::DeepepLowLatency | MoeCommForm::Mc2 => (copies * copy, CommAlgorithm::Mesh, None),
+        MoeCommForm::AllToAll => (bytes, CommAlgorithm::Ring, None),
+        // The counts per expert: three int32 per expert of each rank (latency only).
+        MoeCommForm::DeepepNormal if phase == MoePhase::Dispatch => (bytes, CommAlgorithm::Mesh, Some(12 * ranks)),
+        MoeCommForm::DeepepNormal | MoeCommForm::DeepepLowLatency | MoeCommForm::Mc2 => (bytes, CommAlgorithm::Mesh, None),
     })
 }
 
@@ -58,6 +116,52 @@ pub fn wire_bytes(op: &Op) -> f64 {
     as_collective(op).map_or(0.0, |(b, ..)| b * (p - 1.0) / p)
 }
 
+/// The on-chip phase of a row kernel (dispatch: stage and quantise; combine: weighted sum), as
+/// exposed engine time in us: the busiest vector core's serial loop, or the device memory its
+/// bytes need when that is longer. Zero for HCCL's all-to-all.
+fn core_phase(op: &Op, d: &Device) -> super::Raw {
+    let Op::MoeComm { phase, form, tokens, hidden, top_k, dtype, .. } = *op else { return super::Raw::default() };
+    if !rows_kernel(form) {
+        return super::Raw::default();
+    }
+    let h = hidden as f64;
+    // The kernels compute in fp32: 64 lanes of the 128-lane (fp16) vector unit, at the
+    // library's sustained share.
+    let lanes = d.vector_lanes_fp16 * 0.5 * d.vector_efficiency;
+    let sync = d.vector_tile_sync_cycles;
+    let (gm, out) = (d.gm_bytes_per_cycle.max(1.0), d.ub_to_gm_bytes_per_cycle.max(1.0));
+    let row = copy_bytes(op);
+    // The activations and expert outputs arrive in BF16.
+    let act = 2.0 * h;
+    let (items, cycles, hbm_bytes, vec_cycles) = match phase {
+        MoePhase::Dispatch => {
+            let quant = dtype.bytes() == 1;
+            let (passes, handoffs) = if quant { (DISPATCH_QUANT_PASSES, DISPATCH_HANDOFFS_QUANT) } else { (0.0, DISPATCH_HANDOFFS_PLAIN) };
+            let copies = tokens as f64 * top_k as f64;
+            let vec = passes * h / lanes;
+            (copies, act / gm + vec + handoffs * sync + row / out, copies * (act + row), vec)
+        }
+        MoePhase::Combine => {
+            let k = top_k as f64;
+            let vec = k * COMBINE_PASSES_PER_ROW * h / lanes + h / lanes;
+            let handoffs = k * COMBINE_HANDOFFS_PER_ROW + COMBINE_HANDOFFS_PER_TOKEN;
+            let t = tokens as f64;
+            (t, k * act / gm + vec + handoffs * sync + act / out, t * (k + 1.0) * act, vec)
+        }
+    };
+    let vcores = d.vector_cores.max(1) as f64;
+    let per_core = libm::ceil(items / vcores);
+    let us = 1.0 / d.vector_clock_mhz.max(1.0);
+    let mut exposed = [0.0; super::ENGINES];
+    exposed[super::VECTOR] = per_core * cycles * us;
+    let t_hbm = hbm_bytes / (d.derived.hbm_gbs * 1.0e3);
+    super::memory_bound(&mut exposed, t_hbm);
+    let mut busy = [0.0; super::ENGINES];
+    busy[super::VECTOR] = per_core * cycles * us;
+    busy[super::HBM] = t_hbm;
+    super::Raw { exposed, busy, vector_core_us: items * vec_cycles * us, hbm_bytes, cores_used: items.min(vcores) as u32, waves: per_core as u64, ..super::Raw::default() }
+}
+
 /// `Op::MoeComm` and `Op::GroupedMatmul` entry point.
 pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeasible> {
     match *op {
@@ -65,7 +169,7 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
             let m = op.lowered().ok_or_else(|| Infeasible::new("not a grouped matmul"))?;
             super::matmul::estimate(&m, tiling, d)
         }
-        Op::MoeComm { phase, tokens, hidden, top_k, ranks, link, .. } => {
+        Op::MoeComm { phase, form, tokens, hidden, top_k, ranks, link, .. } => {
             super::check_dims(&[("tokens", tokens), ("hidden", hidden), ("top_k", top_k), ("ranks", ranks)])?;
             if top_k > 1024 {
                 return Err(Infeasible::new(format!("top_k = {top_k}: at most 1024 experts per token")));
@@ -74,19 +178,28 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
             if bytes > (1u64 << 50) as f64 {
                 return Err(Infeasible::new(format!("the {} moves {bytes:.3e} bytes, beyond what the model handles (2^50)", phase_name(phase))));
             }
-            let comm = |b: u64, a| super::comm::estimate(&Op::Comm { kind: CommKind::AllToAll, bytes: b, ranks, link, algorithm: a }, &Tiling::Default, d);
-            let e = comm(bytes as u64, algorithm)?;
-            let Some(lb) = layout else { return Ok(e) };
-            // The layout exchange runs before the tokens move: its time adds, engine by engine.
-            let l = comm(lb, CommAlgorithm::Mesh)?;
-            let raw = super::Raw {
-                exposed: super::add(&e.breakdown.exposed.to_array(), &l.breakdown.exposed.to_array()),
-                busy: super::add(&e.breakdown.busy.to_array(), &l.breakdown.busy.to_array()),
-                hbm_bytes: e.hbm_bytes + l.hbm_bytes,
-                cores_used: 0,
-                waves: 1,
-                ..super::Raw::default()
+            let rows = rows_kernel(form);
+            let comm = |b: u64, a| {
+                let c = Op::Comm { kind: CommKind::AllToAll, bytes: b, ranks, link, algorithm: a };
+                if rows { super::comm::estimate_aiv(&c, d) } else { super::comm::estimate(&c, &Tiling::Default, d) }
             };
+            let e = comm(bytes as u64, algorithm)?;
+            if !rows {
+                return Ok(e);
+            }
+            // Phases in series: (layout exchange, host round trip), stage, wire, reduce.
+            let core = core_phase(op, d);
+            let mut exposed = super::add(&e.breakdown.exposed.to_array(), &core.exposed);
+            let mut busy = super::add(&e.breakdown.busy.to_array(), &core.busy);
+            if let Some(lb) = layout {
+                let l = comm(lb, CommAlgorithm::Mesh)?;
+                exposed = super::add(&exposed, &l.breakdown.exposed.to_array());
+                busy = super::add(&busy, &l.breakdown.busy.to_array());
+                // The host waits for the counts before it sizes the output and launches.
+                exposed[super::LAUNCH] += d.eager_host_us_per_launch;
+                busy[super::LAUNCH] += d.eager_host_us_per_launch;
+            }
+            let raw = super::Raw { exposed, busy, vector_core_us: core.vector_core_us, hbm_bytes: e.hbm_bytes + core.hbm_bytes, cores_used: core.cores_used, waves: core.waves.max(1), ..super::Raw::default() };
             Ok(super::finish(&raw, d))
         }
         _ => Err(Infeasible::new("not a MoE operator")),
@@ -112,14 +225,40 @@ mod tests {
     }
 
     #[test]
-    fn deepep_normal_sends_a_token_once_per_rank_and_low_latency_once_per_expert() {
+    fn the_row_kernels_send_a_padded_row_per_token_and_expert() {
         assert!((distinct_ranks(8, 8) - 8.0 * (1.0 - (7.0f64 / 8.0).powi(8))).abs() < 1e-9);
         assert_eq!(distinct_ranks(1, 8), 1.0);
+        // DeepEP-Ascend expands the received rows per expert: normal and low-latency move the
+        // same rows, each an INT8 token (7168 B) with its scale slot and triple, padded to 7680 B.
         let n = wire_bytes(&ex(MoeCommForm::DeepepNormal, 4096, 8, Link::Hccs));
         let l = wire_bytes(&ex(MoeCommForm::DeepepLowLatency, 4096, 8, Link::Hccs));
-        assert!(n < l * 0.7, "normal {n:.3e} B should de-duplicate against low-latency {l:.3e} B");
+        assert_eq!(n, l);
+        assert_eq!(n, 4096.0 * 8.0 * 7680.0 * 7.0 / 8.0);
+        // HCCL's all-to-all sends the bare copy and its scale.
+        assert_eq!(wire_bytes(&ex(MoeCommForm::AllToAll, 4096, 8, Link::Hccs)), 4096.0 * 8.0 * 7172.0 * 7.0 / 8.0);
         // One rank: nothing leaves it.
         assert_eq!(wire_bytes(&ex(MoeCommForm::AllToAll, 4096, 1, Link::Hccs)), 0.0);
+    }
+
+    #[test]
+    fn quantising_in_the_kernel_costs_vector_time_and_normal_dispatch_a_host_round_trip() {
+        let d = bundled_device("910C").unwrap();
+        let t = |op: &Op| estimate(op, &Tiling::Default, &d).unwrap();
+        let int8 = ex(MoeCommForm::DeepepLowLatency, 128, 8, Link::Hccs);
+        let Op::MoeComm { phase, form, tokens, hidden, top_k, ranks, link, .. } = int8 else { unreachable!() };
+        let bf16 = Op::MoeComm { phase, form, tokens, hidden, top_k, ranks, dtype: DType::Bf16, link };
+        // Half the bytes on the wire, but the quantisation's vector passes and hand-offs.
+        let (q, c) = (t(&int8), t(&bf16));
+        assert!(q.breakdown.exposed.to_array()[crate::cost::VECTOR] > c.breakdown.exposed.to_array()[crate::cost::VECTOR]);
+        assert!(wire_bytes(&int8) < wire_bytes(&bf16) * 0.6);
+        // Normal dispatch adds its layout exchange and the host's wait for the counts.
+        let normal = ex(MoeCommForm::DeepepNormal, 128, 8, Link::Hccs);
+        let extra = t(&normal).time_us - q.time_us;
+        assert!(extra >= d.eager_host_us_per_launch + d.launch_comm_us, "{extra}");
+        // A combine reduces after the wire: its time exceeds the bare transfer's.
+        let comb = Op::MoeComm { phase: MoePhase::Combine, form: MoeCommForm::DeepepNormal, tokens: 4096, hidden: 7168, top_k: 8, ranks: 8, dtype: DType::Bf16, link: Link::Hccs };
+        let wire = crate::cost::comm::collective_us(&d, CommKind::AllToAll, as_collective(&comb).unwrap().0 as u64, 8, Link::Hccs, CommAlgorithm::Mesh).unwrap();
+        assert!(t(&comb).time_us > wire * 1.05);
     }
 
     #[test]
@@ -130,8 +269,10 @@ mod tests {
             assert!(t(f, 8, Link::Hccs) > 0.0, "{f:?}");
             assert!(t(f, 128, Link::SuperPod) > t(f, 8, Link::Hccs), "{f:?}");
         }
-        // The same bytes issued to all peers at once beat the task-per-peer all-to-all.
-        assert!(t(MoeCommForm::DeepepLowLatency, 64, Link::SuperPod) < t(MoeCommForm::AllToAll, 64, Link::SuperPod));
+        // At decode's few tokens, rows issued to all peers at once beat the task-per-peer
+        // all-to-all's 63 steps, padding and staging included.
+        let small = |f| estimate(&ex(f, 16, 64, Link::SuperPod), &Tiling::Default, &d).unwrap().time_us;
+        assert!(small(MoeCommForm::DeepepLowLatency) < small(MoeCommForm::AllToAll));
         // A bad shape is an error naming the field.
         let bad = Op::MoeComm { phase: MoePhase::Combine, form: MoeCommForm::Mc2, tokens: 0, hidden: 7168, top_k: 8, ranks: 8, dtype: DType::Bf16, link: Link::Hccs };
         assert!(estimate(&bad, &Tiling::Default, &d).unwrap_err().reason.contains("tokens"));

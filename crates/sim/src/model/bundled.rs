@@ -47,11 +47,19 @@ pub fn bundled_models() -> Vec<(&'static str, &'static str)> {
         // repository (ViT depth 24, hidden 1024, 16-pixel patches merged 2 x 2, DeepStack at
         // blocks 5 / 11 / 17).
         ("qwen3-vl-4b", crate::json_asset!("../../../../assets/models/qwen3-vl-4b.config.json")),
+        // Set 3 (assets/models/SOURCES.md): verbatim public copies. Qwen3.5-397B-A17B and
+        // Qwen3-VL-8B-Instruct from NVIDIA aiconfigurator's model_configs.
+        ("qwen3.5-397b-a17b", crate::json_asset!("../../../../assets/models/qwen3.5-397b-a17b.config.json")),
+        ("qwen3-vl-8b", crate::json_asset!("../../../../assets/models/qwen3-vl-8b.config.json")),
+        // Set 3's ModelLink rows (assets/models/SOURCES.md): the config.json pages of the model
+        // repositories on Hugging Face at a pinned revision, transcribed key by key.
+        ("yi-34b", crate::json_asset!("../../../../assets/models/yi-34b.config.json")),
+        ("qwen1.5-14b", crate::json_asset!("../../../../assets/models/qwen1.5-14b.config.json")),
     ]
 }
 
 /// Display names of the bundled models (Hugging Face configs carry none).
-const BUNDLED_NAMES: [(&str, &str); 34] = [
+const BUNDLED_NAMES: [(&str, &str); 38] = [
     ("llama-2-7b", "Llama-2-7B"),
     ("qwen2.5-7b", "Qwen2.5-7B"),
     ("mixtral-8x7b", "Mixtral-8x7B"),
@@ -86,6 +94,10 @@ const BUNDLED_NAMES: [(&str, &str); 34] = [
     ("qwen2.5-vl-7b", "Qwen2.5-VL-7B-Instruct"),
     ("deepseek-v3.2", "DeepSeek-V3.2"),
     ("qwen3-vl-4b", "Qwen3-VL-4B-Instruct"),
+    ("qwen3.5-397b-a17b", "Qwen3.5-397B-A17B"),
+    ("qwen3-vl-8b", "Qwen3-VL-8B-Instruct"),
+    ("yi-34b", "Yi-34B"),
+    ("qwen1.5-14b", "Qwen1.5-14B"),
 ];
 
 /// Loads a bundled model by id, with its display name.

@@ -587,7 +587,14 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
             }
             None => None,
         };
-        let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") { dtype } else { dtype_of(text, &mut Vec::new()) };
+        // Like Qwen3-VL, Qwen3.5-397B-A17B gives its type only in text_config ("dtype"): the
+        // top level's "no torch_dtype" guess is dropped when text_config states it.
+        let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") {
+            dtype
+        } else {
+            warnings.retain(|w| !w.contains("torch_dtype"));
+            dtype_of(text, &mut warnings)
+        };
         let family = if llm.moe.is_some() { ModelFamily::MoeLlm } else { ModelFamily::DenseLlm };
         let model = ModelDesc { name: name_of(obj, model_type), family, dtype, llm: Some(llm), vision, graph: Vec::new() };
         return Ok(LoadedModel { model, warnings });

@@ -206,6 +206,19 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, ffn: &Ffn, opts: 
     } else {
         (hq, kv_heads_core, g.q_len, g.kv_len, g.causal)
     };
+    // Decode context parallel (vLLM `--decode-context-parallel-size`): each of the dcp ranks
+    // holds 1 / dcp of every cache; it gathers the query heads of its group, attends its shard
+    // with them all, and the partial outputs are merged by their log-sum-exp (an all-gather of
+    // the LSE, a reduce-scatter of the outputs back to each rank's own heads).
+    let dcp = if g.kind == AttentionKind::Decode { ctx.plan.dcp.max(1) } else { 1 };
+    let (heads_core, kv_core) = if dcp > 1 {
+        let q_dim = t.mla.as_ref().map_or(d, |m| m.cache_dim());
+        let bytes = tokens.saturating_mul(heads_core).saturating_mul(dcp).saturating_mul(q_dim).saturating_mul(ctx.vec.bytes());
+        ops.push(ctx.comm(format!("{p}.tp.dcp_q_allgather"), CommKind::AllGather, bytes, dcp));
+        (heads_core.saturating_mul(dcp), kv_core.div_ceil(dcp))
+    } else {
+        (heads_core, kv_core)
+    };
     if let Some(qk) = mla_v_pad {
         // F.pad materialises the padded values (a row copy at the padded width).
         ops.push(ctx.vector(format!("{p}.attn.v_pad"), OpClass::Attention, VectorKind::Gather, tokens.saturating_mul(hq), qk));
@@ -223,6 +236,12 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, ffn: &Ffn, opts: 
         dtype: if g.kind == AttentionKind::Decode { opts.kv_dtype() } else { ctx.vec },
     };
     ops.push(GraphOp { name: format!("{p}.attn.core"), op, repeat: 1, class: OpClass::Attention });
+    if dcp > 1 {
+        let v_dim = t.mla.as_ref().map_or(d, |m| m.kv_lora_rank);
+        let rows = tokens.saturating_mul(heads_core);
+        ops.push(ctx.comm(format!("{p}.tp.dcp_lse_allgather"), CommKind::AllGather, rows.saturating_mul(4), dcp));
+        ops.push(ctx.comm(format!("{p}.tp.dcp_out_reduce_scatter"), CommKind::ReduceScatter, rows.saturating_mul(v_dim).saturating_mul(ctx.vec.bytes()), dcp));
+    }
     if mla_v_pad.is_some() {
         // The output is sliced back to v_head_dim and made contiguous for o_proj.
         ops.push(ctx.vector(format!("{p}.attn.out_slice"), OpClass::Attention, VectorKind::Gather, tokens.saturating_mul(hq), attn_out / hq.max(1)));

@@ -330,6 +330,35 @@ pub struct GraphOptions {
     pub collectives_pre_expanded: bool,
     /// Used when the workload is a training step.
     pub train: TrainOptions,
+    /// A serving engine's choice of MoE token exchange per step (vLLM-Ascend's
+    /// `select_moe_comm_method`): None keeps the plain all-to-all collectives.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub moe_comm: Option<ServingMoeComm>,
+}
+
+/// How a serving engine exchanges an expert-parallel step's tokens, by the step's size and the
+/// chip generation (vLLM-Ascend `ascend_forward_context.select_moe_comm_method`): a step of at
+/// most `mc2_capacity` tokens on its data-parallel rank runs MC2 (`npu_moe_distribute_dispatch`
+/// / `_combine`; on A2 only when the EP group spans 16 or more ranks); a larger one all-to-all
+/// (A3) or the all-gather dispatcher (A2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ServingMoeComm {
+    pub mc2_capacity: u64,
+    /// An A2 system (else A3): above the capacity, or under 16 EP ranks, the all-gather path.
+    pub a2: bool,
+}
+
+/// The exchange a serving step of `tokens` tokens per data-parallel rank runs over `ep` ranks:
+/// Some(form) for a dispatch/combine pair, None for the all-gather dispatcher.
+pub fn serving_moe_form(policy: &ServingMoeComm, tokens: u64, ep: u64) -> Option<crate::op::MoeCommForm> {
+    use crate::op::MoeCommForm;
+    let fits = tokens <= policy.mc2_capacity;
+    match (policy.a2, fits) {
+        (false, true) => Some(MoeCommForm::Mc2),
+        (false, false) => Some(MoeCommForm::AllToAll),
+        (true, true) if ep >= 16 => Some(MoeCommForm::Mc2),
+        (true, _) => None,
+    }
 }
 
 impl Default for GraphOptions {
@@ -345,6 +374,7 @@ impl Default for GraphOptions {
             max_seq_len: None,
             collectives_pre_expanded: false,
             train: TrainOptions::default(),
+            moe_comm: None,
         }
     }
 }

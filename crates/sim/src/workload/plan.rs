@@ -45,6 +45,20 @@ pub struct ParallelPlan {
     /// None: the even split, `layers / pp` per stage, priced at its busiest stage.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stage: Option<PipelineStage>,
+    /// Decode context parallel (serving; vLLM `--decode-context-parallel-size`): the KV cache
+    /// sharded by sequence over `dcp` ranks of the TP group (no extra chips). Each rank keeps
+    /// 1 / dcp of every sequence's cache; a decode step gathers the query heads of the group,
+    /// attends its shard, and merges the partial outputs by their log-sum-exp. 1: off.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub dcp: u64,
+}
+
+fn one() -> u64 {
+    1
+}
+
+fn is_one(x: &u64) -> bool {
+    *x == 1
 }
 
 /// One stage of an uneven pipeline split.
@@ -62,7 +76,7 @@ fn is_zero(x: &u64) -> bool {
 
 impl Default for ParallelPlan {
     fn default() -> Self {
-        ParallelPlan { tp: 1, pp: 1, dp: 1, ep: 1, sequence_parallel: false, cp: 1, vpp: 1, expert_tp: None, redundant_experts: 0, placement: None, stage: None }
+        ParallelPlan { tp: 1, pp: 1, dp: 1, ep: 1, sequence_parallel: false, cp: 1, vpp: 1, expert_tp: None, redundant_experts: 0, placement: None, stage: None, dcp: 1 }
     }
 }
 
@@ -125,7 +139,7 @@ impl ParallelPlan {
 
 /// Checks a plan against a model: degrees positive and dividing what they split.
 pub fn validate_plan(model: &ModelDesc, plan: &ParallelPlan) -> Result<(), String> {
-    for (f, v) in [("tp", plan.tp), ("pp", plan.pp), ("dp", plan.dp), ("ep", plan.ep), ("cp", plan.cp), ("vpp", plan.vpp)] {
+    for (f, v) in [("tp", plan.tp), ("pp", plan.pp), ("dp", plan.dp), ("ep", plan.ep), ("cp", plan.cp), ("vpp", plan.vpp), ("dcp", plan.dcp)] {
         if v == 0 || v > 1 << 16 {
             return Err(format!("parallel plan field '{f}' = {v} is out of range (1..=65536)"));
         }
@@ -154,6 +168,19 @@ pub fn validate_plan(model: &ModelDesc, plan: &ParallelPlan) -> Result<(), Strin
                 "tp = {} must divide the vision encoder's {} heads",
                 plan.tp, v.encoder.heads
             ));
+        }
+    }
+    if plan.dcp > 1 {
+        // vLLM-Ascend's context parallel guide: DCP shards the copies of the cache the TP group
+        // would hold. MLA keeps one latent per TP rank (tp % dcp == 0); GQA keeps
+        // tp / kv_heads copies of each KV head ((tp / kv_heads) % dcp == 0).
+        let copies = if t.mla.is_some() { plan.tp } else { plan.tp / t.kv_heads.max(1) };
+        if copies < plan.dcp || !copies.is_multiple_of(plan.dcp) {
+            return Err(if t.mla.is_some() {
+                format!("decode context parallel {} must divide tp = {} (MLA: tensor_parallel_size % decode_context_parallel_size == 0)", plan.dcp, plan.tp)
+            } else {
+                format!("decode context parallel {} must divide tp / kv_heads = {} / {} = {} (GQA: the TP ranks holding copies of one KV head; vLLM-Ascend's constraint)", plan.dcp, plan.tp, t.kv_heads, copies)
+            });
         }
     }
     if plan.pp > t.layers {

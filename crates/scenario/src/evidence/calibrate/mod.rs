@@ -15,6 +15,7 @@
 //! predicted with that fit; its error is what a new, unseen measurement can expect.
 
 pub mod encoding;
+pub mod framework;
 pub mod msprof;
 
 use crate::evidence::fidelity::{evaluate, median, FidelityReport, MeasurementSet};
@@ -77,6 +78,10 @@ fn kernel_table(profile: &Json) -> serde_json::Map<String, Json> {
 
 /// The field object a fittable parameter lives in (created in the kernel table when needed).
 fn field_mut<'a>(p: &'a mut Json, name: &str) -> Option<&'a mut serde_json::Map<String, Json>> {
+    // A framework parameter lives in the engine's block, not in the chip profile.
+    if name.starts_with(framework::PREFIX) {
+        return None;
+    }
     if p.get("fields").and_then(|f| f.get(name)).is_some() {
         return p.get_mut("fields").and_then(|f| f.get_mut(name)).and_then(Json::as_object_mut);
     }
@@ -271,7 +276,7 @@ fn lean(profile: &Json) -> Json {
 /// The loss of parameter values `vals` on `set` (profiles of `chips` with the values substituted).
 fn loss_at(set: &MeasurementSet, profiles: &BTreeMap<String, Json>, params: &[FitParam], chips: &[String], expected: &[(String, String)], vals: &[f64], prior: f64) -> f64 {
     let devs: BTreeMap<String, Json> = profiles.iter().map(|(c, p)| (c.clone(), with_values(p, params, vals))).collect();
-    loss(&evaluate(set, &devs, Some(chips)), expected, None) + prior * prior_penalty(params, vals)
+    loss(&framework::scoped(params, vals, || evaluate(set, &devs, Some(chips))), expected, None) + prior * prior_penalty(params, vals)
 }
 
 /// Where a value sits in its bounds, 0..=1 (log scale when the bounds span 4x or more).
@@ -331,6 +336,12 @@ pub struct Calibrator {
 impl Calibrator {
     /// Checks the inputs and prices the starting profile. `digest` names the measurement file.
     pub fn new(set: &MeasurementSet, digest: &str, device: &str, profile: &Json, opts: &Options) -> Result<Calibrator, String> {
+        Self::with_params(set, digest, device, profile, fittable(profile), opts)
+    }
+
+    /// `new` fitting `params` instead of the profile's fields (the framework layer:
+    /// `framework::params(engine)`; the profile still prices the rows' chip).
+    pub fn with_params(set: &MeasurementSet, digest: &str, device: &str, profile: &Json, params: Vec<FitParam>, opts: &Options) -> Result<Calibrator, String> {
         if !(opts.prior.is_finite() && opts.prior >= 0.0) {
             return Err(format!("prior: must be a number >= 0, got {}", opts.prior));
         }
@@ -340,7 +351,6 @@ impl Calibrator {
         }
         let set = &set;
         tunelab_sim::device::Device::from_json(&profile.to_string()).map_err(|e| format!("--device {device}: {e}"))?;
-        let params = fittable(profile);
         if params.is_empty() {
             return Err(format!("the {device} profile declares no fittable parameters (fields with numeric 'min' and 'max' bounds)"));
         }
@@ -464,7 +474,7 @@ impl Calibrator {
         let l_after = loss_at(&self.set, &self.profiles, &self.params, &self.chips, &self.expected, &vals, 0.0);
         let (set, params, chips, profiles, opts) = (&self.set, &self.params, &self.chips, &self.profiles, &self.opts);
         let fitted_profiles: BTreeMap<String, Json> = profiles.iter().map(|(c, p)| (c.clone(), with_values(p, params, &vals))).collect();
-        let after = evaluate(set, &fitted_profiles, Some(chips));
+        let after = framework::scoped(params, &vals, || evaluate(set, &fitted_profiles, Some(chips)));
         // Leave sources out: refit without every row of a source, predict those rows. Rows of
         // one source share a setup, so leaving out single rows would flatter the fit. A set
         // with a single source (an msprof op summary) is left out row by row; more than
@@ -484,7 +494,7 @@ impl Calibrator {
             let devs: BTreeMap<String, Json> = profiles.iter().map(|(c, p)| (c.clone(), with_values(p, params, &v))).collect();
             let mut only = set.clone();
             only.rows.retain(|r| ids.contains(&r.id));
-            for c in evaluate(&only, &devs, Some(chips)).rows {
+            for c in framework::scoped(params, &v, || evaluate(&only, &devs, Some(chips))).rows {
                 loo.insert((c.case, c.metric), c.error);
             }
         }

@@ -44,11 +44,27 @@ pub struct ClusterOptions {
     /// parallel) and/or "static" (chunks of max_num_batched_tokens); empty: both.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub prefill_chunking: Vec<String>,
+    /// Prefill context parallel sizes of a prefill instance (vLLM
+    /// `--prefill-context-parallel-size`): each prompt's tokens split over pcp ranks of
+    /// prefill_tp chips each (extra chips: an instance is prefill_tp x prefill_pp x pcp), the
+    /// keys and values all-gathered over the group at every layer. Empty: none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prefill_cp: Vec<i64>,
+    /// Decode context parallel sizes (vLLM `--decode-context-parallel-size`): every sequence's
+    /// KV cache sharded over dcp ranks of the decode instance's TP group (no extra chips).
+    /// Empty: none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub decode_cp: Vec<i64>,
+    /// Pipeline-parallel sizes of a co-located engine rank (vLLM `--pipeline-parallel-size`):
+    /// a rank of tp x pp chips, its layers in pp stages (across nodes), the running sequences
+    /// as micro-batches through them. Empty: none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pipeline_parallel: Vec<i64>,
 }
 
 impl Default for ClusterOptions {
     fn default() -> Self {
-        ClusterOptions { nodes: 1, superpod: false, data_parallel: Vec::new(), redundant_experts: Vec::new(), moe_imbalance: None, disaggregation: Vec::new(), prefill_tp: Vec::new(), prefill_device: None, prefill_nodes: None, prefill_pp: Vec::new(), prefill_chunking: Vec::new() }
+        ClusterOptions { nodes: 1, superpod: false, data_parallel: Vec::new(), redundant_experts: Vec::new(), moe_imbalance: None, disaggregation: Vec::new(), prefill_tp: Vec::new(), prefill_device: None, prefill_nodes: None, prefill_pp: Vec::new(), prefill_chunking: Vec::new(), prefill_cp: Vec::new(), decode_cp: Vec::new(), pipeline_parallel: Vec::new() }
     }
 }
 
@@ -79,6 +95,14 @@ impl ClusterOptions {
         if let Some(x) = self.prefill_pp.iter().find(|x| !(1..=64).contains(*x)) {
             return Err(format!("deployment.cluster.prefill_pp: {x} must be within 1..=64 pipeline stages"));
         }
+        if let Some(x) = self.pipeline_parallel.iter().find(|x| !(1..=64).contains(*x)) {
+            return Err(format!("deployment.cluster.pipeline_parallel: {x} must be within 1..=64 pipeline stages"));
+        }
+        for (field, v) in [("prefill_cp", &self.prefill_cp), ("decode_cp", &self.decode_cp)] {
+            if let Some(x) = v.iter().find(|x| !(1..=64).contains(*x)) {
+                return Err(format!("deployment.cluster.{field}: {x} must be within 1..=64 context-parallel ranks"));
+            }
+        }
         if let Some(c) = self.prefill_chunking.iter().find(|c| *c != "dynamic" && *c != "static") {
             return Err(format!("deployment.cluster.prefill_chunking: '{}' is not dynamic or static", crate::scenario::clip(c)));
         }
@@ -107,6 +131,12 @@ impl ClusterOptions {
             (Some(_), Some(n)) if n == 0 || n > 384 => return Err(format!("deployment.cluster.prefill_nodes: {n} must be within 1..=384")),
             (Some(_), Some(_)) if !split => return Err("deployment.cluster.prefill_device: a prefill chip needs a disaggregated layout (\"xPyD\") in deployment.cluster.disaggregation".into()),
             _ => {}
+        }
+        if self.pipeline_parallel.iter().any(|x| *x > 1) && split {
+            return Err("deployment.cluster.pipeline_parallel: pipeline stages are modelled for a co-located engine; a disaggregated layout's prefill instances take prefill_pp (list the layouts in separate scenarios)".into());
+        }
+        if !self.prefill_cp.is_empty() && !split {
+            return Err("deployment.cluster.prefill_cp: prefill context parallel is modelled on the prefill instances of a disaggregated layout (\"xPyD\" in deployment.cluster.disaggregation), as vLLM-Ascend's long-sequence tutorials deploy it; colocated PCP is not modelled".into());
         }
         if !self.prefill_pp.is_empty() && !split {
             return Err("deployment.cluster.prefill_pp: pipelined prefill instances need a disaggregated layout (\"xPyD\") in deployment.cluster.disaggregation".into());

@@ -24,6 +24,7 @@
 //! modelled: the dynamic pool's defragmentation pauses and graph capture time (one-offs).
 
 mod capacity;
+mod knobs;
 mod metrics;
 mod operators;
 mod options;
@@ -32,6 +33,7 @@ mod serve;
 pub use metrics::metrics;
 pub use operators::{step_operators, SpecStep, StepOperators};
 pub use options::{allocated_ctx, moe_imbalance, step_graph_options};
+use knobs::{knobs_named, memory_strategy, Knobs, ORDER};
 
 use super::StageSetup;
 use crate::stages::graphcost::TileMode;
@@ -79,8 +81,8 @@ struct DeploymentObjective {
 }
 
 /// (precision, tp, expert parallel, dp, redundant experts, prefill instance, speculative on,
-/// pre-expanded collectives).
-type PricerKey = (Precision, u64, bool, u64, u64, bool, u64, bool);
+/// pre-expanded collectives, decode context parallel).
+type PricerKey = (Precision, u64, bool, u64, u64, bool, u64, bool, u64);
 
 /// The deployment space's parameter names, in order: the scheduler's two only with the
 /// scheduler, `expert_parallel` only for a mixture-of-experts model,
@@ -283,83 +285,6 @@ fn capacity_setup(s: &Scenario, spec: &ServingSpec, slo: &Slo, reqs: &[Request],
     Ok(Some(crate::stages::capacity::unit_arrivals(spec, reqs)))
 }
 
-fn memory_strategy(m: &str) -> Result<MemoryStrategy, String> {
-    match m {
-        "static" => Ok(MemoryStrategy::Static),
-        "dynamic_pool" | "dynamic" => Ok(MemoryStrategy::DynamicPool),
-        "predictive" => Ok(MemoryStrategy::Predictive),
-        other => Err(format!("deployment.memory_strategies: expected static, dynamic_pool or predictive, got '{}'", clip(other))),
-    }
-}
-
-/// One decoded configuration.
-struct Knobs {
-    expert_parallel: bool,
-    batch: u64,
-    precision: Precision,
-    tp: u64,
-    kv_fraction: f64,
-    memory: MemoryStrategy,
-    graph_launch: bool,
-    max_tokens: u64,
-    chunked: bool,
-    /// The cluster's knobs (dp, redundant experts, disaggregation; defaults without one).
-    scale: super::scale::ScaleKnobs,
-    /// Draft tokens per verify step (0: speculative decoding off).
-    spec_k: u64,
-}
-
-/// Decodes a configuration in `ORDER` (see `reorder`).
-fn knobs(c: &Config) -> Result<Knobs, String> {
-    let g = |i: usize| c.0.get(i).ok_or_else(|| "configuration is missing a value".to_string());
-    let batch = g(0)?.as_i64().filter(|b| *b > 0).ok_or("batch must be a positive integer")? as u64;
-    let precision = Precision::parse(g(1)?.as_str().unwrap_or(""))?;
-    let tp = g(2)?.as_i64().filter(|t| *t > 0).ok_or("tp must be a positive integer")? as u64;
-    let kv_fraction = g(3)?.as_f64().filter(|f| *f > 0.0 && *f <= 1.0).ok_or("kv_cache_fraction must be in (0, 1]")?;
-    let memory = memory_strategy(g(4)?.as_str().unwrap_or(""))?;
-    let graph_launch = g(5)?.as_str() == Some("graph");
-    let max_tokens = match c.0.get(6) {
-        Some(v) => v.as_i64().filter(|b| *b > 0).ok_or("max_num_batched_tokens must be a positive integer")? as u64,
-        None => 8192,
-    };
-    let chunked = c.0.get(7).is_none_or(|v| v.as_str() != Some("off"));
-    let expert_parallel = match c.0.get(8).and_then(|v| v.as_str()) {
-        None | Some("off") => false,
-        Some("on") => true,
-        Some(o) => return Err(format!("expert_parallel: expected off or on, got '{}'", clip(o))),
-    };
-    let spec_k = match c.0.get(9) {
-        None => 0,
-        Some(v) => v.as_i64().filter(|k| *k >= 0).ok_or("num_speculative_tokens must be a non-negative integer")? as u64,
-    };
-    Ok(Knobs { batch, precision, tp, kv_fraction, memory, graph_launch, max_tokens, chunked, expert_parallel, scale: Default::default(), spec_k })
-}
-
-/// Decodes a configuration given in the stage's parameter order `names`.
-fn knobs_named(names: &[String], c: &Config) -> Result<Knobs, String> {
-    let mut k = knobs(&reorder(names, c))?;
-    let get = |n: &str| names.iter().position(|x| x == n).and_then(|i| c.0.get(i));
-    let int = |n: &str, d: u64| -> Result<u64, String> {
-        match get(n) {
-            None => Ok(d),
-            Some(v) => v.as_i64().filter(|x| *x >= 0).map(|x| x as u64).ok_or_else(|| format!("{n} must be a whole number >= 0")),
-        }
-    };
-    k.scale.dp = int("dp", 1)?.max(1);
-    k.scale.redundant = int("redundant_experts", 0)?;
-    k.scale.prefill_tp = int("prefill_tp", k.tp)?.max(1);
-    k.scale.prefill_pp = int("prefill_pp", 1)?.max(1);
-    k.scale.dynamic_chunks = match get("prefill_chunking").and_then(|v| v.as_str()) {
-        None | Some("static") => false,
-        Some("dynamic") => true,
-        Some(o) => return Err(format!("prefill_chunking: expected dynamic or static, got '{}'", clip(o))),
-    };
-    if let Some(v) = get("pd") {
-        k.scale.pd = crate::spec::cluster::parse_layout(v.as_str().unwrap_or(""))?;
-    }
-    Ok(k)
-}
-
 /// The serving results of one configuration, before they become metrics.
 struct Served {
     stats: ServingStats,
@@ -415,6 +340,9 @@ impl DeploymentObjective {
         let mut p = self.plan_unpiped(k, tp, dp, prefill);
         if prefill {
             p.pp = k.scale.prefill_pp.max(1);
+        } else if k.scale.pd.is_none() {
+            // A co-located rank's pipeline stages (`scale::pp_serve`).
+            p.pp = k.scale.pp.max(1);
         }
         p
     }
@@ -424,7 +352,12 @@ impl DeploymentObjective {
             return super::scale::plan(tp, dp, k.expert_parallel, k.scale.redundant, Some(p.placement));
         }
         let placement = self.cluster.as_ref().map(|c| c.placement).or_else(|| tunelab_sim::topology::Placement::of(&self.device, false).ok());
-        super::scale::plan(tp, dp, k.expert_parallel, k.scale.redundant, placement)
+        let mut p = super::scale::plan(tp, dp, k.expert_parallel, k.scale.redundant, placement);
+        // Decode context parallel: the decode side's (or a colocated engine's) cache sharding.
+        if !prefill {
+            p.dcp = k.scale.decode_cp.max(1);
+        }
+        p
     }
 
     fn plan(&self, k: &Knobs) -> ParallelPlan {
@@ -444,18 +377,21 @@ impl DeploymentObjective {
     /// whatever the number of draft tokens (see `pricer_at`).
     fn pricer_key(&self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> PricerKey {
         // A pipelined prefill instance prices one stage's layers: its own pricer per depth.
-        let pp = if prefill { k.scale.prefill_pp.max(1) } else { 1 };
-        (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, k.spec_k.min(1) + 2 * (pp - 1), options::collectives_pre_expanded(&self.spec, &self.host, k.graph_launch))
+        let pp = if prefill { k.scale.prefill_pp.max(1) } else { self.colocated_pp(k) };
+        let dcp = if prefill { 1 } else { k.scale.decode_cp.max(1) };
+        (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, k.spec_k.min(1) + 2 * (pp - 1), options::collectives_pre_expanded(&self.spec, &self.host, k.graph_launch), dcp)
     }
 
     /// The step pricer of a rank of `tp` chips in `dp` ranks (`prefill`: a disaggregated
     /// prefill instance's, kept apart from the decode side's).
     fn pricer_at(&mut self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> &mut StepPricer {
         let plan = self.plan_side(k, tp, dp, prefill);
-        let opts = self.opts(k);
+        let mut opts = self.opts(k);
         // A heterogeneous layout's prefill side prices on its own chip (and memo: the operator
         // memo is one chip's).
         let other = self.cluster.as_ref().and_then(|c| c.prefill.as_ref()).filter(|_| prefill).map(|p| &p.device);
+        // The engine's MoE exchange per step, on the side's chip generation.
+        opts.moe_comm = options::moe_comm(&self.spec, other.unwrap_or(&self.device), &self.model, tp);
         let (model, device, mode, host) = (&self.model, other.unwrap_or(&self.device), self.mode, self.host);
         // An engine that reads each sequence's whole KV allocation (torchair's fixed cache):
         // the static batch allocates prompt plus output; the scheduler the longest request.
@@ -466,9 +402,11 @@ impl DeploymentObjective {
         // and the draft's are the same for every k (verify attention is keyed by its k + 1
         // positions), so only the setting is swapped (`serving_features::stage::retune`).
         let key = self.pricer_key(k, tp, dp, prefill);
+        let pipeline = if prefill { 1 } else { self.colocated_pp(k) };
         let p = self.pricers.entry(key).or_insert_with(|| {
             let mut p = StepPricer::new(model.clone(), device.clone(), plan, opts, mode, host);
             p.allocated_ctx = allocated;
+            p.pipeline = pipeline;
             // Checked in setup (`serving_features::stage::extend`), so this cannot fail here.
             p.spec = super::serving_features::stage::spec_pricing(model, device, spec, k.spec_k, plan, opts, mode, host).ok().flatten();
             if other.is_none() {
@@ -504,6 +442,10 @@ impl DeploymentObjective {
                 return Ok(Err("redundant_experts (EPLB) need expert_parallel on".into()));
             }
         }
+        if k.scale.decode_cp > 1 && k.scale.pd.is_none() && k.spec_k > 0 {
+            // vLLM-Ascend's context parallel guide: speculative decoding with DCP on P/D disaggregation only.
+            return Ok(Err("decode_cp with speculative decoding: vLLM-Ascend supports DCP with speculative decoding in P/D disaggregation only, not in a colocated (PD-mixed) deployment".into()));
+        }
         match k.scale.pd {
             Some(_) if self.spec.is_static() => Ok(Err("disaggregated serving needs the scheduler (deployment.serving.mode), not the static simple mode".into())),
             Some(xy) => self.serve_disagg(k, &opts, &plan, xy),
@@ -516,8 +458,13 @@ impl DeploymentObjective {
     fn chips(&self, k: &Knobs) -> u64 {
         match (&self.cluster, k.scale.pd) {
             (Some(c), Some(_)) => c.chips + c.prefill_chips(),
-            _ => k.tp * k.scale.dp.max(1),
+            _ => k.tp * k.scale.dp.max(1) * k.scale.pp.max(1),
         }
+    }
+
+    /// Pipeline stages of a co-located rank (1 on a disaggregated layout's decode side).
+    fn colocated_pp(&self, k: &Knobs) -> u64 {
+        if k.scale.pd.is_none() { k.scale.pp.max(1) } else { 1 }
     }
 
     fn eval(&mut self, c: &Config) -> Result<Result<Vec<f64>, String>, String> {
@@ -646,16 +593,6 @@ fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
     let (cluster, moe_imbalance, _, cluster_names) = cluster_setup(s, &model, &device, &tps, &mut Vec::new(), &mut Vec::new())?;
     let names = stage_names(!spec.is_static(), is_moe(&model), spec.speculative.is_some(), &cluster_names);
     Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance, capacity: None, capacity_warm: None })
-}
-
-/// Every parameter the stage knows, in the order `knobs` decodes.
-const ORDER: [&str; 10] = ["batch", "precision", "tp", "kv_cache_fraction", "memory_strategy", "launch", "max_num_batched_tokens", "chunked_prefill", "expert_parallel", "num_speculative_tokens"];
-
-/// A configuration given by parameter name, in `ORDER`; names not given take the defaults.
-fn reorder(names: &[String], c: &Config) -> Config {
-    let get = |n: &str| names.iter().position(|x| x == n).and_then(|i| c.0.get(i).cloned());
-    let defaults = [Value::Int(8), Value::Str("fp16".into()), Value::Int(1), Value::Float(0.9), Value::Str("dynamic_pool".into()), Value::Str("graph".into()), Value::Int(8192), Value::Str("on".into()), Value::Str("off".into()), Value::Int(0)];
-    Config(ORDER.iter().zip(defaults).map(|(n, d)| get(n).unwrap_or(d)).collect())
 }
 
 impl Objective for DeploymentObjective {

@@ -66,8 +66,10 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase, 
     let (tp, dp, prefill_side) = match (phase, k.scale.pd) {
         (Phase::Prefill, Some((x, y))) => {
             let chips = obj.cluster.as_ref().map_or(k.tp * k.scale.dp, |c| c.chips);
+            // A prefill rank is prefill_tp x prefill_pp x prefill_cp chips.
             let ptp = k.scale.prefill_tp.max(1);
-            (ptp, (chips.saturating_sub(y * k.tp * k.scale.dp) / x.max(1) / ptp).max(1), true)
+            let group = ptp * k.scale.prefill_pp.max(1) * k.scale.prefill_cp.max(1);
+            (ptp, (chips.saturating_sub(y * k.tp * k.scale.dp) / x.max(1) / group).max(1), true)
         }
         _ => (k.tp, k.scale.dp, false),
     };
@@ -124,10 +126,18 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase, 
         (Some(sp), Phase::Decode) => Some(SpecStep { method, k: sp.k, tokens_per_step: sp.tokens_per_step }),
         _ => None,
     };
-    let (ops, triton_chunks) = pricer.step_operators(&shape)?;
+    // Prefill context parallel: one PCP rank's share of the step and the key/value all-gather
+    // at every layer (`scale::context`), priced as the stage prices it.
+    let pcp = if prefill_side { k.scale.prefill_cp.max(1) } else { 1 };
+    let (mut ops, triton_chunks) = pricer.step_operators(&crate::stages::scale::context::rank_shape(&shape, pcp))?;
+    let mut what = what;
+    if let Some((op, layers, estimate)) = crate::stages::scale::context::exchange(pricer, shape.prefill_tokens, pcp)? {
+        ops.push(crate::stages::serving::OpCost { name: "layer.pcp.kv_allgather".into(), class: tunelab_sim::OpClass::Comm, repeat: layers, op, time_us: estimate.time_us, estimate });
+        what.push_str(&format!(", on one of {pcp} prefill context-parallel ranks (its 1/{pcp} of the tokens, keys and values all-gathered at every layer)"));
+    }
     // The same step priced as the stage prices it (grid tables, host work); a verify step's
     // price is per generated token, so it is scaled back to the whole step.
-    let cost = pricer.step(&shape, k.graph_launch)?;
+    let cost = crate::stages::scale::context::step(pricer, &shape, pcp, k.graph_launch)?;
     let per_step = spec.as_ref().map_or(1.0, |sp| sp.tokens_per_step.max(1.0));
     Ok(StepOperators { ops, memory, spec, triton_chunks, what, tp, dp, ep: plan.ep, expert_parallel: k.expert_parallel, graph_launch: k.graph_launch, device_ms: cost.device_us * per_step / 1e3, wall_ms: cost.time_us * per_step / 1e3 })
 }

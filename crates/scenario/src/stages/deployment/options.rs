@@ -56,3 +56,22 @@ pub fn allocated_ctx(spec: &ServingSpec, host: &HostCosts, model: &ModelDesc, to
 pub fn moe_imbalance(s: &Scenario) -> f64 {
     s.deployment.cluster.as_ref().map_or(1.0, |o| o.moe_imbalance.unwrap_or(crate::stages::scale::constants().moe_imbalance))
 }
+
+/// The MoE token exchange an expert-parallel serving step runs, as the engine picks it per step
+/// (`tunelab_sim::workload::ServingMoeComm`; scale-serving.json, mc2_tokens_capacity, V2):
+/// vLLM-Ascend (and its torchair mode) and MindIE run MC2 dispatch/combine for a step of at most
+/// the MC2 capacity of tokens per data-parallel rank (decode), all-to-all above it on A3 and the
+/// all-gather dispatcher on A2 (where MC2 also needs 16 or more EP ranks). Other engines (and a
+/// dense model) keep the plain all-to-all collectives. The capacity is rounded up to a whole
+/// number of tensor-parallel shares, as the engine pads it.
+pub fn moe_comm(spec: &ServingSpec, device: &tunelab_sim::Device, model: &ModelDesc, tp: u64) -> Option<tunelab_sim::workload::ServingMoeComm> {
+    let moe = model.llm.as_ref().is_some_and(|t| t.moe.is_some());
+    if !moe || !matches!(spec.engine.as_str(), "vllm-ascend" | "torchair" | "mindie") {
+        return None;
+    }
+    let tp = tp.max(1);
+    let cap = crate::stages::scale::constants().mc2_tokens_capacity.div_ceil(tp) * tp;
+    // An A3 die shares its package with another (910C); A2 chips are one die each.
+    let a2 = device.dies_per_package <= 1;
+    Some(tunelab_sim::workload::ServingMoeComm { mc2_capacity: cap, a2 })
+}

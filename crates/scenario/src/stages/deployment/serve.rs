@@ -145,10 +145,17 @@ impl DeploymentObjective {
         // The prefill side: its own nodes (heterogeneous) or the chips decode leaves.
         let side = self.cluster.as_ref().and_then(|c| c.prefill.as_ref());
         let ppp = k.scale.prefill_pp.max(1);
+        // A prefill rank of prefill_tp x prefill_pp x prefill_cp chips.
+        let pcp = k.scale.prefill_cp.max(1);
         let prefill_dp = match side {
-            Some(p) => p.chips / x / ptp / ppp,
-            None => (chips - y * tp * dp) / x / ptp / ppp,
+            Some(p) => p.chips / x / ptp / ppp / pcp,
+            None => (chips - y * tp * dp) / x / ptp / ppp / pcp,
         };
+        if pcp > 1 {
+            if let Some(why) = crate::stages::scale::context::unsupported(&self.model) {
+                return Ok(Err(why));
+            }
+        }
         let prefill_mem = side.map_or(self.device.memory_bytes, |p| p.device.memory_bytes) as f64;
         let fixed = memory_per_chip(&self.model, &Workload::Decode { batch: k.batch, context_len: 1, output_len: 0 }, plan, opts, None)?;
         let base = (fixed.weights + fixed.workspace + fixed.activations) as f64;
@@ -161,7 +168,8 @@ impl DeploymentObjective {
         if let Err(e) = validate_plan(&self.model, &pplan) {
             return Ok(Err(format!("prefill side (tp {ptp} x dp {prefill_dp}): {e}")));
         }
-        let pfixed = memory_per_chip(&self.model, &Workload::Prefill { batch: 1, input_len: k.max_tokens }, &pplan, opts, None)?;
+        // A PCP rank holds its share of the step's tokens.
+        let pfixed = memory_per_chip(&self.model, &Workload::Prefill { batch: 1, input_len: k.max_tokens.div_ceil(pcp) }, &pplan, opts, None)?;
         let pbudget = k.kv_fraction * prefill_mem;
         if pfixed.total as f64 > pbudget {
             return Ok(Err(format!("out of memory on a prefill rank: {:.2} GiB per chip for a {}-token prefill step, {:.2} GiB allowed", pfixed.total as f64 / GIB, k.max_tokens, pbudget / GIB)));
@@ -187,11 +195,12 @@ impl DeploymentObjective {
             kv_tokens: ((budget - base) / per_token) as u64,
             max_num_batched_tokens: k.max_tokens,
             graph_launch: k.graph_launch,
-            prefill_chips: ptp * ppp,
+            prefill_chips: ptp * ppp * pcp,
             decode_chips: tp,
             prefill_pp: ppp,
             dynamic_chunks: k.scale.dynamic_chunks,
             min_chunk: c.cpp_min_chunk,
+            prefill_cp: pcp,
             // The whole deployment's cap: a benchmark's --max-concurrency, or a closed loop's
             // clients (max_num_seqs per decode rank when the count is not given).
             concurrency: clients_per_rank(&self.spec, k.batch * y * dp, 1),

@@ -47,6 +47,8 @@ pub struct DisaggConfig {
     pub prefill_pp: u64,
     pub dynamic_chunks: bool,
     pub min_chunk: u64,
+    /// Prefill context-parallel ranks of a prefill rank (1: none; `super::context`).
+    pub prefill_cp: u64,
 }
 
 /// One decode rank: its clock, the requests whose caches have landed (by landing time) and
@@ -172,7 +174,7 @@ pub fn simulate(
                     // next batch once the last chunk has left the last stage. Each chunk runs on
                     // every stage (prefill_chips counts all of the rank's).
                     let prompts: Vec<u64> = batch.iter().map(|&i| reqs[i].input).collect();
-                    let p = super::pipeline::pipelined_prefill(prefill, &prompts, cfg.prefill_pp, cfg.max_num_batched_tokens, cfg.dynamic_chunks, cfg.min_chunk, cfg.graph_launch)?;
+                    let p = super::pipeline::pipelined_prefill(prefill, &prompts, cfg.prefill_pp, cfg.max_num_batched_tokens, cfg.dynamic_chunks, cfg.min_chunk, cfg.graph_launch, cfg.prefill_cp)?;
                     let per_stage = cfg.prefill_chips as f64 / cfg.prefill_pp as f64;
                     for c in &p.stage_costs {
                         let stages = cfg.prefill_pp as f64;
@@ -180,7 +182,8 @@ pub fn simulate(
                     }
                     t + p.time_us
                 } else {
-                    let c = prefill.prefill(b, tokens.div_ceil(b), cfg.graph_launch)?;
+                    let shape = prefill.prefill_shape(b, tokens.div_ceil(b));
+                    let c = super::context::step(prefill, &shape, cfg.prefill_cp, cfg.graph_launch)?;
                     (energy_uj, flops, rel_error, busy_us, prefill_busy_us) = (energy_uj + c.energy_uj * cfg.prefill_chips as f64, flops + c.flops * cfg.prefill_chips as f64, rel_error.max(c.rel_error), busy_us + c.device_us, prefill_busy_us + c.device_us);
                     t + c.time_us
                 };

@@ -3,8 +3,9 @@
 //! - `--data-parallel-size`, `--data-parallel-size-local`, `--data-parallel-address`,
 //!   `--data-parallel-rpc-port`, `--data-parallel-start-rank`, `--headless`: vLLM docs,
 //!   serving/data_parallel_deployment.md ("--max-num-seqs applies per DP rank");
-//! - `--enable-eplb`, `--eplb-config` (JSON with `num_redundant_experts`): vLLM-Ascend docs,
-//!   feature_guide/expert_parallelism_load_balancer.md (Model Runner V2 path);
+//! - EPLB: as the target release launches it (`stages::scale::flags`, the list's `eplb`
+//!   feature: vLLM-Ascend 0.11 and 0.23 run their own dynamic EPLB through `--additional-config`
+//!   and `DYNAMIC_EPLB=true`);
 //! - `--kv-transfer-config` with vLLM-Ascend's `MooncakeConnector` (the decode side pulls the
 //!   KV cache): vLLM-Ascend docs, developer_guide disaggregated_prefill.
 
@@ -13,7 +14,7 @@ use tunelab_search::Value;
 use std::collections::BTreeMap;
 
 /// The flags this module writes (for the report's documented-flags list).
-pub const FLAGS: &[&str] = &["--data-parallel-size", "--data-parallel-size-local", "--data-parallel-address", "--data-parallel-rpc-port", "--data-parallel-start-rank", "--headless", "--enable-eplb", "--eplb-config", "--kv-transfer-config"];
+pub const FLAGS: &[&str] = &["--data-parallel-size", "--data-parallel-size-local", "--data-parallel-address", "--data-parallel-rpc-port", "--data-parallel-start-rank", "--headless", "--additional-config", "--kv-transfer-config"];
 
 /// Extra `vllm serve` arguments (JSON values single-quoted for the shell, as the report joins
 /// them into one command line) (for the head node, or the decode instance when disaggregated)
@@ -41,11 +42,8 @@ pub fn vllm_args(s: &Scenario, best: &BTreeMap<String, Value>) -> (Vec<String>, 
             }
         }
     }
-    let red = int("redundant_experts", 0);
-    if red > 0 {
-        args.extend(["--enable-eplb".into(), "--eplb-config".into(), format!("'{{\"num_redundant_experts\":{red}}}'")]);
-        notes.push(format!("EPLB with {red} redundant experts: vLLM-Ascend's Model Runner V2 path (VLLM_USE_V2_MODEL_RUNNER=1); vLLM-Ascend supports redundant experts on A3, not A2"));
-    }
+    // EPLB (`redundant_experts`) is launched as the target release does it, from its argument
+    // list's `eplb` feature (`stages::scale::flags`; `analyses::report_export`).
     if let Some((x, y)) = pd {
         let ptp = int("prefill_tp", tp);
         args.extend(["--kv-transfer-config".into(), "'{\"kv_connector\":\"MooncakeConnector\",\"kv_role\":\"kv_consumer\"}'".into()]);

@@ -7,9 +7,10 @@
 //! - data parallelism over nodes (`--data-parallel-size-local`, `--data-parallel-address`,
 //!   `--data-parallel-rpc-port`, `--data-parallel-start-rank`, `--headless`): vLLM docs,
 //!   serving/data_parallel_deployment.md;
-//! - EPLB (`--enable-eplb`, `--eplb-config`) needs vLLM-Ascend's Model Runner V2,
-//!   `VLLM_USE_V2_MODEL_RUNNER=1` (vLLM-Ascend docs, feature_guide/
-//!   expert_parallelism_load_balancer.md);
+//! - EPLB and the other release-dependent features: the environment and arguments the target
+//!   release's argument list gives (`stages::scale::flags`; vLLM-Ascend 0.11 and 0.23:
+//!   `DYNAMIC_EPLB=true` and `--additional-config`, not Model Runner V2's `--enable-eplb`,
+//!   which only later vLLM-Ascend runs);
 //! - prefill-decode disaggregation with the Mooncake connector: the environment
 //!   (`HCCL_IF_IP`, `GLOO_SOCKET_IFNAME`, `TP_SOCKET_IFNAME`, `HCCL_SOCKET_IFNAME`,
 //!   `ASCEND_RT_VISIBLE_DEVICES`), the `--kv-transfer-config` fields and the proxy
@@ -39,7 +40,7 @@ pub struct NodeLaunch {
 }
 
 /// The whole launch.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Launch {
     pub nodes: Vec<NodeLaunch>,
     /// MindIE: config.json fields per node (the same on every node) and the rank table of a
@@ -95,45 +96,63 @@ fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 
 /// The launch of configuration `best` (parameter -> value) of a deployment scenario.
 /// `base_args`: the `vllm serve` arguments every instance shares (model first), from the
-/// report's export; data-parallel, disaggregation and EPLB arguments are added here per node.
-pub fn launch_with(s: &Scenario, best: &BTreeMap<String, Value>, base_args: &[String], mindie: serde_json::Value) -> Launch {
+/// report's export (the release's EPLB arguments included); `feature_env`: the environment the
+/// release's features need on every node (`stages::scale::flags`); data-parallel and
+/// disaggregation arguments are added here per node.
+pub fn launch_with(s: &Scenario, best: &BTreeMap<String, Value>, base_args: &[String], mindie: serde_json::Value, feature_env: &[(String, String)]) -> Launch {
     let int = |k: &str, d: i64| best.get(k).and_then(Value::as_i64).unwrap_or(d).max(0) as u64;
     let (tp, dp) = (int("tp", 1).max(1), int("dp", 1).max(1));
     let node_chips = chips_per_node(s);
     let nodes_total = s.deployment.cluster.as_ref().map_or(1, |c| c.nodes.max(1));
     let pd = best.get("pd").and_then(Value::as_str).and_then(|l| crate::spec::cluster::parse_layout(l).ok().flatten());
-    let red = int("redundant_experts", 0);
-    let mut common_env: Vec<(String, String)> = Vec::new();
-    if red > 0 {
-        common_env.push(("VLLM_USE_V2_MODEL_RUNNER".into(), "1".into()));
-    }
+    let mut common_env: Vec<(String, String)> = feature_env.to_vec();
     if s.deployment.serving.hccl_expansion == "aiv" {
         common_env.push(("HCCL_OP_EXPANSION_MODE".into(), "AIV".into()));
     }
     if nodes_total > 1 {
         common_env.extend(env(&[("HCCL_IF_IP", "$NODE_IP"), ("GLOO_SOCKET_IFNAME", "$NIC_NAME"), ("TP_SOCKET_IFNAME", "$NIC_NAME"), ("HCCL_SOCKET_IFNAME", "$NIC_NAME")]));
     }
-    let mut extra: Vec<String> = Vec::new();
-    if red > 0 {
-        extra.extend(["--enable-eplb".into(), "--eplb-config".into(), format!("'{{\"num_redundant_experts\":{red}}}'")]);
+    let extra: Vec<String> = Vec::new();
+    // Context parallel (vLLM-Ascend's context parallel guide): DCP on the decode side (or the
+    // colocated engine), PCP on the prefill instances.
+    let (pcp, dcp) = (int("prefill_cp", 1).max(1), int("decode_cp", 1).max(1));
+    let mut dcp_args: Vec<String> = Vec::new();
+    if dcp > 1 {
+        dcp_args.extend(["--decode-context-parallel-size".into(), dcp.to_string()]);
+        if pd.is_some() {
+            // With a KV transfer the interleave is the cache's block size (default 128).
+            dcp_args.extend(["--cp-kv-cache-interleave-size".into(), s.deployment.serving.block_size.max(1).to_string()]);
+        }
     }
     let mut notes = Vec::new();
     let mut out = Vec::new();
     match pd {
-        None => instance(&mut out, "serve", 0, tp, dp, node_chips, &common_env, base_args, &extra, 8000, 13345, None),
+        None => {
+            // A co-located rank of tp x pp chips (vLLM --pipeline-parallel-size; over nodes it
+            // runs through Ray, as a tensor-parallel group over nodes does).
+            let pp = int("pp", 1).max(1);
+            let pp_args: Vec<String> = if pp > 1 { vec!["--pipeline-parallel-size".into(), pp.to_string()] } else { Vec::new() };
+            instance(&mut out, "serve", 0, tp * pp, dp, node_chips, &common_env, base_args, &[extra.clone(), dcp_args.clone(), pp_args].concat(), 8000, 13345, None)
+        }
         Some((x, y)) => {
             let chips = nodes_total * node_chips;
             let decode_chips = tp * dp;
             let left = chips.saturating_sub(y * decode_chips);
             let per_prefill = (left / x.max(1)).max(1);
             let ptp = int("prefill_tp", tp as i64).max(1);
-            let pdp = (per_prefill / ptp).max(1);
+            // A prefill rank of ptp x pcp chips (PCP adds ranks: world = tp x pcp per DP rank).
+            let pdp = (per_prefill / ptp / pcp).max(1);
+            let pcp_args: Vec<String> = if pcp > 1 { vec!["--prefill-context-parallel-size".into(), pcp.to_string()] } else { Vec::new() };
             let kv = |role: &str, id: u64| {
                 format!(
-                    "'{{\"kv_connector\":\"MooncakeConnectorV1\",\"kv_buffer_device\":\"npu\",\"kv_role\":\"{role}\",\"kv_parallel_size\":1,\"kv_port\":\"{}\",\"engine_id\":\"{id}\",\"kv_rank\":{id},\"kv_connector_module_path\":\"vllm_ascend.distributed.mooncake_connector\",\"kv_connector_extra_config\":{{\"prefill\":{{\"dp_size\":{pdp},\"tp_size\":{ptp}}},\"decode\":{{\"dp_size\":{dp},\"tp_size\":{tp}}}}}}}'",
+                    "'{{\"kv_connector\":\"MooncakeConnectorV1\",\"kv_buffer_device\":\"npu\",\"kv_role\":\"{role}\",\"kv_parallel_size\":1,\"kv_port\":\"{}\",\"engine_id\":\"{id}\",\"kv_rank\":{id},\"kv_connector_extra_config\":{{\"prefill\":{{\"dp_size\":{pdp},\"tp_size\":{ptp}}},\"decode\":{{\"dp_size\":{dp},\"tp_size\":{tp}}}}}}}'",
                     20001 + id
                 )
             };
+            // No kv_connector_module_path: both releases register MooncakeConnectorV1 by name
+            // (vllm-ascend v0.11.0 vllm_ascend/distributed/__init__.py, v0.23.0
+            // vllm_ascend/distributed/kv_transfer/__init__.py), and the module moved between them
+            // (v0.23.0's mooncake_connector_deployment_guide.md writes none).
             // Chips are handed out in order: the prefill instances first, then the decode ones.
             let mut chip = 0;
             let (mut p_hosts, mut d_hosts) = (Vec::new(), Vec::new());
@@ -141,13 +160,13 @@ pub fn launch_with(s: &Scenario, best: &BTreeMap<String, Value>, base_args: &[St
                 let mut args = base_args.to_vec();
                 set_tp(&mut args, ptp);
                 let port = 8100 + i;
-                instance(&mut out, &format!("prefill {i}"), chip, ptp, pdp, node_chips, &common_env, &args, &[extra.clone(), vec!["--kv-transfer-config".into(), kv("kv_producer", i)]].concat(), port, 9100 + i, Some(chip % node_chips));
+                instance(&mut out, &format!("prefill {i}"), chip, ptp * pcp, pdp, node_chips, &common_env, &args, &[extra.clone(), pcp_args.clone(), vec!["--kv-transfer-config".into(), kv("kv_producer", i)]].concat(), port, 9100 + i, Some(chip % node_chips));
                 p_hosts.push((format!("$NODE{}_IP", chip / node_chips), port));
                 chip += per_prefill;
             }
             for j in 0..y {
                 let port = 8200 + j;
-                instance(&mut out, &format!("decode {j}"), chip, tp, dp, node_chips, &common_env, base_args, &[extra.clone(), vec!["--kv-transfer-config".into(), kv("kv_consumer", x + j)]].concat(), port, 9200 + j, Some(chip % node_chips));
+                instance(&mut out, &format!("decode {j}"), chip, tp, dp, node_chips, &common_env, base_args, &[extra.clone(), dcp_args.clone(), vec!["--kv-transfer-config".into(), kv("kv_consumer", x + j)]].concat(), port, 9200 + j, Some(chip % node_chips));
                 d_hosts.push((format!("$NODE{}_IP", chip / node_chips), port));
                 chip += decode_chips;
             }
@@ -162,6 +181,9 @@ pub fn launch_with(s: &Scenario, best: &BTreeMap<String, Value>, base_args: &[St
             out.push(NodeLaunch { node: 0, role: "proxy".into(), env: Vec::new(), command: proxy });
             notes.push(format!("{x}P{y}D: {x} prefill instance(s) of tp {ptp} x dp {pdp} and {y} decode instance(s) of tp {tp} x dp {dp}; the proxy (vllm-ascend examples/disaggregated_prefill_v1/load_balance_proxy_server_example.py) sends each prompt to a prefill instance and its decoding to a decode instance; clients talk to the proxy on port 8000"));
         }
+    }
+    if pcp > 1 {
+        notes.push(format!("--prefill-context-parallel-size {pcp}: each prefill rank spans tp x pcp = {} chips; recent vLLM-Ascend releases run PCP on ModelRunner V2 only (VLLM_USE_V2_MODEL_RUNNER=1, eager prefill): check the release's context parallel guide", int("prefill_tp", tp as i64).max(1) * pcp));
     }
     if nodes_total > 1 {
         notes.push("placeholders: $NODEk_IP is node k's address, $NODE_IP the address of the node the command runs on, $NIC_NAME its network interface (ip addr); every node needs the same model path and vLLM-Ascend release".into());

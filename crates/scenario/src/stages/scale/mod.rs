@@ -10,10 +10,14 @@
 //! link the group crosses (`tunelab_sim::topology`). The ranks are symmetric, so one rank is
 //! simulated with every dp-th request and the throughput is dp times its own.
 
+pub mod context;
 pub mod disagg;
 pub mod export;
+pub mod flags;
 pub mod launch;
 pub mod pipeline;
+pub mod pp_serve;
+pub mod sglang;
 
 use crate::spec::cluster::{parse_layout, ClusterOptions};
 use serde::Deserialize;
@@ -46,12 +50,14 @@ pub struct ScaleConstants {
     pub kv_transfer_setup_us: f64,
     /// Dynamic chunked pipeline parallel: the smallest chunk it sizes (`pipeline`).
     pub cpp_min_chunk: u64,
+    /// Tokens per DP rank up to which an EP step runs MC2 (`deployment::options::moe_comm`).
+    pub mc2_tokens_capacity: u64,
 }
 
 pub fn constants() -> ScaleConstants {
     let f: File = serde_json::from_str(CONSTANTS).unwrap_or(File { fields: BTreeMap::new() });
     let g = |k: &str, d: f64| f.fields.get(k).map_or(d, |x| x.value);
-    ScaleConstants { moe_imbalance: g("moe_imbalance", 1.0), kv_transfer_efficiency: g("kv_transfer_efficiency", 1.0), kv_transfer_setup_us: g("kv_transfer_setup_us", 0.0), cpp_min_chunk: g("cpp_min_chunk", 4096.0) as u64 }
+    ScaleConstants { moe_imbalance: g("moe_imbalance", 1.0), kv_transfer_efficiency: g("kv_transfer_efficiency", 1.0), kv_transfer_setup_us: g("kv_transfer_setup_us", 0.0), cpp_min_chunk: g("cpp_min_chunk", 4096.0) as u64, mc2_tokens_capacity: g("mc2_tokens_capacity", 512.0) as u64 }
 }
 
 /// One configuration's large-scale knobs.
@@ -67,11 +73,17 @@ pub struct ScaleKnobs {
     /// are sized dynamically (`pipeline`).
     pub prefill_pp: u64,
     pub dynamic_chunks: bool,
+    /// Prefill context-parallel ranks of a prefill instance (1: none; `context`) and decode
+    /// context-parallel ranks within a decode rank's TP group (1: none).
+    pub prefill_cp: u64,
+    pub decode_cp: u64,
+    /// Pipeline stages of a co-located engine rank (1: none; `pp_serve`).
+    pub pp: u64,
 }
 
 impl Default for ScaleKnobs {
     fn default() -> Self {
-        ScaleKnobs { dp: 1, redundant: 0, pd: None, prefill_tp: 1, prefill_pp: 1, dynamic_chunks: false }
+        ScaleKnobs { dp: 1, redundant: 0, pd: None, prefill_tp: 1, prefill_pp: 1, dynamic_chunks: false, prefill_cp: 1, decode_cp: 1, pp: 1 }
     }
 }
 
@@ -133,8 +145,10 @@ impl Cluster {
         let o = &self.opts;
         let layouts: Vec<Option<(u64, u64)>> = o.disaggregation.iter().map(|l| parse_layout(l)).collect::<Result<_, _>>()?;
         let disagg = layouts.iter().any(Option::is_some);
+        // Pipeline stages of a co-located rank (1 when none are listed).
+        let pps: Vec<i64> = if o.pipeline_parallel.is_empty() { vec![1] } else { o.pipeline_parallel.clone() };
         let dps: Vec<i64> = if o.data_parallel.is_empty() {
-            let mut v: Vec<i64> = tps.iter().filter(|t| chips % **t == 0).map(|t| chips / t).collect();
+            let mut v: Vec<i64> = tps.iter().flat_map(|t| pps.iter().map(move |p| t * p)).filter(|g| chips % *g == 0).map(|g| chips / g).collect();
             if disagg {
                 // A decode instance may take a share of the chips: every divisor is a candidate.
                 v.extend((1..=chips).filter(|d| chips % d == 0));
@@ -143,7 +157,7 @@ impl Cluster {
             v.dedup();
             v.reverse();
             // The first tp's filling dp first, so the baseline is a valid layout.
-            if let Some(first) = tps.first().filter(|t| chips % **t == 0).map(|t| chips / t) {
+            if let Some(first) = tps.first().map(|t| t * pps[0]).filter(|g| chips % *g == 0).map(|g| chips / g) {
                 v.retain(|d| *d != first);
                 v.insert(0, first);
             }
@@ -151,10 +165,10 @@ impl Cluster {
         } else {
             o.data_parallel.clone()
         };
-        if !disagg && !dps.iter().any(|d| tps.iter().any(|t| t * d == chips)) {
+        if !disagg && !dps.iter().any(|d| tps.iter().any(|t| pps.iter().any(|p| t * d * p == chips))) {
             return Err(format!(
-                "deployment.cluster.data_parallel: no listed layout fills the {} chips of {} node(s): tp x dp must equal {chips} (tp from {:?}, dp from {:?})",
-                chips, o.nodes, tps, dps
+                "deployment.cluster.data_parallel: no listed layout fills the {} chips of {} node(s): tp x dp x pp must equal {chips} (tp from {:?}, dp from {:?}, pp from {:?})",
+                chips, o.nodes, tps, dps, pps
             ));
         }
         let cat_i = |name: &str, v: &[i64]| Param::categorical(name, v.iter().map(|&x| Value::Int(x)).collect());
@@ -170,6 +184,10 @@ impl Cluster {
             let red = if o.redundant_experts.is_empty() { vec![0] } else { o.redundant_experts.clone() };
             params.push(cat_i("redundant_experts", &red));
         }
+        if !o.decode_cp.is_empty() {
+            params.push(cat_i("decode_cp", &o.decode_cp));
+            notes.push("decode_cp: decode context parallel (vLLM --decode-context-parallel-size): every sequence's KV cache sharded over decode_cp ranks of a decode rank's TP group (no extra chips), so a rank holds decode_cp times the tokens; a decode step gathers the group's query heads, attends its shard, and merges the partial outputs by log-sum-exp (all-gather, reduce-scatter). It must divide tp (MLA) or tp / kv_heads (GQA)".into());
+        }
         if disagg {
             let names: Vec<Value> = o.disaggregation.iter().map(|s| Value::Str(s.trim().to_string())).collect();
             params.push(Param::categorical("pd", names));
@@ -181,6 +199,10 @@ impl Cluster {
                 params.push(Param::categorical("prefill_chunking", chunking.into_iter().map(Value::Str).collect()));
                 notes.push("prefill_pp: a prefill instance of prefill_tp x prefill_pp chips per rank, its layers in prefill_pp pipeline stages (vLLM --pipeline-parallel-size); each prompt flows through them in chunks of max_num_batched_tokens (static) or sized to the first chunk's stage time (dynamic: vLLM-Ascend's dynamic chunked pipeline parallel, profiling_chunk_config)".into());
             }
+            if !o.prefill_cp.is_empty() {
+                params.push(cat_i("prefill_cp", &o.prefill_cp));
+                notes.push("prefill_cp: prefill context parallel (vLLM --prefill-context-parallel-size): a prefill instance of prefill_tp x prefill_pp x prefill_cp chips per rank; each prompt's tokens split over the prefill_cp ranks in load-balanced head-and-tail pieces, each rank running its tokens through every layer, the keys and values all-gathered over the group at every layer (priced on the link the group crosses, not overlapped)".into());
+            }
             notes.push("pd: prefill-decode disaggregation xPyD: x prefill instances (prefill_tp chips each, times the dp that fills their share) and y decode instances (tp x dp chips each); with expert_parallel each side spreads the experts over its own instance (ep = its tp x dp); the KV cache of every prompt crosses the link between them, and a request waiting for a decode slot (max_num_seqs, KV memory) waits in TTFT, not TPOT".into());
             if let Some(p) = &self.prefill {
                 notes.push(format!(
@@ -191,8 +213,12 @@ impl Cluster {
             if layouts.iter().any(Option::is_none) {
                 constraints.push(format!("pd != \"colocated\" || tp * dp == {chips}"));
             }
-        } else {
+        } else if o.pipeline_parallel.is_empty() {
             constraints.push(format!("tp * dp == {chips}"));
+        } else {
+            params.push(cat_i("pp", &o.pipeline_parallel));
+            constraints.push(format!("tp * dp * pp == {chips}"));
+            notes.push("pp: pipeline parallelism of a co-located engine rank (vLLM --pipeline-parallel-size): tp x pp chips per rank, its layers in pp stages, the activations passed between stages on the link they cross; the running sequences run as up to pp micro-batches, so a step takes max(micro-batches, pp) stage times: with fewer sequences than stages the stages idle (the bubble)".into());
         }
         Ok((params, constraints, notes))
     }
@@ -202,16 +228,16 @@ impl Cluster {
 /// prefill side's own chips (heterogeneous disaggregation), 0 when it shares `chips`.
 pub fn layout_error(chips: u64, tp: u64, k: &ScaleKnobs, prefill_chips: u64) -> Option<String> {
     match k.pd {
-        None if tp * k.dp != chips => Some(format!("tp x dp = {tp} x {} = {} does not fill the deployment's {chips} chips", k.dp, tp * k.dp)),
+        None if tp * k.dp * k.pp.max(1) != chips => Some(format!("tp x dp x pp = {tp} x {} x {} = {} does not fill the deployment's {chips} chips", k.dp, k.pp.max(1), tp * k.dp * k.pp.max(1))),
         None => None,
         Some((x, y)) if prefill_chips > 0 => {
             let decode = y * tp * k.dp;
             if decode != chips {
                 return Some(format!("{x}P{y}D: the {y} decode instance(s) of tp x dp = {tp} x {} take {decode} chips, not the decode side's {chips}", k.dp));
             }
-            let group = k.prefill_tp * k.prefill_pp.max(1);
+            let group = k.prefill_tp * k.prefill_pp.max(1) * k.prefill_cp.max(1);
             if !prefill_chips.is_multiple_of(x) || !(prefill_chips / x).is_multiple_of(group) {
-                return Some(format!("{x}P{y}D: the prefill side's {prefill_chips} chips do not split into {x} prefill instance(s) of whole prefill_tp x prefill_pp = {group} groups"));
+                return Some(format!("{x}P{y}D: the prefill side's {prefill_chips} chips do not split into {x} prefill instance(s) of whole prefill_tp x prefill_pp x prefill_cp = {group} groups"));
             }
             None
         }
@@ -221,9 +247,9 @@ pub fn layout_error(chips: u64, tp: u64, k: &ScaleKnobs, prefill_chips: u64) -> 
                 return Some(format!("{x}P{y}D: the {y} decode instance(s) of tp x dp = {tp} x {} take all {chips} chips, none left for prefill", k.dp));
             }
             let left = chips - decode;
-            let group = k.prefill_tp * k.prefill_pp.max(1);
+            let group = k.prefill_tp * k.prefill_pp.max(1) * k.prefill_cp.max(1);
             if !left.is_multiple_of(x) || !(left / x).is_multiple_of(group) {
-                return Some(format!("{x}P{y}D: the {left} chips left after decode do not split into {x} prefill instance(s) of whole prefill_tp x prefill_pp = {group} groups"));
+                return Some(format!("{x}P{y}D: the {left} chips left after decode do not split into {x} prefill instance(s) of whole prefill_tp x prefill_pp x prefill_cp = {group} groups"));
             }
             None
         }

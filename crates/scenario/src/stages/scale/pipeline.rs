@@ -31,14 +31,17 @@ pub struct PipelinedPrefill {
 }
 
 /// One chunk of `tokens` whose prompt already has `done` tokens in the cache.
-fn chunk_cost(pricer: &mut StepPricer, tokens: u64, done: u64, first: bool, last: bool, graph: bool) -> Result<StepCost, String> {
+/// On a prefill instance with `pcp` context-parallel ranks (1: none), its PCP group's step.
+fn chunk_cost(pricer: &mut StepPricer, tokens: u64, done: u64, first: bool, last: bool, graph: bool, pcp: u64) -> Result<StepCost, String> {
     let shape = StepShape { prefill_seqs: 1, prefill_tokens: tokens, prefill_kv: done + tokens, new_requests: first as u64, emitting: last as u64, ..Default::default() };
-    pricer.step(&shape, graph)
+    super::context::step(pricer, &shape, pcp, graph)
 }
 
 /// Prices `prompts` through a `pp`-stage pipeline in chunks of `chunk` tokens (dynamic: sized
-/// to the first chunk's stage time, at least `min_chunk`).
-pub fn pipelined_prefill(pricer: &mut StepPricer, prompts: &[u64], pp: u64, chunk: u64, dynamic: bool, min_chunk: u64, graph: bool) -> Result<PipelinedPrefill, String> {
+/// to the first chunk's stage time, at least `min_chunk`); each stage a PCP group of `pcp`
+/// ranks (`super::context`; 1: none).
+#[allow(clippy::too_many_arguments)]
+pub fn pipelined_prefill(pricer: &mut StepPricer, prompts: &[u64], pp: u64, chunk: u64, dynamic: bool, min_chunk: u64, graph: bool, pcp: u64) -> Result<PipelinedPrefill, String> {
     let chunk = chunk.max(1);
     let mut out = PipelinedPrefill::default();
     let mut times: Vec<f64> = Vec::new();
@@ -49,7 +52,7 @@ pub fn pipelined_prefill(pricer: &mut StepPricer, prompts: &[u64], pp: u64, chun
             let left = len - done;
             let mut c = chunk.min(left);
             let first = done == 0;
-            let mut cost = chunk_cost(pricer, c, done, first, c == left, graph)?;
+            let mut cost = chunk_cost(pricer, c, done, first, c == left, graph, pcp)?;
             if dynamic {
                 match target {
                     None => target = Some(cost.time_us),
@@ -59,14 +62,14 @@ pub fn pipelined_prefill(pricer: &mut StepPricer, prompts: &[u64], pp: u64, chun
                         if lo < hi {
                             while lo < hi {
                                 let mid = lo + (hi - lo).div_ceil(2);
-                                if chunk_cost(pricer, mid, done, first, mid == left, graph)?.time_us <= t {
+                                if chunk_cost(pricer, mid, done, first, mid == left, graph, pcp)?.time_us <= t {
                                     lo = mid;
                                 } else {
                                     hi = mid - 1;
                                 }
                             }
                             c = lo;
-                            cost = chunk_cost(pricer, c, done, first, c == left, graph)?;
+                            cost = chunk_cost(pricer, c, done, first, c == left, graph, pcp)?;
                         }
                     }
                     Some(_) => {}

@@ -210,6 +210,9 @@ pub struct StepPricer {
     /// The most decode tokens a captured graph holds under the engine limits last set by
     /// `engine_limits` (None: the engine's fixed `graph_capture_max_batch` sequences).
     pub capture_tokens: Option<u64>,
+    /// Co-located pipeline parallelism: the plan holds one of `pipeline` stages and a step runs
+    /// as micro-batches through them (`stages::scale::pp_serve`); 1: none.
+    pub pipeline: u64,
 }
 
 /// Speculative decoding as the step pricer applies it (`stages::serving_features::speculative`).
@@ -245,6 +248,7 @@ impl StepPricer {
             verify_attn: FxMap::default(),
             spec: None,
             capture_tokens: None,
+            pipeline: 1,
         }
     }
 
@@ -286,7 +290,7 @@ impl StepPricer {
             if !(self.host.triton_launch_host_us > 0.0 && linear_attention::runs_as_triton(name)) {
                 p.host_us += dispatch::host_us(&self.device, op, LaunchMode::Eager) * r;
             }
-            if matches!(op, Op::Comm { .. }) {
+            if matches!(op, Op::Comm { .. } | Op::MoeComm { .. }) {
                 p.collectives += r;
             }
             p.energy_uj += e.energy_uj * r;
@@ -441,6 +445,9 @@ impl StepPricer {
     pub fn step(&mut self, s: &StepShape, graph_launch: bool) -> Result<StepCost, String> {
         if s.prefill_tokens + s.decode_seqs == 0 {
             return Ok(StepCost::default());
+        }
+        if self.pipeline > 1 {
+            return crate::stages::scale::pp_serve::step(self, s, graph_launch);
         }
         let mut spec = self.spec.take();
         let r = self.step_with(s, graph_launch, spec.as_mut());

@@ -5,7 +5,7 @@
 use super::{ceil_div, mlp, Ctx};
 use crate::dtype::DType;
 use crate::model::OpClass;
-use crate::op::{CommKind, Epilogue, Op, VectorKind};
+use crate::op::{CommKind, Epilogue, MoeCommForm, MoePhase, Op, VectorKind};
 use crate::workload::{GraphOp, GraphOptions, MoeDispatcher};
 
 /// Routed experts with top-k routing. With N = tokens x top_k x ep routed token-copies over E
@@ -54,7 +54,18 @@ pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64,
     let copy_bytes = copies.saturating_mul(h).saturating_mul(vb);
     // The copies this rank's experts process (the busiest rank's).
     let local_rows = hit_local.saturating_mul(per_expert);
-    let all_gather = ep > 1 && t.moe_dispatcher == MoeDispatcher::AllGather;
+    // A serving engine picks the exchange per step (`GraphOptions::moe_comm`): MC2 or
+    // all-to-all as a dispatch/combine pair, or the all-gather dispatcher.
+    let exchange = serving_exchange(ctx, opts, tokens);
+    let all_gather = ep > 1 && (t.moe_dispatcher == MoeDispatcher::AllGather || matches!(exchange, Some(None)));
+    let exchange = exchange.flatten();
+    // A dispatch carries the INT8 activations (and their per-token scales) of a quantised
+    // model, the combine the outputs in the vector type.
+    let moe_comm = |phase: MoePhase, form: MoeCommForm, dtype: DType| {
+        let op = Op::MoeComm { phase, form, tokens, hidden: h, top_k: m.top_k, ranks: ep, dtype, link: Default::default() };
+        let what = if phase == MoePhase::Dispatch { "dispatch" } else { "combine" };
+        GraphOp { name: format!("{p}.ep.{what}_{}", form.name()), op, repeat: 1, class: OpClass::Comm }
+    };
     // Everything the EP group holds, gathered onto every rank by the all-gather dispatcher.
     let group_bytes = tokens.saturating_mul(ep).saturating_mul(h).saturating_mul(vb);
     if all_gather {
@@ -70,7 +81,10 @@ pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64,
     let permute_rows = if all_gather { local_rows } else { copies };
     ops.push(ctx.vector(format!("{p}.moe.permute"), OpClass::Moe, VectorKind::Gather, permute_rows, h));
     if ep > 1 && !all_gather {
-        ops.push(ctx.comm(format!("{p}.ep.dispatch_alltoall"), CommKind::AllToAll, copy_bytes, ep));
+        match exchange {
+            Some(form) => ops.push(moe_comm(MoePhase::Dispatch, form, if ctx.quant { DType::Int8 } else { ctx.vec })),
+            None => ops.push(ctx.comm(format!("{p}.ep.dispatch_alltoall"), CommKind::AllToAll, copy_bytes, ep)),
+        }
     }
     let inter = ceil_div(m.expert_intermediate, tp);
     // One grouped matmul over the local experts, or (SequentialMLP) one matmul per expert.
@@ -96,7 +110,10 @@ pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64,
     }
     ops.push(grouped("down_proj", h, inter, Epilogue::None));
     if ep > 1 && !all_gather {
-        ops.push(ctx.comm(format!("{p}.ep.combine_alltoall"), CommKind::AllToAll, copy_bytes, ep));
+        match exchange {
+            Some(form) => ops.push(moe_comm(MoePhase::Combine, form, ctx.vec)),
+            None => ops.push(ctx.comm(format!("{p}.ep.combine_alltoall"), CommKind::AllToAll, copy_bytes, ep)),
+        }
     }
     if m.latent > 0 {
         ops.push(ctx.mm(format!("{p}.moe.latent_up"), OpClass::Moe, tokens, hidden, m.latent, Epilogue::None));
@@ -209,4 +226,14 @@ mod tests {
         // More ranks, same per-rank load: the busiest of more is busier.
         assert!(busiest_rank_hits(24, 0.1, 64) > busiest_rank_hits(24, 0.1, 8));
     }
+}
+
+/// A serving engine's exchange for this block (`GraphOptions::moe_comm`): None without a
+/// policy or expert parallelism; Some(Some(form)) a dispatch/combine pair; Some(None) the
+/// all-gather dispatcher. The engine decides on its data-parallel rank's tokens (`tokens` is a
+/// TP rank's share when expert parallelism spans the TP ranks).
+pub(super) fn serving_exchange(ctx: &Ctx, opts: &GraphOptions, tokens: u64) -> Option<Option<MoeCommForm>> {
+    let ep = ctx.plan.ep;
+    let policy = opts.moe_comm.filter(|_| ep > 1)?;
+    Some(crate::workload::serving_moe_form(&policy, tokens.saturating_mul(ctx.plan.moe_token_split()), ep))
 }

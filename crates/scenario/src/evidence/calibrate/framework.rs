@@ -1,0 +1,64 @@
+//! The framework layer's fittable parameters: a serving engine's host costs
+//! (assets/constants/serving-host.json, `engines.<engine>.fields`), fitted by the same search
+//! and leave-one-source-out as a chip profile's fields. A parameter is named
+//! `framework:<engine>.<field>` (its layer in its name); its bounds are the `bound` written
+//! beside the value. Only the host costs in microseconds (`*_us*`) are fitted: the engine's
+//! switches (schedule_ahead_steps) and capture sizes (graph_capture_ceiling) are facts of the
+//! release, not rates a measurement can move.
+//!
+//! A fitted value reaches pricing through `stages::scheduler::with_fitted_fields` (the bundled
+//! engine block with the value replaced, inside the bounds) around each evaluation, so the
+//! study's own pricing path is used unchanged.
+
+use super::FitParam;
+use serde_json::Value as Json;
+
+/// The layer prefix of a framework parameter's name.
+pub const PREFIX: &str = "framework:";
+
+/// The fittable host costs of `engine`, as calibration parameters.
+pub fn params(engine: &str) -> Result<Vec<FitParam>, String> {
+    let v: Json = serde_json::from_str(crate::spec::options::serving::HOST_JSON).map_err(|e| format!("serving-host.json: {e}"))?;
+    let engines = v.get("engines").and_then(Json::as_object).ok_or("serving-host.json: no 'engines'")?;
+    let block = engines.get(engine).ok_or_else(|| format!("engine '{engine}': not in assets/constants/serving-host.json (engines: {})", engines.keys().cloned().collect::<Vec<_>>().join(", ")))?;
+    let mut out = Vec::new();
+    for (name, f) in block.get("fields").and_then(Json::as_object).into_iter().flatten() {
+        if !name.contains("_us") {
+            continue;
+        }
+        let bound: Vec<f64> = f.get("bound").and_then(Json::as_array).map(|b| b.iter().filter_map(Json::as_f64).collect()).unwrap_or_default();
+        if let (Some(value), [lo, hi]) = (f.get("value").and_then(Json::as_f64), bound.as_slice()) {
+            if lo < hi {
+                let source = f.get("source").and_then(Json::as_str).unwrap_or("").to_string();
+                out.push(FitParam { name: format!("{PREFIX}{engine}.{name}"), value: value.clamp(*lo, *hi), min: *lo, max: *hi, source });
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("engine '{engine}' declares no host cost with bounds to fit"));
+    }
+    Ok(out)
+}
+
+/// (engine, field, value) of the framework parameters among `params` at `vals`.
+fn host_values(params: &[FitParam], vals: &[f64]) -> Vec<(String, String, f64)> {
+    params
+        .iter()
+        .zip(vals)
+        .filter_map(|(p, v)| {
+            let (engine, field) = p.name.strip_prefix(PREFIX)?.split_once('.')?;
+            Some((engine.to_string(), field.to_string(), *v))
+        })
+        .collect()
+}
+
+/// Runs `f` with the framework parameters among `params` set to `vals` (no framework
+/// parameter: `f` as is).
+pub fn scoped<R>(params: &[FitParam], vals: &[f64], f: impl FnOnce() -> R) -> R {
+    let host = host_values(params, vals);
+    if host.is_empty() {
+        f()
+    } else {
+        crate::stages::scheduler::with_fitted_fields(&host, f)
+    }
+}

@@ -1,0 +1,268 @@
+"""Set 3's serving rows whose models became bundled in issue 42's fourth pass (assets/models/SOURCES.md):
+Qwen3.5-397B-A17B, NVIDIA-Nemotron-3-Super-120B-A12B, Qwen3-VL-8B-Instruct and MiniMax-M2.5, plus
+Kimi-K2.6 (Kimi-K2's text architecture). One function per source family, called from
+convert_set3.convert_serving3. A launch fact the source leaves out takes the engine's documented
+default for that release, named in the row's note; no value is tuned per row.
+"""
+
+from convert_measurements import fixed, skip, value, with_hccl_expansion
+from convert_set3 import model_ref
+
+A3 = ("910C", "Atlas 800 A3 node: 16 Ascend 910C dies (8 packages x 2); the 910C profile is one die")
+A2_UNSTATED = ("910B2", "SKU not stated (an Atlas A2 image or server); compared against the 64 GB-class 910B2 profile, as for the unstated A2 rows of sets 1 and 2")
+
+# vLLM's `vllm serve` defaults where a row does not state them (vllm/engine/arg_utils.py,
+# EngineArgs.get_batch_defaults: max_num_seqs 256 and max_num_batched_tokens 2048 for the
+# OpenAI server on a device that is not a large-memory GPU class; the set's Qwen3-Next row uses
+# the same reading).
+VLLM_DEFAULT_SEQS = 256
+VLLM_DEFAULT_TOKENS = 2048
+VLLM_DEFAULTS_NOTE = "vllm serve's defaults (vllm/engine/arg_utils.py EngineArgs.get_batch_defaults: max_num_seqs 256, max_num_batched_tokens 2048)"
+
+
+def serving_value(k, v):
+    """A serving value by its key: TTFT / TPOT means, output rate; anything else is listed."""
+    low = k.lower()
+    unit = v["unit"]
+    if low.startswith("peak"):
+        return skip(k, v["value"], unit, "a peak of the same run; the mean is compared")
+    if low.startswith("mean_ttft") or low == "ttft" or "_ttft" in low and not low.startswith(("median", "p99")):
+        return dict(value(k, v["value"], "s" if unit == "s" else "ms", "ttft_mean_ms"), unit_stated=unit)
+    if low.startswith("mean_tpot") or low == "tpot" or "_tpot" in low and not low.startswith(("median", "p99")):
+        return dict(value(k, v["value"], "ms", "tpot_mean_ms"), unit_stated=unit)
+    if low.startswith("output_tps") or "_output_tps" in low:
+        return dict(value(k, v["value"], "tokens/s", "tokens_per_s"), unit_stated=unit)
+    if "total_tps" in low:
+        return skip(k, v["value"], unit, "input + output tokens per second of the same run: its output rate and TTFT are compared")
+    if low.startswith(("median", "p99")):
+        return skip(k, v["value"], unit, "a percentile of the same run; the mean is compared")
+    if low == "mean_itl":
+        return skip(k, v["value"], unit, "inter-token latency of the same run, equal to its TPOT without speculation; the TPOT is compared")
+    return skip(k, v["value"], unit, "not a metric Tunelab predicts")
+
+
+# Qwen3.5-397B-A17B W8A8 (vllm-ascend PR #7265's tutorial): A3 TP16 in one node against two A2
+# nodes at TP8 x DP2, both with expert parallelism, FULL_DECODE_ONLY, 64 sequences and 16384
+# tokens per step.
+QWEN35_NOTE = ("Qwen3.5-397B-A17B (the bundled config, aiconfigurator's verbatim copy of Qwen/Qwen3.5-397B-A17B config.json) in W8A8 "
+               "(--quantization ascend; the MTP head of the w8a8-mtp weights is loaded but MTP is not enabled in the launch); "
+               "expert parallelism on, FULL_DECODE_ONLY, max_num_seqs 64, max_num_batched_tokens 16384, chunked prefill on (the V1 default)")
+
+
+def qwen35_row(r, text):
+    st, m = r["setup"], r["measured"]
+    a3 = "A3" in r["chip"]
+    tp = int(st["tp"])
+    dp = 1 if a3 else 2
+    chip = A3 if a3 else A2_UNSTATED
+    serving = with_hccl_expansion({"mode": "scheduler", "engine": "vllm-ascend", "length_distribution": "fixed", "block_size": 128,
+                                   "graph_mode": "full_decode_only"}, r)
+    if text:
+        serving.update({"arrival": "closed", "concurrency": 7, "requests": 28})
+        wl = {"batch": 64, "input_len": 8192, "output_len": 1024}
+        note = "ais_bench at 7 concurrent 8192/1024 requests, 28 prompts: a closed loop of 7 clients"
+    else:
+        # One 480x640 image + 30 text tokens: Qwen3.5's vision tower (16-pixel patches merged 2 x 2)
+        # gives (480/32) x (640/32) = 300 image tokens in the prompt. The tower itself is not
+        # priced for Qwen3.5 (its loader reads the language model), so TTFT is listed, not compared.
+        serving.update({"arrival": "burst", "max_concurrency": 64, "requests": 256})
+        wl = {"batch": 64, "input_len": 330, "output_len": 1024}
+        note = ("vllm bench serve random-mm at --max-concurrency 64, 256 prompts, each one 480x640 image + 30 text tokens, 1024 out; the image enters "
+                "the language model as (480/32) x (640/32) = 300 tokens (16-pixel patches merged 2 x 2, the config's vision_config), so the prompt is "
+                "330 tokens; the vision tower's own time is not priced for Qwen3.5, so TTFT is listed, not compared (weight 0.5)")
+    cluster = {"nodes": 1 if a3 else 2}
+    space = fixed(batch=64, precision="w8a8", tp=tp, dp=dp, launch="graph", max_num_batched_tokens=16384, chunked_prefill="on", expert_parallel="on")
+    if not a3:
+        cluster["data_parallel"] = [2]
+    vals = []
+    for k, v in m.items():
+        if not text and k == "mean_TTFT":
+            vals.append(skip(k, v["value"], v["unit"], "includes the vision tower's encoding of a 480p image, which is not priced for Qwen3.5"))
+        else:
+            vals.append(serving_value(k, v))
+    layout = "one A3 node, TP16" if a3 else "two A2 nodes, one TP8 DP rank each (the experts spread over all 16 ranks)"
+    return {"stage": "deployment", "model": "qwen3.5-397b-a17b", "chip": chip[0], "chip_note": chip[1],
+            "scenario": {"workload": wl, "deployment": {"tile_operators": False, "cluster": cluster, "precisions": ["w8a8"], "serving": serving},
+                         "space": space},
+            "values": vals, "weight": 1.0 if text else 0.5,
+            "conversion_note": "%s; %s; %s" % (QWEN35_NOTE, layout, note)}
+
+
+def convert_qwen35(r):
+    return qwen35_row(r, "text8k" in r["id"])
+
+
+# NVIDIA-Nemotron-3-Super-120B-A12B BF16 on 8 x 910B3 (vllm-ascend PR #11656's tutorial):
+# prefill 32768/1 one wave at C, decode 256/512 two waves at C, mixed 8192/512 two waves at C.
+NEMOTRON_WORKLOADS = {"prefill": (32768, 1, 1), "decode": (256, 512, 2), "mixed": (8192, 512, 2)}
+
+
+def convert_nemotron(r):
+    st, m = r["setup"], r["measured"]
+    graph = "fulldecode" in r["id"]
+    serving = {"mode": "scheduler", "engine": "vllm-ascend", "arrival": "burst", "length_distribution": "fixed", "block_size": 128}
+    if graph:
+        serving["graph_mode"] = "full_decode_only"
+    row = {"stage": "deployment", "model": model_ref("nemotron-3-super-120b-a12b"), "chip": "910B3", "chip_note": "910B3 stated by the source (8 per server, 64 GiB each)",
+           "scenario": {"workload": {"batch": 4, "input_len": 256, "output_len": 512},
+                        "deployment": {"tile_operators": False, "serving": serving},
+                        "space": fixed(batch=int(st["max_num_seqs"]), precision="bf16", tp=int(st["tp"]), launch="graph" if graph else "eager",
+                                       max_num_batched_tokens=int(st["max_num_batched_tokens"]), chunked_prefill="on")},
+           "values": [], "variants": []}
+    for phase, (inp, out, waves) in NEMOTRON_WORKLOADS.items():
+        for c in (1, 2, 4):
+            vals = [serving_value(k, v) for k, v in m.items() if k.startswith(phase + "_") and k.endswith("_C%d" % c)]
+            if not vals:
+                continue
+            row["variants"].append({"suffix": "%s-c%d" % (phase, c), "space": {},
+                                    "scenario": {"workload": {"input_len": inp, "output_len": out},
+                                                 "deployment": {"serving": {"max_concurrency": c, "requests": waves * c}}},
+                                    "values": vals})
+    row["conversion_note"] = ("NVIDIA-Nemotron-3-Super-120B-A12B (its config carried inline: aiconfigurator's verbatim copy of the FP8 checkpoint's config.json, the sim test fixture nemotron-3-super-120b-a12b-fp8, the "
+                              "same hybrid Mamba-2/attention MoE as the BF16 checkpoint measured) in BF16 on one 8 x 910B3 server at TP8, max_num_seqs 4, "
+                              "1024 tokens per step, chunked prefill; %s; each cell is vllm bench serve with --max-concurrency C and C prompts per wave "
+                              "(prefill 32768/1 one wave, decode 256/512 and mixed 8192/512 two waves), --ignore-eos. The FP32 Mamba state cache is "
+                              "priced at the activation type" % ("ACL graph with cudagraph_mode FULL_DECODE_ONLY" if graph else "--enforce-eager"))
+    return row
+
+
+def convert_qwen3_vl_8b(r):
+    m = r["measured"]
+    serving = {"mode": "scheduler", "engine": "vllm-ascend", "arrival": "poisson", "request_rate": 1.0, "requests": 200,
+               "length_distribution": "fixed", "block_size": 128, "graph_mode": "piecewise"}
+    return {"stage": "deployment", "model": "qwen3-vl-8b", "chip": A2_UNSTATED[0], "chip_note": "one NPU, SKU not stated (a community training cluster); compared against 910B2",
+            "scenario": {"workload": {"batch": VLLM_DEFAULT_SEQS, "input_len": 200, "output_len": 128},
+                         "deployment": {"tile_operators": False, "serving": serving},
+                         "space": fixed(batch=VLLM_DEFAULT_SEQS, precision="bf16", tp=1, launch="graph", max_num_batched_tokens=16384, chunked_prefill="on")},
+            "values": [serving_value(k, v) for k, v in m.items()],
+            "conversion_note": ("Qwen3-VL-8B-Instruct (the bundled config: aiconfigurator's verbatim copy of its config.json) with text-only random "
+                                "prompts of 200 tokens, 128 out, Poisson arrivals at 1 request/s, 200 prompts; bf16 on one NPU, PIECEWISE ACL graph (the "
+                                "release's default, enforce_eager False), max_num_batched_tokens 16384 as stated; max_num_seqs not stated: 256, "
+                                + VLLM_DEFAULTS_NOTE + "; prefix caching on but random prompts share no prefix")}
+
+
+def convert_minimax(r):
+    st, m = r["setup"], r["measured"]
+    if "190k" in r["id"]:
+        # 2 x Atlas 800I A2, TP8 x DP2 with EP, FULL_DECODE_ONLY, max_num_seqs 128; prefix 175104 +
+        # suffix 19440 = 194544 in, 1024 out, 16 prompts at --max-concurrency 4, 85% prefix hit.
+        serving = {"mode": "scheduler", "engine": "vllm-ascend", "arrival": "burst", "max_concurrency": 4, "requests": 16,
+                   "length_distribution": "fixed", "block_size": 128, "graph_mode": "full_decode_only", "prefix_cache_hit_rate": 0.85}
+        vals = []
+        for k, v in m.items():
+            if k == "prefix_hit_rate":
+                vals.append(skip(k, v["value"], v["unit"], "an input of the run (deployment.serving.prefix_cache_hit_rate 0.85), not a result"))
+            else:
+                vals.append(serving_value(k, v))
+        return {"stage": "deployment", "model": model_ref("minimax-m2.5"), "chip": "910B2",
+                "chip_note": "Atlas 800I A2 without a SKU: compared against the 64 GB 910B2, not the set-1 rule's 32 GB 910B4 (MiniMax-M2.5's 229B bf16 weights and two 190K contexts do not fit 16 x 32 GB)",
+                "scenario": {"workload": {"batch": 128, "input_len": 194544, "output_len": 1024},
+                             "deployment": {"tile_operators": False, "cluster": {"nodes": 2, "data_parallel": [2]}, "precisions": ["bf16"], "serving": serving},
+                             "space": fixed(batch=128, precision="bf16", tp=8, dp=2, launch="graph", max_num_batched_tokens=VLLM_DEFAULT_TOKENS,
+                                            chunked_prefill="on", expert_parallel="on")},
+                "values": vals, "weight": 0.5,
+                "conversion_note": ("MiniMax-M2.5 (its config carried inline: aiconfigurator's verbatim copy of its config.json, the sim test fixture minimax-m2.5) on two Atlas 800I A2 nodes, "
+                                    "one TP8 DP rank per node with expert parallelism, FULL_DECODE_ONLY, max_num_seqs 128 as stated; vllm bench serve "
+                                    "prefix_repetition, 175104-token shared prefix + 19440-token suffix = 194544 in, 1024 out, 16 prompts at "
+                                    "--max-concurrency 4, the stated 85% prefix hit as deployment.serving.prefix_cache_hit_rate; weights not stated "
+                                    "for this row: bf16 (the doc's first option, the fp8 checkpoint dequantized on load); max_num_batched_tokens "
+                                    "not stated: 2048, " + VLLM_DEFAULTS_NOTE + "; weight 0.5")}
+    # A3 3.5k/1k at 217 concurrent requests; the header says TP16.
+    serving = {"mode": "scheduler", "engine": "vllm-ascend", "arrival": "burst", "max_concurrency": 217, "requests": 217,
+               "length_distribution": "fixed", "block_size": 128}
+    return {"stage": "deployment", "model": model_ref("minimax-m2.5"), "chip": A3[0], "chip_note": A3[1],
+            "scenario": {"workload": {"batch": VLLM_DEFAULT_SEQS, "input_len": 3584, "output_len": 1024},
+                         "deployment": {"tile_operators": False, "cluster": {"nodes": 1}, "precisions": ["bf16"], "serving": serving},
+                         "space": fixed(batch=VLLM_DEFAULT_SEQS, precision="bf16", tp=16, dp=1, launch="graph", max_num_batched_tokens=VLLM_DEFAULT_TOKENS,
+                                        chunked_prefill="on", expert_parallel="on")},
+            "values": [serving_value(k, v) for k, v in m.items()], "weight": 0.2,
+            "conversion_note": ("MiniMax-M2.5 (its config carried inline, as the sibling row) on one A3 node at TP16 as the section header states, expert parallelism on, "
+                                "217 requests of 3.5K (3584) / 1K at once ('3.5k/1k@bs=217'); weights bf16 (the doc's first option); no speculation "
+                                "(the header's launch names none; the doc's separate TP4 x DP4 example adds EAGLE-3); graph launch with the release's "
+                                "default capture; max_num_seqs and tokens per step not stated: " + VLLM_DEFAULTS_NOTE + ". Weight 0.2: the shared "
+                                "README and the row call the setup internally inconsistent (bs16 header, bs=217 label)")}
+
+
+def convert_kimi_k26(r):
+    m = r["measured"]
+    serving = {"mode": "scheduler", "engine": "vllm-ascend", "arrival": "burst", "max_concurrency": 64, "requests": 64,
+               "length_distribution": "fixed", "block_size": 128}
+    return {"stage": "deployment", "model": "kimi-k2", "chip": "910B2",
+            "chip_note": "'Ascend 910B x16' as one TP16 group: two Atlas 800 A2 nodes of 8 (an A2 node holds 8); SKU not stated, compared against 910B2",
+            "scenario": {"workload": {"batch": VLLM_DEFAULT_SEQS, "input_len": 512, "output_len": 128},
+                         "deployment": {"tile_operators": False, "cluster": {"nodes": 2}, "precisions": ["w4a16"], "serving": serving},
+                         "space": fixed(batch=VLLM_DEFAULT_SEQS, precision="w4a16", tp=16, dp=1, launch="eager", max_num_batched_tokens=VLLM_DEFAULT_TOKENS,
+                                        chunked_prefill="on", expert_parallel="off")},
+            "values": [serving_value(k, v) for k, v in m.items()], "weight": 0.2,
+            "conversion_note": ("Kimi-K2.6 as the bundled kimi-k2 config: Kimi-K2.6's text_config (NVIDIA's Kimi-K2.6-NVFP4 config.json in "
+                                "aiconfigurator) has Kimi-K2's widths, 61 layers and 384 routed experts with 8 active; text prompts, so its vision "
+                                "tower does not run. W4A16, TP16 over two A2 nodes, 64 requests of 512/128 at --max-concurrency 64. The flags "
+                                "contradict each other (--enable-acl-graph with --enforce-eager): vLLM's enforce_eager disables every graph, so the "
+                                "launch is eager; no --enable-expert-parallel is listed; max_num_seqs and tokens per step not stated: "
+                                + VLLM_DEFAULTS_NOTE + ". Weight 0.2: the source's TPOT and concurrency imply ~770 tokens/s against its 46.6")}
+
+
+CONVERTERS = {
+    "srv-vllm-qwen3.5-397b-w8a8-a3-tp16-text8k-c7": convert_qwen35,
+    "srv-vllm-qwen3.5-397b-w8a8-2xa2-tp8dp2-text8k-c7": convert_qwen35,
+    "srv-vllm-qwen3.5-397b-w8a8-a3-tp16-mm480p-c64": convert_qwen35,
+    "srv-vllm-qwen3.5-397b-w8a8-2xa2-tp8dp2-mm480p-c64": convert_qwen35,
+    "srv-vllm-nemotron3-super-120b-8x910b3-tp8-eager": convert_nemotron,
+    "srv-vllm-nemotron3-super-120b-8x910b3-tp8-fulldecode": convert_nemotron,
+    "srv-vllm-qwen3-vl-8b-tp1-rate1": convert_qwen3_vl_8b,
+    "srv-vllm-minimax-m2.5-a3-3.5k1k-bs217": convert_minimax,
+    "srv-vllm-minimax-m2.5-2xa2-190k-c4-prefix": convert_minimax,
+    "srv-vllm-kimi-k2.6-w4a16-16x910b-c64": convert_kimi_k26,
+}
+
+
+# DeepSeek-V3.1 and V3.2 PD rows: the result blocks of vllm-ascend's model tutorials
+# (@182b75ea84, docs/source/tutorials/models/DeepSeek-V3.{1,2}.md, "8 Performance Evaluation")
+# name the layout; the launch is the same document's PD scripts for that layout.
+PD_NOTE = ("the benchmark's concurrency is not stated (AISBench's batch_size is 'update according to your dataset'): a closed loop that fills "
+           "the decode side (max_num_seqs per decode DP rank x its DP ranks), Tunelab's default for an unstated client count; MTP acceptance "
+           "not reported: the bundled default for MTP on random prompts (assets/constants/speculative.json); one max_num_seqs and one token "
+           "budget serve both sides in Tunelab (the decode side's sequences, the prefill side's tokens per step)")
+
+
+def pd_row(model, layout, nodes, tp, dp, ptp, seqs, tokens, drafts, wl, vals, note, weight):
+    serving = {"mode": "scheduler", "engine": "vllm-ascend", "arrival": "closed", "concurrency": seqs * dp, "requests": 4 * seqs * dp,
+               "length_distribution": "fixed", "block_size": 128, "graph_mode": "full_decode_only", "hccl_expansion": "aiv",
+               "speculative": {"method": "mtp", "num_speculative_tokens": [drafts]}}
+    return {"stage": "deployment", "model": model, "chip": A3[0], "chip_note": A3[1] + "; 'A3-752T', %d nodes" % nodes,
+            "scenario": {"workload": dict(wl, batch=seqs),
+                         "deployment": {"tile_operators": False, "precisions": ["w8a8"], "serving": serving,
+                                        "cluster": {"nodes": nodes, "disaggregation": [layout], "data_parallel": [dp], "prefill_tp": [ptp]}},
+                         "space": fixed(batch=seqs, precision="w8a8", tp=tp, dp=dp, launch="graph", expert_parallel="on", pd=layout, prefill_tp=ptp,
+                                        max_num_batched_tokens=tokens, chunked_prefill="on")},
+            "values": vals, "weight": weight, "conversion_note": note + "; " + PD_NOTE}
+
+
+def convert_dsv31_2p1d(r):
+    m = r["measured"]
+    vals = [dict(value("TTFT", m["TTFT"]["value"], "s", "ttft_mean_ms"), unit_stated=m["TTFT"]["unit"]),
+            dict(value("TPOT", m["TPOT"]["value"], "ms", "tpot_mean_ms"), unit_stated=m["TPOT"]["unit"]),
+            dict(value("output_tps_per_card", m["output_tps_per_card"]["value"], "tokens/s", "tokens_per_s_per_chip"), unit_stated=m["output_tps_per_card"]["unit"])]
+    note = ("DeepSeek-V3.1 as the bundled deepseek-v3 config (the same architecture), 2P1D on 4 A3 nodes: each prefill instance one node at DP2 x TP8, "
+            "the decode instance two nodes at DP32 x TP1, expert parallelism on both; 3.5K (3584) in / 1.5K (1536) out. The result block names "
+            "neither weights nor MTP; the same document's 2P1D scripts ('DeepSeek-V3.1-w8a8-mtp-QuaRot 2P1D Layerwise', the 4-node A3 layout "
+            "it reports) launch W8A8 with MTP at 1 draft token, decode max_num_seqs 28 with FULL_DECODE_ONLY, prefill 16384 tokens per step "
+            "(eagerly: Tunelab launches both sides as the decode side's graphs), HCCL AIV expansion; 'each card' read as all 64 dies")
+    return pd_row("deepseek-v3", "2P1D", 4, 1, 32, 8, 28, 16384, 1, {"input_len": 3584, "output_len": 1536}, vals, note, 0.5)
+
+
+def convert_dsv32_1p1d(r):
+    m = r["measured"]
+    vals = [dict(value("TPOT", m["TPOT"]["value"], "ms", "tpot_mean_ms"), unit_stated=m["TPOT"]["unit"]),
+            skip("throughput", m["throughput"]["value"], m["throughput"]["unit"], "'533tps' names no basis (per card, per decode card or for the job); the TPOT is compared")]
+    note = ("DeepSeek-V3.2 (the bundled deepseek-v3.2 config) W8A8, 1P1D on 4 A3 nodes: the prefill instance two nodes at DP2 x TP16, the decode "
+            "instance two nodes at DP8 x TP4, expert parallelism on; 64K (65536) in / 3K (3072) out. The same document's 1P1D scripts give the "
+            "launch: decode max_num_seqs 4 with MTP at 2 draft tokens and FULL_DECODE_ONLY, prefill 32560 tokens per step (eager, MTP 1)")
+    return pd_row("deepseek-v3.2", "1P1D", 4, 4, 8, 16, 4, 32560, 2, {"input_len": 65536, "output_len": 3072}, vals, note, 0.5)
+
+
+CONVERTERS.update({
+    "srv-vllm-deepseek-v3.1-a3-2p1d-3.5k1.5k": convert_dsv31_2p1d,
+    "srv-vllm-deepseek-v3.2-a3-1p1d-64k3k": convert_dsv32_1p1d,
+})
+
