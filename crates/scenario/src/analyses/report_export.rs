@@ -96,7 +96,7 @@ pub fn export_with(s: &crate::spec::scenario::Scenario, best: &BTreeMap<String, 
     // A vision-language prompt also holds its image's tokens.
     let image = crate::stages::context::resolve(s).ok().and_then(|(mut m, _, _)| {
         crate::stages::serving_features::stage::apply_image_size(&mut m, &s.deployment.serving).ok()?;
-        m.vision.map(|v| v.image_tokens() as i64)
+        Some(m.media_tokens() as i64)
     });
     let input = s.workload.input_len.max(1) + image.unwrap_or(0);
     // The workload's longest request, not its mean: a shorter limit rejects the longer ones.

@@ -63,7 +63,7 @@ pub fn longest_request(s: &Scenario) -> u64 {
     let mut model = model;
     let spec = &s.deployment.serving;
     let _ = crate::stages::serving_features::stage::apply_image_size(&mut model, spec);
-    let extra = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    let extra = model.media_tokens();
     let input = s.workload.input_len.max(1) as u64;
     let output = crate::stages::serving_features::stage::output_len(&model, s.workload.output_len.max(1) as u64);
     if spec.is_static() {
@@ -77,7 +77,7 @@ pub fn longest_prompt(s: &Scenario) -> u64 {
     let Ok((mut model, _, _)) = crate::stages::context::resolve(s) else { return s.workload.input_len.max(1) as u64 };
     let spec = &s.deployment.serving;
     let _ = crate::stages::serving_features::stage::apply_image_size(&mut model, spec);
-    let extra = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    let extra = model.media_tokens();
     let input = s.workload.input_len.max(1) as u64;
     if spec.is_static() {
         return input + extra;
