@@ -232,6 +232,7 @@ pub fn CalibratePanel() -> impl IntoView {
                     }}
                 </table>
             </details>
+            <crate::components::benchrun_panel::BenchrunPanel/>
         </details>
     }
 }

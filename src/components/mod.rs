@@ -2,6 +2,7 @@
 //! components read its signals and call its actions.
 
 pub mod app;
+pub mod benchrun_panel;
 pub mod calibrate;
 pub mod cluster_panel;
 pub mod controls;

@@ -58,6 +58,12 @@ pub enum Question {
     ReportModel { scenario: Box<Scenario>, best: BTreeMap<String, tunelab_search::Value>, has_best: bool },
     /// `cases::fingerprint_of`: the knowledge base's key of a scenario (reads the model).
     Fingerprint { scenario: Box<Scenario> },
+    /// `evidence::benchruns`: benchmark tools' files (name, text) read (`format`: auto, vllm,
+    /// sglang, aisbench, mindie; `rate`: req/s or "inf" for runs whose files lack it), made
+    /// measurement rows over the launch `scenario` and priced by the fidelity path.
+    BenchRuns { files: Vec<(String, String)>, format: String, rate: Option<String>, scenario: Box<Scenario> },
+    /// `benchruns::calibrate::calibrate_framework`: the framework layer fitted to the rows.
+    BenchFit { set: Box<MeasurementSet>, digest: String, options: Options },
 }
 
 /// What `Question::Model` reads from a model: the loader's warnings and, for a language model,
@@ -95,6 +101,9 @@ pub enum Answer {
     Model { facts: ModelFacts },
     ReportModel { parts: tunelab_scenario::report::ModelParts },
     Fingerprint { fingerprint: tunelab_scenario::knowledge::Fingerprint },
+    /// The runs read, their rows (with the set's digest) and the rows priced.
+    BenchRuns { runs: Vec<tunelab_scenario::evidence::benchruns::BenchRun>, set: MeasurementSet, digest: String, report: FidelityReport },
+    BenchFit { fit: tunelab_scenario::evidence::benchruns::calibrate::FrameworkFit },
 }
 
 /// Answers a question (errors name what was wrong).
@@ -142,12 +151,32 @@ pub fn answer(q: Question) -> Result<Answer, String> {
         Question::Model { text } => model_facts(&text).map(|facts| Answer::Model { facts }),
         Question::ReportModel { scenario, best, has_best } => Ok(Answer::ReportModel { parts: tunelab_scenario::report::model_parts(&scenario, &best, has_best) }),
         Question::Fingerprint { scenario } => tunelab_scenario::cases::fingerprint_of(&scenario).map(|fingerprint| Answer::Fingerprint { fingerprint }),
+        Question::BenchRuns { files, format, rate, scenario } => bench_runs(&files, &format, rate.as_deref(), &scenario),
+        Question::BenchFit { set, digest, options } => tunelab_scenario::evidence::benchruns::calibrate::calibrate_framework(&set, &digest, &options).map(|fit| Answer::BenchFit { fit }),
         Question::Fit { set, digest, chip, profile, options } => {
             let mut c = Calibrator::new(&set, &digest, &chip, &profile, &options)?;
             while !c.step(64) {}
             c.finish().map(|calibration: Calibration| Answer::Fit { calibration })
         }
     }
+}
+
+/// `Question::BenchRuns`: what `tunelab benchrun` does with the same files.
+fn bench_runs(files: &[(String, String)], format: &str, rate: Option<&str>, scenario: &Scenario) -> Result<Answer, String> {
+    use tunelab_scenario::evidence::benchruns::{self, Format};
+    let rate = match rate.map(str::trim).filter(|r| !r.is_empty()) {
+        None => None,
+        Some("inf") => Some(None),
+        Some(r) => Some(Some(r.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0).ok_or_else(|| format!("rate '{r}': a positive number of requests per second, or inf"))?)),
+    };
+    let mut runs = benchruns::read_files(files, Format::parse(format)?)?;
+    if let Some(r) = rate {
+        runs = runs.into_iter().map(|x| x.with_rate(r, false)).collect::<Result<_, _>>()?;
+    }
+    let set = benchruns::measurement_set(&runs, scenario, "benchmark files")?;
+    let digest = MeasurementSet::digest_of(&serde_json::to_string(&set).map_err(|e| e.to_string())?);
+    let report = tunelab_scenario::fidelity::evaluate(&set, &BTreeMap::new(), None);
+    Ok(Answer::BenchRuns { runs, set, digest, report })
 }
 
 #[cfg(test)]
@@ -171,5 +200,25 @@ mod tests {
         let run = tunelab_scenario::Run::new(&s).unwrap();
         assert_eq!(shape.params, run.space().params());
         assert_eq!(&shape.baseline, run.baseline_config());
+    }
+
+    /// The benchmark-file questions answer what the CLI prints: every sample file read, its
+    /// rows priced, and a framework fit with leave-one-source-out errors.
+    #[test]
+    fn benchmark_files_are_read_priced_and_fitted() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/benchruns");
+        let files: Vec<(String, String)> = ["vllm-bench-serve-sample.json", "sglang-bench-serving-sample.jsonl", "aisbench/gsm8k.json", "aisbench/gsm8k.csv"].iter().map(|p| (p.to_string(), std::fs::read_to_string(format!("{dir}/{p}")).unwrap())).collect();
+        let s = tunelab_scenario::bundled_scenario("llama2-7b-910B2-deployment").unwrap();
+        let q = Question::BenchRuns { files: files.clone(), format: "auto".into(), rate: None, scenario: Box::new(s.clone()) };
+        let e = answer(q).unwrap_err();
+        assert!(e.contains("--rate"), "the AISBench run needs its rate: {e}");
+        let q = Question::BenchRuns { files, format: "auto".into(), rate: Some("inf".into()), scenario: Box::new(s) };
+        let Answer::BenchRuns { runs, set, digest, report } = answer(serde_json::from_str(&serde_json::to_string(&q).unwrap()).unwrap()).unwrap() else { panic!() };
+        assert_eq!(runs.len(), 5);
+        assert_eq!(report.summary.rows_covered, 5);
+        let opts = Options { budget: 12, loo_budget: 4, ..Options::default() };
+        let Answer::BenchFit { fit } = answer(Question::BenchFit { set: Box::new(set), digest, options: opts }).unwrap() else { panic!() };
+        assert_eq!(fit.engine, "generic");
+        assert!(fit.calibration.median_abs_error_loo.is_some());
     }
 }

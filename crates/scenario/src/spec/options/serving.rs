@@ -111,6 +111,17 @@ pub struct ServingSpec {
     /// resolution (Qwen2.5-VL, Qwen3-VL); absent: the model's default (`tunelab_sim::model::vl`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image_size: Option<u64>,
+    /// Images each request carries, for a model with a vision tower (0..=64); absent: the
+    /// model's default (one for the vision-language models whose tower was always priced, none
+    /// for Qwen3.5 / 3.6, whose tower is then not loaded). Each image is encoded on its own in
+    /// prefill and adds its tokens to the prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub images_per_request: Option<u64>,
+    /// Seconds of audio each request carries, for a model with an audio tower (Voxtral,
+    /// Qwen-Omni; 0..=3600); absent or 0: none. Rounded up to 30 s windows, each encoded in
+    /// prefill, its tokens added to the prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audio_seconds: Option<f64>,
     /// Where HCCL builds each collective's task list (`HCCL_OP_EXPANSION_MODE`): "auto" (the
     /// default: on the host or AI CPU at every call, one task to each peer in turn; a static
     /// graph the engine compiles has them built at compile time, serving-host.json
@@ -171,6 +182,8 @@ impl Default for ServingSpec {
             runtime: "engine".into(),
             graph_mode: "auto".into(),
             image_size: None,
+            images_per_request: None,
+            audio_seconds: None,
             hccl_expansion: "auto".into(),
             engine_version: String::new(),
             expert_precision: None,
@@ -248,6 +261,16 @@ impl ServingSpec {
         if let Some(px) = self.image_size {
             if !(28..=4096).contains(&px) {
                 return Err(format!("{f}.image_size: {px} must be 28..=4096 pixels per side"));
+            }
+        }
+        if let Some(n) = self.images_per_request {
+            if n > 64 {
+                return Err(format!("{f}.images_per_request: {n} must be 0..=64 images"));
+            }
+        }
+        if let Some(sec) = self.audio_seconds {
+            if !(0.0..=3600.0).contains(&sec) {
+                return Err(format!("{f}.audio_seconds: {sec} must be 0..=3600 seconds"));
             }
         }
         if !matches!(self.graph_mode.as_str(), "auto" | "piecewise" | "full_decode_only") {

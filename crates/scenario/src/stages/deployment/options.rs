@@ -48,7 +48,7 @@ pub fn allocated_ctx(spec: &ServingSpec, host: &HostCosts, model: &ModelDesc, to
     if !host.decode_reads_allocated {
         0
     } else if spec.is_static() {
-        tokens + model.vision.as_ref().map_or(0, |v| v.image_tokens())
+        tokens + model.media_tokens()
     } else {
         longest()
     }
