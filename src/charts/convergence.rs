@@ -31,8 +31,9 @@ pub struct ConvergenceData {
     pub log_y: bool,
 }
 
-/// Chart size in pixels (the SVG scales to its container via CSS).
-pub const SIZE: (f64, f64) = (640.0, 320.0);
+/// Chart size in pixels (the SVG scales to its container via CSS): as wide as the trial and
+/// Pareto charts, so it fits the teaching canvas's column at 1440 px without scrolling.
+pub const SIZE: (f64, f64) = (560.0, 320.0);
 
 /// Best-so-far points from raw objective values in evaluation order (1-based evaluation
 /// numbers). Non-finite values never become the best; nothing is emitted before the first

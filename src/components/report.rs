@@ -262,8 +262,10 @@ fn report_view(r: Report) -> impl IntoView {
             {wrap(view! {
                 <table class="metrics" data-testid="report-table"><thead><tr><th>"metric"</th><th>"before"</th><th>"after"</th><th>"change"</th></tr></thead><tbody>
                     {r.comparison.iter().map(|c| {
-                        let class = match c.improved { Some(true) => "num good", Some(false) => "num bad", None => "num" };
-                        let word = match c.improved { Some(true) => " better", Some(false) => " worse", None => "" };
+                        // A change within the headline's workload spread is neither better nor
+                        // worse: it is not called a gain (issue 45).
+                        let class = match (c.within_spread, c.improved) { (true, _) => "num", (_, Some(true)) => "num good", (_, Some(false)) => "num bad", _ => "num" };
+                        let word = match (c.within_spread, c.improved) { (true, _) => "", (_, Some(true)) => " better", (_, Some(false)) => " worse", _ => "" };
                         view! {
                             <tr><td title=meaning(&c.metric)>{label_unit(&c.metric, &c.unit)}<br/><span class="muted small">{meaning(&c.metric)}</span></td>
                             <td class="num">{show(&c.metric, c.before)}</td><td class="num">{show(&c.metric, c.after)}</td>

@@ -78,10 +78,19 @@ pub fn ServingFeaturesPanel() -> impl IntoView {
             {number("Image size", "serving-image-size", "Pixels per side of the image each request carries, for a vision tower that takes any resolution (Qwen2.5-VL, Qwen3-VL); empty: the model's default (448)", "model default",
                 |s| s.deployment.serving.image_size.map(|c| c.to_string()).unwrap_or_default(),
                 |s, t| { s.deployment.serving.image_size = if t.is_empty() { None } else { Some(t.parse().map_err(|_| "a whole number of pixels (or empty)".to_string())?) }; Ok(()) })}
+            {number("Images per request", "serving-images-per-request", "Images each request carries, for a model with a vision tower (0-64): each is encoded in prefill and adds its tokens to the prompt; empty: the model's default (one for vision-language models, none for Qwen3.5 / 3.6, whose tower is then not loaded)", "model default",
+                |s| s.deployment.serving.images_per_request.map(|c| c.to_string()).unwrap_or_default(),
+                |s, t| { s.deployment.serving.images_per_request = if t.is_empty() { None } else { Some(t.parse().map_err(|_| "a whole number of images (or empty)".to_string())?) }; Ok(()) })}
+            {number("Audio seconds per request", "serving-audio-seconds", "Seconds of audio each request carries, for a model with an audio tower (Voxtral, Qwen-Omni; 0-3600): rounded up to 30 s windows, each encoded in prefill, its tokens added to the prompt; empty: none", "none",
+                |s| s.deployment.serving.audio_seconds.map(|c| c.to_string()).unwrap_or_default(),
+                |s, t| { s.deployment.serving.audio_seconds = if t.is_empty() { None } else { Some(t.parse().map_err(|_| "a number of seconds (or empty)".to_string())?) }; Ok(()) })}
             {select("Graph capture", "serving-graph-mode", "How a graph-launched decode step is captured: auto (the engine's default: vLLM-Ascend piecewise), piecewise (attention runs eagerly between captured pieces; the host works per layer), full_decode_only (one graph per decode step; vLLM --compilation-config cudagraph_mode)",
                 pair(&["auto", "piecewise", "full_decode_only"]), |s| s.deployment.serving.graph_mode.clone(), |s, v| s.deployment.serving.graph_mode = v)}
             {select("Engine release", "serving-engine-version", "The serving engine's release (assets/engines/releases.json): its defaults (graph capture, async scheduling, chunked prefill, token budget) and host costs; baseline: the release serving-host.json describes (what a link without one prices)",
                 releases(), |s| s.deployment.serving.engine_version.clone(), |s, v| s.deployment.serving.engine_version = v)}
+            {select("Expert precision", "serving-expert-precision", "A mixture-of-experts checkpoint quantised per layer group: its routed experts at this precision (e.g. w4a8 experts under w8a8 attention and shared layers, msModelSlim's mixed description), the tuned precision for every other layer; same: one precision",
+                vec![(String::new(), "same".to_string()), ("w4a8".into(), "w4a8".into()), ("w8a8".into(), "w8a8".into()), ("w4a16".into(), "w4a16".into()), ("w8a16".into(), "w8a16".into()), ("bf16".into(), "bf16".into())],
+                |s| s.deployment.serving.expert_precision.clone().unwrap_or_default(), |s, v| s.deployment.serving.expert_precision = (!v.is_empty()).then_some(v))}
             {select("HCCL expansion", "serving-hccl-expansion", "Where HCCL builds each collective's tasks (HCCL_OP_EXPANSION_MODE): auto (per call, one task to each peer; torchair's compiled graphs at compile time), aiv (the vector cores, at once: an all-reduce inside an A2 node pays the mesh's two steps)",
                 pair(&["auto", "aiv"]), |s| s.deployment.serving.hccl_expansion.clone(), |s, v| s.deployment.serving.hccl_expansion = v)}
         </fieldset>

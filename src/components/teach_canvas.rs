@@ -43,10 +43,14 @@ pub fn slice_surface(m: &HeatMap, space: &Space, (ax, ay): (usize, usize), lanes
         .filter(|(i, _)| *i != ax && *i != ay)
         .map(|(_, p)| format!("{}={}", p.name, if p.levels() == Some(1) { p.level_value(0).to_string() } else { "?".into() }))
         .collect();
+    // Axes by the parameter's name without its phase ("flash_attention.blockQ", not
+    // "forward:flash_attention.blockQ"); the title by the tiling field alone ("blockQ").
+    let axis = |p: &str| p.rsplit(':').next().unwrap_or(p).to_string();
+    let field = |p: &str| p.rsplit(['.', ':']).next().unwrap_or(p).to_string();
     SurfaceData {
-        title: format!("{} over {} and {}", tunelab_scenario::metrics::label(&m.metric), m.x_param, m.y_param),
-        x_label: m.x_param.clone(),
-        y_label: m.y_param.clone(),
+        title: format!("{} over {} and {}", tunelab_scenario::metrics::label(&m.metric), field(&m.x_param), field(&m.y_param)),
+        x_label: axis(&m.x_param),
+        y_label: axis(&m.y_param),
         value_label: tunelab_scenario::metrics::label_unit(&m.metric, &m.unit),
         x_values: m.x_values.iter().map(|v| v.to_string()).collect(),
         y_values: m.y_values.iter().map(|v| v.to_string()).collect(),

@@ -106,8 +106,6 @@ pub fn TunePanel() -> impl IntoView {
         }
     });
     let summary = move || ctx.view.with(|v| v.as_ref().map(|v| v.space_summary.clone()).unwrap_or_default());
-    let mounted = staged_mount(&ctx);
-    let at = move |k: u8| move || mounted.get() >= k;
     view! {
         <section class="panel tune" class:teach=teach style:display=move || if ctx.tab.get() == Tab::Tune { "var(--tune-display, block)" } else { "none" }>
             <TeachBar/>
@@ -124,10 +122,8 @@ pub fn TunePanel() -> impl IntoView {
                     <crate::components::landscape::LandscapeView/>
                     <Show when=teach><crate::components::teach_canvas::SliceCanvas/></Show>
                     <div class="pin-target" on:click=move |ev| crate::components::trials::pin_from_click(ctx, &ev)><ScatterChart data=scatter/></div>
-                    <Show when=at(2)>
                     <div class="pin-target" on:click=move |ev| crate::components::trials::pin_from_click(ctx, &ev)><ConvergenceChart data=conv/></div>
-                    </Show>
-                    <Show when=move || at(2)() && has_pareto()>
+                    <Show when=has_pareto>
                         <div>
                             <div class="pin-target" on:click=move |ev| crate::components::trials::pin_from_click(ctx, &ev)><ParetoChart data=pareto/></div>
                             <p class="row small">"Pareto front of " {pick(0)} " against " {pick(1)}</p>
@@ -136,18 +132,13 @@ pub fn TunePanel() -> impl IntoView {
                 </div>
                 <Show when=move || !teach() && ctx.tab.get() == Tab::Tune><crate::components::trials::PinPanel/></Show>
                 </div>
-                <Show when=at(3)>
                 <div class="lanes">
                     {move || (0..lane_count.get()).map(|i| view! { <LaneCard i/> }).collect_view()}
                 </div>
-                </Show>
-                <Show when=at(4)>
                 <crate::components::pipeline::PipelinePanel/>
-                </Show>
                 <Show when=move || !teach() && best_detail.with(|d| d.as_ref().is_some_and(tunelab_scenario::explore::PointDetail::worth_showing))>
                     <PointView detail=best_detail title="Best configuration: engine breakdown, per-operator time, roofline"/>
                 </Show>
-                <Show when=at(4)>
                 <details class="log">
                     <summary>"Generation log"</summary>
                     <pre data-testid="log">{move || ctx.view.with(|v| v.as_ref().map(|v| v.log.join("\n")).unwrap_or_default())}</pre>
@@ -155,49 +146,9 @@ pub fn TunePanel() -> impl IntoView {
                 <ul class="notes muted">
                     {move || ctx.view.with(|v| v.as_ref().map(|v| v.notes.clone()).unwrap_or_default()).into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}
                 </ul>
-                </Show>
             </Show>
         </section>
     }
-}
-
-/// Parts of the live view mounted so far (1 to `MOUNT_STAGES`; 0: no view). The view first
-/// appears with a race's first redraw: building all of it at once (every chart's SVG parsed and
-/// laid out, every strategy's card) was the page's longest main-thread task (17-30 ms of CPU on
-/// the llava and DeepSeek races, traced). While the race runs it is mounted in stages, each in
-/// a task of its own: the space chart; convergence and Pareto; the strategies' cards; the
-/// pipeline, log and notes. When the run stops, pauses or steps, the rest is mounted at once,
-/// so a finished or stepped run shows everything in the same update as its status.
-const MOUNT_STAGES: u8 = 4;
-
-fn staged_mount(ctx: &Ctx) -> RwSignal<u8> {
-    let ctx = *ctx;
-    let mounted = RwSignal::new(0u8);
-    let shown = Memo::new(move |_| ctx.view.with(|v| v.is_some()));
-    let live = Memo::new(move |_| ctx.status.get() == Status::Running);
-    Effect::new(move |_| match (shown.get(), live.get()) {
-        (false, _) => mounted.set(0),
-        (true, false) => mounted.set(MOUNT_STAGES),
-        (true, true) if mounted.get_untracked() == 0 => {
-            mounted.set(1);
-            mount_next(mounted);
-        }
-        (true, true) => {}
-    });
-    mounted
-}
-
-/// The next stage of `staged_mount`, in a task of its own.
-fn mount_next(mounted: RwSignal<u8>) {
-    set_timeout(
-        move || {
-            if let Some(k) = mounted.try_get_untracked().filter(|k| (1..MOUNT_STAGES).contains(k)) {
-                mounted.set(k + 1);
-                mount_next(mounted);
-            }
-        },
-        std::time::Duration::ZERO,
-    );
 }
 
 /// The teaching layout switch, the speed control and, on the teaching layout, the gallery: one

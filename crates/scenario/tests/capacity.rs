@@ -203,6 +203,17 @@ fn configs(s: &Scenario) -> Vec<BTreeMap<String, Value>> {
             out.push(c);
         }
     }
+    // Context and pipeline parallelism (each level over the baseline): their flags are
+    // release-dependent (vLLM 0.9.1 has no --decode-context-parallel-size).
+    for name in ["decode_cp", "prefill_cp", "pp"] {
+        if let Some(p) = run.space().params().iter().find(|p| p.name == name) {
+            for i in 0..p.levels().unwrap_or(0) {
+                let mut c = base.clone();
+                c.insert(name.into(), p.level_value(i));
+                out.push(c);
+            }
+        }
+    }
     if let Some(p) = run.space().params().iter().find(|p| p.name == "pd") {
         // Every disaggregated layout the stage accepts with a decode side of dp 2.
         let chips = s.deployment.cluster.as_ref().map_or(0, |c| c.nodes) * 16;
@@ -295,6 +306,10 @@ fn every_bundled_serving_scenarios_launch_uses_only_the_releases_flags_and_start
                 for p in flags::paths(&d.mindie_config) {
                     assert!(mlist.fields.contains_key(&p), "{id}: config.json {p} is not a field of {}", mlist.release);
                 }
+                // MindIE lets every request of the workload run to its end.
+                let iters = d.mindie_config["BackendConfig"]["ScheduleConfig"]["maxIterTimes"].as_u64().unwrap();
+                assert!(iters >= tunelab_scenario::stages::scale::launch::longest_output(&s), "{id}: maxIterTimes {iters}");
+                assert!(d.mindie_config["BackendConfig"]["ModelDeployConfig"]["maxSeqLen"].as_u64().unwrap() >= l.max_model_len, "{id}");
                 let chips_per_node = d.mindie_config["BackendConfig"]["npuDeviceIds"][0].as_array().unwrap().len() as u64;
                 assert_eq!(d.mindie_config["BackendConfig"]["ModelDeployConfig"]["ModelConfig"][0]["worldSize"].as_u64().unwrap(), chips_per_node, "{id}");
                 if nodes > 1 {

@@ -273,7 +273,14 @@ fn fuzz_smoke_serving_features() {
         r#"{"engine":"mindie","graph_mode":"piecewise","model":"qwen3-32b"}"#,
         r#"{"engine":"vllm-ascend","graph_mode":"FULL","model":"qwen3-32b"}"#,
         r#"{"mode":"static","model":"qwen2.5-vl-7b","image_size":896}"#,
+        // Issue 42: a MoE checkpoint's experts at their own precision; a dense model and a bad name.
+        r#"{"engine":"vllm-ascend","model":"deepseek-v2-lite","expert_precision":"w4a8"}"#,
+        r#"{"model":"qwen3-32b","expert_precision":"w4a8"}"#,
+        r#"{"model":"deepseek-v2-lite","expert_precision":"w3a9"}"#,
         r#"{"mode":"static","model":"llava-1.5-7b","image_size":448}"#,
+        r#"{"mode":"static","model":"qwen3.5-2b","images_per_request":3,"image_size":672}"#,
+        r#"{"mode":"static","model":"qwen3-32b","images_per_request":1,"audio_seconds":45.5}"#,
+        r#"{"mode":"static","model":"qwen2.5-vl-7b","images_per_request":0,"audio_seconds":-3}"#,
     ]
     .iter()
     .map(|s| s.as_bytes().to_vec())

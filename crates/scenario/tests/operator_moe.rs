@@ -45,10 +45,16 @@ fn a_moe_dispatch_alone_is_a_stage_whose_form_is_the_choice() {
     assert_eq!(names, vec!["deepep_normal", "all_to_all", "deepep_low_latency", "mc2"], "the stated form first");
     let t = |n: &str| times.iter().find(|x| x.0 == n).unwrap().1;
     eprintln!("EP16 dispatch of 4096 tokens x 7168 INT8 over the A3 SuperPOD: {times:?}");
-    // DeepEP normal sends a token once per destination rank: fewer bytes than a copy per expert.
-    assert!(t("deepep_normal") < t("all_to_all"), "{times:?}");
-    // All peers at once beats a task per peer for the same bytes.
-    assert!(t("deepep_low_latency") < t("all_to_all"), "{times:?}");
+    // Re-pinned for issue 43 (DeepEP-Ascend's kernels as their code runs them, cost::moe_comm):
+    // normal and low-latency move the same padded row per (token, expert) (the receiver's
+    // output is expanded per expert, no per-rank de-dup), so normal costs its layout exchange
+    // and host round trip more; at 4096 tokens both pay the in-kernel staging and INT8
+    // quantisation HCCL's bare all-to-all leaves to the framework's own operators.
+    assert!(t("deepep_normal") > t("deepep_low_latency"), "{times:?}");
+    // At decode's few tokens, every peer at once beats a task per peer.
+    let few = per_level(&graph("910C", exchange("deepep_low_latency", 16, 16, "super_pod")));
+    let f = |n: &str| few.iter().find(|x| x.0 == n).unwrap().1;
+    assert!(f("deepep_low_latency") < f("all_to_all"), "{few:?}");
     // The whole study runs and never reports worse than its baseline.
     let mut run = tunelab_scenario::Run::new(&s).unwrap();
     run.run_to_end();

@@ -112,3 +112,30 @@ fn decode_context_parallel_holds_twice_the_cache_and_costs_a_little_at_batch_one
     let e = run(&s, &set(2, 4, 4, 8)).unwrap_err();
     assert!(e.contains("decode context parallel") && e.contains("kv_heads"), "{e}");
 }
+
+#[test]
+fn the_launch_export_carries_the_context_and_pipeline_parallel_flags() {
+    let cmd = |s: &Scenario, set: &[(&str, Value)]| -> String {
+        let best: std::collections::BTreeMap<String, Value> = set.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        let e = tunelab_scenario::analyses::report_export::export_for(s, &best);
+        e.launch.nodes.iter().map(|n| n.command.join(" ")).collect::<Vec<_>>().join("\n")
+    };
+    // 1P1D: PCP on the prefill instance, DCP (with the KV transfer's interleave) on decode.
+    let mut s = long(4096, 2);
+    s.deployment.cluster.as_mut().unwrap().prefill_cp = vec![4];
+    s.deployment.cluster.as_mut().unwrap().decode_cp = vec![2];
+    let pd = cmd(&s, &[("pd", st("1P1D")), ("tp", i(8)), ("dp", i(2)), ("prefill_tp", i(4)), ("prefill_cp", i(4)), ("decode_cp", i(2))]);
+    let prefill = pd.lines().find(|l| l.contains("kv_producer")).unwrap_or_default();
+    let decode = pd.lines().find(|l| l.contains("kv_consumer")).unwrap_or_default();
+    assert!(prefill.contains("--prefill-context-parallel-size 4") && !prefill.contains("--decode-context-parallel-size"), "{pd}");
+    assert!(decode.contains("--decode-context-parallel-size 2 --cp-kv-cache-interleave-size 128") && !decode.contains("--prefill-context"), "{pd}");
+    // Co-located pipeline stages.
+    let mut c = long(4096, 2);
+    c.deployment.cluster.as_mut().unwrap().disaggregation = vec!["colocated".into()];
+    c.deployment.cluster.as_mut().unwrap().pipeline_parallel = vec![2];
+    let co = cmd(&c, &[("tp", i(16)), ("dp", i(1)), ("pp", i(2))]);
+    assert!(co.contains("--pipeline-parallel-size 2"), "{co}");
+    // Without the options no such flag appears.
+    let plain = cmd(&long(4096, 2), &[("pd", st("1P1D")), ("tp", i(8)), ("dp", i(2)), ("prefill_tp", i(8))]);
+    assert!(!plain.contains("context-parallel") && !plain.contains("pipeline-parallel"), "{plain}");
+}

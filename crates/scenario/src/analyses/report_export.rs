@@ -96,7 +96,7 @@ pub fn export_with(s: &crate::spec::scenario::Scenario, best: &BTreeMap<String, 
     // A vision-language prompt also holds its image's tokens.
     let image = crate::stages::context::resolve(s).ok().and_then(|(mut m, _, _)| {
         crate::stages::serving_features::stage::apply_image_size(&mut m, &s.deployment.serving).ok()?;
-        m.vision.map(|v| v.image_tokens() as i64)
+        Some(m.media_tokens() as i64)
     });
     let input = s.workload.input_len.max(1) + image.unwrap_or(0);
     // The workload's longest request, not its mean: a shorter limit rejects the longer ones.
@@ -217,7 +217,8 @@ pub fn export_with(s: &crate::spec::scenario::Scenario, best: &BTreeMap<String, 
                 "maxPrefillBatchSize": batch,
                 "maxPrefillTokens": prefill_tokens.max(max_len as i64),
                 "maxBatchSize": batch,
-                "maxIterTimes": s.workload.output_len.max(1),
+                // The longest output of the workload, not its mean: MindIE stops a request there.
+                "maxIterTimes": (crate::stages::scale::launch::longest_output(s) as i64).max(s.workload.output_len.max(1)),
             },
         }
     });
@@ -253,6 +254,15 @@ pub fn export_with(s: &crate::spec::scenario::Scenario, best: &BTreeMap<String, 
     // The whole layout, node by node (scale-out arguments per node, not in `vllm_args`).
     let launch = crate::stages::scale::launch::launch_with(s, best, &args, mindie.clone(), &feature_env);
     let mut launch = launch;
+    // The per-node arguments the launch adds (data parallelism over nodes, disaggregation,
+    // context and pipeline parallelism) pass the same release check as the shared ones.
+    let mut node_notes = Vec::new();
+    for n in launch.nodes.iter_mut().filter(|n| n.command.first().map(String::as_str) == Some("vllm")) {
+        n.command = flags::keep_known(std::mem::take(&mut n.command), vlist, &mut node_notes);
+    }
+    node_notes.sort();
+    node_notes.dedup();
+    launch.notes.extend(node_notes);
     launch.notes.push(format!("written for {} (deployment.serving.engine_version; its arguments: assets/engines/flags/)", vlist.release));
     // MindIE: only the fields the release documents.
     let mut mindie = launch.mindie_config.clone();

@@ -41,9 +41,16 @@ impl Report {
         if !self.prediction_band.is_empty() {
             out.push_str(&format!("\n{}\n", cell(&self.prediction_band)));
         }
+        // The headline's workload spread, and a change within it not called a gain (issue 45).
+        if let Some(sp) = &self.spread {
+            out.push_str(&format!("\n{}\n", cell(&sp.describe())));
+        }
+        if let Some(l) = &self.load_bound {
+            out.push_str(&format!("\n{}\n", cell(l)));
+        }
         out.push_str("\n| metric | before | after | change |\n|---|---|---|---|\n");
         for c in &self.comparison {
-            let pct = c.change_pct.map(|p| format!("{p:+.1}%")).unwrap_or_default();
+            let pct = c.change_pct.map(|p| format!("{p:+.1}%")).unwrap_or_default() + if c.within_spread { " (within the workload spread: not a gain)" } else { "" };
             out.push_str(&format!("| {} ({}) | {} | {} | {pct} |\n", c.metric, c.unit, num(c.before), num(c.after)));
         }
         if !self.measures.is_empty() {

@@ -33,7 +33,7 @@ pub fn fingerprint_of(s: &Scenario) -> Result<Fingerprint, String> {
     Ok(Fingerprint {
         model: model.name.clone(),
         family: family_name(model.family).into(),
-        params_b: model.params().total as f64 / 1e9,
+        params_b: model.loaded_params() as f64 / 1e9,
         chip: device.name.clone(),
         stage: s.stage.name().into(),
     })

@@ -150,7 +150,7 @@ pub fn transient_profile(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, o
     // are held across blocks, counted here as a quarter of the largest op's working set.
     let resid = match &model.llm {
         Some(t) => {
-            let image = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+            let image = model.media_tokens();
             let q = match *w {
                 Workload::Prefill { input_len, .. } => input_len.saturating_add(image),
                 Workload::Decode { .. } => 1,

@@ -90,7 +90,7 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
         other = other.saturating_add(r.count.saturating_mul(mo.saturating_add(fo).saturating_add(t.run_norm_params(&r))));
     }
     let vocab_slice = ceil_div(t.vocab, tp) * t.hidden;
-    let vision = model.vision.as_ref().map_or(0, |v| {
+    let vision = model.active_vision().map_or(0, |v| {
         let e = &v.encoder;
         let patch = v.channels * v.patch_size * v.patch_size * e.hidden;
         let proj = if v.projector_hidden > 0 {
@@ -230,7 +230,7 @@ pub fn recurrent_state_bytes(model: &ModelDesc, plan: &ParallelPlan, opts: &Grap
 
 /// Tokens per sequence the KV cache holds (image tokens of a multimodal model included).
 pub fn kv_tokens(model: &ModelDesc, w: &Workload) -> u64 {
-    let image = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    let image = model.media_tokens();
     match w {
         Workload::TrainStep { .. } => 0,
         _ => w.kv_tokens().saturating_add(image),
@@ -252,9 +252,12 @@ pub fn memory_per_chip(
     let params = chip_params(model, plan);
     let workspace = workspace_bytes(plan, w.is_train());
     if !w.is_train() {
-        let weights = params
-            .linear
+        // Routed experts quantised apart (`GraphOptions::expert_precision`) at their own width.
+        let experts = opts.expert_precision.map_or(0, |_| expert_params_per_chip(model, plan).min(params.linear));
+        let expert_bits = opts.expert_precision.map_or(0, |p| p.weight().bits());
+        let weights = (params.linear - experts)
             .saturating_mul(opts.precision.weight().bits())
+            .saturating_add(experts.saturating_mul(expert_bits))
             .div_ceil(8)
             .saturating_add(params.other.saturating_mul(opts.vector_dtype().bytes()));
         let kv_cache = kv_cache_bytes(model, plan, opts, w.batch(), kv_tokens(model, w)).saturating_add(recurrent_state_bytes(model, plan, opts, w.batch()));
@@ -311,7 +314,7 @@ fn training_activations(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, op
         };
         return Ok(saved.saturating_add(transient));
     };
-    let image = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    let image = model.media_tokens();
     // Context parallelism keeps s / cp tokens of each sequence per chip.
     let s = ceil_div(seq_len.saturating_add(image), plan.cp.max(1));
     let per_layer = layer_activation_bytes(llm, s, b, plan, t.recompute, opts.flash_attention, bytes);
@@ -335,9 +338,9 @@ fn training_activations(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, op
         let (p, v) = (u128::from(plan.pp), u128::from(plan.vpp));
         first = u64::try_from(u128::from(first) * (p * v + p - 1) / (p * v)).unwrap_or(u64::MAX);
     }
-    let vision = model.vision.as_ref().filter(|_| !t.frozen_vision).map_or(0, |v| {
+    let vision = model.active_vision().filter(|_| !t.frozen_vision).map_or(0, |v| {
         let seq = v.encoder_seq();
-        layer_activation_bytes(&v.encoder, seq, b, plan, t.recompute, opts.flash_attention, bytes)
+        layer_activation_bytes(&v.encoder, seq, b.saturating_mul(v.images), plan, t.recompute, opts.flash_attention, bytes)
             .saturating_mul(v.encoder.layers)
     });
     // Output layer: fp32 logits for the cross-entropy, 4 s b v / t bytes (section 4.3).

@@ -97,7 +97,7 @@ pub fn footprint(
         .unwrap_or(0);
     let static_tokens = max_seq.max(paged);
     let static_kv = kv_cache_bytes(model, plan, opts, w.batch(), static_tokens);
-    let image = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    let image = model.media_tokens();
     let widest = match *w {
         Workload::Prefill { batch, input_len } => {
             Workload::Prefill { batch, input_len: input_len.max(max_seq.saturating_sub(image)) }

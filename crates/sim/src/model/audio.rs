@@ -10,8 +10,9 @@
 //! width.
 //!
 //! Counted in the model's parameters and held in memory on the first pipeline stage, like the
-//! vision tower. Requests carry text (and images): the encoder is not priced per request (a
-//! note says so).
+//! vision tower. Requests carry no audio unless the scenario gives `audio_seconds`: then each
+//! request's windows run through the stem, the blocks and the projector in prefill
+//! (`workload::llm`), and their tokens join its prompt (`ModelDesc::media_tokens`).
 
 use super::{MlpKind, NormKind, TransformerDesc};
 use serde::{Deserialize, Serialize};
@@ -33,6 +34,15 @@ pub struct AudioDesc {
     pub projector_out: u64,
     #[serde(default)]
     pub projector_bias: bool,
+    /// 30-second windows of audio each request carries (`deployment.serving.audio_seconds`,
+    /// rounded up: a Whisper-style encoder pads every window to 30 s); 0, the default: text
+    /// prompts, the tower held but not run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub windows: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 impl AudioDesc {
@@ -46,7 +56,20 @@ impl AudioDesc {
             projector_hidden: 0,
             projector_out: hidden,
             projector_bias: true,
+            windows: 0,
         }
+    }
+
+    /// Tokens one 30 s window adds to the prompt: its frames, `projector_in / width` of them
+    /// concatenated per token (Voxtral: 4, 375 tokens per window; one linear: every frame).
+    pub fn tokens_each(&self) -> u64 {
+        let group = (self.projector_in / self.encoder.hidden.max(1)).max(1);
+        self.frames / group
+    }
+
+    /// Tokens a request's audio adds to its prompt.
+    pub fn tokens(&self) -> u64 {
+        self.windows.saturating_mul(self.tokens_each())
     }
 
     /// Parameters: convolution stem, positions, blocks and final norm, projector.

@@ -224,6 +224,11 @@ fn decoder_fields(obj: &Obj, model_type: &str, prefix: &str, warnings: &mut Vec<
     let head_dim = match pick(obj, &["head_dim", "kv_channels"], prefix)? {
         Some((d, _)) => d,
         None if hidden % heads == 0 => hidden / heads,
+        // Multi-head latent attention sizes its heads by qk_nope + qk_rope (Kimi K3: 96 heads
+        // over 7168); head_dim is not used by it.
+        None if opt_u64(obj, "kv_lora_rank", prefix)?.is_some_and(|r| r > 0) => {
+            opt_u64(obj, "qk_nope_head_dim", prefix)?.unwrap_or(128) + opt_u64(obj, "qk_rope_head_dim", prefix)?.unwrap_or(64)
+        }
         None => {
             return Err(format!(
                 "field '{prefix}hidden_size' = {hidden} is not divisible by \
@@ -520,7 +525,7 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
             family: ModelFamily::Multimodal,
             dtype,
             llm: Some(llm),
-            vision: Some(VisionDesc { encoder, image_size, patch_size, channels, projector_hidden, merge: 1, class_token: true, deepstack: 0 }),
+            vision: Some(VisionDesc { encoder, image_size, patch_size, channels, projector_hidden, merge: 1, class_token: true, deepstack: 0, images: 1 }),
             graph: Vec::new(),
         };
         return Ok(LoadedModel { model, warnings });
@@ -567,10 +572,21 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
         let mut tw = Vec::new();
         let mut llm = decoder(text, "text_config.", &mut tw)?;
         warnings.extend(tw.into_iter().map(|w| format!("text_config: {w}")));
-        if obj.contains_key("vision_config") {
-            warnings.push(format!("{model_type}: the language model is read from text_config; the vision tower is not costed (text-only prompts)"));
-            llm.approx.push(format!("vision tower ({model_type}): not costed; requests are priced as text-only prompts"));
-        }
+        // The vision tower is read and counted, but requests carry no image unless the
+        // scenario says so (`deployment.serving.images_per_request`): the bundled Qwen3.5
+        // scenarios are text-only and keep their numbers (the tower is then neither loaded nor
+        // priced, `ModelDesc::active_vision`).
+        let vision = match super::readers::object_field(obj, "vision_config")? {
+            Some(vis) => {
+                let mut notes = Vec::new();
+                let mut v = super::readers::towers::vision(obj, vis, model_type, llm.hidden, &mut notes)?;
+                v.images = 0;
+                llm.approx.extend(notes.into_iter().filter(|n| !n.contains("each request carries")));
+                llm.approx.push(format!("vision tower ({model_type}): counted in the parameters; requests carry no image by default, so it is neither loaded nor priced (deployment.serving.images_per_request sets the images per request)"));
+                Some(v)
+            }
+            None => None,
+        };
         // Like Qwen3-VL, Qwen3.5-397B-A17B gives its type only in text_config ("dtype"): the
         // top level's "no torch_dtype" guess is dropped when text_config states it.
         let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") {
@@ -580,7 +596,7 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
             dtype_of(text, &mut warnings)
         };
         let family = if llm.moe.is_some() { ModelFamily::MoeLlm } else { ModelFamily::DenseLlm };
-        let model = ModelDesc { name: name_of(obj, model_type), family, dtype, llm: Some(llm), vision: None, graph: Vec::new() };
+        let model = ModelDesc { name: name_of(obj, model_type), family, dtype, llm: Some(llm), vision, graph: Vec::new() };
         return Ok(LoadedModel { model, warnings });
     }
     // A wrapper read by its language model: no width of its own, or a known wrapper type that

@@ -332,6 +332,12 @@ pub struct VisionDesc {
     /// an early LLM layer's hidden states); 0: none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub deepstack: u64,
+    /// Images each request carries (`deployment.serving.images_per_request`): 1 for a
+    /// description saved before the field existed (every request carried one image); 0 for a
+    /// tower read but idle (Qwen3.5's wrapper: text-only prompts, the tower not loaded, as
+    /// vLLM skips the encoder when `--limit-mm-per-prompt` allows no image).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub images: u64,
 }
 
 fn three() -> u64 {
@@ -358,8 +364,14 @@ impl VisionDesc {
     }
 
     /// Tokens one image adds to the LLM's prompt: the patches, merged merge x merge.
-    pub fn image_tokens(&self) -> u64 {
+    pub fn image_tokens_each(&self) -> u64 {
         self.patches() / self.merge.max(1).saturating_mul(self.merge.max(1))
+    }
+
+    /// Tokens a request's images add to its prompt (`images` x `image_tokens_each`; 0 when the
+    /// requests carry none).
+    pub fn image_tokens(&self) -> u64 {
+        self.images.saturating_mul(self.image_tokens_each())
     }
 
     /// Projector-shaped mergers per image: the projector and the DeepStack mergers.
@@ -389,6 +401,39 @@ pub struct ModelDesc {
     /// Explicit operators for one sample (batch 1), used when there is no `llm`.
     #[serde(default)]
     pub graph: Vec<GraphOpDesc>,
+}
+
+impl ModelDesc {
+    /// The vision tower when requests carry images (it is then loaded and priced); None for a
+    /// text model or a tower left idle (`VisionDesc::images` 0: counted in the model's
+    /// identity, neither held in memory nor priced).
+    pub fn active_vision(&self) -> Option<&VisionDesc> {
+        self.vision.as_ref().filter(|v| v.images > 0)
+    }
+
+    /// Parameters the serving or training run loads: all of `params().total` but an idle
+    /// vision tower's (one whose requests carry no image is not loaded).
+    pub fn loaded_params(&self) -> u64 {
+        let p = self.params();
+        match &self.vision {
+            Some(v) if v.images == 0 => {
+                let mut text = self.clone();
+                text.vision = None;
+                text.params().total
+            }
+            _ => p.total,
+        }
+    }
+
+    /// The audio tower when requests carry audio (`audio::AudioDesc::windows` > 0).
+    pub fn active_audio(&self) -> Option<&audio::AudioDesc> {
+        self.llm.as_ref().and_then(|t| t.audio.as_deref()).filter(|a| a.windows > 0)
+    }
+
+    /// Tokens a request's images and audio add to its prompt (0 for text prompts).
+    pub fn media_tokens(&self) -> u64 {
+        self.vision.as_ref().map_or(0, |v| v.image_tokens()).saturating_add(self.active_audio().map_or(0, |a| a.tokens()))
+    }
 }
 
 /// A model after loading, with anything the loader had to assume.
@@ -553,7 +598,10 @@ impl ModelDesc {
             };
             let c = e.params().total.saturating_add(patch + pos + proj.saturating_mul(v.mergers()));
             p.total = p.total.saturating_add(c);
-            p.active = p.active.saturating_add(c);
+            // An idle tower (requests carry no image) is in the checkpoint, not in a token's path.
+            if v.images > 0 {
+                p.active = p.active.saturating_add(c);
+            }
         }
         if let Some(a) = self.llm.as_ref().and_then(|t| t.audio.as_ref()) {
             p.total = p.total.saturating_add(a.params());

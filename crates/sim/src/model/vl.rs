@@ -73,7 +73,7 @@ pub fn qwen_vision(vis: &Obj, text_hidden: u64, warnings: &mut Vec<String>) -> R
         (DEFAULT_IMAGE_SIZE / patch).pow(2),
         (DEFAULT_IMAGE_SIZE / patch).pow(2) / (merge * merge)
     ));
-    Ok(VisionDesc { encoder, image_size: DEFAULT_IMAGE_SIZE, patch_size: patch, channels, projector_hidden: hidden * merge * merge, merge, class_token: false, deepstack })
+    Ok(VisionDesc { encoder, image_size: DEFAULT_IMAGE_SIZE, patch_size: patch, channels, projector_hidden: hidden * merge * merge, merge, class_token: false, deepstack, images: 1 })
 }
 
 /// Qwen3-VL's DeepStack mergers: one per `deepstack_visual_indexes` entry, each a ViT block

@@ -52,14 +52,14 @@ pub fn model_flops(model: &ModelDesc, w: &Workload) -> f64 {
         let fwd: f64 = model.graph.iter().map(|o| op_flops(&o.op) * o.repeat as f64).sum::<f64>() * b;
         return if w.is_train() { 3.0 * fwd } else { fwd };
     };
-    let image = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    let image = model.media_tokens();
     let vision = |b: f64| -> f64 {
-        model.vision.as_ref().map_or(0.0, |v| {
+        model.active_vision().map_or(0.0, |v| {
             let seq = v.encoder_seq();
             let e = v.encoder.hidden * v.merge.max(1) * v.merge.max(1);
             let ph = v.projector_hidden;
             let projector = if ph > 0 { e * ph + ph * t.hidden } else { e * t.hidden };
-            b * seq as f64 * per_token(&v.encoder, seq, false)
+            b * v.images as f64 * seq as f64 * per_token(&v.encoder, seq, false)
                 + b * v.image_tokens() as f64 * 2.0 * (projector * v.mergers()) as f64
         })
     };
@@ -67,7 +67,14 @@ pub fn model_flops(model: &ModelDesc, w: &Workload) -> f64 {
         Workload::Prefill { input_len, .. } => {
             let s = input_len.saturating_add(image);
             // Logits only for the last token of each sequence.
-            b * s as f64 * per_token(t, s, false) + b * 2.0 * (t.vocab * t.hidden) as f64 + vision(b)
+            // A request's audio windows: stem, blocks and projector (`workload::llm::audio`).
+            let audio = model.active_audio().map_or(0.0, |a| {
+                let (f, h) = (a.frames as f64, a.encoder.hidden as f64);
+                let stem = 2.0 * (2.0 * f * (a.mel_bins * 3) as f64 * h + f * 3.0 * h * h);
+                let proj = if a.projector_hidden > 0 { a.projector_in * a.projector_hidden + a.projector_hidden * a.projector_out } else { a.projector_in * a.projector_out };
+                b * a.windows as f64 * (stem + f * per_token(&a.encoder, a.frames, false) + a.tokens_each() as f64 * 2.0 * proj as f64)
+            });
+            b * s as f64 * per_token(t, s, false) + b * 2.0 * (t.vocab * t.hidden) as f64 + vision(b) + audio
         }
         Workload::Decode { context_len, .. } => b * per_token(t, context_len.saturating_add(image), true),
         Workload::TrainStep { seq_len, .. } => {

@@ -444,6 +444,17 @@ fn stack(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, layers: u64, opts
                 }
             }
         }
+        // Attention sinks (gpt-oss, MiMo-V2-Flash; vLLM `gpt_oss.py` `sinks`): a learned logit
+        // per head joins every query row's softmax: one more score per row and head (its
+        // exponential and its share of the denominator), priced as an elementwise pass over
+        // the rows' sink scores in the layers that have them.
+        let sink_layers: u64 = mixers.iter().filter(|(m, _)| matches!(m, LayerMixer::Attention { sinks: true, .. })).map(|(_, n)| n).sum();
+        if sink_layers > 0 {
+            let heads = ceil_div(ctx.t.heads, ctx.plan.tp.max(1));
+            let mut op = ctx.vector(format!("{prefix}.attn.sinks"), OpClass::Attention, VectorKind::Elementwise, g.batch.saturating_mul(g.q_len), heads);
+            op.repeat = sink_layers;
+            ops.push(op);
+        }
         if !g.train {
             // DeepSeek sparse attention: the indexer and the top-k attention (dense MLA without `index_topk`).
             super::sparse_attention::apply(ops, start, &prefix, ctx.t, super::sparse_attention::Types { mm: ctx.mm, weight: ctx.weight, vec: ctx.vec, kv: opts.kv_dtype() });
@@ -509,7 +520,7 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
     let quant = mm.is_int();
     let ctx = Ctx { t, plan, mm, weight, vec, fuse: opts.fuse_epilogues, quant };
     let mut ops = Vec::new();
-    let image_tokens = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    let image_tokens = model.media_tokens();
     let prefill_kind = opts.prefill_attention();
     let (batch, q_len, kv_len, kind, logits_rows) = match *w {
         Workload::Prefill { batch, input_len } => {
@@ -527,8 +538,11 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
     };
     let tokens = batch.saturating_mul(q_len);
     let (first_stage, last_stage) = plan.stage_ends();
-    if let (Some(v), true, false) = (&model.vision, first_stage, matches!(w, Workload::Decode { .. })) {
+    if let (Some(v), true, false) = (model.active_vision(), first_stage, matches!(w, Workload::Decode { .. })) {
         vision(&ctx, &mut ops, v, batch, opts)?;
+    }
+    if let (Some(a), true, true) = (model.active_audio(), first_stage, matches!(w, Workload::Prefill { .. })) {
+        audio(&ctx, &mut ops, a, batch, opts);
     }
     if first_stage {
         ops.push(ctx.vector("embed.tokens".into(), OpClass::Embedding, VectorKind::Gather, tokens, t.hidden));
@@ -583,8 +597,37 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
     Ok(ops)
 }
 
-/// The ViT image encoder (one image per sequence) and the projector into the LLM.
+/// The audio encoder (`model::audio`) over each request's 30 s windows, each encoded on its own:
+/// the two-convolution stem (3 taps over the log-mel channels at twice the frame rate, then 3
+/// taps of stride 2), the bidirectional blocks over the window's frames, and the projector
+/// into the LLM (one row per audio token).
+fn audio(outer: &Ctx, ops: &mut Vec<GraphOp>, a: &crate::model::audio::AudioDesc, batch: u64, opts: &GraphOptions) {
+    let e = &a.encoder;
+    let ctx = Ctx { t: e, ..*outer };
+    let n = batch.saturating_mul(a.windows);
+    let frames = a.frames;
+    ops.push(outer.mm("audio.conv1".into(), OpClass::Embedding, n.saturating_mul(2 * frames), e.hidden, a.mel_bins * 3, Epilogue::BiasGelu));
+    ops.push(outer.mm("audio.conv2".into(), OpClass::Embedding, n.saturating_mul(frames), e.hidden, e.hidden * 3, Epilogue::BiasGelu));
+    let g = Geom { batch: n, q_len: frames, kv_len: frames, kind: opts.prefill_attention(), causal: false, rotary: false, cp_split: false, train: false };
+    stack(&ctx, ops, "audio.layer", &g, e.layers, opts);
+    let rows = n.saturating_mul(a.tokens_each());
+    let epi = |last: bool| match (a.projector_bias, last) {
+        (true, true) => Epilogue::Bias,
+        (true, false) => Epilogue::BiasGelu,
+        _ => Epilogue::None,
+    };
+    if a.projector_hidden > 0 {
+        ops.push(outer.mm("audio.projector.fc1".into(), OpClass::Mlp, rows, a.projector_hidden, a.projector_in, epi(false)));
+        ops.push(outer.mm("audio.projector.fc2".into(), OpClass::Mlp, rows, a.projector_out, a.projector_hidden, epi(true)));
+    } else {
+        ops.push(outer.mm("audio.projector".into(), OpClass::Mlp, rows, a.projector_out, a.projector_in, epi(true)));
+    }
+}
+
+/// The ViT image encoder (`images` per sequence, each encoded on its own) and the projector
+/// into the LLM.
 fn vision(outer: &Ctx, ops: &mut Vec<GraphOp>, v: &crate::model::VisionDesc, batch: u64, opts: &GraphOptions) -> Result<(), String> {
+    let batch = batch.saturating_mul(v.images.max(1));
     let e = &v.encoder;
     let ctx = Ctx { t: e, ..*outer };
     let conv = Op::Conv2d {
@@ -609,7 +652,7 @@ fn vision(outer: &Ctx, ops: &mut Vec<GraphOp>, v: &crate::model::VisionDesc, bat
     let llm_hidden = outer.t.hidden;
     // The projector sees one row per LLM image token: merge x merge patches concatenated
     // (Qwen2.5-VL's PatchMerger: Linear(4h, 4h), GELU, Linear(4h, text hidden)).
-    let rows = batch.saturating_mul(v.image_tokens());
+    let rows = batch.saturating_mul(v.image_tokens_each());
     let merged = e.hidden.saturating_mul(v.merge.max(1) * v.merge.max(1));
     if v.projector_hidden > 0 {
         ops.push(outer.mm("vision.projector.fc1".into(), OpClass::Mlp, rows, v.projector_hidden, merged, Epilogue::BiasGelu));

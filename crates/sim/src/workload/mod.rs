@@ -334,6 +334,10 @@ pub struct GraphOptions {
     /// `select_moe_comm_method`): None keeps the plain all-to-all collectives.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moe_comm: Option<ServingMoeComm>,
+    /// Precision of the routed experts when it differs from `precision` (a checkpoint
+    /// quantised per layer group, e.g. W8A8 attention with W4A8 experts; inference only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expert_precision: Option<Precision>,
 }
 
 /// How a serving engine exchanges an expert-parallel step's tokens, by the step's size and the
@@ -375,6 +379,7 @@ impl Default for GraphOptions {
             collectives_pre_expanded: false,
             train: TrainOptions::default(),
             moe_comm: None,
+            expert_precision: None,
         }
     }
 }

@@ -162,7 +162,7 @@ pub fn validate_plan(model: &ModelDesc, plan: &ParallelPlan) -> Result<(), Strin
             plan.tp, t.kv_heads
         ));
     }
-    if let Some(v) = &model.vision {
+    if let Some(v) = model.active_vision() {
         if !v.encoder.heads.is_multiple_of(plan.tp) {
             return Err(format!(
                 "tp = {} must divide the vision encoder's {} heads",

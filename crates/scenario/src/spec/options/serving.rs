@@ -111,6 +111,17 @@ pub struct ServingSpec {
     /// resolution (Qwen2.5-VL, Qwen3-VL); absent: the model's default (`tunelab_sim::model::vl`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image_size: Option<u64>,
+    /// Images each request carries, for a model with a vision tower (0..=64); absent: the
+    /// model's default (one for the vision-language models whose tower was always priced, none
+    /// for Qwen3.5 / 3.6, whose tower is then not loaded). Each image is encoded on its own in
+    /// prefill and adds its tokens to the prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub images_per_request: Option<u64>,
+    /// Seconds of audio each request carries, for a model with an audio tower (Voxtral,
+    /// Qwen-Omni; 0..=3600); absent or 0: none. Rounded up to 30 s windows, each encoded in
+    /// prefill, its tokens added to the prompt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audio_seconds: Option<f64>,
     /// Where HCCL builds each collective's task list (`HCCL_OP_EXPANSION_MODE`): "auto" (the
     /// default: on the host or AI CPU at every call, one task to each peer in turn; a static
     /// graph the engine compiles has them built at compile time, serving-host.json
@@ -123,6 +134,12 @@ pub struct ServingSpec {
     /// engine's baseline release, the one serving-host.json describes (old links price as before).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub engine_version: String,
+    /// Precision of a mixture-of-experts model's routed experts when the checkpoint quantises
+    /// them apart from the rest (msModelSlim's mixed description, e.g. W8A8 attention and
+    /// shared layers with W4A8 experts; vLLM-Ascend reads it from the checkpoint): "w4a8",
+    /// "w8a8", ... The tuned `precision` keeps every other layer. Absent: one precision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expert_precision: Option<String>,
 }
 
 fn is_flash(s: &String) -> bool {
@@ -165,8 +182,11 @@ impl Default for ServingSpec {
             runtime: "engine".into(),
             graph_mode: "auto".into(),
             image_size: None,
+            images_per_request: None,
+            audio_seconds: None,
             hccl_expansion: "auto".into(),
             engine_version: String::new(),
+            expert_precision: None,
         }
     }
 }
@@ -243,10 +263,23 @@ impl ServingSpec {
                 return Err(format!("{f}.image_size: {px} must be 28..=4096 pixels per side"));
             }
         }
+        if let Some(n) = self.images_per_request {
+            if n > 64 {
+                return Err(format!("{f}.images_per_request: {n} must be 0..=64 images"));
+            }
+        }
+        if let Some(sec) = self.audio_seconds {
+            if !(0.0..=3600.0).contains(&sec) {
+                return Err(format!("{f}.audio_seconds: {sec} must be 0..=3600 seconds"));
+            }
+        }
         if !matches!(self.graph_mode.as_str(), "auto" | "piecewise" | "full_decode_only") {
             return Err(format!("{f}.graph_mode: expected auto, piecewise or full_decode_only, got '{}'", crate::spec::scenario::clip(&self.graph_mode)));
         }
         super::releases::release(&self.engine, &self.engine_version)?;
+        if let Some(p) = &self.expert_precision {
+            tunelab_sim::Precision::parse(p).map_err(|e| format!("{f}.expert_precision: {e}"))?;
+        }
         if !matches!(self.hccl_expansion.as_str(), "auto" | "aiv") {
             return Err(format!("{f}.hccl_expansion: expected auto or aiv (HCCL_OP_EXPANSION_MODE=AIV), got '{}'", crate::spec::scenario::clip(&self.hccl_expansion)));
         }

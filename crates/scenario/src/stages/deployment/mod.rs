@@ -112,9 +112,19 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let w = &s.workload;
     let spec = d.serving.clone();
     spec.validate()?;
+    if spec.expert_precision.is_some() && !is_moe(&model) {
+        return Err(format!("deployment.serving.expert_precision: '{}' has no routed experts; give one precision in deployment.precisions", model.name));
+    }
     super::serving_features::stage::apply_image_size(&mut model, &spec)?;
-    if let Some(v) = &model.vision {
-        notes.push(format!("vision: each request carries one {0} x {0} image: {1} patches through the {2}-layer encoder, {3} tokens added to its prompt", v.image_size, v.patches(), v.encoder.layers, v.image_tokens()));
+    if let Some(v) = model.active_vision() {
+        if v.images == 1 {
+            notes.push(format!("vision: each request carries one {0} x {0} image: {1} patches through the {2}-layer encoder, {3} tokens added to its prompt", v.image_size, v.patches(), v.encoder.layers, v.image_tokens()));
+        } else {
+            notes.push(format!("vision: each request carries {4} images of {0} x {0}: {1} patches each through the {2}-layer encoder, {3} tokens added to its prompt", v.image_size, v.patches(), v.encoder.layers, v.image_tokens(), v.images));
+        }
+    }
+    if let Some(a) = model.active_audio() {
+        notes.push(format!("audio: each request carries {} s of audio: {} window(s) of 30 s ({} frames each) through the {}-layer encoder, {} tokens added to its prompt", spec.audio_seconds.unwrap_or(0.0), a.windows, a.frames, a.encoder.layers, a.tokens()));
     }
     if w.batch == -1 {
         return Err("workload.batch: the deployment stage tunes the batch itself; give a starting batch, not -1".into());
@@ -211,7 +221,7 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         // on first: data-parallel attention needs it (wide EP is how such deployments run).
         let order = if d.cluster.is_some() { ["on", "off"] } else { ["off", "on"] };
         params.push(cat_s("expert_parallel", &order.map(String::from)));
-        notes.push("expert_parallel (vLLM --enable-expert-parallel): with it on, the routed experts are spread whole over the tp ranks (ep = tp), tokens reach them by all-to-all dispatch and combine; attention stays tensor-parallel".into());
+        notes.push("expert_parallel (vLLM --enable-expert-parallel): with it on, the routed experts are spread whole over the tp ranks (ep = tp), tokens reach them by dispatch and combine as the engine picks per step (vLLM-Ascend, MindIE: MC2 for a step of at most mc2_tokens_capacity tokens per DP rank, else all-to-all on A3 or the all-gather path on A2, where MC2 also needs 16 EP ranks; other engines all-to-all), priced on the link the EP group crosses; attention stays tensor-parallel".into());
     }
     super::serving_features::stage::extend(&model, &spec, &mut params, &mut notes)?;
     let (cluster, moe_imbalance, constraints, cluster_names) = cluster_setup(s, &model, &device, &tps, &mut params, &mut notes)?;
@@ -220,7 +230,7 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let space = Space::new(super::apply_overrides(s, params)?, &constraints)?;
     let baseline = Config(space.params().iter().map(|p| p.level_value(0)).collect());
     let mode = if d.tile_operators { TileMode::Best } else { TileMode::Default };
-    let extra = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    let extra = model.media_tokens();
     let output = super::serving_features::stage::output_len(&model, w.output_len as u64);
     let reqs = requests(&spec, w.input_len as u64, output, extra, s.seed);
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
@@ -541,7 +551,7 @@ impl Server {
         obj.spec.arrival = "poisson".into();
         obj.spec.request_rate = Some(1.0);
         obj.spec.concurrency = None;
-        let extra = obj.model.vision.as_ref().map_or(0, |v| v.image_tokens());
+        let extra = obj.model.media_tokens();
         obj.reqs = requests(&obj.spec, obj.input, obj.output, extra, s.seed);
         let unit_arrivals = obj.reqs.iter().map(|r| r.arrival_s).collect();
         Ok(Server { obj, unit_arrivals, cache: HashMap::new() })
@@ -576,7 +586,7 @@ fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
     let spec = s.deployment.serving.clone();
     spec.validate()?;
     super::serving_features::stage::apply_image_size(&mut model, &spec)?;
-    let extra = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    let extra = model.media_tokens();
     let output = super::serving_features::stage::output_len(&model, s.workload.output_len as u64);
     let reqs = requests(&spec, s.workload.input_len as u64, output, extra, s.seed);
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };

@@ -24,6 +24,9 @@ pub fn step_graph_options(spec: &ServingSpec, host: &HostCosts, model: &ModelDes
         o.split_qkv = true;
     }
     o.collectives_pre_expanded = collectives_pre_expanded(spec, host, graph_launch);
+    // A checkpoint quantised per layer group: the routed experts at their own precision
+    // (validated by `ServingSpec::validate`; dense models are refused in setup).
+    o.expert_precision = spec.expert_precision.as_deref().and_then(|p| Precision::parse(p).ok());
     o
 }
 
@@ -45,7 +48,7 @@ pub fn allocated_ctx(spec: &ServingSpec, host: &HostCosts, model: &ModelDesc, to
     if !host.decode_reads_allocated {
         0
     } else if spec.is_static() {
-        tokens + model.vision.as_ref().map_or(0, |v| v.image_tokens())
+        tokens + model.media_tokens()
     } else {
         longest()
     }

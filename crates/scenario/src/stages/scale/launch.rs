@@ -63,7 +63,7 @@ pub fn longest_request(s: &Scenario) -> u64 {
     let mut model = model;
     let spec = &s.deployment.serving;
     let _ = crate::stages::serving_features::stage::apply_image_size(&mut model, spec);
-    let extra = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    let extra = model.media_tokens();
     let input = s.workload.input_len.max(1) as u64;
     let output = crate::stages::serving_features::stage::output_len(&model, s.workload.output_len.max(1) as u64);
     if spec.is_static() {
@@ -77,13 +77,26 @@ pub fn longest_prompt(s: &Scenario) -> u64 {
     let Ok((mut model, _, _)) = crate::stages::context::resolve(s) else { return s.workload.input_len.max(1) as u64 };
     let spec = &s.deployment.serving;
     let _ = crate::stages::serving_features::stage::apply_image_size(&mut model, spec);
-    let extra = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    let extra = model.media_tokens();
     let input = s.workload.input_len.max(1) as u64;
     if spec.is_static() {
         return input + extra;
     }
     let output = s.workload.output_len.max(1) as u64;
     crate::stages::scheduler::requests(spec, input, output, extra, s.seed).iter().map(|r| r.input).max().unwrap_or(input + extra)
+}
+
+/// The longest output of the scenario's workload (what MindIE's maxIterTimes must allow, or the
+/// longer requests are cut short).
+pub fn longest_output(s: &Scenario) -> u64 {
+    let Ok((model, _, _)) = crate::stages::context::resolve(s) else { return s.workload.output_len.max(1) as u64 };
+    let spec = &s.deployment.serving;
+    let output = crate::stages::serving_features::stage::output_len(&model, s.workload.output_len.max(1) as u64);
+    if spec.is_static() {
+        return output;
+    }
+    let input = s.workload.input_len.max(1) as u64;
+    crate::stages::scheduler::requests(spec, input, output, 0, s.seed).iter().map(|r| r.output).max().unwrap_or(output)
 }
 
 fn chips_per_node(s: &Scenario) -> u64 {

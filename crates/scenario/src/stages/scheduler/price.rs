@@ -417,7 +417,7 @@ impl StepPricer {
 
     /// The image encoder of a multimodal model for `requests` new requests (0 for text models).
     fn vision(&mut self, requests: u64) -> Result<Part, String> {
-        if requests == 0 || self.model.vision.is_none() {
+        if requests == 0 || (self.model.active_vision().is_none() && self.model.active_audio().is_none()) {
             return Ok(Part::default());
         }
         if let Some(p) = self.vision.get(&requests) {
@@ -567,7 +567,7 @@ impl StepPricer {
 
     /// The step `prefill` prices: every prompt whole, images included.
     pub fn prefill_shape(&self, batch: u64, input_len: u64) -> StepShape {
-        let image = self.model.vision.as_ref().map_or(0, |v| v.image_tokens());
+        let image = self.model.media_tokens();
         let len = input_len.max(1) + image;
         StepShape { prefill_seqs: batch, prefill_tokens: batch * len, prefill_kv: len, new_requests: batch, emitting: batch, ..Default::default() }
     }
@@ -580,7 +580,7 @@ impl StepPricer {
 
     /// The step `decode` prices: one token per sequence, the images in the cache.
     pub fn decode_shape(&self, batch: u64, ctx: u64) -> StepShape {
-        let image = self.model.vision.as_ref().map_or(0, |v| v.image_tokens());
+        let image = self.model.media_tokens();
         StepShape { decode_seqs: batch, decode_ctx: ctx + image, emitting: batch, ..Default::default() }
     }
 }

@@ -109,10 +109,11 @@ impl StepPricer {
                 })?
             }
             Piece::Vision { requests } => {
-                if self.model.vision.is_none() {
+                if self.model.active_vision().is_none() && self.model.active_audio().is_none() {
                     return Ok(PieceOps::default());
                 }
-                only(self.graph(Workload::Prefill { batch: requests, input_len: 1 })?.into_iter().filter(|o| o.name.starts_with("vision.")).collect())
+                // The image and audio encoders a request's media run through.
+                only(self.graph(Workload::Prefill { batch: requests, input_len: 1 })?.into_iter().filter(|o| o.name.starts_with("vision.") || o.name.starts_with("audio.")).collect())
             }
         })
     }

@@ -133,11 +133,27 @@ pub fn fixed_bytes(model: &ModelDesc, spec: &ServingSpec, plan: &ParallelPlan, o
     state + draft
 }
 
-/// Sets the image each request carries (`deployment.serving.image_size`) on a model whose
-/// vision tower takes any resolution; a text model or a fixed-size tower is refused, named.
+/// Sets the images each request carries (`deployment.serving.images_per_request`, then
+/// `image_size`) on a model with a vision tower; a text model, an image size for requests that
+/// carry no image, or a fixed-size tower is refused, named.
 pub fn apply_image_size(model: &mut ModelDesc, spec: &ServingSpec) -> Result<(), String> {
-    let Some(px) = spec.image_size else { return Ok(()) };
     let name = model.name.clone();
+    if let Some(n) = spec.images_per_request {
+        match model.vision.as_mut() {
+            Some(v) => v.images = n,
+            None if n == 0 => {}
+            None => return Err(format!("deployment.serving.images_per_request: '{name}' has no vision tower (it reads text only)")),
+        }
+    }
+    if let Some(sec) = spec.audio_seconds.filter(|s| *s > 0.0) {
+        let a = model.llm.as_mut().and_then(|t| t.audio.as_mut()).ok_or_else(|| format!("deployment.serving.audio_seconds: '{name}' has no audio tower"))?;
+        // Whisper-style encoders pad each window to 30 s.
+        a.windows = (sec / 30.0).ceil() as u64;
+    }
+    let Some(px) = spec.image_size else { return Ok(()) };
+    if model.vision.as_ref().is_some_and(|v| v.images == 0) {
+        return Err(format!("deployment.serving.image_size: requests to '{name}' carry no image (deployment.serving.images_per_request is 0{}); set images_per_request to price its vision tower", if spec.images_per_request.is_none() { " by default" } else { "" }));
+    }
     let v = model.vision.as_mut().ok_or_else(|| format!("deployment.serving.image_size: '{name}' has no vision tower"))?;
     if v.class_token {
         return Err(format!("deployment.serving.image_size: '{name}' takes fixed {0} x {0} images (a CLIP tower)", v.image_size));

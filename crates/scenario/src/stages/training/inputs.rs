@@ -14,7 +14,7 @@ pub fn advice(s: &Scenario) -> Result<crate::stages::training::empirical::Hparam
     let (model, _, _) = crate::stages::context::resolve(s)?;
     let llm = model.llm.as_ref().ok_or("learning-rate advice needs a transformer description")?;
     let (seq_len, global_batch) = (s.workload.seq_len.max(1) as u64, s.workload.global_batch.max(1) as u64);
-    crate::stages::training::empirical::advise(llm.layers, llm.hidden, model.params().total as f64, seq_len, global_batch, o.train_tokens)
+    crate::stages::training::empirical::advise(llm.layers, llm.hidden, model.loaded_params() as f64, seq_len, global_batch, o.train_tokens)
 }
 
 /// What the stage reads from a scenario: its options, model and chip (with the notes resolving
@@ -41,7 +41,7 @@ pub(crate) fn inputs(s: &Scenario) -> Result<Inputs, String> {
     // Variable-length samples: the step runs at their mean length (training.mean_seq_len, every
     // token the model sees, a multimodal model's image tokens included, as a tokens/s figure
     // counts them), the text part being that length less the image tokens.
-    let image = model.vision.as_ref().map_or(0, |v| v.image_tokens());
+    let image = model.media_tokens();
     let global_batch = s.workload.global_batch.max(1) as u64;
     let seq_len = match options.mean_seq_len {
         Some(mean) => mean.saturating_sub(image).max(1),

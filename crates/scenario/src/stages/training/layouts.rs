@@ -100,7 +100,7 @@ pub fn stages_for(model: &tunelab_sim::model::ModelDesc, p: &TrainPoint, stage_l
     // stage only (MindSpeed-MM puts the ViT before the first LLM layers), so the stages are
     // uneven even when the layers split evenly; each is priced on its own and the busier sets
     // the pace (the even split's one priced stage has no first stage, so it left the tower out).
-    let vision_first = model.vision.is_some() && p.plan.pp > 1 && p.plan.vpp <= 1;
+    let vision_first = model.active_vision().is_some() && p.plan.pp > 1 && p.plan.vpp <= 1;
     if recompute_layers.is_empty() && !(vision_first && stage_layers.is_empty()) {
         return Ok(stage_layers.to_vec());
     }

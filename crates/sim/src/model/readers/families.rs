@@ -128,6 +128,29 @@ pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Res
                 o.remove(*k);
             }
         }
+        "kimi_linear" => {
+            // The KDA widths and layer lists were put in this spelling by `kimi_linear_upgrade`.
+            alias(&mut o, "num_experts_per_token", "num_experts_per_tok");
+            for k in ["linear_attn_config", "linear_num_heads", "linear_head_dim", "moe_renormalize", "num_expert_group", "moe_router_activation_func", "mla_use_nope", "use_grouped_topk", "moe_layer_freq"] {
+                o.remove(k);
+            }
+        }
+        "longcat_flash" => {
+            // LongCat-Flash (transformers LongcatFlashConfig; Meituan, arXiv:2509.01322): each of
+            // `num_layers` layers has two MLA attentions, two dense MLPs `ffn_hidden_size`
+            // wide and a shortcut-connected MoE (`n_routed_experts` experts
+            // `expert_ffn_hidden_size` wide, top-`moe_topk` among them and `zero_expert_num`
+            // identity experts). Read as 3 x `num_layers` stack layers: [MLA + MoE],
+            // [no mixer + MLP], [MLA + MLP] (`layers::mixers` / `ffns`; notes in `finish`).
+            let layers = o.get("num_layers").and_then(Value::as_u64).or_else(|| o.get("num_hidden_layers").and_then(Value::as_u64).map(|h| h / 2)).unwrap_or(28);
+            o.insert("num_hidden_layers".into(), Value::from(3 * layers));
+            alias(&mut o, "ffn_hidden_size", "intermediate_size");
+            alias(&mut o, "expert_ffn_hidden_size", "moe_intermediate_size");
+            alias(&mut o, "moe_topk", "num_experts_per_tok");
+            for k in ["num_layers", "zero_expert_num", "zero_expert_type", "head_dim", "qk_head_dim", "attention_method", "mla_scale_q_lora", "mla_scale_kv_lora", "router_bias", "expert_dim"] {
+                o.remove(k);
+            }
+        }
         "minimax_m2" => {
             // MiniMax-M2.x lists every layer's attention kind in `attn_type_list` (read per
             // layer by `layers::mixers`: all 1, softmax attention).
@@ -243,6 +266,17 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, _prefix: &st
             }
             t.approx.push("attention: query/key heads 192 wide and value heads 128 wide costed as heads of their mean, 160 (the same parameters, FLOPs and KV bytes)".into());
         }
+        "kimi_linear" => {
+            t.approx.push("attention: Kimi Delta Attention read as the linear-attention (Gated DeltaNet) mixer of its widths: q/k/v projections, short convolutions, the heads x head_dim x head_dim fp32 state and out_proj as KDA has them; its low-rank forget and output gates counted as Gated DeltaNet's full-rank output gate and beta/alpha projections (a few million parameters per layer over), its channel-wise decay priced as the chunked delta rule".into());
+        }
+        "longcat_flash" => {
+            let zero = obj.get("zero_expert_num").and_then(Value::as_u64).unwrap_or(0);
+            let n = obj.get("num_layers").and_then(Value::as_u64).unwrap_or(t.layers / 3);
+            t.approx.push(format!("layers: LongCat-Flash's {n} layers (two MLA attentions, two dense MLPs and a shortcut-connected MoE each) read as {} stack layers, [MLA + MoE], [MLP], [MLA + MLP]: the same matmuls and a KV cache of {} attention layers; the MoE's overlap with the dense path (its shortcut) is not modelled, and a pipeline stage splits stack layers", 3 * n, 2 * n));
+            if zero > 0 {
+                t.approx.push(format!("MoE: top-{} over the routed experts and {zero} zero (identity) experts priced as {} real experts per token (an upper bound: the card's 18.6B-31.3B activated, about 27B on average)", t.moe.as_ref().map_or(0, |m| m.top_k), t.moe.as_ref().map_or(0, |m| m.top_k)));
+            }
+        }
         "glm_moe_dsa" => {
             // GLM-5.2: `indexer_types` marks the layers whose DSA indexer is `shared` (they
             // reuse an earlier layer's key selection, `index_topk_freq`).
@@ -261,4 +295,52 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, _prefix: &st
         _ => {}
     }
     Ok(())
+}
+
+/// Kimi Linear's checkpoint spelling rewritten into the one the layer lists read (run before
+/// the generic read, `super::upgrade`).
+pub fn kimi_linear_upgrade(obj: &Obj) -> Result<Obj, String> {
+    let mut o = obj.clone();
+    // Kimi Linear (transformers KimiLinearConfig; Kimi Team, arXiv:2510.26692): Kimi
+    // Delta Attention (KDA) layers and MLA layers (NoPE) 3 : 1, each with an MoE (the
+    // first `first_k_dense_replace` dense). The checkpoint keeps the KDA widths in
+    // `linear_attn_config` (`num_heads` x `head_dim`, `short_conv_kernel_size`) and its
+    // layers as 1-based `full_attn_layers` / `kda_layers` lists (transformers'
+    // `__post_init__`); without them, every 4th layer (i > 0, i % 4 == 0) is full.
+    let la = o.get("linear_attn_config").and_then(Value::as_object).cloned().unwrap_or_default();
+    let num = |k: &str, top: &str, d: u64| la.get(k).and_then(Value::as_u64).or_else(|| o.get(top).and_then(Value::as_u64)).unwrap_or(d);
+    let (heads, hd, kernel) = (num("num_heads", "linear_num_heads", 32), num("head_dim", "linear_head_dim", 128), num("short_conv_kernel_size", "linear_conv_kernel_dim", 4));
+    for (k, v) in [("linear_num_key_heads", heads), ("linear_num_value_heads", heads), ("linear_key_head_dim", hd), ("linear_value_head_dim", hd), ("linear_conv_kernel_dim", kernel)] {
+        o.insert(k.into(), Value::from(v));
+    }
+    let n = o.get("num_hidden_layers").and_then(Value::as_u64).unwrap_or(27);
+    if o.get("layer_types").is_none_or(Value::is_null) {
+        let list = |k: &str| -> Result<Option<Vec<u64>>, String> {
+            match la.get(k) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::Array(a)) => a.iter().map(|e| e.as_u64().filter(|i| *i >= 1 && *i <= n).ok_or_else(|| format!("field 'linear_attn_config.{k}' lists {e}: expected 1-based layer numbers up to {n}"))).collect::<Result<Vec<_>, _>>().map(Some),
+                Some(v) => Err(format!("field 'linear_attn_config.{k}' must be a list of layer numbers, got {v}")),
+            }
+        };
+        let types: Vec<Value> = match (list("full_attn_layers")?, list("kda_layers")?) {
+            (Some(full), Some(kda)) => {
+                let mut t = vec![None; n as usize];
+                for i in full {
+                    t[i as usize - 1] = Some("full_attention");
+                }
+                for i in kda {
+                    t[i as usize - 1] = Some("linear_attention");
+                }
+                if let Some(i) = t.iter().position(Option::is_none) {
+                    return Err(format!("field 'linear_attn_config': layer {} is in neither full_attn_layers nor kda_layers", i + 1));
+                }
+                t.into_iter().map(|x| Value::from(x.unwrap_or("full_attention"))).collect()
+            }
+            _ => (0..n).map(|i| Value::from(if i > 0 && i % 4 == 0 { "full_attention" } else { "linear_attention" })).collect(),
+        };
+        o.insert("layer_types".into(), Value::Array(types));
+    }
+    // KimiLinearConfig: the first `first_k_dense_replace` (1 by default) layers are dense.
+    o.entry("first_k_dense_replace").or_insert(Value::from(1));
+    Ok(o)
 }

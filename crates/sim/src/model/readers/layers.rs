@@ -48,6 +48,10 @@ pub fn mixers(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) ->
     let sinks = model_type == "gpt_oss";
     let slide = Mixer::Attention { window, chunk: 0, sinks };
     let full = Mixer::Attention { window: 0, chunk: 0, sinks };
+    if model_type == "longcat_flash" {
+        // [MLA + MoE], [no mixer + MLP], [MLA + MLP] per LongCat layer (`families`).
+        return Ok(Some((0..n).map(|i| if i % 3 == 1 { Mixer::None } else { full }).collect()));
+    }
     if let Some(Value::String(p)) = obj.get("hybrid_override_pattern") {
         if p.chars().count() as u64 != n {
             return Err(format!("field '{prefix}hybrid_override_pattern' has {} layers, but the model has {n} ('{prefix}num_hidden_layers')", p.chars().count()));
@@ -176,6 +180,9 @@ pub fn ffns(obj: &Obj, t: &TransformerDesc, prefix: &str) -> Result<Option<Vec<F
     }
     if t.moe.is_none() {
         return Ok(None);
+    }
+    if obj.get("model_type").and_then(Value::as_str) == Some("longcat_flash") {
+        return Ok(Some((0..n).map(|i| if i % 3 == 0 { Ffn::Moe } else { dense }).collect()));
     }
     let mut is_moe: Vec<bool> = vec![true; n as usize];
     if let Some(a) = list(obj, "mlp_layer_types", prefix, n)? {

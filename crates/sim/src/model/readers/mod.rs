@@ -36,6 +36,9 @@ pub const FAMILY_TYPES: &[&str] = &[
     "minimax", "minimax_text_01", "minimax_m1",
     // Step-3's language model (multi-matrix factorisation attention).
     "step3_text", "step3v_text",
+    // Kimi Linear (KDA + MLA hybrids) and LongCat-Flash (two attentions, two MLPs and a
+    // shortcut MoE per layer).
+    "kimi_linear", "longcat_flash",
 ];
 
 /// Multimodal wrappers: the language model sits under `text_config` (or InternVL's
@@ -43,7 +46,7 @@ pub const FAMILY_TYPES: &[&str] = &[
 pub const WRAPPER_TYPES: &[&str] = &[
     "gemma3", "gemma3n", "llama4", "mistral3", "glm4v", "glm4v_moe", "kimi_vl", "internvl_chat", "internvl", "qwen3_vl_moe",
     "qwen3_omni_moe", "llava_next", "llava_onevision", "idefics3", "smolvlm", "paligemma", "aya_vision", "step3_vl", "step3vl",
-    "minicpmv", "phi4_multimodal", "lfm2_vl", "qwen2_vl", "kimi_k25", "voxtral", "minimax_vl_01",
+    "minicpmv", "phi4_multimodal", "lfm2_vl", "qwen2_vl", "kimi_k25", "voxtral", "minimax_vl_01", "kimi_k3",
 ];
 
 /// Whether the generic decoder reads this decoder type exactly (no fallback note).
@@ -57,6 +60,9 @@ pub fn is_family(model_type: &str) -> bool {
 /// `hybrid_override_pattern` string (`M`, `*`, `-`, `E`), and may leave `num_hidden_layers` to
 /// the list's length.
 pub fn upgrade(obj: &Obj, model_type: &str, prefix: &str) -> Result<Option<Obj>, String> {
+    if model_type == "kimi_linear" {
+        return families::kimi_linear_upgrade(obj).map(Some);
+    }
     if model_type != "nemotron_h" || obj.contains_key("hybrid_override_pattern") {
         return Ok(None);
     }

@@ -60,7 +60,7 @@ pub fn vision(top: &Obj, vis: &Obj, model_type: &str, text_hidden: u64, approx: 
     .max(1);
     let pooled = opt_u64(top, "mm_tokens_per_image", "")?.is_some();
     let encoder = TransformerDesc::vision_tower(depth, hidden, heads, inter, mlp, norm, 1 << 16);
-    let mut v = VisionDesc { encoder, image_size: image, patch_size: patch, channels: opt_u64(vis, "num_channels", p)?.or(opt_u64(vis, "in_channels", p)?).unwrap_or(3), projector_hidden: if pooled { 0 } else { hidden * merge * merge }, merge, class_token: false, deepstack: 0 };
+    let mut v = VisionDesc { encoder, image_size: image, patch_size: patch, channels: opt_u64(vis, "num_channels", p)?.or(opt_u64(vis, "in_channels", p)?).unwrap_or(3), projector_hidden: if pooled { 0 } else { hidden * merge * merge }, merge, class_token: false, deepstack: 0, images: 1 };
     if fixed_image.is_none() {
         v.image_size = DEFAULT_IMAGE_SIZE;
         approx.push(format!("vision tower ({model_type}): dynamic resolution; each request carries one {DEFAULT_IMAGE_SIZE} x {DEFAULT_IMAGE_SIZE} image by default (deployment.serving.image_size sets it)"));

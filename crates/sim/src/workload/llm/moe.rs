@@ -89,11 +89,23 @@ pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64,
     let inter = ceil_div(m.expert_intermediate, tp);
     // One grouped matmul over the local experts, or (SequentialMLP) one matmul per expert.
     let (batch, repeat) = if t.moe_grouped_gemm { (hit_local, 1) } else { (1, hit_local) };
+    // The experts' own precision when the checkpoint quantises them apart (inference).
+    let (e_mm, e_weight, e_quant) = match opts.expert_precision {
+        Some(p) => {
+            let (a, w) = (p.activation(), p.weight());
+            (a, if w != a { Some(w) } else { None }, a.is_int())
+        }
+        None => (ctx.mm, ctx.weight, ctx.quant),
+    };
     let grouped = |name: &str, n: u64, k: u64, epi: Epilogue| {
-        let op = Op::Matmul { batch, m: per_expert, n, k, dtype: ctx.mm, weight_dtype: ctx.weight, epilogue: epi };
+        let op = Op::Matmul { batch, m: per_expert, n, k, dtype: e_mm, weight_dtype: e_weight, epilogue: epi };
         GraphOp { name: format!("{p}.moe.experts.{name}"), op, repeat, class: OpClass::Moe }
     };
     let rows = local_rows;
+    if e_quant && !ctx.quant {
+        // INT8-activation experts under a 16-bit model: the routed rows are quantised first.
+        ops.push(ctx.vector(format!("{p}.moe.experts.quant"), OpClass::Moe, VectorKind::Quantize, rows, h));
+    }
     if ctx.t.mlp == crate::model::MlpKind::Relu2 {
         // Squared-ReLU experts (Nemotron 3): up, relu^2, down.
         ops.push(grouped("up_proj", inter, h, Epilogue::None));
@@ -105,7 +117,7 @@ pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64,
             ops.push(ctx.vector(format!("{p}.moe.experts.act"), OpClass::Moe, VectorKind::SwiGlu, rows, inter));
         }
     }
-    if ctx.quant {
+    if e_quant {
         ops.push(ctx.vector(format!("{p}.moe.experts.down_quant"), OpClass::Moe, VectorKind::Quantize, rows, inter));
     }
     ops.push(grouped("down_proj", h, inter, Epilogue::None));
