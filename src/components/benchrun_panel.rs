@@ -38,6 +38,8 @@ pub fn BenchrunPanel() -> impl IntoView {
     let files: RwSignal<Vec<(String, String)>> = RwSignal::new(Vec::new());
     let format = RwSignal::new("auto".to_string());
     let rate = RwSignal::new(String::new());
+    let serve = RwSignal::new(String::new());
+    let launch: RwSignal<Vec<String>> = RwSignal::new(Vec::new());
     let error = RwSignal::new(String::new());
     let runs: RwSignal<Vec<BenchRun>> = RwSignal::new(Vec::new());
     let report: RwSignal<Option<FidelityReport>> = RwSignal::new(None);
@@ -57,15 +59,16 @@ pub fn BenchrunPanel() -> impl IntoView {
         fit.set(None);
         busy.set("reading and pricing the runs in the engine worker…".into());
         let r = rate.get_untracked();
-        let q = Question::BenchRuns { files: held, format: format.get_untracked(), rate: (!r.trim().is_empty()).then_some(r), scenario: Box::new(ctx.scenario.get_untracked()) };
+        let q = Question::BenchRuns { files: held, format: format.get_untracked(), rate: (!r.trim().is_empty()).then_some(r), scenario: Box::new(ctx.scenario.get_untracked()), serve: Some(serve.get_untracked()).filter(|c| !c.trim().is_empty()) };
         ask(q, move |a| {
             if token.get_untracked() != mine {
                 return;
             }
             busy.set(String::new());
             match a {
-                Ok(Answer::BenchRuns { runs: got, set: s, digest, report: rep }) => {
+                Ok(Answer::BenchRuns { runs: got, set: s, digest, report: rep, launch: notes }) => {
                     error.set(String::new());
+                    launch.set(notes);
                     runs.set(got);
                     report.set(Some(rep));
                     set.set(Some((s, digest)));
@@ -156,6 +159,10 @@ pub fn BenchrunPanel() -> impl IntoView {
             <label>"Request rate (files without one: AISBench, MindIE) "
                 <input type="text" size="8" placeholder="req/s or inf" data-testid="benchrun-rate" prop:value=move || rate.get() on:change=move |ev| { rate.set(event_target_value(&ev)); price(); }/>
             </label>
+            <label class="block">"Serving command the runs were measured on (optional; else this scenario's configuration) "
+                <textarea rows="2" cols="70" placeholder="vllm serve Qwen/Qwen2.5-7B-Instruct --tensor-parallel-size 2 --max-num-seqs 64" data-testid="benchrun-serve" prop:value=move || serve.get() on:change=move |ev| { serve.set(event_target_value(&ev)); price(); }></textarea>
+            </label>
+            <ul class="small muted" data-testid="benchrun-launch">{move || launch.get().into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
             <p class="muted small">{move || busy.get()}</p>
             <ul class="small" data-testid="benchrun-runs">
                 {move || runs.get().into_iter().map(|r| {

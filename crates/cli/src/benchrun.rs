@@ -16,9 +16,16 @@ pub struct Args {
     /// The files' format: auto (by content), vllm, sglang, aisbench or mindie.
     #[arg(long, default_value = "auto")]
     format: String,
-    /// The Tunelab deployment scenario of the launch (model, chip, configuration pins).
+    /// The Tunelab deployment scenario of the launch (model, chip, configuration pins); with
+    /// --serve, the base the command's flags pin (its chip; its model when the command's is
+    /// not a bundled one).
     #[arg(long, value_name = "LAUNCH.json")]
     scenario: String,
+    /// The serving command the runs were measured on (`vllm serve MODEL --flag ...` or
+    /// `python -m sglang.launch_server ...`), read into the deployment; flags the release does
+    /// not have are refused by name (assets/engines/flags/).
+    #[arg(long, value_name = "COMMAND")]
+    serve: Option<String>,
     /// The request rate of runs whose files do not record it (AISBench, MindIE): req/s, or
     /// "inf" for all at once (the tool's closed loop at its concurrency).
     #[arg(long, value_name = "R|inf")]
@@ -92,7 +99,18 @@ pub fn main(a: Args) -> Result<(), String> {
             eprintln!("warning: {}: {w}", r.label);
         }
     }
-    let launch = crate::run::load(&a.scenario)?;
+    let mut launch = crate::run::load(&a.scenario)?;
+    if let Some(cmd) = &a.serve {
+        let l = benchruns::serve::launch(cmd, &launch).map_err(|e| format!("--serve: {e}"))?;
+        eprintln!("note: the launch, read from --serve against {}:", l.release);
+        for r in &l.read {
+            eprintln!("  {r}");
+        }
+        if !l.not_priced.is_empty() {
+            eprintln!("  not priced (they do not change the prediction): {}", l.not_priced.join(", "));
+        }
+        launch = l.scenario;
+    }
     let name = a.files.join(", ");
     let set = benchruns::measurement_set(&runs, &launch, &name)?;
     if let Some(out) = &a.out {

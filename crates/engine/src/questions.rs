@@ -61,7 +61,16 @@ pub enum Question {
     /// `evidence::benchruns`: benchmark tools' files (name, text) read (`format`: auto, vllm,
     /// sglang, aisbench, mindie; `rate`: req/s or "inf" for runs whose files lack it), made
     /// measurement rows over the launch `scenario` and priced by the fidelity path.
-    BenchRuns { files: Vec<(String, String)>, format: String, rate: Option<String>, scenario: Box<Scenario> },
+    /// `serve`: the serving command the runs were measured on (`benchruns::serve::launch`),
+    /// pinning the deployment over `scenario`.
+    BenchRuns {
+        files: Vec<(String, String)>,
+        format: String,
+        rate: Option<String>,
+        scenario: Box<Scenario>,
+        #[serde(default)]
+        serve: Option<String>,
+    },
     /// `benchruns::calibrate::calibrate_framework`: the framework layer fitted to the rows.
     BenchFit { set: Box<MeasurementSet>, digest: String, options: Options },
 }
@@ -102,7 +111,8 @@ pub enum Answer {
     ReportModel { parts: tunelab_scenario::report::ModelParts },
     Fingerprint { fingerprint: tunelab_scenario::knowledge::Fingerprint },
     /// The runs read, their rows (with the set's digest) and the rows priced.
-    BenchRuns { runs: Vec<tunelab_scenario::evidence::benchruns::BenchRun>, set: MeasurementSet, digest: String, report: FidelityReport },
+    /// `launch`: what the serving command set and what it did not price (empty without one).
+    BenchRuns { runs: Vec<tunelab_scenario::evidence::benchruns::BenchRun>, set: MeasurementSet, digest: String, report: FidelityReport, launch: Vec<String> },
     BenchFit { fit: tunelab_scenario::evidence::benchruns::calibrate::FrameworkFit },
 }
 
@@ -151,7 +161,7 @@ pub fn answer(q: Question) -> Result<Answer, String> {
         Question::Model { text } => model_facts(&text).map(|facts| Answer::Model { facts }),
         Question::ReportModel { scenario, best, has_best } => Ok(Answer::ReportModel { parts: tunelab_scenario::report::model_parts(&scenario, &best, has_best) }),
         Question::Fingerprint { scenario } => tunelab_scenario::cases::fingerprint_of(&scenario).map(|fingerprint| Answer::Fingerprint { fingerprint }),
-        Question::BenchRuns { files, format, rate, scenario } => bench_runs(&files, &format, rate.as_deref(), &scenario),
+        Question::BenchRuns { files, format, rate, scenario, serve } => bench_runs(&files, &format, rate.as_deref(), &scenario, serve.as_deref()),
         Question::BenchFit { set, digest, options } => tunelab_scenario::evidence::benchruns::calibrate::calibrate_framework(&set, &digest, &options).map(|fit| Answer::BenchFit { fit }),
         Question::Fit { set, digest, chip, profile, options } => {
             let mut c = Calibrator::new(&set, &digest, &chip, &profile, &options)?;
@@ -162,8 +172,21 @@ pub fn answer(q: Question) -> Result<Answer, String> {
 }
 
 /// `Question::BenchRuns`: what `tunelab benchrun` does with the same files.
-fn bench_runs(files: &[(String, String)], format: &str, rate: Option<&str>, scenario: &Scenario) -> Result<Answer, String> {
+fn bench_runs(files: &[(String, String)], format: &str, rate: Option<&str>, scenario: &Scenario, serve: Option<&str>) -> Result<Answer, String> {
     use tunelab_scenario::evidence::benchruns::{self, Format};
+    let (launch_scenario, launch) = match serve.map(str::trim).filter(|c| !c.is_empty()) {
+        Some(cmd) => {
+            let l = benchruns::serve::launch(cmd, scenario).map_err(|e| format!("serving command: {e}"))?;
+            let mut notes = vec![format!("checked against {}", l.release)];
+            notes.extend(l.read);
+            if !l.not_priced.is_empty() {
+                notes.push(format!("not priced: {}", l.not_priced.join(", ")));
+            }
+            (l.scenario, notes)
+        }
+        None => (scenario.clone(), Vec::new()),
+    };
+    let scenario = &launch_scenario;
     let rate = match rate.map(str::trim).filter(|r| !r.is_empty()) {
         None => None,
         Some("inf") => Some(None),
@@ -176,7 +199,7 @@ fn bench_runs(files: &[(String, String)], format: &str, rate: Option<&str>, scen
     let set = benchruns::measurement_set(&runs, scenario, "benchmark files")?;
     let digest = MeasurementSet::digest_of(&serde_json::to_string(&set).map_err(|e| e.to_string())?);
     let report = tunelab_scenario::fidelity::evaluate(&set, &BTreeMap::new(), None);
-    Ok(Answer::BenchRuns { runs, set, digest, report })
+    Ok(Answer::BenchRuns { runs, set, digest, report, launch })
 }
 
 #[cfg(test)]
@@ -209,16 +232,19 @@ mod tests {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/benchruns");
         let files: Vec<(String, String)> = ["vllm-bench-serve-sample.json", "sglang-bench-serving-sample.jsonl", "aisbench/gsm8k.json", "aisbench/gsm8k.csv"].iter().map(|p| (p.to_string(), std::fs::read_to_string(format!("{dir}/{p}")).unwrap())).collect();
         let s = tunelab_scenario::bundled_scenario("llama2-7b-910B2-deployment").unwrap();
-        let q = Question::BenchRuns { files: files.clone(), format: "auto".into(), rate: None, scenario: Box::new(s.clone()) };
+        let q = Question::BenchRuns { files: files.clone(), format: "auto".into(), rate: None, scenario: Box::new(s.clone()), serve: None };
         let e = answer(q).unwrap_err();
         assert!(e.contains("--rate"), "the AISBench run needs its rate: {e}");
-        let q = Question::BenchRuns { files, format: "auto".into(), rate: Some("inf".into()), scenario: Box::new(s) };
-        let Answer::BenchRuns { runs, set, digest, report } = answer(serde_json::from_str(&serde_json::to_string(&q).unwrap()).unwrap()).unwrap() else { panic!() };
+        let bad = Question::BenchRuns { files: files.clone(), format: "auto".into(), rate: Some("inf".into()), scenario: Box::new(s.clone()), serve: Some("vllm serve llama-2-7b --tp-sise 2".into()) };
+        assert!(answer(bad).unwrap_err().contains("--tp-sise"));
+        let q = Question::BenchRuns { files, format: "auto".into(), rate: Some("inf".into()), scenario: Box::new(s), serve: Some("vllm serve meta-llama/Llama-2-7b-hf --max-num-seqs 16 --port 8000".into()) };
+        let Answer::BenchRuns { runs, set, digest, report, launch } = answer(serde_json::from_str(&serde_json::to_string(&q).unwrap()).unwrap()).unwrap() else { panic!() };
         assert_eq!(runs.len(), 5);
+        assert!(launch.iter().any(|l| l.contains("batch (max running requests) 16")) && launch.iter().any(|l| l.contains("not priced: --port 8000")), "{launch:?}");
         assert_eq!(report.summary.rows_covered, 5);
         let opts = Options { budget: 12, loo_budget: 4, ..Options::default() };
         let Answer::BenchFit { fit } = answer(Question::BenchFit { set: Box::new(set), digest, options: opts }).unwrap() else { panic!() };
-        assert_eq!(fit.engine, "generic");
+        assert_eq!(fit.engine, "vllm-ascend", "the command's engine");
         assert!(fit.calibration.median_abs_error_loo.is_some());
     }
 }

@@ -22,6 +22,7 @@ pub mod aisbench;
 pub mod calibrate;
 pub mod common;
 pub mod mindie;
+pub mod serve;
 pub mod sglang;
 pub mod vllm;
 
