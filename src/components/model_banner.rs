@@ -29,7 +29,9 @@ pub fn ModelBanner() -> impl IntoView {
         } else {
             match &s.model {
                 ModelRef::Id(id) if id.trim_start().starts_with('{') => Some(id.clone()),
-                ModelRef::Id(id) => tunelab_sim::bundled_models().into_iter().find(|(n, _)| *n == id.trim().to_ascii_lowercase()).map(|(_, t)| t.to_string()),
+                // A bundled id is sent as it is: the worker holds the bundled texts, so the page's
+                // module links none of them (the first-load budget).
+                ModelRef::Id(id) => Some(id.trim().to_string()),
                 ModelRef::Inline(j) => serde_json::to_string(j).ok(),
             }
         };

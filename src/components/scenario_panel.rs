@@ -149,7 +149,7 @@ pub fn ScenarioPanel() -> impl IntoView {
                     let id = event_target_value(&ev);
                     if id != "custom" { ctx.edit(|s| s.model = ModelRef::Id(id)); }
                 }>
-                    {tunelab_sim::bundled_models().into_iter().map(|(id, _)| view! { <option value=id>{id}</option> }).collect_view()}
+                    {tunelab_sim::bundled_model_ids().into_iter().map(|id| view! { <option value=id>{id}</option> }).collect_view()}
                     // Diffusion pipelines (the diffusion stage, or diffusion training).
                     <optgroup label="diffusion pipelines">
                         {tunelab_sim::workload::diffusers::bundled_pipeline_ids().into_iter().map(|id| { let label = id.clone(); view! { <option value=id>{label}</option> } }).collect_view()}

@@ -86,6 +86,9 @@ pub struct ModelFacts {
 
 /// `Question::Model`'s answer: the facts, or why the model does not load.
 pub fn model_facts(text: &str) -> Result<ModelFacts, String> {
+    // A bundled model comes as its id (the page links no model text); it is read from the same
+    // text the stages read, so the facts are those of `load_model` on it.
+    let text = if text.trim_start().starts_with('{') { text } else { tunelab_sim::bundled_model_text(text).ok_or_else(|| format!("no bundled model '{}'", text.trim()))? };
     let loaded = tunelab_sim::load_model(text)?;
     let m = &loaded.model;
     Ok(ModelFacts { warnings: loaded.warnings.clone(), identity: m.llm.is_some().then(|| (m.identity_line(), m.stack_summary(), m.approximations())) })

@@ -28,5 +28,5 @@ pub use op::{AttentionKind, CommAlgorithm, CommKind, Epilogue, Link, MoeCommForm
 pub use tiling::{Axis, FlashTiling, MatmulTiling, Tiling, VectorTiling};
 pub use tuning::{best_tiling, default_tiling, tiling_axes, tiling_from_assignment};
 pub use memory::{max_batch, memory_per_chip, MemoryBreakdown, MemoryStrategy};
-pub use model::{bundled_models, load_bundled, load_model, LoadedModel, ModelDesc, ModelFamily, OpClass};
+pub use model::{bundled_model_ids, bundled_model_text, bundled_models, load_bundled, load_model, LoadedModel, ModelDesc, ModelFamily, OpClass};
 pub use workload::{build_graph, Graph, GraphOp, GraphOptions, ParallelPlan, Recompute, TrainOptions, Workload};

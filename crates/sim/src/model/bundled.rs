@@ -100,6 +100,19 @@ const BUNDLED_NAMES: [(&str, &str); 38] = [
     ("qwen1.5-14b", "Qwen1.5-14B"),
 ];
 
+/// The ids of the bundled models, without their texts: the page's model picker links only these
+/// (its first-load module reads no model; the engine worker reads the texts). Same order as
+/// `bundled_models()`; a test checks the two lists agree.
+pub fn bundled_model_ids() -> Vec<&'static str> {
+    BUNDLED_NAMES.iter().map(|(id, _)| *id).collect()
+}
+
+/// The text of one bundled model by id (case-insensitive), as `bundled_models()` has it.
+pub fn bundled_model_text(id: &str) -> Option<&'static str> {
+    let want = id.trim().to_ascii_lowercase();
+    bundled_models().into_iter().find(|(i, _)| *i == want).map(|(_, t)| t)
+}
+
 /// Loads a bundled model by id, with its display name.
 pub fn load_bundled(id: &str) -> Result<LoadedModel, String> {
     let json = bundled_models()
@@ -115,4 +128,14 @@ pub fn load_bundled(id: &str) -> Result<LoadedModel, String> {
         loaded.model.name = (*name).to_string();
     }
     Ok(loaded)
+}
+
+#[cfg(test)]
+mod ids_tests {
+    #[test]
+    fn the_id_list_names_every_bundled_model_in_order() {
+        let ids: Vec<&str> = super::bundled_models().iter().map(|(i, _)| *i).collect();
+        assert_eq!(super::bundled_model_ids(), ids);
+        assert!(super::bundled_model_text("Llama-2-7B").is_some());
+    }
 }

@@ -20,7 +20,7 @@ pub mod vl;
 use crate::dtype::DType;
 use serde::{Deserialize, Serialize};
 
-pub use bundled::{bundled_models, load_bundled};
+pub use bundled::{bundled_model_ids, bundled_model_text, bundled_models, load_bundled};
 pub use graph::{GraphOpDesc, OpClass};
 pub use hf::SUPPORTED_TYPES;
 pub use stack::{Ffn, LayerRun, Mamba2Desc, Mixer};
