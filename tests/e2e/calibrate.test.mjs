@@ -28,7 +28,10 @@ test('calibrate the chip from a dropped measurement file and adopt the profile',
   await page.waitForFunction(() => /rows predicted/.test(document.querySelector('[data-testid=calibrate-summary]')?.textContent || ''));
   assert.match(await text(page, 'calibrate-summary'), /^4 of 4 rows predicted/);
   assert.ok(await page.$('[data-testid=calibrate-plot] svg circle'), 'the scatter has points');
-  await setInput(page, 'calibrate-budget', 6);
+  // 40 evaluations: since the chip profiles gained `hccs_switched` (issue 43) the search's first
+  // dozen proposals on these four rows no longer improve them, and a fit that changes nothing
+  // offers no Adopt (issue 46); `tunelab calibrate --budget 40` moves the median 5.1% -> 0.3%.
+  await setInput(page, 'calibrate-budget', 40);
   await page.click('[data-testid=calibrate-fit]');
   await page.waitForSelector('[data-testid=calibrate-adopt]', { timeout: 60000 });
   assert.match(await text(page, 'calibrate-summary'), /before, .* after/);
