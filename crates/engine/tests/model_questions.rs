@@ -18,6 +18,9 @@ fn the_model_question_reads_a_bundled_model_as_the_loader_does() {
     let e = answer(Question::Model { text: r#"{"model_type": "llama"}"#.into() }).unwrap_err();
     assert!(!e.is_empty());
     assert!(answer(Question::Model { text: "not json".into() }).is_err());
+    // The page sends a bundled model by its id (its module links no model text): the same facts.
+    assert_eq!(model_facts("mixtral-8x7b").unwrap(), model_facts(&text).unwrap());
+    assert!(model_facts("no-such-model").unwrap_err().contains("no-such-model"));
 }
 
 #[test]
