@@ -68,12 +68,7 @@ fn read_line(line: &str) -> Result<BenchRun, String> {
         return Err(format!("'completed': {completed} (a whole number of requests, 1 to {})", super::common::MAX_REQUESTS));
     }
     let completed = completed as usize;
-    let request_rate = match v.get("request_rate") {
-        Some(Json::String(s)) if s == "inf" => None,
-        Some(Json::Number(n)) => Some(n.as_f64().filter(|r| r.is_finite() && *r > 0.0).ok_or("'request_rate': must be a positive number or Infinity")?),
-        None | Some(Json::Null) => return Err("'request_rate': missing (the run's arrival rate; Infinity for all at once)".into()),
-        Some(_) => return Err("'request_rate': must be a positive number or Infinity".into()),
-    };
+    let request_rate = super::vllm::request_rate(&v, "Infinity", "; Infinity for all at once")?;
     let max_concurrency = num(&v, "max_concurrency")?.map(|c| c as u64).filter(|c| *c > 0);
     let input_lens = lens(&v, "input_lens")?;
     let output_lens = lens(&v, "output_lens")?;

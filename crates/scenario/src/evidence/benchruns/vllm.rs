@@ -84,12 +84,7 @@ pub fn read(text: &str) -> Result<BenchRun, String> {
     }
     let completed = completed as usize;
     let num_prompts = num(&v, "num_prompts")?.map_or(completed, |x| x as usize);
-    let request_rate = match v.get("request_rate") {
-        Some(Json::String(s)) if s == "inf" => None,
-        Some(Json::Number(n)) => Some(n.as_f64().filter(|r| r.is_finite() && *r > 0.0).ok_or("'request_rate': must be a positive number or \"inf\"")?),
-        None | Some(Json::Null) => return Err("'request_rate': missing (the run's arrival rate, \"inf\" for a burst)".into()),
-        Some(_) => return Err("'request_rate': must be a positive number or \"inf\"".into()),
-    };
+    let request_rate = request_rate(&v, "\"inf\"", ", \"inf\" for a burst")?;
     let max_concurrency = num(&v, "max_concurrency")?.map(|c| c as u64).filter(|c| *c > 0);
     let input_lens = lens(&v, "input_lens")?;
     let output_lens = lens(&v, "output_lens")?;
@@ -170,5 +165,18 @@ mod tests {
         assert_eq!(w.warnings.len(), 1);
         assert!(w.warnings[0].contains("'odd_key'") && !w.warnings[0].contains("p90_ttft_ms"), "{:?}", w.warnings);
         assert_eq!(w.measured.iter().find(|m| m.3 == "ttft_ms").unwrap().1, 450.0, "the summary's p90 wins over the per-request one");
+    }
+}
+
+/// `request_rate` as both tools write it: a positive number, or Python's infinity (vLLM's
+/// "inf", SGLang's `Infinity`, read as "inf" by the Python-JSON reader) for all at once (None).
+/// `inf` names the spelling in errors; `missing` ends the missing-field message.
+pub(super) fn request_rate(v: &Json, inf: &str, missing: &str) -> Result<Option<f64>, String> {
+    let bad = || format!("'request_rate': must be a positive number or {inf}");
+    match v.get("request_rate") {
+        Some(Json::String(s)) if s == "inf" => Ok(None),
+        Some(Json::Number(n)) => n.as_f64().filter(|r| r.is_finite() && *r > 0.0).map(Some).ok_or_else(bad),
+        None | Some(Json::Null) => Err(format!("'request_rate': missing (the run's arrival rate{missing})")),
+        Some(_) => Err(bad()),
     }
 }
