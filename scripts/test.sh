@@ -9,6 +9,8 @@ bash ./scripts/setup.sh
 export PATH="$ROOT/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
 export CARGO_TARGET_DIR="$TARGET"
+# A clean clone (CI) gains nothing from incremental caches and they double target/debug on disk.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 step() { echo; echo "=== $* ==="; }
 
 step "native tests (cargo test --workspace; the fuzz smoke test runs in the next step)"
