@@ -13,10 +13,14 @@ struct Case {
     /// The card's total in billions (None: no citable card figure; loaded for mechanisms only).
     total_b: Option<f64>,
     card: &'static str,
+    /// A known miss and why (refused, read generically, or outside 2%): counted against the
+    /// zoo figure; the test fails if a miss is not listed, or a listed miss now passes.
+    miss: Option<&'static str>,
 }
 
 fn cases() -> Vec<Case> {
-    let c = |name, json, total_b, card| Case { name, json, total_b, card };
+    let c = |name, json, total_b, card| Case { name, json, total_b, card, miss: None };
+    let m = |name, json, total_b, card, why| Case { name, json, total_b, card, miss: Some(why) };
     vec![
         c("deepseek-v3", include_str!("data/models/deepseek-v3.config.json"), Some(671.0), "deepseek-ai/DeepSeek-V3 README (deepseek-ai/DeepSeek-V3 repository): 671B total parameters with 37B activated"),
         c("nemotron-3-ultra-550b-a55b", include_str!("data/models/nemotron-3-ultra-550b-a55b.config.json"), Some(550.0), "nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B: 550B (its name; the A55B active is rounded, not checked)"),
@@ -27,46 +31,70 @@ fn cases() -> Vec<Case> {
         c("glm-5.2", include_str!("data/models/glm-5.2.config.json"), None, "zai-org/GLM-5.2: no card total cited"),
         c("glm-5.2-nvfp4", include_str!("data/models/glm-5.2-nvfp4.config.json"), None, "nvidia/GLM-5.2-NVFP4: no card total cited"),
         c("minimax-m2.7", include_str!("data/models/minimax-m2.7.config.json"), None, "MiniMaxAI/MiniMax-M2.7: no card total cited"),
+        c("smollm3-3b", include_str!("data/models/smollm3-3b.config.json"), Some(3.075), "HuggingFaceTB/SmolLM3-3B: its two bf16 safetensors files, 4,966,315,264 + 1,183,919,744 bytes (model_files.json of the same mirror) / 2 bytes = 3.075B (the card says 3B)"),
+        c("ling-1t", include_str!("data/models/ling-1t.config.json"), Some(1000.0), "inclusionAI/Ling-1T card: 1 trillion total parameters with about 50 billion active per token"),
+        c("glm-4.1v-9b-thinking", include_str!("data/models/glm-4.1v-9b-thinking.config.json"), None, "zai-org/GLM-4.1V-9B-Thinking: no card total cited (mechanisms only: the glm4v wrapper and its tower)"),
+        c("step-3.7-flash", include_str!("data/models/step-3.7-flash.config.json"), Some(196.0), "stepfun-ai/Step-3.7-Flash (vLLM recipe page): 198B total, a 196B sparse language backbone with a 1.8B perception encoder; this config is the language model's"),
+        m("minimax-m3", include_str!("data/models/minimax-m3.config.json"), Some(428.0), "MiniMaxAI/MiniMax-M3 card: ~428B parameters, ~23B activated", "no reader of its own: read as a standard decoder"),
+        m("deepseek-v4-flash", include_str!("data/models/deepseek-v4-flash.config.json"), Some(284.0), "deepseek-ai/DeepSeek-V4-Flash card (as quoted by antirez/ds4 MODEL_CARD.md): 284B total, 13B active", "refused: compressed sparse attention not modelled"),
+        m("deepseek-v4-pro", include_str!("data/models/deepseek-v4-pro.config.json"), Some(1600.0), "deepseek-ai/DeepSeek-V4-Pro card (as quoted by antirez/ds4 MODEL_CARD.md): 1.6T total, 49B active", "refused: compressed sparse attention not modelled"),
+        m("gemma-4-26b-a4b", include_str!("data/models/gemma-4-26b-a4b.config.json"), Some(25.2), "google/gemma-4-26B-A4B card (as quoted by the Gemma 4 model card summaries): 25.2B total, 3.8B active", "refused: gemma4_text has no reader of its own"),
+        m("gemma-4-31b", include_str!("data/models/gemma-4-31b-it-nvfp4.config.json"), Some(30.7), "google/gemma-4-31B-it (NVIDIA's NVFP4 checkpoint of it), card: 30.7B dense", "no reader of its own: read as a standard decoder"),
+        m("kimi-k3", include_str!("data/models/kimi-k3.config.json"), None, "moonshotai/Kimi-K3: no card total cited", "refused: its vision tower's attention is wider than its residual (qkv_hidden_size)"),
     ]
 }
 
+/// The zoo figure: every case loads with its own reader (no generic-decoder note) and, where a
+/// card figure is cited, counts within 2% of it; a listed miss must still be a miss (so the
+/// figure can only be raised by fixing one and removing its mark).
 #[test]
 fn more_public_configs_load_with_their_own_reader_and_count_within_two_percent() {
-    let mut bad = Vec::new();
+    let mut unexpected = Vec::new();
+    let (mut good, mut checked) = (0, 0);
     for c in cases() {
-        let m = match load_model(c.json) {
-            Ok(m) => m,
+        let ok = match load_model(c.json) {
             Err(e) => {
                 println!("{:32} REFUSED: {e}", c.name);
-                bad.push(c.name);
-                continue;
+                false
+            }
+            Ok(m) => {
+                let id = m.model.identity();
+                let total = id.params.total as f64 / 1e9;
+                let generic = id.approximations.iter().any(|a| a.starts_with("whole model"));
+                let e = c.total_b.map(|t| (total - t) / t);
+                println!(
+                    "{:32} total {total:8.2}B active {:7.2}B {}  {} | {}",
+                    c.name,
+                    id.params.active as f64 / 1e9,
+                    e.map_or("(no card figure)".to_string(), |x| format!("({:+.2}%)", x * 100.0)),
+                    if generic { "GENERIC" } else { "own reader" },
+                    c.card
+                );
+                println!("    {}", id.stack);
+                for a in &id.approximations {
+                    println!("    ~ {a}");
+                }
+                // One formula: memory holds exactly the counted parameters (language models).
+                if m.model.vision.is_none() {
+                    let held = tunelab_sim::memory::chip_params(&m.model, &tunelab_sim::workload::ParallelPlan::default()).total();
+                    assert_eq!(held, m.model.params().total, "{}: memory holds {held}", c.name);
+                }
+                !generic && !e.is_some_and(|x| x.abs() > 0.02)
             }
         };
-        let id = m.model.identity();
-        let total = id.params.total as f64 / 1e9;
-        let generic = id.approximations.iter().any(|a| a.starts_with("whole model"));
-        let e = c.total_b.map(|t| (total - t) / t);
-        println!(
-            "{:32} total {total:8.2}B {}  {} | {}",
-            c.name,
-            e.map_or("(no card figure)".to_string(), |x| format!("({:+.2}%)", x * 100.0)),
-            if generic { "GENERIC" } else { "own reader" },
-            c.card
-        );
-        println!("    {}", id.stack);
-        for a in &id.approximations {
-            println!("    ~ {a}");
+        if c.total_b.is_some() {
+            checked += 1;
+            good += usize::from(ok);
         }
-        // One formula: memory holds exactly the counted parameters (language models).
-        if m.model.vision.is_none() {
-            let held = tunelab_sim::memory::chip_params(&m.model, &tunelab_sim::workload::ParallelPlan::default()).total();
-            assert_eq!(held, m.model.params().total, "{}: memory holds {held}", c.name);
-        }
-        if generic || e.is_some_and(|x| x.abs() > 0.02) {
-            bad.push(c.name);
+        match (ok, c.miss) {
+            (false, None) => unexpected.push(format!("{}: a miss not listed", c.name)),
+            (true, Some(why)) => unexpected.push(format!("{}: listed as a miss ({why}) but now passes: remove the mark", c.name)),
+            (false, Some(why)) => println!("    MISS (known): {why}"),
+            (true, None) => {}
         }
     }
-    assert!(bad.is_empty(), "refused, read generically or outside 2%: {bad:?}");
+    println!("zoo (model_zoo_2026): {good} of {checked} configs with a card figure load with their own reader within 2% ({:.1}%)", 100.0 * good as f64 / checked.max(1) as f64);
+    assert!(unexpected.is_empty(), "{unexpected:#?}");
 }
 
 fn runs(json: &str) -> Vec<(Mixer, Ffn, u64)> {

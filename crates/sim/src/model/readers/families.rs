@@ -174,6 +174,17 @@ pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Res
                 o.remove(k);
             }
         }
+        "step3p7" => {
+            // Step-3.7-Flash (vLLM / SGLang `step3p7`, Step3p5 lineage): softmax attention on
+            // every layer, 3 sliding (512) : 1 full by `layer_types` (read per layer), the first
+            // `first_k_dense_replace` layers dense, then MoE layers of `num_experts` routed
+            // experts and `n_shared_experts` always-on expert `share_expert_dim` wide with no
+            // gate (as Step-3's), and `num_nextn_predict_layers` MTP layers.
+            alias(&mut o, "share_expert_dim", "moe_shared_expert_intermediate_size");
+            for k in ["use_moe_router_bias", "moe_router_scaling_factor"] {
+                o.remove(k);
+            }
+        }
         "gemma3_text" => {
             // Gemma 3's published configs (4B, 12B) leave most widths to Gemma3TextConfig's
             // defaults: the same defaults, named in a note.
@@ -252,6 +263,12 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, _prefix: &st
             if t.linear_attention.is_some() {
                 t.approx.push("attention: MiniMax's lightning attention (linear attention with a fixed per-head decay; Qin et al. 2024, arXiv:2401.04658) priced by the linear-attention path: its q/k/v/gate/out projections and head_dim x head_dim fp32 state per head exactly, its intra-block causal and inter-block state matmuls as the chunked form's; the Gated DeltaNet path's beta/alpha gates (2 x hidden x heads parameters per layer) and gating vector ops are counted in excess".into());
             }
+        }
+        "smollm3" => {
+            // SmolLM3Config ties its embeddings unless the config says otherwise (the 3B
+            // checkpoint's config leaves it out: its 6.15 GB of bf16 safetensors are 3.08B
+            // parameters, one 128256 x 2048 matrix fewer than untied).
+            t.tied_embeddings = obj.get("tie_word_embeddings").and_then(Value::as_bool).unwrap_or(true);
         }
         "step3_text" | "step3v_text" => {
             t.q_bottleneck = obj.get("share_q_dim").and_then(Value::as_u64).unwrap_or(0);

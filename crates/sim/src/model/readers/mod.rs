@@ -36,6 +36,11 @@ pub const FAMILY_TYPES: &[&str] = &[
     "minimax", "minimax_text_01", "minimax_m1",
     // Step-3's language model (multi-matrix factorisation attention).
     "step3_text", "step3v_text",
+    // Step-3.7-Flash: sliding (512) / full attention 3 : 1, dense then MoE layers, MTP.
+    "step3p7",
+    // GLM-4.1V / GLM-4.5V language models (Glm4vTextConfig: GLM-4's layout; Glm4vMoeTextConfig:
+    // GLM-4.5's MoE layout), under the glm4v / glm4v_moe wrappers.
+    "glm4v_text", "glm4v_moe_text",
     // Kimi Linear (KDA + MLA hybrids) and LongCat-Flash (two attentions, two MLPs and a
     // shortcut MoE per layer).
     "kimi_linear", "longcat_flash",
