@@ -36,8 +36,8 @@ fn cases() -> Vec<Case> {
         c("glm-4.1v-9b-thinking", include_str!("data/models/glm-4.1v-9b-thinking.config.json"), None, "zai-org/GLM-4.1V-9B-Thinking: no card total cited (mechanisms only: the glm4v wrapper and its tower)"),
         c("step-3.7-flash", include_str!("data/models/step-3.7-flash.config.json"), Some(196.0), "stepfun-ai/Step-3.7-Flash (vLLM recipe page): 198B total, a 196B sparse language backbone with a 1.8B perception encoder; this config is the language model's"),
         m("minimax-m3", include_str!("data/models/minimax-m3.config.json"), Some(428.0), "MiniMaxAI/MiniMax-M3 card: ~428B parameters, ~23B activated", "no reader of its own: read as a standard decoder"),
-        m("deepseek-v4-flash", include_str!("data/models/deepseek-v4-flash.config.json"), Some(284.0), "deepseek-ai/DeepSeek-V4-Flash card (as quoted by antirez/ds4 MODEL_CARD.md): 284B total, 13B active", "refused: compressed sparse attention not modelled"),
-        m("deepseek-v4-pro", include_str!("data/models/deepseek-v4-pro.config.json"), Some(1600.0), "deepseek-ai/DeepSeek-V4-Pro card (as quoted by antirez/ds4 MODEL_CARD.md): 1.6T total, 49B active", "refused: compressed sparse attention not modelled"),
+        c("deepseek-v4-flash", include_str!("data/models/deepseek-v4-flash.config.json"), Some(284.0), "deepseek-ai/DeepSeek-V4-Flash card (as quoted by antirez/ds4 MODEL_CARD.md): 284B total, 13B active"),
+        c("deepseek-v4-pro", include_str!("data/models/deepseek-v4-pro.config.json"), Some(1600.0), "deepseek-ai/DeepSeek-V4-Pro card (as quoted by antirez/ds4 MODEL_CARD.md): 1.6T total, 49B active"),
         m("gemma-4-26b-a4b", include_str!("data/models/gemma-4-26b-a4b.config.json"), Some(25.2), "google/gemma-4-26B-A4B card (as quoted by the Gemma 4 model card summaries): 25.2B total, 3.8B active", "refused: gemma4_text has no reader of its own"),
         m("gemma-4-31b", include_str!("data/models/gemma-4-31b-it-nvfp4.config.json"), Some(30.7), "google/gemma-4-31B-it (NVIDIA's NVFP4 checkpoint of it), card: 30.7B dense", "no reader of its own: read as a standard decoder"),
         m("kimi-k3", include_str!("data/models/kimi-k3.config.json"), None, "moonshotai/Kimi-K3: no card total cited", "refused: its vision tower's attention is wider than its residual (qkv_hidden_size)"),
@@ -244,4 +244,46 @@ fn attention_sinks_are_priced_in_the_layers_that_have_them() {
     let q = load_model(include_str!("data/models/qwen3-8b.config.json")).unwrap().model;
     let gq = forward_graph(&q, &w, &ParallelPlan::default(), &GraphOptions::default()).unwrap();
     assert!(!gq.ops.iter().any(|o| o.name.contains("sinks")));
+}
+
+/// DeepSeek-V4's compressed attention is held and priced by layer: each layer caches its
+/// 128-token raw window plus one row per 4 or 128 tokens (one shared 512-wide row: keys are
+/// values), a decoding query attends to the window plus the indexer's top-512 rows on the
+/// ratio-4 layers and every pooled row on the ratio-128 ones, the grouped low-rank output
+/// projection is two matmuls, and the active count is the card's 13B.
+#[test]
+fn deepseek_v4_compressed_attention_is_cached_and_priced_by_layer() {
+    use tunelab_sim::op::Op;
+    use tunelab_sim::workload::{forward_graph, GraphOptions, ParallelPlan, Workload};
+    let json = include_str!("data/models/deepseek-v4-flash.config.json");
+    let m = load_model(json).unwrap().model;
+    let t = m.llm.as_ref().unwrap();
+    let ctx: u64 = 1 << 20;
+    let want = 2 * 128 + 21 * (128 + (ctx - 128) / 4) + 20 * (128 + (ctx - 128) / 128);
+    assert_eq!(t.cached_layer_tokens(ctx), want);
+    assert_eq!(t.kv_elems_per_token_layer(), 512, "keys and values share one row");
+    let opts = GraphOptions::default();
+    let kv = tunelab_sim::memory::kv_cache_bytes(&m, &ParallelPlan::default(), &opts, 1, ctx);
+    assert_eq!(kv, want * 512 * opts.kv_dtype().bytes());
+    // At 1M tokens that is about 1/4.7 of a full-attention cache of the same rows.
+    assert!(kv * 4 < 43 * ctx * 512 * opts.kv_dtype().bytes());
+    let w = Workload::Decode { batch: 1, context_len: ctx, output_len: 1 };
+    let g = forward_graph(&m, &w, &ParallelPlan::default(), &opts).unwrap();
+    let core = |suffix: &str| g.ops.iter().find(|o| o.name.ends_with(suffix)).map(|o| (o.repeat, o.op.clone()));
+    let (n4, op4) = core("attn.core_compressed4").expect("ratio-4 cores");
+    let (n128, op128) = core("attn.core_compressed128").expect("ratio-128 cores");
+    assert_eq!((n4, n128), (21, 20));
+    assert!(matches!(op4, Op::Attention { kv_len, .. } if kv_len == 128 + 512), "{op4:?}");
+    assert!(matches!(op128, Op::Attention { kv_len, .. } if kv_len == 128 + (ctx - 128) / 128), "{op128:?}");
+    assert!(g.ops.iter().any(|o| o.name.ends_with("attn.o_a_proj")));
+    let p = m.params();
+    assert!((p.active as f64 / 1e9 - 13.0).abs() < 0.5, "active {}", p.active);
+    // The compress list must cover every layer, and name its entries.
+    let mut v: serde_json::Value = serde_json::from_str(json).unwrap();
+    v["compress_ratios"][5] = serde_json::json!("x");
+    let e = load_model(&v.to_string()).unwrap_err();
+    assert!(e.contains("compress_ratios[5]"), "{e}");
+    v["compress_ratios"] = serde_json::json!([0, 4]);
+    let e = load_model(&v.to_string()).unwrap_err();
+    assert!(e.contains("compress_ratios") && e.contains("43"), "{e}");
 }

@@ -189,7 +189,7 @@ pub fn kv_cache_bytes(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOption
     // KV heads over TP (replicated when tp > kv_heads).
     let per_layer = match &t.mla {
         Some(m) => m.cached_elems(),
-        None => 2 * (t.kv_heads / plan.tp.max(1)).max(1) * t.head_dim,
+        None => t.kv_factor() * (t.kv_heads / plan.tp.max(1)).max(1) * t.head_dim,
     };
     // Each attention run of the stage keeps its own span: sliding-window and chunked layers only
     // their window or chunk (a rolling buffer, as Mistral's reference code and vLLM's

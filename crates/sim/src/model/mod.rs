@@ -187,6 +187,18 @@ pub struct TransformerDesc {
     /// head_dim matrix (vLLM `step3_text.py`); 0: a full-rank query.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub q_bottleneck: u64,
+    /// Keys and values are one projection and one cached row per KV head (DeepSeek-V4's
+    /// shared-KV multi-query attention, `wkv`): one hidden -> kv_heads x head_dim matrix and
+    /// kv_heads x head_dim cached elements per token, not two.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub kv_shared: bool,
+    /// A grouped low-rank output projection (DeepSeek-V4's `wo_a` / `wo_b`): the heads are
+    /// split into `o_groups` groups, each projected to `o_lora_rank`, then all of them to the
+    /// hidden width; 0: one heads x head_dim -> hidden matrix.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub o_groups: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub o_lora_rank: u64,
 }
 
 impl Default for TransformerDesc {
@@ -218,6 +230,9 @@ impl Default for TransformerDesc {
             checkpoint_quant: None,
             audio: None,
             q_bottleneck: 0,
+            kv_shared: false,
+            o_groups: 0,
+            o_lora_rank: 0,
         }
     }
 }
@@ -534,8 +549,23 @@ impl TransformerDesc {
     pub fn kv_elems_per_token_layer(&self) -> u64 {
         match &self.mla {
             Some(m) => m.cached_elems(),
-            None => 2 * self.kv_heads * self.head_dim,
+            None => self.kv_factor() * self.kv_heads * self.head_dim,
         }
+    }
+    /// Parameters of the attention output projection from `q` (heads x head_dim, or a chip's
+    /// share of them over `tp`) to the hidden width: the grouped low-rank pair when the model
+    /// has one (each chip holds its share of the groups and of the second matrix's input).
+    pub fn o_proj_params(&self, q: u64, tp: u64) -> u64 {
+        if self.o_groups > 0 && self.o_lora_rank > 0 {
+            let g_here = self.o_groups.div_ceil(tp.max(1));
+            q.saturating_mul(self.o_lora_rank).saturating_add(g_here.saturating_mul(self.o_lora_rank).saturating_mul(self.hidden))
+        } else {
+            q.saturating_mul(self.hidden)
+        }
+    }
+    /// Projections and cached rows per KV head: 2 (keys and values), 1 when they are shared.
+    pub fn kv_factor(&self) -> u64 {
+        if self.kv_shared { 1 } else { 2 }
     }
     /// Layers with MoE feed-forward, and with a dense one.
     pub fn moe_and_dense_layers(&self) -> (u64, u64) {

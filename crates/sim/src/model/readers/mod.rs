@@ -9,6 +9,7 @@
 //! (short-conv hybrids), `towers` (vision and audio towers of multimodal wrappers), `layers`
 //! (per-layer lists -> stack), `pyjson` (Python's Infinity / NaN).
 
+pub mod deepseek_v4;
 pub mod families;
 pub mod layers;
 pub mod lfm2;
@@ -41,6 +42,8 @@ pub const FAMILY_TYPES: &[&str] = &[
     // GLM-4.1V / GLM-4.5V language models (Glm4vTextConfig: GLM-4's layout; Glm4vMoeTextConfig:
     // GLM-4.5's MoE layout), under the glm4v / glm4v_moe wrappers.
     "glm4v_text", "glm4v_moe_text",
+    // DeepSeek-V4: compressed sparse / heavily compressed attention by layer, shared-KV MQA.
+    "deepseek_v4",
     // Kimi Linear (KDA + MLA hybrids) and LongCat-Flash (two attentions, two MLPs and a
     // shortcut MoE per layer).
     "kimi_linear", "longcat_flash",
@@ -106,6 +109,7 @@ pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Res
         "nemotron_h" => nemotron_h::normalize(obj).map(Some),
         "lfm2" => lfm2::normalize(obj).map(Some),
         "nemotron-nas" => nemotron_nas::normalize(obj, warnings).map(Some),
+        "deepseek_v4" => deepseek_v4::normalize(obj).map(Some),
         _ => families::normalize(obj, model_type, warnings),
     }
 }
@@ -116,6 +120,7 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, prefix: &str
     match model_type {
         "nemotron_h" => nemotron_h::finish(obj, t, prefix)?,
         "lfm2" => lfm2::finish(obj, t, prefix)?,
+        "deepseek_v4" => deepseek_v4::finish(obj, t, prefix)?,
         _ => families::finish(obj, t, model_type, prefix, warnings)?,
     }
     if model_type == "nemotron-nas" {
@@ -188,12 +193,12 @@ fn unused_keys(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) -
         }
     }
     if let Some(r) = num("q_lora_rank") {
-        if t.mla.is_none() {
+        if t.mla.is_none() && t.q_bottleneck == 0 {
             note("q_lora_rank", r, "queries are read as full-rank projections");
         }
     }
     if let Some(k) = num("index_topk") {
-        if t.mla.as_ref().is_none_or(|m| m.sparse.is_none()) {
+        if t.mla.as_ref().is_none_or(|m| m.sparse.is_none()) && !runs.iter().any(|r| matches!(r.mixer, Mixer::Attention { topk, .. } if topk > 0)) {
             note("index_topk", k, "attention is priced dense");
         }
     }
