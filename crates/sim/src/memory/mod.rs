@@ -196,8 +196,14 @@ pub fn kv_cache_bytes(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOption
     // sliding-window and chunked-local managers do); linear, Mamba-2 and short-conv layers hold
     // a fixed state instead (`recurrent_state_bytes`).
     let layer_tokens = t.runs_here(plan.layers_here(t.layers)).iter().map(|r| r.count.saturating_mul(r.mixer.cached_tokens(tokens))).fold(0u64, u64::saturating_add);
+    // Global layers with widths of their own (Gemma 4) hold their own row per token.
+    let elems = if t.has_global_widths() {
+        t.runs_here(plan.layers_here(t.layers)).iter().map(|r| r.count.saturating_mul(r.mixer.cached_tokens(tokens)).saturating_mul(t.kv_elems_for(&r.mixer, plan.tp))).fold(0u64, u64::saturating_add)
+    } else {
+        layer_tokens.saturating_mul(per_layer)
+    };
     // Decode context parallel shards every sequence's cache over dcp ranks of the TP group.
-    let elems = layer_tokens.saturating_mul(per_layer).div_ceil(plan.dcp.max(1));
+    let elems = elems.div_ceil(plan.dcp.max(1));
     elems.saturating_mul(opts.kv_dtype().bytes()).saturating_mul(batch)
 }
 

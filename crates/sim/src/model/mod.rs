@@ -12,6 +12,7 @@ mod bundled;
 pub mod graph;
 pub mod hf;
 mod identity;
+mod layer_widths;
 pub mod readers;
 pub mod stack;
 mod validate;
@@ -199,6 +200,15 @@ pub struct TransformerDesc {
     pub o_groups: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub o_lora_rank: u64,
+    /// The global (full-attention) layers' own KV heads, head width and shared keys/values
+    /// (Gemma 4: `num_global_key_value_heads`, `global_head_dim`, `attention_k_eq_v`); 0 /
+    /// false: the stack's (`layer_widths`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub global_kv_heads: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub global_head_dim: u64,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub global_kv_shared: bool,
 }
 
 impl Default for TransformerDesc {
@@ -233,6 +243,9 @@ impl Default for TransformerDesc {
             kv_shared: false,
             o_groups: 0,
             o_lora_rank: 0,
+            global_kv_heads: 0,
+            global_head_dim: 0,
+            global_kv_shared: false,
         }
     }
 }
@@ -650,6 +663,9 @@ impl ModelDesc {
 
     /// KV-cache bytes per token of context for the whole model (all layers, all KV heads).
     pub fn kv_bytes_per_token(&self, kv_dtype: DType) -> u64 {
-        self.llm.as_ref().filter(|t| !t.encoder).map_or(0, |t| t.kv_elems_per_token_layer().saturating_mul(t.attention_layers()).saturating_mul(kv_dtype.bytes()))
+        self.llm.as_ref().filter(|t| !t.encoder).map_or(0, |t| {
+            let elems = t.runs().iter().filter(|r| r.mixer.is_attention()).map(|r| r.count.saturating_mul(t.kv_elems_for(&r.mixer, 1))).fold(0u64, u64::saturating_add);
+            elems.saturating_mul(kv_dtype.bytes())
+        })
     }
 }

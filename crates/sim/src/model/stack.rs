@@ -100,7 +100,9 @@ impl Mixer {
     pub fn label(&self) -> String {
         match *self {
             Mixer::Attention { window, chunk, sinks, compress, topk } => {
-                let mut s = if compress > 0 {
+                let mut s = if compress == 1 && topk > 0 {
+                    format!("block-sparse attention ({window}-token local window + top-{topk} keys by an index)")
+                } else if compress > 0 {
                     let sel = if topk > 0 { format!(", top-{topk} rows by an indexer") } else { String::new() };
                     format!("compressed attention (1 row per {compress} tokens{sel}, {window}-token raw window)")
                 } else if window > 0 {
@@ -265,7 +267,12 @@ impl TransformerDesc {
     pub fn mixer_params(&self, m: &Mixer) -> u128 {
         let h = u128::from(self.hidden);
         match *m {
-            Mixer::Attention { sinks, .. } => self.attention_params_wide() + if sinks { u128::from(self.heads) } else { 0 },
+            Mixer::Attention { sinks, .. } => {
+                if let Some(g) = self.attention_view(m) {
+                    return g.mixer_params(m);
+                }
+                self.attention_params_wide() + if sinks { u128::from(self.heads) } else { 0 }
+            }
             Mixer::Linear => self.linear_attention.map_or(0, |la| u128::from(la.params(self.hidden))),
             Mixer::Mamba2 => self.mamba.map_or(0, |m| u128::from(m.params(self.hidden))),
             Mixer::ShortConv { kernel } => 4 * h * h + h * u128::from(kernel),
@@ -391,6 +398,9 @@ impl TransformerDesc {
         let h = self.hidden;
         match *m {
             Mixer::Attention { sinks, .. } => {
+                if let Some(g) = self.attention_view(m) {
+                    return g.mixer_chip_params(m, tp);
+                }
                 let sink = if sinks { self.heads / tp } else { 0 };
                 if let Some(ml) = &self.mla {
                     // Per-head up-projections split tp-way (the shared down-projections are

@@ -52,7 +52,8 @@ pub fn apply(ops: &mut Vec<GraphOp>, start: usize, name: &str, window: u64, comp
         }
     };
     let op = Op::Attention { kind, batch, heads, kv_heads, q_len, kv_len: kv, head_dim, causal, dtype };
-    let win = GraphOp { name: format!("{name}_compressed{compress}"), op, repeat: here, class: ops[i].class };
+    let suffix = if compress == 1 { "_sparse".to_string() } else { format!("_compressed{compress}") };
+    let win = GraphOp { name: format!("{name}{suffix}"), op, repeat: here, class: ops[i].class };
     if here >= ops[i].repeat {
         ops[i] = win;
     } else {

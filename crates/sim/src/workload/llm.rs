@@ -461,6 +461,19 @@ fn stack(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, layers: u64, opts
                 }
             }
         }
+        if ctx.t.has_global_widths() {
+            // Gemma 4: the global layers' core (what is left of the group's core after the
+            // windows are split off) attends at their own KV heads and head width.
+            if let Some(g) = ctx.t.attention_view(&LayerMixer::FULL) {
+                let name = format!("{prefix}.attn.core");
+                if let Some(o) = ops[start..].iter_mut().find(|o| o.name == name) {
+                    if let Op::Attention { ref mut kv_heads, ref mut head_dim, .. } = o.op {
+                        *kv_heads = (g.kv_heads / ctx.plan.tp.max(1)).max(1);
+                        *head_dim = g.head_dim;
+                    }
+                }
+            }
+        }
         // Attention sinks (gpt-oss, MiMo-V2-Flash; vLLM `gpt_oss.py` `sinks`): a learned logit
         // per head joins every query row's softmax: one more score per row and head (its
         // exponential and its share of the denominator), priced as an elementwise pass over

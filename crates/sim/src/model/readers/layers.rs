@@ -51,6 +51,11 @@ pub fn mixers(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) ->
     if model_type == "deepseek_v4" {
         return super::deepseek_v4::mixers(obj, n, prefix).map(Some);
     }
+    if model_type == "minimax_m3" {
+        if let Some(v) = super::minimax_m3::mixers(obj, n, prefix)? {
+            return Ok(Some(v));
+        }
+    }
     if model_type == "longcat_flash" {
         // [MLA + MoE], [no mixer + MLP], [MLA + MLP] per LongCat layer (`families`).
         return Ok(Some((0..n).map(|i| if i % 3 == 1 { Mixer::None } else { full }).collect()));

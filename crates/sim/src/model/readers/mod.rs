@@ -11,8 +11,10 @@
 
 pub mod deepseek_v4;
 pub mod families;
+pub mod gemma4;
 pub mod layers;
 pub mod lfm2;
+pub mod minimax_m3;
 pub mod nemotron_h;
 pub mod nemotron_nas;
 pub mod pyjson;
@@ -44,6 +46,10 @@ pub const FAMILY_TYPES: &[&str] = &[
     "glm4v_text", "glm4v_moe_text",
     // DeepSeek-V4: compressed sparse / heavily compressed attention by layer, shared-KV MQA.
     "deepseek_v4",
+    // MiniMax-M3: MiniMax Sparse Attention layers, dense then MoE layers.
+    "minimax_m3",
+    // Gemma 4: local / global layers with their own widths, MoE beside a dense MLP.
+    "gemma4_text",
     // Kimi Linear (KDA + MLA hybrids) and LongCat-Flash (two attentions, two MLPs and a
     // shortcut MoE per layer).
     "kimi_linear", "longcat_flash",
@@ -54,7 +60,7 @@ pub const FAMILY_TYPES: &[&str] = &[
 pub const WRAPPER_TYPES: &[&str] = &[
     "gemma3", "gemma3n", "llama4", "mistral3", "glm4v", "glm4v_moe", "kimi_vl", "internvl_chat", "internvl", "qwen3_vl_moe",
     "qwen3_omni_moe", "llava_next", "llava_onevision", "idefics3", "smolvlm", "paligemma", "aya_vision", "step3_vl", "step3vl",
-    "minicpmv", "phi4_multimodal", "lfm2_vl", "qwen2_vl", "kimi_k25", "voxtral", "minimax_vl_01", "kimi_k3",
+    "minicpmv", "phi4_multimodal", "lfm2_vl", "qwen2_vl", "kimi_k25", "voxtral", "minimax_vl_01", "kimi_k3", "gemma4",
 ];
 
 /// Whether the generic decoder reads this decoder type exactly (no fallback note).
@@ -110,6 +116,8 @@ pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Res
         "lfm2" => lfm2::normalize(obj).map(Some),
         "nemotron-nas" => nemotron_nas::normalize(obj, warnings).map(Some),
         "deepseek_v4" => deepseek_v4::normalize(obj).map(Some),
+        "minimax_m3" => minimax_m3::normalize(obj).map(Some),
+        "gemma4_text" => gemma4::normalize(obj).map(Some),
         _ => families::normalize(obj, model_type, warnings),
     }
 }
@@ -121,6 +129,8 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, prefix: &str
         "nemotron_h" => nemotron_h::finish(obj, t, prefix)?,
         "lfm2" => lfm2::finish(obj, t, prefix)?,
         "deepseek_v4" => deepseek_v4::finish(obj, t, prefix)?,
+        "minimax_m3" => minimax_m3::finish(obj, t, prefix),
+        "gemma4_text" => gemma4::finish(obj, t, prefix, warnings)?,
         _ => families::finish(obj, t, model_type, prefix, warnings)?,
     }
     if model_type == "nemotron-nas" {
