@@ -135,11 +135,11 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, ffn: &Ffn, opts: 
             let qkv_epi = if t.qkv_bias { Epilogue::Bias } else { Epilogue::None };
             // An output gate rides on q_proj (queries and gate side by side).
             let gate = if t.attn_output_gate { hq * d } else { 0 };
-            let qkv_n = (hq + 2 * hkv) * d + gate;
+            let qkv_n = (hq + t.kv_factor() * hkv) * d + gate;
             if t.q_bottleneck > 0 {
                 // Step-3's low-rank query: q_down with k and v, the query's norm, then wq.
                 let r = t.q_bottleneck;
-                ops.push(ctx.mm(format!("{p}.attn.qkv_proj"), OpClass::Attention, tokens, r + 2 * hkv * d + gate, t.hidden, qkv_epi));
+                ops.push(ctx.mm(format!("{p}.attn.qkv_proj"), OpClass::Attention, tokens, r + t.kv_factor() * hkv * d + gate, t.hidden, qkv_epi));
                 ops.push(ctx.vector(format!("{p}.attn.q_norm"), OpClass::Attention, VectorKind::RmsNorm, tokens, r));
                 ops.push(ctx.mm(format!("{p}.attn.wq"), OpClass::Attention, tokens, hq * d, r, Epilogue::None));
             } else if opts.split_qkv && gate == 0 {
@@ -264,7 +264,17 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, ffn: &Ffn, opts: 
     if ctx.quant {
         ops.push(ctx.vector(format!("{p}.attn.o_quant"), OpClass::Attention, VectorKind::Quantize, tokens, attn_out));
     }
-    ops.push(ctx.mm(format!("{p}.attn.o_proj"), OpClass::Attention, tokens, t.hidden, attn_out, ctx.down_epilogue()));
+    if t.o_groups > 0 && t.o_lora_rank > 0 && t.mla.is_none() {
+        // DeepSeek-V4's grouped low-rank output: each of this chip's groups projects its heads
+        // to o_lora_rank (wo_a, one matmul of the groups side by side: the same FLOPs and
+        // weights), then all groups to the hidden width (wo_b, row-parallel like o_proj).
+        let g_here = t.o_groups.div_ceil(tp.max(1));
+        let rank_here = g_here.saturating_mul(t.o_lora_rank);
+        ops.push(ctx.mm(format!("{p}.attn.o_a_proj"), OpClass::Attention, tokens, rank_here, attn_out.div_ceil(g_here), Epilogue::None));
+        ops.push(ctx.mm(format!("{p}.attn.o_proj"), OpClass::Attention, tokens, t.hidden, rank_here, ctx.down_epilogue()));
+    } else {
+        ops.push(ctx.mm(format!("{p}.attn.o_proj"), OpClass::Attention, tokens, t.hidden, attn_out, ctx.down_epilogue()));
+    }
     ctx.leave_tp(ops, p, "attn", OpClass::Attention, tokens);
 
     if *ffn == Ffn::None {
@@ -438,9 +448,29 @@ fn stack(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, layers: u64, opts
             split_group(ops, start, &prefix, count, others, none_here);
         }
         for &(m, n) in &mixers {
+            if let LayerMixer::Attention { window, compress, topk, .. } = m {
+                if compress > 0 {
+                    // DeepSeek-V4's compressed attention (`compressed_attention`).
+                    super::compressed_attention::apply(ops, start, &format!("{prefix}.attn.core"), window, compress, topk, n);
+                    continue;
+                }
+            }
             if let LayerMixer::Attention { window, chunk, .. } = m {
                 if window > 0 || chunk > 0 {
                     windowed(ops, start, &format!("{prefix}.attn.core"), window, chunk, n);
+                }
+            }
+        }
+        if ctx.t.has_global_widths() {
+            // Gemma 4: the global layers' core (what is left of the group's core after the
+            // windows are split off) attends at their own KV heads and head width.
+            if let Some(g) = ctx.t.attention_view(&LayerMixer::FULL) {
+                let name = format!("{prefix}.attn.core");
+                if let Some(o) = ops[start..].iter_mut().find(|o| o.name == name) {
+                    if let Op::Attention { ref mut kv_heads, ref mut head_dim, .. } = o.op {
+                        *kv_heads = (g.kv_heads / ctx.plan.tp.max(1)).max(1);
+                        *head_dim = g.head_dim;
+                    }
                 }
             }
         }
