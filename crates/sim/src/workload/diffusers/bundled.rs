@@ -12,11 +12,17 @@ use serde_json::Value;
 const PIPELINES: &str = crate::json_asset!("../../../../../assets/models/diffusers/pipelines.json");
 
 /// (component path, config.json) for every bundled component.
-const COMPONENTS: [(&str, &str); 38] = [
+const COMPONENTS: [(&str, &str); 43] = [
     ("flux.1-dev/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/text_encoder/config.json")),
     ("flux.1-dev/text_encoder_2", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/text_encoder_2/config.json")),
     ("flux.1-dev/transformer", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/transformer/config.json")),
     ("flux.1-dev/vae", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/vae/config.json")),
+    ("flux.2-dev/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/flux.2-dev/text_encoder/config.json")),
+    ("flux.2-dev/transformer", crate::json_asset!("../../../../../assets/models/diffusers/flux.2-dev/transformer/config.json")),
+    ("flux.2-dev/vae", crate::json_asset!("../../../../../assets/models/diffusers/flux.2-dev/vae/config.json")),
+    ("hidream-i1-full/transformer", crate::json_asset!("../../../../../assets/models/diffusers/hidream-i1-full/transformer/config.json")),
+    // Llama-3.1-8B-Instruct's shape for HiDream-I1's fourth encoder (see pipelines.json).
+    ("llama-3-8b", crate::json_asset!("../../../../../assets/models/llama-3-8b.config.json")),
     ("qwen-image/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/qwen-image/text_encoder/config.json")),
     ("qwen-image/transformer", crate::json_asset!("../../../../../assets/models/diffusers/qwen-image/transformer/config.json")),
     ("qwen-image/vae", crate::json_asset!("../../../../../assets/models/diffusers/qwen-image/vae/config.json")),
