@@ -63,7 +63,6 @@ REASONS = {
     "srv-vllm-qwen3-omni-30b-a3b-tp2-rate1": "no Qwen3-Omni config is bundled and the measured platform is not stated (the doc lists A3 or A2 cards)",
     "trn-mindspeedmm-qwen2.5vl-72b-a3-64npu-128k-video": "'端到端tps' has no stated basis (per NPU is physically impossible, per job or per DP replica both possible) and the video tokens per sample are not stated",
     "trn-mindspeedmm-deepseekvl2-800TA2-32npu": "the parallel layout and sample length live in example scripts the row does not restate, and no DeepSeek-VL2 config is bundled (its deepseek_vl_v2 type has no reader)",
-    "trn-mindspeedmm-hidream-full-ft-8p": "the resolution is not stated and no HiDream pipeline is bundled",
     "trn-mindspeedmm-sana-full-ft-8p": "the resolution is not stated and no Sana pipeline is bundled",
     "dif-mindspeedmm-flux2-t2i-8p-1024-20steps": "no FLUX.2 pipeline is bundled (FLUX.1-dev is; FLUX.2's transformer differs), and the card count is uncertain (table 8p, example --num_processes=4)",
     "dif-mindspeedmm-hidream-sana-fluxkontext-t2i-8p": "resolution and steps are not stated, and none of the three pipelines is bundled",
@@ -492,6 +491,32 @@ def convert_flux2_lora(r):
     return rows
 
 
+def convert_hidream_ft(r):
+    """HiDream-I1 fine-tuning (MindSpeed-MM examples/diffusers/hidream): the README's table calls the
+    row a full fine-tune, but the directory's only training script, the one the README says to run
+    ("本任务主要提供dreambooth_lora_hidream微调脚本"), is a LoRA run: finetune_hidream_dreambooth_lora_deepspeed_bf16.sh
+    @37ccda36 (batch 8, resolution 512, --rank=8, --gradient_checkpointing, bf16, DeepSpeed ZeRO-2
+    from bf16_accelerate_config.yaml; FPS = batch x 8 x it/s). diffusers' train_dreambooth_lora_hidream.py
+    caches the captions' T5 / Llama / pooled embeddings before training (t5_prompt_cache), and
+    without --cache_latents the VAE encodes every batch."""
+    from convert_measurements import finetune_row
+    m = r["measured"]
+    note = ("HiDream-I1-Full LoRA rank 8 at 512x512, batch 8 per NPU on 8, bf16, DeepSpeed ZeRO-2, gradient checkpointing, as "
+            "Ascend/MindSpeed-MM@37ccda36 examples/diffusers/hidream/finetune_hidream_dreambooth_lora_deepspeed_bf16.sh and its "
+            "bf16_accelerate_config.yaml set them: the README's table says full fine-tune (全参微调) but the directory ships only this "
+            "LoRA script, which its README says to run, and the table's batch 8 is the script's; the captions' embeddings cached before "
+            "training (diffusers@02372ba0 examples/dreambooth/train_dreambooth_lora_hidream.py: t5_prompt_cache / llama3_prompt_cache), "
+            "the VAE encodes every batch (no --cache_latents); LoRA on the attention projections; the hidream-i1-full pipeline's "
+            "Llama-3.1-8B is priced with Meta-Llama-3-8B's shape (it does not run per step here); weight 0.5 for the table's "
+            "contradicting label; chip: Atlas 900 A2 PODc, SKU not stated, compared against 910B2")
+    row = finetune_row(r, "", "hidream-i1-full", 8, 8, 1, {"resolution": 512, "precomputed": ["text_encoders"], "lora_rank": 8, "framework": "deepspeed"},
+                       dict(precision="bf16", optimizer_sharding="zero2", recompute="full", sequence_parallel="off"),
+                       [dict(value("FPS", m["FPS"]["value"], "samples/s", "samples_per_s"), unit_stated=m["FPS"]["unit"])], note)
+    row["chip"], row["chip_note"] = A2_UNSTATED
+    row["weight"] = 0.5
+    return row
+
+
 # Llama2-7B 32K fine-tuning with context parallelism (MindSpeed-LLM's long-sequence fine-tuning
 # doc): ring (megatron_cp_algo) against Ulysses at TP2 x CP4, TFLOP/s per NPU.
 CP_SCRIPT = "Ascend/MindSpeed-LLM@bffb73d7 examples/mcore/llama2/tune_llama2_7b_full_pack_32k.sh"
@@ -557,6 +582,8 @@ def convert_training3(r):
         return convert_kontext_lora(r)
     if r["id"] == "trn-mindspeedmm-flux2-dreambooth-lora-8p-1024":
         return convert_flux2_lora(r)
+    if r["id"] == "trn-mindspeedmm-hidream-full-ft-8p":
+        return convert_hidream_ft(r)
     return out_of_reach(r, REASONS.get(r["id"], "no conversion for this row"), A3 if "A3" in r["chip"] else None)
 
 
