@@ -64,7 +64,6 @@ REASONS = {
     "trn-mindspeedmm-qwen2.5vl-72b-a3-64npu-128k-video": "'端到端tps' has no stated basis (per NPU is physically impossible, per job or per DP replica both possible) and the video tokens per sample are not stated",
     "trn-mindspeedmm-deepseekvl2-800TA2-32npu": "the parallel layout and sample length live in example scripts the row does not restate, and no DeepSeek-VL2 config is bundled (its deepseek_vl_v2 type has no reader)",
     "trn-mindspeedmm-sana-full-ft-8p": "the resolution is not stated and no Sana pipeline is bundled",
-    "dif-mindspeedmm-flux2-t2i-8p-1024-20steps": "no FLUX.2 pipeline is bundled (FLUX.1-dev is; FLUX.2's transformer differs), and the card count is uncertain (table 8p, example --num_processes=4)",
     "dif-mindspeedmm-hidream-sana-fluxkontext-t2i-8p": "resolution and steps are not stated, and none of the three pipelines is bundled",
 }
 
@@ -517,6 +516,34 @@ def convert_hidream_ft(r):
     return row
 
 
+FLUX2_INFER = "Ascend/MindSpeed-MM@4769d204 examples/diffusers/flux2/infer_flux2_text2img.py"
+
+
+def convert_flux2_infer(r):
+    """FLUX.2-dev inference (MindSpeed-MM examples/diffusers/flux2, the README's 推理 table, it/s per
+    denoising step): infer_flux2_text2img.py @4769d204 wraps the transformer and the Mistral text
+    encoder in FSDP FULL_SHARD over the world and enables Ulysses context parallelism of the world
+    size (ContextParallelConfig(ulysses_degree=world_size)), 1024 x 1024, 20 steps, guidance 1
+    (embedded guidance, no CFG batch), attention backend "native" (torch SDPA, which torch_npu
+    runs as its fused attention), eager; the prompt is encoded before the timed call. The table's
+    8p is taken (the README's example launch uses --num_processes=4). I2I adds one reference
+    image of the output's size (the flux.2-dev-i2i pipeline)."""
+    from convert_measurements import diffusion_row
+    m = r["measured"]
+    base = {"steps": 20, "height": 1024, "width": 1024, "cfg": False, "chips": 8, "framework": "diffusers", "fsdp": True}
+    pins = dict(precision="bf16", attention="flash", launch="eager", sp=8, sp_mode="ulysses", cfg_parallel="off")
+    note = ("FLUX.2-dev as " + FLUX2_INFER + " (and infer_flux2_img2img.py) runs it: FSDP FULL_SHARD of the transformer and the text "
+            "encoder over all 8 NPUs (diffusion.fsdp), Ulysses sequence parallelism of degree 8, 1024 x 1024, 20 steps, guidance 1 without "
+            "CFG, bf16, torch SDPA (the fused attention on NPU), eager; the card count is the table's 8p (the README's example launch uses "
+            "4 processes); it/s per denoising step compared with the step time; chip: Atlas 900 A2 PODc, SKU not stated, compared against 910B2")
+    rows = []
+    for suffix, key, model in (("-t2i", "e2e_it_per_s_t2i", "flux.2-dev"), ("-i2i", "e2e_it_per_s_i2i", "flux.2-dev-i2i")):
+        row = diffusion_row(r, suffix, A2_UNSTATED, model, dict(base), pins,
+                            [dict(value(key, m[key]["value"], "steps/s", "step_ms"), unit_stated=m[key]["unit"])], note=note)
+        rows.append(row)
+    return rows
+
+
 # Llama2-7B 32K fine-tuning with context parallelism (MindSpeed-LLM's long-sequence fine-tuning
 # doc): ring (megatron_cp_algo) against Ulysses at TP2 x CP4, TFLOP/s per NPU.
 CP_SCRIPT = "Ascend/MindSpeed-LLM@bffb73d7 examples/mcore/llama2/tune_llama2_7b_full_pack_32k.sh"
@@ -599,6 +626,8 @@ def convert_op3(r):
 
 
 def convert_diffusion3(r):
+    if r["id"] == "dif-mindspeedmm-flux2-t2i-8p-1024-20steps":
+        return convert_flux2_infer(r)
     return out_of_reach(r, REASONS.get(r["id"], "no conversion for this row"))
 
 
