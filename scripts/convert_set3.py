@@ -63,8 +63,8 @@ REASONS = {
     "srv-vllm-qwen3-omni-30b-a3b-tp2-rate1": "no Qwen3-Omni config is bundled and the measured platform is not stated (the doc lists A3 or A2 cards)",
     "trn-mindspeedmm-qwen2.5vl-72b-a3-64npu-128k-video": "'端到端tps' has no stated basis (per NPU is physically impossible, per job or per DP replica both possible) and the video tokens per sample are not stated",
     "trn-mindspeedmm-deepseekvl2-800TA2-32npu": "the parallel layout and sample length live in example scripts the row does not restate, and no DeepSeek-VL2 config is bundled (its deepseek_vl_v2 type has no reader)",
-    "trn-mindspeedmm-sana-full-ft-8p": "the resolution is not stated and no Sana pipeline is bundled",
-    "dif-mindspeedmm-hidream-sana-fluxkontext-t2i-8p": "resolution and steps are not stated, and none of the three pipelines is bundled",
+    "trn-mindspeedmm-sana-full-ft-8p": "the resolution is not stated and no Sana pipeline is bundled: its transformer reader exists, but Sana's DC-AE VAE (AutoencoderDC, 32x) has no builder and no verbatim VAE or Gemma-2 text-encoder config was reachable",
+    "dif-mindspeedmm-hidream-sana-fluxkontext-t2i-8p": "resolution, steps and the 8-card layout are not stated and the inference scripts the READMEs name are not in the directories; Sana has no pipeline (HiDream-I1 and FLUX.1-Kontext do)",
 }
 
 
