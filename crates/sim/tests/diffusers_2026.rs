@@ -283,3 +283,19 @@ fn hidream_i1_is_bundled_with_four_encoders() {
     assert_eq!((l.tokens, l.text_tokens), (4096, 256));
     assert!(p.defaults.cfg);
 }
+
+#[test]
+fn what_a_bundled_pipeline_approximates_is_named_on_its_model() {
+    // HiDream-I1's Llama-3.1 encoder is priced with Meta-Llama-3-8B's shape: its descriptions
+    // (denoiser and training) say so, as the CLI's and the report's "approximates" lines print.
+    let p = Pipeline::load("hidream-i1-full").unwrap();
+    let t = p.training_model(512, 512, 1).unwrap();
+    let a = t.approximations();
+    assert!(a.iter().any(|x| x.starts_with("text_encoder_4: Llama-3.1-8B-Instruct priced with Meta-Llama-3-8B")), "{a:?}");
+    let l = p.latent(1024, 1024, 1).unwrap();
+    assert!(p.denoiser_model(&l).unwrap().approximations().iter().any(|x| x.starts_with("vae: FLUX.1's")));
+    // FLUX.2-dev's parts are its own: nothing beyond the explicit graph is approximated.
+    let f = Pipeline::load("flux.2-dev").unwrap();
+    let lf = f.latent(1024, 1024, 1).unwrap();
+    assert_eq!(f.denoiser_model(&lf).unwrap().approximations().len(), 1);
+}

@@ -87,3 +87,15 @@ pub fn bundled_pipeline_info(id: &str) -> Option<(String, String)> {
     let p = index().into_iter().find(|p| p.get("id").and_then(|i| i.as_str()) == Some(id))?;
     Some((p.get("name")?.as_str()?.to_string(), p.get("source")?.as_str()?.to_string()))
 }
+
+/// What a bundled pipeline approximates ("part: how"), by the model name its descriptions carry
+/// (the pipeline's display name, which training and denoiser descriptions start with), from
+/// `pipelines.json`'s `approximations`; empty for other names.
+pub fn pipeline_approximations(model_name: &str) -> Vec<String> {
+    index()
+        .into_iter()
+        .filter(|p| p.get("name").and_then(|n| n.as_str()).is_some_and(|n| model_name == n || model_name.starts_with(&format!("{n} ("))))
+        .flat_map(|p| p.get("approximations").and_then(|a| a.as_array()).cloned().unwrap_or_default())
+        .filter_map(|a| a.as_str().map(String::from))
+        .collect()
+}

@@ -28,7 +28,7 @@ pub mod tome;
 pub mod unet;
 pub mod vae;
 
-pub use bundled::{bundled_pipeline_ids, bundled_pipeline_info, bundled_pipeline_json, component_config};
+pub use bundled::{bundled_pipeline_ids, bundled_pipeline_info, bundled_pipeline_json, component_config, pipeline_approximations};
 pub use dit::{Dit, DitKind, SeqParallel};
 pub use emit::{Emit, EmitOptions};
 pub use encoders::TextEncoder;
