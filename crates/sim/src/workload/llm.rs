@@ -135,11 +135,11 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, ffn: &Ffn, opts: 
             let qkv_epi = if t.qkv_bias { Epilogue::Bias } else { Epilogue::None };
             // An output gate rides on q_proj (queries and gate side by side).
             let gate = if t.attn_output_gate { hq * d } else { 0 };
-            let qkv_n = (hq + 2 * hkv) * d + gate;
+            let qkv_n = (hq + t.kv_factor() * hkv) * d + gate;
             if t.q_bottleneck > 0 {
                 // Step-3's low-rank query: q_down with k and v, the query's norm, then wq.
                 let r = t.q_bottleneck;
-                ops.push(ctx.mm(format!("{p}.attn.qkv_proj"), OpClass::Attention, tokens, r + 2 * hkv * d + gate, t.hidden, qkv_epi));
+                ops.push(ctx.mm(format!("{p}.attn.qkv_proj"), OpClass::Attention, tokens, r + t.kv_factor() * hkv * d + gate, t.hidden, qkv_epi));
                 ops.push(ctx.vector(format!("{p}.attn.q_norm"), OpClass::Attention, VectorKind::RmsNorm, tokens, r));
                 ops.push(ctx.mm(format!("{p}.attn.wq"), OpClass::Attention, tokens, hq * d, r, Epilogue::None));
             } else if opts.split_qkv && gate == 0 {
@@ -193,11 +193,23 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, ffn: &Ffn, opts: 
     };
     let (kv_heads_core, head_dim_core) = match (&t.mla, g.kind, mla_v_pad) {
         // Absorbed MLA decode (DeepSeek-V2 appendix): every query head attends to the one cached
-        // latent (+ rotary key); QK^T on latent + rope, PV on the latent.
-        (Some(m), AttentionKind::Decode, _) => (1, (m.cache_dim() + m.kv_lora_rank).div_ceil(2)),
+        // latent (+ rotary key); QK^T on latent + rope, PV on the latent. The kernel takes the
+        // 544-wide (mean of 576 and 512) latent through L0 in slices, all its query heads the
+        // rows against one KV block; written, as the sparse form's decode core is, as
+        // `SLICE`-wide slices, each its own KV head (the same FLOPs and cache bytes). As one
+        // 544-wide head the device's flash tiling fits only 16 query rows a block, and every
+        // 16-row block would stream the whole cache again (DeepSeek-V3.1 2P1D decode at TP1
+        // was priced at 14.7 TFLOP/s, 4.5x its measured TPOT).
+        (Some(m), AttentionKind::Decode, _) => {
+            let absorbed = (m.cache_dim() + m.kv_lora_rank).div_ceil(2);
+            let slices = absorbed.div_ceil(super::sparse_attention::SLICE);
+            (slices, absorbed.div_ceil(slices))
+        }
         (_, _, Some(qk)) => (hkv, qk),
         _ => (hkv, d),
     };
+    // The latent decode's slices multiply the core's query heads (every head meets every slice).
+    let latent_slices = if t.mla.is_some() && g.kind == AttentionKind::Decode { kv_heads_core } else { 1 };
     // Ulysses runs causal attention over the whole sequence on 1 / cp of the heads (key/value
     // heads fewer than cp are replicated).
     let (heads_core, kv_heads_core, q_core, kv_core, causal_core) = if ulysses {
@@ -226,7 +238,7 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, ffn: &Ffn, opts: 
     let op = Op::Attention {
         kind: g.kind,
         batch: g.batch,
-        heads: heads_core,
+        heads: heads_core.saturating_mul(latent_slices),
         kv_heads: kv_heads_core,
         q_len: q_core,
         kv_len: kv_core,
@@ -264,7 +276,17 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, ffn: &Ffn, opts: 
     if ctx.quant {
         ops.push(ctx.vector(format!("{p}.attn.o_quant"), OpClass::Attention, VectorKind::Quantize, tokens, attn_out));
     }
-    ops.push(ctx.mm(format!("{p}.attn.o_proj"), OpClass::Attention, tokens, t.hidden, attn_out, ctx.down_epilogue()));
+    if t.o_groups > 0 && t.o_lora_rank > 0 && t.mla.is_none() {
+        // DeepSeek-V4's grouped low-rank output: each of this chip's groups projects its heads
+        // to o_lora_rank (wo_a, one matmul of the groups side by side: the same FLOPs and
+        // weights), then all groups to the hidden width (wo_b, row-parallel like o_proj).
+        let g_here = t.o_groups.div_ceil(tp.max(1));
+        let rank_here = g_here.saturating_mul(t.o_lora_rank);
+        ops.push(ctx.mm(format!("{p}.attn.o_a_proj"), OpClass::Attention, tokens, rank_here, attn_out.div_ceil(g_here), Epilogue::None));
+        ops.push(ctx.mm(format!("{p}.attn.o_proj"), OpClass::Attention, tokens, t.hidden, rank_here, ctx.down_epilogue()));
+    } else {
+        ops.push(ctx.mm(format!("{p}.attn.o_proj"), OpClass::Attention, tokens, t.hidden, attn_out, ctx.down_epilogue()));
+    }
     ctx.leave_tp(ops, p, "attn", OpClass::Attention, tokens);
 
     if *ffn == Ffn::None {
@@ -438,9 +460,29 @@ fn stack(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, layers: u64, opts
             split_group(ops, start, &prefix, count, others, none_here);
         }
         for &(m, n) in &mixers {
+            if let LayerMixer::Attention { window, compress, topk, .. } = m {
+                if compress > 0 {
+                    // DeepSeek-V4's compressed attention (`compressed_attention`).
+                    super::compressed_attention::apply(ops, start, &format!("{prefix}.attn.core"), window, compress, topk, n);
+                    continue;
+                }
+            }
             if let LayerMixer::Attention { window, chunk, .. } = m {
                 if window > 0 || chunk > 0 {
                     windowed(ops, start, &format!("{prefix}.attn.core"), window, chunk, n);
+                }
+            }
+        }
+        if ctx.t.has_global_widths() {
+            // Gemma 4: the global layers' core (what is left of the group's core after the
+            // windows are split off) attends at their own KV heads and head width.
+            if let Some(g) = ctx.t.attention_view(&LayerMixer::FULL) {
+                let name = format!("{prefix}.attn.core");
+                if let Some(o) = ops[start..].iter_mut().find(|o| o.name == name) {
+                    if let Op::Attention { ref mut kv_heads, ref mut head_dim, .. } = o.op {
+                        *kv_heads = (g.kv_heads / ctx.plan.tp.max(1)).max(1);
+                        *head_dim = g.head_dim;
+                    }
                 }
             }
         }
