@@ -157,7 +157,7 @@ fn llama4_rope_layers_attend_in_chunks_and_moe_interleaves_with_dense() {
     let runs: Vec<_> = t.runs().into_iter().map(|r| (r.mixer, r.ffn)).collect();
     use tunelab_sim::model::{Ffn, Mixer};
     // Layer 0: RoPE (chunked 8192), dense 16384; layer 1: NoPE (global), MoE with a shared expert.
-    assert_eq!(runs, vec![(Mixer::Attention { window: 0, chunk: 8192, sinks: false }, Ffn::Dense { intermediate: 16384 }), (Mixer::FULL, Ffn::Moe)]);
+    assert_eq!(runs, vec![(Mixer::Attention { window: 0, chunk: 8192, sinks: false, compress: 0, topk: 0 }, Ffn::Dense { intermediate: 16384 }), (Mixer::FULL, Ffn::Moe)]);
     let moe = t.moe.as_ref().unwrap();
     assert_eq!((moe.experts, moe.top_k, moe.expert_intermediate, moe.shared_intermediate, moe.shared_gate), (128, 1, 8192, 8192, false));
     // The chunked layer caches at most one chunk.

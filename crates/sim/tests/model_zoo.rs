@@ -166,12 +166,12 @@ fn runs_of(json: &str) -> Vec<(Mixer, Ffn, u64)> {
 #[test]
 fn gpt_oss_alternates_128_token_windows_with_sinks_over_moe() {
     let runs = runs_of(include_str!("data/models/gpt-oss-20b.config.json"));
-    let windowed: u64 = runs.iter().filter(|r| r.0 == Mixer::Attention { window: 128, chunk: 0, sinks: true }).map(|r| r.2).sum();
-    let full: u64 = runs.iter().filter(|r| r.0 == Mixer::Attention { window: 0, chunk: 0, sinks: true }).map(|r| r.2).sum();
+    let windowed: u64 = runs.iter().filter(|r| r.0 == Mixer::Attention { window: 128, chunk: 0, sinks: true, compress: 0, topk: 0 }).map(|r| r.2).sum();
+    let full: u64 = runs.iter().filter(|r| r.0 == Mixer::Attention { window: 0, chunk: 0, sinks: true, compress: 0, topk: 0 }).map(|r| r.2).sum();
     assert_eq!((windowed, full), (12, 12));
     assert!(runs.iter().all(|r| r.1 == Ffn::Moe));
     // The first layer is a sliding one, the second full (layer order is kept).
-    assert_eq!(runs[0].0, Mixer::Attention { window: 128, chunk: 0, sinks: true });
+    assert_eq!(runs[0].0, Mixer::Attention { window: 128, chunk: 0, sinks: true, compress: 0, topk: 0 });
 }
 
 #[test]
@@ -240,7 +240,7 @@ fn nemotron_super_block_configs_give_each_layer_its_own_block() {
 #[test]
 fn mimo_v2_flash_reads_its_hybrid_pattern_and_moe_list() {
     let runs = runs_of(include_str!("data/models/mimo-v2-flash.config.json"));
-    let slide: u64 = runs.iter().filter(|r| r.0 == Mixer::Attention { window: 128, chunk: 0, sinks: true }).map(|r| r.2).sum();
+    let slide: u64 = runs.iter().filter(|r| r.0 == Mixer::Attention { window: 128, chunk: 0, sinks: true, compress: 0, topk: 0 }).map(|r| r.2).sum();
     let full: u64 = runs.iter().filter(|r| r.0 == Mixer::FULL).map(|r| r.2).sum();
     assert_eq!((slide, full), (39, 9));
     assert_eq!(runs[0].1, Ffn::Dense { intermediate: 16384 });

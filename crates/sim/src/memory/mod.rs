@@ -189,15 +189,21 @@ pub fn kv_cache_bytes(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOption
     // KV heads over TP (replicated when tp > kv_heads).
     let per_layer = match &t.mla {
         Some(m) => m.cached_elems(),
-        None => 2 * (t.kv_heads / plan.tp.max(1)).max(1) * t.head_dim,
+        None => t.kv_factor() * (t.kv_heads / plan.tp.max(1)).max(1) * t.head_dim,
     };
     // Each attention run of the stage keeps its own span: sliding-window and chunked layers only
     // their window or chunk (a rolling buffer, as Mistral's reference code and vLLM's
     // sliding-window and chunked-local managers do); linear, Mamba-2 and short-conv layers hold
     // a fixed state instead (`recurrent_state_bytes`).
     let layer_tokens = t.runs_here(plan.layers_here(t.layers)).iter().map(|r| r.count.saturating_mul(r.mixer.cached_tokens(tokens))).fold(0u64, u64::saturating_add);
+    // Global layers with widths of their own (Gemma 4) hold their own row per token.
+    let elems = if t.has_global_widths() {
+        t.runs_here(plan.layers_here(t.layers)).iter().map(|r| r.count.saturating_mul(r.mixer.cached_tokens(tokens)).saturating_mul(t.kv_elems_for(&r.mixer, plan.tp))).fold(0u64, u64::saturating_add)
+    } else {
+        layer_tokens.saturating_mul(per_layer)
+    };
     // Decode context parallel shards every sequence's cache over dcp ranks of the TP group.
-    let elems = layer_tokens.saturating_mul(per_layer).div_ceil(plan.dcp.max(1));
+    let elems = elems.div_ceil(plan.dcp.max(1));
     elems.saturating_mul(opts.kv_dtype().bytes()).saturating_mul(batch)
 }
 

@@ -43,6 +43,16 @@ pub enum Mixer {
         /// one more score per query row.
         #[serde(default, skip_serializing_if = "is_false")]
         sinks: bool,
+        /// Compressed history (DeepSeek-V4's compressed sparse and heavily compressed
+        /// attention, `compress_ratios`): beyond the raw `window`, every `compress` tokens are
+        /// pooled into one cached row; 0: none. The layer caches `window` raw rows plus
+        /// tokens / `compress` compressed ones.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        compress: u64,
+        /// Compressed rows an indexer selects per query (DeepSeek-V4's ratio-4 layers,
+        /// `index_topk`); 0: every compressed row is attended.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        topk: u64,
     },
     /// Gated DeltaNet linear attention of the stack's `linear_attention` widths.
     Linear,
@@ -57,7 +67,7 @@ pub enum Mixer {
 
 impl Mixer {
     /// Plain full attention.
-    pub const FULL: Mixer = Mixer::Attention { window: 0, chunk: 0, sinks: false };
+    pub const FULL: Mixer = Mixer::Attention { window: 0, chunk: 0, sinks: false, compress: 0, topk: 0 };
 
     /// Whether this mixer keeps a KV cache.
     pub fn is_attention(&self) -> bool {
@@ -67,8 +77,13 @@ impl Mixer {
     /// Tokens of context the mixer's cache holds for a sequence of `tokens` (attention only).
     pub fn cached_tokens(&self, tokens: u64) -> u64 {
         match *self {
-            Mixer::Attention { window, chunk, .. } => {
+            Mixer::Attention { window, chunk, compress, .. } => {
                 let mut t = tokens;
+                if compress > 0 {
+                    // The raw window plus one pooled row per `compress` tokens.
+                    let raw = tokens.min(window.max(1));
+                    return raw.saturating_add(tokens.saturating_sub(raw) / compress);
+                }
                 if window > 0 {
                     t = t.min(window);
                 }
@@ -84,8 +99,13 @@ impl Mixer {
     /// A short name for notes and op names.
     pub fn label(&self) -> String {
         match *self {
-            Mixer::Attention { window, chunk, sinks } => {
-                let mut s = if window > 0 {
+            Mixer::Attention { window, chunk, sinks, compress, topk } => {
+                let mut s = if compress == 1 && topk > 0 {
+                    format!("block-sparse attention ({window}-token local window + top-{topk} keys by an index)")
+                } else if compress > 0 {
+                    let sel = if topk > 0 { format!(", top-{topk} rows by an indexer") } else { String::new() };
+                    format!("compressed attention (1 row per {compress} tokens{sel}, {window}-token raw window)")
+                } else if window > 0 {
                     format!("sliding-window attention ({window})")
                 } else if chunk > 0 {
                     format!("chunked local attention ({chunk})")
@@ -207,7 +227,7 @@ impl TransformerDesc {
             let lin = self.linear_attention.map_or(0, |la| ceil_div(la.layers.min(total).saturating_mul(count), total.max(1)).min(count));
             let (win, window) = self.sliding_window.map_or((0, 0), |w| (ceil_div(w.layers.saturating_mul(count), total.max(1)).min(count - lin), w.window));
             let full = count - lin - win;
-            for (n, mixer) in [(full, Mixer::FULL), (win, Mixer::Attention { window, chunk: 0, sinks: false }), (lin, Mixer::Linear)] {
+            for (n, mixer) in [(full, Mixer::FULL), (win, Mixer::Attention { window, chunk: 0, sinks: false, compress: 0, topk: 0 }), (lin, Mixer::Linear)] {
                 if n > 0 {
                     runs.push(LayerRun { count: n, mixer, ffn });
                 }
@@ -232,14 +252,27 @@ impl TransformerDesc {
         let r = u128::from(self.q_bottleneck);
         // A low-rank query: hidden -> r, its norm, r -> heads x head_dim.
         let q_proj = if r > 0 { h * r + r + r * q } else { h * q };
-        q_proj + h * 2 * kv + q * h + bias + qk_norm + gate
+        let kvf = u128::from(self.kv_factor());
+        let bias = if self.kv_shared && self.qkv_bias { q + kv } else { bias };
+        let o = if self.o_groups > 0 && self.o_lora_rank > 0 {
+            let (g, r) = (u128::from(self.o_groups), u128::from(self.o_lora_rank));
+            q * r + g * r * h
+        } else {
+            q * h
+        };
+        q_proj + h * kvf * kv + o + bias + qk_norm + gate
     }
 
     /// Parameters of a token mixer of this stack.
     pub fn mixer_params(&self, m: &Mixer) -> u128 {
         let h = u128::from(self.hidden);
         match *m {
-            Mixer::Attention { sinks, .. } => self.attention_params_wide() + if sinks { u128::from(self.heads) } else { 0 },
+            Mixer::Attention { sinks, .. } => {
+                if let Some(g) = self.attention_view(m) {
+                    return g.mixer_params(m);
+                }
+                self.attention_params_wide() + if sinks { u128::from(self.heads) } else { 0 }
+            }
             Mixer::Linear => self.linear_attention.map_or(0, |la| u128::from(la.params(self.hidden))),
             Mixer::Mamba2 => self.mamba.map_or(0, |m| u128::from(m.params(self.hidden))),
             Mixer::ShortConv { kernel } => 4 * h * h + h * u128::from(kernel),
@@ -365,6 +398,9 @@ impl TransformerDesc {
         let h = self.hidden;
         match *m {
             Mixer::Attention { sinks, .. } => {
+                if let Some(g) = self.attention_view(m) {
+                    return g.mixer_chip_params(m, tp);
+                }
                 let sink = if sinks { self.heads / tp } else { 0 };
                 if let Some(ml) = &self.mla {
                     // Per-head up-projections split tp-way (the shared down-projections are
@@ -380,9 +416,9 @@ impl TransformerDesc {
                 if r > 0 {
                     // Step-3: the query's down-projection and the single KV head replicated
                     // (vLLM's ReplicatedLinear qkv_proj), wq and o_proj split.
-                    return (h * (r + 2 * self.kv_heads * d) + r * hq * d + hq * d * h + gate, bias + qk_norm + sink + r);
+                    return (h * (r + self.kv_factor() * self.kv_heads * d) + r * hq * d + self.o_proj_params(hq * d, tp) + gate, bias + qk_norm + sink + r);
                 }
-                (h * (hq + 2 * hkv) * d + hq * d * h + gate, bias + qk_norm + sink)
+                (h * (hq + self.kv_factor() * hkv) * d + self.o_proj_params(hq * d, tp) + gate, bias + qk_norm + sink)
             }
             Mixer::Linear => (self.linear_attention.map_or(0, |la| ceil_div(la.params(h), tp)), 0),
             Mixer::Mamba2 => (self.mamba.map_or(0, |mm| ceil_div(mm.params(h), tp)), 0),

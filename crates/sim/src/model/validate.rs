@@ -117,9 +117,11 @@ fn validate_stack(t: &TransformerDesc, what: &str) -> Result<(), String> {
         let f = format!("{what}stack[{i}]");
         check_range(&format!("{f}.count"), r.count, 1, MAX_LAYERS)?;
         match r.mixer {
-            Mixer::Attention { window, chunk, .. } => {
+            Mixer::Attention { window, chunk, compress, topk, .. } => {
                 check_range(&format!("{f}.mixer.window"), window, 0, 1 << 24)?;
                 check_range(&format!("{f}.mixer.chunk"), chunk, 0, 1 << 24)?;
+                check_range(&format!("{f}.mixer.compress"), compress, 0, 1 << 16)?;
+                check_range(&format!("{f}.mixer.topk"), topk, 0, 1 << 24)?;
             }
             Mixer::Linear if t.linear_attention.is_none() => return Err(format!("field '{f}.mixer' is linear attention, but the description has no 'linear_attention' widths")),
             Mixer::Mamba2 => match &t.mamba {

@@ -265,9 +265,29 @@ fn stack(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, layers: u64, opts
             split_group(ops, start, &prefix, count, others, none_here);
         }
         for &(m, n) in &mixers {
+            if let LayerMixer::Attention { window, compress, topk, .. } = m {
+                if compress > 0 {
+                    // DeepSeek-V4's compressed attention (`compressed_attention`).
+                    super::compressed_attention::apply(ops, start, &format!("{prefix}.attn.core"), window, compress, topk, n);
+                    continue;
+                }
+            }
             if let LayerMixer::Attention { window, chunk, .. } = m {
                 if window > 0 || chunk > 0 {
                     windowed(ops, start, &format!("{prefix}.attn.core"), window, chunk, n);
+                }
+            }
+        }
+        if ctx.t.has_global_widths() {
+            // Gemma 4: the global layers' core (what is left of the group's core after the
+            // windows are split off) attends at their own KV heads and head width.
+            if let Some(g) = ctx.t.attention_view(&LayerMixer::FULL) {
+                let name = format!("{prefix}.attn.core");
+                if let Some(o) = ops[start..].iter_mut().find(|o| o.name == name) {
+                    if let Op::Attention { ref mut kv_heads, ref mut head_dim, .. } = o.op {
+                        *kv_heads = (g.kv_heads / ctx.plan.tp.max(1)).max(1);
+                        *head_dim = g.head_dim;
+                    }
                 }
             }
         }

@@ -6,6 +6,7 @@
 //! distinct operators with `repeat = 32`; the device model tiles each distinct operator once.
 
 mod constants;
+pub mod compressed_attention;
 pub mod diffusers;
 mod flops;
 mod llm;

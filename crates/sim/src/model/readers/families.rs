@@ -131,7 +131,7 @@ pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Res
         "kimi_linear" => {
             // The KDA widths and layer lists were put in this spelling by `kimi_linear_upgrade`.
             alias(&mut o, "num_experts_per_token", "num_experts_per_tok");
-            for k in ["linear_attn_config", "linear_num_heads", "linear_head_dim", "moe_renormalize", "num_expert_group", "moe_router_activation_func", "mla_use_nope", "use_grouped_topk", "moe_layer_freq"] {
+            for k in ["linear_attn_config", "linear_num_heads", "linear_head_dim", "moe_renormalize", "num_expert_group", "moe_router_activation_func", "mla_use_nope", "use_grouped_topk", "moe_layer_freq", "routed_expert_hidden_size", "latent_moe_use_norm", "attn_res_block_size", "mla_use_output_gate", "activation_situ_beta", "activation_situ_linear_beta"] {
                 o.remove(k);
             }
         }
@@ -171,6 +171,17 @@ pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Res
             alias(&mut o, "share_expert_dim", "shared_expert_intermediate_size");
             alias(&mut o, "max_position_embedding", "max_position_embeddings");
             for k in ["share_q_dim", "moe_layers_enum", "max_seq_len", "norm_expert_weight", "moe_every_n_layer", "use_moe"] {
+                o.remove(k);
+            }
+        }
+        "step3p7" => {
+            // Step-3.7-Flash (vLLM / SGLang `step3p7`, Step3p5 lineage): softmax attention on
+            // every layer, 3 sliding (512) : 1 full by `layer_types` (read per layer), the first
+            // `first_k_dense_replace` layers dense, then MoE layers of `num_experts` routed
+            // experts and `n_shared_experts` always-on expert `share_expert_dim` wide with no
+            // gate (as Step-3's), and `num_nextn_predict_layers` MTP layers.
+            alias(&mut o, "share_expert_dim", "moe_shared_expert_intermediate_size");
+            for k in ["use_moe_router_bias", "moe_router_scaling_factor"] {
                 o.remove(k);
             }
         }
@@ -253,6 +264,12 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, _prefix: &st
                 t.approx.push("attention: MiniMax's lightning attention (linear attention with a fixed per-head decay; Qin et al. 2024, arXiv:2401.04658) priced by the linear-attention path: its q/k/v/gate/out projections and head_dim x head_dim fp32 state per head exactly, its intra-block causal and inter-block state matmuls as the chunked form's; the Gated DeltaNet path's beta/alpha gates (2 x hidden x heads parameters per layer) and gating vector ops are counted in excess".into());
             }
         }
+        "smollm3" => {
+            // SmolLM3Config ties its embeddings unless the config says otherwise (the 3B
+            // checkpoint's config leaves it out: its 6.15 GB of bf16 safetensors are 3.08B
+            // parameters, one 128256 x 2048 matrix fewer than untied).
+            t.tied_embeddings = obj.get("tie_word_embeddings").and_then(Value::as_bool).unwrap_or(true);
+        }
         "step3_text" | "step3v_text" => {
             t.q_bottleneck = obj.get("share_q_dim").and_then(Value::as_u64).unwrap_or(0);
             if let Some(m) = t.moe.as_mut() {
@@ -267,6 +284,22 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, _prefix: &st
             t.approx.push("attention: query/key heads 192 wide and value heads 128 wide costed as heads of their mean, 160 (the same parameters, FLOPs and KV bytes)".into());
         }
         "kimi_linear" => {
+            // Kimi K3's text model: experts run in a `routed_expert_hidden_size` latent (a down
+            // projection and norm before them, an up projection after: the latent MoE of the
+            // stack), the MLA layers gate their output, and blocks add attention residuals.
+            if let (Some(l), Some(m)) = (obj.get("routed_expert_hidden_size").and_then(Value::as_u64).filter(|l| *l > 0), t.moe.as_mut()) {
+                m.latent = l;
+            }
+            if obj.get("mla_use_output_gate").and_then(Value::as_bool) == Some(true) {
+                let g = t.heads * t.mla.as_ref().map_or(0, |m| m.v_head_dim) * t.hidden;
+                t.approx.push(format!("attention: the MLA layers' output gate (mla_use_output_gate: hidden -> heads x v_head_dim, {:.1}M parameters per MLA layer) is neither counted nor priced", g as f64 / 1e6));
+            }
+            if let Some(b) = obj.get("attn_res_block_size").and_then(Value::as_u64).filter(|b| *b > 0) {
+                t.approx.push(format!("residual: the block attention residuals (attn_res_block_size {b}) are neither counted nor priced"));
+            }
+            if obj.get("hidden_act").and_then(Value::as_str) == Some("situ") {
+                t.approx.push("MLP: the SiTU activation (activation_situ_beta) is priced as SwiGLU (the same three matrices)".into());
+            }
             t.approx.push("attention: Kimi Delta Attention read as the linear-attention (Gated DeltaNet) mixer of its widths: q/k/v projections, short convolutions, the heads x head_dim x head_dim fp32 state and out_proj as KDA has them; its low-rank forget and output gates counted as Gated DeltaNet's full-rank output gate and beta/alpha projections (a few million parameters per layer over), its channel-wise decay priced as the chunked delta rule".into());
         }
         "longcat_flash" => {

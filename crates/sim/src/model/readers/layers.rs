@@ -46,8 +46,16 @@ pub fn mixers(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) ->
     let gemma3 = model_type == "gemma3_text";
     let window = uint(obj, "sliding_window").unwrap_or(if gemma3 { 4096 } else { 0 });
     let sinks = model_type == "gpt_oss";
-    let slide = Mixer::Attention { window, chunk: 0, sinks };
-    let full = Mixer::Attention { window: 0, chunk: 0, sinks };
+    let slide = Mixer::Attention { window, chunk: 0, sinks, compress: 0, topk: 0 };
+    let full = Mixer::Attention { window: 0, chunk: 0, sinks, compress: 0, topk: 0 };
+    if model_type == "deepseek_v4" {
+        return super::deepseek_v4::mixers(obj, n, prefix).map(Some);
+    }
+    if model_type == "minimax_m3" {
+        if let Some(v) = super::minimax_m3::mixers(obj, n, prefix)? {
+            return Ok(Some(v));
+        }
+    }
     if model_type == "longcat_flash" {
         // [MLA + MoE], [no mixer + MLP], [MLA + MLP] per LongCat layer (`families`).
         return Ok(Some((0..n).map(|i| if i % 3 == 1 { Mixer::None } else { full }).collect()));
@@ -74,8 +82,8 @@ pub fn mixers(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) ->
         if window == 0 {
             return Err(format!("field '{prefix}hybrid_layer_pattern' names sliding layers but '{prefix}sliding_window' is not a positive size"));
         }
-        let slide = Mixer::Attention { window, chunk: 0, sinks: b("add_swa_attention_sink_bias") };
-        let full = Mixer::Attention { window: 0, chunk: 0, sinks: b("add_full_attention_sink_bias") };
+        let slide = Mixer::Attention { window, chunk: 0, sinks: b("add_swa_attention_sink_bias"), compress: 0, topk: 0 };
+        let full = Mixer::Attention { window: 0, chunk: 0, sinks: b("add_full_attention_sink_bias"), compress: 0, topk: 0 };
         let mut v = Vec::new();
         for (i, e) in a.iter().enumerate() {
             v.push(match e.as_u64() {
@@ -119,7 +127,7 @@ pub fn mixers(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) ->
                     }
                     slide
                 }
-                Some("chunked_attention") if chunk > 0 => Mixer::Attention { window: 0, chunk, sinks },
+                Some("chunked_attention") if chunk > 0 => Mixer::Attention { window: 0, chunk, sinks, compress: 0, topk: 0 },
                 Some("linear_attention") => Mixer::Linear,
                 Some("conv") | Some("short_conv") => Mixer::ShortConv { kernel },
                 Some("mamba") | Some("mamba2") => Mixer::Mamba2,
@@ -154,7 +162,7 @@ pub fn mixers(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) ->
                 (0..n).map(|i| (i + 1) % every != 0).collect()
             }
         };
-        return Ok(Some(rope.into_iter().map(|r| if r { Mixer::Attention { window: 0, chunk, sinks: false } } else { full }).collect()));
+        return Ok(Some(rope.into_iter().map(|r| if r { Mixer::Attention { window: 0, chunk, sinks: false, compress: 0, topk: 0 } } else { full }).collect()));
     }
     if let (Some(every), true) = (uint(obj, "full_attention_interval"), t.linear_attention.is_some()) {
         let every = every.max(1);

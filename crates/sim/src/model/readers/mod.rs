@@ -9,9 +9,12 @@
 //! (short-conv hybrids), `towers` (vision and audio towers of multimodal wrappers), `layers`
 //! (per-layer lists -> stack), `pyjson` (Python's Infinity / NaN).
 
+pub mod deepseek_v4;
 pub mod families;
+pub mod gemma4;
 pub mod layers;
 pub mod lfm2;
+pub mod minimax_m3;
 pub mod nemotron_h;
 pub mod nemotron_nas;
 pub mod pyjson;
@@ -36,6 +39,17 @@ pub const FAMILY_TYPES: &[&str] = &[
     "minimax", "minimax_text_01", "minimax_m1",
     // Step-3's language model (multi-matrix factorisation attention).
     "step3_text", "step3v_text",
+    // Step-3.7-Flash: sliding (512) / full attention 3 : 1, dense then MoE layers, MTP.
+    "step3p7",
+    // GLM-4.1V / GLM-4.5V language models (Glm4vTextConfig: GLM-4's layout; Glm4vMoeTextConfig:
+    // GLM-4.5's MoE layout), under the glm4v / glm4v_moe wrappers.
+    "glm4v_text", "glm4v_moe_text",
+    // DeepSeek-V4: compressed sparse / heavily compressed attention by layer, shared-KV MQA.
+    "deepseek_v4",
+    // MiniMax-M3: MiniMax Sparse Attention layers, dense then MoE layers.
+    "minimax_m3",
+    // Gemma 4: local / global layers with their own widths, MoE beside a dense MLP.
+    "gemma4_text",
     // Kimi Linear (KDA + MLA hybrids) and LongCat-Flash (two attentions, two MLPs and a
     // shortcut MoE per layer).
     "kimi_linear", "longcat_flash",
@@ -46,7 +60,7 @@ pub const FAMILY_TYPES: &[&str] = &[
 pub const WRAPPER_TYPES: &[&str] = &[
     "gemma3", "gemma3n", "llama4", "mistral3", "glm4v", "glm4v_moe", "kimi_vl", "internvl_chat", "internvl", "qwen3_vl_moe",
     "qwen3_omni_moe", "llava_next", "llava_onevision", "idefics3", "smolvlm", "paligemma", "aya_vision", "step3_vl", "step3vl",
-    "minicpmv", "phi4_multimodal", "lfm2_vl", "qwen2_vl", "kimi_k25", "voxtral", "minimax_vl_01", "kimi_k3",
+    "minicpmv", "phi4_multimodal", "lfm2_vl", "qwen2_vl", "kimi_k25", "voxtral", "minimax_vl_01", "kimi_k3", "gemma4",
 ];
 
 /// Whether the generic decoder reads this decoder type exactly (no fallback note).
@@ -101,6 +115,9 @@ pub fn normalize(obj: &Obj, model_type: &str, warnings: &mut Vec<String>) -> Res
         "nemotron_h" => nemotron_h::normalize(obj).map(Some),
         "lfm2" => lfm2::normalize(obj).map(Some),
         "nemotron-nas" => nemotron_nas::normalize(obj, warnings).map(Some),
+        "deepseek_v4" => deepseek_v4::normalize(obj).map(Some),
+        "minimax_m3" => minimax_m3::normalize(obj).map(Some),
+        "gemma4_text" => gemma4::normalize(obj).map(Some),
         _ => families::normalize(obj, model_type, warnings),
     }
 }
@@ -111,6 +128,9 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, prefix: &str
     match model_type {
         "nemotron_h" => nemotron_h::finish(obj, t, prefix)?,
         "lfm2" => lfm2::finish(obj, t, prefix)?,
+        "deepseek_v4" => deepseek_v4::finish(obj, t, prefix)?,
+        "minimax_m3" => minimax_m3::finish(obj, t, prefix),
+        "gemma4_text" => gemma4::finish(obj, t, prefix, warnings)?,
         _ => families::finish(obj, t, model_type, prefix, warnings)?,
     }
     if model_type == "nemotron-nas" {
@@ -183,12 +203,12 @@ fn unused_keys(obj: &Obj, t: &TransformerDesc, model_type: &str, prefix: &str) -
         }
     }
     if let Some(r) = num("q_lora_rank") {
-        if t.mla.is_none() {
+        if t.mla.is_none() && t.q_bottleneck == 0 {
             note("q_lora_rank", r, "queries are read as full-rank projections");
         }
     }
     if let Some(k) = num("index_topk") {
-        if t.mla.as_ref().is_none_or(|m| m.sparse.is_none()) {
+        if t.mla.as_ref().is_none_or(|m| m.sparse.is_none()) && !runs.iter().any(|r| matches!(r.mixer, Mixer::Attention { topk, .. } if topk > 0)) {
             note("index_topk", k, "attention is priced dense");
         }
     }

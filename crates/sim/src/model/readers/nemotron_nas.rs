@@ -115,7 +115,7 @@ pub fn normalize(obj: &Obj, warnings: &mut Vec<String>) -> Result<Obj, String> {
 pub fn layers(obj: &Obj, prefix: &str, approx: &mut Vec<String>) -> Result<(Vec<Mixer>, Vec<Ffn>), String> {
     let bl = blocks(obj, prefix, approx)?;
     let mixers = bl.iter().map(|b| match &b.attention {
-        Some(a) => Mixer::Attention { window: a.window, chunk: 0, sinks: false },
+        Some(a) => Mixer::Attention { window: a.window, chunk: 0, sinks: false, compress: 0, topk: 0 },
         None => Mixer::None,
     }).collect();
     let ffns = bl.iter().map(|b| match b.ffn {

@@ -24,8 +24,12 @@ pub fn vision(top: &Obj, vis: &Obj, model_type: &str, text_hidden: u64, approx: 
     let depth = pick(vis, &["depth", "num_hidden_layers", "num_layers", "layers", "vt_num_hidden_layers"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}depth' or '{p}num_hidden_layers' (the vision tower's blocks)"))?;
     let hidden = pick(vis, &["hidden_size", "embed_dim", "width", "vt_hidden_size"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}hidden_size' (the vision tower's width)"))?;
     let heads = pick(vis, &["num_heads", "num_attention_heads", "heads", "vt_num_attention_heads"], p)?.map(|(v, _)| v).ok_or_else(|| format!("missing field '{p}num_heads' or '{p}num_attention_heads'"))?;
-    if heads == 0 || hidden % heads != 0 {
-        return Err(format!("field '{p}num_heads' = {heads} must divide the vision width {hidden}"));
+    // Attention wider than the residual (Kimi-K3's MoonViT: `qkv_hidden_size` 1536 = 12 heads of
+    // 128 over a 1024-wide tower): the heads divide that width instead.
+    let qkv = opt_u64(vis, "qkv_hidden_size", p)?.filter(|q| *q > 0);
+    let attn_width = qkv.unwrap_or(hidden);
+    if heads == 0 || attn_width % heads != 0 {
+        return Err(format!("field '{p}num_heads' = {heads} must divide the vision width {attn_width}"));
     }
     let inter = match pick(vis, &["intermediate_size", "mlp_dim", "vt_intermediate_size"], p)? {
         Some((v, _)) => v,
@@ -59,7 +63,11 @@ pub fn vision(top: &Obj, vis: &Obj, model_type: &str, text_hidden: u64, approx: 
     }
     .max(1);
     let pooled = opt_u64(top, "mm_tokens_per_image", "")?.is_some();
-    let encoder = TransformerDesc::vision_tower(depth, hidden, heads, inter, mlp, norm, 1 << 16);
+    let mut encoder = TransformerDesc::vision_tower(depth, hidden, heads, inter, mlp, norm, 1 << 16);
+    if let Some(q) = qkv {
+        encoder.head_dim = q / heads;
+        approx.push(format!("vision tower ({model_type}): attention {q} wide ({heads} heads of {}) over a {hidden}-wide residual (qkv_hidden_size)", q / heads));
+    }
     let mut v = VisionDesc { encoder, image_size: image, patch_size: patch, channels: opt_u64(vis, "num_channels", p)?.or(opt_u64(vis, "in_channels", p)?).unwrap_or(3), projector_hidden: if pooled { 0 } else { hidden * merge * merge }, merge, class_token: false, deepstack: 0, images: 1 };
     if fixed_image.is_none() {
         v.image_size = DEFAULT_IMAGE_SIZE;

@@ -29,11 +29,11 @@ pub(super) fn attention_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Ge
             let qkv_epi = if t.qkv_bias { Epilogue::Bias } else { Epilogue::None };
             // An output gate rides on q_proj (queries and gate side by side).
             let gate = if t.attn_output_gate { hq * d } else { 0 };
-            let qkv_n = (hq + 2 * hkv) * d + gate;
+            let qkv_n = (hq + t.kv_factor() * hkv) * d + gate;
             if t.q_bottleneck > 0 {
                 // Step-3's low-rank query: q_down with k and v, the query's norm, then wq.
                 let r = t.q_bottleneck;
-                ops.push(ctx.mm(format!("{p}.attn.qkv_proj"), OpClass::Attention, tokens, r + 2 * hkv * d + gate, t.hidden, qkv_epi));
+                ops.push(ctx.mm(format!("{p}.attn.qkv_proj"), OpClass::Attention, tokens, r + t.kv_factor() * hkv * d + gate, t.hidden, qkv_epi));
                 ops.push(ctx.vector(format!("{p}.attn.q_norm"), OpClass::Attention, VectorKind::RmsNorm, tokens, r));
                 ops.push(ctx.mm(format!("{p}.attn.wq"), OpClass::Attention, tokens, hq * d, r, Epilogue::None));
             } else if opts.split_qkv && gate == 0 {
@@ -170,7 +170,17 @@ pub(super) fn attention_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Ge
     if ctx.quant {
         ops.push(ctx.vector(format!("{p}.attn.o_quant"), OpClass::Attention, VectorKind::Quantize, tokens, attn_out));
     }
-    ops.push(ctx.mm(format!("{p}.attn.o_proj"), OpClass::Attention, tokens, t.hidden, attn_out, ctx.down_epilogue()));
+    if t.o_groups > 0 && t.o_lora_rank > 0 && t.mla.is_none() {
+        // DeepSeek-V4's grouped low-rank output: each of this chip's groups projects its heads
+        // to o_lora_rank (wo_a, one matmul of the groups side by side: the same FLOPs and
+        // weights), then all groups to the hidden width (wo_b, row-parallel like o_proj).
+        let g_here = t.o_groups.div_ceil(tp.max(1));
+        let rank_here = g_here.saturating_mul(t.o_lora_rank);
+        ops.push(ctx.mm(format!("{p}.attn.o_a_proj"), OpClass::Attention, tokens, rank_here, attn_out.div_ceil(g_here), Epilogue::None));
+        ops.push(ctx.mm(format!("{p}.attn.o_proj"), OpClass::Attention, tokens, t.hidden, rank_here, ctx.down_epilogue()));
+    } else {
+        ops.push(ctx.mm(format!("{p}.attn.o_proj"), OpClass::Attention, tokens, t.hidden, attn_out, ctx.down_epilogue()));
+    }
     ctx.leave_tp(ops, p, "attn", OpClass::Attention, tokens);
 }
 
