@@ -57,7 +57,6 @@ def out_of_reach(r, reason, chip=None):
 
 # Why each row that stays out stays out: what its source leaves unstated, or what Tunelab lacks.
 REASONS = {
-    "srv-vllm-qwen3-32b-2x910b4-v011-vs-v013": "the weights' type and the output length are not stated, and the two readings of the chips disagree: BF16 Qwen3-32B (65 GB) does not fit 2 x 32 GB 910B4, so either W8A8 (whose predicted TPOT at 16 concurrent 2K prompts, 95 ms, is about twice the measured 51 ms) or 64 GB 910B4 boards (not a bundled profile) ran it; comparing it would choose the reading by its error",
     "srv-vllm-hy3-preview-a3-tp16-mtp-c1": "no Hy3-preview config is bundled, and the MTP acceptance, which sets TPOT per token, is not reported",
     "srv-vllm-deepseekocr2-a2-1080p-256": "the source contradicts itself on the hardware (A2-313T in the result, A3 in the table below), the concurrency is not stated and no DeepSeek-OCR-2 config is bundled",
     "srv-vllm-qwen3-omni-30b-a3b-tp2-rate1": "no Qwen3-Omni config is bundled and the measured platform is not stated (the doc lists A3 or A2 cards)",

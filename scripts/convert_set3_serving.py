@@ -266,3 +266,42 @@ CONVERTERS.update({
     "srv-vllm-deepseek-v3.2-a3-1p1d-64k3k": convert_dsv32_1p1d,
 })
 
+
+# Qwen3-32B on two 910B4 (vllm-ascend issue #5892): the issue names the chips (2 x 910B4), the
+# releases (0.11 and 0.13rc1), the prompts (2K and 8K) and the concurrency (16), nothing else.
+# Reading taken (the other reading is named in the note): the bundled 910B4 profile is the
+# 32 GB board, on which the BF16 checkpoint (65.5 GB) cannot load over two cards, so the run
+# served W8A8 weights (vLLM-Ascend's published Qwen3-32B-W8A8, the Qwen3-Dense tutorial's
+# quantised option); the other reading, BF16 on 64 GB 910B4 boards, has no bundled profile.
+QWEN3_32B_NOTE = ("Qwen3-32B (the bundled config) on two Ascend 910B4 at TP2, as the source states; READING TAKEN: the bundled 910B4 "
+                  "profile is the 32 GB board, where the BF16 weights (65.5 GB) cannot load over two cards, so W8A8 weights "
+                  "(vLLM-Ascend's published Qwen3-32B-W8A8, the Qwen3-Dense tutorial's quantised option); the other reading, BF16 on "
+                  "64 GB 910B4 boards, has no bundled profile and is not compared. Not stated and taken from the tools' defaults: "
+                  "vllm bench serve's random dataset (fixed lengths; --random-output-len 128 out, --num-prompts 1000) at "
+                  "--max-concurrency 16 (a closed loop of 16 clients); the release's default graph capture and ")
+
+
+def convert_qwen3_32b_910b4(r):
+    m = r["measured"]
+    rows = []
+    for rel, tag in (("0.11", "v011"), ("0.13", "v013")):
+        row = {"id": r["id"] + "/v" + rel, "stage": "deployment", "model": "qwen3-32b", "chip": "910B4",
+               "chip_note": "stated by the source (2 x 910B4); the bundled 910B4 profile is the 32 GB board", "release": rel,
+               "scenario": {"workload": {"batch": VLLM_DEFAULT_SEQS, "input_len": 2048, "output_len": 128},
+                            "deployment": {"tile_operators": False,
+                                           "serving": {"mode": "scheduler", "engine": "vllm-ascend", "engine_version": rel, "arrival": "closed",
+                                                       "concurrency": 16, "requests": 1000, "length_distribution": "fixed", "block_size": 128}},
+                            "space": fixed(batch=VLLM_DEFAULT_SEQS, precision="w8a8", tp=2, launch="graph", max_num_batched_tokens=VLLM_DEFAULT_TOKENS, chunked_prefill="on")},
+               "values": [], "variants": [],
+               "conversion_note": QWEN3_32B_NOTE + VLLM_DEFAULTS_NOTE + "; vLLM-Ascend " + rel + ("rc1" if rel == "0.13" else "") + " (the source's 'vllm13' is 0.13rc1; the bundled 0.13 release's defaults)",
+               "weight": 0.5}
+        for n, k in ((2, "2k"), (8, "8k")):
+            vals = [serving_value(key.replace(tag + "_" + k + "_c16_", "mean_") , v) | {"metric": key}
+                    for key, v in m.items() if key.startswith(tag + "_" + k + "_c16_")]
+            row["variants"].append({"suffix": k, "space": {}, "scenario": {"workload": {"input_len": n * 1024}}, "values": vals})
+        rows.append(row)
+    return rows
+
+
+CONVERTERS["srv-vllm-qwen3-32b-2x910b4-v011-vs-v013"] = convert_qwen3_32b_910b4
+
