@@ -368,3 +368,15 @@ fn minimax_m3_sparse_layers_attend_to_selected_blocks() {
     let e = load_model(&v.to_string()).unwrap_err();
     assert!(e.contains("sparse_attention_freq[7]"), "{e}");
 }
+
+/// MiMo-V2-Flash's per-layer KV heads: its 39 sliding layers have 8 KV heads, its 9 full
+/// layers 4 (heads of the 192 / 128 mean width, 160); each is cached and counted at its own.
+#[test]
+fn mimo_v2_flash_keeps_kv_heads_per_layer() {
+    let m = load_model(include_str!("data/models/mimo-v2-flash.config.json")).unwrap().model;
+    assert_eq!(m.kv_bytes_per_token(tunelab_sim::DType::Bf16), (39 * 2 * 8 * 160 + 9 * 2 * 4 * 160) * 2);
+    let t = m.llm.as_ref().unwrap();
+    let (h, q) = (4096u128, 64u128 * 160);
+    assert_eq!(t.mixer_params(&Mixer::FULL), h * q + h * 2 * 4 * 160 + q * h, "a full layer at 4 KV heads");
+    assert!(!m.identity().approximations.iter().any(|a| a.contains("every layer costed with")));
+}
