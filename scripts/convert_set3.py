@@ -63,11 +63,8 @@ REASONS = {
     "srv-vllm-qwen3-omni-30b-a3b-tp2-rate1": "no Qwen3-Omni config is bundled and the measured platform is not stated (the doc lists A3 or A2 cards)",
     "trn-mindspeedmm-qwen2.5vl-72b-a3-64npu-128k-video": "'端到端tps' has no stated basis (per NPU is physically impossible, per job or per DP replica both possible) and the video tokens per sample are not stated",
     "trn-mindspeedmm-deepseekvl2-800TA2-32npu": "the parallel layout and sample length live in example scripts the row does not restate, and no DeepSeek-VL2 config is bundled (its deepseek_vl_v2 type has no reader)",
-    "trn-mindspeedmm-flux2-dreambooth-lora-8p-1024": "no FLUX.2 pipeline is bundled: the Flux2Transformer2DModel, Mistral3 text-encoder and AutoencoderKLFlux2 readers exist, but no verbatim FLUX.2-dev transformer or text-encoder config.json was reachable",
-    "trn-mindspeedmm-hidream-full-ft-8p": "the resolution is not stated and no HiDream pipeline is bundled",
-    "trn-mindspeedmm-sana-full-ft-8p": "the resolution is not stated and no Sana pipeline is bundled",
-    "dif-mindspeedmm-flux2-t2i-8p-1024-20steps": "no FLUX.2 pipeline is bundled (FLUX.1-dev is; FLUX.2's transformer differs), and the card count is uncertain (table 8p, example --num_processes=4)",
-    "dif-mindspeedmm-hidream-sana-fluxkontext-t2i-8p": "resolution and steps are not stated, and none of the three pipelines is bundled",
+    "trn-mindspeedmm-sana-full-ft-8p": "the resolution is not stated and no Sana pipeline is bundled: its transformer reader exists, but Sana's DC-AE VAE (AutoencoderDC, 32x) has no builder and no verbatim VAE or Gemma-2 text-encoder config was reachable",
+    "dif-mindspeedmm-hidream-sana-fluxkontext-t2i-8p": "resolution, steps and the 8-card layout are not stated and the inference scripts the READMEs name are not in the directories; Sana has no pipeline (HiDream-I1 and FLUX.1-Kontext do)",
 }
 
 
@@ -461,6 +458,92 @@ def convert_kontext_lora(r):
     return row
 
 
+FLUX2_TRAIN = "Ascend/MindSpeed-MM@37ccda36 examples/diffusers/flux2/finetune_{}_flux2_dreambooth_lora_fsdp_bf16.sh"
+
+
+def convert_flux2_lora(r):
+    """FLUX.2-dev DreamBooth LoRA (MindSpeed-MM examples/diffusers/flux2): the README's T2I and I2I
+    rows with the directory's two launch scripts (finetune_t2i/i2i_flux2_dreambooth_lora_fsdp_bf16.sh
+    @37ccda36: batch 1, resolution 1024, --rank=16, --gradient_checkpointing, --cache_latents,
+    a caption column, bf16, FSDP through bf16_accelerate_config.yaml; images/s = batch x 8 x it/s).
+    diffusers' train_dreambooth_lora_flux2.py (the script they run) caches the prompt embeddings of
+    a captioned dataset before training (prompt_embeds_cache) and, with --cache_latents, the VAE
+    latents, so neither encoder runs per step; the I2I script's condition image is VAE-encoded
+    and its tokens join the sequence (the flux.2-dev-i2i pipeline)."""
+    from convert_measurements import finetune_row
+    m = r["measured"]
+    rows = []
+    for suffix, key, model, script in (("-t2i", "FPS_t2i_finetune", "flux.2-dev", "t2i"), ("-i2i", "FPS_i2i_finetune", "flux.2-dev-i2i", "i2i")):
+        note = ("FLUX.2-dev DreamBooth LoRA rank 16 at 1024x1024, batch 1 per NPU on 8, bf16, as " + FLUX2_TRAIN.format(script) + " sets them: "
+                "gradient checkpointing, VAE latents cached (--cache_latents) and the captions' Mistral embeddings cached before training "
+                "(diffusers@04c6304e examples/dreambooth/train_dreambooth_lora_flux2.py: prompt_embeds_cache for a captioned dataset), so only "
+                "the transformer runs per step; FSDP full sharding of the frozen 32 B transformer (the script's accelerate config) read as "
+                "ZeRO-3; " + ("each sample a (condition, target) pair whose condition tokens join the sequence (the README: I2I doubles the "
+                "tokens); " if script == "i2i" else "") + "LoRA on the attention projections (the script's default target set is not restated "
+                "in the row); the scripts name FLUX.2-Kontext-dev as model_name, read as FLUX.2-dev (the README's model; the same "
+                "Flux2Transformer2DModel); chip: Atlas 900 A2 PODc, SKU not stated, compared against 910B2")
+        row = finetune_row(r, suffix, model, 8, 1, 1, {"resolution": 1024, "precomputed": ["text_encoders", "vae"], "lora_rank": 16, "framework": "deepspeed"},
+                           dict(precision="bf16", optimizer_sharding="zero3", recompute="full", sequence_parallel="off"),
+                           [dict(value(key, m[key]["value"], "samples/s", "samples_per_s"), unit_stated=m[key]["unit"])], note)
+        row["chip"], row["chip_note"] = A2_UNSTATED
+        rows.append(row)
+    return rows
+
+
+def convert_hidream_ft(r):
+    """HiDream-I1 fine-tuning (MindSpeed-MM examples/diffusers/hidream): the README's table calls the
+    row a full fine-tune, but the directory's only training script, the one the README says to run
+    ("本任务主要提供dreambooth_lora_hidream微调脚本"), is a LoRA run: finetune_hidream_dreambooth_lora_deepspeed_bf16.sh
+    @37ccda36 (batch 8, resolution 512, --rank=8, --gradient_checkpointing, bf16, DeepSpeed ZeRO-2
+    from bf16_accelerate_config.yaml; FPS = batch x 8 x it/s). diffusers' train_dreambooth_lora_hidream.py
+    caches the captions' T5 / Llama / pooled embeddings before training (t5_prompt_cache), and
+    without --cache_latents the VAE encodes every batch."""
+    from convert_measurements import finetune_row
+    m = r["measured"]
+    note = ("HiDream-I1-Full LoRA rank 8 at 512x512, batch 8 per NPU on 8, bf16, DeepSpeed ZeRO-2, gradient checkpointing, as "
+            "Ascend/MindSpeed-MM@37ccda36 examples/diffusers/hidream/finetune_hidream_dreambooth_lora_deepspeed_bf16.sh and its "
+            "bf16_accelerate_config.yaml set them: the README's table says full fine-tune (全参微调) but the directory ships only this "
+            "LoRA script, which its README says to run, and the table's batch 8 is the script's; the captions' embeddings cached before "
+            "training (diffusers@02372ba0 examples/dreambooth/train_dreambooth_lora_hidream.py: t5_prompt_cache / llama3_prompt_cache), "
+            "the VAE encodes every batch (no --cache_latents); LoRA on the attention projections; the hidream-i1-full pipeline's "
+            "Llama-3.1-8B is priced with Meta-Llama-3-8B's shape (it does not run per step here); weight 0.5 for the table's "
+            "contradicting label; chip: Atlas 900 A2 PODc, SKU not stated, compared against 910B2")
+    row = finetune_row(r, "", "hidream-i1-full", 8, 8, 1, {"resolution": 512, "precomputed": ["text_encoders"], "lora_rank": 8, "framework": "deepspeed"},
+                       dict(precision="bf16", optimizer_sharding="zero2", recompute="full", sequence_parallel="off"),
+                       [dict(value("FPS", m["FPS"]["value"], "samples/s", "samples_per_s"), unit_stated=m["FPS"]["unit"])], note)
+    row["chip"], row["chip_note"] = A2_UNSTATED
+    row["weight"] = 0.5
+    return row
+
+
+FLUX2_INFER = "Ascend/MindSpeed-MM@4769d204 examples/diffusers/flux2/infer_flux2_text2img.py"
+
+
+def convert_flux2_infer(r):
+    """FLUX.2-dev inference (MindSpeed-MM examples/diffusers/flux2, the README's 推理 table, it/s per
+    denoising step): infer_flux2_text2img.py @4769d204 wraps the transformer and the Mistral text
+    encoder in FSDP FULL_SHARD over the world and enables Ulysses context parallelism of the world
+    size (ContextParallelConfig(ulysses_degree=world_size)), 1024 x 1024, 20 steps, guidance 1
+    (embedded guidance, no CFG batch), attention backend "native" (torch SDPA, which torch_npu
+    runs as its fused attention), eager; the prompt is encoded before the timed call. The table's
+    8p is taken (the README's example launch uses --num_processes=4). I2I adds one reference
+    image of the output's size (the flux.2-dev-i2i pipeline)."""
+    from convert_measurements import diffusion_row
+    m = r["measured"]
+    base = {"steps": 20, "height": 1024, "width": 1024, "cfg": False, "chips": 8, "framework": "diffusers", "fsdp": True}
+    pins = dict(precision="bf16", attention="flash", launch="eager", sp=8, sp_mode="ulysses", cfg_parallel="off")
+    note = ("FLUX.2-dev as " + FLUX2_INFER + " (and infer_flux2_img2img.py) runs it: FSDP FULL_SHARD of the transformer and the text "
+            "encoder over all 8 NPUs (diffusion.fsdp), Ulysses sequence parallelism of degree 8, 1024 x 1024, 20 steps, guidance 1 without "
+            "CFG, bf16, torch SDPA (the fused attention on NPU), eager; the card count is the table's 8p (the README's example launch uses "
+            "4 processes); it/s per denoising step compared with the step time; chip: Atlas 900 A2 PODc, SKU not stated, compared against 910B2")
+    rows = []
+    for suffix, key, model in (("-t2i", "e2e_it_per_s_t2i", "flux.2-dev"), ("-i2i", "e2e_it_per_s_i2i", "flux.2-dev-i2i")):
+        row = diffusion_row(r, suffix, A2_UNSTATED, model, dict(base), pins,
+                            [dict(value(key, m[key]["value"], "steps/s", "step_ms"), unit_stated=m[key]["unit"])], note=note)
+        rows.append(row)
+    return rows
+
+
 # Llama2-7B 32K fine-tuning with context parallelism (MindSpeed-LLM's long-sequence fine-tuning
 # doc): ring (megatron_cp_algo) against Ulysses at TP2 x CP4, TFLOP/s per NPU.
 CP_SCRIPT = "Ascend/MindSpeed-LLM@bffb73d7 examples/mcore/llama2/tune_llama2_7b_full_pack_32k.sh"
@@ -497,8 +580,11 @@ def convert_qwen_image_edit_lora(r):
     m = r["measured"]
     note = ("Qwen-Image-Edit LoRA rank 32 on 8 NPUs, bf16, DeepSpeed ZeRO-2, gradient checkpointing (MindSpeed-MM@37ccda36 "
             "examples/diffsynth/qwen_image_edit/train_qwen_image_edit_lora.sh and accelerate_config.yaml); images at most max_pixels "
-            "262144 (512 x 512's area; the dataset's own sizes are not stated, so 512 x 512), each sample a target and its edit image "
-            "(the reference tokens the qwen-image-edit pipeline adds), the text encoder and the VAE run every step (nothing cached). "
+            "262144 (512 x 512's area; the dataset's own sizes are not stated, so 512 x 512), each sample a target and its edit image, "
+            "which DiffSynth's trainer resizes to 1024 x 1024's area before encoding it (DiffSynth-Studio examples/qwen_image/model_training/"
+            "train.py passes edit_image_auto_resize: True; QwenImageUnit_EditImageEmbedder.edit_image_auto_resize: calculate_dimensions(1024 * 1024, ratio)), "
+            "so its 4096 reference tokens join the target's 1024 (the qwen-image-edit pipeline's reference_side 1024); the text encoder and the VAE "
+            "run every step (nothing cached), the text encoder's vision tower reading the edit image is not costed. "
             "The README's FPS is the script's batch_size (8) x 8 processes x it/s, but the script never passes batch_size to DiffSynth's "
             "train.py, whose DataLoader yields one sample per step (DiffSynth-Studio@db124fa6 diffsynth/trainers/utils.py "
             "launch_training_task: DataLoader(dataset, shuffle=True, collate_fn=lambda x: x[0])): the prediction is one sample per "
@@ -521,6 +607,10 @@ def convert_training3(r):
         return convert_modellink(r)
     if r["id"] == "trn-mindspeedmm-flux-kontext-lora-8p-1024":
         return convert_kontext_lora(r)
+    if r["id"] == "trn-mindspeedmm-flux2-dreambooth-lora-8p-1024":
+        return convert_flux2_lora(r)
+    if r["id"] == "trn-mindspeedmm-hidream-full-ft-8p":
+        return convert_hidream_ft(r)
     return out_of_reach(r, REASONS.get(r["id"], "no conversion for this row"), A3 if "A3" in r["chip"] else None)
 
 
@@ -536,6 +626,8 @@ def convert_op3(r):
 
 
 def convert_diffusion3(r):
+    if r["id"] == "dif-mindspeedmm-flux2-t2i-8p-1024-20steps":
+        return convert_flux2_infer(r)
     return out_of_reach(r, REASONS.get(r["id"], "no conversion for this row"))
 
 

@@ -87,6 +87,13 @@ fn DiffusionRequest() -> impl IntoView {
                     </label>
                 }
             }).collect_view()}
+            <label class="field" title="diffusion.fsdp: weights fully sharded over the chips (PyTorch FSDP), all-gathered every call">
+                <input type="checkbox" data-testid="diffusion-fsdp" prop:checked=move || ctx.scenario.with(|s| s.diffusion.as_ref().is_some_and(|o| o.fsdp)) on:change=move |ev| {
+                    let on = event_target_checked(&ev);
+                    ctx.edit(|s| s.diffusion.get_or_insert_with(Default::default).fsdp = on);
+                }/>
+                " FSDP (shard weights over the chips)"
+            </label>
         </fieldset>
     }
 }

@@ -6,7 +6,9 @@ use crate::state::Ctx;
 use leptos::prelude::*;
 use serde_json::Value as Json;
 use tunelab_scenario::scenario::{DeviceRef, ModelRef};
-use tunelab_scenario::{bundled_scenarios, templates, Scenario, Stage};
+use crate::worker::ask::{ask, Answer, Question};
+use tunelab_engine::questions::TemplateInfo;
+use tunelab_scenario::{bundled_scenarios, Scenario, Stage};
 
 /// Largest pasted or uploaded file read.
 pub const MAX_UPLOAD: usize = 4 * 1024 * 1024;
@@ -96,20 +98,33 @@ pub fn ScenarioPanel() -> impl IntoView {
     let pending = RwSignal::new(None::<(String, Scenario, Vec<String>)>);
     let undo = RwSignal::new(None::<Scenario>);
     let template_pick = RwSignal::new(String::new());
+    // The menu and the preview come from the engine worker (`Question::Templates`,
+    // `Question::TemplatePreview`: `templates::preview`, the function `tunelab` uses); the
+    // page's module links no template. The menu fills once the worker has answered.
+    let menu = RwSignal::new(Vec::<TemplateInfo>::new());
+    ask(Question::Templates, move |r| {
+        if let Ok(Answer::Templates { templates }) = r {
+            menu.set(templates);
+        }
+    });
     let preview_template = move |ev| {
         let name = event_target_value(&ev);
         template_pick.set(name.clone());
-        let Some(t) = templates::bundled_templates().into_iter().find(|t| t.name == name) else {
+        if name.is_empty() {
             pending.set(None);
             return;
-        };
-        match ctx.scenario.with_untracked(|s| templates::preview(&t, s)) {
-            Ok((next, lines)) => {
-                let lines = ctx.scenario.with_untracked(|s| crate::components::template_words::human_lines(s, &next, &lines));
-                pending.set(Some((t.title.clone(), next, lines)))
-            }
-            Err(e) => ctx.fail(format!("Template '{}': {e}", t.title)),
         }
+        let s = ctx.scenario.get_untracked();
+        ask(Question::TemplatePreview { scenario: Box::new(s), name: name.clone() }, move |r| match r {
+            // An answer for a pick the user has since changed is dropped.
+            _ if template_pick.get_untracked() != name => {}
+            Ok(Answer::TemplatePreview { title, next, lines }) => {
+                let lines = ctx.scenario.with_untracked(|s| crate::components::template_words::human_lines(s, &next, &lines));
+                pending.set(Some((title, *next, lines)))
+            }
+            Ok(other) => ctx.fail(format!("Template '{name}': unexpected answer {other:?}")),
+            Err(e) => ctx.fail(e),
+        });
     };
     let apply_template = move |_| {
         if let Some((_, next, _)) = pending.get_untracked() {
@@ -213,7 +228,7 @@ pub fn ScenarioPanel() -> impl IntoView {
             <label class="field">"Template "
                 <select data-testid="template" prop:value=move || template_pick.get() on:change=preview_template>
                     <option value="">"apply a template…"</option>
-                    {templates::bundled_templates().into_iter().map(|t| view! { <option value=t.name.clone() title=t.description.clone()>{t.title.clone()}</option> }).collect_view()}
+                    {move || menu.get().into_iter().map(|t| view! { <option value=t.name.clone() title=t.description.clone()>{t.title.clone()}</option> }).collect_view()}
                 </select>
             </label>
             </Show>

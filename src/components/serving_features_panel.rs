@@ -93,6 +93,9 @@ pub fn ServingFeaturesPanel() -> impl IntoView {
                 |s| s.deployment.serving.expert_precision.clone().unwrap_or_default(), |s, v| s.deployment.serving.expert_precision = (!v.is_empty()).then_some(v))}
             {select("HCCL expansion", "serving-hccl-expansion", "Where HCCL builds each collective's tasks (HCCL_OP_EXPANSION_MODE): auto (per call, one task to each peer; torchair's compiled graphs at compile time), aiv (the vector cores, at once: an all-reduce inside an A2 node pays the mesh's two steps)",
                 pair(&["auto", "aiv"]), |s| s.deployment.serving.hccl_expansion.clone(), |s, v| s.deployment.serving.hccl_expansion = v)}
+            {select("DeepEP (SGLang)", "serving-deepep-mode", "SGLang's DeepEP exchange of the experts' tokens (--moe-a2a-backend deepep --deepep-mode; engine sglang, with expert parallelism): auto (low-latency kernels for a decode batch, normal for a prefill), normal, low_latency; off: SGLang's default exchange",
+                vec![(String::new(), "off".to_string()), ("auto".into(), "auto".into()), ("normal".into(), "normal".into()), ("low_latency".into(), "low_latency".into())],
+                |s| s.deployment.serving.deepep_mode.clone().unwrap_or_default(), |s, v| s.deployment.serving.deepep_mode = (!v.is_empty()).then_some(v))}
         </fieldset>
     }
 }

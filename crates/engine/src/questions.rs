@@ -73,6 +73,20 @@ pub enum Question {
     },
     /// `benchruns::calibrate::calibrate_framework`: the framework layer fitted to the rows.
     BenchFit { set: Box<MeasurementSet>, digest: String, options: Options },
+    /// `templates::bundled_templates`: the template menu (name, title, description). The page's
+    /// module links no template (its first load, issue 46's 1 MiB).
+    Templates,
+    /// `templates::preview` of the bundled template `name` on `scenario`: the scenario it makes
+    /// and its "path: before → after" lines.
+    TemplatePreview { scenario: Box<Scenario>, name: String },
+}
+
+/// One bundled template as the page's menu shows it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TemplateInfo {
+    pub name: String,
+    pub title: String,
+    pub description: String,
 }
 
 /// What `Question::Model` reads from a model: the loader's warnings and, for a language model,
@@ -117,6 +131,8 @@ pub enum Answer {
     /// `launch`: what the serving command set and what it did not price (empty without one).
     BenchRuns { runs: Vec<tunelab_scenario::evidence::benchruns::BenchRun>, set: MeasurementSet, digest: String, report: FidelityReport, launch: Vec<String> },
     BenchFit { fit: tunelab_scenario::evidence::benchruns::calibrate::FrameworkFit },
+    Templates { templates: Vec<TemplateInfo> },
+    TemplatePreview { title: String, next: Box<Scenario>, lines: Vec<String> },
 }
 
 /// Answers a question (errors name what was wrong).
@@ -166,6 +182,14 @@ pub fn answer(q: Question) -> Result<Answer, String> {
         Question::Fingerprint { scenario } => tunelab_scenario::cases::fingerprint_of(&scenario).map(|fingerprint| Answer::Fingerprint { fingerprint }),
         Question::BenchRuns { files, format, rate, scenario, serve } => bench_runs(&files, &format, rate.as_deref(), &scenario, serve.as_deref()),
         Question::BenchFit { set, digest, options } => tunelab_scenario::evidence::benchruns::calibrate::calibrate_framework(&set, &digest, &options).map(|fit| Answer::BenchFit { fit }),
+        Question::Templates => Ok(Answer::Templates {
+            templates: tunelab_scenario::templates::bundled_templates().into_iter().map(|t| TemplateInfo { name: t.name, title: t.title, description: t.description }).collect(),
+        }),
+        Question::TemplatePreview { scenario, name } => {
+            let t = tunelab_scenario::templates::bundled_templates().into_iter().find(|t| t.name == name).ok_or_else(|| format!("no bundled template '{name}'"))?;
+            let (next, lines) = tunelab_scenario::templates::preview(&t, &scenario).map_err(|e| format!("Template '{}': {e}", t.title))?;
+            Ok(Answer::TemplatePreview { title: t.title, next: Box::new(next), lines })
+        }
         Question::Fit { set, digest, chip, profile, options } => {
             let mut c = Calibrator::new(&set, &digest, &chip, &profile, &options)?;
             while !c.step(64) {}

@@ -277,6 +277,11 @@ fn fuzz_smoke_serving_features() {
         r#"{"engine":"vllm-ascend","model":"deepseek-v2-lite","expert_precision":"w4a8"}"#,
         r#"{"model":"qwen3-32b","expert_precision":"w4a8"}"#,
         r#"{"model":"deepseek-v2-lite","expert_precision":"w3a9"}"#,
+        // Issue 42: SGLang's DeepEP modes; on another engine, a dense model, a bad mode.
+        r#"{"engine":"sglang","model":"deepseek-v2-lite","deepep_mode":"auto"}"#,
+        r#"{"engine":"vllm-ascend","model":"deepseek-v2-lite","deepep_mode":"normal"}"#,
+        r#"{"engine":"sglang","model":"qwen3-32b","deepep_mode":"low_latency"}"#,
+        r#"{"engine":"sglang","model":"deepseek-v2-lite","deepep_mode":"fast"}"#,
         r#"{"mode":"static","model":"llava-1.5-7b","image_size":448}"#,
         r#"{"mode":"static","model":"qwen3.5-2b","images_per_request":3,"image_size":672}"#,
         r#"{"mode":"static","model":"qwen3-32b","images_per_request":1,"audio_seconds":45.5}"#,

@@ -208,3 +208,117 @@ fn edit_pipelines_train_on_reference_target_pairs() {
     // Wan2.2's trainers fine-tune one expert per run.
     assert!(Pipeline::load("wan2.2-t2v-a14b").unwrap().training_model(480, 832, 81).unwrap().name.contains("one expert"));
 }
+
+#[test]
+fn flux2_dev_is_bundled_with_its_own_vae_and_mistral_encoder() {
+    let p = Pipeline::load("flux.2-dev").unwrap();
+    let tunelab_sim::workload::diffusers::Denoiser::Dit(d) = &p.denoiser else { panic!("FLUX.2 is a DiT") };
+    assert_eq!(d.kind, DitKind::Flux2);
+    // The bundled transformer is the one the model card describes (32 B).
+    within(params(d), 32.0, "FLUX.2-dev (bundled)");
+    assert_eq!(d, &dit(&flux2_dev()), "the bundled config and the test's read the same");
+    // One Mistral-Small-3.1 encoder over 512 tokens, guidance-distilled (no CFG batch), 50 steps.
+    assert_eq!(p.text_encoders.len(), 1);
+    assert!(matches!(p.text_encoders[0].encoder, TextEncoder::Llm { hidden: 5120, layers: 40, .. }));
+    assert_eq!((p.defaults.steps, p.defaults.cfg, p.defaults.reference_images), (50, false, 0));
+    // Its VAE has 32 latent channels, packed 2x2 into the transformer's 128.
+    assert_eq!(p.vae.latent_channels(), 32);
+    let l = p.latent(1024, 1024, 1).unwrap();
+    assert_eq!((l.tokens, l.text_tokens), (4096, 512));
+    // Image-to-image: the reference's 4096 tokens join the sequence.
+    let i2i = Pipeline::load("flux.2-dev-i2i").unwrap();
+    assert_eq!(i2i.defaults.reference_images, 1);
+    let t = i2i.training_model(1024, 1024, 1).unwrap();
+    let q = t.graph.iter().find(|o| o.name == "block.self_attn.core").map(|o| match o.op {
+        tunelab_sim::Op::Attention { q_len, .. } => q_len,
+        _ => 0,
+    });
+    assert_eq!(q, Some(2 * 4096 + 512));
+}
+
+#[test]
+fn edit_references_keep_their_own_size_whatever_the_output() {
+    // Qwen-Image-Edit resizes its input image to 1024 x 1024's area (QwenImageEditPipeline,
+    // DiffSynth's edit_image_auto_resize): a 512 x 512 edit still carries 4096 reference tokens.
+    let q = Pipeline::load("qwen-image-edit").unwrap();
+    assert_eq!(q.defaults.reference_side, Some(1024));
+    let l = q.latent_with_references(512, 512, 1, 1).unwrap();
+    assert_eq!((l.tokens, l.ref_tokens), (1024, 4096));
+    // The same aspect ratio at 1024 x 1024's area, rounded to the pipeline's multiple.
+    assert_eq!(q.reference_size(512, 1024), (720, 1456));
+    let t = q.training_model(512, 512, 1).unwrap();
+    assert!(t.name.contains("1 reference image at 1024x1024"), "{}", t.name);
+    let core = t.graph.iter().find(|o| o.name == "block.self_attn.core").unwrap();
+    let tunelab_sim::Op::Attention { q_len, .. } = core.op else { panic!() };
+    assert_eq!(q_len, 1024 + 4096 + 512);
+    // The target and the reference are encoded at their own sizes.
+    let mut convs: Vec<u64> = t.graph.iter().filter(|o| o.name.starts_with("frozen.vae_encoder.") && o.name.ends_with("conv_in")).map(|o| match o.op {
+        tunelab_sim::Op::Conv2d { h, .. } => h,
+        _ => 0,
+    }).collect();
+    convs.sort();
+    assert_eq!(convs, [512, 1024], "one encoder pass per size");
+    // A pipeline without reference_side encodes its reference at the output's size.
+    let f2 = Pipeline::load("flux.2-dev-i2i").unwrap();
+    assert_eq!(f2.reference_size(512, 512), (512, 512));
+    // A bad reference_side names the field.
+    let mut v: Value = serde_json::from_str(&tunelab_sim::workload::diffusers::bundled_pipeline_json("qwen-image-edit").unwrap()).unwrap();
+    v["defaults"]["reference_side"] = json!(0);
+    assert!(Pipeline::from_value(&v).unwrap_err().starts_with("defaults.reference_side"));
+}
+
+#[test]
+fn hidream_i1_is_bundled_with_four_encoders() {
+    let p = Pipeline::load("hidream-i1-full").unwrap();
+    let tunelab_sim::workload::diffusers::Denoiser::Dit(d) = &p.denoiser else { panic!("HiDream is a DiT") };
+    // The bundled config names the class HiImageTransformer2DModel (its first name) and reads
+    // as the test's HiDreamImageTransformer2DModel.
+    assert_eq!(d, &dit(&hidream_i1()));
+    within(params(d), 17.0, "HiDream-I1-Full (bundled)");
+    let names: Vec<&str> = p.text_encoders.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["text_encoder", "text_encoder_2", "text_encoder_3", "text_encoder_4"]);
+    assert!(matches!(p.text_encoders[3].encoder, TextEncoder::Llm { hidden: 4096, layers: 32, kv_heads: 8, .. }));
+    // T5's and Llama's 128 tokens each join the sequence; CFG on, 50 steps.
+    let l = p.latent(1024, 1024, 1).unwrap();
+    assert_eq!((l.tokens, l.text_tokens), (4096, 256));
+    assert!(p.defaults.cfg);
+}
+
+#[test]
+fn what_a_bundled_pipeline_approximates_is_named_on_its_model() {
+    // HiDream-I1's Llama-3.1 encoder is priced with Meta-Llama-3-8B's shape: its descriptions
+    // (denoiser and training) say so, as the CLI's and the report's "approximates" lines print.
+    let p = Pipeline::load("hidream-i1-full").unwrap();
+    let t = p.training_model(512, 512, 1).unwrap();
+    let a = t.approximations();
+    assert!(a.iter().any(|x| x.starts_with("text_encoder_4: Llama-3.1-8B-Instruct priced with Meta-Llama-3-8B")), "{a:?}");
+    let l = p.latent(1024, 1024, 1).unwrap();
+    assert!(p.denoiser_model(&l).unwrap().approximations().iter().any(|x| x.starts_with("vae: FLUX.1's")));
+    // FLUX.2-dev's parts are its own; its graph's missing text-stream weights are named.
+    let f = Pipeline::load("flux.2-dev").unwrap();
+    let lf = f.latent(1024, 1024, 1).unwrap();
+    let a = f.denoiser_model(&lf).unwrap().approximations();
+    assert_eq!(a.len(), 2, "{a:?}");
+    assert!(a[1].contains("28.30 B of the 32.22 B"), "{a:?}");
+    // A single-stream DiT's graph holds every weight: nothing more is named.
+    let w = Pipeline::load("wan2.1-t2v-14b").unwrap();
+    let lw = w.latent(480, 832, 81).unwrap();
+    assert_eq!(w.denoiser_model(&lw).unwrap().approximations().len(), 1);
+}
+
+#[test]
+fn graph_weights_against_held_weights() {
+    // Prints, for every bundled pipeline, the denoiser's weights as its operator graph counts
+    // them (what a ModelDesc reader such as the training stage sees) and as the pipeline holds
+    // them; the bundled approximations name any gap over 2%.
+    for id in tunelab_sim::workload::diffusers::bundled_pipeline_ids() {
+        let p = Pipeline::load(&id).unwrap();
+        let d = p.defaults;
+        let l = p.latent(d.height, d.width, d.frames).unwrap();
+        let held = p.denoiser(1, &l, EmitOptions::default(), Tome::none(), ONE).unwrap().weights as f64 / 1e9;
+        let graph = p.denoiser_model(&l).unwrap().params().total as f64 / 1e9;
+        let named = !tunelab_sim::workload::diffusers::pipeline_approximations(&p.name).is_empty();
+        println!("{id}: graph {graph:.2} B, held {held:.2} B, approximation named: {named}");
+        assert!(named || (graph / held - 1.0).abs() < 0.02, "{id}: the graph counts {graph:.2} B of {held:.2} B and no approximation says so");
+    }
+}

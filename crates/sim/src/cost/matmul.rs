@@ -246,12 +246,12 @@ fn terms(c: &Ctx, t: &MatmulTiling) -> Result<Terms, Reject> {
         (if a_res_k { 1 } else { cn }, if cn == 1 && b_res_k { 1 } else { cm })
     };
     let (bmf, bnf, kf) = (bm as f64, bn as f64, kal as f64);
-    // MTE2 is fastest with 512-byte bursts (D `_10_0010`). A (activations, row-major ND
+    // MTE2 is fastest with 512-byte bursts (`super::MTE2_BURST_BYTES`). A (activations, row-major ND
     // M x K) is read in runs of stepKa x baseK elements; a shorter run costs as much as a
     // 512-byte one. B is taken to be in the fractal NZ layout (weights are converted offline;
     // each 16 x C0 fractal is 512 contiguous bytes), so its runs are always full.
     let run_a = (mul_sat(ska, ek).min(kal)) as f64 * c.a_gm;
-    let slow_a = if run_a < 512.0 { 512.0 / max_f(run_a, 1.0) } else { 1.0 };
+    let slow_a = super::short_run_factor(run_a);
     let pa = bmf * kf * c.a_gm;
     let pb = kf * bnf * c.b_gm;
     let (fa, fb) = (fa as f64, fb as f64);

@@ -35,6 +35,18 @@ pub const FIXPIPE: usize = 7;
 pub const LAUNCH: usize = 8;
 pub const COMM: usize = 9;
 
+/// MTE2 (GM -> L1/UB) is fastest with 512-byte bursts (D `_10_0010`): a contiguous run shorter
+/// than one burst costs as much as a whole one. The matmul model applies it to the runs of A
+/// (row-major activations), the vector model to the runs a kernel reads its rows in.
+pub const MTE2_BURST_BYTES: f64 = 512.0;
+
+/// How much slower than streaming MTE2 moves data read in contiguous runs of `run_bytes`
+/// (`MTE2_BURST_BYTES`): 1 for runs of a burst or more.
+#[inline(always)]
+pub fn short_run_factor(run_bytes: f64) -> f64 {
+    if run_bytes < MTE2_BURST_BYTES { MTE2_BURST_BYTES / run_bytes.max(1.0) } else { 1.0 }
+}
+
 /// A `Parts` with one engine set.
 #[inline]
 pub fn part(engine: usize, t: f64) -> Parts {

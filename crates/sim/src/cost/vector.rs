@@ -160,7 +160,13 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
     // Per tile, in vector-clock cycles. Reductions write one value per row.
     let rows_per_tile = if sp.row { (tile / row_al as f64).max(1.0) } else { 0.0 };
     let out_tile = tile * sp.out_b + if s.kind == VectorKind::Reduce { rows_per_tile * s.t.bytes() as f64 } else { 0.0 };
-    let mte2 = tile * sp.in_b * passes / d.gm_bytes_per_cycle;
+    // SwiGLU's input row holds the gate half and the up half (row_len elements each); the
+    // kernel reads each half of each row as its own run (torch_npu's swiglu: a [.., 100] input
+    // moves at ~0.31 TB/s against ~1.22 TB/s for long rows, set 3's FlagGems rows), so a half
+    // shorter than an MTE2 burst costs a whole burst (`cost::short_run_factor`, the rule the
+    // matmul model applies to A's runs). Other kinds read their tiles contiguously.
+    let run_slow = if s.kind == VectorKind::SwiGlu { super::short_run_factor((s.row_len * s.t.bytes()) as f64) } else { 1.0 };
+    let mte2 = tile * sp.in_b * passes * run_slow / d.gm_bytes_per_cycle;
     // Each tile also pays its hand-offs (MTE2 -> V -> MTE3 flags, loop control).
     let vec = tile * sp.instr / epc + d.vector_tile_sync_cycles;
     let mte3 = out_tile / d.ub_to_gm_bytes_per_cycle;
@@ -191,7 +197,8 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
     let in_total = elems * sp.in_b * passes;
     let out_total = if s.kind == VectorKind::Reduce { s.rows as f64 * s.t.bytes() as f64 } else { elems * sp.out_b };
     let hbm_bytes = in_total + out_total;
-    let t_hbm = hbm_bytes / (d.derived.hbm_gbs * 1.0e3);
+    // Short runs occupy the memory path a whole burst each (the same rule as MTE2's above).
+    let t_hbm = (in_total * run_slow + out_total) / (d.derived.hbm_gbs * 1.0e3);
     super::memory_bound(&mut exposed, t_hbm);
     busy[HBM] = t_hbm;
     exposed[LAUNCH] = d.launch_vector_us;

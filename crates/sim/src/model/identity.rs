@@ -63,6 +63,10 @@ impl ModelDesc {
         if self.llm.is_none() && !self.graph.is_empty() {
             out.push("whole model: an explicit operator graph; parameters are its operators' weights".into());
         }
+        if self.family == super::ModelFamily::Diffusion {
+            // A bundled pipeline's parts priced by a stand-in (HiDream-I1's Llama encoder).
+            out.extend(crate::workload::diffusers::pipeline_approximations(&self.name));
+        }
         out
     }
 

@@ -193,11 +193,23 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, ffn: &Ffn, opts: 
     };
     let (kv_heads_core, head_dim_core) = match (&t.mla, g.kind, mla_v_pad) {
         // Absorbed MLA decode (DeepSeek-V2 appendix): every query head attends to the one cached
-        // latent (+ rotary key); QK^T on latent + rope, PV on the latent.
-        (Some(m), AttentionKind::Decode, _) => (1, (m.cache_dim() + m.kv_lora_rank).div_ceil(2)),
+        // latent (+ rotary key); QK^T on latent + rope, PV on the latent. The kernel takes the
+        // 544-wide (mean of 576 and 512) latent through L0 in slices, all its query heads the
+        // rows against one KV block; written, as the sparse form's decode core is, as
+        // `SLICE`-wide slices, each its own KV head (the same FLOPs and cache bytes). As one
+        // 544-wide head the device's flash tiling fits only 16 query rows a block, and every
+        // 16-row block would stream the whole cache again (DeepSeek-V3.1 2P1D decode at TP1
+        // was priced at 14.7 TFLOP/s, 4.5x its measured TPOT).
+        (Some(m), AttentionKind::Decode, _) => {
+            let absorbed = (m.cache_dim() + m.kv_lora_rank).div_ceil(2);
+            let slices = absorbed.div_ceil(super::sparse_attention::SLICE);
+            (slices, absorbed.div_ceil(slices))
+        }
         (_, _, Some(qk)) => (hkv, qk),
         _ => (hkv, d),
     };
+    // The latent decode's slices multiply the core's query heads (every head meets every slice).
+    let latent_slices = if t.mla.is_some() && g.kind == AttentionKind::Decode { kv_heads_core } else { 1 };
     // Ulysses runs causal attention over the whole sequence on 1 / cp of the heads (key/value
     // heads fewer than cp are replicated).
     let (heads_core, kv_heads_core, q_core, kv_core, causal_core) = if ulysses {
@@ -226,7 +238,7 @@ fn layer(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, ffn: &Ffn, opts: 
     let op = Op::Attention {
         kind: g.kind,
         batch: g.batch,
-        heads: heads_core,
+        heads: heads_core.saturating_mul(latent_slices),
         kv_heads: kv_heads_core,
         q_len: q_core,
         kv_len: kv_core,

@@ -351,17 +351,46 @@ pub struct ServingMoeComm {
     pub mc2_capacity: u64,
     /// An A2 system (else A3): above the capacity, or under 16 EP ranks, the all-gather path.
     pub a2: bool,
+    /// On A2, MC2 also needs at most this many of the model's experts per EP rank (0: no limit).
+    #[serde(default)]
+    pub a2_max_experts_per_rank: u64,
+    /// SGLang's DeepEP exchange (`--moe-a2a-backend deepep --deepep-mode`), in place of the
+    /// MC2 / all-to-all / all-gather choice: Off keeps that choice.
+    #[serde(default)]
+    pub deepep: DeepepMode,
 }
 
-/// The exchange a serving step of `tokens` tokens per data-parallel rank runs over `ep` ranks:
-/// Some(form) for a dispatch/combine pair, None for the all-gather dispatcher.
-pub fn serving_moe_form(policy: &ServingMoeComm, tokens: u64, ep: u64) -> Option<crate::op::MoeCommForm> {
+/// SGLang's `--deepep-mode` (python/sglang/srt/layers/moe/utils.py DeepEPMode): `Auto` runs
+/// low-latency for a decode batch and normal for a batch that extends (prefills) a sequence.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeepepMode {
+    #[default]
+    Off,
+    Auto,
+    Normal,
+    LowLatency,
+}
+
+/// The exchange a serving step of `tokens` tokens per data-parallel rank runs over `ep` ranks
+/// for a model of `experts` routed experts: Some(form) for a dispatch/combine pair, None for the
+/// all-gather dispatcher.
+pub fn serving_moe_form(policy: &ServingMoeComm, tokens: u64, ep: u64, experts: u64) -> Option<crate::op::MoeCommForm> {
     use crate::op::MoeCommForm;
     let fits = tokens <= policy.mc2_capacity;
+    // DeepEP: under `auto`, a step of at most `mc2_capacity` tokens (the engine's decode batch,
+    // max running requests x (1 + draft tokens)) is taken for a decode batch.
+    match policy.deepep {
+        DeepepMode::Off => {}
+        DeepepMode::Normal => return Some(MoeCommForm::DeepepNormal),
+        DeepepMode::LowLatency => return Some(MoeCommForm::DeepepLowLatency),
+        DeepepMode::Auto => return Some(if fits { MoeCommForm::DeepepLowLatency } else { MoeCommForm::DeepepNormal }),
+    }
+    let per_rank_ok = policy.a2_max_experts_per_rank == 0 || experts / ep.max(1) <= policy.a2_max_experts_per_rank;
     match (policy.a2, fits) {
         (false, true) => Some(MoeCommForm::Mc2),
         (false, false) => Some(MoeCommForm::AllToAll),
-        (true, true) if ep >= 16 => Some(MoeCommForm::Mc2),
+        (true, true) if ep >= 16 && per_rank_ok => Some(MoeCommForm::Mc2),
         (true, _) => None,
     }
 }

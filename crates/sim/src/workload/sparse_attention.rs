@@ -117,7 +117,7 @@ pub fn sparse_wins(m: &MlaDesc, visible: f64, selected: f64) -> bool {
 }
 
 /// Widest latent slice the prefill form of the sparse attention is written in (see `cores`).
-const SLICE: u64 = 128;
+pub(crate) const SLICE: u64 = 128;
 
 /// Element types of the layer's operators: matmul activation / weight, vector, KV cache.
 #[derive(Clone, Copy)]

@@ -50,6 +50,16 @@ pub struct DiffusionOptions {
     pub step_cache_ratios: Vec<f64>,
     pub vae_modes: Vec<String>,
     pub sequence_parallel: Vec<u64>,
+    /// Weights fully sharded over `chips` (PyTorch FSDP FULL_SHARD, as MindSpeed-MM's FLUX.2
+    /// inference wraps the transformer and the text encoder): each chip holds 1/chips of them,
+    /// and every call of a sharded component all-gathers its weights, overlapped with its compute
+    /// (FSDP prefetches the next block's shards). Off: every chip holds every weight.
+    #[serde(skip_serializing_if = "is_false")]
+    pub fsdp: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Default for DiffusionOptions {
@@ -72,6 +82,7 @@ impl Default for DiffusionOptions {
             step_cache_ratios: Vec::new(),
             vae_modes: Vec::new(),
             sequence_parallel: Vec::new(),
+            fsdp: false,
         }
     }
 }
@@ -87,6 +98,9 @@ impl DiffusionOptions {
         let range = |f: &str, v: u64, lo: u64, hi: u64| if v < lo || v > hi { Err(format!("diffusion.{f}: {v} is out of range ({lo}..={hi})")) } else { Ok(()) };
         range("batch", self.batch, 1, MAX_DIFFUSION_BATCH)?;
         range("chips", self.chips, 1, MAX_DIFFUSION_CHIPS)?;
+        if self.fsdp && self.chips < 2 {
+            return Err("diffusion.fsdp: sharding the weights needs at least 2 chips (diffusion.chips is 1)".into());
+        }
         if let Some(s) = self.steps {
             range("steps", s, 1, MAX_STEPS)?;
         }

@@ -140,6 +140,12 @@ pub struct ServingSpec {
     /// "w8a8", ... The tuned `precision` keeps every other layer. Absent: one precision.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expert_precision: Option<String>,
+    /// SGLang's DeepEP exchange of a mixture-of-experts model's tokens (`--moe-a2a-backend
+    /// deepep --deepep-mode MODE`; engine sglang only): "auto" (low-latency kernels for a
+    /// decode batch, normal ones for a batch that prefills), "normal" or "low_latency". Absent:
+    /// SGLang's default exchange (no a2a backend: the plain all-to-all collectives).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deepep_mode: Option<String>,
 }
 
 fn is_flash(s: &String) -> bool {
@@ -187,6 +193,7 @@ impl Default for ServingSpec {
             hccl_expansion: "auto".into(),
             engine_version: String::new(),
             expert_precision: None,
+            deepep_mode: None,
         }
     }
 }
@@ -279,6 +286,14 @@ impl ServingSpec {
         super::releases::release(&self.engine, &self.engine_version)?;
         if let Some(p) = &self.expert_precision {
             tunelab_sim::Precision::parse(p).map_err(|e| format!("{f}.expert_precision: {e}"))?;
+        }
+        if let Some(m) = &self.deepep_mode {
+            if !matches!(m.as_str(), "auto" | "normal" | "low_latency") {
+                return Err(format!("{f}.deepep_mode: expected auto, normal or low_latency (SGLang --deepep-mode), got '{}'", crate::spec::scenario::clip(m)));
+            }
+            if self.engine != "sglang" {
+                return Err(format!("{f}.deepep_mode: DeepEP is SGLang's MoE exchange (--moe-a2a-backend deepep); set deployment.serving.engine to sglang, or leave deepep_mode out ('{}' picks its own exchange)", crate::spec::scenario::clip(&self.engine)));
+            }
         }
         if !matches!(self.hccl_expansion.as_str(), "auto" | "aiv") {
             return Err(format!("{f}.hccl_expansion: expected auto or aiv (HCCL_OP_EXPANSION_MODE=AIV), got '{}'", crate::spec::scenario::clip(&self.hccl_expansion)));

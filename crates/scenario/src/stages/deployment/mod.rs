@@ -82,7 +82,7 @@ struct DeploymentObjective {
 
 /// (precision, tp, expert parallel, dp, redundant experts, prefill instance, speculative on,
 /// pre-expanded collectives, decode context parallel).
-type PricerKey = (Precision, u64, bool, u64, u64, bool, u64, bool, u64);
+type PricerKey = (Precision, u64, bool, u64, u64, bool, u64, bool, u64, u64);
 
 /// The deployment space's parameter names, in order: the scheduler's two only with the
 /// scheduler, `expert_parallel` only for a mixture-of-experts model,
@@ -114,6 +114,12 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     spec.validate()?;
     if spec.expert_precision.is_some() && !is_moe(&model) {
         return Err(format!("deployment.serving.expert_precision: '{}' has no routed experts; give one precision in deployment.precisions", model.name));
+    }
+    if let Some(m) = &spec.deepep_mode {
+        if !is_moe(&model) {
+            return Err(format!("deployment.serving.deepep_mode: '{}' has no routed experts for DeepEP to exchange; leave deepep_mode out", model.name));
+        }
+        notes.push(format!("deepep_mode {m} (SGLang --moe-a2a-backend deepep --deepep-mode {m}): with expert parallelism each MoE layer dispatches and combines its tokens with DeepEP-Ascend's kernels ({}), priced as the operator stage prices them on the link the EP group crosses; without expert parallelism there is nothing to exchange", match m.as_str() { "auto" => "low-latency for a step of at most max_num_seqs x (1 + draft tokens) tokens, taken for a decode batch; normal for a larger one, which prefills", "normal" => "normal mode for every step", _ => "low-latency mode for every step" }));
     }
     super::serving_features::stage::apply_image_size(&mut model, &spec)?;
     if let Some(v) = model.active_vision() {
@@ -221,7 +227,7 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         // on first: data-parallel attention needs it (wide EP is how such deployments run).
         let order = if d.cluster.is_some() { ["on", "off"] } else { ["off", "on"] };
         params.push(cat_s("expert_parallel", &order.map(String::from)));
-        notes.push("expert_parallel (vLLM --enable-expert-parallel): with it on, the routed experts are spread whole over the tp ranks (ep = tp), tokens reach them by dispatch and combine as the engine picks per step (vLLM-Ascend, MindIE: MC2 for a step of at most mc2_tokens_capacity tokens per DP rank, else all-to-all on A3 or the all-gather path on A2, where MC2 also needs 16 EP ranks; other engines all-to-all), priced on the link the EP group crosses; attention stays tensor-parallel".into());
+        notes.push("expert_parallel (vLLM --enable-expert-parallel): with it on, the routed experts are spread whole over the tp ranks (ep = tp), tokens reach them by dispatch and combine as the engine picks per step (vLLM-Ascend, MindIE: MC2 for a step of at most the MC2 capacity per DP rank, which vLLM-Ascend ties to its largest captured graph, or max_num_seqs x (1 + draft tokens) when eager, at most 512 tokens per TP rank; else all-to-all on A3 or the all-gather path on A2, where MC2 also needs 16 EP ranks holding at most 24 experts each; other engines all-to-all), priced on the link the EP group crosses; attention stays tensor-parallel".into());
     }
     super::serving_features::stage::extend(&model, &spec, &mut params, &mut notes)?;
     let (cluster, moe_imbalance, constraints, cluster_names) = cluster_setup(s, &model, &device, &tps, &mut params, &mut notes)?;
@@ -382,7 +388,13 @@ impl DeploymentObjective {
         // A pipelined prefill instance prices one stage's layers: its own pricer per depth.
         let pp = if prefill { k.scale.prefill_pp.max(1) } else { self.colocated_pp(k) };
         let dcp = if prefill { 1 } else { k.scale.decode_cp.max(1) };
-        (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, k.spec_k.min(1) + 2 * (pp - 1), options::collectives_pre_expanded(&self.spec, &self.host, k.graph_launch), dcp)
+        (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, k.spec_k.min(1) + 2 * (pp - 1), options::collectives_pre_expanded(&self.spec, &self.host, k.graph_launch), dcp, self.mc2_capacity(k, tp))
+    }
+
+    /// The MC2 token capacity of a step of these knobs on a rank of `tp` chips
+    /// (`options::mc2_capacity`: the release's capture where the engine ties them).
+    fn mc2_capacity(&self, k: &Knobs, tp: u64) -> u64 {
+        options::mc2_capacity(&self.spec, &self.host, k.batch, k.spec_k, k.max_tokens, k.graph_launch, tp)
     }
 
     /// The step pricer of a rank of `tp` chips in `dp` ranks (`prefill`: a disaggregated
@@ -394,7 +406,7 @@ impl DeploymentObjective {
         // memo is one chip's).
         let other = self.cluster.as_ref().and_then(|c| c.prefill.as_ref()).filter(|_| prefill).map(|p| &p.device);
         // The engine's MoE exchange per step, on the side's chip generation.
-        opts.moe_comm = options::moe_comm(&self.spec, other.unwrap_or(&self.device), &self.model, tp);
+        opts.moe_comm = options::moe_comm(&self.spec, other.unwrap_or(&self.device), &self.model, self.mc2_capacity(k, tp));
         let (model, device, mode, host) = (&self.model, other.unwrap_or(&self.device), self.mode, self.host);
         // An engine that reads each sequence's whole KV allocation (torchair's fixed cache):
         // the static batch allocates prompt plus output; the scheduler the longest request.

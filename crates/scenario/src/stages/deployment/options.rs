@@ -4,6 +4,7 @@
 
 use crate::spec::scenario::Scenario;
 use crate::stages::scheduler::price::HostCosts;
+use tunelab_sim::workload::DeepepMode;
 use crate::stages::scheduler::ServingSpec;
 use tunelab_sim::model::ModelDesc;
 use tunelab_sim::workload::GraphOptions;
@@ -65,16 +66,49 @@ pub fn moe_imbalance(s: &Scenario) -> f64 {
 /// vLLM-Ascend (and its torchair mode) and MindIE run MC2 dispatch/combine for a step of at most
 /// the MC2 capacity of tokens per data-parallel rank (decode), all-to-all above it on A3 and the
 /// all-gather dispatcher on A2 (where MC2 also needs 16 or more EP ranks). Other engines (and a
-/// dense model) keep the plain all-to-all collectives. The capacity is rounded up to a whole
-/// number of tensor-parallel shares, as the engine pads it.
-pub fn moe_comm(spec: &ServingSpec, device: &tunelab_sim::Device, model: &ModelDesc, tp: u64) -> Option<tunelab_sim::workload::ServingMoeComm> {
+/// dense model) keep the plain all-to-all collectives. `capacity` is `mc2_capacity`'s.
+pub fn moe_comm(spec: &ServingSpec, device: &tunelab_sim::Device, model: &ModelDesc, capacity: u64) -> Option<tunelab_sim::workload::ServingMoeComm> {
     let moe = model.llm.as_ref().is_some_and(|t| t.moe.is_some());
+    let deepep = match spec.deepep_mode.as_deref() {
+        Some("auto") => DeepepMode::Auto,
+        Some("normal") => DeepepMode::Normal,
+        Some("low_latency") => DeepepMode::LowLatency,
+        _ => DeepepMode::Off,
+    };
+    if moe && deepep != DeepepMode::Off {
+        // SGLang with DeepEP: `capacity` is its decode batch's tokens (`mc2_capacity`).
+        return Some(tunelab_sim::workload::ServingMoeComm { mc2_capacity: capacity, a2: device.dies_per_package <= 1, a2_max_experts_per_rank: 0, deepep });
+    }
     if !moe || !matches!(spec.engine.as_str(), "vllm-ascend" | "torchair" | "mindie") {
         return None;
     }
-    let tp = tp.max(1);
-    let cap = crate::stages::scale::constants().mc2_tokens_capacity.div_ceil(tp) * tp;
     // An A3 die shares its package with another (910C); A2 chips are one die each.
     let a2 = device.dies_per_package <= 1;
-    Some(tunelab_sim::workload::ServingMoeComm { mc2_capacity: cap, a2 })
+    Some(tunelab_sim::workload::ServingMoeComm { mc2_capacity: capacity, a2, a2_max_experts_per_rank: crate::stages::scale::constants().a2_mc2_max_experts_per_rank, deepep })
+}
+
+/// The MC2 token capacity of a step per data-parallel rank. vLLM-Ascend ties it to the release's
+/// capture (`set_mc2_tokens_capacity`, V2): the largest captured graph's tokens when the launch
+/// captures graphs, else max_num_seqs x (1 + draft tokens) (the eager decode's most tokens),
+/// split over the TP ranks, each share capped at the per-rank limit (`_MC2_TOKENS_PER_RANK_LIMIT`,
+/// 512: scale-serving.json's mc2_tokens_capacity) and the whole a multiple of tp. torchair and
+/// MindIE keep the per-rank limit itself, rounded up to whole TP shares (their capacity does not
+/// follow a capture list).
+pub fn mc2_capacity(spec: &ServingSpec, host: &HostCosts, max_num_seqs: u64, draft_tokens: u64, budget: u64, graph_launch: bool, tp: u64) -> u64 {
+    let tp = tp.max(1);
+    let limit = crate::stages::scale::constants().mc2_tokens_capacity;
+    if spec.deepep_mode.is_some() {
+        // SGLang's DeepEP `auto`: a decode batch, at most max_num_seqs x (1 + draft tokens).
+        return max_num_seqs.saturating_mul(1 + draft_tokens);
+    }
+    if spec.engine != "vllm-ascend" {
+        return limit.div_ceil(tp) * tp;
+    }
+    let query_len = 1 + draft_tokens;
+    let most = if graph_launch {
+        host.capture_tokens(max_num_seqs, query_len, budget).unwrap_or_else(|| host.graph_capture_max_batch.saturating_mul(query_len))
+    } else {
+        max_num_seqs.saturating_mul(query_len)
+    };
+    most.max(1).div_ceil(tp).min(limit) * tp
 }

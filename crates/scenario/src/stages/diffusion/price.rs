@@ -54,6 +54,8 @@ pub struct Request {
     pub cfg: bool,
     pub chips: u64,
     pub latent: Latent,
+    /// Weights sharded over `chips` (`diffusion.fsdp`).
+    pub fsdp: bool,
 }
 
 /// A priced configuration: the pipeline's timeline and its totals.
@@ -71,6 +73,9 @@ pub struct Priced {
     pub high_noise_steps: f64,
     /// Experts held in memory (2 for Wan2.2-A14B).
     pub experts: u64,
+    /// Under `diffusion.fsdp`: the all-gather of the denoiser's weights each step, ms (it
+    /// overlaps the step's compute; the step takes the longer of the two).
+    pub weight_gather_ms: f64,
     /// VAE encoding of the reference images (edit / Kontext requests), ms.
     pub reference_encode_ms: f64,
     /// Scheduler kernels, CFG combine and its exchange, host loop, per step, ms.
@@ -276,7 +281,11 @@ impl Pricer {
         let mut peak: f64 = 0.0;
         let mut rel: f64 = 0.0;
         for i in 0..self.pipe.text_encoders.len() {
-            let c = self.component(Key::Encoder(i, self.req.batch, false, te_launch, k.dtype.bytes() * 10 + bf16 as u64), k)?;
+            let mut c = self.component(Key::Encoder(i, self.req.batch, false, te_launch, k.dtype.bytes() * 10 + bf16 as u64), k)?;
+            if self.req.fsdp {
+                c.full_us = c.full_us.max(self.gather_us(c.weight_bytes)?);
+                c.weight_bytes /= self.req.chips as f64;
+            }
             weights += c.weight_bytes;
             peak = peak.max(c.peak_bytes);
             rel = rel.max(c.rel_error);
@@ -294,7 +303,16 @@ impl Pricer {
         let high = self.pipe.high_noise_steps(k.steps) as f64;
         let mut costs = Vec::with_capacity(experts);
         for expert in 0..experts {
-            let den = self.component(Key::Denoiser { expert, b, int8: k.int8, bf16, fp32: k.dtype == DType::Fp32, flash, tome_pm: (k.tome * 1000.0) as u64, sp: k.sp, ring: k.ring, launch: k.launch }, k)?;
+            let mut den = self.component(Key::Denoiser { expert, b, int8: k.int8, bf16, fp32: k.dtype == DType::Fp32, flash, tome_pm: (k.tome * 1000.0) as u64, sp: k.sp, ring: k.ring, launch: k.launch }, k)?;
+            if self.req.fsdp {
+                // FULL_SHARD: 1/chips of the weights held; every forward all-gathers them,
+                // overlapped with the blocks' compute, so a step takes the longer of the two.
+                let g = self.gather_us(den.weight_bytes)?;
+                p.weight_gather_ms = p.weight_gather_ms.max(g / 1e3);
+                den.full_us = den.full_us.max(g);
+                den.cached_us = den.cached_us.max(g);
+                den.weight_bytes /= self.req.chips as f64;
+            }
             weights += den.weight_bytes;
             peak = peak.max(den.peak_bytes);
             rel = rel.max(den.rel_error);
@@ -341,6 +359,15 @@ impl Pricer {
             return Err(format!("out of memory: {:.1} GiB per chip needed (weights {:.1} GiB{held}, largest activation {:.1} GiB), the chip has {:.1} GiB", p.memory_gib, weights / (1u64 << 30) as f64, peak / (1u64 << 30) as f64, cap));
         }
         Ok(p)
+    }
+
+    /// The all-gather of `bytes` of sharded weights over the scenario's chips (`diffusion.fsdp`),
+    /// on the chips' links (HCCS within a node; PCIe where a card has none), us.
+    fn gather_us(&mut self, bytes: f64) -> Result<f64, String> {
+        let link = if self.device.hccs_gbs > 0.0 { Link::Hccs } else { Link::Pcie };
+        let op = Op::Comm { kind: CommKind::AllGather, bytes: bytes as u64, ranks: self.req.chips, link, algorithm: Default::default() };
+        let e = self.memo.op(&op, &self.device, TileMode::Default).map_err(|r| format!("diffusion.fsdp: the weights' all-gather cannot run: {r}"))?;
+        Ok(e.time_us)
     }
 
     /// Per step: the scheduler's and the CFG combine's vector kernels on the latent, and with

@@ -83,6 +83,9 @@ pub fn layout(pipeline: &str, p: &Priced, steps: u64, changes: Vec<String>) -> T
     if p.experts > 1 {
         notes.push(format!("{} experts held in memory; the high-noise expert runs {} of {steps} steps, the low-noise expert {}", p.experts, p.high_noise_steps, steps as f64 - p.high_noise_steps));
     }
+    if p.weight_gather_ms > 0.0 {
+        notes.push(format!("weights sharded over {} chips (FSDP): each step all-gathers the denoiser's ({}), overlapped with its compute", p.chips_per_instance * p.replicas, fmt_duration_ms(p.weight_gather_ms)));
+    }
     if p.reference_encode_ms > 0.0 {
         notes.push(format!("reference images VAE-encoded once ({}); their tokens join every step's sequence", fmt_duration_ms(p.reference_encode_ms)));
     }

@@ -52,12 +52,14 @@ pub struct ScaleConstants {
     pub cpp_min_chunk: u64,
     /// Tokens per DP rank up to which an EP step runs MC2 (`deployment::options::moe_comm`).
     pub mc2_tokens_capacity: u64,
+    /// On A2, MC2 only when the EP group holds at most this many experts per rank.
+    pub a2_mc2_max_experts_per_rank: u64,
 }
 
 pub fn constants() -> ScaleConstants {
     let f: File = serde_json::from_str(CONSTANTS).unwrap_or(File { fields: BTreeMap::new() });
     let g = |k: &str, d: f64| f.fields.get(k).map_or(d, |x| x.value);
-    ScaleConstants { moe_imbalance: g("moe_imbalance", 1.0), kv_transfer_efficiency: g("kv_transfer_efficiency", 1.0), kv_transfer_setup_us: g("kv_transfer_setup_us", 0.0), cpp_min_chunk: g("cpp_min_chunk", 4096.0) as u64, mc2_tokens_capacity: g("mc2_tokens_capacity", 512.0) as u64 }
+    ScaleConstants { moe_imbalance: g("moe_imbalance", 1.0), kv_transfer_efficiency: g("kv_transfer_efficiency", 1.0), kv_transfer_setup_us: g("kv_transfer_setup_us", 0.0), cpp_min_chunk: g("cpp_min_chunk", 4096.0) as u64, mc2_tokens_capacity: g("mc2_tokens_capacity", 512.0) as u64, a2_mc2_max_experts_per_rank: g("a2_mc2_max_experts_per_rank", 24.0) as u64 }
 }
 
 /// One configuration's large-scale knobs.

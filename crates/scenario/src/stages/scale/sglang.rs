@@ -54,6 +54,10 @@ pub fn launch(s: &Scenario, best: &BTreeMap<String, Value>, version: &str) -> La
             push(&["--ep-size", &tp.to_string()]);
         }
     }
+    // DeepEP (deployment.serving.deepep_mode): SGLang's a2a backend for the experts' tokens.
+    if let (Some(m), true) = (&s.deployment.serving.deepep_mode, ep_on) {
+        push(&["--moe-a2a-backend", "deepep", "--deepep-mode", m]);
+    }
     let running = (batch * if ep_on && dp > 1 { dp } else { 1 }).to_string();
     push(&["--max-running-requests", &running, "--context-length", &max_len.to_string(), "--mem-fraction-static", &format!("{kv}")]);
     if let Some(t) = best.get("max_num_batched_tokens").and_then(Value::as_i64) {

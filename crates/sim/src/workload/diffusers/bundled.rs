@@ -12,11 +12,17 @@ use serde_json::Value;
 const PIPELINES: &str = crate::json_asset!("../../../../../assets/models/diffusers/pipelines.json");
 
 /// (component path, config.json) for every bundled component.
-const COMPONENTS: [(&str, &str); 38] = [
+const COMPONENTS: [(&str, &str); 43] = [
     ("flux.1-dev/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/text_encoder/config.json")),
     ("flux.1-dev/text_encoder_2", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/text_encoder_2/config.json")),
     ("flux.1-dev/transformer", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/transformer/config.json")),
     ("flux.1-dev/vae", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/vae/config.json")),
+    ("flux.2-dev/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/flux.2-dev/text_encoder/config.json")),
+    ("flux.2-dev/transformer", crate::json_asset!("../../../../../assets/models/diffusers/flux.2-dev/transformer/config.json")),
+    ("flux.2-dev/vae", crate::json_asset!("../../../../../assets/models/diffusers/flux.2-dev/vae/config.json")),
+    ("hidream-i1-full/transformer", crate::json_asset!("../../../../../assets/models/diffusers/hidream-i1-full/transformer/config.json")),
+    // Llama-3.1-8B-Instruct's shape for HiDream-I1's fourth encoder (see pipelines.json).
+    ("llama-3-8b", crate::json_asset!("../../../../../assets/models/llama-3-8b.config.json")),
     ("qwen-image/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/qwen-image/text_encoder/config.json")),
     ("qwen-image/transformer", crate::json_asset!("../../../../../assets/models/diffusers/qwen-image/transformer/config.json")),
     ("qwen-image/vae", crate::json_asset!("../../../../../assets/models/diffusers/qwen-image/vae/config.json")),
@@ -80,4 +86,16 @@ pub fn bundled_pipeline_json(id: &str) -> Option<String> {
 pub fn bundled_pipeline_info(id: &str) -> Option<(String, String)> {
     let p = index().into_iter().find(|p| p.get("id").and_then(|i| i.as_str()) == Some(id))?;
     Some((p.get("name")?.as_str()?.to_string(), p.get("source")?.as_str()?.to_string()))
+}
+
+/// What a bundled pipeline approximates ("part: how"), by the model name its descriptions carry
+/// (the pipeline's display name, which training and denoiser descriptions start with), from
+/// `pipelines.json`'s `approximations`; empty for other names.
+pub fn pipeline_approximations(model_name: &str) -> Vec<String> {
+    index()
+        .into_iter()
+        .filter(|p| p.get("name").and_then(|n| n.as_str()).is_some_and(|n| model_name == n || model_name.starts_with(&format!("{n} ("))))
+        .flat_map(|p| p.get("approximations").and_then(|a| a.as_array()).cloned().unwrap_or_default())
+        .filter_map(|a| a.as_str().map(String::from))
+        .collect()
 }

@@ -48,8 +48,15 @@ fn swiglu_hidden(x: u64) -> u64 {
     (2 * x / 3).div_ceil(256) * 256
 }
 
+/// Earlier names of these classes, read as the class they became: HiDream-I1's first
+/// transformer config (as diffusers' HiDream conversion script carries it) names
+/// `HiImageTransformer2DModel`, which the same script instantiates as
+/// `HiDreamImageTransformer2DModel`.
+pub const ALIASES: [(&str, &str); 1] = [("HiImageTransformer2DModel", "HiDreamImageTransformer2DModel")];
+
 /// Parses the classes of this file; None for any other class.
 pub fn parse(c: &Cfg, class: &str) -> Result<Option<Dit>, String> {
+    let class = ALIASES.iter().find(|(old, _)| *old == class).map(|(_, new)| *new).unwrap_or(class);
     if !CLASSES.contains(&class) {
         return Ok(None);
     }

@@ -28,7 +28,7 @@ pub mod tome;
 pub mod unet;
 pub mod vae;
 
-pub use bundled::{bundled_pipeline_ids, bundled_pipeline_info, bundled_pipeline_json, component_config};
+pub use bundled::{bundled_pipeline_ids, bundled_pipeline_info, bundled_pipeline_json, component_config, pipeline_approximations};
 pub use dit::{Dit, DitKind, SeqParallel};
 pub use emit::{Emit, EmitOptions};
 pub use encoders::TextEncoder;
@@ -71,6 +71,12 @@ pub struct Defaults {
     /// decides how many steps fall on each side of a two-expert boundary.
     #[serde(default = "one")]
     pub flow_shift: f64,
+    /// The side (pixels) whose square area each reference image is resized to before it is
+    /// VAE-encoded, whatever the output's size (diffusers' QwenImageEditPipeline and DiffSynth's
+    /// `edit_image_auto_resize`: 1024 x 1024's area; FluxKontextPipeline: its ~1024 x 1024
+    /// preferred resolutions). None: the reference is the output's size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_side: Option<u64>,
 }
 
 fn one() -> f64 {
@@ -194,7 +200,9 @@ impl Pipeline {
             let cv = comp(&field, Some(t))?;
             let encoder = TextEncoder::parse(&Cfg::new(&field, &cv)?)?;
             let tokens = t.get("max_tokens").map(|x| x.as_u64().filter(|n| (1..=4096).contains(n)).ok_or_else(|| format!("{field}.max_tokens: must be an integer in 1..=4096"))).transpose()?.unwrap_or(77);
-            let name = t.get("path").and_then(|p| p.as_str()).and_then(|p| p.rsplit('/').next()).unwrap_or(if i == 0 { "text_encoder" } else { "text_encoder_n" }).to_string();
+            // The pipeline's own component name ("text_encoder_4") when the slot borrows a
+            // component bundled under another name.
+            let name = t.get("name").and_then(|n| n.as_str()).filter(|n| !n.is_empty() && n.len() <= 40).or_else(|| t.get("path").and_then(|p| p.as_str())).and_then(|p| p.rsplit('/').next()).unwrap_or(if i == 0 { "text_encoder" } else { "text_encoder_n" }).to_string();
             text_encoders.push(EncoderSlot { name, encoder, tokens });
         }
         let d = obj.get("defaults").cloned().unwrap_or(Value::Null);
@@ -207,7 +215,11 @@ impl Pipeline {
             None | Some(Value::Null) => 0,
             Some(x) => x.as_u64().filter(|n| *n <= MAX_REFERENCE_IMAGES).ok_or_else(|| format!("defaults.reference_images: {} is not a count in 0..={MAX_REFERENCE_IMAGES}", clip(&x.to_string())))?,
         };
-        let defaults = Defaults { height: int("height", 512), width: int("width", 512), frames: int("frames", 1), steps: int("steps", 50), cfg: d.get("cfg").and_then(|x| x.as_bool()).unwrap_or(true), reference_images, flow_shift };
+        let reference_side = match d.get("reference_side") {
+            None | Some(Value::Null) => None,
+            Some(x) => Some(x.as_u64().filter(|n| (1..=MAX_SIDE).contains(n)).ok_or_else(|| format!("defaults.reference_side: {} is not a side in 1..={MAX_SIDE} pixels", clip(&x.to_string())))?),
+        };
+        let defaults = Defaults { height: int("height", 512), width: int("width", 512), frames: int("frames", 1), steps: int("steps", 50), cfg: d.get("cfg").and_then(|x| x.as_bool()).unwrap_or(true), reference_images, flow_shift, reference_side };
         let name = obj.get("name").and_then(|n| n.as_str()).unwrap_or("custom pipeline").to_string();
         let p = Pipeline { name, text_encoders, denoiser, denoiser_2, boundary_ratio, vae, vae_upcast, defaults };
         p.latent(defaults.height, defaults.width, defaults.frames).map_err(|e| format!("defaults: {e}"))?;
@@ -282,8 +294,21 @@ impl Pipeline {
                 _ => return Err("reference_images: this pipeline's denoiser takes no reference-image tokens (FLUX.1-Kontext, FLUX.2 and Qwen-Image-Edit do)".into()),
             }
         }
-        l.ref_tokens = refs * l.tokens;
+        let (rh, rw) = self.reference_size(height, width);
+        l.ref_tokens = refs * self.latent(rh, rw, frames)?.tokens;
         Ok(l)
+    }
+
+    /// The pixel size each reference image is encoded at for an output of `height` x `width`:
+    /// the output's aspect ratio at `defaults.reference_side` squared of area, each side rounded
+    /// to the pipeline's multiple (as diffusers' `calculate_dimensions` rounds to 32), or the
+    /// output's own size when the pipeline does not resize its references.
+    pub fn reference_size(&self, height: u64, width: u64) -> (u64, u64) {
+        let Some(side) = self.defaults.reference_side else { return (height, width) };
+        let m = self.side_multiple() as f64;
+        let scale = (side as f64 * side as f64 / (height as f64 * width as f64)).sqrt();
+        let round = |v: u64| (((v as f64 * scale / m).round()).max(1.0) * m).min(MAX_SIDE as f64) as u64;
+        (round(height), round(width))
     }
 
     /// Text encoder `i` over `b` prompts.
@@ -365,7 +390,8 @@ impl Pipeline {
     /// pixels), as the edit pipelines encode their input image once per call.
     pub fn reference_encoder(&self, b: u64, l: &Latent, o: EmitOptions) -> Result<Component, String> {
         let mut e = Emit::new(o);
-        self.vae.build_encoder(&mut e, b, 1, l.h * VAE_FACTOR, l.w * VAE_FACTOR)?;
+        let (rh, rw) = self.reference_size(l.h * VAE_FACTOR, l.w * VAE_FACTOR);
+        self.vae.build_encoder(&mut e, b, 1, rh, rw)?;
         Ok(Component { ops: e.ops, weights: e.weights, held_bytes: 0 })
     }
 
@@ -388,11 +414,21 @@ impl Pipeline {
             ops.extend(c.ops.into_iter().map(|mut g| { g.name = format!("frozen.{n}.{}", g.name); g }));
         }
         let mut e = Emit::new(o);
-        self.vae.build_encoder(&mut e, 1 + refs, frames, height, width)?;
+        let (rh, rw) = self.reference_size(height, width);
+        if refs > 0 && (rh, rw) != (height, width) {
+            // The references are encoded at their own size, the target at its own.
+            self.vae.build_encoder(&mut e, 1, frames, height, width)?;
+            self.vae.build_encoder(&mut e, refs, frames, rh, rw)?;
+        } else {
+            self.vae.build_encoder(&mut e, 1 + refs, frames, height, width)?;
+        }
         ops.extend(e.ops.into_iter().map(|mut g| { g.name = format!("frozen.vae_encoder.{}", g.name); g }));
         ops.extend(self.denoiser(1, &l, o, Tome::none(), SeqParallel { degree: 1, ring: false })?.ops);
         let graph = ops.into_iter().map(|g| crate::model::GraphOpDesc { name: g.name, op: g.op, repeat: g.repeat, class: Some(g.class), weights: None }).collect();
         let mut size = if self.is_video() { format!("{frames} frames of {height}x{width}") } else { format!("{height}x{width}") };
+        if refs > 0 {
+            size.push_str(&format!(", {refs} reference image{} at {rh}x{rw}", if refs > 1 { "s" } else { "" }));
+        }
         if self.denoiser_2.is_some() {
             // Wan2.2's trainers (DiffSynth-Studio, musubi-tuner) fine-tune one expert per run
             // over its own timestep range; this is the high-noise one (the low-noise expert has

@@ -247,5 +247,6 @@ mod tests {
 pub(super) fn serving_exchange(ctx: &Ctx, opts: &GraphOptions, tokens: u64) -> Option<Option<MoeCommForm>> {
     let ep = ctx.plan.ep;
     let policy = opts.moe_comm.filter(|_| ep > 1)?;
-    Some(crate::workload::serving_moe_form(&policy, tokens.saturating_mul(ctx.plan.moe_token_split()), ep))
+    let experts = ctx.t.moe.as_ref().map_or(0, |m| m.experts);
+    Some(crate::workload::serving_moe_form(&policy, tokens.saturating_mul(ctx.plan.moe_token_split()), ep, experts))
 }
