@@ -185,7 +185,9 @@ pub fn to_svg_string(d: &SurfaceData) -> String {
     if !d.note.is_empty() {
         // About 6.5 units per character of 11.5-unit text, from the left margin to the edge.
         let fit = ((f.width - f.left - 4.0) / 6.5).floor() as usize;
-        svg.text(f.left, 32.0, &truncate(&d.note, fit), &[("font-size", "11.5"), ("class", "tl-note")]);
+        // `data-full`: the whole note, which a phone shows as wrapping HTML under the chart's
+        // title (the chart scrolls inside its box there and would cut this line; svg.rs).
+        svg.text(f.left, 32.0, &truncate(&d.note, fit), &[("font-size", "11.5"), ("class", "tl-note tl-subtitle"), ("data-full", &d.note)]);
     }
     let Some(url) = surface_png(d) else {
         axes::note(&mut svg, &f, "No landscape loaded");
@@ -363,5 +365,16 @@ mod tests {
         d.series[0].points = (0..1000).map(|i| ((i % 3) as f64, (i % 2) as f64)).collect();
         let s = to_svg_string(&d);
         assert_eq!(s.matches("random: sample").count(), MAX_SAMPLES);
+    }
+
+    #[test]
+    fn the_note_line_is_read_back_whole_for_the_phone_caption() {
+        let mut d = data();
+        assert_eq!(crate::charts::svg::svg_subtitle(&to_svg_string(&d)), "");
+        d.note = format!("A slice of the cache; fixed: {} & <more>", "block_size_z=1, ".repeat(8));
+        let svg = to_svg_string(&d);
+        check_well_formed(&svg).unwrap();
+        assert!(svg.contains('…'), "the line on the chart is shortened to its width");
+        assert_eq!(crate::charts::svg::svg_subtitle(&svg), d.note);
     }
 }

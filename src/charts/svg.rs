@@ -264,6 +264,11 @@ pub fn chart_box(kind: &'static str, svg: leptos::prelude::Signal<String>) -> im
             // On a phone the chart is wider than the screen and scrolls inside its box, which
             // would cut its title: the title is then shown here, wrapping (www/charts.css).
             <p class="tl-chart-caption" aria-hidden="true">{move || shown.with(|s| svg_title(s))}</p>
+            // The chart's note line (a surface's "fixed: ..."), likewise, whole.
+            {move || {
+                let note = shown.with(|s| svg_subtitle(s));
+                (!note.is_empty()).then(|| view! { <p class="tl-chart-caption tl-chart-subtitle" aria-hidden="true" data-testid=format!("subtitle-{kind}")>{note}</p> })
+            }}
             <div class=format!("tl-chart tl-chart-{kind}") inner_html=move || shown.get()></div>
             <button class="svg-export" data-testid=format!("svg-{kind}") title="Save this chart as SVG" on:click=save>"SVG"</button>
         </div>
@@ -274,6 +279,16 @@ pub fn chart_box(kind: &'static str, svg: leptos::prelude::Signal<String>) -> im
 pub fn svg_title(svg: &str) -> String {
     let Some(i) = svg.find("aria-label=\"") else { return String::new() };
     let rest = &svg[i + 12..];
+    let raw = &rest[..rest.find('"').unwrap_or(0)];
+    raw.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&amp;", "&")
+}
+
+/// A chart's note line under its title (the `tl-subtitle` text's `data-full`, unescaped), or "".
+pub fn svg_subtitle(svg: &str) -> String {
+    let Some(i) = svg.find("tl-subtitle\"") else { return String::new() };
+    let rest = &svg[i..];
+    let Some(j) = rest.find("data-full=\"") else { return String::new() };
+    let rest = &rest[j + 11..];
     let raw = &rest[..rest.find('"').unwrap_or(0)];
     raw.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&amp;", "&")
 }

@@ -141,6 +141,21 @@ pub fn BenchrunPanel() -> impl IntoView {
             }
         });
     };
+    // Adopts the fit into this scenario (its deployment.serving.host_costs; the link follows).
+    let adopted = RwSignal::new(String::new());
+    let adopt = move |_| {
+        let Some(f) = fit.get_untracked() else { return };
+        let mut s = ctx.scenario.get_untracked();
+        match f.adopt(&mut s) {
+            Ok(lines) => {
+                if ctx.replace(s) {
+                    adopted.set(format!("Adopted into this scenario: {}. Its predictions and its link now carry these host costs.", lines.join("; ")));
+                    price();
+                }
+            }
+            Err(e) => adopted.set(format!("Not adopted: {e}.")),
+        }
+    };
     view! {
         <div class="benchrun" data-testid="benchrun-panel">
             <h3>"Your own benchmark runs"</h3>
@@ -198,6 +213,12 @@ pub fn BenchrunPanel() -> impl IntoView {
                         <tr><td>{p.name}</td><td>{num(p.before)}</td><td>{num(p.after)}</td><td>{format!("[{}, {}]", num(p.min), num(p.max))}</td></tr>
                     }).collect_view())}
                 </table>
+                {move || fit.with(|f| f.as_ref().map(|f| if crate::components::calibrate::fit_changes_something(&f.calibration) {
+                    view! { <button data-testid="benchrun-adopt" on:click=adopt>"Adopt the fitted host costs into this scenario"</button> }.into_any()
+                } else {
+                    view! { <p class="muted small" data-testid="benchrun-nothing-to-adopt">{"The fit changed nothing that lowers the error: no host cost to adopt. The engine's host costs as they are fit these runs as well as their bounds allow."}</p> }.into_any()
+                }))}
+                <p class="small" data-testid="benchrun-adopted">{move || adopted.get()}</p>
             </Show>
         </div>
     }

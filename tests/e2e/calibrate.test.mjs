@@ -49,6 +49,24 @@ test('calibrate the chip from a dropped measurement file and adopt the profile',
   await context.close();
 });
 
+// Issue 46, point 9: a fit that moves nothing says so and offers no Adopt (adopting it turned the
+// chip into "custom (edited)" for nothing). 6 evaluations on these rows change nothing (see above).
+test('a fit that changes nothing says so and offers no Adopt; the chip stays bundled', async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  await page.selectOption('[data-testid=device]', '910B2');
+  await page.click('text=Calibrate the chip to measurements');
+  await page.setInputFiles('[data-testid=calibrate-file]', smallSet());
+  await page.waitForFunction(() => /rows predicted/.test(document.querySelector('[data-testid=calibrate-summary]')?.textContent || ''));
+  await setInput(page, 'calibrate-budget', 6);
+  await page.click('[data-testid=calibrate-fit]');
+  await page.waitForSelector('[data-testid=calibrate-nothing]', { timeout: 60000 });
+  assert.match(await text(page, 'calibrate-nothing'), /changed nothing.*nothing to adopt/);
+  assert.equal(await page.$('[data-testid=calibrate-adopt]'), null, 'no Adopt for a fit that changes nothing');
+  assert.equal(await page.inputValue('[data-testid=device]'), '910B2');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a file that is neither measurements nor an op summary is refused with its name', async () => {
   const { page, context, errors } = await open(browser, BASE);
   await page.click('text=Calibrate the chip to measurements');

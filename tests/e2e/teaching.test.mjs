@@ -183,6 +183,31 @@ for (const viewport of VIEWPORTS) {
       if (id !== 'tiling-slice' || m.acquisitionTicks.length) assert.deepEqual(m.acquisitionTicks, ['0', '0.5', '1'], `${id}: acquisition ticks`);
       assert.equal(new Set(m.modelTicks).size, m.modelTicks.length, `${id}: model ticks differ: ${m.modelTicks}`);
       assert.deepEqual(m.eNotation, [], `${id}: no e-notation ticks`);
+      // The canvas's grey note line ("A slice of the cache; fixed: ..."): read whole, on the
+      // chart inside the box it scrolls in, or (a phone, where the chart scrolls and cut it) as
+      // the wrapping caption under the chart's title.
+      const note = await page.evaluate(() => {
+        const line = document.querySelector('.tl-chart-surface .tl-subtitle');
+        if (!line) return null;
+        const chart = document.querySelector('.tl-chart-surface');
+        const left = chart.getBoundingClientRect().left;
+        const r = line.getBoundingClientRect();
+        const cap = document.querySelector('[data-testid=subtitle-surface]');
+        const capShown = !!cap && getComputedStyle(cap).display !== 'none';
+        return {
+          full: line.getAttribute('data-full'),
+          onChart: getComputedStyle(line).visibility !== 'hidden',
+          cutOnChart: r.left < left - 1 || r.right > left + chart.clientWidth + 1,
+          caption: capShown ? cap.textContent : null,
+          captionCut: capShown ? cap.getBoundingClientRect().right > document.documentElement.clientWidth + 1 : null,
+        };
+      });
+      console.log(`${viewport.width}x${viewport.height} ${id} note: ${JSON.stringify(note)}`);
+      if (id === 'kt-slice') assert.ok(note && note.full.startsWith('A slice of the cache; fixed:'), `${id}: the canvas names what the slice holds fixed`);
+      if (note) {
+        if (note.onChart) assert.equal(note.cutOnChart, false, `${id}: the note line is not cut by the canvas's box`);
+        else assert.ok(note.caption === note.full && note.captionCut === false, `${id}: the note is read whole beside the chart: ${JSON.stringify(note)}`);
+      }
       for (const p of await layoutProblems(page)) found.push(`${id}: ${p}`);
       await page.screenshot({ path: `${process.env.TUNELAB_SHOTS || 'target/e2e-shots'}/teaching-${id}-${viewport.width}x${viewport.height}.png` });
       if (id === 'tiling-slice') {

@@ -49,6 +49,10 @@ pub struct Args {
     /// Write the fitted engine fields (serving-host.json shape, each with its fit) here.
     #[arg(long, value_name = "engine.json", requires = "calibrate")]
     engine_out: Option<String>,
+    /// Write the launch scenario with the fit adopted (the fitted host costs that moved as its
+    /// deployment.serving.host_costs) here; `tunelab run` / `eval` / `url` price it with them.
+    #[arg(long, value_name = "SCENARIO.json", requires = "calibrate")]
+    adopt: Option<String>,
 }
 
 /// "inf" or a positive number of requests per second.
@@ -130,6 +134,15 @@ pub fn main(a: Args) -> Result<(), String> {
         if let Some(out) = &a.engine_out {
             std::fs::write(out, serde_json::to_string_pretty(&fit.engine_fields).map_err(|e| e.to_string())? + "\n").map_err(|e| format!("--engine-out {out}: {e}"))?;
             eprintln!("wrote the fitted {} fields to {out}", fit.engine);
+        }
+        if let Some(out) = &a.adopt {
+            let mut adopted = launch.clone();
+            let set = fit.adopt(&mut adopted).map_err(|e| format!("--adopt: {e}"))?;
+            std::fs::write(out, serde_json::to_string_pretty(&adopted).map_err(|e| e.to_string())? + "\n").map_err(|e| format!("--adopt {out}: {e}"))?;
+            for l in &set {
+                eprintln!("  {l}");
+            }
+            eprintln!("wrote the launch scenario with the fit adopted to {out}");
         }
     }
     Ok(())

@@ -319,7 +319,16 @@ fn every_bundled_serving_scenarios_launch_uses_only_the_releases_flags_and_start
                 // SGLang: its release's flags only, none deprecated, every node of the layout.
                 let (sg, _) = flags::for_release("sglang", &t.sglang).unwrap();
                 assert!(!d.sglang.nodes.is_empty(), "{id}: an SGLang launch");
-                for n in &d.sglang.nodes {
+                // A disaggregated layout: prefill and decode servers, and the router in front.
+                if best.get("pd").and_then(Value::as_str).and_then(|l| tunelab_scenario::spec::cluster::parse_layout(l).ok().flatten()).is_some() {
+                    let modes: Vec<&str> = d.sglang.nodes.iter().filter_map(|n| n.command.iter().position(|a| a == "--disaggregation-mode").map(|i| n.command[i + 1].as_str())).collect();
+                    assert!(modes.contains(&"prefill") && modes.contains(&"decode"), "{id}: {modes:?}");
+                    assert!(d.sglang.nodes.iter().any(|n| n.role == "router" && n.command.iter().any(|a| a == "--pd-disaggregation")), "{id}: a router");
+                    for k in 0..s.deployment.cluster.as_ref().map_or(1, |c| c.nodes) {
+                        assert!(d.sglang.nodes.iter().any(|n| n.node == k && n.role != "router"), "{id}: node {k} has no SGLang server");
+                    }
+                }
+                for n in d.sglang.nodes.iter().filter(|n| n.command.iter().any(|a| a == "sglang.launch_server")) {
                     for a in n.command.iter().filter(|a| a.starts_with("--")) {
                         assert!(sg.has(a) && !sg.deprecated.contains_key(a), "{id}: {a} is not an argument of {}", sg.release);
                     }

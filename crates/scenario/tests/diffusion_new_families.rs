@@ -85,6 +85,15 @@ fn the_flux2_scenario_is_bundled_and_tunes() {
 }
 
 #[test]
+fn the_flux2_lora_training_scenario_is_bundled_and_tunes() {
+    let mut sc = bundled_scenario("flux.2-dev-8x910B2-lora-training").unwrap();
+    sc.budget = 4;
+    let mut run = Run::new(&sc).unwrap();
+    while !run.step(4).done {}
+    assert!(run.best_value(0).is_some(), "a FLUX.2 LoRA step fits 8 chips");
+}
+
+#[test]
 fn hidream_and_flux2_fine_tunes_price_through_the_training_stage() {
     let train = |model: &str, res: u64, lora: u64, pre: &str| {
         let s = Scenario::from_json(&format!(r#"{{"version": 1, "stage": "training", "model": "{model}", "device": "910B2",

@@ -5,11 +5,12 @@
 //! reads less of it per chip and a rank holds more tokens.
 
 use tunelab_scenario::bundled::bundled_scenario;
-use tunelab_scenario::stages::deployment::serve;
 use tunelab_scenario::stages::scheduler::ServingStats;
 use tunelab_scenario::stages::setup;
 use tunelab_scenario::Scenario;
 use tunelab_search::Value;
+
+mod common;
 
 /// Qwen3-235B-A22B on two Atlas 800 A3 nodes (32 dies), one long prompt.
 fn long(input: u64, output: u64) -> Scenario {
@@ -27,14 +28,7 @@ fn long(input: u64, output: u64) -> Scenario {
 }
 
 fn run(s: &Scenario, set: &[(&str, Value)]) -> Result<ServingStats, String> {
-    let st = setup(s)?;
-    let names = st.space.names().to_vec();
-    let mut c = st.baseline.clone();
-    for (n, v) in set {
-        let k = names.iter().position(|x| x == n).unwrap_or_else(|| panic!("no parameter {n} in {names:?}"));
-        c.0[k] = v.clone();
-    }
-    serve(s, &names, &c)
+    common::serve_with(s, set)
 }
 
 fn i(x: i64) -> Value {

@@ -10,6 +10,8 @@ use tunelab_scenario::stages::setup;
 use tunelab_scenario::Scenario;
 use tunelab_search::Value;
 
+mod common;
+
 fn qwen3(expert: Option<&str>) -> Scenario {
     let mut s = bundled_scenario("qwen3-235b-2xA3-pd-compare").unwrap();
     s.constraints = Default::default();
@@ -20,14 +22,7 @@ fn qwen3(expert: Option<&str>) -> Scenario {
 }
 
 fn config(s: &Scenario) -> (Vec<String>, tunelab_search::Config) {
-    let st = setup(s).unwrap_or_else(|e| panic!("{e}"));
-    let names = st.space.names().to_vec();
-    let mut c = st.baseline.clone();
-    for (n, v) in [("tp", Value::Int(4)), ("dp", Value::Int(8)), ("precision", Value::Str("w8a8".into())), ("batch", Value::Int(32))] {
-        let k = names.iter().position(|x| x == n).unwrap_or_else(|| panic!("no parameter {n} in {names:?}"));
-        c.0[k] = v;
-    }
-    (names, c)
+    common::configured(s, &[("tp", Value::Int(4)), ("dp", Value::Int(8)), ("precision", Value::Str("w8a8".into())), ("batch", Value::Int(32))]).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]

@@ -6,11 +6,12 @@
 
 use tunelab_scenario::bundled::bundled_scenario;
 use tunelab_scenario::spec::cluster::ClusterOptions;
-use tunelab_scenario::stages::deployment::serve;
 use tunelab_scenario::stages::scheduler::ServingStats;
 use tunelab_scenario::stages::setup;
 use tunelab_scenario::Scenario;
 use tunelab_search::Value;
+
+mod common;
 
 /// Llama-2-7B on 2 Atlas 800 A2 nodes (16 chips), tp 8, pp 1 or 2.
 fn two_nodes() -> Scenario {
@@ -25,14 +26,7 @@ fn two_nodes() -> Scenario {
 }
 
 fn run(s: &Scenario, set: &[(&str, Value)]) -> Result<ServingStats, String> {
-    let st = setup(s)?;
-    let names = st.space.names().to_vec();
-    let mut c = st.baseline.clone();
-    for (n, v) in set {
-        let k = names.iter().position(|x| x == n).unwrap_or_else(|| panic!("no parameter {n} in {names:?}"));
-        c.0[k] = v.clone();
-    }
-    serve(s, &names, &c)
+    common::serve_with(s, set)
 }
 
 fn layout(pp: i64, batch: i64) -> Vec<(&'static str, Value)> {

@@ -19,6 +19,7 @@ pub const BUNDLED_SCENARIOS: &[(&str, &str)] = &[
     ("wan2.2-a14b-8x910B2-diffusion", tunelab_sim::json_asset!("../../../../assets/scenarios/wan2.2-a14b-8x910B2-diffusion.json")),
     ("flux.1-kontext-910B2-edit", tunelab_sim::json_asset!("../../../../assets/scenarios/flux.1-kontext-910B2-edit.json")),
     ("flux.2-dev-8x910B2-fsdp", tunelab_sim::json_asset!("../../../../assets/scenarios/flux.2-dev-8x910B2-fsdp.json")),
+    ("flux.2-dev-8x910B2-lora-training", tunelab_sim::json_asset!("../../../../assets/scenarios/flux.2-dev-8x910B2-lora-training.json")),
     ("flux.1-kontext-8x910B2-lora-training", tunelab_sim::json_asset!("../../../../assets/scenarios/flux.1-kontext-8x910B2-lora-training.json")),
     ("sdxl-8x910B2-lora-training", tunelab_sim::json_asset!("../../../../assets/scenarios/sdxl-8x910B2-lora-training.json")),
     ("deepseek-v3-2xA3-deployment", tunelab_sim::json_asset!("../../../../assets/scenarios/deepseek-v3-2xA3-deployment.json")),

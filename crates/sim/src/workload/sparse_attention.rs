@@ -138,8 +138,11 @@ fn cores(m: &MlaDesc, s: &DsaDesc, p: &str, hq: u64, batch: u64, q: u64, kv: u64
     let (visible, selected) = if kind == AttentionKind::Decode { (kv as f64, kv.min(s.index_topk) as f64) } else { mean_keys(q, kv, s.index_topk) };
     let keys = (selected.ceil() as u64).max(1);
     let main = if kind == AttentionKind::Decode {
-        // The absorbed decode kernel over the selected latents, gathered from the cache in HBM.
-        Op::Attention { kind, batch, heads: hq, kv_heads: 1, q_len: q, kv_len: keys, head_dim: absorbed, causal: false, dtype: ty.kv }
+        // The absorbed decode kernel over the selected latents, gathered from the cache in HBM,
+        // written as the dense absorbed decode core is (llm::layer): `SLICE`-wide latent
+        // slices, each its own KV head, every query head meeting every slice.
+        let slices = absorbed.div_ceil(SLICE);
+        Op::Attention { kind, batch, heads: hq.saturating_mul(slices), kv_heads: slices, q_len: q, kv_len: keys, head_dim: absorbed.div_ceil(slices), causal: false, dtype: ty.kv }
     } else if sparse_wins(m, visible, selected) {
         // Sparse Flash Attention in prefill: one work item per query token, all its heads the
         // rows of the matmuls against the token's own gathered latents (the CANN recipe's BMM
@@ -187,9 +190,12 @@ pub(super) fn apply(ops: &mut Vec<GraphOp>, start: usize, p: &str, t: &Transform
     let Some(s) = m.sparse else { return };
     let name = format!("{p}.attn.core");
     let Some(i) = ops[start..].iter().position(|o| o.name == name).map(|i| i + start) else { return };
-    let Op::Attention { kind, batch, heads, q_len, kv_len, .. } = ops[i].op else { return };
+    let Op::Attention { kind, batch, heads, kv_heads, q_len, kv_len, .. } = ops[i].op else { return };
     let repeat = ops[i].repeat;
-    let [main, idx] = cores(&m, &s, p, heads, batch, q_len, kv_len, kind, ops[i].op.clone(), ty);
+    // The dense absorbed decode core counts every query head once per latent slice (its KV
+    // heads); `cores` takes the query heads themselves.
+    let hq = if kind == AttentionKind::Decode { heads / kv_heads.max(1) } else { heads };
+    let [main, idx] = cores(&m, &s, p, hq, batch, q_len, kv_len, kind, ops[i].op.clone(), ty);
     let mut new = projections(t, &m, &s, p, batch.saturating_mul(q_len), ty);
     new.push(idx);
     new.push(main);

@@ -8,6 +8,7 @@ use crate::calibrate::{framework, Calibration, Calibrator, Options};
 use crate::fidelity::MeasurementSet;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
+use std::collections::BTreeMap;
 
 /// A framework-layer fit: the calibration (parameters before/after within their bounds, each
 /// value before/after/left out) and the engine's block with the fitted values.
@@ -42,7 +43,18 @@ fn engine_of(set: &MeasurementSet) -> Result<String, String> {
 
 /// A fit in progress over `set` (rows from `measurement_set`), stepped by the caller (the
 /// browser's worker keeps its answers coming between steps).
+///
+/// The fit starts from the file's values: host costs the launch scenario sets itself
+/// (`deployment.serving.host_costs`, e.g. adopted from an earlier fit) are taken off the rows
+/// for the fit, as they are what a fit replaces (otherwise they would hide the fitted values).
 pub fn framework_calibrator(set: &MeasurementSet, digest: &str, opts: &Options) -> Result<(String, Calibrator), String> {
+    let mut own = set.clone();
+    for r in &mut own.rows {
+        if let Some(serving) = r.scenario.pointer_mut("/deployment/serving").and_then(Json::as_object_mut) {
+            serving.remove("host_costs");
+        }
+    }
+    let set = &own;
     let engine = engine_of(set)?;
     let (chip, profile) = chip_profile(set)?;
     let params = framework::params(&engine)?;
@@ -77,6 +89,39 @@ pub fn calibrate_framework(set: &MeasurementSet, digest: &str, opts: &Options) -
 }
 
 impl FrameworkFit {
+    /// The fitted values that moved, as a scenario's own host costs
+    /// (`deployment.serving.host_costs`, by field name).
+    pub fn host_costs(&self) -> BTreeMap<String, f64> {
+        let prefix = format!("{}{}.", framework::PREFIX, self.engine);
+        self.calibration
+            .params
+            .iter()
+            .filter(|p| (p.after - p.before).abs() > 1e-9 * p.before.abs().max(1.0))
+            .filter_map(|p| Some((p.name.strip_prefix(&prefix)?.to_string(), p.after)))
+            .collect()
+    }
+
+    /// Adopts the fit into `s` (the launch it was fitted on, or another scenario served by the
+    /// same engine): the moved values become the scenario's `deployment.serving.host_costs`
+    /// (over any it had), priced wherever the scenario is. Returns one line per value set.
+    /// Refused when the scenario's engine is not the fit's or nothing moved.
+    pub fn adopt(&self, s: &mut crate::Scenario) -> Result<Vec<String>, String> {
+        let serving = &mut s.deployment.serving;
+        if serving.engine != self.engine {
+            return Err(format!("the fit is of {}'s host costs; this scenario serves with {} (deployment.serving.engine)", self.engine, serving.engine));
+        }
+        let costs = self.host_costs();
+        if costs.is_empty() {
+            return Err("the fit moved no host cost: nothing to adopt".into());
+        }
+        let mut merged = serving.host_costs.clone();
+        merged.extend(costs.iter().map(|(k, v)| (k.clone(), *v)));
+        crate::spec::options::host_costs::validate(&serving.engine, &merged)?;
+        serving.host_costs = merged;
+        let before: BTreeMap<String, f64> = self.calibration.params.iter().filter_map(|p| Some((p.name.strip_prefix(&format!("{}{}.", framework::PREFIX, self.engine))?.to_string(), p.before))).collect();
+        Ok(costs.iter().map(|(k, v)| format!("deployment.serving.host_costs.{k} = {v:.4} us (was {:.4})", before.get(k).copied().unwrap_or(f64::NAN))).collect())
+    }
+
     /// Plain-text report: the layer, then the calibration's table.
     pub fn to_text(&self) -> String {
         format!(

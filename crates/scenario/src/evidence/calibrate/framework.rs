@@ -11,29 +11,17 @@
 //! study's own pricing path is used unchanged.
 
 use super::FitParam;
-use serde_json::Value as Json;
 
 /// The layer prefix of a framework parameter's name.
 pub const PREFIX: &str = "framework:";
 
-/// The fittable host costs of `engine`, as calibration parameters.
+/// The fittable host costs of `engine`, as calibration parameters (the list a scenario's
+/// `deployment.serving.host_costs` is checked against: `spec::options::host_costs::fields`).
 pub fn params(engine: &str) -> Result<Vec<FitParam>, String> {
-    let v: Json = serde_json::from_str(crate::spec::options::serving::HOST_JSON).map_err(|e| format!("serving-host.json: {e}"))?;
-    let engines = v.get("engines").and_then(Json::as_object).ok_or("serving-host.json: no 'engines'")?;
-    let block = engines.get(engine).ok_or_else(|| format!("engine '{engine}': not in assets/constants/serving-host.json (engines: {})", engines.keys().cloned().collect::<Vec<_>>().join(", ")))?;
-    let mut out = Vec::new();
-    for (name, f) in block.get("fields").and_then(Json::as_object).into_iter().flatten() {
-        if !name.contains("_us") {
-            continue;
-        }
-        let bound: Vec<f64> = f.get("bound").and_then(Json::as_array).map(|b| b.iter().filter_map(Json::as_f64).collect()).unwrap_or_default();
-        if let (Some(value), [lo, hi]) = (f.get("value").and_then(Json::as_f64), bound.as_slice()) {
-            if lo < hi {
-                let source = f.get("source").and_then(Json::as_str).unwrap_or("").to_string();
-                out.push(FitParam { name: format!("{PREFIX}{engine}.{name}"), value: value.clamp(*lo, *hi), min: *lo, max: *hi, source });
-            }
-        }
-    }
+    let out: Vec<FitParam> = crate::spec::options::host_costs::fields(engine)?
+        .into_iter()
+        .map(|f| FitParam { name: format!("{PREFIX}{engine}.{}", f.name), value: f.value.clamp(f.min, f.max), min: f.min, max: f.max, source: f.source })
+        .collect();
     if out.is_empty() {
         return Err(format!("engine '{engine}' declares no host cost with bounds to fit"));
     }

@@ -3,6 +3,7 @@
 
 pub mod cluster;
 pub mod diffusion;
+pub mod host_costs;
 pub mod landscape;
 pub mod releases;
 pub mod runtime;

@@ -140,6 +140,12 @@ pub struct ServingSpec {
     /// "w8a8", ... The tuned `precision` keeps every other layer. Absent: one precision.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expert_precision: Option<String>,
+    /// The engine's host costs this scenario sets (µs, by field name of serving-host.json's
+    /// engine block: step_host_us, step_host_us_per_seq, ...), as a fit of the user's own
+    /// benchmark runs gives them (`spec::options::host_costs`); each within its bound. Empty:
+    /// the file's (old links price as before).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub host_costs: std::collections::BTreeMap<String, f64>,
     /// SGLang's DeepEP exchange of a mixture-of-experts model's tokens (`--moe-a2a-backend
     /// deepep --deepep-mode MODE`; engine sglang only): "auto" (low-latency kernels for a
     /// decode batch, normal ones for a batch that prefills), "normal" or "low_latency". Absent:
@@ -193,6 +199,7 @@ impl Default for ServingSpec {
             hccl_expansion: "auto".into(),
             engine_version: String::new(),
             expert_precision: None,
+            host_costs: Default::default(),
             deepep_mode: None,
         }
     }
@@ -284,6 +291,7 @@ impl ServingSpec {
             return Err(format!("{f}.graph_mode: expected auto, piecewise or full_decode_only, got '{}'", crate::spec::scenario::clip(&self.graph_mode)));
         }
         super::releases::release(&self.engine, &self.engine_version)?;
+        super::host_costs::validate(&self.engine, &self.host_costs)?;
         if let Some(p) = &self.expert_precision {
             tunelab_sim::Precision::parse(p).map_err(|e| format!("{f}.expert_precision: {e}"))?;
         }

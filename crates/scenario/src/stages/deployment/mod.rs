@@ -215,6 +215,9 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     } else {
         notes.push(format!("simple mode (static batch, {} engine): TTFT is one prefill of the whole batch and TPOT one decode step; no scheduler, no request stream", spec.engine));
     }
+    if let Some(n) = crate::spec::options::host_costs::note(&spec.engine, &spec.host_costs) {
+        notes.push(n);
+    }
     // How the tensor-parallel collectives get their task lists (the module notes of
     // tunelab_sim::cost::comm): say it where it departs from one task per peer at every call.
     if spec.hccl_expansion == "aiv" {

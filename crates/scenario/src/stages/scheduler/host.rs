@@ -307,6 +307,8 @@ impl crate::spec::options::serving::ServingSpec {
                 }
             }
         }
+        // The scenario's own host costs (a fit of the user's runs), over the release's.
+        super::host_costs::apply(&self.engine, &mut h, &self.host_costs)?;
         match self.graph_mode.as_str() {
             "piecewise" if h.piecewise_host_us_per_layer <= 0.0 => {
                 return Err(format!("deployment.serving.graph_mode: piecewise capture is vLLM's cudagraph mode; engine '{}' captures whole decode steps (use auto or full_decode_only)", self.engine));

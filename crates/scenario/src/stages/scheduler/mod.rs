@@ -38,6 +38,7 @@
 //! linear-attention layers).
 
 pub mod price;
+pub mod host_costs;
 mod frontend;
 mod host;
 mod hybrid;

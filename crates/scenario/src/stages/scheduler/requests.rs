@@ -82,18 +82,32 @@ pub fn with_acceptance_spread(reqs: &[Request], mean: f64, var: f64) -> Vec<Requ
     if !(mean > 1.0) || !(var > 0.0) {
         return reqs.to_vec();
     }
-    reqs.iter()
-        .enumerate()
-        .map(|(i, r)| {
-            if r.output < 3 {
-                return *r;
-            }
-            let n = (r.output - 1) as f64;
-            let steps = n / mean + standard_normal(i as u64) * libm::sqrt(n * var / (mean * mean * mean));
-            let out = libm::round(steps.max(1.0) * mean) as u64 + 1;
-            Request { output: out.clamp(2, 4 * r.output), ..*r }
-        })
-        .collect()
+    NORMALS.with(|z| {
+        let mut z = z.borrow_mut();
+        // The draws depend on the index alone: a capacity search spreads the same requests at
+        // every probed rate, so they are drawn once per thread (the same numbers).
+        while z.len() < reqs.len() {
+            let i = z.len() as u64;
+            z.push(standard_normal(i));
+        }
+        reqs.iter()
+            .zip(z.iter())
+            .map(|(r, &zi)| {
+                if r.output < 3 {
+                    return *r;
+                }
+                let n = (r.output - 1) as f64;
+                let steps = n / mean + zi * libm::sqrt(n * var / (mean * mean * mean));
+                let out = libm::round(steps.max(1.0) * mean) as u64 + 1;
+                Request { output: out.clamp(2, 4 * r.output), ..*r }
+            })
+            .collect()
+    })
+}
+
+thread_local! {
+    /// `standard_normal(i)` for i = 0, 1, ... as far as a run has needed them.
+    static NORMALS: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// A standard normal draw from the index alone (splitmix64, then Box-Muller).

@@ -62,7 +62,8 @@ pub fn pcts(mut v: Vec<f64>) -> Pcts {
     if v.is_empty() {
         return Pcts::default();
     }
-    v.sort_by(|a, b| a.total_cmp(b));
+    // Unstable is the same order here: values equal under total_cmp have the same bits.
+    v.sort_unstable_by(|a, b| a.total_cmp(b));
     let q = |p: f64| {
         let x = p * (v.len() - 1) as f64;
         let (lo, hi) = (libm::floor(x) as usize, libm::ceil(x) as usize);

@@ -1,0 +1,28 @@
+//! What the serving tests share: a deployment scenario's baseline configuration with some
+//! parameters set by name, and its serving statistics through the study's own objective.
+#![allow(dead_code)]
+
+use tunelab_scenario::stages::deployment::serve;
+use tunelab_scenario::stages::scheduler::ServingStats;
+use tunelab_scenario::stages::setup;
+use tunelab_scenario::Scenario;
+use tunelab_search::{Config, Value};
+
+/// The stage's parameter names and its baseline with `set` applied (a name the stage does not
+/// have panics, naming the parameters it has).
+pub fn configured(s: &Scenario, set: &[(&str, Value)]) -> Result<(Vec<String>, Config), String> {
+    let st = setup(s)?;
+    let names = st.space.names().to_vec();
+    let mut c = st.baseline.clone();
+    for (n, v) in set {
+        let k = names.iter().position(|x| x == n).unwrap_or_else(|| panic!("no parameter {n} in {names:?}"));
+        c.0[k] = v.clone();
+    }
+    Ok((names, c))
+}
+
+/// Serves the baseline with `set` applied.
+pub fn serve_with(s: &Scenario, set: &[(&str, Value)]) -> Result<ServingStats, String> {
+    let (names, c) = configured(s, set)?;
+    serve(s, &names, &c)
+}
