@@ -41,6 +41,8 @@ fn cases() -> Vec<Case> {
         c("deepseek-v4-pro", include_str!("data/models/deepseek-v4-pro.config.json"), Some(1600.0), "deepseek-ai/DeepSeek-V4-Pro card (as quoted by antirez/ds4 MODEL_CARD.md): 1.6T total, 49B active"),
         c("gemma-4-26b-a4b", include_str!("data/models/gemma-4-26b-a4b.config.json"), Some(25.2), "google/gemma-4-26B-A4B card (as quoted by the Gemma 4 model card summaries): 25.2B total, 3.8B active; the count here adds the vision tower's 0.43B to the language model's 25.22B"),
         c("gemma-4-31b", include_str!("data/models/gemma-4-31b-it-nvfp4.config.json"), Some(30.7), "google/gemma-4-31B-it (NVIDIA's NVFP4 checkpoint of it), card: 30.7B dense; the count here adds the vision tower's 0.43B to the language model's"),
+        c("minimax-m3-nvfp4", include_str!("data/models/minimax-m3-nvfp4.config.json"), Some(428.0), "MiniMaxAI/MiniMax-M3 card: ~428B (NVIDIA's NVFP4 copy of the VL checkpoint; its 0.64B vision tower counted here)"),
+        c("deepseek-v4-flash-fp8-sglang", include_str!("data/models/deepseek-v4-flash-fp8-sglang.config.json"), Some(284.0), "deepseek-ai/DeepSeek-V4-Flash card: 284B (SGLang's FP8 copy, model_type deepseek_ref)"),
         c("kimi-k3", include_str!("data/models/kimi-k3.config.json"), None, "moonshotai/Kimi-K3: no card total cited (mechanisms only: KDA + gated MLA, latent MoE, MoonViT with a 1536-wide attention)"),
     ]
 }
@@ -367,4 +369,16 @@ fn minimax_m3_sparse_layers_attend_to_selected_blocks() {
     v["sparse_attention_config"]["sparse_attention_freq"][7] = serde_json::json!(2);
     let e = load_model(&v.to_string()).unwrap_err();
     assert!(e.contains("sparse_attention_freq[7]"), "{e}");
+}
+
+/// MiMo-V2-Flash's per-layer KV heads: its 39 sliding layers have 8 KV heads, its 9 full
+/// layers 4 (heads of the 192 / 128 mean width, 160); each is cached and counted at its own.
+#[test]
+fn mimo_v2_flash_keeps_kv_heads_per_layer() {
+    let m = load_model(include_str!("data/models/mimo-v2-flash.config.json")).unwrap().model;
+    assert_eq!(m.kv_bytes_per_token(tunelab_sim::DType::Bf16), (39 * 2 * 8 * 160 + 9 * 2 * 4 * 160) * 2);
+    let t = m.llm.as_ref().unwrap();
+    let (h, q) = (4096u128, 64u128 * 160);
+    assert_eq!(t.mixer_params(&Mixer::FULL), h * q + h * 2 * 4 * 160 + q * h, "a full layer at 4 KV heads");
+    assert!(!m.identity().approximations.iter().any(|a| a.contains("every layer costed with")));
 }

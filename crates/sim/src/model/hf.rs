@@ -365,6 +365,17 @@ pub(super) fn name_of(obj: &Obj, fallback: &str) -> String {
 
 /// Loads a Hugging Face config (decoder-only LLM, MoE LLM, or LLaVA-style multimodal).
 pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
+    // SGLang's DeepSeek-V4 checkpoints name their reference type (`deepseek_ref`) and the
+    // architecture DeepseekV4ForCausalLM: the same config, read by the DeepSeek-V4 reader.
+    let v4 = obj.get("model_type").and_then(Value::as_str) == Some("deepseek_ref")
+        && obj.get("architectures").and_then(Value::as_array).is_some_and(|a| a.iter().any(|x| x.as_str() == Some("DeepseekV4ForCausalLM")));
+    if v4 {
+        let mut o = obj.clone();
+        o.insert("model_type".into(), Value::from("deepseek_v4"));
+        let mut l = load_hf(&o)?;
+        l.warnings.push("model_type 'deepseek_ref' with architecture DeepseekV4ForCausalLM: read as deepseek_v4".into());
+        return Ok(l);
+    }
     let mut warnings = Vec::new();
     let dtype = dtype_of(obj, &mut warnings);
     let model_type = obj.get("model_type").and_then(Value::as_str).unwrap_or("");

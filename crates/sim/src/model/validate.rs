@@ -55,6 +55,18 @@ pub fn validate_transformer(t: &TransformerDesc, what: &str) -> Result<(), Strin
     check_range(&f("intermediate"), t.intermediate, 0, MAX_WIDTH)?;
     check_range(&f("vocab"), t.vocab, 0, MAX_VOCAB)?;
     check_range(&f("max_position"), t.max_position, 1, 1 << 24)?;
+    // Per-layer widths and the grouped low-rank output (Gemma 4, MiMo-V2, DeepSeek-V4).
+    check_range(&f("global_kv_heads"), t.global_kv_heads, 0, t.heads)?;
+    check_range(&f("global_head_dim"), t.global_head_dim, 0, 4096)?;
+    check_range(&f("o_groups"), t.o_groups, 0, t.heads)?;
+    check_range(&f("o_lora_rank"), t.o_lora_rank, 0, MAX_WIDTH)?;
+    check_range(&f("q_bottleneck"), t.q_bottleneck, 0, MAX_WIDTH)?;
+    if t.global_kv_heads > 0 && !t.heads.is_multiple_of(t.global_kv_heads) {
+        return Err(format!("field {} = {} must divide {} = {}", label(&f("global_kv_heads")), t.global_kv_heads, label(&f("heads")), t.heads));
+    }
+    if t.o_groups > 0 && !t.heads.is_multiple_of(t.o_groups) {
+        return Err(format!("field {} = {} must divide {} = {}", label(&f("o_groups")), t.o_groups, label(&f("heads")), t.heads));
+    }
     if !t.heads.is_multiple_of(t.kv_heads) {
         return Err(format!(
             "field {} = {} must divide {} = {}",

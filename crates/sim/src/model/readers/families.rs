@@ -278,8 +278,12 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, _prefix: &st
         }
         "mimo_v2_flash" => {
             let full_kv = obj.get("num_key_value_heads").and_then(Value::as_u64).unwrap_or(0);
-            if let Some(swa_kv) = obj.get("swa_num_key_value_heads").and_then(Value::as_u64).filter(|k| *k != full_kv) {
-                t.approx.push(format!("attention: MiMo-V2's sliding layers have {swa_kv} KV heads, its full layers {full_kv}: every layer costed with {full_kv} (the full layers' KV cache is exact; the sliding layers' 128-token cache and k/v projections are understated)"));
+            if let Some(swa_kv) = obj.get("swa_num_key_value_heads").and_then(Value::as_u64).filter(|k| *k != full_kv && *k > 0) {
+                // Per-layer KV heads (`layer_widths`): the stack at the sliding layers' heads,
+                // the full layers at their own, each counted, held and cached at its own.
+                t.kv_heads = swa_kv;
+                t.global_kv_heads = full_kv;
+                t.approx.push(format!("attention: MiMo-V2's sliding layers have {swa_kv} KV heads, its full layers {full_kv}: each layer is counted, held and cached at its own and the full layers' attention core priced at theirs; the full layers' k/v projection matmuls are priced at {swa_kv} heads"));
             }
             t.approx.push("attention: query/key heads 192 wide and value heads 128 wide costed as heads of their mean, 160 (the same parameters, FLOPs and KV bytes)".into());
         }

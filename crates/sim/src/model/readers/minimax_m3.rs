@@ -30,6 +30,14 @@ const OWN: &[&str] = &[
 /// The config in the generic decoder's spelling.
 pub fn normalize(obj: &Obj) -> Result<Obj, String> {
     let mut o = obj.clone();
+    // The experts are `moe_intermediate_size` wide, or `intermediate_size` where a checkpoint
+    // leaves the former out (the VL checkpoint's text_config); dense layers are
+    // `dense_intermediate_size` wide.
+    if !obj.contains_key("moe_intermediate_size") {
+        if let Some(w) = obj.get("intermediate_size").cloned() {
+            o.insert("moe_intermediate_size".into(), w);
+        }
+    }
     if let Some(w) = obj.get("dense_intermediate_size").cloned() {
         o.insert("intermediate_size".into(), w);
     }

@@ -60,7 +60,7 @@ pub const FAMILY_TYPES: &[&str] = &[
 pub const WRAPPER_TYPES: &[&str] = &[
     "gemma3", "gemma3n", "llama4", "mistral3", "glm4v", "glm4v_moe", "kimi_vl", "internvl_chat", "internvl", "qwen3_vl_moe",
     "qwen3_omni_moe", "llava_next", "llava_onevision", "idefics3", "smolvlm", "paligemma", "aya_vision", "step3_vl", "step3vl",
-    "minicpmv", "phi4_multimodal", "lfm2_vl", "qwen2_vl", "kimi_k25", "voxtral", "minimax_vl_01", "kimi_k3", "gemma4",
+    "minicpmv", "phi4_multimodal", "lfm2_vl", "qwen2_vl", "kimi_k25", "voxtral", "minimax_vl_01", "kimi_k3", "gemma4", "minimax_m3_vl",
 ];
 
 /// Whether the generic decoder reads this decoder type exactly (no fallback note).
@@ -242,6 +242,17 @@ pub fn text_part(obj: &Obj) -> Option<(&Obj, &'static str)> {
 /// tower named in a note.
 pub(super) fn wrapper(obj: &Obj, text: &Obj, prefix: &str, model_type: &str, dtype: DType, mut warnings: Vec<String>) -> Result<LoadedModel, String> {
     let mut tw = Vec::new();
+    // MiniMax-M3's VL checkpoint leaves its language model's type out (its architecture,
+    // MiniMaxM3SparseForCausalLM, says it): the MiniMax-M3 reader reads it.
+    let typed;
+    let text = if model_type == "minimax_m3_vl" && !text.contains_key("model_type") {
+        let mut t = text.clone();
+        t.insert("model_type".into(), Value::from("minimax_m3"));
+        typed = t;
+        &typed
+    } else {
+        text
+    };
     let mut llm = super::hf::decoder(text, prefix, &mut tw)?;
     warnings.extend(tw.into_iter().map(|w| format!("{prefix}{w}")));
     let vision = match object_field(obj, "vision_config")? {
