@@ -5,11 +5,12 @@
 //! normal ones for a prefill (SGLang's DeepEPMode.resolve), `normal` / `low_latency` one form
 //! for every step. The option is validated by name and written into the SGLang launch.
 
+mod common;
 use std::collections::BTreeMap;
 use tunelab_scenario::bundled::bundled_scenario;
 use tunelab_scenario::serving::Phase;
 use tunelab_scenario::spec::scenario::ModelRef;
-use tunelab_scenario::stages::deployment::{step_operators, StepOperators};
+use tunelab_scenario::stages::deployment::StepOperators;
 use tunelab_scenario::stages::scale::{flags, sglang};
 use tunelab_scenario::stages::setup;
 use tunelab_scenario::Scenario;
@@ -17,14 +18,7 @@ use tunelab_search::Value;
 use tunelab_sim::{MoeCommForm, Op};
 
 fn step(s: &Scenario, set: &[(&str, Value)], phase: Phase) -> StepOperators {
-    let st = setup(s).unwrap_or_else(|e| panic!("{e}"));
-    let names = st.space.names().to_vec();
-    let mut c = st.baseline.clone();
-    for (n, v) in set {
-        let k = names.iter().position(|x| x == n).unwrap_or_else(|| panic!("no parameter {n} in {names:?}"));
-        c.0[k] = v.clone();
-    }
-    step_operators(s, &names, &c, phase, None).unwrap_or_else(|e| panic!("{e}"))
+    common::step_with(s, set, phase)
 }
 
 /// (name, form or None for a plain collective, us over the step's layers) of the EP exchanges.

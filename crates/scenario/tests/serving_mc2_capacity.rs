@@ -5,24 +5,17 @@
 //! model's experts per rank (`_select_a2_moe_comm_method`, vLLM-Ascend #7364), so Qwen3.5's
 //! 512 experts on 16 A2 ranks take the all-gather path.
 
+mod common;
 use tunelab_scenario::bundled::bundled_scenario;
 use tunelab_scenario::serving::Phase;
 use tunelab_scenario::spec::scenario::{DeviceRef, ModelRef};
-use tunelab_scenario::stages::deployment::{step_operators, StepOperators};
-use tunelab_scenario::stages::setup;
+use tunelab_scenario::stages::deployment::StepOperators;
 use tunelab_scenario::Scenario;
 use tunelab_search::Value;
 use tunelab_sim::{MoeCommForm, Op};
 
 fn step(s: &Scenario, set: &[(&str, Value)], phase: Phase) -> StepOperators {
-    let st = setup(s).unwrap_or_else(|e| panic!("{e}"));
-    let names = st.space.names().to_vec();
-    let mut c = st.baseline.clone();
-    for (n, v) in set {
-        let k = names.iter().position(|x| x == n).unwrap_or_else(|| panic!("no parameter {n} in {names:?}"));
-        c.0[k] = v.clone();
-    }
-    step_operators(s, &names, &c, phase, None).unwrap_or_else(|e| panic!("{e}"))
+    common::step_with(s, set, phase)
 }
 
 /// The forms of the step's EP dispatches (None: the all-gather dispatcher or a plain collective).

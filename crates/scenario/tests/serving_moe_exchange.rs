@@ -4,23 +4,16 @@
 //! all-gather path on A2 under 16 EP ranks; each priced as `Op::MoeComm` on the link its EP
 //! group crosses (RoCE between A3 nodes, or the SuperPOD fabric).
 
+mod common;
 use tunelab_scenario::bundled::bundled_scenario;
 use tunelab_scenario::serving::Phase;
-use tunelab_scenario::stages::deployment::{step_operators, StepOperators};
-use tunelab_scenario::stages::setup;
+use tunelab_scenario::stages::deployment::StepOperators;
 use tunelab_scenario::Scenario;
 use tunelab_search::Value;
 use tunelab_sim::{Link, MoeCommForm, Op};
 
 fn step(s: &Scenario, set: &[(&str, Value)], phase: Phase) -> StepOperators {
-    let st = setup(s).unwrap_or_else(|e| panic!("{e}"));
-    let names = st.space.names().to_vec();
-    let mut c = st.baseline.clone();
-    for (n, v) in set {
-        let k = names.iter().position(|x| x == n).unwrap_or_else(|| panic!("no parameter {n} in {names:?}"));
-        c.0[k] = v.clone();
-    }
-    step_operators(s, &names, &c, phase, None).unwrap_or_else(|e| panic!("{e}"))
+    common::step_with(s, set, phase)
 }
 
 /// The EP exchanges of a step: (name, form or None for a plain collective, link, us over the

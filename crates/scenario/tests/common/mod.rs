@@ -26,3 +26,10 @@ pub fn serve_with(s: &Scenario, set: &[(&str, Value)]) -> Result<ServingStats, S
     let (names, c) = configured(s, set)?;
     serve(s, &names, &c)
 }
+
+/// The operators of one serving step of the baseline with `set` applied (panics with the
+/// stage's own message on a scenario it refuses).
+pub fn step_with(s: &Scenario, set: &[(&str, Value)], phase: tunelab_scenario::serving::Phase) -> tunelab_scenario::stages::deployment::StepOperators {
+    let (names, c) = configured(s, set).unwrap_or_else(|e| panic!("{e}"));
+    tunelab_scenario::stages::deployment::step_operators(s, &names, &c, phase, None).unwrap_or_else(|e| panic!("{e}"))
+}
