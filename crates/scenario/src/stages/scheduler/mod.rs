@@ -46,6 +46,7 @@ mod sim;
 mod requests;
 mod stats;
 mod step_ops;
+mod step_memo;
 
 pub use sim::{simulate, EngineConfig, KvPolicy, Slo};
 pub use host::{fitted_fields, with_fitted_fields, FittedHostField};

@@ -27,6 +27,7 @@
 //! and the expansion of grouped K/V heads to every query head.
 
 use crate::stages::graphcost::{FxMap, SharedMemo, TileMode};
+use super::step_memo::{StepKey, StepMemo};
 use tunelab_sim::device::Device;
 use tunelab_sim::model::ModelDesc;
 use tunelab_sim::cost::dispatch::{self, LaunchMode};
@@ -213,30 +214,8 @@ pub struct StepPricer {
     /// Co-located pipeline parallelism: the plan holds one of `pipeline` stages and a step runs
     /// as micro-batches through them (`stages::scale::pp_serve`); 1: none.
     pub pipeline: u64,
-    /// Steps priced lately, by their exact inputs (`StepKey`, `STEP_MEMO_SLOTS`): a capacity
-    /// search serves the same requests at many rates and meets the same step shapes again
-    /// (DeepSeek-V3's tune: 65% of 6.3 M step prices were repeats). A hit needs every input
-    /// equal, so results are unchanged.
-    step_memo: Vec<Option<(StepKey, StepCost)>>,
-}
-
-/// Everything a step's price depends on besides the pricer's fixed model, chip, plan, options
-/// and host costs: the shape, the launch, the pricer settings a caller may change between steps
-/// (graph capture limit, allocated context, pipeline depth, the speculative setting).
-type StepKey = (StepShape, bool, Option<u64>, u64, u64, Option<(u64, u64, u64)>);
-
-/// Slots of the step memo (direct-mapped: a step's slot is a hash of its shape, and a slot
-/// keeps the last step priced there). Recent steps repeat (a search's probes serve the same
-/// requests at nearby rates): 1,024 slots cut a DeepSeek-V3 capacity tune by about a tenth,
-/// where a map of every step priced (millions, cache-cold) made it slower.
-const STEP_MEMO_SLOTS: usize = 1 << 10;
-
-fn step_slot(s: &StepShape, graph: bool) -> usize {
-    let mut h = graph as u64;
-    for x in [s.prefill_seqs, s.prefill_tokens, s.prefill_kv, s.new_requests, s.decode_seqs, s.decode_ctx, s.emitting] {
-        h = (h.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    (h >> 32) as usize & (STEP_MEMO_SLOTS - 1)
+    /// Steps priced lately, by their exact inputs (`step_memo`).
+    step_memo: StepMemo,
 }
 
 /// Speculative decoding as the step pricer applies it (`stages::serving_features::speculative`).
@@ -273,7 +252,7 @@ impl StepPricer {
             spec: None,
             capture_tokens: None,
             pipeline: 1,
-            step_memo: Vec::new(),
+            step_memo: StepMemo::default(),
         }
     }
 
@@ -472,11 +451,8 @@ impl StepPricer {
             return Ok(StepCost::default());
         }
         let key: StepKey = (*s, graph_launch, self.capture_tokens, self.allocated_ctx, self.pipeline, self.spec.as_ref().map(|sp| (sp.k, sp.tokens_per_step.to_bits(), sp.fc_in)));
-        let slot = step_slot(s, graph_launch);
-        if let Some(Some((k, c))) = self.step_memo.get(slot) {
-            if *k == key {
-                return Ok(*c);
-            }
+        if let Some(c) = self.step_memo.get(&key) {
+            return Ok(c);
         }
         let r = if self.pipeline > 1 {
             crate::stages::scale::pp_serve::step(self, s, graph_launch)
@@ -487,10 +463,7 @@ impl StepPricer {
             r
         };
         if let Ok(c) = &r {
-            if self.step_memo.is_empty() {
-                self.step_memo = vec![None; STEP_MEMO_SLOTS];
-            }
-            self.step_memo[slot] = Some((key, *c));
+            self.step_memo.put(key, *c);
         }
         r
     }
