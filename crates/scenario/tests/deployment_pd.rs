@@ -4,8 +4,8 @@
 //! side may run on its own chip (prefill on A3, decode on A2) with the KV cache priced on the
 //! RoCE link between the two systems.
 
+mod common;
 use tunelab_scenario::bundled::bundled_scenario;
-use tunelab_scenario::stages::deployment::serve;
 use tunelab_scenario::stages::scheduler::ServingStats;
 use tunelab_scenario::stages::setup;
 use tunelab_scenario::Scenario;
@@ -20,14 +20,7 @@ fn pd() -> Scenario {
 
 /// Serves the configuration given by name (others at the baseline).
 fn run(s: &Scenario, set: &[(&str, Value)]) -> Result<ServingStats, String> {
-    let st = setup(s)?;
-    let names = st.space.names().to_vec();
-    let mut c = st.baseline.clone();
-    for (n, v) in set {
-        let k = names.iter().position(|x| x == n).unwrap_or_else(|| panic!("no parameter {n} in {names:?}"));
-        c.0[k] = v.clone();
-    }
-    serve(s, &names, &c)
+    common::serve_with(s, set)
 }
 
 fn i(x: i64) -> Value {
