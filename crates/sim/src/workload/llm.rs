@@ -268,7 +268,8 @@ fn stack(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, layers: u64, opts
             if let LayerMixer::Attention { window, compress, topk, .. } = m {
                 if compress > 0 {
                     // DeepSeek-V4's compressed attention (`compressed_attention`).
-                    super::compressed_attention::apply(ops, start, &format!("{prefix}.attn.core"), window, compress, topk, n);
+                    let ty = super::sparse_attention::Types { mm: ctx.mm, weight: ctx.weight, vec: ctx.vec, kv: opts.kv_dtype() };
+                    super::compressed_attention::apply(ops, start, &format!("{prefix}.attn.core"), window, compress, topk, n, ctx.t, ty);
                     continue;
                 }
             }
@@ -302,6 +303,8 @@ fn stack(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, layers: u64, opts
             op.repeat = sink_layers;
             ops.push(op);
         }
+        // DeepSeek-V4's hyper-connections (`compressed_attention`; none for other models).
+        ops.extend(super::compressed_attention::hyper_connections(ctx.t, &prefix, g.batch.saturating_mul(g.q_len), count, super::sparse_attention::Types { mm: ctx.mm, weight: ctx.weight, vec: ctx.vec, kv: opts.kv_dtype() }));
         if !g.train {
             // DeepSeek sparse attention: the indexer and the top-k attention (dense MLA without `index_topk`).
             super::sparse_attention::apply(ops, start, &prefix, ctx.t, super::sparse_attention::Types { mm: ctx.mm, weight: ctx.weight, vec: ctx.vec, kv: opts.kv_dtype() });

@@ -1,0 +1,125 @@
+//! Mechanisms the 2026 configs carry, counted and priced where they run (issue 41): DeepSeek-V4's
+//! KV compressors, lightning indexer and hyper-connections. Each test computes the figure from
+//! the config's own widths and the reference module shapes (`model::compressor` names them), so
+//! a mechanism dropped from the count, the memory or the graph fails here.
+
+use tunelab_sim::model::load_model;
+use tunelab_sim::op::Op;
+use tunelab_sim::workload::{forward_graph, GraphOptions, ParallelPlan, Workload};
+
+const FLASH: &str = include_str!("data/models/deepseek-v4-flash.config.json");
+const PRO: &str = include_str!("data/models/deepseek-v4-pro.config.json");
+
+/// What the reference modules add per model: the compressors (wkv + wgate, ape, norm), the
+/// ratio-4 layers' indexer (wq_b, weights_proj, its own compressor) and two hyper-connection
+/// mixers per layer, from the config's widths.
+fn v4_extra(json: &str) -> u64 {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    let n = |k: &str| v[k].as_u64().unwrap();
+    let (h, d, layers) = (n("hidden_size"), n("head_dim"), n("num_hidden_layers"));
+    let (ih, id, ql, hc) = (n("index_n_heads"), n("index_head_dim"), n("q_lora_rank"), n("hc_mult"));
+    let comp = |dim: u64, ratio: u64| {
+        let coff = if ratio == 4 { 2 } else { 1 };
+        2 * h * coff * dim + ratio * coff * dim + dim
+    };
+    let ratios: Vec<u64> = v["compress_ratios"].as_array().unwrap().iter().take(layers as usize).map(|r| r.as_u64().unwrap()).collect();
+    let mut extra = 0;
+    for r in ratios {
+        if r > 0 {
+            extra += comp(d, r);
+        }
+        if r == 4 {
+            extra += ql * ih * id + h * ih + comp(id, 4);
+        }
+    }
+    let mix = (2 + hc) * hc;
+    extra + layers * 2 * (mix * hc * h + mix + 3)
+}
+
+#[test]
+fn deepseek_v4_compressors_indexer_and_hyper_connections_are_counted_and_held() {
+    for json in [FLASH, PRO] {
+        let m = load_model(json).unwrap().model;
+        let t = m.llm.as_ref().unwrap();
+        // The same description without them counts exactly the reference modules less.
+        let mut bare = m.clone();
+        bare.llm.as_mut().unwrap().compressor = None;
+        let extra = m.params().total - bare.params().total;
+        assert_eq!(extra, v4_extra(json), "{}", m.name);
+        // Memory holds what is counted (one formula).
+        let held = tunelab_sim::memory::chip_params(&m, &ParallelPlan::default()).total();
+        assert_eq!(held, m.params().total);
+        // With tensor parallel the indexer's projections split, the compressors do not.
+        let tp8 = ParallelPlan { tp: 8, ..ParallelPlan::default() };
+        assert!(tunelab_sim::memory::chip_params(&m, &tp8).total() < held);
+        // The notes say they are counted and priced, and no longer that they are dropped.
+        let id = m.identity();
+        assert!(!id.approximations.iter().any(|a| a.contains("neither counted nor priced") && (a.contains("compressor") || a.contains("hyper-connections"))), "{:#?}", id.approximations);
+        assert!(id.approximations.iter().any(|a| a.contains("lightning indexer") && a.contains("counted, held and priced")));
+        assert!(t.compressor.is_some());
+    }
+    // V4-Flash: about 0.52B more than the attention, experts and embeddings alone.
+    let e = v4_extra(FLASH) as f64 / 1e9;
+    assert!((0.45..0.6).contains(&e), "{e}");
+}
+
+#[test]
+fn deepseek_v4_indexer_and_compressors_run_in_the_decode_graph() {
+    let m = load_model(FLASH).unwrap().model;
+    let ctx: u64 = 65_536;
+    let w = Workload::Decode { batch: 4, context_len: ctx, output_len: 1 };
+    let g = forward_graph(&m, &w, &ParallelPlan::default(), &GraphOptions::default()).unwrap();
+    let find = |suffix: &str| g.ops.iter().filter(|o| o.name.ends_with(suffix)).map(|o| (o.repeat, o.op.clone())).collect::<Vec<_>>();
+    // The indexer scores every compressed key (one per 4 tokens) with its 64 heads of 128, on
+    // the 21 ratio-4 layers.
+    let idx = find(".indexer.core");
+    assert_eq!(idx.iter().map(|x| x.0).sum::<u64>(), 21);
+    assert!(matches!(idx[0].1, Op::Attention { heads: 64, kv_heads: 1, kv_len, head_dim: 64, batch: 4, .. } if kv_len == ctx / 4), "{:?}", idx[0].1);
+    // Its query projection from the 1024-wide low-rank query, and its compressor.
+    assert!(matches!(find(".indexer.wq_b")[0].1, Op::Matmul { m: 4, n: 8192, k: 1024, .. }));
+    assert_eq!(find(".indexer.compressor.wkv_wgate").iter().map(|x| x.0).sum::<u64>(), 21);
+    // The attention's compressors: 2 x 1024 wide on ratio-4 layers, 2 x 512 on ratio-128 ones.
+    let c4 = find(".compressor4.wkv_wgate");
+    let c128 = find(".compressor128.wkv_wgate");
+    assert_eq!((c4.iter().map(|x| x.0).sum::<u64>(), c128.iter().map(|x| x.0).sum::<u64>()), (21, 20));
+    assert!(matches!(c4[0].1, Op::Matmul { n: 2048, k: 4096, .. }));
+    assert!(matches!(c128[0].1, Op::Matmul { n: 1024, k: 4096, .. }));
+    // Hyper-connections around both blocks of all 43 layers: a 24-row FP32 mix over 4 x 4096.
+    let hc = find(".hc.mix");
+    assert_eq!(hc.iter().map(|x| x.0).sum::<u64>(), 86);
+    assert!(matches!(hc[0].1, Op::Matmul { m: 4, n: 24, k: 16384, .. }));
+    // A model without them has none of these operators.
+    let q = load_model(include_str!("data/models/qwen3-8b.config.json")).unwrap().model;
+    let gq = forward_graph(&q, &w, &ParallelPlan::default(), &GraphOptions::default()).unwrap();
+    assert!(!gq.ops.iter().any(|o| o.name.contains(".hc.") || o.name.contains("compressor") || o.name.contains("indexer")));
+}
+
+#[test]
+fn deepseek_v4_indexer_work_grows_with_the_context() {
+    // The indexer's scores are a quarter of the context per query: from 8K to 64K context a
+    // decode step's indexer FLOPs grow 8x, while its compressor matmuls stay the same.
+    let m = load_model(FLASH).unwrap().model;
+    let at = |ctx: u64| {
+        let w = Workload::Decode { batch: 1, context_len: ctx, output_len: 1 };
+        let g = forward_graph(&m, &w, &ParallelPlan::default(), &GraphOptions::default()).unwrap();
+        let f = |s: &str| g.ops.iter().filter(|o| o.name.ends_with(s)).map(|o| tunelab_sim::workload::op_flops(&o.op) * o.repeat as f64).sum::<f64>();
+        (f(".indexer.core"), f(".compressor4.wkv_wgate"))
+    };
+    let (i8k, c8k) = at(8192);
+    let (i64k, c64k) = at(65_536);
+    assert!((i64k / i8k - 8.0).abs() < 0.05, "{}", i64k / i8k);
+    assert_eq!(c8k, c64k);
+    assert!(i8k > 0.0);
+}
+
+#[test]
+fn a_bad_indexer_or_stream_count_is_refused_by_name() {
+    let mut v: serde_json::Value = serde_json::from_str(FLASH).unwrap();
+    v["hc_mult"] = serde_json::json!(0);
+    let e = load_model(&v.to_string()).unwrap_err();
+    assert!(e.contains("hc_mult"), "{e}");
+    let mut v: serde_json::Value = serde_json::from_str(FLASH).unwrap();
+    v.as_object_mut().unwrap().remove("index_n_heads");
+    let e = load_model(&v.to_string()).unwrap_err();
+    assert!(e.contains("index_n_heads"), "{e}");
+}
