@@ -123,3 +123,38 @@ fn a_bad_indexer_or_stream_count_is_refused_by_name() {
     let e = load_model(&v.to_string()).unwrap_err();
     assert!(e.contains("index_n_heads"), "{e}");
 }
+
+/// Gemma 4's global layers run their projections at their own widths (26B-A4B: 16 query heads
+/// of 512, 2 KV heads of 512 with keys = values) and the local layers at theirs (16 of 256, 8
+/// KV heads of 256, keys and values): 5 global layers' q/k/o matmuls split off the group's.
+#[test]
+fn gemma_4_global_layers_project_at_their_own_widths() {
+    let m = load_model(include_str!("data/models/gemma-4-26b-a4b.config.json")).unwrap().model;
+    let w = Workload::Decode { batch: 2, context_len: 4096, output_len: 1 };
+    let g = forward_graph(&m, &w, &ParallelPlan::default(), &GraphOptions::default()).unwrap();
+    let projections = |global: bool| -> (u64, u64) {
+        // (repeats, output width of the q/k/v projection)
+        let o = g.ops.iter().find(|o| o.name.ends_with(if global { ".attn.qkv_proj_global" } else { ".attn.qkv_proj" })).unwrap_or_else(|| panic!("qkv_proj (global {global}): {:?}", g.ops.iter().map(|o| &o.name).collect::<Vec<_>>()));
+        match o.op {
+            Op::Matmul { n, k: 2816, .. } => (o.repeat, n),
+            ref op => panic!("{op:?}"),
+        }
+    };
+    // Local: q 16 x 256 + k, v 8 x 256 each; global: q 16 x 512 + one shared k = v row 2 x 512.
+    assert_eq!(projections(false), (25, 16 * 256 + 2 * 8 * 256));
+    assert_eq!(projections(true), (5, 16 * 512 + 2 * 512));
+    let o = g.ops.iter().find(|o| o.name.ends_with(".attn.o_proj_global")).expect("the global o_proj");
+    assert!(matches!(o.op, Op::Matmul { n: 2816, k: 8192, .. }), "{:?}", o.op);
+    assert_eq!(o.repeat, 5);
+    // The priced weights of the attention projections equal the counted ones (one formula).
+    let t = m.llm.as_ref().unwrap();
+    let weight = |op: &Op| match *op {
+        Op::Matmul { n, k, .. } => n * k,
+        _ => 0,
+    };
+    let weights: u64 = g.ops.iter().filter(|o| o.name.contains(".attn.") && (o.name.contains("qkv_proj") || o.name.contains("o_proj"))).map(|o| weight(&o.op) * o.repeat).sum();
+    let counted = 25 * t.mixer_params(&t.runs().iter().find(|r| r.mixer != tunelab_sim::model::Mixer::FULL).unwrap().mixer) + 5 * t.mixer_params(&tunelab_sim::model::Mixer::FULL);
+    // Counted includes the q/k norms and the sinks-free heads' norms: within a few thousand.
+    assert!((counted as i128 - weights as i128).abs() < 100_000, "counted {counted}, priced weights {weights}");
+    assert!(!m.identity().approximations.iter().any(|a| a.contains("priced at the local layers' widths")));
+}
