@@ -158,3 +158,27 @@ fn gemma_4_global_layers_project_at_their_own_widths() {
     assert!((counted as i128 - weights as i128).abs() < 100_000, "counted {counted}, priced weights {weights}");
     assert!(!m.identity().approximations.iter().any(|a| a.contains("priced at the local layers' widths")));
 }
+
+/// MiniMax-M3's block index on its 57 sparse layers: q_proj (6144 -> 4 x 128), k_proj (6144 ->
+/// 128) and two norms counted and held; one 128-wide index key cached per token; every cached
+/// key scored per decoding query by the 4 index heads.
+#[test]
+fn minimax_m3_block_index_is_counted_cached_and_priced() {
+    let m = load_model(include_str!("data/models/minimax-m3.config.json")).unwrap().model;
+    let mut bare = m.clone();
+    bare.llm.as_mut().unwrap().compressor = None;
+    let per_layer = 6144 * 4 * 128 + 6144 * 128 + 2 * 128;
+    assert_eq!(m.params().total - bare.params().total, 57 * per_layer);
+    assert_eq!(tunelab_sim::memory::chip_params(&m, &ParallelPlan::default()).total(), m.params().total);
+    let ctx: u64 = 32_768;
+    let opts = GraphOptions::default();
+    let kv = tunelab_sim::memory::kv_cache_bytes(&m, &ParallelPlan::default(), &opts, 1, ctx);
+    let bare_kv = tunelab_sim::memory::kv_cache_bytes(&bare, &ParallelPlan::default(), &opts, 1, ctx);
+    assert_eq!(kv - bare_kv, 57 * ctx * 128 * opts.kv_dtype().bytes());
+    let w = Workload::Decode { batch: 1, context_len: ctx, output_len: 1 };
+    let g = forward_graph(&m, &w, &ParallelPlan::default(), &opts).unwrap();
+    let core = g.ops.iter().find(|o| o.name.ends_with(".index.core")).expect("the index scores");
+    assert_eq!(core.repeat, 57);
+    assert!(matches!(core.op, Op::Attention { heads: 4, kv_heads: 1, kv_len, head_dim: 64, .. } if kv_len == ctx), "{:?}", core.op);
+    assert!(m.identity().approximations.iter().any(|a| a.contains("block index") && a.contains("counted, held and priced")));
+}

@@ -1,6 +1,13 @@
-//! DeepSeek-V4's KV compressors, lightning indexer and manifold-constrained hyper-connections:
-//! their parameters (counted, held in memory by the same formulas) and the indexer's cached keys.
-//! The operators they run are in `workload::compressed_attention`.
+//! DeepSeek-V4's KV compressors, lightning indexer and manifold-constrained hyper-connections,
+//! and MiniMax-M3's block index: their parameters (counted, held in memory by the same
+//! formulas) and the indexers' cached keys. The operators they run are in
+//! `workload::compressed_attention`.
+//!
+//! MiniMax-M3 (Ascend/msmodeling `tensor_cast/layers/minimax_m3_attention.py` @ 1305a909,
+//! `MiniMaxM3AttentionWrapper`, mirroring the upstream `MiniMaxM3VLAttention`): each sparse
+//! layer's index projects the hidden state to `sparse_num_index_heads` query heads and one key
+//! of `sparse_index_dim` (q_proj, k_proj, their norms, rotary), caches the index key of every
+//! token, and scores every cached key per query (`minimax_indexer`) to pick the top blocks.
 //!
 //! Sources (module shapes, op for op):
 //! - Ascend/msmodeling `tensor_cast/layers/deepseek_v4.py` @ c2913fb73de64c7645aa58a309d4add59710ab7b
@@ -76,6 +83,14 @@ impl TransformerDesc {
             return (0, 0);
         }
         let h = self.hidden;
+        if compress == 1 {
+            // MiniMax-M3's block index (MiniMax Sparse Attention): q_proj (hidden -> index
+            // heads x index_dim, split), k_proj (hidden -> index_dim) and the two norms.
+            if topk == 0 || c.index_heads == 0 {
+                return (0, 0);
+            }
+            return (h.saturating_mul(c.index_heads * c.index_head_dim), h.saturating_mul(c.index_head_dim).saturating_add(2 * c.index_head_dim));
+        }
         let mut replicated = compressor(h, self.head_dim, compress);
         let mut split = 0;
         if topk > 0 {
@@ -95,7 +110,7 @@ impl TransformerDesc {
     /// index_head_dim row per `compress` tokens on the layers with an indexer.
     pub fn indexer_cached_elems(&self, m: &Mixer, tokens: u64) -> u64 {
         match (self.compressor, *m) {
-            (Some(c), Mixer::Attention { compress, topk, .. }) if compress > 0 && topk > 0 => (tokens / compress).saturating_mul(c.index_head_dim),
+            (Some(c), Mixer::Attention { compress, topk, .. }) if compress > 0 && topk > 0 && c.index_heads > 0 => (tokens / compress).saturating_mul(c.index_head_dim),
             _ => 0,
         }
     }

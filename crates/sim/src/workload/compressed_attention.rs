@@ -122,6 +122,24 @@ fn compressor_ops(t: &TransformerDesc, base: &str, compress: u64, topk: u64, tp:
         class: g.class,
     };
     let pool = |name: String, width: u64| GraphOp { name, op: Op::Vector { kind: VectorKind::Softmax, rows: tokens, row_len: width, dtype: ty.vec }, repeat: 1, class: g.class };
+    let dtype = if g.kind == AttentionKind::Decode { ty.kv } else { ty.vec };
+    if compress == 1 {
+        // MiniMax-M3's block index: its projections, norms and rotary, and every cached index
+        // key scored per query (the top blocks are then selected).
+        if topk == 0 || c.index_heads == 0 {
+            return Vec::new();
+        }
+        let (ih, id) = (c.index_heads.div_ceil(tp), c.index_head_dim);
+        let vector = |name: String, kind: VectorKind, rows: u64| GraphOp { name, op: Op::Vector { kind, rows, row_len: id, dtype: ty.vec }, repeat: 1, class: g.class };
+        let core = Op::Attention { kind: g.kind, batch: g.batch, heads: ih, kv_heads: 1, q_len: g.q_len, kv_len: g.rows.max(1), head_dim: id.div_ceil(2), causal: false, dtype };
+        return vec![
+            mm(format!("{base}.index.q_proj"), ih * id, t.hidden),
+            mm(format!("{base}.index.k_proj"), id, t.hidden),
+            vector(format!("{base}.index.qk_norm"), VectorKind::RmsNorm, tokens.saturating_mul(ih + 1)),
+            vector(format!("{base}.index.rotary"), VectorKind::Rotary, tokens.saturating_mul(ih + 1)),
+            GraphOp { name: format!("{base}.index.core"), op: core, repeat: 1, class: g.class },
+        ];
+    }
     let coff = if compress == 4 { 2 } else { 1 };
     let w = coff * t.head_dim;
     let mut ops = vec![mm(format!("{base}.compressor{compress}.wkv_wgate"), 2 * w, t.hidden), pool(format!("{base}.compressor{compress}.pool"), w)];
@@ -133,7 +151,6 @@ fn compressor_ops(t: &TransformerDesc, base: &str, compress: u64, topk: u64, tp:
         ops.push(mm(format!("{base}.indexer.weights_proj"), ih, t.hidden));
         ops.push(mm(format!("{base}.indexer.compressor.wkv_wgate"), 2 * 2 * id, t.hidden));
         ops.push(pool(format!("{base}.indexer.compressor.pool"), 2 * id));
-        let dtype = if g.kind == AttentionKind::Decode { ty.kv } else { ty.vec };
         let core = Op::Attention { kind: g.kind, batch: g.batch, heads: ih, kv_heads: 1, q_len: g.q_len, kv_len: g.rows.max(1), head_dim: id.div_ceil(2), causal: false, dtype };
         ops.push(GraphOp { name: format!("{base}.indexer.core"), op: core, repeat: 1, class: g.class });
     }
