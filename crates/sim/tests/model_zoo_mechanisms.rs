@@ -182,3 +182,40 @@ fn minimax_m3_block_index_is_counted_cached_and_priced() {
     assert!(matches!(core.op, Op::Attention { heads: 4, kv_heads: 1, kv_len, head_dim: 64, .. } if kv_len == ctx), "{:?}", core.op);
     assert!(m.identity().approximations.iter().any(|a| a.contains("block index") && a.contains("counted, held and priced")));
 }
+
+/// A Qwen omni config keeps its towers in `thinker_config`: they are read, counted and held
+/// (not dropped), and Qwen2.5-Omni's audio tower averages 2 frames into each token (its
+/// `avg_pooler`), so a 30 s window adds 750 tokens, not 1500; its sinusoidal positions are not
+/// parameters. A fixture with the widths of transformers' Qwen2_5OmniAudioEncoderConfig
+/// defaults (no verbatim Qwen2.5-Omni config was reachable).
+#[test]
+fn qwen_omni_towers_are_read_from_the_thinker_and_audio_is_pooled_two_to_one() {
+    let text = r#"{"model_type": "qwen2_5_omni_text", "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4, "vocab_size": 152064}"#;
+    let audio = r#"{"model_type": "qwen2_5_omni_audio_encoder", "d_model": 1280, "encoder_layers": 32, "encoder_attention_heads": 20, "encoder_ffn_dim": 5120, "num_mel_bins": 128, "max_source_positions": 1500, "output_dim": 3584}"#;
+    let vision = r#"{"depth": 32, "hidden_size": 1280, "intermediate_size": 3420, "num_heads": 16, "patch_size": 14, "spatial_merge_size": 2, "out_hidden_size": 3584, "hidden_act": "silu", "fullatt_block_indexes": [7, 15, 23, 31], "window_size": 112}"#;
+    let json = format!(r#"{{"model_type": "qwen2_5_omni", "thinker_config": {{"model_type": "qwen2_5_omni_thinker", "text_config": {text}, "audio_config": {audio}, "vision_config": {vision}}}}}"#);
+    let m = load_model(&json).unwrap().model;
+    let a = m.llm.as_ref().unwrap().audio.as_deref().expect("the audio tower is read");
+    assert_eq!(a.tokens_each(), 750);
+    assert_eq!(a.pool, 2);
+    // No learned positions: the tower's count has no 1500 x 1280 table.
+    let mut learned = a.clone();
+    learned.sinusoidal_positions = false;
+    assert_eq!(learned.params() - a.params(), 1500 * 1280);
+    assert!(m.vision.is_some(), "the vision tower is read");
+    assert_eq!(m.media_tokens(), 0, "text prompts by default");
+    // With a minute of audio per request: 2 windows of 750 tokens, and the pooling priced.
+    let mut with_audio = m.clone();
+    with_audio.llm.as_mut().unwrap().audio.as_mut().unwrap().windows = 2;
+    assert_eq!(with_audio.media_tokens(), 1500);
+    let g = forward_graph(&with_audio, &Workload::Prefill { batch: 1, input_len: 64 }, &ParallelPlan::default(), &GraphOptions::default()).unwrap();
+    let pool = g.ops.iter().find(|o| o.name == "audio.pool").expect("the 2:1 average pooling");
+    assert!(matches!(pool.op, Op::Vector { rows: 1500, row_len: 2560, .. }), "{:?}", pool.op);
+    let proj = g.ops.iter().find(|o| o.name == "audio.projector").unwrap();
+    assert!(matches!(proj.op, Op::Matmul { m: 1500, n: 3584, k: 1280, .. }), "{:?}", proj.op);
+    // The same towers in a Qwen3-Omni wrapper's thinker are read, not silently dropped.
+    let json3 = format!(r#"{{"model_type": "qwen3_omni_moe", "thinker_config": {{"text_config": {text}, "audio_config": {audio}, "vision_config": {vision}}}}}"#);
+    let m3 = load_model(&json3).unwrap().model;
+    assert!(m3.vision.is_some() && m3.llm.as_ref().unwrap().audio.is_some());
+    assert!(m3.params().total > m.llm.as_ref().unwrap().params().total + 600_000_000);
+}
