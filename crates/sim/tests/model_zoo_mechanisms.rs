@@ -219,3 +219,36 @@ fn qwen_omni_towers_are_read_from_the_thinker_and_audio_is_pooled_two_to_one() {
     assert!(m3.vision.is_some() && m3.llm.as_ref().unwrap().audio.is_some());
     assert!(m3.params().total > m.llm.as_ref().unwrap().params().total + 600_000_000);
 }
+
+/// The scheduler's prefill chunks of a compressed-attention model attend to what each layer
+/// keeps (`compressed_attention::chunk_cores`): a 4096-token chunk at the end of a 64K prompt
+/// sees 128 raw + 512 selected rows on the ratio-4 layers, 128 + (j - 128) / 128 rows on the
+/// ratio-128 ones, the 128-token window on the two sliding layers, and its indexer scores j / 4
+/// compressed keys; not the whole 64K context.
+#[test]
+fn deepseek_v4_prefill_chunks_attend_to_what_each_layer_keeps() {
+    let m = load_model(FLASH).unwrap().model;
+    let (q, kv) = (4096u64, 65_536u64);
+    let ops = tunelab_sim::workload::compressed_attention::chunk_cores(&m, &ParallelPlan::default(), &GraphOptions::default(), 1, q, kv).expect("a compressed model");
+    let keys = |suffix: &str| -> (u64, u64) {
+        let o = ops.iter().find(|o| o.name.ends_with(suffix)).unwrap_or_else(|| panic!("{suffix}: {:?}", ops.iter().map(|o| &o.name).collect::<Vec<_>>()));
+        match o.op {
+            Op::Attention { kv_len, q_len, .. } => {
+                assert_eq!(q_len, q);
+                (o.repeat, kv_len)
+            }
+            _ => unreachable!(),
+        }
+    };
+    assert_eq!(keys("_compressed4"), (21, 640));
+    let (n128, k128) = keys("_compressed128");
+    assert_eq!(n128, 20);
+    assert!((128 + (kv - q - 128) / 128..=128 + (kv - 128) / 128 + 1).contains(&k128), "{k128}");
+    assert_eq!(keys("_window"), (2, 128));
+    let (ni, ki) = keys(".indexer.core");
+    assert_eq!(ni, 21);
+    assert!(((kv - q) / 4..=kv / 4 + 1).contains(&ki), "{ki}");
+    // A model without compressed layers keeps the scheduler's own reshaping.
+    let q8 = load_model(include_str!("data/models/qwen3-8b.config.json")).unwrap().model;
+    assert!(tunelab_sim::workload::compressed_attention::chunk_cores(&q8, &ParallelPlan::default(), &GraphOptions::default(), 1, q, kv).is_none());
+}

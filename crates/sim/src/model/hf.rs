@@ -443,6 +443,7 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
         let text_hidden = llm.hidden;
         llm.audio = super::readers::towers::audio(thinker, model_type, text_hidden, &mut llm.approx)?.map(Box::new);
         llm.approx.push(format!("{model_type}: the talker (speech output) and token2wav are not costed: the model answers in text"));
+        warnings.push(format!("{model_type}: read as its thinker (language model, and the vision and audio towers its thinker_config gives); the talker and token2wav are not costed"));
         let family = if vision.is_some() { ModelFamily::Multimodal } else if llm.moe.is_some() { ModelFamily::MoeLlm } else { ModelFamily::DenseLlm };
         let model = ModelDesc { name: name_of(obj, model_type), family, dtype, llm: Some(llm), vision, graph: Vec::new() };
         return Ok(LoadedModel { model, warnings });

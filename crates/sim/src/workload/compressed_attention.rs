@@ -190,3 +190,62 @@ mod tests {
         assert_eq!(keys_per_query(1 << 20, 128, 4, 512), 128 + 512);
     }
 }
+
+/// The mean of `f(j)` over the positions `kv - q + 1 ..= kv` of a prompt chunk (64 evenly
+/// spaced samples, as `apply` takes them over a whole prompt).
+fn chunk_mean(q: u64, kv: u64, f: impl Fn(u64) -> u64) -> u64 {
+    let q = q.clamp(1, kv.max(1));
+    let first = kv - q + 1;
+    let n = 64u64.min(q);
+    let mut sum = 0f64;
+    for s in 0..n {
+        sum += f(first + (s * q) / n) as f64;
+    }
+    ((sum / n as f64).ceil() as u64).max(1)
+}
+
+/// The scheduler's prefill-chunk table for a model with compressed, block-sparse or windowed
+/// layers beside them (DeepSeek-V4, MiniMax-M3; None for any other model, which keeps the
+/// scheduler's own reshaping): the attention cores of `seqs` chunks of `q` prompt tokens over
+/// `kv` keys, each at the keys its queries attend to: the raw window and selected or pooled rows
+/// of a compressed layer, the window of a sliding layer, the compressed keys an indexer scores.
+pub fn chunk_cores(model: &crate::model::ModelDesc, plan: &super::ParallelPlan, opts: &super::GraphOptions, seqs: u64, q: u64, kv: u64) -> Option<Vec<GraphOp>> {
+    use crate::model::Mixer;
+    let t = model.llm.as_ref()?;
+    let mixers: Vec<Mixer> = t.runs().iter().map(|r| r.mixer).collect();
+    if !mixers.iter().any(|m| matches!(m, Mixer::Attention { compress, .. } if *compress > 0)) {
+        return None;
+    }
+    let kv = kv.max(q).max(1);
+    let g = super::forward_graph(model, &super::Workload::Prefill { batch: seqs, input_len: q }, plan, opts).ok()?;
+    let find = |want: &dyn Fn(u64, u64, u64) -> bool| -> Option<(u64, u64, u64)> {
+        mixers.iter().find_map(|m| match *m {
+            Mixer::Attention { window, compress, topk, .. } if want(window, compress, topk) => Some((window, compress, topk)),
+            _ => None,
+        })
+    };
+    let mut out = Vec::new();
+    for o in g.ops.into_iter().filter(|o| !o.name.starts_with("vision.") && !o.name.starts_with("audio.")) {
+        let Op::Attention { kind, batch, heads, kv_heads, head_dim, dtype, .. } = o.op else { continue };
+        let name = o.name.as_str();
+        let (keys, causal) = if name.ends_with(".indexer.core") || name.ends_with(".index.core") {
+            // The compressed (or, for MSA, every) key an indexer scores.
+            let r = if name.ends_with(".index.core") { 1 } else { find(&|_, c, k| c > 1 && k > 0).map_or(4, |m| m.1) };
+            (chunk_mean(q, kv, |j| j / r), false)
+        } else if let Some(r) = name.rsplit_once("_compressed").and_then(|(_, r)| r.parse::<u64>().ok()) {
+            let (w, c, k) = find(&|_, c, _| c == r)?;
+            (chunk_mean(q, kv, |j| keys_per_query(j, w, c, k)), false)
+        } else if name.ends_with("_sparse") {
+            let (w, c, k) = find(&|_, c, _| c == 1)?;
+            (chunk_mean(q, kv, |j| keys_per_query(j, w, c, k)), false)
+        } else if name.ends_with("_window") {
+            let (w, _, _) = find(&|w, c, _| c == 0 && w > 0)?;
+            (chunk_mean(q, kv, |j| j.min(w)), false)
+        } else {
+            (kv, true)
+        };
+        let op = Op::Attention { kind, batch, heads, kv_heads, q_len: q, kv_len: keys, head_dim, causal: causal && q > 1, dtype };
+        out.push(GraphOp { op, ..o });
+    }
+    Some(out)
+}
