@@ -23,6 +23,8 @@ pub const BUNDLED_SCENARIOS: &[(&str, &str)] = &[
     ("flux.1-kontext-8x910B2-lora-training", tunelab_sim::json_asset!("../../../../assets/scenarios/flux.1-kontext-8x910B2-lora-training.json")),
     ("sana-1600m-910B2-diffusion", tunelab_sim::json_asset!("../../../../assets/scenarios/sana-1600m-910B2-diffusion.json")),
     ("hunyuanvideo-8x910B2-diffusion", tunelab_sim::json_asset!("../../../../assets/scenarios/hunyuanvideo-8x910B2-diffusion.json")),
+    ("sana-1600m-8x910B2-lora-training", tunelab_sim::json_asset!("../../../../assets/scenarios/sana-1600m-8x910B2-lora-training.json")),
+    ("hunyuanvideo-8x910B2-lora-training", tunelab_sim::json_asset!("../../../../assets/scenarios/hunyuanvideo-8x910B2-lora-training.json")),
     ("sdxl-8x910B2-lora-training", tunelab_sim::json_asset!("../../../../assets/scenarios/sdxl-8x910B2-lora-training.json")),
     ("deepseek-v3-2xA3-deployment", tunelab_sim::json_asset!("../../../../assets/scenarios/deepseek-v3-2xA3-deployment.json")),
     ("qwen3-235b-2xA3-pd-compare", tunelab_sim::json_asset!("../../../../assets/scenarios/qwen3-235b-2xA3-pd-compare.json")),
