@@ -18,7 +18,9 @@
 //!   averaging shortcut), then `conv_out` to the latent with its averaging shortcut.
 //!
 //! 1x1 convolutions are linear layers over the pixels (as diffusers runs them on channels-last
-//! tensors); depthwise convolutions are vector kernels of k x k taps per channel.
+//! tensors); a depthwise k x k convolution is k x k passes of a vector multiply-add over the
+//! feature map (the same arithmetic and traffic as one pass over k x k times the channels, but the
+//! feature map, not k x k copies of it, is what one pass holds: the memory estimate reads it).
 
 use super::cfg::{Cfg, MAX_WIDTH};
 use super::emit::Emit;
@@ -216,7 +218,7 @@ impl DcAe {
         let all_heads = heads * (1 + k);
         e.linear(&format!("{p}.attn.to_qkv"), px, 3 * c, c, Epilogue::None, OpClass::Attention, l);
         for (j, ks) in s.scales.iter().enumerate() {
-            e.vector(&format!("{p}.attn.multiscale{j}.depthwise"), VectorKind::Elementwise, px, 3 * c * ks * ks, OpClass::Conv, l);
+            e.vector(&format!("{p}.attn.multiscale{j}.depthwise"), VectorKind::Elementwise, px, 3 * c, OpClass::Conv, l * ks * ks);
             e.weights = e.weights.saturating_add(l.saturating_mul(3 * c * ks * ks));
             // Grouped 1x1 (3 x heads groups of head_dim): one head_dim x head_dim matmul per group.
             e.matmul(&format!("{p}.attn.multiscale{j}.grouped"), px * 3 * heads, d, d, Epilogue::None, OpClass::Attention, l);
@@ -234,7 +236,7 @@ impl DcAe {
         let hid = 4 * c;
         e.linear(&format!("{p}.glumbconv.conv_inverted"), px, 2 * hid, c, Epilogue::Bias, OpClass::Mlp, l);
         e.vector(&format!("{p}.glumbconv.silu"), VectorKind::Activation, px, 2 * hid, OpClass::Mlp, l);
-        e.vector(&format!("{p}.glumbconv.conv_depth"), VectorKind::Elementwise, px, 2 * hid * 9, OpClass::Conv, l);
+        e.vector(&format!("{p}.glumbconv.conv_depth"), VectorKind::Elementwise, px, 2 * hid, OpClass::Conv, l * 9);
         e.weights = e.weights.saturating_add(l.saturating_mul(2 * hid * 9));
         e.vector(&format!("{p}.glumbconv.glu"), VectorKind::SwiGlu, px, hid, OpClass::Mlp, l);
         e.linear(&format!("{p}.glumbconv.conv_point"), px, c, hid, Epilogue::None, OpClass::Mlp, l);
