@@ -585,7 +585,7 @@ pub fn benchrun_sglang(data: &[u8]) {
     benchrun(data, "sglang")
 }
 
-/// AISBench's performance JSON and CSV.
+/// AISBench's performance JSON and CSV, and its per-request `_details.jsonl`.
 pub fn benchrun_aisbench(data: &[u8]) {
     benchrun(data, "aisbench")
 }
