@@ -101,7 +101,7 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, prefix: &str) -> Result<(), St
     ));
     if hc > 1 {
         t.approx.push(format!(
-            "residual: DeepSeek-V4's {hc} hyper-connection streams are counted ({} FP32 mixing parameters per layer), held and priced per block (the (2 + {hc}) x {hc} mixing matmul over {hc} x hidden, the Sinkhorn iterations and the streams' reads and writes); the output head's and the MTP block's own hc_head mixers ({} parameters each) are not counted",
+            "residual: DeepSeek-V4's {hc} hyper-connection streams are counted ({} FP32 mixing parameters per layer), held and priced per block (the (2 + {hc}) x {hc} mixing matmul over {hc} x hidden, the Sinkhorn iterations and the streams' reads and writes); the output head's and the MTP block's hc_head mixers ({} parameters each) and the MTP layer's own two block mixers are not counted (under 2M parameters in all)",
             2 * (2 + hc) * hc * hc * h + 2 * ((2 + hc) * hc + 3),
             hc * hc * h + hc + 1
         ));
