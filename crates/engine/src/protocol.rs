@@ -116,7 +116,12 @@ impl FromWorker {
         })
     }
     pub fn from_text(s: &str) -> Result<FromWorker, String> {
-        serde_json::from_str(s).map_err(|e| format!("worker update: {e}"))
+        // Through a parsed tree too (as `ToWorker::from_text`): the page's module then decodes
+        // every update and answer with the tree's small reader, not with a copy of the text
+        // reader per type (issue 46's 1 MiB first load). The values are the same (floats parse
+        // exactly either way: serde_json's float_roundtrip).
+        let v: Json = serde_json::from_str(s).map_err(|e| format!("worker update: {e}"))?;
+        FromWorker::deserialize(&v).map_err(|e| format!("worker update: {e}"))
     }
 }
 

@@ -139,9 +139,22 @@ pub enum Answer {
     BenchRuns { runs: Vec<tunelab_scenario::evidence::benchruns::BenchRun>, set: MeasurementSet, digest: String, report: FidelityReport, launch: Vec<String> },
     BenchFit { fit: tunelab_scenario::evidence::benchruns::calibrate::FrameworkFit },
     Templates { templates: Vec<TemplateInfo> },
-    TemplatePreview { title: String, next: Box<Scenario>, lines: Vec<String> },
+    TemplatePreview {
+        title: String,
+        #[serde(deserialize_with = "scenario_via_tree")]
+        next: Box<Scenario>,
+        lines: Vec<String>,
+    },
     DeviceProfile { text: String },
     DeviceCheck,
+}
+
+/// Reads a scenario of an answer as a JSON tree, then through the strict reader, as links are
+/// read (as `analyses::plan` reads its plans' scenarios): the page's module then carries one
+/// decoder of the scenario, not a second one for answers (issue 46's 1 MiB). Same result.
+fn scenario_via_tree<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Box<Scenario>, D::Error> {
+    let v = Json::deserialize(d)?;
+    tunelab_scenario::spec::strict::from_value::<Scenario>(&v, &[]).map(|(s, _)| Box::new(s)).map_err(serde::de::Error::custom)
 }
 
 /// Answers a question (errors name what was wrong).
@@ -261,6 +274,21 @@ mod tests {
         let run = tunelab_scenario::Run::new(&s).unwrap();
         assert_eq!(shape.params, run.space().params());
         assert_eq!(&shape.baseline, run.baseline_config());
+    }
+
+    /// A template's preview crosses the JSON boundary unchanged: its scenario is read back by
+    /// the strict reader (`scenario_via_tree`), as the page reads it.
+    #[test]
+    fn a_template_preview_round_trips_through_the_strict_reader() {
+        let s = tunelab_scenario::bundled_scenario("llama2-7b-910B2-deployment").unwrap();
+        let a = tunelab_scenario::templates::bundled_templates()
+            .into_iter()
+            .find_map(|t| answer(Question::TemplatePreview { scenario: Box::new(s.clone()), name: t.name }).ok())
+            .expect("a template applies to the Llama-2 deployment");
+        let back: Answer = serde_json::from_str(&serde_json::to_string(&a).unwrap()).unwrap();
+        assert_eq!(back, a);
+        let Answer::TemplatePreview { next, .. } = back else { panic!() };
+        assert_ne!(*next, s, "the template changed the scenario");
     }
 
     /// The benchmark-file questions answer what the CLI prints: every sample file read, its

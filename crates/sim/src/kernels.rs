@@ -11,7 +11,7 @@
 use serde_json::{Map, Value};
 
 /// The bundled library file.
-pub const LIBRARIES_JSON: &str = crate::json_asset!("../../../assets/kernels/libraries.json");
+pub const LIBRARIES_JSON: &str = crate::json_asset_lean!("../../../assets/kernels/libraries.json");
 
 /// The device fields that belong to the kernel library, in file order. The dispatch costs
 /// (`eager_host_us_*`, and `graph_launch_us`, the runtime's launch of a captured graph) are the
@@ -78,7 +78,7 @@ pub fn resolve(sel: Option<&Value>, table: Option<&Value>) -> Result<(String, Ma
 /// The Triton (fla) kernels an engine launches for a linear-attention model's chunked delta
 /// rule (assets/kernels/triton-fla.json). Its own file: only the serving engine's step pricer
 /// reads it, so the page does not carry it.
-pub const TRITON_FLA_JSON: &str = crate::json_asset!("../../../assets/kernels/triton-fla.json");
+pub const TRITON_FLA_JSON: &str = crate::json_asset_lean!("../../../assets/kernels/triton-fla.json");
 
 /// A field of the Triton (fla) kernels' file. Parsed once; the file is a compile-time asset.
 pub fn triton_fla_field(name: &str) -> Option<f64> {

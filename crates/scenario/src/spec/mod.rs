@@ -9,6 +9,7 @@ pub mod bundled;
 pub mod messages;
 pub mod metrics;
 pub mod options;
+pub mod pretty;
 pub mod scenario;
 pub mod strict;
 pub mod strict_inputs;

@@ -399,9 +399,10 @@ impl Scenario {
         Ok(s)
     }
 
-    /// Pretty JSON of the scenario.
+    /// Pretty JSON of the scenario: `serde_json::to_string_pretty`'s bytes, from the compact
+    /// text (`spec::pretty`: one serialiser of the scenario in the page's module).
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into())
+        serde_json::to_string(self).map(|t| crate::spec::pretty::pretty(&t)).unwrap_or_else(|_| "{}".into())
     }
 
     /// Every strategy the run uses: the main one, then `compare`.

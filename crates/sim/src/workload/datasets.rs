@@ -9,7 +9,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-const DATASETS_JSON: &str = crate::json_asset!("../../../../assets/workloads/datasets.json");
+const DATASETS_JSON: &str = crate::json_asset_lean!("../../../../assets/workloads/datasets.json");
 
 #[derive(Deserialize)]
 struct Field {

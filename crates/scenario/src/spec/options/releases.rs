@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 /// The bundled releases file.
-pub const RELEASES_JSON: &str = tunelab_sim::json_asset!("../../../../../assets/engines/releases.json");
+pub const RELEASES_JSON: &str = tunelab_sim::json_asset_lean!("../../../../../assets/engines/releases.json");
 
 /// One release's defaults (None: as the engine's block in serving-host.json says).
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]

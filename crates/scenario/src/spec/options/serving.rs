@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_ENGINE: &str = "generic";
 
 /// The framework layer's host costs per serving engine; the specification reads only the names.
-pub(crate) const HOST_JSON: &str = tunelab_sim::json_asset!("../../../../../assets/constants/serving-host.json");
+pub(crate) const HOST_JSON: &str = tunelab_sim::json_asset_lean!("../../../../../assets/constants/serving-host.json");
 
 /// The engines a constants file defines, in name order.
 pub fn engine_names(text: &str) -> Result<Vec<String>, String> {
