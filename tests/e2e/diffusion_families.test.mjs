@@ -25,10 +25,11 @@ async function settled(page, id) {
   return last;
 }
 
-// The diffusion stage with a pipeline picked in the model picker (the SD 2.1 scenario gives the
-// stage; the picker swaps the pipeline).
+// The diffusion stage with a pipeline picked in the model picker (the Wan2.2 scenario gives the
+// stage with the pipeline's own size and steps: diffusers, 8 chips, nothing pinned; the picker
+// swaps the pipeline).
 async function pick(page, pipeline) {
-  await page.selectOption('[data-testid=bundled]', 'sd2.1-910B2-diffusion');
+  await page.selectOption('[data-testid=bundled]', 'wan2.2-a14b-8x910B2-diffusion');
   const options = await page.$$eval('[data-testid=model] optgroup[label="diffusion pipelines"] option', (o) => o.map((x) => x.value));
   assert.ok(options.includes(pipeline), `the picker lists ${pipeline}: ${options.join(', ')}`);
   await page.selectOption('[data-testid=model]', pipeline);

@@ -118,3 +118,14 @@ fn the_timeline_names_what_the_pipeline_approximates() {
     let sd = bundled_scenario("sd2.1-910B2-diffusion").unwrap();
     assert!(tunelab_scenario::stages::diffusion::timeline::timeline(&sd, None).unwrap().approximations.is_empty());
 }
+
+#[test]
+fn the_exported_report_names_what_the_pipeline_approximates() {
+    let mut s = bundled_scenario("hunyuanvideo-8x910B2-diffusion").unwrap();
+    s.budget = 4;
+    let mut run = Run::new(&s).unwrap();
+    run.run_to_end();
+    let md = tunelab_scenario::Report::from_run(&run).to_markdown();
+    assert!(md.contains("- approximates vae: AutoencoderKLHunyuanVideo"), "{md}");
+    assert!(md.contains("text_encoder_2"), "{md}");
+}

@@ -28,6 +28,13 @@ fn pipeline_table(out: &mut String, label: &str, t: &Timeline) {
     if !t.output_changes.is_empty() {
         out.push_str(&format!("\nChanges the output (quality not simulated): {}.\n", cell(&t.output_changes.join("; "))));
     }
+    // What the pipeline approximates (the timeline's lines; `tunelab eval` prints the same).
+    if !t.approximations.is_empty() {
+        out.push('\n');
+        for a in &t.approximations {
+            out.push_str(&format!("- approximates {}\n", cell(a)));
+        }
+    }
 }
 
 impl Report {
