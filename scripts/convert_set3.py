@@ -61,8 +61,6 @@ REASONS = {
     "srv-vllm-deepseekocr2-a2-1080p-256": "the source contradicts itself on the hardware (A2-313T in the result, A3 in the table below), the concurrency is not stated and no DeepSeek-OCR-2 config is bundled",
     "srv-vllm-qwen3-omni-30b-a3b-tp2-rate1": "no Qwen3-Omni config is bundled and the measured platform is not stated (the doc lists A3 or A2 cards)",
     "trn-mindspeedmm-deepseekvl2-800TA2-32npu": "the parallel layout and sample length live in example scripts the row does not restate, and no DeepSeek-VL2 config is bundled (its deepseek_vl_v2 type has no reader)",
-    "trn-mindspeedmm-sana-full-ft-8p": "the resolution is not stated and no Sana pipeline is bundled: its transformer reader exists, but Sana's DC-AE VAE (AutoencoderDC, 32x) has no builder and no verbatim VAE or Gemma-2 text-encoder config was reachable",
-    "dif-mindspeedmm-hidream-sana-fluxkontext-t2i-8p": "resolution, steps and the 8-card layout are not stated and the inference scripts the READMEs name are not in the directories; Sana has no pipeline (HiDream-I1 and FLUX.1-Kontext do)",
 }
 
 
@@ -514,6 +512,78 @@ def convert_hidream_ft(r):
     return row
 
 
+SANA_TRAIN = "Ascend/MindSpeed-MM@37ccda36 examples/diffusers/sana/finetune_sana_dreambooth_lora_deepspeed_bf16.sh"
+
+
+def convert_sana_ft(r):
+    """Sana fine-tuning (MindSpeed-MM examples/diffusers/sana): the README's table calls the row a
+    full fine-tune (全参微调) at batch 8 on 8 NPUs without a resolution, but the directory's only
+    training script, the one its README says to run, is a DreamBooth LoRA run:
+    finetune_sana_dreambooth_lora_deepspeed_bf16.sh @37ccda36 (Sana_1600M_4Kpx_BF16_diffusers,
+    resolution 1024, batch 8, --gradient_checkpointing, bf16, DeepSpeed ZeRO-2 from its
+    bf16_accelerate_config.yaml as the README quotes it; FPS = batch x 8 x it/s). diffusers'
+    train_dreambooth_lora_sana.py (@81bd689c; the README pins cd0a4a82) defaults --rank 4 and,
+    with a caption column, encodes each batch's captions with Gemma-2 every step (compute_text_embeddings
+    inside the loop) and VAE-encodes every batch (no --cache_latents)."""
+    from convert_measurements import finetune_row
+    m = r["measured"]
+    note = ("Sana-1600M LoRA rank 4 at 1024x1024, batch 8 per NPU on 8, bf16, DeepSpeed ZeRO-2, gradient checkpointing, as " + SANA_TRAIN +
+            " and its README set them: the table says full fine-tune (全参微调) and states no resolution, but the directory ships only this LoRA "
+            "script, which its README says to run, and the table's batch 8 is the script's; its model is Sana_1600M_4Kpx_BF16_diffusers (the "
+            "same SanaMS_1600M_P1_D20 transformer as the bundled sana-1600m-1024px pipeline: 20 blocks of 2240, sample_size 128 instead of 32, "
+            "which sets only the default size) trained at --resolution 1024; diffusers' train_dreambooth_lora_sana.py (--rank default 4, "
+            "max_sequence_length 300, no complex human instruction) encodes each batch's captions with Gemma-2-2B every step (a caption "
+            "column) and VAE-encodes every batch with the DC-AE (no --cache_latents; the README sets the VAE to bf16); LoRA on the default "
+            "target modules; weight 0.5 for the table's contradicting label; chip: Atlas 900 A2 PODc, SKU not stated, compared against 910B2")
+    row = finetune_row(r, "", "sana-1600m-1024px", 8, 8, 1, {"resolution": 1024, "lora_rank": 4, "framework": "deepspeed"},
+                       dict(precision="bf16", optimizer_sharding="zero2", recompute="full", sequence_parallel="off"),
+                       [dict(value("FPS", m["FPS"]["value"], "samples/s", "samples_per_s"), unit_stated=m["FPS"]["unit"])], note)
+    row["chip"], row["chip_note"] = A2_UNSTATED
+    row["weight"] = 0.5
+    return row
+
+
+MM_INFER = "Ascend/MindSpeed-MM@08d37c0a examples/diffusers/{}/README.md (推理)"
+
+
+def convert_mm_t2i(r):
+    """The MindSpeed-MM inference tables of HiDream-I1, Sana and FLUX.1-Kontext (E2E it/s, bf16,
+    '8p'). Each README's inference section runs one process (python infer_<model>_text2img_bf16.py;
+    the scripts themselves are not in the directories), so every launch fact not in the README is
+    assumed from the pipeline the README names, at its diffusers __call__ defaults: one chip per
+    process (the '8p' column is the table's card count, not a parallel layout), the size,
+    steps and guidance of HiDreamImagePipeline (1024 x 1024, 50 steps, CFG 5.0), SanaPipeline for
+    Sana_1600M_4Kpx_BF16_diffusers (sample_size 128 x the DC-AE's 32 = 4096 x 4096, 20 steps, CFG
+    4.5) and FluxKontextPipeline in text-to-image (1024 x 1024, no input image, 28 steps, embedded
+    guidance 3.5, no CFG batch); it/s read as tqdm's rate of the denoising loop (steps per second)."""
+    from convert_measurements import diffusion_row
+    m = r["measured"]
+    pins = dict(precision="bf16", attention="flash", launch="eager", sp=1, cfg_parallel="off")
+    cases = (("-hidream", "hidream_e2e", "hidream-i1-full", "hidream", {"steps": 50, "height": 1024, "width": 1024, "cfg": True},
+              "HiDream-I1-Full (MODEL_PATH HiDream-ai/HiDream-I1-Full with Meta-Llama-3.1-8B-Instruct as the fourth encoder), HiDreamImagePipeline "
+              "defaults 1024 x 1024, 50 steps, guidance 5.0 with its negative prompt (CFG batch of 2), torch 2.6"),
+             ("-sana", "sana_e2e", "sana-1600m-1024px", "sana", {"steps": 20, "height": 4096, "width": 4096, "cfg": True},
+              "Sana_1600M_4Kpx_BF16_diffusers (MODEL_PATH; the bundled sana-1600m-1024px pipeline's transformer, DC-AE and Gemma-2 at the 4K "
+              "model's own default size): SanaPipeline defaults 4096 x 4096 (sample_size 128 x 32: 16384 latent tokens), 20 steps, guidance 4.5 "
+              "(CFG batch of 2), torch 2.1; the 4K model's position-embedding interpolation is not priced"),
+             ("-kontext", "flux_kontext_lora_e2e", "flux.1-kontext-dev", "flux-kontext", {"steps": 28, "height": 1024, "width": 1024, "cfg": False, "reference_images": 0},
+              "FLUX.1-Kontext-dev with a LoRA (infer_kontext_text2img_lora_bf16.py, 'LoRA文生图'): FluxKontextPipeline text-to-image, no input image "
+              "(so no reference tokens), 1024 x 1024, 28 steps, embedded guidance 3.5, no CFG batch, torch 2.7.1; the unmerged LoRA's small "
+              "matmuls are not priced"))
+    rows = []
+    for suffix, key, model, d, opts, what in cases:
+        o = dict(opts, chips=1, framework="diffusers")
+        note = (what + ", bf16, eager, one chip (the README's single-process command; its table's 8p is not a parallel layout we can see); "
+                "launch facts not in " + MM_INFER.format(d) + " are the pipeline's diffusers defaults (the infer script is not in the directory); "
+                "it/s per denoising step compared with the step time; weight 0.5 for the assumed launch; chip: Atlas 900 A2 PODc, SKU not "
+                "stated, compared against 910B2")
+        row = diffusion_row(r, suffix, A2_UNSTATED, model, o, pins,
+                            [dict(value(key, m[key]["value"], "steps/s", "step_ms"), unit_stated=m[key]["unit"])], note=note)
+        row["weight"] = 0.5
+        rows.append(row)
+    return rows
+
+
 FLUX2_INFER = "Ascend/MindSpeed-MM@4769d204 examples/diffusers/flux2/infer_flux2_text2img.py"
 
 
@@ -658,6 +728,8 @@ def convert_training3(r):
         return convert_flux2_lora(r)
     if r["id"] == "trn-mindspeedmm-hidream-full-ft-8p":
         return convert_hidream_ft(r)
+    if r["id"] == "trn-mindspeedmm-sana-full-ft-8p":
+        return convert_sana_ft(r)
     return out_of_reach(r, REASONS.get(r["id"], "no conversion for this row"), A3 if "A3" in r["chip"] else None)
 
 
@@ -675,6 +747,8 @@ def convert_op3(r):
 def convert_diffusion3(r):
     if r["id"] == "dif-mindspeedmm-flux2-t2i-8p-1024-20steps":
         return convert_flux2_infer(r)
+    if r["id"] == "dif-mindspeedmm-hidream-sana-fluxkontext-t2i-8p":
+        return convert_mm_t2i(r)
     return out_of_reach(r, REASONS.get(r["id"], "no conversion for this row"))
 
 

@@ -149,6 +149,15 @@ pub fn model(data: &[u8]) {
         let held = tunelab_sim::memory::chip_params(&loaded.model, &tunelab_sim::workload::ParallelPlan::default()).total();
         assert_eq!(held, loaded.model.params().total, "memory and the parameter count disagree");
     }
+    // The compressed-attention prefill table (DeepSeek-V4, MiniMax-M3) answers or declines, and
+    // its cores attend to no more keys than the chunk's context.
+    if let Some(ops) = tunelab_sim::workload::compressed_attention::chunk_cores(&loaded.model, &tunelab_sim::workload::ParallelPlan::default(), &tunelab_sim::workload::GraphOptions::default(), 1, 8, 64) {
+        for o in ops {
+            if let tunelab_sim::op::Op::Attention { kv_len, .. } = o.op {
+                assert!(kv_len <= 64, "{} attends to {kv_len} keys of a 64-token context", o.name);
+            }
+        }
+    }
     let mut s = Scenario { budget: 3, ..Scenario::default() };
     s.model = tunelab_scenario::scenario::ModelRef::Id(t.to_string());
     if !loaded.model.is_llm() {
@@ -576,7 +585,7 @@ pub fn benchrun_sglang(data: &[u8]) {
     benchrun(data, "sglang")
 }
 
-/// AISBench's performance JSON and CSV.
+/// AISBench's performance JSON and CSV, and its per-request `_details.jsonl`.
 pub fn benchrun_aisbench(data: &[u8]) {
     benchrun(data, "aisbench")
 }

@@ -47,6 +47,8 @@ pub fn BenchrunPanel() -> impl IntoView {
     let fit: RwSignal<Option<FrameworkFit>> = RwSignal::new(None);
     let busy = RwSignal::new(String::new());
     let token = RwSignal::new(0u64);
+    // What the last "Adopt" put into the scenario (cleared when other files are dropped).
+    let adopted = RwSignal::new(String::new());
 
     // Reads the held files on the scenario's launch (again after a format, rate or scenario change).
     let price = move || {
@@ -108,6 +110,7 @@ pub fn BenchrunPanel() -> impl IntoView {
                 }
             }
             files.set(read);
+            adopted.set(String::new());
             price();
         });
     };
@@ -142,7 +145,6 @@ pub fn BenchrunPanel() -> impl IntoView {
         });
     };
     // Adopts the fit into this scenario (its deployment.serving.host_costs; the link follows).
-    let adopted = RwSignal::new(String::new());
     let adopt = move |_| {
         let Some(f) = fit.get_untracked() else { return };
         let mut s = ctx.scenario.get_untracked();
@@ -159,7 +161,7 @@ pub fn BenchrunPanel() -> impl IntoView {
     view! {
         <div class="benchrun" data-testid="benchrun-panel">
             <h3>"Your own benchmark runs"</h3>
-            <p class="hint">"Drop the files a benchmark tool wrote: vllm bench serve --save-result JSON, SGLang bench_serving JSONL, AISBench's <dataset>.json / .csv, MindIE Benchmark's result_common / result_perf CSV (several files of one run together). Each run is replayed on this scenario's model, chip and configuration with the workload the file gives, and predicted against what it measured."</p>
+            <p class="hint">"Drop the files a benchmark tool wrote: vllm bench serve --save-result JSON, SGLang bench_serving JSONL, AISBench's <dataset>.json / .csv / _details.jsonl, MindIE Benchmark's result_common / result_perf CSV (several files of one run together). Each run is replayed on this scenario's model, chip and configuration with the workload the file gives, and predicted against what it measured."</p>
             <div class="drop" on:dragover=move |ev: leptos::ev::DragEvent| ev.prevent_default() on:drop=on_drop data-testid="benchrun-drop">
                 <input type="file" multiple accept=".json,.jsonl,.csv,application/json,text/csv" data-testid="benchrun-file" on:change=on_file/>
                 " or drop files here"
@@ -218,8 +220,10 @@ pub fn BenchrunPanel() -> impl IntoView {
                 } else {
                     view! { <p class="muted small" data-testid="benchrun-nothing-to-adopt">{"The fit changed nothing that lowers the error: no host cost to adopt. The engine's host costs as they are fit these runs as well as their bounds allow."}</p> }.into_any()
                 }))}
-                <p class="small" data-testid="benchrun-adopted">{move || adopted.get()}</p>
             </Show>
+            // Outside the fit's block: adopting re-prices the runs on the changed scenario, which
+            // clears the fit, and the user must still see what was adopted.
+            <p class="small" data-testid="benchrun-adopted">{move || adopted.get()}</p>
         </div>
     }
 }

@@ -47,6 +47,8 @@ pub fn PipelinePanel() -> impl IntoView {
                 <BreakdownChart data=data/>
                 <pre class="small" data-testid="pipeline-baseline">{move || base_text().join("\n")}</pre>
                 <pre class="small" data-testid="pipeline-text">{move || best_text().join("\n")}</pre>
+                // What the pipeline's parts approximate (the same lines `tunelab eval` prints).
+                <ul class="small muted" data-testid="pipeline-approximations">{move || rows.with(|r| r.first().map(|(_, t)| t.approximations.clone()).unwrap_or_default()).into_iter().map(|a| view! { <li>{format!("approximates {a}")}</li> }).collect_view()}</ul>
             </section>
         </Show>
     }

@@ -14,8 +14,7 @@ use crate::components::whatif::WhatIfPanel;
 use crate::state::Ctx;
 use leptos::prelude::*;
 use crate::worker::ask::{ask, Answer, Question};
-use tunelab_scenario::diagnosis::Diagnosis;
-use tunelab_scenario::diagnosis_text::train_suggestion_line;
+use tunelab_engine::views::DiagnosisView;
 use crate::charts::numbers::{exact, fmt4, fmt_metric};
 use tunelab_scenario::metrics::{label, label_unit, meaning};
 use tunelab_scenario::report::{trials_csv, ModelParts, Report};
@@ -65,7 +64,7 @@ pub fn ReportPanel() -> impl IntoView {
             _ => r,
         })
     });
-    let diagnosis = RwSignal::new(None::<Diagnosis>);
+    let diagnosis = RwSignal::new(None::<DiagnosisView>);
     // The headline's spread over request samples (a serving scenario), priced by the engine
     // worker when the user diagnoses (`stages::capacity::spread`).
     let spread = RwSignal::new(None::<tunelab_scenario::stages::capacity::spread::Spread>);
@@ -88,7 +87,7 @@ pub fn ReportPanel() -> impl IntoView {
             }
             // Re-simulates the step and each suggestion: the engine worker answers.
             ask(Question::Diagnose { scenario: Box::new(s), config: best }, move |r| match r {
-                Ok(Answer::Diagnose { diagnosis: d }) => diagnosis.set(Some(d)),
+                Ok(Answer::Diagnose { view }) => diagnosis.set(Some(*view)),
                 Ok(_) => {}
                 Err(e) => ctx.fail(format!("Diagnosis: {e}")),
             });
@@ -192,59 +191,57 @@ fn wrap<V: IntoView>(v: V) -> impl IntoView {
     view! { <div class="table-wrap">{v}</div> }
 }
 
-fn diagnosis_view(d: Diagnosis) -> impl IntoView {
-    let goal_line = d.goal_line();
+fn diagnosis_view(d: DiagnosisView) -> impl IntoView {
     // Shown rounded; data-value keeps the exact number (tests compare it with the run's best).
     let goal_exact = d.goal_value.map(exact).unwrap_or_default();
     let goal_value = d.goal_value.map(fmt4).unwrap_or_else(|| "—".into());
-    let suggestions: Vec<String> = d.suggestions.iter().map(|s| d.suggestion_line(s)).collect();
-    let trade: Vec<String> = d.trade_offs.iter().map(|s| d.suggestion_line(s)).collect();
-    let blocked: Vec<String> = d.blocked.iter().map(|s| d.suggestion_line(s)).collect();
-    let training = d.training.clone();
+    let no_suggestion = d.suggestions.is_empty();
+    let has_trade = !d.trade_offs.is_empty();
+    let blocked = d.blocked;
     view! {
         <div class="diagnosis" data-testid="diagnosis">
-            <p>{goal_line}": " <strong data-testid="diag-metrics" data-value=goal_exact>{goal_value}</strong> " " {d.goal_unit.clone()}</p>
-            <p class="bad">{d.infeasible.clone().map(|r| format!("Infeasible: {r}")).unwrap_or_default()}</p>
-            <p class="muted small">{d.config.iter().map(|(k, v)| format!("{k}={v}")).take(24).collect::<Vec<_>>().join(", ")}</p>
+            <p>{d.goal_line}": " <strong data-testid="diag-metrics" data-value=goal_exact>{goal_value}</strong> " " {d.goal_unit}</p>
+            <p class="bad">{d.infeasible.map(|r| format!("Infeasible: {r}")).unwrap_or_default()}</p>
+            <p class="muted small">{d.config}</p>
             {wrap(view! {
                 <table class="metrics" data-testid="diag-table"><thead><tr><th>"metric"</th><th>"value"</th></tr></thead><tbody>
-                    {d.metrics.iter().map(|m| view! {
-                        <tr><td title=meaning(&m.name)>{label_unit(&m.name, &m.unit)}<br/><span class="muted small">{meaning(&m.name)}</span></td><td class="num">{fmt_metric(&m.name, m.value)}</td></tr>
+                    {d.metrics.into_iter().map(|(name, unit, value)| view! {
+                        <tr><td title=meaning(&name)>{label_unit(&name, &unit)}<br/><span class="muted small">{meaning(&name)}</span></td><td class="num">{fmt_metric(&name, value)}</td></tr>
                     }).collect_view()}
                 </tbody></table>
             })}
             <h3>"Where the time goes"</h3>
-            <p class="small">{d.simulated_line()}</p>
-            <p>"Time by bottleneck: " {d.bottleneck_line()}</p>
+            <p class="small">{d.simulated_line}</p>
+            <p>"Time by bottleneck: " {d.bottleneck_line}</p>
             <h3>"Root cause"</h3>
-            <ol>{d.cause_chain.iter().map(|c| view! { <li>{c.clone()}</li> }).collect_view()}</ol>
+            <ol>{d.cause_chain.into_iter().map(|c| view! { <li>{c}</li> }).collect_view()}</ol>
             <h3>"Hot spots"</h3>
             {wrap(view! {
                 <table><thead><tr><th>"operator"</th><th>"share"</th><th>"bound"</th><th>"ms"</th></tr></thead><tbody>
-                    {d.hot_spots.iter().take(8).map(|h| view! { <tr><td>{h.name.clone()}</td><td class="num">{format!("{}%", fmt4(h.share * 100.0))}</td><td>{h.bound.clone()}</td><td class="num">{fmt4(h.time_ms)}</td></tr> }).collect_view()}
+                    {d.hot_spots.into_iter().map(|(name, share, bound, ms)| view! { <tr><td>{name}</td><td class="num">{format!("{}%", fmt4(share * 100.0))}</td><td>{bound}</td><td class="num">{fmt4(ms)}</td></tr> }).collect_view()}
                 </tbody></table>
             })}
             <h3>"Suggestions (improve the goal)"</h3>
-            <p class="muted small">{d.score_rule.clone()}</p>
-            <Show when=move || suggestions.is_empty()>
+            <p class="muted small">{d.score_rule}</p>
+            <Show when=move || no_suggestion>
                 <p class="small">"No single change of one parameter improves the goal: this configuration is a local optimum of the space."</p>
             </Show>
-            <ol data-testid="suggestions">{d.suggestions.iter().map(|s| (d.suggestion_line(s), s.effect, s.config.describe(&d.names), s.goal_after.map(exact).unwrap_or_default())).map(|(l, e, c, g)| view! { <li class="good" data-effect=e.to_string() data-config=c data-goal=g>{l}</li> }).collect_view()}</ol>
-            <Show when=move || !trade.is_empty()>
+            <ol data-testid="suggestions">{d.suggestions.into_iter().map(|s| view! { <li class="good" data-effect=s.effect.to_string() data-config=s.config data-goal=s.goal_after.map(exact).unwrap_or_default()>{s.line}</li> }).collect_view()}</ol>
+            <Show when=move || has_trade>
                 <h3>"Trade-offs (no gain for the goal, or a loss, but they buy something else)"</h3>
             </Show>
-            <ol data-testid="trade-offs">{d.trade_offs.iter().map(|s| d.suggestion_line(s)).map(|l| view! { <li class="tradeoff">{l}</li> }).collect_view()}</ol>
+            <ol data-testid="trade-offs">{d.trade_offs.into_iter().map(|l| view! { <li class="tradeoff">{l}</li> }).collect_view()}</ol>
             <details>
                 <summary>{format!("Changes that are not possible here ({})", blocked.len())}</summary>
-                <ul class="small">{blocked.iter().map(|l| view! { <li>{l.clone()}</li> }).collect_view()}</ul>
+                <ul class="small">{blocked.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
             </details>
-            {training.map(|t| view! {
+            {d.training.map(|t| view! {
                 <h3>"Training step"</h3>
                 <p data-testid="train-diagnosis">{format!("step {} ms, MFU {}%, {} GiB per chip", fmt4(t.step_time_ms), fmt4(t.mfu * 100.0), fmt4(t.memory_gib))}</p>
-                <ol>{t.cause_chain.iter().map(|c| view! { <li>{c.clone()}</li> }).collect_view()}</ol>
-                <ul>{t.suggestions.iter().map(|s| view! { <li>{train_suggestion_line(s)}</li> }).collect_view()}</ul>
+                <ol>{t.cause_chain.into_iter().map(|c| view! { <li>{c}</li> }).collect_view()}</ol>
+                <ul>{t.suggestions.into_iter().map(|s| view! { <li>{s}</li> }).collect_view()}</ul>
             })}
-            <p class="muted small">{d.note.clone()}</p>
+            <p class="muted small">{d.note}</p>
         </div>
     }
 }

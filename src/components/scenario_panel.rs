@@ -73,23 +73,31 @@ pub fn ScenarioPanel() -> impl IntoView {
             });
         }
     };
+    // The chip profile's text and its check come from the engine worker (`Question::DeviceProfile`,
+    // `DeviceCheck`: the readers `tunelab run` uses); the page's module links no device reader.
     let show_device = move |_| {
-        let text = ctx.scenario.with_untracked(|s| match &s.device {
-            DeviceRef::Name(n) => tunelab_sim::bundled_device(n).map(|d| d.to_json()),
-            DeviceRef::Inline(v) => serde_json::to_string_pretty(v).map_err(|e| e.to_string()),
-        });
-        match text {
-            Ok(t) => device_text.set(t),
-            Err(e) => ctx.fail(e),
+        match ctx.scenario.with_untracked(|s| s.device.clone()) {
+            DeviceRef::Name(name) => ask(Question::DeviceProfile { name }, move |r| match r {
+                Ok(Answer::DeviceProfile { text }) => device_text.set(text),
+                Ok(_) => {}
+                Err(e) => ctx.fail(e),
+            }),
+            DeviceRef::Inline(v) => match serde_json::to_string_pretty(&v) {
+                Ok(t) => device_text.set(t),
+                Err(e) => ctx.fail(e.to_string()),
+            },
         }
     };
     let apply_device = move |_| {
         let text = device_text.get_untracked();
-        let parsed = tunelab_sim::Device::from_json(&text).and_then(|_| serde_json::from_str::<Json>(&text).map_err(|e| e.to_string()));
+        let parsed = serde_json::from_str::<Json>(&text).map_err(|e| e.to_string());
         match parsed {
-            Ok(v) => {
-                ctx.edit(|s| s.device = DeviceRef::Inline(v));
-            }
+            Ok(v) => ask(Question::DeviceCheck { text }, move |r| match r {
+                Ok(_) => {
+                    ctx.edit(|s| s.device = DeviceRef::Inline(v));
+                }
+                Err(e) => ctx.fail(format!("The chip profile was not applied: {e}")),
+            }),
             Err(e) => ctx.fail(format!("The chip profile was not applied: {e}")),
         }
     };

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BASE, launch, open, text, setInput } from './helpers.mjs';
+import { execFileSync } from 'node:child_process';
+import { BASE, CLI, launch, open, text, setInput } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -30,7 +31,7 @@ async function waitSummary(page) {
 const SAMPLES = [
   { files: ['vllm-bench-serve-sample.json'], runs: 1, shows: /vllm bench serve, 8 requests, 4 req\/s, at most 16 in flight/ },
   { files: ['sglang-bench-serving-sample.jsonl'], runs: 3, shows: /line 3: sglang bench_serving, 16 requests, all at once, at most 16 in flight/ },
-  { files: ['aisbench/gsm8k.json', 'aisbench/gsm8k.csv'], runs: 1, rate: 'inf', shows: /AISBench, 8 requests, all at once, at most 1 in flight/ },
+  { files: ['aisbench/gsm8k.json', 'aisbench/gsm8k.csv', 'aisbench/gsm8k_details.jsonl'], runs: 1, rate: 'inf', shows: /AISBench, 8 requests, all at once, at most 1 in flight, .*per-request lengths/ },
   { files: ['mindie/result_common_20251120101500.csv', 'mindie/result_perf_20251120101500.csv', 'mindie/results_per_request_20251120101500.json'], runs: 1, rate: '0.75', shows: /MindIE Benchmark, 16 requests, 0.75 req\/s, at most 8 in flight, .*per-request lengths/ },
 ];
 
@@ -85,6 +86,56 @@ test('a file no tool writes, a rate-less run and an unknown flag are refused inl
   await page.waitForFunction(() => /runs predicted/.test(document.querySelector('[data-testid=benchrun-summary]')?.textContent || ''));
   await setInput(page, 'benchrun-serve', 'vllm serve llama-2-7b --tensor-paralel-size 2');
   await page.waitForFunction(() => /--tensor-paralel-size/.test(document.querySelector('[data-testid=benchrun-error]')?.textContent || ''));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// The "Adopt" button (issue 45): the fitted host costs go into the scenario
+// (deployment.serving.host_costs), the link carries them, and the runs re-priced on the adopted
+// scenario land nearer what they measured.
+test('adopting the fit puts the host costs in the scenario and its link, and the prediction moves toward the measured rows', { timeout: 400000 }, async () => {
+  const { page, context, errors } = await panel(browser);
+  await page.setInputFiles('[data-testid=benchrun-file]', [DIR + 'vllm-bench-serve-sample.json', DIR + 'sglang-bench-serving-sample.jsonl']);
+  await waitSummary(page);
+  const median = (t) => Number((t.match(/median \|error\| ([\d.]+)%/) || [])[1]);
+  const before = await text(page, 'benchrun-summary');
+  // Mean |ln(predicted / measured)| over the table's values: what the fit lowers (its loss,
+  // unweighted here); the median may move either way by a little.
+  const lnErr = () => page.$$eval('[data-testid=benchrun-table] tr', (trs) => {
+    const v = trs.slice(1).map((tr) => [parseFloat(tr.cells[2].textContent), parseFloat(tr.cells[3].textContent)]).filter(([m, p]) => m > 0 && p > 0);
+    return v.reduce((a, [m, p]) => a + Math.abs(Math.log(p / m)), 0) / v.length;
+  });
+  const lnBefore = await lnErr();
+  const linkBefore = page.url();
+  await page.click('[data-testid=benchrun-calibrate]');
+  await page.waitForSelector('[data-testid=benchrun-fit-summary]', { timeout: 300000 });
+  const fitSummary = await text(page, 'benchrun-fit-summary');
+  await page.waitForSelector('[data-testid=benchrun-adopt]', { timeout: 5000 });
+  await page.click('[data-testid=benchrun-adopt]');
+  await page.waitForFunction(() => /^Adopted into this scenario: /.test(document.querySelector('[data-testid=benchrun-adopted]')?.textContent || ''), null, { timeout: 10000 });
+  const adopted = await text(page, 'benchrun-adopted');
+  assert.match(adopted, /deployment\.serving\.host_costs\.\w+ = [\d.]+ us \(was [\d.]+\)/, adopted);
+  // The runs are re-priced on the adopted scenario.
+  await page.waitForFunction((b) => { const t = document.querySelector('[data-testid=benchrun-summary]')?.textContent || ''; return /runs predicted/.test(t) && t !== b; }, before, { timeout: 120000 });
+  const after = await text(page, 'benchrun-summary');
+  const lnAfter = await lnErr();
+  console.log(`adopt: ${before} -> ${after}; mean |ln ratio| ${lnBefore.toFixed(4)} -> ${lnAfter.toFixed(4)} (fit: ${fitSummary})`);
+  // One evaluation path: the adopted scenario prices the runs as the fit's "after" did.
+  const fitAfter = Number((fitSummary.match(/([\d.]+)% after/) || [])[1]);
+  assert.equal(median(after), fitAfter, `the re-priced runs' median is the fit's after: ${after} / ${fitSummary}`);
+  assert.ok(lnAfter < lnBefore, `the adopted scenario predicts the runs nearer what they measured: mean |ln ratio| ${lnBefore} -> ${lnAfter}`);
+  assert.equal(await text(page, 'benchrun-error'), '');
+  // The link carries the adopted host costs.
+  const link = page.url();
+  assert.notEqual(link, linkBefore, 'the link changed');
+  if (CLI) {
+    const json = JSON.parse(execFileSync(CLI, ['url', '--decode', link.split('#')[1]], { encoding: 'utf8' }));
+    const hc = json.deployment?.serving?.host_costs || {};
+    assert.ok(Object.keys(hc).length > 0, `deployment.serving.host_costs in the link: ${JSON.stringify(json.deployment?.serving)}`);
+    for (const [k, v] of Object.entries(hc)) assert.ok(Number.isFinite(v) && adopted.includes(k), `${k} = ${v} is named in "${adopted}"`);
+  } else {
+    console.log('adopt: TUNELAB_CLI not given; the link\'s host_costs were not decoded');
+  }
   assert.deepEqual(errors, []);
   await context.close();
 });

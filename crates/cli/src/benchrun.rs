@@ -1,6 +1,6 @@
 //! `tunelab benchrun FILE... --scenario LAUNCH.json`: benchmark tools' result files (vLLM's
 //! `vllm bench serve --save-result` JSON, SGLang's bench_serving JSONL, AISBench's performance
-//! JSON/CSV, MindIE Benchmark's result CSVs) replayed on a Tunelab scenario that gives the
+//! JSON/CSV and per-request `_details.jsonl`, MindIE Benchmark's result CSVs) replayed on a Tunelab scenario that gives the
 //! launch: the workload read from each run (requests, rate, concurrency cap, lengths), the
 //! measured values beside the prediction (the fidelity path, `evidence::benchruns`). `--out`
 //! writes the measurement rows for `tunelab fidelity --measurements` and `tunelab calibrate`.

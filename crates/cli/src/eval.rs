@@ -144,6 +144,10 @@ pub fn main(a: Args) -> Result<(), String> {
             if let Some(l) = tunelab_scenario::stages::capacity::load_bound(&scenario, &named) {
                 println!("\n{l}");
             }
+            // A capacity answer bound by the search's ceiling or by the sample.
+            if let Some(l) = tunelab_scenario::stages::capacity::bound_note(&scenario, &named) {
+                println!("\n{l}");
+            }
             if a.spread {
                 if let Some(sp) = tunelab_scenario::stages::capacity::spread::headline(&scenario, &names, &config)? {
                     println!("\n{}", sp.describe());

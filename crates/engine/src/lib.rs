@@ -10,6 +10,7 @@
 //!   the trials the CLI's round-robin run gives).
 //! - `questions`: the views' questions (diagnosis, guards, what-if, a stage's shape, Calibrate)
 //!   and the function that answers them.
+//! - `views`: what a view shows of an answer, worded here (the page links no analysis text).
 //! - `glue` (wasm only): the worker's message loop, started by the `tunelab-engine` binary.
 
 #[cfg(target_arch = "wasm32")]
@@ -17,6 +18,7 @@ pub mod glue;
 pub mod lane;
 pub mod protocol;
 pub mod questions;
+pub mod views;
 
 /// A snapshot as a lane's history keeps it (the GA and annealing views draw histories): its
 /// scalar fields only. The latest snapshot travels whole; arrays and objects (a GP's candidates,

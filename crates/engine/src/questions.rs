@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use tunelab_scenario::calibrate::{Calibration, Calibrator, Options};
-use tunelab_scenario::diagnosis::{Diagnosis, Weights};
+use tunelab_scenario::diagnosis::Weights;
 use tunelab_scenario::fidelity::{FidelityReport, MeasurementSet};
 use tunelab_scenario::guards::GuardsReport;
 use tunelab_scenario::impact::{Change, ImpactReport, ImpactWeights};
@@ -79,6 +79,12 @@ pub enum Question {
     /// `templates::preview` of the bundled template `name` on `scenario`: the scenario it makes
     /// and its "path: before → after" lines.
     TemplatePreview { scenario: Box<Scenario>, name: String },
+    /// `tunelab_sim::bundled_device(name).to_json()`: a bundled chip's whole profile as the
+    /// scenario panel's editor shows it. The page's module links no device reader.
+    DeviceProfile { name: String },
+    /// `tunelab_sim::Device::from_json` of an edited profile: Ok when it loads (as
+    /// `tunelab run` would read it), else the reader's error.
+    DeviceCheck { text: String },
 }
 
 /// One bundled template as the page's menu shows it.
@@ -114,7 +120,8 @@ pub fn model_facts(text: &str) -> Result<ModelFacts, String> {
 #[serde(rename_all = "snake_case")]
 pub enum Answer {
     Shape { shape: RunShape },
-    Diagnose { diagnosis: Diagnosis },
+    /// The diagnosis as the panel shows it (`views::DiagnosisView`, from `diagnosis_text`).
+    Diagnose { view: Box<crate::views::DiagnosisView> },
     Guards { report: GuardsReport },
     Impact { report: ImpactReport },
     /// The set, how many operators of an op summary are not modelled, and the text's digest.
@@ -133,6 +140,8 @@ pub enum Answer {
     BenchFit { fit: tunelab_scenario::evidence::benchruns::calibrate::FrameworkFit },
     Templates { templates: Vec<TemplateInfo> },
     TemplatePreview { title: String, next: Box<Scenario>, lines: Vec<String> },
+    DeviceProfile { text: String },
+    DeviceCheck,
 }
 
 /// Answers a question (errors name what was wrong).
@@ -142,7 +151,7 @@ pub fn answer(q: Question) -> Result<Answer, String> {
             let st = tunelab_scenario::setup(&scenario)?;
             Ok(Answer::Shape { shape: RunShape { params: st.space.params().to_vec(), metrics: st.metrics, baseline: st.baseline, notes: st.notes, focus: st.focus, focus_budget: st.focus_budget } })
         }
-        Question::Diagnose { scenario, config } => tunelab_scenario::diagnosis::diagnose(&scenario, config.as_ref(), Weights::default()).map(|diagnosis| Answer::Diagnose { diagnosis }),
+        Question::Diagnose { scenario, config } => tunelab_scenario::diagnosis::diagnose(&scenario, config.as_ref(), Weights::default()).map(|d| Answer::Diagnose { view: Box::new(crate::views::DiagnosisView::of(&d)) }),
         Question::Guards { scenario, config, names, chip, protect } => {
             if scenario.stage == tunelab_scenario::Stage::Landscape {
                 // Nothing to re-price on measured values (the report says so).
@@ -190,6 +199,8 @@ pub fn answer(q: Question) -> Result<Answer, String> {
             let (next, lines) = tunelab_scenario::templates::preview(&t, &scenario).map_err(|e| format!("Template '{}': {e}", t.title))?;
             Ok(Answer::TemplatePreview { title: t.title, next: Box::new(next), lines })
         }
+        Question::DeviceProfile { name } => tunelab_sim::bundled_device(&name).map(|d| Answer::DeviceProfile { text: d.to_json() }),
+        Question::DeviceCheck { text } => tunelab_sim::Device::from_json(&text).map(|_| Answer::DeviceCheck),
         Question::Fit { set, digest, chip, profile, options } => {
             let mut c = Calibrator::new(&set, &digest, &chip, &profile, &options)?;
             while !c.step(64) {}

@@ -394,3 +394,54 @@ fn a_plan_finds_the_fewest_chips_with_runner_ups_and_bad_requests_name_the_field
         assert!(e.contains(field), "{bad}: {e}");
     }
 }
+
+/// A small model on 32 data-parallel ranks at batch 128: each rank serves 100 of the 3,200
+/// requests, fewer than it holds at once.
+fn small_on_32_ranks() -> (Run, Config) {
+    let mut v = serde_json::to_value(bundled_scenario("deepseek-v3-2xA3-deployment").unwrap()).unwrap();
+    v["model"] = "phi-4-mini-instruct".into();
+    v["deployment"]["serving"].as_object_mut().unwrap().remove("speculative");
+    v["deployment"]["cluster"].as_object_mut().unwrap().remove("redundant_experts");
+    let s = Scenario::from_json(&v.to_string()).unwrap();
+    let run = Run::new(&s).unwrap();
+    let c = config(&run, &[("tp", Value::Int(1)), ("dp", Value::Int(32)), ("batch", Value::Int(128)), ("max_num_batched_tokens", Value::Int(16384))]);
+    (run, c)
+}
+
+#[test]
+fn a_sample_smaller_than_what_the_ranks_hold_at_once_is_not_reported_as_a_sustained_rate() {
+    let (mut run, c) = small_on_32_ranks();
+    let o = run.evaluate(&c);
+    let (rate, e2e_ms, tpot_mean_ms) = (metric(&run, &o, "capacity_rps"), metric(&run, &o, "e2e_mean_ms"), metric(&run, &o, "tpot_mean_ms"));
+    let s = run.scenario().clone();
+    let n = s.deployment.serving.requests as f64;
+    // Little's law: no more requests in flight at once than the sample holds (the search took a
+    // burst of the whole sample, 5,905 req/s, for capacity before).
+    assert!(rate * e2e_ms / 1e3 <= n, "{rate} req/s x {e2e_ms} ms in flight > {n} requests");
+    // And no more tokens per second than 32 ranks of 128 decoding sequences can emit at the
+    // run's own TPOT (the burst answer claimed ten times that).
+    let tokens_per_s = metric(&run, &o, "capacity_tokens_per_s_per_chip") * 32.0;
+    let decode_bound = 32.0 * 128.0 / (tpot_mean_ms / 1e3);
+    assert!(tokens_per_s <= decode_bound, "{rate} req/s = {tokens_per_s} tokens/s beyond the decode slots' {decode_bound} tokens/s");
+    // What stopped the search is said (report, diagnosis and `tunelab eval` print this note).
+    let named: Vec<(String, f64)> = match &o {
+        Outcome::Ok(v) => run.metrics().iter().map(|m| m.name.clone()).zip(v.iter().copied()).collect(),
+        other => panic!("{other:?}"),
+    };
+    if rate * e2e_ms / 1e3 > 0.8 * n {
+        let note = tunelab_scenario::stages::capacity::bound_note(&s, &named).expect("a note when the sample bounds the answer");
+        assert!(note.contains("bound by the sample") && note.contains("deployment.serving.requests"), "{note}");
+    }
+}
+
+#[test]
+fn a_capacity_at_the_searchs_ceiling_is_said_to_be_a_lower_bound() {
+    let s = bundled_scenario("deepseek-v3-2xA3-deployment").unwrap();
+    let ceiling = 8.0 * 4096.0;
+    let named = vec![("capacity_rps".to_string(), ceiling), ("e2e_mean_ms".to_string(), 1.0)];
+    let note = tunelab_scenario::stages::capacity::bound_note(&s, &named).expect("a note at the ceiling");
+    assert!(note.starts_with("capacity above 32768.0 req/s") && note.contains("lower bound"), "{note}");
+    // Far from the ceiling and from the sample's bound: nothing to say.
+    let named = vec![("capacity_rps".to_string(), 20.0), ("e2e_mean_ms".to_string(), 30_000.0)];
+    assert_eq!(tunelab_scenario::stages::capacity::bound_note(&s, &named), None);
+}

@@ -414,7 +414,7 @@ fn fuzz_smoke_benchrun_sglang() {
 
 #[test]
 fn fuzz_smoke_benchrun_aisbench() {
-    let seeds = bench_seeds(&["aisbench/gsm8k.json", "aisbench/gsm8k.csv"], &["Performance Parameters,Stage,Average,N\nTTFT,total,1 ms,1\nInputTokens,total,5,1\nOutputTokens,total,5,1\nTPOT,decode,\"2 ms\",1\n"]);
+    let seeds = bench_seeds(&["aisbench/gsm8k.json", "aisbench/gsm8k.csv", "aisbench/gsm8k_details.jsonl"], &["{\"time_points\": {\"__db_ref__\": 1}, \"db_name\": \"a.db\", \"success\": true, \"input_tokens\": 0}\n", "Performance Parameters,Stage,Average,N\nTTFT,total,1 ms,1\nInputTokens,total,5,1\nOutputTokens,total,5,1\nTPOT,decode,\"2 ms\",1\n"]);
     drive("benchrun_aisbench", seeds, iters(1500), targets::benchrun_aisbench);
 }
 

@@ -50,7 +50,7 @@ fn every_bundled_pipeline_builds_with_its_published_size() {
     // Denoiser parameters from the model cards / papers (billions), within 8%. SD3.5-Medium's
     // card says 2.5 B including its 384 x 384 x 1536 position-embedding table (0.23 B), which is
     // a lookup here, not a weight a matmul reads.
-    let sizes = [("sd1.5", 0.86), ("sd2.1-base", 0.865), ("sd2.1", 0.865), ("sdxl", 2.57), ("sd3.5-medium", 2.27), ("sd3.5-large", 8.1), ("flux.1-dev", 11.9), ("wan2.1-t2v-1.3b", 1.42), ("wan2.1-t2v-14b", 14.0), ("qwen-image", 20.43), ("qwen-image-edit", 20.43), ("flux.1-kontext-dev", 11.9), ("wan2.2-t2v-a14b", 14.0), ("flux.2-dev", 32.0), ("flux.2-dev-i2i", 32.0), ("hidream-i1-full", 17.0)];
+    let sizes = [("sd1.5", 0.86), ("sd2.1-base", 0.865), ("sd2.1", 0.865), ("sdxl", 2.57), ("sd3.5-medium", 2.27), ("sd3.5-large", 8.1), ("flux.1-dev", 11.9), ("wan2.1-t2v-1.3b", 1.42), ("wan2.1-t2v-14b", 14.0), ("qwen-image", 20.43), ("qwen-image-edit", 20.43), ("flux.1-kontext-dev", 11.9), ("wan2.2-t2v-a14b", 14.0), ("flux.2-dev", 32.0), ("flux.2-dev-i2i", 32.0), ("hidream-i1-full", 17.0), ("sana-1600m-1024px", 1.6), ("hunyuanvideo", 13.0)];
     let ids = bundled_pipeline_ids();
     assert_eq!(ids.len(), sizes.len());
     for (id, billions) in sizes {

@@ -242,7 +242,8 @@ fn diagnose_in(s: &Scenario, st: &mut crate::stages::StageSetup, config: Option<
     };
     // A serving result bound by the offered load says so first (`stages::capacity`).
     let mut chain = chain;
-    if let Some(l) = crate::stages::capacity::load_bound(s, &metrics.iter().map(|m| (m.name.clone(), m.value)).collect::<Vec<_>>()) {
+    let named = metrics.iter().map(|m| (m.name.clone(), m.value)).collect::<Vec<_>>();
+    if let Some(l) = crate::stages::capacity::load_bound(s, &named).or_else(|| crate::stages::capacity::bound_note(s, &named)) {
         chain.insert(0, l);
     }
     // Suggestions: every neighbour in the space, through the same objective and limits.

@@ -70,7 +70,9 @@ pub struct Report {
     /// Tunelab approximates in it, one line each (empty for other models).
     #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub model_identity: Vec<String>,
-    /// A serving result bound by the offered load, said so (`stages::capacity::load_bound`).
+    /// A serving result bound by the offered load, said so (`stages::capacity::load_bound`); in
+    /// capacity mode, an answer bound by the rate search's ceiling or by the sample
+    /// (`stages::capacity::bound_note`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub load_bound: Option<String>,
     /// The headline's spread over request samples, when priced (`Report::with_spread`).
@@ -258,7 +260,11 @@ impl Report {
         let band_config = best.map(|(_, t)| t.config.clone()).unwrap_or_else(|| run.baseline_config().clone());
         let prediction_band = crate::fidelity::bands::line_for(s, &names, &band_config);
         let pipeline = PipelineReport::of(run, best.map(|(_, t)| &t.config));
-        let load_bound = best.and_then(|(_, t)| crate::stages::capacity::load_bound(s, &metrics.iter().map(|m| m.name.clone()).zip(t.values.iter().copied()).collect::<Vec<_>>()));
+        let load_bound = best.and_then(|(_, t)| {
+            let named = metrics.iter().map(|m| m.name.clone()).zip(t.values.iter().copied()).collect::<Vec<_>>();
+            // Capacity mode: what the answer owes to the search's ceiling or the sample.
+            crate::stages::capacity::load_bound(s, &named).or_else(|| crate::stages::capacity::bound_note(s, &named))
+        });
         Report {
             model_identity: Vec::new(),
             load_bound,

@@ -207,6 +207,8 @@ pub fn kv_cache_bytes(model: &ModelDesc, plan: &ParallelPlan, opts: &GraphOption
     } else {
         layer_tokens.saturating_mul(per_layer)
     };
+    // DeepSeek-V4's indexer keys (`model::compressor`): one row per 4 tokens on its layers.
+    let elems = elems.saturating_add(t.indexer_cache_elems_here(tokens, plan.layers_here(t.layers)));
     // Decode context parallel shards every sequence's cache over dcp ranks of the TP group.
     let elems = elems.div_ceil(plan.dcp.max(1));
     elems.saturating_mul(opts.kv_dtype().bytes()).saturating_mul(batch)

@@ -39,10 +39,26 @@ pub struct AudioDesc {
     /// prompts, the tower held but not run.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub windows: u64,
+    /// Frames averaged into one before the projector (Qwen2-Audio's and Qwen2.5-Omni's
+    /// `avg_pooler`, AvgPool1d(2, stride 2): 750 tokens per 30 s window); 1: none.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub pool: u64,
+    /// Fixed sinusoidal frame positions (Qwen2.5-Omni's `SinusoidsPositionEmbedding`, a buffer)
+    /// instead of learned ones: not parameters.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub sinusoidal_positions: bool,
 }
 
 fn is_zero(x: &u64) -> bool {
     *x == 0
+}
+
+fn one() -> u64 {
+    1
+}
+
+fn is_one(x: &u64) -> bool {
+    *x == 1
 }
 
 impl AudioDesc {
@@ -57,14 +73,17 @@ impl AudioDesc {
             projector_out: hidden,
             projector_bias: true,
             windows: 0,
+            pool: 1,
+            sinusoidal_positions: false,
         }
     }
 
     /// Tokens one 30 s window adds to the prompt: its frames, `projector_in / width` of them
-    /// concatenated per token (Voxtral: 4, 375 tokens per window; one linear: every frame).
+    /// concatenated per token (Voxtral: 4, 375 tokens per window; one linear: every frame),
+    /// then `pool` averaged into one (Qwen2.5-Omni: 2, 750 tokens per window).
     pub fn tokens_each(&self) -> u64 {
         let group = (self.projector_in / self.encoder.hidden.max(1)).max(1);
-        self.frames / group
+        self.frames / group / self.pool.max(1)
     }
 
     /// Tokens a request's audio adds to its prompt.
@@ -76,7 +95,7 @@ impl AudioDesc {
     pub fn params(&self) -> u64 {
         let h = self.encoder.hidden;
         let stem = self.mel_bins * h * 3 + h + h * h * 3 + h;
-        let positions = self.frames * h;
+        let positions = if self.sinusoidal_positions { 0 } else { self.frames * h };
         let bias = |n: u64| if self.projector_bias { n } else { 0 };
         let proj = if self.projector_hidden > 0 {
             self.projector_in * self.projector_hidden + bias(self.projector_hidden) + self.projector_hidden * self.projector_out + bias(self.projector_out)

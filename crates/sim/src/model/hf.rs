@@ -420,15 +420,32 @@ pub fn load_hf(obj: &Obj) -> Result<LoadedModel, String> {
         return Ok(LoadedModel { model, warnings });
     }
     if model_type == "qwen2_5_omni" {
-        // The thinker's language model with text-only prompts; the talker (speech), the audio
-        // and vision encoders are not costed.
+        // The thinker: its language model, and its vision (Qwen2.5-VL's ViT) and audio
+        // (Whisper-style, 2:1 pooled) towers from `thinker_config`, counted and held; requests
+        // carry text unless the scenario gives images or audio. The talker (speech out) and
+        // token2wav are not costed (a text answer).
         let text = super::vl::omni_thinker_text(obj)?;
+        let thinker = obj.get("thinker_config").and_then(Value::as_object).ok_or_else(|| "missing field 'thinker_config'".to_string())?;
         let mut tw = Vec::new();
-        let llm = decoder(text, "thinker_config.text_config.", &mut tw)?;
+        let mut llm = decoder(text, "thinker_config.text_config.", &mut tw)?;
         warnings.extend(tw.into_iter().filter(|w| !w.contains("config keys not modelled")).map(|w| format!("thinker_config.text_config: {w}")));
-        warnings.push("qwen2_5_omni: the thinker's language model with text-only prompts; the talker, audio and vision encoders are not costed".into());
-        let family = if llm.moe.is_some() { ModelFamily::MoeLlm } else { ModelFamily::DenseLlm };
-        let model = ModelDesc { name: name_of(obj, model_type), family, dtype, llm: Some(llm), vision: None, graph: Vec::new() };
+        let vision = match super::readers::object_field(thinker, "vision_config")? {
+            Some(vis) => {
+                let mut notes = Vec::new();
+                let mut v = super::vl::qwen_vision(vis, llm.hidden, &mut notes)?;
+                v.images = 0;
+                llm.approx.extend(notes.into_iter().filter(|n| !n.contains("each request carries")));
+                llm.approx.push(format!("vision tower ({model_type}): counted in the parameters; requests carry no image by default, so it is neither loaded nor priced (deployment.serving.images_per_request sets the images per request)"));
+                Some(v)
+            }
+            None => None,
+        };
+        let text_hidden = llm.hidden;
+        llm.audio = super::readers::towers::audio(thinker, model_type, text_hidden, &mut llm.approx)?.map(Box::new);
+        llm.approx.push(format!("{model_type}: the talker (speech output) and token2wav are not costed: the model answers in text"));
+        warnings.push(format!("{model_type}: read as its thinker (language model, and the vision and audio towers its thinker_config gives); the talker and token2wav are not costed"));
+        let family = if vision.is_some() { ModelFamily::Multimodal } else if llm.moe.is_some() { ModelFamily::MoeLlm } else { ModelFamily::DenseLlm };
+        let model = ModelDesc { name: name_of(obj, model_type), family, dtype, llm: Some(llm), vision, graph: Vec::new() };
         return Ok(LoadedModel { model, warnings });
     }
     if ENCODERS.contains(&model_type) {

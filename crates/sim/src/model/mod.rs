@@ -9,6 +9,7 @@
 
 pub mod audio;
 mod bundled;
+pub mod compressor;
 pub mod graph;
 pub mod hf;
 mod hf_encoders;
@@ -216,6 +217,10 @@ pub struct TransformerDesc {
     pub global_head_dim: u64,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub global_kv_shared: bool,
+    /// DeepSeek-V4's KV compressors, lightning indexer and hyper-connections (`compressor`);
+    /// None: the model has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compressor: Option<compressor::CompressorDesc>,
 }
 
 impl Default for TransformerDesc {
@@ -253,6 +258,7 @@ impl Default for TransformerDesc {
             global_kv_heads: 0,
             global_head_dim: 0,
             global_kv_shared: false,
+            compressor: None,
         }
     }
 }

@@ -271,7 +271,8 @@ impl TransformerDesc {
                 if let Some(g) = self.attention_view(m) {
                     return g.mixer_params(m);
                 }
-                self.attention_params_wide() + if sinks { u128::from(self.heads) } else { 0 }
+                let (cs, cr) = self.compressor_params(m);
+                self.attention_params_wide() + if sinks { u128::from(self.heads) } else { 0 } + u128::from(cs) + u128::from(cr)
             }
             Mixer::Linear => self.linear_attention.map_or(0, |la| u128::from(la.params(self.hidden))),
             Mixer::Mamba2 => self.mamba.map_or(0, |m| u128::from(m.params(self.hidden))),
@@ -310,8 +311,10 @@ impl TransformerDesc {
             NormKind::RmsNorm => self.hidden,
             NormKind::LayerNorm => 2 * self.hidden,
         };
-        // Older descriptions count two norms per layer whatever it holds.
-        if blocks == 2 || self.stack.is_empty() { 2 * per } else { blocks * per }
+        // Older descriptions count two norms per layer whatever it holds. DeepSeek-V4's
+        // hyper-connection mixers sit beside the norms, one per block (`compressor`).
+        let norms = if blocks == 2 || self.stack.is_empty() { 2 * per } else { blocks * per };
+        norms + self.hc_layer_params(if self.stack.is_empty() { 2 } else { blocks })
     }
 
     /// Parameters of one routed expert of width `inter` (at the latent width for a latent MoE).
@@ -413,12 +416,15 @@ impl TransformerDesc {
                 let bias = if self.qkv_bias { (hq + 2 * hkv) * d } else { 0 };
                 let qk_norm = if self.qk_norm { 2 * d } else { 0 };
                 let r = self.q_bottleneck;
+                // DeepSeek-V4's compressors (replicated) and indexer projections (split).
+                let (cs, cr) = self.compressor_params(m);
+                let extra = ceil_div(cs, tp) + cr;
                 if r > 0 {
                     // Step-3: the query's down-projection and the single KV head replicated
                     // (vLLM's ReplicatedLinear qkv_proj), wq and o_proj split.
-                    return (h * (r + self.kv_factor() * self.kv_heads * d) + r * hq * d + self.o_proj_params(hq * d, tp) + gate, bias + qk_norm + sink + r);
+                    return (h * (r + self.kv_factor() * self.kv_heads * d) + r * hq * d + self.o_proj_params(hq * d, tp) + gate + extra, bias + qk_norm + sink + r);
                 }
-                (h * (hq + self.kv_factor() * hkv) * d + self.o_proj_params(hq * d, tp) + gate, bias + qk_norm + sink)
+                (h * (hq + self.kv_factor() * hkv) * d + self.o_proj_params(hq * d, tp) + gate + extra, bias + qk_norm + sink)
             }
             Mixer::Linear => (self.linear_attention.map_or(0, |la| ceil_div(la.params(h), tp)), 0),
             Mixer::Mamba2 => (self.mamba.map_or(0, |mm| ceil_div(mm.params(h), tp)), 0),

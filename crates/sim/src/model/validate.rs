@@ -61,6 +61,12 @@ pub fn validate_transformer(t: &TransformerDesc, what: &str) -> Result<(), Strin
     check_range(&f("o_groups"), t.o_groups, 0, t.heads)?;
     check_range(&f("o_lora_rank"), t.o_lora_rank, 0, MAX_WIDTH)?;
     check_range(&f("q_bottleneck"), t.q_bottleneck, 0, MAX_WIDTH)?;
+    if let Some(c) = &t.compressor {
+        check_range(&f("compressor.index_heads"), c.index_heads, 0, 1024)?;
+        check_range(&f("compressor.index_head_dim"), c.index_head_dim, 0, 4096)?;
+        check_range(&f("compressor.hc_mult"), c.hc_mult, 1, 64)?;
+        check_range(&f("compressor.hc_sinkhorn_iters"), c.hc_sinkhorn_iters, 0, 1000)?;
+    }
     if t.global_kv_heads > 0 && !t.heads.is_multiple_of(t.global_kv_heads) {
         return Err(format!("field {} = {} must divide {} = {}", label(&f("global_kv_heads")), t.global_kv_heads, label(&f("heads")), t.heads));
     }

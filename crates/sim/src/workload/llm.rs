@@ -270,7 +270,8 @@ fn stack(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, layers: u64, opts
             if let LayerMixer::Attention { window, compress, topk, .. } = m {
                 if compress > 0 {
                     // DeepSeek-V4's compressed attention (`compressed_attention`).
-                    super::compressed_attention::apply(ops, start, &format!("{prefix}.attn.core"), window, compress, topk, n);
+                    let ty = super::sparse_attention::Types { mm: ctx.mm, weight: ctx.weight, vec: ctx.vec, kv: opts.kv_dtype() };
+                    super::compressed_attention::apply(ops, start, &format!("{prefix}.attn.core"), window, compress, topk, n, ctx.t, ty);
                     continue;
                 }
             }
@@ -281,6 +282,16 @@ fn stack(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, layers: u64, opts
             }
         }
         if ctx.t.has_global_widths() {
+            // Gemma 4: the global layers' projections (q, k, v at their KV heads and head
+            // width, o from their wider output) are split off the group's and priced at their
+            // own widths (`global_projections`).
+            let n_global: u64 = mixers.iter().filter(|(m, _)| ctx.t.is_global_layer(m)).map(|(_, n)| n).sum();
+            if let Some(view) = ctx.t.attention_view(&LayerMixer::FULL).filter(|_| n_global > 0) {
+                let gctx = Ctx { t: &view, plan: ctx.plan, mm: ctx.mm, weight: ctx.weight, vec: ctx.vec, fuse: ctx.fuse, quant: ctx.quant };
+                let mut gops = Vec::new();
+                attention::attention_block(&gctx, &mut gops, &prefix, g, opts);
+                global_projections(ops, start, gops, n_global);
+            }
             // Gemma 4: the global layers' core (what is left of the group's core after the
             // windows are split off) attends at their own KV heads and head width.
             if let Some(g) = ctx.t.attention_view(&LayerMixer::FULL) {
@@ -304,9 +315,33 @@ fn stack(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, g: &Geom, layers: u64, opts
             op.repeat = sink_layers;
             ops.push(op);
         }
+        // DeepSeek-V4's hyper-connections (`compressed_attention`; none for other models).
+        ops.extend(super::compressed_attention::hyper_connections(ctx.t, &prefix, g.batch.saturating_mul(g.q_len), count, super::sparse_attention::Types { mm: ctx.mm, weight: ctx.weight, vec: ctx.vec, kv: opts.kv_dtype() }));
         if !g.train {
             // DeepSeek sparse attention: the indexer and the top-k attention (dense MLA without `index_topk`).
             super::sparse_attention::apply(ops, start, &prefix, ctx.t, super::sparse_attention::Types { mm: ctx.mm, weight: ctx.weight, vec: ctx.vec, kv: opts.kv_dtype() });
+        }
+    }
+}
+
+/// The global layers' attention-block operators (`global`, built at their own widths) that
+/// differ from the group's (projections, norms, rotary; not the core, which `stack` re-shapes):
+/// `n` of each such operator's repeats move to a `_global` copy at the global widths.
+fn global_projections(ops: &mut Vec<GraphOp>, start: usize, global: Vec<GraphOp>, n: u64) {
+    for go in global {
+        if matches!(go.op, Op::Attention { .. }) {
+            continue;
+        }
+        let Some(i) = ops[start..].iter().position(|o| o.name == go.name).map(|i| i + start) else { continue };
+        if ops[i].op == go.op || ops[i].repeat < n {
+            continue;
+        }
+        let copy = GraphOp { name: format!("{}_global", go.name), op: go.op, repeat: n, class: ops[i].class };
+        if ops[i].repeat == n {
+            ops[i] = copy;
+        } else {
+            ops[i].repeat -= n;
+            ops.insert(i + 1, copy);
         }
     }
 }

@@ -10,10 +10,19 @@
 //!   statistics (default Average, Min, Max, Median, P75, P90, P99) + `N`, one line per
 //!   parameter (E2EL, TTFT, TPOT, ITL in "<x> ms"; InputTokens, OutputTokens;
 //!   OutputTokenThroughput, PrefillTokenThroughput in "<x> token/s").
-//! The request rate is the model config's `request_rate` and is in neither file, so a run read
-//! from them needs the rate given (`--rate`; the app's rate field).
+//! - `<dataset>_details.jsonl`: one line per request as the perf-mode output handler writes it
+//!   (ais_bench/benchmark/openicl/icl_inferencer/output_handler/base_handler.py `write_to_json`
+//!   with perf_mode: `<data_abbr>_details.jsonl`; each line `{data_abbr, id}` + the request's
+//!   `Output.__dict__` from ais_bench/benchmark/models/output.py `RequestOutput.get_metrics`
+//!   (success, error_info, time_points, input_tokens, output_tokens, extra_perf_data,
+//!   extra_details_data, input, uuid, turn_id, prediction) + `db_name`; the time points, a numpy
+//!   array, are a `{"__db_ref__": id}` into the run's SQLite database, which Tunelab does not
+//!   read). Tunelab reads the per-request lengths of the successful requests, as
+//!   `default_perf.py` `_calc_perf_data` counts them.
+//! The request rate is the model config's `request_rate` and is in none of the files, so a run
+//! read from them needs the rate given (`--rate`; the app's rate field).
 
-use super::common::{clip, csv, ms, unknown_keys, with_unit, MAX_REQUESTS};
+use super::common::{clip, csv, ms, unknown_keys, with_unit, MAX_REQUESTS, MAX_TOKENS};
 use super::BenchRun;
 use serde_json::Value as Json;
 
@@ -149,6 +158,77 @@ pub fn read_csv(text: &str) -> Result<BenchRun, String> {
     Ok(r)
 }
 
+/// The keys of a `_details.jsonl` line (what `RequestOutput.get_metrics` and the handler write).
+const DETAIL_KEYS: &[&str] = &[
+    "data_abbr", "id", "success", "error_info", "time_points", "input_tokens", "output_tokens", "extra_perf_data", "extra_details_data", "input", "uuid", "turn_id", "prediction", "db_name",
+    "origin_prompt", "response_anomaly_payload", "gold",
+];
+
+/// Whether `first_line` is a `_details.jsonl` record (the format's own keys).
+pub fn is_details(first_line: &str) -> bool {
+    first_line.contains("\"time_points\"") && first_line.contains("\"db_name\"")
+}
+
+/// Reads `<dataset>_details.jsonl`: the input and output tokens of every successful request.
+/// A line whose backend reported no usage (input_tokens 0, output_tokens null: AISBench then
+/// counts the text with the model's tokenizer, which Tunelab does not have) is an error naming
+/// the line, never a guess.
+pub fn read_details(text: &str) -> Result<BenchRun, String> {
+    let mut r = empty_run();
+    let (mut lines, mut failed) = (0usize, 0usize);
+    let mut other = std::collections::BTreeSet::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim_start_matches('\u{feff}').trim();
+        if line.is_empty() {
+            continue;
+        }
+        lines += 1;
+        if lines > MAX_REQUESTS {
+            return Err(format!("over {MAX_REQUESTS} requests"));
+        }
+        let n = i + 1;
+        let v: Json = serde_json::from_str(line).map_err(|e| format!("line {n}: not valid JSON: {e}"))?;
+        let o = v.as_object().ok_or_else(|| format!("line {n}: expected a JSON object (one request of AISBench's <dataset>_details.jsonl)"))?;
+        other.extend(o.keys().filter(|k| !DETAIL_KEYS.contains(&k.as_str())).take(50).map(|k| clip(k, 40)));
+        match o.get("success") {
+            Some(Json::Bool(true)) => {}
+            Some(Json::Bool(false)) => {
+                failed += 1;
+                continue;
+            }
+            _ => return Err(format!("line {n}: 'success' must be true or false")),
+        }
+        let len = |k: &str| -> Result<u64, String> {
+            match o.get(k) {
+                Some(Json::Number(x)) => x.as_u64().filter(|t| *t <= MAX_TOKENS).ok_or_else(|| format!("line {n}: '{k}' must be a whole number of tokens, 0 to {MAX_TOKENS}")),
+                None | Some(Json::Null) => Err(format!("line {n}: no '{k}' (the backend reported no usage; AISBench then counts the text with the model's tokenizer, which Tunelab does not have)")),
+                _ => Err(format!("line {n}: '{k}' must be a whole number of tokens")),
+            }
+        };
+        let (input, output) = (len("input_tokens")?, len("output_tokens")?);
+        if input == 0 {
+            return Err(format!("line {n}: 'input_tokens' is 0 (the backend reported no usage; AISBench then counts the prompt with the model's tokenizer, which Tunelab does not have)"));
+        }
+        r.input_lens.push(input);
+        r.output_lens.push(output);
+    }
+    if r.input_lens.is_empty() {
+        return Err(if lines == 0 { "no request".into() } else { format!("none of the {lines} requests succeeded") });
+    }
+    if failed > 0 {
+        r.warnings.push(format!("AISBench details: {failed} of {lines} requests failed; their lengths are not read"));
+    }
+    if !other.is_empty() {
+        r.warnings.push(format!("AISBench details: key(s) Tunelab does not read: {}", other.into_iter().take(12).collect::<Vec<_>>().join(", ")));
+    }
+    r.completed = r.input_lens.len();
+    r.num_prompts = lines;
+    let k = r.completed as f64;
+    r.mean_input = r.input_lens.iter().sum::<u64>() as f64 / k;
+    r.mean_output = r.output_lens.iter().sum::<u64>() as f64 / k;
+    Ok(r)
+}
+
 #[cfg(test)]
 mod tests {
     const JSON: &str = include_str!("../../../../../assets/benchruns/aisbench/gsm8k.json");
@@ -167,6 +247,43 @@ mod tests {
             assert!(j.measured.iter().any(|x| x.3 == m), "{m}");
         }
         assert_eq!(j.measured.iter().find(|x| x.3 == "ttft_ms").unwrap().1, 2006.6);
+    }
+
+    const DETAILS: &str = include_str!("../../../../../assets/benchruns/aisbench/gsm8k_details.jsonl");
+
+    #[test]
+    fn the_per_request_details_give_the_lengths_and_merge_with_the_other_files() {
+        let d = super::read_details(DETAILS).unwrap();
+        assert_eq!(d.input_lens.len(), 8);
+        assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+        let c = super::read_csv(CSV).unwrap();
+        // The same run as the CSV's statistics: its mean, min and max prompt.
+        assert!((d.mean_input - c.mean_input).abs() < 1e-9 && d.mean_output == c.mean_output);
+        assert_eq!((d.input_lens.iter().min(), d.input_lens.iter().max()), (Some(&1481), Some(&1566)));
+        let mut j = super::read_json(JSON).unwrap();
+        j.merge(c).unwrap();
+        j.merge(d).unwrap();
+        assert_eq!(j.input_lens.len(), 8, "the merged run carries the per-request lengths");
+        assert!(j.input_cv() > 0.0);
+    }
+
+    #[test]
+    fn bad_details_name_the_line() {
+        let first = DETAILS.lines().next().unwrap();
+        for (bad, want) in [
+            (DETAILS.replacen("\"input_tokens\": 1509", "\"input_tokens\": 0", 1), "line 1: 'input_tokens' is 0"),
+            (DETAILS.replacen("\"output_tokens\": 512", "\"output_tokens\": null", 1), "line 1: no 'output_tokens'"),
+            (DETAILS.replacen("\"input_tokens\": 1509", "\"input_tokens\": -3", 1), "line 1: 'input_tokens' must be a whole number"),
+            (format!("{first}\n{{oops\n"), "line 2: not valid JSON"),
+            (DETAILS.replace("\"success\": true", "\"success\": false"), "none of the 8 requests succeeded"),
+            (DETAILS.replacen("\"success\": true", "\"success\": \"yes\"", 1), "line 1: 'success' must be true or false"),
+        ] {
+            let e = super::read_details(&bad).unwrap_err();
+            assert!(e.contains(want), "{want}: {e}");
+        }
+        let one_failed = super::read_details(&DETAILS.replacen("\"success\": true", "\"success\": false", 1)).unwrap();
+        assert_eq!(one_failed.input_lens.len(), 7);
+        assert!(one_failed.warnings[0].contains("1 of 8 requests failed"), "{:?}", one_failed.warnings);
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //! - `sglang`: `python -m sglang.bench_serving --output-file` JSONL, one run per line (with
 //!   `--output-details`, per-request lengths and TTFTs);
 //! - `aisbench`: AISBench's performance results, `<dataset>.json` (common metrics) and
-//!   `<dataset>.csv` (per-request statistics), read alone or together;
+//!   `<dataset>.csv` (per-request statistics) and `<dataset>_details.jsonl` (each request's
+//!   lengths), read alone or together;
 //! - `mindie`: MindIE Benchmark's `result_common_*.csv`, `result_perf_*.csv` and
 //!   `results_per_request_*.json`, read alone or together.
 //!
@@ -273,6 +274,7 @@ enum Kind {
     Sglang,
     AisJson,
     AisCsv,
+    AisDetails,
     MindiePerf,
     MindieCommon,
     MindieRequests,
@@ -283,7 +285,7 @@ impl Kind {
         match self {
             Kind::Vllm => Format::Vllm,
             Kind::Sglang => Format::Sglang,
-            Kind::AisJson | Kind::AisCsv => Format::Aisbench,
+            Kind::AisJson | Kind::AisCsv | Kind::AisDetails => Format::Aisbench,
             _ => Format::Mindie,
         }
     }
@@ -294,6 +296,9 @@ fn kind_of(text: &str) -> Option<Kind> {
     let t = text.trim_start_matches('\u{feff}').trim_start();
     if t.starts_with('{') {
         let first = t.lines().next().unwrap_or("");
+        if aisbench::is_details(first) {
+            return Some(Kind::AisDetails);
+        }
         let several = t.lines().filter(|l| !l.trim().is_empty()).count() > 1 && serde_json::from_str::<serde_json::Value>(&common::python_json(first)).is_ok();
         if several || first.contains("\"dataset_name\"") || first.contains("\"random_input_len\"") {
             return Some(Kind::Sglang);
@@ -328,6 +333,7 @@ fn read_kind(kind: Kind, text: &str) -> Result<Vec<BenchRun>, String> {
         Kind::Sglang => sglang::read(text)?,
         Kind::AisJson => vec![aisbench::read_json(text)?],
         Kind::AisCsv => vec![aisbench::read_csv(text)?],
+        Kind::AisDetails => vec![aisbench::read_details(text)?],
         Kind::MindiePerf => vec![mindie::read_perf(text)?],
         Kind::MindieCommon => vec![mindie::read_common(text)?],
         Kind::MindieRequests => vec![mindie::read_per_request(text)?],
@@ -341,7 +347,7 @@ pub fn read_all(text: &str, name: &str, format: Format) -> Result<Vec<BenchRun>,
         return Err(format!("{name}: {} bytes, over the {} MiB a benchmark file may have", text.len(), MAX_BYTES >> 20));
     }
     let kind = kind_of(text).ok_or_else(|| {
-        format!("{name}: not a benchmark result Tunelab reads (vllm bench serve --save-result JSON, SGLang bench_serving JSONL, AISBench's <dataset>.json / .csv, MindIE Benchmark's result_common / result_perf CSV or results_per_request JSON)")
+        format!("{name}: not a benchmark result Tunelab reads (vllm bench serve --save-result JSON, SGLang bench_serving JSONL, AISBench's <dataset>.json / .csv / _details.jsonl, MindIE Benchmark's result_common / result_perf CSV or results_per_request JSON)")
     })?;
     if format != Format::Auto && kind.format() != format {
         return Err(format!("{name}: --format {} but the file reads as {}", format.name(), kind.format().name()));
@@ -359,12 +365,13 @@ pub fn read(text: &str, name: &str) -> Result<BenchRun, String> {
 }
 
 /// The group a file belongs to: the files of one AISBench or MindIE run share it (AISBench:
-/// `<dataset>.json` with `<dataset>.csv` in one folder; MindIE: the `_<time>` suffix of
+/// `<dataset>.json` with `<dataset>.csv` and `<dataset>_details.jsonl` in one folder; MindIE: the `_<time>` suffix of
 /// result_common / result_perf / results_per_request in one folder). Other files stand alone.
 fn group_key(name: &str, kind: Kind) -> String {
     let stem = name.rsplit_once('.').map(|(a, _)| a).unwrap_or(name);
     match kind {
         Kind::AisJson | Kind::AisCsv => format!("ais:{stem}"),
+        Kind::AisDetails => format!("ais:{}", stem.strip_suffix("_details").unwrap_or(stem)),
         Kind::MindiePerf | Kind::MindieCommon | Kind::MindieRequests => {
             let (dir, file) = stem.rsplit_once('/').unwrap_or(("", stem));
             let tail = ["result_common", "result_perf", "results_per_request"].iter().find_map(|p| file.strip_prefix(p)).unwrap_or(file);
@@ -404,11 +411,12 @@ mod tests {
         (path.to_string(), std::fs::read_to_string(full).unwrap())
     }
 
-    pub const ALL: [&str; 7] = [
+    pub const ALL: [&str; 8] = [
         "vllm-bench-serve-sample.json",
         "sglang-bench-serving-sample.jsonl",
         "aisbench/gsm8k.json",
         "aisbench/gsm8k.csv",
+        "aisbench/gsm8k_details.jsonl",
         "mindie/result_common_20251120101500.csv",
         "mindie/result_perf_20251120101500.csv",
         "mindie/results_per_request_20251120101500.json",
@@ -426,6 +434,7 @@ mod tests {
         assert!(mindie.measured.iter().any(|m| m.3 == "ttft_ms") && mindie.measured.iter().any(|m| m.3 == "tokens_per_s"));
         assert!(!runs[4].rate_stated && !mindie.rate_stated);
         assert!(runs[4].measured.iter().any(|m| m.3 == "tpot_p99_ms"), "the AISBench CSV merged into its JSON's run");
+        assert_eq!(runs[4].input_lens.len(), 8, "the AISBench per-request details merged into its JSON's run");
     }
 
     #[test]

@@ -167,8 +167,13 @@ pub fn profiles_at(set: &MeasurementSet, params: &[LayerParam], du: &[f64]) -> B
         let mut libs = serde_json::Map::new();
         for (q, d) in params.iter().zip(du) {
             if q.layer == "chip" {
-                if let Some(f) = p.get_mut("fields").and_then(|f| f.get_mut(&q.name)).and_then(Json::as_object_mut) {
-                    let (v, lo, hi) = (f["value"].as_f64().unwrap_or(q.value), f["min"].as_f64().unwrap_or(q.min), f["max"].as_f64().unwrap_or(q.max));
+                // Only where the field has bounds on this chip: a chip that gives the field no
+                // bounds (a documented value of another core, e.g. launch_vector_us on 310P3)
+                // keeps it.
+                let bounded = |f: &serde_json::Map<String, Json>| f.contains_key("min") && f.contains_key("max");
+                if let Some(f) = p.get_mut("fields").and_then(|f| f.get_mut(&q.name)).and_then(Json::as_object_mut).filter(|f| bounded(f)) {
+                    let num = |k: &str, d: f64| f.get(k).and_then(Json::as_f64).unwrap_or(d);
+                    let (v, lo, hi) = (num("value", q.value), num("min", q.min), num("max", q.max));
                     let own = LayerParam { min: lo, max: hi, ..q.clone() };
                     f.insert("value".into(), json!(own.from_unit(own.to_unit(v) + d)));
                 }

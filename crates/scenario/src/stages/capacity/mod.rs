@@ -99,6 +99,77 @@ pub fn margin(st: &ServingStats, slo: &Slo) -> f64 {
     m
 }
 
+/// Requests in the engine at once at `rate` (Little's law: the rate times the mean end-to-end
+/// time), against the requests the run served (`st.requests`; both are the deployment's, so the
+/// ratio is each data-parallel rank's too).
+pub fn in_flight(rate: f64, st: &ServingStats) -> f64 {
+    rate * st.e2e_ms.mean * 1e-3
+}
+
+/// Whether a finite sample can show `rate` as a sustained load: a run where more requests would
+/// be in the engine at once than the sample holds (`in_flight` > requests) is one burst the
+/// engine drains, never the steady state a sustained rate means. Without this check a sample
+/// smaller than what a rank holds at once (100 requests per rank on 32 DP ranks at batch 128)
+/// met the TTFT limit even arriving all together, and the search reported its ceiling (32,768
+/// req/s) or a burst's rate as capacity.
+pub fn sample_verdict(rate: f64, st: &ServingStats) -> Result<(), String> {
+    let (q, n) = (in_flight(rate, st), st.requests as f64);
+    if q > n {
+        return Err(format!(
+            "sample too small: {q:.0} requests would be in flight at once (rate x mean end to end {:.0} ms, Little's law), more than the {n:.0} of the sample, so the run is one burst, not a sustained load",
+            st.e2e_ms.mean
+        ));
+    }
+    Ok(())
+}
+
+/// The rate search's verdict at `rate`: the limits (`verdict`), then the sample (`sample_verdict`).
+pub fn verdict_at(rate: f64, st: &ServingStats, slo: &Slo) -> Result<(), String> {
+    verdict(st, slo).and_then(|()| sample_verdict(rate, st))
+}
+
+/// `margin` with the sample's term, ln(in flight / requests): <= 0 exactly when `verdict_at` holds.
+pub fn margin_at(rate: f64, st: &ServingStats, slo: &Slo) -> f64 {
+    let m = margin(st, slo);
+    let q = in_flight(rate, st);
+    if m.is_nan() || !(q > 0.0) || st.requests == 0 {
+        return m;
+    }
+    m.max(libm::log(q / st.requests as f64))
+}
+
+/// What a capacity answer owes to the search's bounds, in words (None when nothing): the
+/// search's ceiling (the answer is a lower bound), or a sample that holds little more than the
+/// requests in flight at that rate (the sample, not the deployment, stopped the search).
+/// `values`: (metric, value) of a configuration in capacity mode.
+pub fn bound_note(s: &Scenario, values: &[(String, f64)]) -> Option<String> {
+    if !wanted(s) {
+        return None;
+    }
+    let get = |n: &str| values.iter().find(|v| v.0 == n).map(|v| v.1);
+    let rate = get("capacity_rps")?;
+    let spec = &s.deployment.serving;
+    let start = spec.request_rate.filter(|r| *r > 0.0)?;
+    let b = rate::RateBounds::new(start);
+    let ceiling = b.rate(b.max_octaves as i32 * rate::STEPS_PER_OCTAVE);
+    if rate >= ceiling * (1.0 - 1e-9) {
+        return Some(format!(
+            "capacity above {} req/s: no rate the search may probe (up to 2^{} x the scenario's {start} req/s) missed the limits, so {} req/s is a lower bound, not the capacity",
+            rate::fmt_rate(rate),
+            b.max_octaves,
+            rate::fmt_rate(rate)
+        ));
+    }
+    let q = rate * get("e2e_mean_ms")? * 1e-3;
+    let n = spec.requests as f64;
+    // The next grid rate holds about 2% more in flight: within a fifth of the sample, the
+    // sample (not a limit) may be what stopped the search.
+    (q > 0.8 * n).then(|| format!(
+        "capacity bound by the sample: at {} req/s about {q:.0} requests are in flight at once (Little's law), near the {n:.0} of the sample; a higher rate would be one burst of the whole sample, not a sustained load, so the search stopped there: more requests (deployment.serving.requests) let it measure higher",
+        rate::fmt_rate(rate)
+    ))
+}
+
 /// Generated tokens per second at a sustained rate: the rate times the sample's mean output
 /// (what the engine keeps up with), not the run's tokens over its length (which includes the
 /// ramp and the drain of a finite sample).

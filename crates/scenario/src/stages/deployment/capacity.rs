@@ -4,7 +4,7 @@
 
 use super::{DeploymentObjective, Knobs, Served};
 use crate::stages::capacity::rate::{search, Found, RateBounds, Verdict};
-use crate::stages::capacity::{margin, verdict};
+use crate::stages::capacity::{margin_at, verdict_at};
 
 impl DeploymentObjective {
     /// Serves `k` at its highest sustained rate: Ok(Ok((served, rate))), Ok(Err(why)) when the
@@ -62,8 +62,9 @@ impl DeploymentObjective {
             }
             match self.serve_knobs(k) {
                 Ok(Ok(s)) => {
-                    let m = margin(&s.stats, &slo);
-                    Ok(match verdict(&s.stats, &slo) {
+                    // The limits, and a sample large enough to show the rate as a sustained load.
+                    let m = margin_at(rate, &s.stats, &slo);
+                    Ok(match verdict_at(rate, &s.stats, &slo) {
                         Ok(()) => (Verdict::Holds(s), m),
                         Err(w) => (Verdict::Misses(w), m),
                     })

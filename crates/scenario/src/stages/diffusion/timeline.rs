@@ -45,6 +45,11 @@ pub struct Timeline {
     /// each runs; reference images encoded); empty for a plain pipeline.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// What Tunelab approximates in the pipeline ("part: how", `pipelines.json`'s
+    /// `approximations`), shown beside the timeline in the app (`tunelab eval` prints them with
+    /// the model); empty for a pipeline priced as its configs describe it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approximations: Vec<String>,
 }
 
 /// Lays a priced pipeline out as segments.
@@ -91,6 +96,7 @@ pub fn layout(pipeline: &str, p: &Priced, steps: u64, changes: Vec<String>) -> T
     }
     Timeline {
         notes,
+        approximations: Vec::new(),
         per_step, pipeline: pipeline.into(), segments: segs, total_ms: p.total_ms, images_per_s: p.images_per_s, steps, step_ms: p.step_full_ms, chips_per_instance: p.chips_per_instance, replicas: p.replicas, output_changes: changes, shares }
 }
 
@@ -103,7 +109,9 @@ pub fn timeline(s: &Scenario, config: Option<&Config>) -> Result<Timeline, Strin
     let mut obj = super::DiffusionObjective { pricer: super::pricer(s)?, names: names.clone(), baseline_steps: super::options(s).steps.unwrap_or(0) };
     obj.baseline_steps = super::options(s).steps.unwrap_or(obj.pricer.pipe.defaults.steps);
     let (k, p) = obj.priced(&c)?;
-    Ok(layout(&obj.pricer.pipe.name, &p, k.steps, super::output_changes(&k, obj.baseline_steps)))
+    let mut t = layout(&obj.pricer.pipe.name, &p, k.steps, super::output_changes(&k, obj.baseline_steps));
+    t.approximations = tunelab_sim::workload::diffusers::pipeline_approximations(&obj.pricer.pipe.name);
+    Ok(t)
 }
 
 /// A duration as people read it, the one formatter of the timeline's times (text, chart, CLI):

@@ -177,9 +177,13 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
         // One pass: every running sequence decoding, the fewest tokens any has left, and the
         // cache lengths' sum.
         let (mut decoding, mut fewest_left, mut ctx_sum) = (!running.is_empty(), u64::MAX, 0u64);
+        // Whether no running sequence is part-way through its prompt (then step 2 below has
+        // nothing to do: preemption only moves sequences out of `running`).
+        let mut no_partial = true;
         for s in &running {
             if s.done < s.target {
                 decoding = false;
+                no_partial = false;
                 break;
             }
             fewest_left = fewest_left.min(reqs[s.req].output.saturating_sub(s.generated));
@@ -293,21 +297,23 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
         }
         if cfg.chunked_prefill || prefill_first || decodes.is_empty() {
             // 2. Prompts already part-way through.
-            for (i, s) in running.iter_mut().enumerate() {
-                if budget == 0 {
-                    break;
-                }
-                if s.done < s.target {
-                    let c = (s.target - s.done).min(budget);
-                    if !cfg.chunked_prefill && c < s.target - s.done {
-                        continue;
+            if !no_partial {
+                for (i, s) in running.iter_mut().enumerate() {
+                    if budget == 0 {
+                        break;
                     }
-                    let upto = s.done + c;
-                    if !grow(s, upto, cfg, reqs, &mut free, blocks_for) {
-                        continue;
+                    if s.done < s.target {
+                        let c = (s.target - s.done).min(budget);
+                        if !cfg.chunked_prefill && c < s.target - s.done {
+                            continue;
+                        }
+                        let upto = s.done + c;
+                        if !grow(s, upto, cfg, reqs, &mut free, blocks_for) {
+                            continue;
+                        }
+                        chunks.push((i, c));
+                        budget -= c;
                     }
-                    chunks.push((i, c));
-                    budget -= c;
                 }
             }
             // 3. New sequences in arrival order.
@@ -368,13 +374,16 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
         batch_sum += (chunks.len() + decodes.len()) as u64;
         in_tokens += prefill_tokens;
         peak_used = peak_used.max(cfg.kv_blocks - free);
-        // Apply the step.
+        // Apply the step. `finishing`: a sequence of this step met its output, so `retire`
+        // has work (no other running sequence can: each step's retire took those that had).
+        let mut finishing = false;
         for &(i, c) in &chunks {
             let s = &mut running[i];
             s.done += c;
             s.ctx += c;
             if s.done >= s.target {
                 s.generated += 1;
+                finishing |= s.generated >= reqs[s.req].output;
                 out_tokens += 1;
                 if first_tok[s.req].is_nan() {
                     first_tok[s.req] = now;
@@ -388,11 +397,14 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
             running[i].generated += 1;
             running[i].ctx += 1;
             let r = running[i].req;
+            finishing |= running[i].generated >= reqs[r].output;
             itl.add((now - last_emit[r]) * 1e3);
             last_emit[r] = now;
             out_tokens += 1;
         }
-        retire!();
+        if finishing {
+            retire!();
+        }
     }
     // Statistics.
     let start = arrival.iter().copied().fold(f64::INFINITY, f64::min);

@@ -100,6 +100,10 @@ impl StepPricer {
                     // DeepSeek sparse attention: the indexer over every key, the attention over the top-k.
                     return Ok(only(ops));
                 }
+                if let Some(ops) = tunelab_sim::workload::compressed_attention::chunk_cores(&self.model, &self.plan, &self.opts, seqs, q, kv) {
+                    // DeepSeek-V4 / MiniMax-M3: each layer's window, compressed or selected rows and index scores.
+                    return Ok(only(ops));
+                }
                 // The prefill graph's attention shape: for MLA that is the dense form (per-head
                 // 192-wide keys, 128-wide values after the latent's up-projection), as
                 // vLLM-Ascend and MindIE run a prompt; the decode graph's absorbed form (every

@@ -79,21 +79,35 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, prefix: &str) -> Result<(), St
         t.o_groups = g;
         t.o_lora_rank = rank;
     }
-    let idx = num(obj, "index_n_heads").zip(num(obj, "index_head_dim"));
+    // The compressors, the indexer and the hyper-connections are counted, held and priced
+    // (`model::compressor`, `workload::compressed_attention`).
     let ratio4 = obj.get("compress_ratios").and_then(Value::as_array).map_or(0, |a| a.iter().take(t.layers as usize).filter(|e| e.as_u64() == Some(4)).count());
-    if let Some((ih, id)) = idx {
+    let hc = match obj.get("hc_mult") {
+        None | Some(Value::Null) => 1,
+        Some(v) => v.as_u64().filter(|m| (1..=64).contains(m)).ok_or_else(|| format!("field '{prefix}hc_mult' = {v}: expected the residual streams, a whole number from 1 to 64"))?,
+    };
+    let (index_heads, index_head_dim) = match (num(obj, "index_n_heads"), num(obj, "index_head_dim")) {
+        (Some(a), Some(b)) if a > 0 && b > 0 && a <= 1024 && b <= 4096 => (a, b),
+        _ if ratio4 == 0 || num(obj, "index_topk").unwrap_or(0) == 0 => (0, 0),
+        _ => return Err(format!("fields '{prefix}index_n_heads' and '{prefix}index_head_dim' must give the indexer's heads and width (1..1024, 1..4096): {ratio4} layers select compressed rows by an indexer")),
+    };
+    let iters = match obj.get("hc_sinkhorn_iters") {
+        None | Some(Value::Null) => 0,
+        Some(v) => v.as_u64().filter(|n| *n <= 1000).ok_or_else(|| format!("field '{prefix}hc_sinkhorn_iters' = {v}: expected a whole number of iterations up to 1000"))?,
+    };
+    t.compressor = Some(crate::model::compressor::CompressorDesc { index_heads, index_head_dim, hc_mult: hc, hc_sinkhorn_iters: iters });
+    t.approx.push(format!(
+        "attention: the KV compressors and the {ratio4} ratio-4 layers' lightning indexer ({index_heads} heads of {index_head_dim}) are counted, held and priced (their projections, the indexer's scoring of the compressed keys, its cached keys); the compressors' softmax-gated pooling is priced as one vector pass over the projected rows, the indexer's Hadamard rotation and FP4 query quantisation are not priced (pointwise), and each sequence's incomplete compression window (at most ratio x 2 x head_dim FP32 per layer) is not held in memory"
+    ));
+    if hc > 1 {
         t.approx.push(format!(
-            "attention: the KV compressors (the pooling of every 4 or 128 tokens into one row) and the {ratio4} ratio-4 layers' lightning indexer ({ih} heads of {id}: its query projection, weights and its scoring of the compressed keys) are neither counted nor priced; the attention over the raw window and the selected rows is (their weights are a few million per layer; the indexer's scoring grows as context / 4 per query)"
-        ));
-    }
-    if let Some(hc) = num(obj, "hc_mult").filter(|m| *m > 1) {
-        t.approx.push(format!(
-            "residual: DeepSeek-V4's manifold-constrained hyper-connections ({hc} residual streams mixed by Sinkhorn iterations around each block) are neither counted nor priced: the blocks are priced on one stream ({} FP32 mixing parameters per layer, vector work of {hc} x hidden per block)",
-            2 * (2 + hc) * hc * hc * h
+            "residual: DeepSeek-V4's {hc} hyper-connection streams are counted ({} FP32 mixing parameters per layer), held and priced per block (the (2 + {hc}) x {hc} mixing matmul over {hc} x hidden, the Sinkhorn iterations and the streams' reads and writes); the output head's and the MTP block's own hc_head mixers ({} parameters each) are not counted",
+            2 * (2 + hc) * hc * hc * h + 2 * ((2 + hc) * hc + 3),
+            hc * hc * h + hc + 1
         ));
     }
     if let Some(n) = num(obj, "num_hash_layers").filter(|n| *n > 0) {
-        t.approx.push(format!("MoE: the first {n} MoE layers route each token by a fixed token-id table (hash routing, tid2eid) instead of the learned top-k gate: priced as top-k routed (the same expert matmuls; the gate's small matmul is counted there too)"));
+        t.approx.push(format!("MoE: the first {n} MoE layers pick their experts by a token-id table (hash routing, tid2eid) instead of the gate's top-k; the gate's scores still weight the chosen experts (msmodeling route_deepseek_v4_gate), so the gate and expert matmuls priced are the ones that run; the table ({n} x vocab x top-k expert ids) is not counted as parameters"));
     }
     if num(obj, "swiglu_limit").is_some() || obj.get("swiglu_limit").and_then(Value::as_f64).is_some() {
         t.approx.push("MoE: the clamped SwiGLU (swiglu_limit) is priced as SwiGLU (the clamp is an elementwise op of the same size)".into());

@@ -283,7 +283,8 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, model_type: &str, _prefix: &st
                 // the full layers at their own, each counted, held and cached at its own.
                 t.kv_heads = swa_kv;
                 t.global_kv_heads = full_kv;
-                t.approx.push(format!("attention: MiMo-V2's sliding layers have {swa_kv} KV heads, its full layers {full_kv}: each layer is counted, held and cached at its own and the full layers' attention core priced at theirs; the full layers' k/v projection matmuls are priced at {swa_kv} heads"));
+                // Each layer is counted, held, cached and priced (projections and core) at its own
+                // KV heads (`layer_widths`, `workload::llm::global_projections`).
             }
             t.approx.push("attention: query/key heads 192 wide and value heads 128 wide costed as heads of their mean, 160 (the same parameters, FLOPs and KV bytes)".into());
         }

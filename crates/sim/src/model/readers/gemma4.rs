@@ -67,16 +67,8 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, prefix: &str, warnings: &mut V
         m.shared_gate = false;
         t.approx.push(format!("MoE: Gemma 4's dense MLP ({} wide) beside the {} experts read as one always-on shared expert of that width (the same matmuls)", m.shared_intermediate, m.experts));
     }
-    if t.has_global_widths() {
-        t.approx.push(format!(
-            "attention: the global layers' own widths ({} KV heads of {}{}) are counted, held and cached per layer, and their attention core priced at them; their q/k/v/o projection matmuls are priced at the local layers' widths ({} KV heads of {})",
-            t.global_kv_heads.max(t.kv_heads * u64::from(t.global_kv_heads == 0)),
-            t.global_head_dim.max(t.head_dim * u64::from(t.global_head_dim == 0)),
-            if t.global_kv_shared { ", keys = values" } else { "" },
-            t.kv_heads,
-            t.head_dim
-        ));
-    }
+    // The global layers' own widths are counted, held, cached and priced (projections and
+    // core) at them (`layer_widths`, `workload::llm::global_projections`): not an approximation.
     t.approx.push("MLP: Gemma's gated GELU-tanh costed as SwiGLU (the same three matrices; the activation is a vector op of the same size)".into());
     t.approx.push("norms: Gemma's four norms per layer counted as two (a few thousand parameters per layer)".into());
     if let Some(n) = num(obj, "num_kv_shared_layers").filter(|n| *n > 0) {

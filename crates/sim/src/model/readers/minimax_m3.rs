@@ -92,9 +92,17 @@ pub fn finish(obj: &Obj, t: &mut TransformerDesc, _prefix: &str) {
         m.shared_gate = false;
     }
     if let Some(s) = obj.get("sparse_attention_config").and_then(Value::as_object) {
-        let ih = s.get("sparse_num_index_heads").and_then(Value::as_u64).unwrap_or(0);
-        let id = s.get("sparse_index_dim").and_then(Value::as_u64).unwrap_or(0);
-        t.approx.push(format!("attention: MiniMax Sparse Attention's block index ({ih} index heads of {id} scoring every {}-token key block per query) is neither counted nor priced; the attention over the local and selected blocks is, and the KV cache holds every token", s.get("sparse_block_size").and_then(Value::as_u64).unwrap_or(0)));
+        let ih = s.get("sparse_num_index_heads").and_then(Value::as_u64).filter(|n| (1..=1024).contains(n)).unwrap_or(0);
+        let id = s.get("sparse_index_dim").and_then(Value::as_u64).filter(|n| (1..=4096).contains(n)).unwrap_or(0);
+        let block = s.get("sparse_block_size").and_then(Value::as_u64).unwrap_or(0);
+        if ih > 0 && id > 0 {
+            // The index is counted, held, cached and priced (`model::compressor`,
+            // `workload::compressed_attention`).
+            t.compressor = Some(crate::model::compressor::CompressorDesc { index_heads: ih, index_head_dim: id, hc_mult: 1, hc_sinkhorn_iters: 0 });
+            t.approx.push(format!("attention: MiniMax Sparse Attention's block index ({ih} index heads of {id}, its cached key per token) is counted, held and priced as it scores every cached key per query; the max-per-{block}-token-block reduction and the top-block selection are priced as the scores' vector work"));
+        } else {
+            t.approx.push(format!("attention: MiniMax Sparse Attention's block index (sparse_num_index_heads / sparse_index_dim not given) is neither counted nor priced; the attention over the local and selected {block}-token blocks is, and the KV cache holds every token"));
+        }
     }
     if obj.get("hidden_act").and_then(Value::as_str) == Some("swigluoai") {
         t.approx.push("MLP: the clamped, scaled SwiGLU (swigluoai: swiglu_alpha, swiglu_limit) is priced as SwiGLU (the same three matrices)".into());

@@ -255,12 +255,17 @@ pub(super) fn wrapper(obj: &Obj, text: &Obj, prefix: &str, model_type: &str, dty
     };
     let mut llm = super::hf::decoder(text, prefix, &mut tw)?;
     warnings.extend(tw.into_iter().map(|w| format!("{prefix}{w}")));
-    let vision = match object_field(obj, "vision_config")? {
-        Some(vis) => Some(towers::vision(obj, vis, model_type, llm.hidden, &mut llm.approx)?),
+    // Qwen omni configs keep their towers beside the language model, in `thinker_config`.
+    let towers_obj = match obj.get("thinker_config") {
+        Some(Value::Object(t)) if text_part(obj).is_some_and(|(_, p)| p.starts_with("thinker_config")) => t,
+        _ => obj,
+    };
+    let vision = match object_field(towers_obj, "vision_config")? {
+        Some(vis) => Some(towers::vision(towers_obj, vis, model_type, llm.hidden, &mut llm.approx)?),
         None => None,
     };
     let text_hidden = llm.hidden;
-    llm.audio = towers::audio(obj, model_type, text_hidden, &mut llm.approx)?.map(Box::new);
+    llm.audio = towers::audio(towers_obj, model_type, text_hidden, &mut llm.approx)?.map(Box::new);
     // Wrappers often give the type only in the text part.
     let dtype = if obj.contains_key("torch_dtype") || obj.contains_key("dtype") || !(text.contains_key("torch_dtype") || text.contains_key("dtype")) {
         dtype

@@ -113,7 +113,19 @@ pub fn audio(obj: &Obj, model_type: &str, text_hidden: u64, approx: &mut Vec<Str
         format!("two linears {ffn} -> {text_hidden} -> {text_hidden} (4 frames per token)")
     } else if let Some(out) = opt_u64(a, "output_dim", p)? {
         d.projector_out = out;
-        format!("one linear to output_dim {out}")
+        let audio_type = a.get("model_type").and_then(Value::as_str).unwrap_or("");
+        if matches!(audio_type, "qwen2_5_omni_audio_encoder" | "qwen2_audio_encoder") || matches!(model_type, "qwen2_5_omni" | "qwen2_5_omni_thinker" | "qwen2_audio") {
+            // transformers Qwen2_5OmniAudioEncoder / Qwen2AudioEncoder: AvgPool1d(2, stride 2)
+            // after the blocks, then ln_post and proj; Qwen2.5-Omni's positions are sinusoids.
+            d.pool = 2;
+            d.sinusoidal_positions = audio_type == "qwen2_5_omni_audio_encoder" || model_type.starts_with("qwen2_5_omni");
+            format!("2 frames averaged into each token (avg_pooler, {} tokens per 30 s), then one linear to output_dim {out}", frames / 2)
+        } else {
+            if audio_type == "qwen3_omni_moe_audio_encoder" {
+                approx.push(format!("audio tower ({model_type}): Qwen3-Omni's audio encoder (its 2-D convolution downsampling stem and windowed attention) is read as a Whisper-style encoder of the same blocks over {frames} frames per 30 s; its stem and its tokens per second are not its own"));
+            }
+            format!("one linear to output_dim {out}")
+        }
     } else {
         d.projector_out = text_hidden;
         format!("one linear to the language model's {text_hidden}")

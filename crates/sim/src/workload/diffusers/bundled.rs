@@ -12,7 +12,7 @@ use serde_json::Value;
 const PIPELINES: &str = crate::json_asset!("../../../../../assets/models/diffusers/pipelines.json");
 
 /// (component path, config.json) for every bundled component.
-const COMPONENTS: [(&str, &str); 43] = [
+const COMPONENTS: [(&str, &str); 48] = [
     ("flux.1-dev/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/text_encoder/config.json")),
     ("flux.1-dev/text_encoder_2", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/text_encoder_2/config.json")),
     ("flux.1-dev/transformer", crate::json_asset!("../../../../../assets/models/diffusers/flux.1-dev/transformer/config.json")),
@@ -21,11 +21,17 @@ const COMPONENTS: [(&str, &str); 43] = [
     ("flux.2-dev/transformer", crate::json_asset!("../../../../../assets/models/diffusers/flux.2-dev/transformer/config.json")),
     ("flux.2-dev/vae", crate::json_asset!("../../../../../assets/models/diffusers/flux.2-dev/vae/config.json")),
     ("hidream-i1-full/transformer", crate::json_asset!("../../../../../assets/models/diffusers/hidream-i1-full/transformer/config.json")),
-    // Llama-3.1-8B-Instruct's shape for HiDream-I1's fourth encoder (see pipelines.json).
+    ("hunyuanvideo/transformer", crate::json_asset!("../../../../../assets/models/diffusers/hunyuanvideo/transformer/config.json")),
+    ("hunyuanvideo/vae", crate::json_asset!("../../../../../assets/models/diffusers/hunyuanvideo/vae/config.json")),
+    // Llama-3.1-8B-Instruct's shape for HiDream-I1's fourth encoder, and LLaVA-Llama-3-8B's
+    // language model for HunyuanVideo's first (see pipelines.json).
     ("llama-3-8b", crate::json_asset!("../../../../../assets/models/llama-3-8b.config.json")),
     ("qwen-image/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/qwen-image/text_encoder/config.json")),
     ("qwen-image/transformer", crate::json_asset!("../../../../../assets/models/diffusers/qwen-image/transformer/config.json")),
     ("qwen-image/vae", crate::json_asset!("../../../../../assets/models/diffusers/qwen-image/vae/config.json")),
+    ("sana-1600m-1024px/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/sana-1600m-1024px/text_encoder/config.json")),
+    ("sana-1600m-1024px/transformer", crate::json_asset!("../../../../../assets/models/diffusers/sana-1600m-1024px/transformer/config.json")),
+    ("sana-1600m-1024px/vae", crate::json_asset!("../../../../../assets/models/diffusers/sana-1600m-1024px/vae/config.json")),
     ("sd1.5/text_encoder", crate::json_asset!("../../../../../assets/models/diffusers/sd1.5/text_encoder/config.json")),
     ("sd1.5/unet", crate::json_asset!("../../../../../assets/models/diffusers/sd1.5/unet/config.json")),
     ("sd1.5/vae", crate::json_asset!("../../../../../assets/models/diffusers/sd1.5/vae/config.json")),

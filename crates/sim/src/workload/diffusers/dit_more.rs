@@ -210,9 +210,10 @@ pub fn build(d: &Dit, e: &mut Emit, b: u64, n: u64, r: u64, t: u64, sp: SeqParal
             e.attention("block.cross_attn.core", b, d.cross_heads, nl, t, d.cross_head_dim, false, l);
             e.linear("block.cross_attn.to_out", b * nl, h, h, Epilogue::ResidualAdd, OpClass::Attention, l);
             e.norm("block.norm3", VectorKind::LayerNorm, b * nl, h, l);
-            // GLU MBConv: 1x1 to 2 x hidden, depthwise 3x3 (nine taps), SiLU gate, 1x1 back.
+            // GLU MBConv: 1x1 to 2 x hidden, depthwise 3x3 (nine passes of a multiply-add over
+            // the feature map, which is what one pass holds), SiLU gate, 1x1 back.
             e.linear("block.ff.conv_inverted", b * nl, 2 * d.ffn, h, Epilogue::Bias, OpClass::Mlp, l);
-            e.vector("block.ff.conv_depth", VectorKind::Elementwise, b * nl, 2 * d.ffn * 9, OpClass::Conv, l);
+            e.vector("block.ff.conv_depth", VectorKind::Elementwise, b * nl, 2 * d.ffn, OpClass::Conv, l * 9);
             e.weights = e.weights.saturating_add(l.saturating_mul(2 * d.ffn * 9));
             e.vector("block.ff.glu", VectorKind::SwiGlu, b * nl, d.ffn, OpClass::Mlp, l);
             e.linear("block.ff.conv_point", b * nl, h, d.ffn, Epilogue::ResidualAdd, OpClass::Mlp, l);

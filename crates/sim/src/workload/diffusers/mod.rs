@@ -27,6 +27,7 @@ pub mod encoders;
 pub mod tome;
 pub mod unet;
 pub mod vae;
+pub mod vae_dc;
 
 pub use bundled::{bundled_pipeline_ids, bundled_pipeline_info, bundled_pipeline_json, component_config, pipeline_approximations};
 pub use dit::{Dit, DitKind, SeqParallel};
@@ -44,7 +45,8 @@ use serde_json::Value;
 /// Largest image side in pixels, and largest frame count, accepted.
 pub const MAX_SIDE: u64 = 8192;
 pub const MAX_FRAMES: u64 = 1024;
-/// Pixels per latent pixel of every bundled VAE (three 2x downsamplings).
+/// Pixels per latent pixel of the AutoencoderKL and Wan VAEs (three 2x downsamplings); a DC-AE
+/// has its own (`Vae::spatial_factor`: 32 for Sana's).
 pub const VAE_FACTOR: u64 = 8;
 /// Most reference images a call conditions on.
 pub const MAX_REFERENCE_IMAGES: u64 = 8;
@@ -233,7 +235,7 @@ impl Pipeline {
 
     /// The image side must be a multiple of this (VAE factor x the denoiser's own factor).
     pub fn side_multiple(&self) -> u64 {
-        VAE_FACTOR * match &self.denoiser {
+        self.vae.spatial_factor() * match &self.denoiser {
             Denoiser::Unet(u) => 1u64 << u.downsamples(),
             Denoiser::Dit(d) => d.patch,
         }
@@ -247,7 +249,7 @@ impl Pipeline {
                 return Err(format!("{field}: {v} is out of range (1..={MAX_SIDE} pixels)"));
             }
             if v % m != 0 {
-                return Err(format!("{field}: {v} is not a multiple of {m} (the VAE's factor {VAE_FACTOR} x the denoiser's {})", m / VAE_FACTOR));
+                return Err(format!("{field}: {v} is not a multiple of {m} (the VAE's factor {} x the denoiser's {})", self.vae.spatial_factor(), m / self.vae.spatial_factor()));
             }
         }
         let tf = self.vae.temporal_factor();
@@ -262,7 +264,7 @@ impl Pipeline {
             }
             (frames - 1) / tf + 1
         };
-        let (h, w) = (height / VAE_FACTOR, width / VAE_FACTOR);
+        let (h, w) = (height / self.vae.spatial_factor(), width / self.vae.spatial_factor());
         let tokens = match &self.denoiser {
             Denoiser::Unet(_) => h * w,
             Denoiser::Dit(d) => lf * (h / d.patch) * (w / d.patch),
@@ -390,7 +392,7 @@ impl Pipeline {
     /// pixels), as the edit pipelines encode their input image once per call.
     pub fn reference_encoder(&self, b: u64, l: &Latent, o: EmitOptions) -> Result<Component, String> {
         let mut e = Emit::new(o);
-        let (rh, rw) = self.reference_size(l.h * VAE_FACTOR, l.w * VAE_FACTOR);
+        let (rh, rw) = self.reference_size(l.h * self.vae.spatial_factor(), l.w * self.vae.spatial_factor());
         self.vae.build_encoder(&mut e, b, 1, rh, rw)?;
         Ok(Component { ops: e.ops, weights: e.weights, held_bytes: 0 })
     }

@@ -8,7 +8,7 @@
 //! `block_out_channels` widths, `layers_per_block` resnets, 4x temporal and 8x spatial
 //! compression) is built as the Wan decoder of those widths (an approximation: the same
 //! convolution shapes and per-latent-frame decoding, Wan's norms). Sana's DC-AE
-//! (`AutoencoderDC`, 32x compression) is not built.
+//! (`AutoencoderDC`, 32x compression) is built in `vae_dc`.
 //!
 //! The Wan decoder is an approximation: each causal 3x3x3 convolution is a 2-D 3x3 convolution
 //! over three frames' channels (the same FLOPs and weight bytes), RMS norms are costed as norms,
@@ -19,6 +19,7 @@
 use super::cfg::{Cfg, MAX_WIDTH};
 use super::emit::Emit;
 use super::unet::resnet;
+use super::vae_dc::DcAe;
 use crate::model::OpClass;
 use crate::op::{Epilogue, VectorKind};
 
@@ -27,6 +28,8 @@ use crate::op::{Epilogue, VectorKind};
 pub enum Vae {
     Kl { channels: Vec<u64>, layers: u64, latent: u64, post_quant: bool },
     Wan { base: u64, mult: Vec<u64>, res_blocks: u64, latent: u64, temporal_up: Vec<bool> },
+    /// Sana's deep-compression autoencoder (`AutoencoderDC`).
+    Dc(DcAe),
 }
 
 impl Vae {
@@ -75,8 +78,8 @@ impl Vae {
                 let temporal_up = (0..ch.len() - 1).map(|i| i < ups).collect();
                 Ok(Vae::Wan { base, mult: ch.iter().map(|x| x / base).collect(), res_blocks: c.int_or("layers_per_block", 8, 2)?, latent: c.int_or("latent_channels", 64, 16)?, temporal_up })
             }
-            "AutoencoderDC" => Err(format!("{}._class_name: 'AutoencoderDC' (Sana's 32x deep-compression VAE) cannot be built yet; its transformer can (paste it with a VAE Tunelab builds to price the denoiser)", c.what)),
-            other => Err(format!("{}._class_name: '{other}' cannot be built (AutoencoderKL, AutoencoderKLFlux2, AutoencoderKLWan, AutoencoderKLQwenImage, AutoencoderKLHunyuanVideo can)", c.what)),
+            "AutoencoderDC" => Ok(Vae::Dc(DcAe::parse(c)?)),
+            other => Err(format!("{}._class_name: '{other}' cannot be built (AutoencoderKL, AutoencoderKLFlux2, AutoencoderKLWan, AutoencoderKLQwenImage, AutoencoderKLHunyuanVideo, AutoencoderDC can)", c.what)),
         }
     }
 
@@ -84,13 +87,23 @@ impl Vae {
     pub fn latent_channels(&self) -> u64 {
         match self {
             Vae::Kl { latent, .. } | Vae::Wan { latent, .. } => *latent,
+            Vae::Dc(d) => d.latent,
+        }
+    }
+
+    /// Pixels per latent pixel: 8 for the AutoencoderKL and Wan families (three 2x
+    /// downsamplings), 2 ^ (stages - 1) for a DC-AE (32 for Sana's).
+    pub fn spatial_factor(&self) -> u64 {
+        match self {
+            Vae::Dc(d) => d.spatial_factor(),
+            _ => super::VAE_FACTOR,
         }
     }
 
     /// Temporal compression of a video VAE (1 for an image VAE).
     pub fn temporal_factor(&self) -> u64 {
         match self {
-            Vae::Kl { .. } => 1,
+            Vae::Kl { .. } | Vae::Dc(_) => 1,
             Vae::Wan { temporal_up, .. } => 1 << temporal_up.iter().filter(|t| **t).count(),
         }
     }
@@ -99,6 +112,7 @@ impl Vae {
     /// of its largest activation (the output-resolution feature map), for the memory estimate.
     pub fn build(&self, e: &mut Emit, b: u64, frames: u64, h: u64, w: u64) -> u64 {
         match self {
+            Vae::Dc(d) => d.build_decoder(e, b * frames, h, w),
             Vae::Kl { channels, layers, latent, post_quant } => {
                 let rev: Vec<u64> = channels.iter().rev().copied().collect();
                 let bf = b * frames;
@@ -175,6 +189,13 @@ impl Vae {
     /// encoder chunk by chunk (`wan_encoder_chunk`).
     pub fn build_encoder(&self, e: &mut Emit, b: u64, frames: u64, h: u64, w: u64) -> Result<(), String> {
         let (channels, layers, latent, post_quant) = match self {
+            Vae::Dc(d) => {
+                if frames != 1 {
+                    return Err(format!("frames: {frames} given to an image VAE (it encodes 1 frame)"));
+                }
+                d.build_encoder(e, b, h, w);
+                return Ok(());
+            }
             Vae::Kl { channels, layers, latent, post_quant } => (channels, layers, latent, post_quant),
             Vae::Wan { base, mult, res_blocks, latent, temporal_up } => {
                 // The first frame alone, then chunks of 2^k frames (k temporal downsamplings),

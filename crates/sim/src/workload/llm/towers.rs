@@ -20,6 +20,10 @@ pub(super) fn audio(outer: &Ctx, ops: &mut Vec<GraphOp>, a: &crate::model::audio
     let g = Geom { batch: n, q_len: frames, kv_len: frames, kind: opts.prefill_attention(), causal: false, rotary: false, cp_split: false, train: false };
     stack(&ctx, ops, "audio.layer", &g, e.layers, opts);
     let rows = n.saturating_mul(a.tokens_each());
+    if a.pool > 1 {
+        // Qwen2.5-Omni / Qwen2-Audio: `pool` frames averaged into each projector row.
+        ops.push(outer.vector("audio.pool".into(), OpClass::Mlp, VectorKind::Reduce, rows, e.hidden.saturating_mul(a.pool)));
+    }
     let epi = |last: bool| match (a.projector_bias, last) {
         (true, true) => Epilogue::Bias,
         (true, false) => Epilogue::BiasGelu,
