@@ -20,6 +20,7 @@ mod train;
 pub use train::trainable_per_chip;
 pub mod datasets;
 pub mod linear_attention;
+pub mod local_attention;
 pub mod speculative;
 pub mod sparse_attention;
 pub use constants::{training_constants, with_training_constants, Constant, FrameworkConstants, TrainFramework, TrainingConstants, TRAINING_CONSTANTS_JSON, TRAIN_FRAMEWORKS};

@@ -14,6 +14,7 @@ use super::price::{is_core, triton_chunk_device_us, SpecPricing, StepPricer, Ste
 use crate::stages::serving::OpCost;
 use tunelab_sim::op::Epilogue;
 use tunelab_sim::workload::linear_attention::LINEAR_CORE;
+use tunelab_sim::workload::local_attention;
 use tunelab_sim::workload::{GraphOp, Workload};
 use tunelab_sim::Op;
 
@@ -90,7 +91,7 @@ impl StepPricer {
                 ops.extend(g.iter().filter(|o| is_dcp(o)).cloned());
                 only(ops)
             }
-            Piece::Verify { seqs, q, ctx } => self.attention_ops(Workload::Decode { batch: seqs, context_len: ctx, output_len: 0 }, seqs, q, |op| match *op {
+            Piece::Verify { seqs, q, ctx } => self.attention_ops(Workload::Decode { batch: seqs, context_len: ctx, output_len: 0 }, seqs, q, |o| match o.op {
                 Op::Attention { kind, batch, heads, kv_heads, kv_len, head_dim, causal, dtype, .. } => Some(Op::Attention { kind, batch, heads, kv_heads, q_len: q, kv_len, head_dim, causal, dtype }),
                 _ => None,
             })?,
@@ -110,9 +111,25 @@ impl StepPricer {
                 // head over the 576-wide latent) costs about 3.4 times the FLOPs and is only worth
                 // it for one query row per sequence. The chunk's new keys and values are in the
                 // compute type, not the cache's (C8 is INT8).
+                // Sliding-window and chunked-local cores see only their own keys
+                // (`local_attention::chunk_keys`), not the whole context. The cores are taken
+                // from the graph of the whole context, where every local layer whose keys the
+                // window or chunk limit is split off (`_window`, `_chunk`); the chunk's `q`
+                // queries are set below.
                 let kind = self.opts.prefill_attention();
-                let mut p = self.attention_ops(Workload::Prefill { batch: seqs, input_len: q }, seqs, q, |op| match *op {
-                    Op::Attention { batch, heads, kv_heads, head_dim, dtype, .. } => Some(Op::Attention { kind, batch, heads, kv_heads, q_len: q, kv_len: kv, head_dim, causal: true, dtype }),
+                let (window, chunk) = self.model.llm.as_ref().map_or((0, 0), local_attention::local_geometry);
+                let mut p = self.attention_ops(Workload::Prefill { batch: seqs, input_len: kv }, seqs, q, |o| match o.op {
+                    Op::Attention { batch, heads, kv_heads, head_dim, dtype, .. } => {
+                        let local = if o.name.ends_with("_window") {
+                            local_attention::chunk_keys(window, 0, q, kv)
+                        } else if o.name.ends_with("_chunk") {
+                            local_attention::chunk_keys(0, chunk, q, kv)
+                        } else {
+                            None
+                        };
+                        let (kv_len, causal) = local.unwrap_or((kv, true));
+                        Some(Op::Attention { kind, batch, heads, kv_heads, q_len: q, kv_len, head_dim, causal, dtype })
+                    }
                     _ => None,
                 })?;
                 // DCP on a prefill instance: the earlier context's shards gathered (`prefill_dcp`).
@@ -137,9 +154,9 @@ impl StepPricer {
     /// tokens of each of `seqs` sequences (the state carries the prefix, so the keys do not
     /// enter), at no less than the engine's Triton speed. Shared by the verify step's and the
     /// prefill chunk's attention.
-    fn attention_ops(&self, graph: Workload, seqs: u64, q: u64, reshape: impl Fn(&Op) -> Option<Op>) -> Result<PieceOps, String> {
+    fn attention_ops(&self, graph: Workload, seqs: u64, q: u64, reshape: impl Fn(&GraphOp) -> Option<Op>) -> Result<PieceOps, String> {
         // The image encoder's own attention is priced once per request (`Piece::Vision`), not here.
-        let ops = self.graph(graph)?.into_iter().filter(|o| !o.name.starts_with("vision.")).filter_map(|o| reshape(&o.op).map(|op| GraphOp { op, ..o })).collect();
+        let ops = self.graph(graph)?.into_iter().filter(|o| !o.name.starts_with("vision.")).filter_map(|o| reshape(&o).map(|op| GraphOp { op, ..o })).collect();
         let mut po = PieceOps { ops, ..Default::default() };
         if let Some(la) = self.model.llm.as_ref().and_then(|t| t.linear_attention.as_ref()) {
             po.core = self.graph(Workload::Prefill { batch: seqs, input_len: q })?.into_iter().filter(|o| o.name.contains(LINEAR_CORE)).collect();
