@@ -60,7 +60,6 @@ REASONS = {
     "srv-vllm-hy3-preview-a3-tp16-mtp-c1": "no Hy3-preview config is bundled, and the MTP acceptance, which sets TPOT per token, is not reported",
     "srv-vllm-deepseekocr2-a2-1080p-256": "the source contradicts itself on the hardware (A2-313T in the result, A3 in the table below), the concurrency is not stated and no DeepSeek-OCR-2 config is bundled",
     "srv-vllm-qwen3-omni-30b-a3b-tp2-rate1": "no Qwen3-Omni config is bundled and the measured platform is not stated (the doc lists A3 or A2 cards)",
-    "trn-mindspeedmm-qwen2.5vl-72b-a3-64npu-128k-video": "'端到端tps' has no stated basis (per NPU is physically impossible, per job or per DP replica both possible) and the video tokens per sample are not stated",
     "trn-mindspeedmm-deepseekvl2-800TA2-32npu": "the parallel layout and sample length live in example scripts the row does not restate, and no DeepSeek-VL2 config is bundled (its deepseek_vl_v2 type has no reader)",
 }
 
@@ -623,7 +622,8 @@ def convert_cp4(r):
     space = fixed(tp=2, pp=1, cp=4, dp=1, micro_batch=1, precision="bf16", sequence_parallel="on", optimizer_sharding="distributed_optimizer")
     row = {"stage": "training", "model": "llama-2-7b", "chip": "910B2", "chip_note": "SKU not stated; compared against 910B2",
            "scenario": {"workload": {"micro_batch": 1, "seq_len": int(st["seq_len"]), "global_batch": int(st["global_batch"])},
-                        "training": {"chips": 8, "gradient_accumulation_fusion": False, "overlap_grad_reduce": True, "overlap_param_gather": True},
+                        "training": {"chips": 8, "gradient_accumulation_fusion": False, "overlap_grad_reduce": True, "overlap_param_gather": True,
+                                     "attention_mask_type": "general"},
                         "space": space},
            "values": [], "variants": [], "weight": 0.5}
     for algo, key, mem in (("ring", "TFLOPS_per_npu_megatron_cp_algo", "memory_megatron_cp"), ("ulysses", "TFLOPS_per_npu_ulysses_cp_algo", "memory_ulysses_cp")):
@@ -636,7 +636,53 @@ def convert_cp4(r):
                               "--overlap-grad-reduce / --overlap-param-gather, no recomputation, flash attention. The packed documents' lengths "
                               "(the dataset's actual_seq_len under --reset-attention-mask) are not stated: the sequence is priced as one 32K "
                               "document, an upper bound on attention time, while the TFLOP/s convention (6N + 12LHQT per token) counts the full "
-                              "sequence either way; weight 0.5")
+                              "sequence either way. The table's attention-mask-type is general for both: MindSpeed's ring attention then runs "
+                              "GeneralAttentionStrategy (mindspeed/core/context_parallel/ring_context_parallel/ring_context_parallel.py: every "
+                              "ring step's q x kv block whole, sparse_mode 1 with the data's mask, no causal block skipped), priced as such "
+                              "(training.attention_mask_type general); Ulysses with --reset-attention-mask runs the TND layout over "
+                              "actual_seq_len (the doc's reset-attention-mask paragraph), priced as one causal document; weight 0.5")
+    return row
+
+
+# MindSpeed-MM's Qwen2.5-VL-72B long-video fine-tune (examples/qwen2.5vl/README.md, 长序列支持, at
+# the row's commit 57069cd5): finetune_qwen2_5_vl_72b.sh with TP 8, PP 4, CP 4 (megatron_cp_algo),
+# GRAD_ACC_STEP 1, --seq-length 131072, MBS 1, NPUS_PER_NODE 16; model_72b.json with the ViT's 32
+# layers on the first stage, the LLM's [6, 25, 25, 24], the text decoder fully recomputed.
+QWEN25VL_SCRIPT = ("Ascend/MindSpeed-MM@57069cd55a8ab16d5affe379a2e2c5f0a4d962b9 :: examples/qwen2.5vl/finetune_qwen2_5_vl_72b.sh, "
+                   "model_72b.json, data_72b.json and pretrain_vlm.py get_tps")
+
+
+def convert_qwen25vl_video(r):
+    """Qwen2.5-VL-72B long-video full fine-tune on 8 Atlas A3 nodes. The unit: the README's
+    '端到端tps' is what the script it edits prints as 'Consumed Tokens per Second': SAMPLES_PER_SECOND
+    (GBS x 1000 / the mean step time in ms: the whole job's samples) x AVERAGE_TOKENS (pretrain_vlm.py
+    get_tps: the language model's sequence length S x cp / dp, all-reduced over the DP group, i.e.
+    the tokens of one sample). So it is the whole job's tokens per second, not per NPU."""
+    st, m = r["setup"], r["measured"]
+    tp, pp, cp = 8, 4, 4
+    chips = 128  # 8 nodes x 16 dies (NPUS_PER_NODE=16): tp x pp x cp = 128, dp 1
+    space = fixed(tp=tp, pp=pp, cp=cp, dp=chips // (tp * pp * cp), micro_batch=1, precision="bf16", sequence_parallel="off",
+                  optimizer_sharding="distributed_optimizer", recompute="full")
+    row = {"stage": "training", "model": "qwen2-72b", "chip": A3[0], "chip_note": A3[1] + "; 8 nodes x 16 dies = 128 ranks ('8*8(A3)': 8 nodes x 8 packages)",
+           "scenario": {"workload": {"micro_batch": 1, "seq_len": int(st["seq_len"]), "global_batch": 1},
+                        "training": {"chips": chips, "gradient_accumulation_fusion": False, "context_parallel_algo": "ring",
+                                     "pipeline_layers": [6, 25, 25, 24]},
+                        "space": space},
+           "weight": 0.5}
+    k = "end_to_end_tps"
+    row["values"] = [dict(value(k, m[k]["value"], "tokens/s", "tokens_per_s"), unit_stated=m[k]["unit"])]
+    row["conversion_note"] = (
+        "Qwen2.5-VL-72B's language model is priced with the bundled qwen2-72b config: model_72b.json's text_decoder is the same network "
+        "(80 layers, hidden 8192, FFN 29568, 64 heads with 8 KV groups, QKV bias, vocab 152064, rope theta 1e6); the ViT (32 layers of "
+        "1280, frozen, forward only, on the first stage) is not priced: at 4 patches per language token its forward is about 2 x 0.67 G "
+        "x 4 FLOP a token, under 1% of the language model's training FLOPs at 128K. Layout from the README's table and the script it edits "
+        "(" + QWEN25VL_SCRIPT + "): TP8 x PP4 x CP4 ring (megatron_cp_algo) on 128 dies, DP 1, micro-batch 1, GRAD_ACC_STEP 1 so GBS 1, "
+        "layers per stage [6, 25, 25, 24], full recompute of every text layer (uniform, 1 layer), --use-distributed-optimizer, "
+        "--no-gradient-accumulation-fusion, no --sequence-parallel, bf16. Unit reading (decided from the code, not guessed): the script "
+        "prints SAMPLES_PER_SECOND x AVERAGE_TOKENS, the whole job's samples per second times the tokens of a sample (get_tps: S x cp "
+        "/ dp summed over DP), i.e. tokens per second of the whole job (1105 / 128 = 8.6 per die). The sample length is not stated: "
+        "each sample is priced at the --seq-length 131072 cap (the 768-frame, 262144-pixel video cap gives about 124K visual tokens); "
+        "weight 0.5 for that")
     return row
 
 
@@ -672,6 +718,8 @@ def convert_training3(r):
         return convert_qwen_image_edit_lora(r)
     if r["id"] == "trn-mindspeedllm-llama2-7b-32k-cp4-tflops":
         return convert_cp4(r)
+    if r["id"] == "trn-mindspeedmm-qwen2.5vl-72b-a3-64npu-128k-video":
+        return convert_qwen25vl_video(r)
     if r["id"].startswith("trn-modellink-") and r["setup"]["model"].split(",")[0] in MODELLINK_MODELS:
         return convert_modellink(r)
     if r["id"] == "trn-mindspeedmm-flux-kontext-lora-8p-1024":

@@ -247,8 +247,13 @@ def convert_dsv31_2p1d(r):
             "the decode instance two nodes at DP32 x TP1, expert parallelism on both; 3.5K (3584) in / 1.5K (1536) out. The result block names "
             "neither weights nor MTP; the same document's 2P1D scripts ('DeepSeek-V3.1-w8a8-mtp-QuaRot 2P1D Layerwise', the 4-node A3 layout "
             "it reports) launch W8A8 with MTP at 1 draft token, decode max_num_seqs 28 with FULL_DECODE_ONLY, prefill 16384 tokens per step "
-            "(eagerly: Tunelab launches both sides as the decode side's graphs), HCCL AIV expansion; 'each card' read as all 64 dies")
-    return pd_row("deepseek-v3", "2P1D", 4, 1, 32, 8, 28, 16384, 1, {"input_len": 3584, "output_len": 1536}, vals, note, 0.5)
+            "(eagerly: Tunelab launches both sides as the decode side's graphs), HCCL AIV expansion, and on the decode side "
+            "--additional-config finegrained_tp_config lmhead_tensor_parallel_size 16 (the LM head split over 16 of its 32 DP ranks: "
+            "deployment.cluster.lmhead_tp; the TP8 prefill side has none); 'each card' read as all 64 dies")
+    row = pd_row("deepseek-v3", "2P1D", 4, 1, 32, 8, 28, 16384, 1, {"input_len": 3584, "output_len": 1536}, vals, note, 0.5)
+    row["scenario"]["deployment"]["cluster"]["lmhead_tp"] = [16]
+    row["scenario"]["space"]["lmhead_tp"] = {"fixed": 16}
+    return row
 
 
 def convert_dsv32_1p1d(r):

@@ -86,10 +86,16 @@ pub fn ClusterPanel() -> impl IntoView {
                         |c, t| { c.prefill_chunking = t.split(',').map(str::trim).filter(|x| !x.is_empty()).map(String::from).collect(); Ok(()) })}
                     {field("Prefill CP", "cluster-prefill-cp", "Prefill context-parallel sizes of a prefill instance, comma-separated (vLLM --prefill-context-parallel-size; empty: none): each prompt split over that many groups of prefill TP chips, keys and values all-gathered at every layer; needs an xPyD layout", "none",
                         |c| list_text(&c.prefill_cp), |c, t| { c.prefill_cp = int_list(t)?; Ok(()) })}
+                    {field("Prefill DCP", "cluster-prefill-dcp", "Decode context-parallel sizes of a prefill instance, comma-separated (vLLM --decode-context-parallel-size on the prefill side, as vLLM-Ascend's 1M-context PD layout runs it; empty: none): each prompt's cache sharded over that many ranks of the prefill TP group, later chunks gathering the shards; needs an xPyD layout", "none",
+                        |c| list_text(&c.prefill_dcp), |c, t| { c.prefill_dcp = int_list(t)?; Ok(()) })}
                     {field("Pipeline parallel", "cluster-pp", "Pipeline-parallel sizes of a co-located engine rank, comma-separated (vLLM --pipeline-parallel-size; empty: none): tp x pp chips per rank, layers in pp stages across nodes, the running sequences as micro-batches; fewer sequences than stages leave a bubble", "none",
                         |c| list_text(&c.pipeline_parallel), |c, t| { c.pipeline_parallel = int_list(t)?; Ok(()) })}
                     {field("Decode CP", "cluster-decode-cp", "Decode context-parallel sizes, comma-separated (vLLM --decode-context-parallel-size; empty: none): the KV cache sharded over that many ranks of a decode rank's TP group; must divide tp (MLA) or tp / KV heads (GQA)", "none",
                         |c| list_text(&c.decode_cp), |c, t| { c.decode_cp = int_list(t)?; Ok(()) })}
+                    {field("LM head TP", "cluster-lmhead-tp", "Fine-grained TP of the LM head under attention DP, comma-separated (vLLM-Ascend finegrained_tp_config lmhead_tensor_parallel_size; empty: off): on a tp-1 instance the head splits over that many DP ranks, which gather their hidden states and exchange the logits; must divide dp", "off",
+                        |c| list_text(&c.lmhead_tp), |c, t| { c.lmhead_tp = int_list(t)?; Ok(()) })}
+                    {field("Embedding TP", "cluster-embedding-tp", "Fine-grained TP of the token embedding under attention DP, comma-separated (vLLM-Ascend 0.13+ embedding_tensor_parallel_size; empty: off); must divide dp of a tp-1 instance", "off",
+                        |c| list_text(&c.embedding_tp), |c, t| { c.embedding_tp = int_list(t)?; Ok(()) })}
                 </Show>
             </details>
         </Show>

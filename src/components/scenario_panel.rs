@@ -498,6 +498,10 @@ fn GoalPanel() -> impl IntoView {
                     "MindSpeed --context-parallel-algo (with context parallelism): ring attention passes keys and values round the ring; Ulysses trades sequence for heads with two all-to-alls and needs the heads to split evenly",
                     &[("ring", "ring"), ("ulysses", "Ulysses")],
                     |s| s.training.context_parallel_algo.clone(), |s, v| s.training.context_parallel_algo = v)}
+                {select_field("Attention mask", "training-attention-mask",
+                    "MindSpeed --attention-mask-type: causal (compressed mask, masked blocks skipped) or general (the mask built from the data: ring context parallelism then computes every block in full)",
+                    &[("causal", "causal"), ("general", "general")],
+                    |s| s.training.attention_mask_type.clone(), |s, v| s.training.attention_mask_type = v)}
                 // DeepSpeed runs Hugging Face model code, which fuses none of them.
                 {FUSIONS.iter().map(|&(kernel, label, id, title)| view! {
                     <Show when=move || ctx.scenario.with(|s| s.training.framework != "deepspeed")>

@@ -324,6 +324,15 @@ fn fuzz_smoke_cluster() {
         // Co-located pipeline parallelism: over two nodes, with a PD layout (refused), bad sizes.
         r#"{"cluster":{"nodes":2,"pipeline_parallel":[2,1]},"tensor_parallel":[4,8]}"#,
         r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"pipeline_parallel":[2,0,65]},"tensor_parallel":[8]}"#,
+        // Fine-grained TP under attention DP: tp 1 with DP 16 (fits), tp 2 (refused per point),
+        // a size not dividing dp, out-of-range sizes, on a PD layout's decode side.
+        r#"{"cluster":{"nodes":2,"data_parallel":[16,8],"lmhead_tp":[1,8,16],"embedding_tp":[4,3]},"tensor_parallel":[1,2]}"#,
+        r#"{"cluster":{"nodes":1,"lmhead_tp":[0,65],"embedding_tp":[-1]},"tensor_parallel":[1]}"#,
+        // DCP on the prefill instances: fitting, not dividing prefill_tp, co-located (refused), bad sizes.
+        r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"prefill_tp":[8],"prefill_dcp":[8,4,1],"decode_cp":[1,8]},"tensor_parallel":[8]}"#,
+        r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"prefill_tp":[4],"prefill_dcp":[3]},"tensor_parallel":[4]}"#,
+        r#"{"cluster":{"nodes":1,"disaggregation":["colocated"],"prefill_dcp":[2,0,65]},"tensor_parallel":[8]}"#,
+        r#"{"cluster":{"nodes":2,"disaggregation":["1P1D"],"prefill_tp":[8],"lmhead_tp":[8]},"tensor_parallel":[1],"expert_parallel":["on"]}"#,
     ]
     .iter()
     .map(|s| s.as_bytes().to_vec())
@@ -372,6 +381,10 @@ fn fuzz_smoke_training_layouts() {
         r#"{"stage":"training","model":"llama-2-7b","budget":3,"training":{"chips":8,"recompute_layers":[6,4,2,0],"recompute":["full"]},"space":{"pp":{"fixed":4}}}"#,
         r#"{"stage":"training","budget":2,"training":{"pipeline_schedule":"zbv","document_len":0,"recompute_layers":[1,2,3,4,5,6,7,8,9]}}"#,
         r#"{"stage":"training","budget":2,"training":{"document_len":99999999,"recompute_layers":[100001]}}"#,
+        // MindSpeed --attention-mask-type under ring and Ulysses context parallelism, and a bad name.
+        r#"{"stage":"training","model":"llama-2-7b","budget":3,"training":{"chips":8,"attention_mask_type":"general","context_parallel":[4],"context_parallel_algo":"ring"},"workload":{"seq_len":32768,"global_batch":16}}"#,
+        r#"{"stage":"training","model":"llama-2-7b","budget":3,"training":{"chips":8,"attention_mask_type":"general","context_parallel":[4],"context_parallel_algo":"ulysses"},"workload":{"seq_len":32768,"global_batch":16}}"#,
+        r#"{"stage":"training","budget":2,"training":{"attention_mask_type":"sliding"}}"#,
     ]
     .iter()
     .map(|s| s.as_bytes().to_vec())

@@ -74,6 +74,11 @@ impl Placement {
 fn group(name: &str, plan: &ParallelPlan) -> Option<(u64, u64)> {
     if name.contains(".ep.") {
         Some((1, plan.ep))
+    } else if name.starts_with("ftp.lmhead.") {
+        // Fine-grained TP groups are DP ranks, tp apart.
+        Some((plan.tp.max(1), plan.lmhead_tp))
+    } else if name.starts_with("ftp.embed.") {
+        Some((plan.tp.max(1), plan.embed_tp))
     } else if name.starts_with("pp.") {
         // Neighbouring pipeline stages sit tp ranks apart (vLLM's rank order puts TP innermost).
         Some((plan.tp.max(1), 2))

@@ -154,7 +154,10 @@ pub fn priors(param: &str, to: &Value) -> (f64, f64) {
         // Context parallel in serving: PCP adds chips and a communication group; DCP reuses the
         // TP ranks (extra collectives per decode step, the cache sharded).
         "prefill_cp" => (0.6, 0.15),
-        "decode_cp" => (0.4, 0.1),
+        "decode_cp" | "prefill_dcp" => (0.4, 0.1),
+        // Fine-grained TP (vLLM-Ascend finegrained_tp_config): one --additional-config key, no
+        // chips added; the head's or the embedding's collectives are new.
+        "lmhead_tp" | "embedding_tp" => (0.2, 0.05),
         // Multi-node serving: EPLB costs memory and a rebalancing service; disaggregation
         // a second deployment, a proxy and a KV connector.
         "redundant_experts" => (0.3, 0.1),

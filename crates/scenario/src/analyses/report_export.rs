@@ -150,6 +150,10 @@ pub fn export_with(s: &crate::spec::scenario::Scenario, best: &BTreeMap<String, 
             None => release_notes.push(format!("EPLB ({red} redundant experts): {} has no launch for it in its argument list, so the command runs without redundant experts", vlist.release)),
         }
     }
+    // Fine-grained TP under attention DP (`stages::scale::finegrained`), as the release spells it.
+    let (ftp, ftp_notes) = crate::stages::scale::finegrained::additional_config(vlist, int("lmhead_tp", 1).max(1) as u64, int("embedding_tp", 1).max(1) as u64);
+    merge(&mut additional, ftp.as_ref());
+    release_notes.extend(ftp_notes);
     if eager {
         args.push("--enforce-eager".into());
     }

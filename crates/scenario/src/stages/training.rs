@@ -58,6 +58,7 @@ impl TrainingOptions {
         p.train.moe_grouped_gemm = self.moe_grouped_gemm;
         p.train.grad_accum_fusion = self.gradient_accumulation_fusion;
         p.train.cp_algo = if self.context_parallel_algo == "ulysses" { CpAlgo::Ulysses } else { CpAlgo::Ring };
+        p.train.general_mask = self.attention_mask_type == "general";
         p.train.moe_permutation_async_comm = self.moe_permutation_async_comm;
         p.train.frozen_vision = self.frozen.iter().any(|f| f == "vision");
         p.train.frozen_llm = self.frozen.iter().any(|f| f == "llm");

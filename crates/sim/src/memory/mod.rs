@@ -109,7 +109,12 @@ pub fn chip_params(model: &ModelDesc, plan: &ParallelPlan) -> ChipParams {
     });
     // First stage: embedding (+ vision encoder); last stage: LM head (a second copy when tied
     // and pp > 1, as Megatron keeps it) and the final norm.
-    let head = if t.tied_embeddings && pp == 1 { 0 } else { vocab_slice };
+    // Fine-grained TP (serving): the embedding table and the LM head split further over their
+    // own groups of DP ranks; a tied head split apart from its table is a copy of its own.
+    let (etp, htp) = (plan.embed_tp.max(1), plan.lmhead_tp.max(1));
+    let vocab_slice = if etp > 1 { ceil_div(t.vocab, tp * etp) * t.hidden } else { vocab_slice };
+    let head_slice = ceil_div(t.vocab, tp * htp) * t.hidden;
+    let head = if t.tied_embeddings && pp == 1 && etp == htp { 0 } else { head_slice };
     if plan.stage.is_some() && pp > 1 {
         // One stage of an uneven split: its own ends only.
         let (first, last) = plan.stage_ends();
@@ -286,7 +291,12 @@ pub fn memory_per_chip(
     } else {
         psi
     };
-    let dp = plan.dp.max(1);
+    // The sharded states split over the data-parallel ranks and, with context parallelism, the
+    // context-parallel ranks too: every rank of a CP group holds the same weights, so Megatron's
+    // distributed optimizer shards over dp x cp (megatron/core: the DistributedOptimizer's
+    // group is get_data_parallel_group(with_context_parallel=True)), as DeepSpeed's ZeRO shards
+    // over its sequence-data-parallel group.
+    let dp = plan.dp.max(1).saturating_mul(plan.cp.max(1));
     let shard = |bytes: u64, on: bool| if on { ceil_div(bytes, dp) } else { bytes };
     let (w_bytes, mut g_bytes, o_bytes) = if t.mixed_precision { (2, 2, 12) } else { (4, 4, 8) };
     if t.fp32_grads {

@@ -10,6 +10,8 @@ use crate::op::{AttentionKind, CommKind, Epilogue, Op, VectorKind};
 use super::linear_attention::{mixer_ops, split_group, Mixer};
 
 mod attention;
+pub(super) mod dcp;
+mod finegrained;
 mod moe;
 mod ssm;
 mod towers;
@@ -420,13 +422,17 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
     };
     let tokens = batch.saturating_mul(q_len);
     let (first_stage, last_stage) = plan.stage_ends();
+    // DCP on a prefill step: the cached context gathered from its shards (`dcp`).
+    let dcp_gather = dcp::context_gather(model, plan, opts, batch, q_len, kv_len, kind, train);
     if let (Some(v), true, false) = (model.active_vision(), first_stage, matches!(w, Workload::Decode { .. })) {
         towers::vision(&ctx, &mut ops, v, batch, opts)?;
     }
     if let (Some(a), true, true) = (model.active_audio(), first_stage, matches!(w, Workload::Prefill { .. })) {
         towers::audio(&ctx, &mut ops, a, batch, opts);
     }
-    if first_stage {
+    if let (true, Some(e)) = (first_stage && !train, finegrained::embedding(&ctx, tokens, t.hidden)) {
+        ops.extend(e);
+    } else if first_stage {
         ops.push(ctx.vector("embed.tokens".into(), OpClass::Embedding, VectorKind::Gather, tokens, t.hidden));
         if plan.tp > 1 {
             // Vocab-parallel embedding: each rank looks up its slice, an all-reduce sums them.
@@ -448,7 +454,12 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
     }
     // Under context parallelism each chip holds s / cp queries of every sequence and, with the
     // load-balanced causal split Megatron uses, attends to half the keys on average.
-    let (kv_len, causal) = if q_len < kv_len && kind != AttentionKind::Decode {
+    let (kv_len, causal) = if train && plan.cp > 1 && opts.train.general_mask && opts.train.cp_algo == crate::workload::CpAlgo::Ring {
+        // A general (data-built) mask under ring CP: MindSpeed's GeneralAttentionStrategy runs
+        // every step's q x kv block whole with the mask applied (sparse_mode 1), no block
+        // skipped, so each rank computes all its queries against every key.
+        (kv_len, false)
+    } else if q_len < kv_len && kind != AttentionKind::Decode {
         (kv_len.div_ceil(2), false)
     } else {
         // An encoder attends both ways.
@@ -457,15 +468,21 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
     // A BERT-style encoder adds learned absolute position embeddings to its input and has no
     // rotary embedding in its layers (BertSelfAttention); decoder LLMs rotate q and k.
     let g = Geom { batch, q_len, kv_len, kind, causal, rotary: !t.encoder, cp_split: train && plan.cp > 1, train };
+    ops.extend(dcp_gather);
     stack(&ctx, &mut ops, "layer", &g, plan.layers_here(t.layers), opts);
     // The final norm and the LM head are the last stage's (a stage before it of an uneven
     // split, MindSpeed's --num-layer-list, ends at its layers).
     if last_stage {
         ops.push(ctx.vector("final_norm".into(), OpClass::Norm, ctx.norm_kind(), logits_rows, t.hidden));
         // An encoder ends in a pooler (first token, hidden -> hidden, tanh) instead of an LM head.
+        let fine = if train || t.encoder { None } else { finegrained::lm_head(&ctx, logits_rows, t.hidden, t.vocab) };
         let vocab_local = if t.encoder { t.hidden } else { ceil_div(t.vocab, plan.tp) };
         let head = Op::Matmul { batch: 1, m: logits_rows, n: vocab_local, k: t.hidden, dtype: vec, weight_dtype: None, epilogue: Epilogue::None };
-        ops.push(GraphOp { name: "lm_head".into(), op: head, repeat: 1, class: OpClass::LmHead });
+        if let Some(f) = fine {
+            ops.extend(f);
+        } else {
+            ops.push(GraphOp { name: "lm_head".into(), op: head, repeat: 1, class: OpClass::LmHead });
+        }
         if train {
             ops.push(ctx.vector("lm_head.cross_entropy".into(), OpClass::LmHead, VectorKind::Softmax, logits_rows, vocab_local));
         } else if plan.tp > 1 && !t.encoder {

@@ -10,6 +10,8 @@ pub mod compressed_attention;
 pub mod diffusers;
 mod flops;
 mod llm;
+/// DCP on a prefill chunk: the gather of the cached context's shards (`llm::dcp`).
+pub use llm::dcp::{context_gather as dcp_context_gather, CONTEXT_GATHER as DCP_CONTEXT_GATHER};
 mod onnx_om;
 pub mod mtp;
 mod plan;
@@ -191,6 +193,10 @@ pub struct TrainOptions {
     pub grad_accum_fusion: bool,
     /// How context parallelism splits attention (MindSpeed --context-parallel-algo).
     pub cp_algo: CpAlgo,
+    /// MindSpeed --attention-mask-type general: ring context parallelism computes every ring
+    /// step's block in full under the data's mask (no causal skipping).
+    #[serde(default)]
+    pub general_mask: bool,
     /// MindSpeed --moe-permutation-async-comm with the all-gather dispatcher: MindSpeed's own
     /// permutation (row index / index_put) whose combine accumulates the local copies into an
     /// fp32 buffer of the group's tokens (`NewIndePut`). Off, Megatron's native path (its
@@ -290,6 +296,7 @@ impl Default for TrainOptions {
             moe_grouped_gemm: true,
             grad_accum_fusion: true,
             cp_algo: CpAlgo::Ring,
+            general_mask: false,
             moe_permutation_async_comm: false,
             frozen_vision: false,
             frozen_llm: false,

@@ -51,6 +51,17 @@ pub struct ParallelPlan {
     /// attends its shard, and merges the partial outputs by their log-sum-exp. 1: off.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub dcp: u64,
+    /// Fine-grained TP of the LM head under attention DP (serving; vLLM-Ascend's
+    /// `finegrained_tp_config.lmhead_tensor_parallel_size`): the head's vocabulary split over
+    /// `lmhead_tp` DP ranks (tp = 1), each all-gathering the group's hidden states, computing its
+    /// slice of every gathered row's logits and returning them by all-to-all. 1: off.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub lmhead_tp: u64,
+    /// Fine-grained TP of the token embedding (`embedding_tensor_parallel_size`): the table split
+    /// over `embed_tp` DP ranks, the group's token ids all-gathered, each rank looking up its
+    /// vocabulary slice, the rows reduce-scattered back. 1: off.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub embed_tp: u64,
 }
 
 fn one() -> u64 {
@@ -76,7 +87,7 @@ fn is_zero(x: &u64) -> bool {
 
 impl Default for ParallelPlan {
     fn default() -> Self {
-        ParallelPlan { tp: 1, pp: 1, dp: 1, ep: 1, sequence_parallel: false, cp: 1, vpp: 1, expert_tp: None, redundant_experts: 0, placement: None, stage: None, dcp: 1 }
+        ParallelPlan { tp: 1, pp: 1, dp: 1, ep: 1, sequence_parallel: false, cp: 1, vpp: 1, expert_tp: None, redundant_experts: 0, placement: None, stage: None, dcp: 1, lmhead_tp: 1, embed_tp: 1 }
     }
 }
 

@@ -60,11 +60,28 @@ pub struct ClusterOptions {
     /// as micro-batches through them. Empty: none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pipeline_parallel: Vec<i64>,
+    /// Fine-grained TP of the LM head under attention DP (vLLM-Ascend's
+    /// `finegrained_tp_config.lmhead_tensor_parallel_size`; 0.10-0.11: the top-level
+    /// `lmhead_tensor_parallel_size`): the head split over this many DP ranks of an instance
+    /// with tp 1 (it must divide that instance's dp; with tp > 1 vLLM-Ascend leaves it without
+    /// effect). Empty: off.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lmhead_tp: Vec<i64>,
+    /// Fine-grained TP of the token embedding (`finegrained_tp_config.embedding_tensor_parallel_size`,
+    /// vLLM-Ascend 0.13 on), as `lmhead_tp`. Empty: off.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub embedding_tp: Vec<i64>,
+    /// Decode context parallel sizes of a prefill instance (vLLM `--decode-context-parallel-size`
+    /// on the prefill side, as vLLM-Ascend's 1M-context PD layout runs it: prefill TP8 DCP8):
+    /// every prompt's cache sharded over that many ranks of the prefill TP group, each chunk
+    /// gathering the earlier context's shards at every layer. Needs an xPyD layout. Empty: none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prefill_dcp: Vec<i64>,
 }
 
 impl Default for ClusterOptions {
     fn default() -> Self {
-        ClusterOptions { nodes: 1, superpod: false, data_parallel: Vec::new(), redundant_experts: Vec::new(), moe_imbalance: None, disaggregation: Vec::new(), prefill_tp: Vec::new(), prefill_device: None, prefill_nodes: None, prefill_pp: Vec::new(), prefill_chunking: Vec::new(), prefill_cp: Vec::new(), decode_cp: Vec::new(), pipeline_parallel: Vec::new() }
+        ClusterOptions { nodes: 1, superpod: false, data_parallel: Vec::new(), redundant_experts: Vec::new(), moe_imbalance: None, disaggregation: Vec::new(), prefill_tp: Vec::new(), prefill_device: None, prefill_nodes: None, prefill_pp: Vec::new(), prefill_chunking: Vec::new(), prefill_cp: Vec::new(), decode_cp: Vec::new(), pipeline_parallel: Vec::new(), lmhead_tp: Vec::new(), embedding_tp: Vec::new(), prefill_dcp: Vec::new() }
     }
 }
 
@@ -98,7 +115,12 @@ impl ClusterOptions {
         if let Some(x) = self.pipeline_parallel.iter().find(|x| !(1..=64).contains(*x)) {
             return Err(format!("deployment.cluster.pipeline_parallel: {x} must be within 1..=64 pipeline stages"));
         }
-        for (field, v) in [("prefill_cp", &self.prefill_cp), ("decode_cp", &self.decode_cp)] {
+        for (field, v) in [("lmhead_tp", &self.lmhead_tp), ("embedding_tp", &self.embedding_tp)] {
+            if let Some(x) = v.iter().find(|x| !(1..=64).contains(*x)) {
+                return Err(format!("deployment.cluster.{field}: {x} must be within 1..=64 data-parallel ranks (fine-grained TP splits the module over DP ranks)"));
+            }
+        }
+        for (field, v) in [("prefill_cp", &self.prefill_cp), ("decode_cp", &self.decode_cp), ("prefill_dcp", &self.prefill_dcp)] {
             if let Some(x) = v.iter().find(|x| !(1..=64).contains(*x)) {
                 return Err(format!("deployment.cluster.{field}: {x} must be within 1..=64 context-parallel ranks"));
             }
@@ -137,6 +159,9 @@ impl ClusterOptions {
         }
         if !self.prefill_cp.is_empty() && !split {
             return Err("deployment.cluster.prefill_cp: prefill context parallel is modelled on the prefill instances of a disaggregated layout (\"xPyD\" in deployment.cluster.disaggregation), as vLLM-Ascend's long-sequence tutorials deploy it; colocated PCP is not modelled".into());
+        }
+        if !self.prefill_dcp.is_empty() && !split {
+            return Err("deployment.cluster.prefill_dcp: DCP on the prefill instances needs a disaggregated layout (\"xPyD\" in deployment.cluster.disaggregation); a co-located engine takes decode_cp".into());
         }
         if !self.prefill_pp.is_empty() && !split {
             return Err("deployment.cluster.prefill_pp: pipelined prefill instances need a disaggregated layout (\"xPyD\") in deployment.cluster.disaggregation".into());

@@ -124,7 +124,25 @@ pub struct TrainingOptions {
     /// pp = the list's length. Empty: `recompute` decides for every layer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recompute_layers: Vec<u64>,
+    /// MindSpeed --attention-mask-type: "causal" (the default: a compressed 2048 x 2048 causal
+    /// mask, fully masked blocks skipped) or "general" (the mask built from the data). Under
+    /// ring context parallelism a general mask runs every ring step's block in full
+    /// (MindSpeed's GeneralAttentionStrategy: sparse_mode 1 with the block's mask), twice the
+    /// causal work; elsewhere it is priced as causal.
+    #[serde(default = "causal", skip_serializing_if = "is_causal")]
+    pub attention_mask_type: String,
 }
+
+fn causal() -> String {
+    "causal".into()
+}
+
+fn is_causal(s: &str) -> bool {
+    s == "causal"
+}
+
+/// The attention masks (`training.attention_mask_type`).
+pub(crate) const MASK_TYPES: [&str; 2] = ["causal", "general"];
 
 fn one_f_one_b() -> String {
     "1f1b".into()
@@ -221,6 +239,7 @@ impl Default for TrainingOptions {
             pipeline_schedule: one_f_one_b(),
             document_len: None,
             recompute_layers: Vec::new(),
+            attention_mask_type: causal(),
         }
     }
 }
@@ -321,6 +340,9 @@ impl TrainingOptions {
         }
         if !DISPATCHERS.contains(&self.moe_token_dispatcher.as_str()) {
             return Err(format!("training.moe_token_dispatcher: unknown choice '{}' (known: {})", crate::spec::scenario::clip(&self.moe_token_dispatcher), DISPATCHERS.join(", ")));
+        }
+        if !MASK_TYPES.contains(&self.attention_mask_type.as_str()) {
+            return Err(format!("training.attention_mask_type: unknown choice '{}' (known: {})", crate::spec::scenario::clip(&self.attention_mask_type), MASK_TYPES.join(", ")));
         }
         if !CP_ALGOS.contains(&self.context_parallel_algo.as_str()) {
             return Err(format!("training.context_parallel_algo: unknown choice '{}' (known: {})", crate::spec::scenario::clip(&self.context_parallel_algo), CP_ALGOS.join(", ")));

@@ -75,6 +75,9 @@ pub(super) fn knobs_named(names: &[String], c: &Config) -> Result<Knobs, String>
     k.scale.prefill_cp = int("prefill_cp", 1)?.max(1);
     k.scale.decode_cp = int("decode_cp", 1)?.max(1);
     k.scale.pp = int("pp", 1)?.max(1);
+    k.scale.lmhead_tp = int("lmhead_tp", 1)?.max(1);
+    k.scale.embed_tp = int("embedding_tp", 1)?.max(1);
+    k.scale.prefill_dcp = int("prefill_dcp", 1)?.max(1);
     k.scale.dynamic_chunks = match get("prefill_chunking").and_then(|v| v.as_str()) {
         None | Some("static") => false,
         Some("dynamic") => true,

@@ -85,7 +85,7 @@ struct DeploymentObjective {
 
 /// (precision, tp, expert parallel, dp, redundant experts, prefill instance, speculative on,
 /// pre-expanded collectives, decode context parallel).
-type PricerKey = (Precision, u64, bool, u64, u64, bool, u64, bool, u64, u64);
+type PricerKey = (Precision, u64, bool, u64, u64, bool, u64, bool, u64, u64, (u64, u64));
 
 /// The deployment space's parameter names, in order: the scheduler's two only with the
 /// scheduler, `expert_parallel` only for a mixture-of-experts model,
@@ -366,6 +366,9 @@ impl DeploymentObjective {
         if k.scale.decode_cp > 1 && k.scale.pd.is_none() && k.spec_k > 0 {
             // vLLM-Ascend's context parallel guide: speculative decoding with DCP on P/D disaggregation only.
             return Ok(Err("decode_cp with speculative decoding: vLLM-Ascend supports DCP with speculative decoding in P/D disaggregation only, not in a colocated (PD-mixed) deployment".into()));
+        }
+        if let Some(why) = crate::stages::scale::finegrained::refusal(&k.scale, k.tp, k.scale.dp) {
+            return Ok(Err(why));
         }
         match k.scale.pd {
             Some(_) if self.spec.is_static() => Ok(Err("disaggregated serving needs the scheduler (deployment.serving.mode), not the static simple mode".into())),

@@ -19,6 +19,11 @@ impl DeploymentObjective {
         let mut p = self.plan_unpiped(k, tp, dp, prefill);
         if prefill {
             p.pp = k.scale.prefill_pp.max(1);
+            // A prefill instance on its own chip takes its DCP and fine-grained TP too.
+            if k.scale.pd.is_some() {
+                p.dcp = k.scale.prefill_dcp.max(1);
+            }
+            crate::stages::scale::finegrained::apply(&mut p, &k.scale, tp, dp);
         } else if k.scale.pd.is_none() {
             // A co-located rank's pipeline stages (`scale::pp_serve`).
             p.pp = k.scale.pp.max(1);
@@ -35,7 +40,11 @@ impl DeploymentObjective {
         // Decode context parallel: the decode side's (or a colocated engine's) cache sharding.
         if !prefill {
             p.dcp = k.scale.decode_cp.max(1);
+        } else if k.scale.pd.is_some() {
+            // DCP on a disaggregated prefill instance (`deployment.cluster.prefill_dcp`).
+            p.dcp = k.scale.prefill_dcp.max(1);
         }
+        crate::stages::scale::finegrained::apply(&mut p, &k.scale, tp, dp);
         p
     }
 
@@ -57,8 +66,8 @@ impl DeploymentObjective {
     pub(super) fn pricer_key(&self, k: &Knobs, tp: u64, dp: u64, prefill: bool) -> PricerKey {
         // A pipelined prefill instance prices one stage's layers: its own pricer per depth.
         let pp = if prefill { k.scale.prefill_pp.max(1) } else { self.colocated_pp(k) };
-        let dcp = if prefill { 1 } else { k.scale.decode_cp.max(1) };
-        (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, k.spec_k.min(1) + 2 * (pp - 1), options::collectives_pre_expanded(&self.spec, &self.host, k.graph_launch), dcp, self.mc2_capacity(k, tp))
+        let dcp = if prefill { k.scale.prefill_dcp.max(1) } else { k.scale.decode_cp.max(1) };
+        (k.precision, tp, k.expert_parallel, dp, k.scale.redundant, prefill, k.spec_k.min(1) + 2 * (pp - 1), options::collectives_pre_expanded(&self.spec, &self.host, k.graph_launch), dcp, self.mc2_capacity(k, tp), (k.scale.lmhead_tp, k.scale.embed_tp))
     }
 
     /// The MC2 token capacity of a step of these knobs on a rank of `tp` chips

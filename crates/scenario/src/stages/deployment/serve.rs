@@ -174,6 +174,18 @@ impl DeploymentObjective {
         if pfixed.total as f64 > pbudget {
             return Ok(Err(format!("out of memory on a prefill rank: {:.2} GiB per chip for a {}-token prefill step, {:.2} GiB allowed", pfixed.total as f64 / GIB, k.max_tokens, pbudget / GIB)));
         }
+        // With DCP on the prefill side (`deployment.cluster.prefill_dcp`) the longest prompt's
+        // cache, sharded over the prefill TP group, must stay on its prefill rank beside a step
+        // until it is pushed. (Without it only one step is checked, as before: the whole-prompt
+        // check moves layouts that were accepted, e.g. a 128K prompt at PCP4 over TP4 ranks
+        // within 1 GiB of their budget; it is left for its own change.)
+        if k.scale.prefill_dcp > 1 {
+            let longest = self.reqs.iter().map(|r| r.input).max().unwrap_or(0);
+            let held = kv_cache_bytes(&self.model, &pplan, opts, 1, longest.div_ceil(pcp)) as f64;
+            if pfixed.total as f64 + held > pbudget {
+                return Ok(Err(format!("out of memory on a prefill rank: the longest prompt's cache ({longest} tokens, {:.2} GiB per chip with prefill_dcp {}) and a {}-token step ({:.2} GiB) exceed {:.2} GiB", held / GIB, k.scale.prefill_dcp, k.max_tokens, pfixed.total as f64 / GIB, pbudget / GIB)));
+            }
+        }
         // The KV push: every decode chip receives its share over its own link, in parallel.
         // Between two systems (heterogeneous) it crosses RoCE at the slower side's rate.
         let c = crate::stages::scale::constants();

@@ -155,7 +155,13 @@ pub fn launch_with(s: &Scenario, best: &BTreeMap<String, Value>, base_args: &[St
             let ptp = int("prefill_tp", tp as i64).max(1);
             // A prefill rank of ptp x pcp chips (PCP adds ranks: world = tp x pcp per DP rank).
             let pdp = (per_prefill / ptp / pcp).max(1);
-            let pcp_args: Vec<String> = if pcp > 1 { vec!["--prefill-context-parallel-size".into(), pcp.to_string()] } else { Vec::new() };
+            let mut pcp_args: Vec<String> = if pcp > 1 { vec!["--prefill-context-parallel-size".into(), pcp.to_string()] } else { Vec::new() };
+            // DCP on the prefill instances (vLLM-Ascend's 1M-context PD layout; the interleave is
+            // the cache's block size for the KV transfer, as on the decode side).
+            let pdcp = int("prefill_dcp", 1).max(1);
+            if pdcp > 1 {
+                pcp_args.extend(["--decode-context-parallel-size".into(), pdcp.to_string(), "--cp-kv-cache-interleave-size".into(), s.deployment.serving.block_size.max(1).to_string()]);
+            }
             let kv = |role: &str, id: u64| {
                 format!(
                     "'{{\"kv_connector\":\"MooncakeConnectorV1\",\"kv_buffer_device\":\"npu\",\"kv_role\":\"{role}\",\"kv_parallel_size\":1,\"kv_port\":\"{}\",\"engine_id\":\"{id}\",\"kv_rank\":{id},\"kv_connector_extra_config\":{{\"prefill\":{{\"dp_size\":{pdp},\"tp_size\":{ptp}}},\"decode\":{{\"dp_size\":{dp},\"tp_size\":{tp}}}}}}}'",

@@ -13,6 +13,7 @@
 pub mod context;
 pub mod disagg;
 pub mod export;
+pub mod finegrained;
 pub mod flags;
 pub mod launch;
 pub mod pipeline;
@@ -81,11 +82,17 @@ pub struct ScaleKnobs {
     pub decode_cp: u64,
     /// Pipeline stages of a co-located engine rank (1: none; `pp_serve`).
     pub pp: u64,
+    /// Fine-grained TP of the LM head and of the embedding over DP ranks (1: off; effective
+    /// on an instance of tp 1 whose dp it divides: `finegrained`).
+    pub lmhead_tp: u64,
+    pub embed_tp: u64,
+    /// Decode context parallel ranks of a prefill instance's TP group (1: none).
+    pub prefill_dcp: u64,
 }
 
 impl Default for ScaleKnobs {
     fn default() -> Self {
-        ScaleKnobs { dp: 1, redundant: 0, pd: None, prefill_tp: 1, prefill_pp: 1, dynamic_chunks: false, prefill_cp: 1, decode_cp: 1, pp: 1 }
+        ScaleKnobs { dp: 1, redundant: 0, pd: None, prefill_tp: 1, prefill_pp: 1, dynamic_chunks: false, prefill_cp: 1, decode_cp: 1, pp: 1, lmhead_tp: 1, embed_tp: 1, prefill_dcp: 1 }
     }
 }
 
@@ -190,6 +197,14 @@ impl Cluster {
             params.push(cat_i("decode_cp", &o.decode_cp));
             notes.push("decode_cp: decode context parallel (vLLM --decode-context-parallel-size): every sequence's KV cache sharded over decode_cp ranks of a decode rank's TP group (no extra chips), so a rank holds decode_cp times the tokens; a decode step gathers the group's query heads, attends its shard, and merges the partial outputs by log-sum-exp (all-gather, reduce-scatter). It must divide tp (MLA) or tp / kv_heads (GQA)".into());
         }
+        for (name, v) in [("lmhead_tp", &o.lmhead_tp), ("embedding_tp", &o.embedding_tp)] {
+            if !v.is_empty() {
+                params.push(cat_i(name, v));
+            }
+        }
+        if !o.lmhead_tp.is_empty() || !o.embedding_tp.is_empty() {
+            notes.push(finegrained::NOTE.into());
+        }
         if disagg {
             let names: Vec<Value> = o.disaggregation.iter().map(|s| Value::Str(s.trim().to_string())).collect();
             params.push(Param::categorical("pd", names));
@@ -200,6 +215,10 @@ impl Cluster {
                 let chunking = if o.prefill_chunking.is_empty() { vec!["dynamic".to_string(), "static".to_string()] } else { o.prefill_chunking.clone() };
                 params.push(Param::categorical("prefill_chunking", chunking.into_iter().map(Value::Str).collect()));
                 notes.push("prefill_pp: a prefill instance of prefill_tp x prefill_pp chips per rank, its layers in prefill_pp pipeline stages (vLLM --pipeline-parallel-size); each prompt flows through them in chunks of max_num_batched_tokens (static) or sized to the first chunk's stage time (dynamic: vLLM-Ascend's dynamic chunked pipeline parallel, profiling_chunk_config)".into());
+            }
+            if !o.prefill_dcp.is_empty() {
+                params.push(cat_i("prefill_dcp", &o.prefill_dcp));
+                notes.push("prefill_dcp: decode context parallel on the prefill instances (vLLM --decode-context-parallel-size there, as vLLM-Ascend's 1M-context PD layout runs prefill TP8 DCP8): each prompt's cache sharded over prefill_dcp ranks of the prefill TP group (no extra chips), so a prefill rank holds prefill_dcp times the prompt; a chunk after the first gathers the earlier context's shards at every layer (an all-gather in the cache's type). The longest prompt's cache must fit a prefill rank. It must divide prefill_tp (MLA) or prefill_tp / kv_heads (GQA)".into());
             }
             if !o.prefill_cp.is_empty() {
                 params.push(cat_i("prefill_cp", &o.prefill_cp));

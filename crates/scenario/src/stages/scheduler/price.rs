@@ -230,7 +230,9 @@ pub struct SpecPricing {
     pub draft: Box<StepPricer>,
 }
 
-pub(super) const HEAD_OPS: [&str; 3] = ["final_norm", "lm_head", "tp.logits_allgather"];
+// Fine-grained TP's LM head (`ftp.lmhead.*`, `stages::scale::finegrained`) runs over the
+// emitting rows too.
+pub(super) const HEAD_OPS: [&str; 5] = ["final_norm", "lm_head", "tp.logits_allgather", "ftp.lmhead.hidden_allgather", "ftp.lmhead.logits_alltoall"];
 
 impl StepPricer {
     pub fn new(model: ModelDesc, device: Device, plan: ParallelPlan, opts: GraphOptions, mode: TileMode, host: HostCosts) -> StepPricer {

@@ -18,6 +18,11 @@ use tunelab_sim::workload::local_attention;
 use tunelab_sim::workload::{GraphOp, Workload};
 use tunelab_sim::Op;
 
+/// Decode context parallel's collectives (`tunelab_sim::workload::llm::attention`).
+fn is_dcp(o: &GraphOp) -> bool {
+    o.name.contains(".tp.dcp_")
+}
+
 /// One part of a step's device work, by the sizes it is priced at (`StepPricer::pieces`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Piece {
@@ -75,17 +80,16 @@ impl StepPricer {
     pub(super) fn piece_ops(&self, piece: Piece) -> Result<PieceOps, String> {
         let only = |ops: Vec<GraphOp>| PieceOps { ops, ..Default::default() };
         Ok(match piece {
-            Piece::Body { tokens } => only(self.graph(Workload::Decode { batch: tokens, context_len: 1, output_len: 0 })?.into_iter().filter(|o| !is_core(o) && !HEAD_OPS.contains(&o.name.as_str())).collect()),
+            // Decode context parallel's gathers and merges belong to the decode attention (the
+            // decode rows only), not to every token row of the step.
+            Piece::Body { tokens } => only(self.graph(Workload::Decode { batch: tokens, context_len: 1, output_len: 0 })?.into_iter().filter(|o| !is_core(o) && !is_dcp(o) && !HEAD_OPS.contains(&o.name.as_str())).collect()),
             Piece::Head { rows } => only(self.graph(Workload::Decode { batch: rows, context_len: 1, output_len: 0 })?.into_iter().filter(|o| HEAD_OPS.contains(&o.name.as_str())).collect()),
             Piece::Decode { seqs: 0, .. } | Piece::Verify { seqs: 0, .. } | Piece::Prefill { seqs: 0, .. } | Piece::Vision { requests: 0 } => PieceOps::default(),
             Piece::Decode { seqs, ctx } => {
                 let g = self.graph(Workload::Decode { batch: seqs, context_len: ctx, output_len: 0 })?;
-                only(
-                    g.iter()
-                        .filter(|o| is_core(o))
-                        .flat_map(|o| super::price::decode_attention_ops(&self.host, o).into_iter().map(|(op, repeat, name)| GraphOp { name, op, repeat, class: o.class }))
-                        .collect(),
-                )
+                let mut ops: Vec<GraphOp> = g.iter().filter(|o| is_core(o)).flat_map(|o| super::price::decode_attention_ops(&self.host, o).into_iter().map(|(op, repeat, name)| GraphOp { name, op, repeat, class: o.class })).collect();
+                ops.extend(g.iter().filter(|o| is_dcp(o)).cloned());
+                only(ops)
             }
             Piece::Verify { seqs, q, ctx } => self.attention_ops(Workload::Decode { batch: seqs, context_len: ctx, output_len: 0 }, seqs, q, |o| match o.op {
                 Op::Attention { kind, batch, heads, kv_heads, kv_len, head_dim, causal, dtype, .. } => Some(Op::Attention { kind, batch, heads, kv_heads, q_len: q, kv_len, head_dim, causal, dtype }),
@@ -114,7 +118,7 @@ impl StepPricer {
                 // queries are set below.
                 let kind = self.opts.prefill_attention();
                 let (window, chunk) = self.model.llm.as_ref().map_or((0, 0), local_attention::local_geometry);
-                self.attention_ops(Workload::Prefill { batch: seqs, input_len: kv }, seqs, q, |o| match o.op {
+                let mut p = self.attention_ops(Workload::Prefill { batch: seqs, input_len: kv }, seqs, q, |o| match o.op {
                     Op::Attention { batch, heads, kv_heads, head_dim, dtype, .. } => {
                         let local = if o.name.ends_with("_window") {
                             local_attention::chunk_keys(window, 0, q, kv)
@@ -127,7 +131,13 @@ impl StepPricer {
                         Some(Op::Attention { kind, batch, heads, kv_heads, q_len: q, kv_len, head_dim, causal, dtype })
                     }
                     _ => None,
-                })?
+                })?;
+                // DCP on a prefill instance: the earlier context's shards gathered (`prefill_dcp`).
+                if let Some(mut g) = tunelab_sim::workload::dcp_context_gather(&self.model, &self.plan, &self.opts, seqs, q, kv, kind, false) {
+                    tunelab_sim::topology::assign_links(std::slice::from_mut(&mut g), &self.plan);
+                    p.ops.push(g);
+                }
+                p
             }
             Piece::Vision { requests } => {
                 if self.model.active_vision().is_none() && self.model.active_audio().is_none() {
