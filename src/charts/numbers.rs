@@ -60,7 +60,14 @@ pub fn distinct_labels(ticks: &[f64], f: &dyn Fn(f64) -> String) -> Vec<String> 
             return l;
         }
     }
-    ticks.iter().map(|t| format_num_sig(*t, 6)).collect()
+    // Ticks no sensible precision tells apart (an axis over one repeated value, e.g. every
+    // trial of a fine-tune at the same step time): one label, the others left blank, rather
+    // than the same six-digit number five times.
+    let mut seen: Vec<String> = Vec::new();
+    first
+        .into_iter()
+        .map(|l| if seen.contains(&l) { String::new() } else { seen.push(l.clone()); l })
+        .collect()
 }
 
 /// A configuration as people read it ("batch=64, x=-3.095"): like `Config::describe`, with
@@ -130,5 +137,11 @@ mod distinct_tests {
         let l = distinct_labels(&ticks, &format_num);
         assert_eq!(l, vec!["22.66k", "22.68k", "22.7k", "22.72k"]);
         assert_eq!(distinct_labels(&[0.0, 5.0, 10.0], &format_num), vec!["0", "5", "10"]);
+    }
+
+    #[test]
+    fn an_axis_over_one_repeated_value_labels_it_once() {
+        let ticks = [0.736664, 0.736664, 0.736664];
+        assert_eq!(distinct_labels(&ticks, &format_num), vec!["0.737", "", ""]);
     }
 }

@@ -50,14 +50,16 @@ test('calibrate the chip from a dropped measurement file and adopt the profile',
 });
 
 // Issue 46, point 9: a fit that moves nothing says so and offers no Adopt (adopting it turned the
-// chip into "custom (edited)" for nothing). 6 evaluations on these rows change nothing (see above).
+// chip into "custom (edited)" for nothing). A fit of one evaluation is the profile's own values,
+// so it changes nothing by construction (6 evaluations did until the 4 us vector launch floor of
+// issue 43 moved these rows: `tunelab calibrate --budget 6` now moves one row by 0.4%).
 test('a fit that changes nothing says so and offers no Adopt; the chip stays bundled', async () => {
   const { page, context, errors } = await open(browser, BASE);
   await page.selectOption('[data-testid=device]', '910B2');
   await page.click('text=Calibrate the chip to measurements');
   await page.setInputFiles('[data-testid=calibrate-file]', smallSet());
   await page.waitForFunction(() => /rows predicted/.test(document.querySelector('[data-testid=calibrate-summary]')?.textContent || ''));
-  await setInput(page, 'calibrate-budget', 6);
+  await setInput(page, 'calibrate-budget', 1);
   await page.click('[data-testid=calibrate-fit]');
   await page.waitForSelector('[data-testid=calibrate-nothing]', { timeout: 60000 });
   assert.match(await text(page, 'calibrate-nothing'), /changed nothing.*nothing to adopt/);

@@ -102,7 +102,7 @@ test('the teaching layout races strategies on the pipeline', async () => {
   console.log(`pipeline rows: ${JSON.stringify([...names])}`);
   assert.deepEqual([...names].sort(), ['bayes', 'genetic', 'random'], 'each racing strategy has its best call on the timeline');
   assert.equal(names.size, lanes);
-  assert.match(panel, /baseline: [0-9]+ ms/);
+  assert.match(panel, /baseline: [0-9.]+ ms/);
   assert.match(await settled(page, 'pipeline-text'), /^[a-z0-9]+ best:/);
   await shot(page, 'pipeline-teaching.png');
   assert.deepEqual(errors, []);
