@@ -197,15 +197,9 @@ pub const fn embed<const N: usize>(json: &[u8]) -> [u8; N] {
 /// `include_str!` of a JSON file, with its layout whitespace removed at compile time.
 #[macro_export]
 macro_rules! json_asset {
-    ($path:literal) => {{
-        const RAW: &[u8] = include_bytes!($path);
-        const OUT: [u8; $crate::asset::minified_len(RAW)] = $crate::asset::minify(RAW);
-        const TEXT: &str = match core::str::from_utf8(&OUT) {
-            Ok(s) => s,
-            Err(_) => panic!("a JSON asset is not UTF-8"),
-        };
-        TEXT
-    }};
+    ($path:literal) => {
+        $crate::__json_asset_via!($crate::asset::minified_len, $crate::asset::minify, $path)
+    };
 }
 
 /// `json_asset!`, without its prose in the page's module (`LEAN`): for the files the page only
@@ -213,9 +207,19 @@ macro_rules! json_asset {
 /// datasets). Chip profiles keep theirs everywhere (the page shows and adopts them).
 #[macro_export]
 macro_rules! json_asset_lean {
-    ($path:literal) => {{
+    ($path:literal) => {
+        $crate::__json_asset_via!($crate::asset::embedded_len, $crate::asset::embed, $path)
+    };
+}
+
+/// The shared body of `json_asset!` and `json_asset_lean!`: the file's bytes through a
+/// compile-time transform (`$len` sizes the output, `$make` writes it), checked as UTF-8.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __json_asset_via {
+    ($len:path, $make:path, $path:literal) => {{
         const RAW: &[u8] = include_bytes!($path);
-        const OUT: [u8; $crate::asset::embedded_len(RAW)] = $crate::asset::embed(RAW);
+        const OUT: [u8; $len(RAW)] = $make(RAW);
         const TEXT: &str = match core::str::from_utf8(&OUT) {
             Ok(s) => s,
             Err(_) => panic!("a JSON asset is not UTF-8"),
