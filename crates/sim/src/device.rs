@@ -529,6 +529,7 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
     ("910B2", crate::json_asset!("../../../assets/devices/910B2.json")),
     ("910B3", crate::json_asset!("../../../assets/devices/910B3.json")),
     ("910B4", crate::json_asset!("../../../assets/devices/910B4.json")),
+    ("910B4-64G", crate::json_asset!("../../../assets/devices/910B4-64G.json")),
     ("910C", crate::json_asset!("../../../assets/devices/910C.json")),
     ("910", crate::json_asset!("../../../assets/devices/910.json")),
     ("310P3", crate::json_asset!("../../../assets/devices/310P3.json")),

@@ -88,3 +88,13 @@ pub fn triton_fla_field(name: &str) -> Option<f64> {
     });
     fields.get(name)?.get("value")?.as_f64()
 }
+
+/// Whether library `name`'s grouped matmul dequantises packed INT4/INT8 weights under 16-bit
+/// activations into a 16-bit workspace before the cube reads them (the library block's
+/// `grouped_matmul_antiquant` is "workspace"; source K1 of the file). An unknown library or one
+/// without the key: no (the dequantisation is priced inside the matmul). The serving step
+/// pricer sets `GraphOptions::expert_dequant_workspace` from it.
+pub fn grouped_antiquant_workspace(name: &str) -> bool {
+    let Ok((block, _)) = bundled_block(name) else { return false };
+    block.get("grouped_matmul_antiquant").and_then(|g| g.get("value")).and_then(Value::as_str) == Some("workspace")
+}
