@@ -125,6 +125,11 @@ pub struct StepCost {
     pub rel_error: f64,
     /// Whether the step ran as a captured graph.
     pub graph: bool,
+    /// Host time of a hybrid model's mixer kernels launched from Python (Triton launches, the
+    /// torch-native Mamba-2 convolution; `hybrid`), us: the share racing the device, and the
+    /// share after their host syncs, serial with it. Part of `host_us`/`time_us`, named apart.
+    pub mixer_kernels_host_us: f64,
+    pub mixer_kernels_serial_us: f64,
 }
 
 /// Whether an operator is a per-sequence core (priced with the sequences, not the token rows):
@@ -165,6 +170,14 @@ pub fn triton_chunk_device_us(host: &HostCosts, la: &tunelab_sim::model::LinearA
         return None;
     }
     linear_attention::triton_chunk_us(la, tp, tokens, device)
+}
+
+/// Whether the chip's kernel library runs W4A16 / W8A16 grouped matmuls through a dequantised
+/// workspace (`tunelab_sim::kernels::grouped_antiquant_workspace`; a chip without a named
+/// library uses the default one).
+pub fn antiquant_workspace(device: &Device) -> bool {
+    let lib = if device.kernel_library.is_empty() { tunelab_sim::kernels::names().1 } else { device.kernel_library.clone() };
+    tunelab_sim::kernels::grouped_antiquant_workspace(&lib)
 }
 
 /// The grid points around `x` and the position between them: exact up to 8, then points half
@@ -235,7 +248,10 @@ pub struct SpecPricing {
 pub(super) const HEAD_OPS: [&str; 5] = ["final_norm", "lm_head", "tp.logits_allgather", "ftp.lmhead.hidden_allgather", "ftp.lmhead.logits_alltoall"];
 
 impl StepPricer {
-    pub fn new(model: ModelDesc, device: Device, plan: ParallelPlan, opts: GraphOptions, mode: TileMode, host: HostCosts) -> StepPricer {
+    pub fn new(model: ModelDesc, device: Device, plan: ParallelPlan, mut opts: GraphOptions, mode: TileMode, host: HostCosts) -> StepPricer {
+        // The chip's kernel library decides how packed expert weights are dequantised
+        // (assets/kernels/libraries.json `grouped_matmul_antiquant`).
+        opts.expert_dequant_workspace = antiquant_workspace(&device);
         StepPricer {
             model,
             device,
@@ -293,7 +309,7 @@ impl StepPricer {
             p.launch_us += e.breakdown.exposed.launch * r;
             p.ops += r;
             // A mixer kernel the engine launches through Triton is priced per step (`hybrid`).
-            if !(self.host.triton_launch_host_us > 0.0 && linear_attention::runs_as_triton(name)) {
+            if !(self.host.triton_launch_host_us > 0.0 && (linear_attention::runs_as_triton(name) || tunelab_sim::workload::ssm::runs_in_mamba2_kernels(name))) {
                 p.host_us += dispatch::host_us(&self.device, op, LaunchMode::Eager) * r;
             }
             if matches!(op, Op::Comm { .. } | Op::MoeComm { .. }) {
@@ -549,6 +565,9 @@ impl StepPricer {
         let layers = self.model.llm.as_ref().map_or(0, |t| t.layers) as f64;
         let linear_layers = self.model.llm.as_ref().and_then(|t| t.linear_attention.as_ref()).map_or(0, |l| l.layers);
         let (triton, serial) = super::hybrid::triton_host_us(h, linear_layers, s, graph, h.piecewise);
+        // Mamba-2 mixers (Nemotron-H) through the same Triton path, with their own counts.
+        let (mamba, mamba_serial) = super::hybrid::mamba2_host_us(h, &self.model, self.device.eager_host_us_per_launch, s, graph, h.piecewise);
+        let (triton, serial) = (triton + mamba, serial + mamba_serial);
         let (mode, host) = if graph && h.piecewise {
             // The attention custom op's Triton launches are part of the Python path between
             // the captured pieces, which the per-layer cost already floors.
@@ -574,6 +593,8 @@ impl StepPricer {
             flops: all.flops * share,
             rel_error: all.rel_error,
             graph,
+            mixer_kernels_host_us: triton * share,
+            mixer_kernels_serial_us: serial * share,
         })
     }
 
