@@ -18,7 +18,7 @@ pub const LIBRARIES_JSON: &str = crate::json_asset_lean!("../../../assets/kernel
 /// host side of calling the library's kernels through torch_npu (op dispatch, the aclnn
 /// two-phase call with host tiling) or the runtime: software, not silicon, so they live here
 /// rather than in the chip profile (issue 21).
-pub const KERNEL_FIELDS: &[&str] = &["cube_kstep_sync_cycles", "l1_load_sync_cycles", "fixpipe_sync_cycles", "vector_tile_sync_cycles", "vector_efficiency", "fa_handoff_cycles", "hccs_efficiency", "aiv_link_efficiency", "eager_host_us_per_launch", "eager_host_us_attention", "graph_launch_us"];
+pub const KERNEL_FIELDS: &[&str] = &["cube_kstep_sync_cycles", "l1_load_sync_cycles", "fixpipe_sync_cycles", "vector_tile_sync_cycles", "vector_efficiency", "fa_handoff_cycles", "hccs_efficiency", "aiv_link_efficiency", "normal_peer_wait_us", "eager_host_us_per_launch", "eager_host_us_attention", "graph_launch_us"];
 
 /// The libraries file, parsed once (a compile-time asset; every profile load read it again, the
 /// largest share of `tunelab calibrate`'s time on an op summary).
@@ -87,4 +87,14 @@ pub fn triton_fla_field(name: &str) -> Option<f64> {
         serde_json::from_str::<Value>(TRITON_FLA_JSON).ok().and_then(|f| f.get("fields")?.as_object().cloned()).unwrap_or_default()
     });
     fields.get(name)?.get("value")?.as_f64()
+}
+
+/// Whether library `name`'s grouped matmul dequantises packed INT4/INT8 weights under 16-bit
+/// activations into a 16-bit workspace before the cube reads them (the library block's
+/// `grouped_matmul_antiquant` is "workspace"; source K1 of the file). An unknown library or one
+/// without the key: no (the dequantisation is priced inside the matmul). The serving step
+/// pricer sets `GraphOptions::expert_dequant_workspace` from it.
+pub fn grouped_antiquant_workspace(name: &str) -> bool {
+    let Ok((block, _)) = bundled_block(name) else { return false };
+    block.get("grouped_matmul_antiquant").and_then(|g| g.get("value")).and_then(Value::as_str) == Some("workspace")
 }

@@ -206,6 +206,10 @@ pub enum VectorKind {
     /// One input and a broadcast operand (x / c, x + a mask row): one pass, one instruction
     /// per element (an ONNX graph's separate Div and Add on the attention scores).
     Scale,
+    /// Dequantise packed integer weights (the op's dtype: INT4 or INT8) to the 16-bit activation
+    /// type with their per-group scale and offset, written to a workspace: the vector phase of
+    /// the grouped matmul's W4A16 / W8A16 path (`GraphOptions::expert_dequant_workspace`).
+    Antiquant,
 }
 
 /// How attention is computed.

@@ -234,6 +234,7 @@ fn diagnose_in(s: &Scenario, st: &mut crate::stages::StageSetup, config: Option<
                 chain.splice(0..0, std::iter::once(host).chain(remedy));
             }
             if matches!(s.stage, Stage::Deployment | Stage::Runtime) {
+                chain.extend(crate::stages::scheduler::load::load_sentence(&b.ops, &label));
                 chain.extend(collective_expansion_hint(&b.ops, &device));
             }
             (hot, shares, chain)

@@ -69,6 +69,8 @@ pub fn eager_launches(op: &Op) -> f64 {
             VectorKind::Softmax | VectorKind::SwiGlu => 2.0,
             VectorKind::Quantize => 3.0,
             VectorKind::Elementwise | VectorKind::Activation | VectorKind::LayerNorm | VectorKind::Reduce | VectorKind::Cast | VectorKind::Gather | VectorKind::Scale => 1.0,
+            // The vector phase of a grouped matmul's antiquant path: inside that one call.
+            VectorKind::Antiquant => 0.0,
         },
         // Unfused: QK^T, scale, mask add, softmax, cast, PV, transpose.
         Op::Attention { kind: AttentionKind::Unfused | AttentionKind::Exported, .. } => 7.0,

@@ -43,6 +43,9 @@ fn spec(kind: VectorKind, t: DType) -> Spec {
         VectorKind::Quantize => s(b, 1.0, 4.0, true, 4.0),
         VectorKind::Gather => s(b, b, 0.0, false, 0.0),
         VectorKind::Scale => s(b, b, 1.0, false, 0.0),
+        // Packed weights in (INT4: half a byte), the 16-bit workspace out; a cast, the offset
+        // add and the scale multiply per element, computed in FP32.
+        VectorKind::Antiquant => s(t.size(), 2.0, 3.0, false, 4.0),
     }
 }
 

@@ -21,6 +21,7 @@ mod train;
 
 pub use train::trainable_per_chip;
 pub mod datasets;
+pub mod experts_touched;
 pub mod linear_attention;
 pub mod local_attention;
 pub mod speculative;
@@ -349,6 +350,12 @@ pub struct GraphOptions {
     /// quantised per layer group, e.g. W8A8 attention with W4A8 experts; inference only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expert_precision: Option<Precision>,
+    /// The kernel library's grouped matmul dequantises packed expert weights (W4A16, W8A16)
+    /// into a 16-bit workspace on the vector cores before the cube reads them
+    /// (`kernels::grouped_antiquant_workspace`): each touched expert's weights are read packed,
+    /// written and read again at 16 bits. False: the dequantisation is priced inside the matmul.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub expert_dequant_workspace: bool,
 }
 
 /// How a serving engine exchanges an expert-parallel step's tokens, by the step's size and the
@@ -420,6 +427,7 @@ impl Default for GraphOptions {
             train: TrainOptions::default(),
             moe_comm: None,
             expert_precision: None,
+            expert_dequant_workspace: false,
         }
     }
 }

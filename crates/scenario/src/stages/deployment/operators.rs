@@ -142,5 +142,9 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase, 
     // price is per generated token, so it is scaled back to the whole step.
     let cost = crate::stages::scale::context::step(pricer, &shape, pcp, k.graph_launch)?;
     let per_step = spec.as_ref().map_or(1.0, |sp| sp.tokens_per_step.max(1.0));
+    // What load does to this step, in named lines (experts touched, host terms): `scheduler::load`.
+    for line in pricer.load_lines(&shape, &ops, cost.graph, cost.device_us) {
+        what.push_str(&format!("; {line}"));
+    }
     Ok(StepOperators { ops, memory, spec, triton_chunks, what, tp, dp, ep: plan.ep, expert_parallel: k.expert_parallel, graph_launch: k.graph_launch, device_ms: cost.device_us * per_step / 1e3, wall_ms: cost.time_us * per_step / 1e3, mixer_host_ms: (cost.mixer_kernels_host_us * per_step / 1e3, cost.mixer_kernels_serial_us * per_step / 1e3) })
 }

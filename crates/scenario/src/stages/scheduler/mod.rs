@@ -47,6 +47,7 @@ mod requests;
 mod stats;
 mod step_ops;
 mod step_memo;
+pub mod load;
 
 pub use sim::{simulate, EngineConfig, KvPolicy, Slo};
 pub use host::{fitted_fields, with_fitted_fields, FittedHostField};

@@ -172,6 +172,14 @@ pub fn triton_chunk_device_us(host: &HostCosts, la: &tunelab_sim::model::LinearA
     linear_attention::triton_chunk_us(la, tp, tokens, device)
 }
 
+/// Whether the chip's kernel library runs W4A16 / W8A16 grouped matmuls through a dequantised
+/// workspace (`tunelab_sim::kernels::grouped_antiquant_workspace`; a chip without a named
+/// library uses the default one).
+pub fn antiquant_workspace(device: &Device) -> bool {
+    let lib = if device.kernel_library.is_empty() { tunelab_sim::kernels::names().1 } else { device.kernel_library.clone() };
+    tunelab_sim::kernels::grouped_antiquant_workspace(&lib)
+}
+
 /// The grid points around `x` and the position between them: exact up to 8, then points half
 /// an octave apart (8, 12, 16, 24, 32, 48, ...), so costs are priced at two sizes per octave
 /// and interpolated linearly in between. Operator time is close to affine in tokens, sequences
@@ -240,7 +248,10 @@ pub struct SpecPricing {
 pub(super) const HEAD_OPS: [&str; 5] = ["final_norm", "lm_head", "tp.logits_allgather", "ftp.lmhead.hidden_allgather", "ftp.lmhead.logits_alltoall"];
 
 impl StepPricer {
-    pub fn new(model: ModelDesc, device: Device, plan: ParallelPlan, opts: GraphOptions, mode: TileMode, host: HostCosts) -> StepPricer {
+    pub fn new(model: ModelDesc, device: Device, plan: ParallelPlan, mut opts: GraphOptions, mode: TileMode, host: HostCosts) -> StepPricer {
+        // The chip's kernel library decides how packed expert weights are dequantised
+        // (assets/kernels/libraries.json `grouped_matmul_antiquant`).
+        opts.expert_dequant_workspace = antiquant_workspace(&device);
         StepPricer {
             model,
             device,

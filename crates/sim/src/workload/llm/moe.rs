@@ -6,7 +6,7 @@ use super::{ceil_div, mlp, Ctx};
 use crate::dtype::DType;
 use crate::model::OpClass;
 use crate::op::{CommKind, Epilogue, MoeCommForm, MoePhase, Op, VectorKind};
-use crate::workload::{GraphOp, GraphOptions, MoeDispatcher};
+use crate::workload::{experts_touched, GraphOp, GraphOptions, MoeDispatcher};
 
 /// Routed experts with top-k routing. With N = tokens x top_k x ep routed token-copies over E
 /// experts (uniform routing), E (1 - (1 - 1/E)^N) distinct experts are hit in expectation; each
@@ -40,14 +40,12 @@ pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64,
     }
     ops.push(ctx.vector(format!("{p}.moe.topk"), OpClass::Moe, VectorKind::Softmax, tokens, e));
     let routed = group_tokens.max(1).saturating_mul(m.top_k);
-    // Each token picks top_k distinct experts: an expert is missed by all of them with
-    // probability (1 - top_k / E)^tokens.
-    let hit = 1.0 - libm::pow((1.0 - m.top_k as f64 / e as f64).max(0.0), group_tokens.max(1) as f64);
-    let hit_total = ((e as f64) * hit).ceil().clamp(1.0, e as f64) as u64;
+    // Experts touched (`workload::experts_touched`): each token picks top_k distinct experts,
+    // and the busiest rank's hit experts set the pace (the ranks meet at the combine).
+    let hit_total = experts_touched::distinct_hit(m.top_k, e, group_tokens);
     let slots = ctx.plan.expert_slots(e);
-    // The busiest rank's hit experts (the ranks meet at the combine, so it sets the pace).
     let per_rank = (slots / ep).max(1);
-    let hit_local = (libm::round(busiest_rank_hits(per_rank, hit, ep)) as u64).clamp(1, per_rank);
+    let hit_local = experts_touched::busiest_rank_experts(m.top_k, e, group_tokens, per_rank, ep);
     let mean = routed as f64 / hit_total as f64;
     let per_expert = (mean * balanced_imbalance(opts.moe_imbalance, ctx.plan.redundant_experts, ep)).ceil().clamp(1.0, routed.max(1) as f64) as u64;
     let copies = tokens.saturating_mul(m.top_k);
@@ -97,9 +95,19 @@ pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64,
         }
         None => (ctx.mm, ctx.weight, ctx.quant),
     };
-    let grouped = |name: &str, n: u64, k: u64, epi: Epilogue| {
-        let op = Op::Matmul { batch, m: per_expert, n, k, dtype: e_mm, weight_dtype: e_weight, epilogue: epi };
-        GraphOp { name: format!("{p}.moe.experts.{name}"), op, repeat, class: OpClass::Moe }
+    // Packed integer weights under 16-bit activations through the library's workspace path
+    // (`GraphOptions::expert_dequant_workspace`): the vector cores dequantise each touched
+    // expert's weights into a 16-bit workspace (`moe.experts.<proj>.antiquant`, the kernel's
+    // vector phase) and the cube reads them from there at 16 bits; empty groups are skipped.
+    let workspace = opts.expert_dequant_workspace && e_weight.is_some_and(|w| w.is_int()) && !e_mm.is_int();
+    let w_dtype = if workspace { None } else { e_weight };
+    let grouped = |ops: &mut Vec<GraphOp>, name: &str, n: u64, k: u64, epi: Epilogue| {
+        if let (true, Some(w)) = (workspace, e_weight) {
+            let deq = Op::Vector { kind: VectorKind::Antiquant, rows: hit_local.saturating_mul(k), row_len: n, dtype: w };
+            ops.push(GraphOp { name: format!("{p}.moe.experts.{name}.antiquant"), op: deq, repeat: 1, class: OpClass::Moe });
+        }
+        let op = Op::Matmul { batch, m: per_expert, n, k, dtype: e_mm, weight_dtype: w_dtype, epilogue: epi };
+        ops.push(GraphOp { name: format!("{p}.moe.experts.{name}"), op, repeat, class: OpClass::Moe });
     };
     let rows = local_rows;
     if e_quant && !ctx.quant {
@@ -108,11 +116,11 @@ pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64,
     }
     if ctx.t.mlp == crate::model::MlpKind::Relu2 {
         // Squared-ReLU experts (Nemotron 3): up, relu^2, down.
-        ops.push(grouped("up_proj", inter, h, Epilogue::None));
+        grouped(ops, "up_proj", inter, h, Epilogue::None);
         ops.push(ctx.vector(format!("{p}.moe.experts.act"), OpClass::Moe, VectorKind::Activation, rows, inter));
     } else {
         let epi = if ctx.fuse { Epilogue::SwiGlu } else { Epilogue::None };
-        ops.push(grouped("gate_up_proj", 2 * inter, h, epi));
+        grouped(ops, "gate_up_proj", 2 * inter, h, epi);
         if !ctx.fuse {
             ops.push(ctx.vector(format!("{p}.moe.experts.act"), OpClass::Moe, VectorKind::SwiGlu, rows, inter));
         }
@@ -120,7 +128,7 @@ pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64,
     if e_quant {
         ops.push(ctx.vector(format!("{p}.moe.experts.down_quant"), OpClass::Moe, VectorKind::Quantize, rows, inter));
     }
-    ops.push(grouped("down_proj", h, inter, Epilogue::None));
+    grouped(ops, "down_proj", h, inter, Epilogue::None);
     if ep > 1 && !all_gather {
         match exchange {
             Some(form) => ops.push(moe_comm(MoePhase::Combine, form, ctx.vec)),
@@ -157,26 +165,6 @@ pub(super) fn moe_block(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, tokens: u64,
             fp32_scatter_add(ctx, ops, p, copies, tokens);
         }
     }
-}
-
-/// The expected largest number of hit experts on one of `ranks` ranks holding `per_rank`
-/// experts each, every expert hit with probability `hit` (independently): E[max] of `ranks`
-/// Binomial(per_rank, hit) counts, sum over j >= 1 of 1 - P(count < j)^ranks. One rank: the mean.
-pub fn busiest_rank_hits(per_rank: u64, hit: f64, ranks: u64) -> f64 {
-    let q = hit.clamp(0.0, 1.0);
-    if q >= 1.0 || ranks <= 1 {
-        return per_rank as f64 * q;
-    }
-    let n = per_rank as f64;
-    let mut pmf = libm::pow(1.0 - q, n);
-    let mut cdf = pmf;
-    let mut sum = 0.0;
-    for j in 1..=per_rank {
-        sum += 1.0 - libm::pow(cdf.min(1.0), ranks as f64);
-        pmf *= (n - j as f64 + 1.0) / j as f64 * q / (1.0 - q);
-        cdf += pmf;
-    }
-    sum
 }
 
 /// The busiest expert's load over the mean after EPLB: `redundant` extra copies over `ep` ranks
@@ -217,27 +205,6 @@ fn fp32_scatter_add(ctx: &Ctx, ops: &mut Vec<GraphOp>, p: &str, local_rows: u64,
     ops.push(v("combine_fp32_cast", VectorKind::Cast, local_rows, h, ctx.vec));
     ops.push(v("combine_scatter_add_fp32", VectorKind::Elementwise, local_rows, h, f32));
     ops.push(v("combine_fp32_to_bf16", VectorKind::Cast, group_rows, h, f32));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::busiest_rank_hits;
-
-    #[test]
-    fn the_busiest_rank_holds_more_hit_experts_than_the_mean_and_never_more_than_it_has() {
-        // Kimi-K2 on 16 ranks (384 experts, 24 per rank): one token hits 8 experts, the
-        // busiest rank about 2 of them; eight tokens about 60 (3.7 per rank on average), the
-        // busiest about 7.
-        let one = busiest_rank_hits(24, 8.0 / 384.0, 16);
-        let eight = busiest_rank_hits(24, 1.0 - (1.0f64 - 8.0 / 384.0).powi(8), 16);
-        assert!((1.6..2.3).contains(&one), "{one}");
-        assert!((6.0..8.5).contains(&eight), "{eight}");
-        // Every expert hit: every rank is full; one rank: the mean.
-        assert_eq!(busiest_rank_hits(24, 1.0, 16), 24.0);
-        assert!((busiest_rank_hits(128, 0.25, 1) - 32.0).abs() < 1e-9);
-        // More ranks, same per-rank load: the busiest of more is busier.
-        assert!(busiest_rank_hits(24, 0.1, 64) > busiest_rank_hits(24, 0.1, 8));
-    }
 }
 
 /// A serving engine's exchange for this block (`GraphOptions::moe_comm`): None without a

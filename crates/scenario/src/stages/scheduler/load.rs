@@ -1,0 +1,106 @@
+//! What load does to a serving step, in words (issue 43 §3, "load that moves the step"): the
+//! experts the step's tokens touch on the busiest expert-parallel rank (each touched expert's
+//! weights are read, and on the W4A16 workspace path dequantised, once per layer:
+//! `tunelab_sim::workload::experts_touched`), and the engine's host terms (the per-layer Python
+//! of a piecewise step or the eager dispatch, which race the device; the per-step and
+//! per-sequence work, which the device waits for). The operator breakdown's label (Explore's
+//! detail in the app, `tunelab eval --ops`) lists these lines, and the diagnosis says when the
+//! experts touched drive the step. The numbers are the step pricer's own (`price::step_with`).
+
+use super::price::{StepPricer, StepShape};
+use crate::stages::serving::OpCost;
+use tunelab_sim::cost::dispatch::{self, LaunchMode};
+use tunelab_sim::Op;
+
+/// The routed experts of a step's operator list: the experts the busiest rank runs per layer
+/// (the grouped matmul's batch), the device time of the experts' matmuls and of their W4A16
+/// workspace dequantisation, and the step's device time, in us. None without routed experts.
+pub struct ExpertLoad {
+    pub experts: u64,
+    pub experts_us: f64,
+    pub antiquant_us: f64,
+    pub total_us: f64,
+}
+
+pub fn expert_load(ops: &[OpCost]) -> Option<ExpertLoad> {
+    let total_us: f64 = ops.iter().map(|o| o.time_us).sum();
+    let mut experts = 0;
+    let (mut experts_us, mut antiquant_us) = (0.0, 0.0);
+    for o in ops.iter().filter(|o| o.name.contains(".moe.experts.") && !o.name.starts_with("draft.")) {
+        experts_us += o.time_us;
+        if o.name.ends_with(".antiquant") {
+            antiquant_us += o.time_us;
+        } else if let Op::Matmul { batch, .. } = o.op {
+            // A grouped matmul's batch is the experts it runs (SequentialMLP's one-expert
+            // matmuls leave it at 1).
+            experts = experts.max(batch);
+        }
+    }
+    (experts_us > 0.0).then_some(ExpertLoad { experts: experts.max(1), experts_us, antiquant_us, total_us })
+}
+
+/// The sentence the diagnosis says when the experts a step's tokens touch take at least a
+/// fifth of its device time: more requests in a step touch more experts, so the step slows
+/// with load.
+pub fn load_sentence(ops: &[OpCost], label: &str) -> Option<String> {
+    let l = expert_load(ops)?;
+    let share = l.experts_us / l.total_us.max(1e-9);
+    (share >= 0.2).then(|| {
+        let deq = if l.antiquant_us > 0.0 {
+            format!(", {:.0}% of it dequantising the packed weights into the grouped matmul's 16-bit workspace (the W4A16 path of the kernel library)", 100.0 * l.antiquant_us / l.experts_us)
+        } else {
+            String::new()
+        };
+        format!(
+            "load drives the {label} step: the routed experts the busiest expert-parallel rank runs ({} per layer this step) take {:.0}% of it{deq}; each expert a token touches is read whole, so more requests per step touch more experts and the step slows with concurrency until every local expert is touched",
+            l.experts,
+            100.0 * share
+        )
+    })
+}
+
+impl StepPricer {
+    /// Named lines for a step of shape `s` whose operators are `ops` (`step_operators`), priced
+    /// as `graph` (it ran as a captured graph) with `device_us` of device time: the experts
+    /// touched, then the host terms as `price::step_with` takes them.
+    pub fn load_lines(&self, s: &StepShape, ops: &[OpCost], graph: bool, device_us: f64) -> Vec<String> {
+        let mut out = Vec::new();
+        let ms = |us: f64| crate::spec::metrics::fmt4(us / 1e3);
+        if let (Some(l), Some(m)) = (expert_load(ops), self.model.llm.as_ref().and_then(|t| t.moe.as_ref())) {
+            let ep = self.plan.ep.max(1);
+            let per_rank = (self.plan.expert_slots(m.experts) / ep).max(1);
+            let deq = if l.antiquant_us > 0.0 { format!(", {} ms of it dequantising W4A16 weights into the grouped matmul's workspace", ms(l.antiquant_us)) } else { String::new() };
+            out.push(format!("experts touched: {} of the busiest EP rank's {per_rank} per layer (of {ep} ranks) for {} routed tokens, {} ms of device time{deq}", l.experts, s.prefill_tokens + s.decode_seqs, ms(l.experts_us)));
+        }
+        let h = &self.host;
+        let layers = self.model.llm.as_ref().map_or(0, |t| t.layers) as f64;
+        let python = h.piecewise_host_us_per_layer * layers;
+        // What races the device (the step takes the longer of it and the device time).
+        let racing = if graph && h.piecewise {
+            Some((format!("the Python between captured pieces, {layers} layers x {} us", h.piecewise_host_us_per_layer), python))
+        } else if graph {
+            None
+        } else {
+            let launches: f64 = ops.iter().map(|o| dispatch::host_us(&self.device, &o.op, LaunchMode::Eager) * o.repeat as f64).sum();
+            let collectives: f64 = ops.iter().filter(|o| matches!(o.op, Op::Comm { .. } | Op::MoeComm { .. })).map(|o| o.repeat as f64).sum();
+            let eager = launches + h.eager_host_us_per_collective * collectives;
+            Some(if python > eager {
+                (format!("the Python floor of {layers} layers x {} us (eager dispatch {} ms)", h.piecewise_host_us_per_layer, ms(eager)), python)
+            } else {
+                ("eager dispatch of every launch".to_string(), eager)
+            })
+        };
+        if let Some((what, host_us)) = racing {
+            let longer = if device_us >= host_us { "the device is the longer, so load shows in the step" } else { "the host is the longer, so the step stays at it until the device time passes it" };
+            out.push(format!("host, racing the device: {what} = {} ms; device {} ms: {longer}", ms(host_us), ms(device_us)));
+        }
+        let seqs = s.decode_seqs + s.prefill_seqs;
+        out.push(format!(
+            "host, in series: per step {} ms (scheduler, input preparation, sampler) + {seqs} sequences x {} us = {} ms",
+            ms(h.step_host_us),
+            h.step_host_us_per_seq,
+            ms(h.step_host_us_per_seq * seqs as f64)
+        ));
+        out
+    }
+}
