@@ -1029,21 +1029,28 @@ def convert_encoder2(r, row):
                        "deployment": {"tile_operators": False, "serving": serving},
                        "space": fixed(precision="fp16", tp=1, launch="graph")}
     row["variants"] = []
+    # Each (batch, seq) shape of the source is a variant; a variant's scenario carries the
+    # workload's length (the seq-100 shapes were listed, not compared, before variants could).
     for runtime in (("om",) if duo else ("accel", "om")):
-        for bs in (20, 128):
+        for bs, seq in ((8, 100), (20, 512), (128, 512)):
+            shape = "bs%d_seq%d" % (bs, seq)
             vals = []
             for k, v in m.items():
-                if (k == "bs%d_seq512" % bs or k.endswith("_bs%d_seq512" % bs)) and (duo or k.startswith(runtime)):
+                if (k == shape or k.endswith("_" + shape)) and (duo or k.startswith(runtime)):
                     val = dict(value(k, v["value"], "req/s", "requests_per_s"), unit_stated=v["unit"])
                     if duo:
                         val["copies"] = 2
                     vals.append(val)
-            variant = {"suffix": ("om-" if runtime == "om" and not duo else "") + "bs%d-seq512" % bs, "space": fixed(batch=bs), "values": vals}
+            variant = {"suffix": ("om-" if runtime == "om" and not duo else "") + "bs%d-seq%d" % (bs, seq), "space": fixed(batch=bs), "values": vals}
+            scen = {}
             if runtime == "om" and not duo:
-                variant["scenario"] = {"deployment": {"serving": {"runtime": "om"}}}
+                scen["deployment"] = {"serving": {"runtime": "om"}}
+            if seq != 512:
+                scen["workload"] = {"input_len": seq}
+            if scen:
+                variant["scenario"] = scen
             row["variants"].append(variant)
-    row["values"] = [skip(k, v["value"], v["unit"], "sequence length 100: the format's variants pin space parameters, not the workload's length; the seq-512 shapes are compared")
-                     for k, v in m.items() if "seq100" in k]
+    row["values"] = []
     row["conversion_note"] = ("throughput = 1000 x batch / compute time (the source's definition): sequences/s of a static batch, one forward (encoder); "
                               + ("the OM offline model (runtime om: ATC from ONNX, mixed_float16); per card of two 310P chips, each running its own copy (the source multiplies by 2)" if duo
                                  else "accel_* values under the engine's fused operators (the ATB model), om_* values under runtime om (the OM offline model: ATC from ONNX, mixed_float16)"))

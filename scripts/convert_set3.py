@@ -543,40 +543,48 @@ def convert_sana_ft(r):
     return row
 
 
-MM_INFER = "Ascend/MindSpeed-MM@08d37c0a examples/diffusers/{}/README.md (推理)"
+MM_INFER = "Ascend/MindSpeed-MM@{} examples/diffusers/{}"
 
 
 def convert_mm_t2i(r):
     """The MindSpeed-MM inference tables of HiDream-I1, Sana and FLUX.1-Kontext (E2E it/s, bf16,
-    '8p'). Each README's inference section runs one process (python infer_<model>_text2img_bf16.py;
-    the scripts themselves are not in the directories), so every launch fact not in the README is
-    assumed from the pipeline the README names, at its diffusers __call__ defaults: one chip per
-    process (the '8p' column is the table's card count, not a parallel layout), the size,
-    steps and guidance of HiDreamImagePipeline (1024 x 1024, 50 steps, CFG 5.0), SanaPipeline for
-    Sana_1600M_4Kpx_BF16_diffusers (sample_size 128 x the DC-AE's 32 = 4096 x 4096, 20 steps, CFG
-    4.5) and FluxKontextPipeline in text-to-image (1024 x 1024, no input image, 28 steps, embedded
-    guidance 3.5, no CFG batch); it/s read as tqdm's rate of the denoising loop (steps per second)."""
+    '8p'), each priced as its directory's inference script runs it (one process, DEVICE = "npu":
+    the tables' 8p column is the machine, not a parallel layout). HiDream (v2.2.0
+    infer_hidream_text2img_bf16.py + prompt_utils.py): HiDreamImagePipeline at 4096 x 4096, which
+    the pipeline rescales to its 1024 x 1024 maximum area, 50 steps, guidance 2.0 with a negative
+    prompt (CFG batch of 2), model CPU offload. Sana (v2.2.0 infer_sana_text2img_bf16.py):
+    Sana_1600M_4Kpx_BF16_diffusers at 4096 x 4096, 28 steps, guidance 2.0 (CFG batch of 2), the
+    cross-attention on the NPU flash kernel, VAE fp32 tiled. FLUX.1-Kontext (master
+    infer_kontext_text2img_lora_bf16.py, the table's 'LoRA文生图'): FluxKontextPipeline.__call__
+    with image=, i.e. an edit of a 1024 x 1024 image (the second call edits the first's output),
+    1024 x 1024, 50 steps, embedded guidance 2.5 (true_cfg_scale stays 1.0: no CFG batch), the
+    LoRA of the fine-tune loaded unmerged. it/s read as tqdm's rate of the denoising loop."""
     from convert_measurements import diffusion_row
     m = r["measured"]
     pins = dict(precision="bf16", attention="flash", launch="eager", sp=1, cfg_parallel="off")
-    cases = (("-hidream", "hidream_e2e", "hidream-i1-full", "hidream", {"steps": 50, "height": 1024, "width": 1024, "cfg": True},
-              "HiDream-I1-Full (MODEL_PATH HiDream-ai/HiDream-I1-Full with Meta-Llama-3.1-8B-Instruct as the fourth encoder), HiDreamImagePipeline "
-              "defaults 1024 x 1024, 50 steps, guidance 5.0 with its negative prompt (CFG batch of 2), torch 2.6"),
-             ("-sana", "sana_e2e", "sana-1600m-1024px", "sana", {"steps": 20, "height": 4096, "width": 4096, "cfg": True},
-              "Sana_1600M_4Kpx_BF16_diffusers (MODEL_PATH; the bundled sana-1600m-1024px pipeline's transformer, DC-AE and Gemma-2 at the 4K "
-              "model's own default size): SanaPipeline defaults 4096 x 4096 (sample_size 128 x 32: 16384 latent tokens), 20 steps, guidance 4.5 "
-              "(CFG batch of 2), torch 2.1; the 4K model's position-embedding interpolation is not priced"),
-             ("-kontext", "flux_kontext_lora_e2e", "flux.1-kontext-dev", "flux-kontext", {"steps": 28, "height": 1024, "width": 1024, "cfg": False, "reference_images": 0},
-              "FLUX.1-Kontext-dev with a LoRA (infer_kontext_text2img_lora_bf16.py, 'LoRA文生图'): FluxKontextPipeline text-to-image, no input image "
-              "(so no reference tokens), 1024 x 1024, 28 steps, embedded guidance 3.5, no CFG batch, torch 2.7.1; the unmerged LoRA's small "
-              "matmuls are not priced"))
+    hid = MM_INFER.format("4c75a551", "hidream/infer_hidream_text2img_bf16.py and prompt_utils.py")
+    sana = MM_INFER.format("4c75a551", "sana/infer_sana_text2img_bf16.py")
+    kon = MM_INFER.format("57069cd5", "flux-kontext/infer_kontext_text2img_lora_bf16.py")
+    cases = (("-hidream", "hidream_e2e", "hidream-i1-full", {"steps": 50, "height": 1024, "width": 1024, "cfg": True},
+              "HiDream-I1-Full with Meta-Llama-3.1-8B-Instruct as the fourth encoder, as " + hid + " run it: HiDreamImagePipeline asked "
+              "for 4096 x 4096, which it rescales to its maximum area (default_sample_size 128 x vae_scale_factor 8 = 1024 x 1024), 50 steps, "
+              "guidance 2.0 with a negative prompt (CFG batch of 2), torch 2.6; enable_model_cpu_offload's per-call moves are outside the "
+              "denoising loop, its per-forward empty_cache is not priced"),
+             ("-sana", "sana_e2e", "sana-1600m-1024px", {"steps": 28, "height": 4096, "width": 4096, "cfg": True},
+              "Sana_1600M_4Kpx_BF16_diffusers (the bundled sana-1600m-1024px pipeline's transformer, DC-AE and Gemma-2 at the 4K model's size) as "
+              + sana + " runs it: 4096 x 4096 (16384 latent tokens), 28 steps, guidance 2.0 (CFG batch of 2), the cross-attention on the NPU "
+              "flash kernel, torch 2.1; the 4K model's position-embedding interpolation is not priced"),
+             ("-kontext", "flux_kontext_lora_e2e", "flux.1-kontext-dev", {"steps": 50, "height": 1024, "width": 1024, "cfg": False, "reference_images": 1},
+              "FLUX.1-Kontext-dev with the fine-tune's LoRA, as " + kon + " runs it (the table's 'LoRA文生图'): FluxKontextPipeline called with "
+              "image= (an edit: the reference image's 4096 tokens join the 4096 output and 512 T5 tokens in every block; the second call edits "
+              "the first's 1024 x 1024 output), 1024 x 1024, 50 steps, embedded guidance 2.5 (true_cfg_scale 1.0: no CFG batch), attention "
+              "backend _native_npu (the fused kernel), torch 2.7.1; the unmerged LoRA's matmuls are not priced"))
     rows = []
-    for suffix, key, model, d, opts, what in cases:
+    for suffix, key, model, opts, what in cases:
         o = dict(opts, chips=1, framework="diffusers")
-        note = (what + ", bf16, eager, one chip (the README's single-process command; its table's 8p is not a parallel layout we can see); "
-                "launch facts not in " + MM_INFER.format(d) + " are the pipeline's diffusers defaults (the infer script is not in the directory); "
-                "it/s per denoising step compared with the step time; weight 0.5 for the assumed launch; chip: Atlas 900 A2 PODc, SKU not "
-                "stated, compared against 910B2")
+        note = (what + "; bf16, eager, one chip (the script's single process on DEVICE npu; the table's 8p is the machine, not a parallel "
+                "layout); it/s per denoising step compared with the step time; weight 0.5 (the table does not restate the script's "
+                "settings); chip: Atlas 900 A2 PODc, SKU not stated, compared against 910B2")
         row = diffusion_row(r, suffix, A2_UNSTATED, model, o, pins,
                             [dict(value(key, m[key]["value"], "steps/s", "step_ms"), unit_stated=m[key]["unit"])], note=note)
         row["weight"] = 0.5
@@ -584,30 +592,42 @@ def convert_mm_t2i(r):
     return rows
 
 
-FLUX2_INFER = "Ascend/MindSpeed-MM@4769d204 examples/diffusers/flux2/infer_flux2_text2img.py"
+FLUX2_INFER = "Ascend/MindSpeed-MM@57069cd5 examples/diffusers/flux2/infer_flux2_text2img.py"
 
 
 def convert_flux2_infer(r):
     """FLUX.2-dev inference (MindSpeed-MM examples/diffusers/flux2, the README's 推理 table, it/s per
-    denoising step): infer_flux2_text2img.py @4769d204 wraps the transformer and the Mistral text
-    encoder in FSDP FULL_SHARD over the world and enables Ulysses context parallelism of the world
-    size (ContextParallelConfig(ulysses_degree=world_size)), 1024 x 1024, 20 steps, guidance 1
-    (embedded guidance, no CFG batch), attention backend "native" (torch SDPA, which torch_npu
-    runs as its fused attention), eager; the prompt is encoded before the timed call. The table's
-    8p is taken (the README's example launch uses --num_processes=4). I2I adds one reference
-    image of the output's size (the flux.2-dev-i2i pipeline)."""
+    denoising step): infer_flux2_text2img.py @57069cd5 loads the transformer in bf16
+    (Flux2Pipeline.from_pretrained(torch_dtype=torch.bfloat16)), enables Ulysses context
+    parallelism of the world size and wraps it in torch FSDP (FullyShardedDataParallel) with
+    FULL_SHARD over the world, one unit per Flux2TransformerBlock / Flux2SingleTransformerBlock and
+    no MixedPrecision: each block's flat bf16 parameter is all-gathered before its forward and
+    freed after it (inference: once per block per step, no backward), on FSDP's unshard stream
+    (the next block's gather runs while this one computes; limit_all_gathers keeps two in
+    flight). 1024 x 1024, 20 steps, guidance 1 (embedded guidance, no CFG batch), attention
+    backend "native" (torch SDPA, the fused attention on NPU), eager; the prompt is encoded before
+    the timed call. The world size: the README's own launch for both tasks is
+    `accelerate launch --num_processes=4` ("单机四卡进行分布式推理"), and infer_flux2_img2img.py
+    edits ./infer_result/flux2.fsdp_ulysses4.png, the file the text-to-image script writes only
+    when world_size is 4; the table's "8p" column is the machine (the same README family's
+    HiDream, Sana and Kontext tables say 8p for single-process scripts). Priced on 4 NPUs.
+    I2I adds one reference image of the output's size (the flux.2-dev-i2i pipeline)."""
     from convert_measurements import diffusion_row
     m = r["measured"]
-    base = {"steps": 20, "height": 1024, "width": 1024, "cfg": False, "chips": 8, "framework": "diffusers", "fsdp": True}
-    pins = dict(precision="bf16", attention="flash", launch="eager", sp=8, sp_mode="ulysses", cfg_parallel="off")
-    note = ("FLUX.2-dev as " + FLUX2_INFER + " (and infer_flux2_img2img.py) runs it: FSDP FULL_SHARD of the transformer and the text "
-            "encoder over all 8 NPUs (diffusion.fsdp), Ulysses sequence parallelism of degree 8, 1024 x 1024, 20 steps, guidance 1 without "
-            "CFG, bf16, torch SDPA (the fused attention on NPU), eager; the card count is the table's 8p (the README's example launch uses "
-            "4 processes); it/s per denoising step compared with the step time; chip: Atlas 900 A2 PODc, SKU not stated, compared against 910B2")
+    base = {"steps": 20, "height": 1024, "width": 1024, "cfg": False, "chips": 4, "framework": "diffusers", "fsdp": True}
+    pins = dict(precision="bf16", attention="flash", launch="eager", sp=4, sp_mode="ulysses", cfg_parallel="off")
+    note = ("FLUX.2-dev as " + FLUX2_INFER + " (and infer_flux2_img2img.py) runs it: bf16 weights, torch FSDP FULL_SHARD of the transformer "
+            "(one unit per block, no MixedPrecision: the gathers are bf16, once per block per step, on FSDP's unshard stream beside the "
+            "compute) and of the text encoder (diffusion.fsdp), Ulysses sequence parallelism of the world size, 1024 x 1024, 20 steps, "
+            "guidance 1 without CFG, torch SDPA (the fused attention on NPU), eager. World size 4: the README launches both tasks with "
+            "--num_processes=4 and the I2I script's input is flux2.fsdp_ulysses4.png, which the T2I script writes only at world size 4; "
+            "the table's 8p is the machine (its sibling tables say 8p for single-process scripts); weight 0.5 for that reading. "
+            "it/s per denoising step compared with the step time; chip: Atlas 900 A2 PODc, SKU not stated, compared against 910B2")
     rows = []
     for suffix, key, model in (("-t2i", "e2e_it_per_s_t2i", "flux.2-dev"), ("-i2i", "e2e_it_per_s_i2i", "flux.2-dev-i2i")):
         row = diffusion_row(r, suffix, A2_UNSTATED, model, dict(base), pins,
                             [dict(value(key, m[key]["value"], "steps/s", "step_ms"), unit_stated=m[key]["unit"])], note=note)
+        row["weight"] = 0.5
         rows.append(row)
     return rows
 

@@ -278,25 +278,35 @@ CONVERTERS.update({
 # 32 GB board, on which the BF16 checkpoint (65.5 GB) cannot load over two cards, so the run
 # served W8A8 weights (vLLM-Ascend's published Qwen3-32B-W8A8, the Qwen3-Dense tutorial's
 # quantised option); the other reading, BF16 on 64 GB 910B4 boards, has no bundled profile.
-QWEN3_32B_NOTE = ("Qwen3-32B (the bundled config) on two Ascend 910B4 at TP2, as the source states; READING TAKEN: the bundled 910B4 "
-                  "profile is the 32 GB board, where the BF16 weights (65.5 GB) cannot load over two cards, so W8A8 weights "
-                  "(vLLM-Ascend's published Qwen3-32B-W8A8, the Qwen3-Dense tutorial's quantised option); the other reading, BF16 on "
-                  "64 GB 910B4 boards, has no bundled profile and is not compared. Not stated and taken from the tools' defaults: "
-                  "vllm bench serve's random dataset (fixed lengths; --random-output-len 128 out, --num-prompts 1000) at "
-                  "--max-concurrency 16 (a closed loop of 16 clients); the release's default graph capture and ")
+QWEN3_32B_NOTE = ("Qwen3-32B (the bundled config) on two Ascend 910B4 at TP2, as the source states; nothing else is stated (issue #5892's whole "
+                  "description is the two lines of figures). READING TAKEN (issue 43, fifth pass), each part from the figures themselves: "
+                  "(1) a burst of 16 requests, the source's '16并发' sent at once: the 2K TTFT (4.7 / 2.6 s) is 12-19 single 2K prefills on "
+                  "this layout (0.25-0.4 s each), which only a queue of about 16 prefills gives; a closed loop of 16 clients with many prompts "
+                  "keeps about one prefill ahead of a request (about 1.2 s predicted). "
+                  "(2) 1024 output tokens: in a burst the mean TPOT carries the other requests' queued prefills, about TTFT / (out - 1) on top "
+                  "of the decode step, so 128 out (vllm bench serve's default) would leave a decode step under 15 ms at 2K and 128-255 out one "
+                  "under 35 ms, below the ~27 ms the weights alone take at W8A8 on the slower board; 1024 is the first round length that "
+                  "leaves a physical step at both prompt lengths. "
+                  "(3) BF16 (the checkpoint's dtype; no quantisation is named) on the 64 GB board of the 910B4 (910B4-64G: msmodeling's "
+                  "ATLAS_800_A2_280T_64G, 64 GiB at 1.6 TiB/s): the 8K run keeps 16 x ~8.7K tokens of KV cache, 18 GB per card at TP2, "
+                  "which the 32 GB board cannot hold beside either BF16 (65.5 GB over two cards) or W8A8 weights (11.6 GB left), so the "
+                  "32 GB board would preempt and its 8K TTFT would be ~38 s against 12-17 s measured. The last session's reading "
+                  "(W8A8 on the 32 GB board, a closed loop of 1000 prompts at 128 out) priced TPOT +95..+183% and the 2K TTFT -55..-75%. "
+                  "Release defaults (graph capture, async scheduling, chunked prefill) are each release's; ")
 
 
 def convert_qwen3_32b_910b4(r):
     m = r["measured"]
     rows = []
     for rel, tag in (("0.11", "v011"), ("0.13", "v013")):
-        row = {"id": r["id"] + "/v" + rel, "stage": "deployment", "model": "qwen3-32b", "chip": "910B4",
-               "chip_note": "stated by the source (2 x 910B4); the bundled 910B4 profile is the 32 GB board", "release": rel,
-               "scenario": {"workload": {"batch": VLLM_DEFAULT_SEQS, "input_len": 2048, "output_len": 128},
+        row = {"id": r["id"] + "/v" + rel, "stage": "deployment", "model": "qwen3-32b", "chip": "910B4-64G",
+               "chip_note": "stated by the source (2 x 910B4); the 64 GB board (910B4-64G), the only 910B4 that holds the 8K run's cache (see the conversion note)",
+               "release": rel,
+               "scenario": {"workload": {"batch": VLLM_DEFAULT_SEQS, "input_len": 2048, "output_len": 1024},
                             "deployment": {"tile_operators": False,
-                                           "serving": {"mode": "scheduler", "engine": "vllm-ascend", "engine_version": rel, "arrival": "closed",
-                                                       "concurrency": 16, "requests": 1000, "length_distribution": "fixed", "block_size": 128}},
-                            "space": fixed(batch=VLLM_DEFAULT_SEQS, precision="w8a8", tp=2, launch="graph", max_num_batched_tokens=VLLM_DEFAULT_TOKENS, chunked_prefill="on")},
+                                           "serving": {"mode": "scheduler", "engine": "vllm-ascend", "engine_version": rel, "arrival": "burst",
+                                                       "requests": 16, "length_distribution": "fixed", "block_size": 128}},
+                            "space": fixed(batch=VLLM_DEFAULT_SEQS, precision="bf16", tp=2, launch="graph", max_num_batched_tokens=VLLM_DEFAULT_TOKENS, chunked_prefill="on")},
                "values": [], "variants": [],
                "conversion_note": QWEN3_32B_NOTE + VLLM_DEFAULTS_NOTE + "; vLLM-Ascend " + rel + ("rc1" if rel == "0.13" else "") + " (the source's 'vllm13' is 0.13rc1; the bundled 0.13 release's defaults)",
                "weight": 0.5}

@@ -26,7 +26,7 @@ pub fn main(a: Args) -> Result<(), String> {
         return Ok(());
     }
     println!(
-        "{:<6} {:<7} {:>10} {:>6} {:>9} {:>9} {:>9} {:>7} {:>7} {:>6}",
+        "{:<9} {:<7} {:>10} {:>6} {:>9} {:>9} {:>9} {:>7} {:>7} {:>6}",
         "chip", "arch", "cube/vec", "MHz", "FP16 TF", "INT8 TOP", "mem GB/s", "L2 MiB", "mem GiB", "TDP W"
     );
     for d in &devices {
@@ -35,7 +35,7 @@ pub fn main(a: Args) -> Result<(), String> {
             Arch::Coupled => "coupled",
         };
         println!(
-            "{:<6} {:<7} {:>10} {:>6.0} {:>9.1} {:>9.1} {:>9.0} {:>7.0} {:>7.1} {:>6.0}",
+            "{:<9} {:<7} {:>10} {:>6.0} {:>9.1} {:>9.1} {:>9.0} {:>7.0} {:>7.1} {:>6.0}",
             d.name,
             arch,
             format!("{}/{}", d.cube_cores, d.vector_cores),

@@ -116,6 +116,9 @@ pub struct Device {
     /// Sustained fraction of a link's rate the AIV kernels that move MoE rows over the HCCL
     /// windows themselves reach (DeepEP-Ascend, MC2; `cost::moe_comm`).
     pub aiv_link_efficiency: f64,
+    /// DeepEP-Ascend normal mode: the time each peer adds to a cross-rank wait that follows
+    /// host work on every rank (the latest peer's arrival; `cost::moe_comm`), us per peer.
+    pub normal_peer_wait_us: f64,
     /// FP32 MACs per cube cycle as a fraction of the FP16 MACs (16x16x16 = 4096): what the
     /// vendor's FP32 peak test reaches relative to its FP16 one. A chip fact (S2 lists the A2/A3
     /// FP32 cube rate at about a quarter of FP16, not the half the C0 = 8 fractal alone gives).
@@ -213,6 +216,7 @@ const NUMERIC: &[Field] = &[
     n("l1_load_sync_cycles", 'z', 0.0, 1.0e6), n("fixpipe_sync_cycles", 'z', 0.0, 1.0e6),
     n("vector_tile_sync_cycles", 'z', 0.0, 1.0e6), n("vector_efficiency", 'r', 0.01, 1.0),
     n("fa_handoff_cycles", 'z', 0.0, 1.0e7), n("hccs_efficiency", 'r', 0.01, 1.0), n("aiv_link_efficiency", 'r', 0.01, 1.0),
+    n("normal_peer_wait_us", 'z', 0.0, 100_000.0),
     n("node_chips", 'u', 1.0, 4096.0), n("dies_per_package", 'u', 1.0, 64.0),
     n("die_link_gbs", 'z', 0.0, 1.0e6), n("die_link_latency_us", 'z', 0.0, 100_000.0),
     n("superpod_gbs", 'z', 0.0, 1.0e6), n("superpod_latency_us", 'z', 0.0, 100_000.0),
@@ -391,6 +395,7 @@ impl Device {
             fa_handoff_cycles: n("fa_handoff_cycles"),
             hccs_efficiency: n("hccs_efficiency"),
             aiv_link_efficiency: n("aiv_link_efficiency"),
+            normal_peer_wait_us: n("normal_peer_wait_us"),
             node_chips: n("node_chips") as u32,
             dies_per_package: n("dies_per_package") as u32,
             die_link_gbs: n("die_link_gbs"),
@@ -524,6 +529,7 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
     ("910B2", crate::json_asset!("../../../assets/devices/910B2.json")),
     ("910B3", crate::json_asset!("../../../assets/devices/910B3.json")),
     ("910B4", crate::json_asset!("../../../assets/devices/910B4.json")),
+    ("910B4-64G", crate::json_asset!("../../../assets/devices/910B4-64G.json")),
     ("910C", crate::json_asset!("../../../assets/devices/910C.json")),
     ("910", crate::json_asset!("../../../assets/devices/910.json")),
     ("310P3", crate::json_asset!("../../../assets/devices/310P3.json")),

@@ -299,6 +299,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
                 ),
                 None => String::new(),
             };
+            let host = format!("{host}{}", mixer_host_words(st.mixer_host_ms));
             let label = format!(
                 "{}; {} tilings, {} launch, tp {}{}{} (device time{host}){spec}",
                 st.what,
@@ -315,6 +316,19 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
             );
             Ok(Breakdown { label, ops, memory: Some(st.memory), phase: Some(phase), why, total_ms: total / 1e3, wall_ms: Some(st.wall_ms) })
         }
+    }
+}
+
+/// The breakdown's words for a hybrid model's mixer kernels launched from Python (Triton
+/// kernels, the torch-native Mamba-2 convolution): host time racing the device and host time
+/// after their syncs, serial with it (`StepOperators::mixer_host_ms`); empty when there is none.
+pub fn mixer_host_words((racing, serial): (f64, f64)) -> String {
+    let f = crate::spec::metrics::fmt4;
+    match (racing > 0.0, serial > 0.0) {
+        (false, false) => String::new(),
+        (true, false) => format!("; host: the hybrid mixers' kernel launches from Python {} ms (racing the device)", f(racing)),
+        (false, true) => format!("; host: the hybrid mixers' kernels after their host syncs {} ms (serial with the device)", f(serial)),
+        (true, true) => format!("; host: the hybrid mixers' kernel launches from Python {} ms (racing the device) and {} ms after their host syncs (serial with the device)", f(racing), f(serial)),
     }
 }
 

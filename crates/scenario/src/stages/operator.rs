@@ -132,9 +132,28 @@ pub fn priced_ops(s: &Scenario, config: &Config) -> Result<(Vec<crate::stages::s
     Ok((out, obj.variants[v].memory_gib))
 }
 
+/// What a DeepEP normal-mode exchange waits for its latest peer, as a line of the breakdown
+/// (`tunelab_sim::cost::moe_comm::peer_wait_us`, on the exchange's communication time).
+fn peer_wait_note(name: &str, op: &Op, d: &tunelab_sim::Device) -> Option<String> {
+    let wait = tunelab_sim::cost::moe_comm::peer_wait_us(op, d);
+    let Op::MoeComm { phase, ranks, .. } = *op else { return None };
+    if wait <= 0.0 {
+        return None;
+    }
+    let waits = match phase {
+        tunelab_sim::MoePhase::Dispatch => tunelab_sim::cost::moe_comm::NORMAL_DISPATCH_WAITS,
+        tunelab_sim::MoePhase::Combine => tunelab_sim::cost::moe_comm::NORMAL_COMBINE_WAITS,
+    };
+    Some(format!(
+        "{name} (DeepEP normal, EP{ranks}): waits for its latest peer {wait:.0} us per call ({waits:.0} cross-rank wait(s) after host work x {} peers x {:.1} us, kernel library's normal_peer_wait_us), inside its communication time",
+        ranks - 1,
+        d.normal_peer_wait_us
+    ))
+}
+
 #[allow(clippy::type_complexity)]
 fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, Vec<usize>, usize, Vec<String>), String> {
-    let (model, device, notes) = crate::stages::context::resolve(s)?;
+    let (model, device, mut notes) = crate::stages::context::resolve(s)?;
     let o = &s.operator;
     let timing = o.timing()?;
     let w = &s.workload;
@@ -188,6 +207,9 @@ fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, 
                 for gop in &graph.ops {
                     if !op_names.contains(&gop.name) {
                         op_names.push(gop.name.clone());
+                        if let Some(n) = peer_wait_note(&gop.name, &gop.op, &device) {
+                            notes.push(n);
+                        }
                     }
                     if let Some(limit) = s.constraints.op_memory_mib.get(&gop.name) {
                         let need = op_bytes(&gop.op) / (1u64 << 20) as f64;

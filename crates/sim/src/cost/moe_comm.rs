@@ -39,9 +39,15 @@
 //! Only the share that leaves the rank crosses the link ((p - 1) / p, `comm::steps_and_bytes`),
 //! at the row kernels' own sustained share of the link (`aiv_link_efficiency`, kernel library;
 //! HCCL's all-to-all keeps `hccs_efficiency`).
-//! Not modelled: the growth of the normal mode's time with the EP size beyond what the link
-//! share explains (the README's dispatch slows 2.6x from EP8 to EP128 while its bytes per rank
-//! stay the same; docs/fidelity.md lists the residuals).
+//! - **The normal mode waits for its latest peer** (`peer_wait_us`): its dispatch syncs the host
+//!   inside the call (deep_ep.cpp: `max_bs.item()`, `total_recv_token.item()` between the
+//!   layout exchange and the data kernel), and ranks are not aligned before a call, so each
+//!   cross-rank wait that follows host work on every rank (notify_dispatch's flags, the data
+//!   kernel's `WaitStatus`; the combine's per-token flags) ends when the latest of the p - 1
+//!   peers arrives. The spread grows with the peers: `NORMAL_*_WAITS` x (p - 1) x the kernel
+//!   library's `normal_peer_wait_us` (sgl-kernel-npu@f425bdf1; its README's dispatch slows 2.6x
+//!   and its combine 1.5x from EP8 to EP128 at the same bytes per rank). The low-latency mode
+//!   and MC2 sync no host inside the call and do not pay it.
 
 use crate::device::Device;
 use crate::estimate::{Estimate, Infeasible};
@@ -65,6 +71,12 @@ pub const COMBINE_HANDOFFS_PER_ROW: f64 = 3.0;
 /// Hand-offs per combined token beyond its rows: the flag wait loop (S -> MTE2, MTE2 -> V,
 /// V -> S, S -> V, V -> MTE3) and the final cast's barrier and V -> MTE3 flag.
 pub const COMBINE_HANDOFFS_PER_TOKEN: f64 = 7.0;
+/// Cross-rank waits of a normal-mode dispatch that follow host work on every rank: the layout
+/// exchange's flags (notify_dispatch) and, after the host reads the counts back, the data
+/// kernel's `WaitStatus`.
+pub const NORMAL_DISPATCH_WAITS: f64 = 2.0;
+/// Cross-rank waits of a normal-mode combine: its per-token flags (`WaitBuffCopy`).
+pub const NORMAL_COMBINE_WAITS: f64 = 1.0;
 /// Window rows are padded to this many bytes (`WIN_ADDR_ALIGN`).
 const WINDOW_ALIGN: u64 = 512;
 
@@ -107,6 +119,18 @@ pub fn as_collective(op: &Op) -> Option<(f64, CommAlgorithm, Option<u64>)> {
         MoeCommForm::DeepepNormal if phase == MoePhase::Dispatch => (bytes, CommAlgorithm::Mesh, Some(12 * ranks)),
         MoeCommForm::DeepepNormal | MoeCommForm::DeepepLowLatency | MoeCommForm::Mc2 => (bytes, CommAlgorithm::Mesh, None),
     })
+}
+
+/// Time (us) a normal-mode exchange spends waiting for its latest peer: its cross-rank waits
+/// that follow host work on every rank, each (p - 1) x `normal_peer_wait_us`. Zero for the
+/// other forms and for one rank.
+pub fn peer_wait_us(op: &Op, d: &Device) -> f64 {
+    let Op::MoeComm { phase, form: MoeCommForm::DeepepNormal, ranks, .. } = *op else { return 0.0 };
+    let waits = match phase {
+        MoePhase::Dispatch => NORMAL_DISPATCH_WAITS,
+        MoePhase::Combine => NORMAL_COMBINE_WAITS,
+    };
+    waits * ranks.saturating_sub(1) as f64 * d.normal_peer_wait_us
 }
 
 /// Bytes that leave one rank (what a benchmark's "bandwidth" divides by the time).
@@ -187,10 +211,14 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
             if !rows {
                 return Ok(e);
             }
-            // Phases in series: (layout exchange, host round trip), stage, wire, reduce.
+            // Phases in series: (layout exchange, host round trip), stage, wire, reduce, and
+            // the normal mode's waits for its latest peer (on the exchange's engine).
             let core = core_phase(op, d);
             let mut exposed = super::add(&e.breakdown.exposed.to_array(), &core.exposed);
             let mut busy = super::add(&e.breakdown.busy.to_array(), &core.busy);
+            let wait = peer_wait_us(op, d);
+            exposed[super::COMM] += wait;
+            busy[super::COMM] += wait;
             if let Some(lb) = layout {
                 let l = comm(lb, CommAlgorithm::Mesh)?;
                 exposed = super::add(&exposed, &l.breakdown.exposed.to_array());

@@ -13,7 +13,7 @@ mod attention;
 pub(super) mod dcp;
 mod finegrained;
 mod moe;
-mod ssm;
+pub mod ssm;
 mod towers;
 use moe::moe_block;
 

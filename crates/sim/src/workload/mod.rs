@@ -10,6 +10,8 @@ pub mod compressed_attention;
 pub mod diffusers;
 mod flops;
 mod llm;
+/// Mamba-2 mixers: their operators and how a Triton-kernel engine launches them (`llm::ssm`).
+pub use llm::ssm;
 /// DCP on a prefill chunk: the gather of the cached context's shards (`llm::dcp`).
 pub use llm::dcp::{context_gather as dcp_context_gather, CONTEXT_GATHER as DCP_CONTEXT_GATHER};
 mod onnx_om;

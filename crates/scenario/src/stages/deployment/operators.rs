@@ -49,6 +49,9 @@ pub struct StepOperators {
     /// (per-step scheduling and sampling, eager dispatch beyond the device time).
     pub device_ms: f64,
     pub wall_ms: f64,
+    /// Host time of a hybrid model's mixer kernels launched from Python in this step, ms: the
+    /// share racing the device and the share serial with it (`StepCost::mixer_kernels_*`).
+    pub mixer_host_ms: (f64, f64),
 }
 
 /// The operators of one `phase` step of configuration `c` (parameter `names`) of a deployment
@@ -143,5 +146,5 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase, 
     for line in pricer.load_lines(&shape, &ops, cost.graph, cost.device_us) {
         what.push_str(&format!("; {line}"));
     }
-    Ok(StepOperators { ops, memory, spec, triton_chunks, what, tp, dp, ep: plan.ep, expert_parallel: k.expert_parallel, graph_launch: k.graph_launch, device_ms: cost.device_us * per_step / 1e3, wall_ms: cost.time_us * per_step / 1e3 })
+    Ok(StepOperators { ops, memory, spec, triton_chunks, what, tp, dp, ep: plan.ep, expert_parallel: k.expert_parallel, graph_launch: k.graph_launch, device_ms: cost.device_us * per_step / 1e3, wall_ms: cost.time_us * per_step / 1e3, mixer_host_ms: (cost.mixer_kernels_host_us * per_step / 1e3, cost.mixer_kernels_serial_us * per_step / 1e3) })
 }

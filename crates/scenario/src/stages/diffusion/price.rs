@@ -76,6 +76,16 @@ pub struct Priced {
     /// Under `diffusion.fsdp`: the all-gather of the denoiser's weights each step, ms (it
     /// overlaps the step's compute; the step takes the longer of the two).
     pub weight_gather_ms: f64,
+    /// Under `diffusion.fsdp`: the bytes that gather moves (the denoiser's whole weights, as
+    /// FSDP FULL_SHARD unshards each block before its forward) and their data type (the weights'
+    /// own: FSDP without MixedPrecision gathers what was loaded; int8 under W8A8).
+    pub weight_gather_bytes: f64,
+    pub weight_gather_dtype: String,
+    /// Under `diffusion.fsdp`: the denoiser's own compute per full step, ms (what the gather
+    /// overlaps; the step is the longer of the two).
+    pub step_compute_ms: f64,
+    /// The link the gather crosses ("HCCS" or "PCIe").
+    pub weight_gather_link: String,
     /// VAE encoding of the reference images (edit / Kontext requests), ms.
     pub reference_encode_ms: f64,
     /// Scheduler kernels, CFG combine and its exchange, host loop, per step, ms.
@@ -308,7 +318,13 @@ impl Pricer {
                 // FULL_SHARD: 1/chips of the weights held; every forward all-gathers them,
                 // overlapped with the blocks' compute, so a step takes the longer of the two.
                 let g = self.gather_us(den.weight_bytes)?;
-                p.weight_gather_ms = p.weight_gather_ms.max(g / 1e3);
+                if g / 1e3 >= p.weight_gather_ms {
+                    p.weight_gather_ms = g / 1e3;
+                    p.weight_gather_bytes = den.weight_bytes;
+                    p.weight_gather_dtype = if k.int8 { "int8".into() } else { k.dtype.name().into() };
+                    p.step_compute_ms = den.full_us / 1e3;
+                    p.weight_gather_link = if self.device.hccs_gbs > 0.0 { "HCCS".into() } else { "PCIe".into() };
+                }
                 den.full_us = den.full_us.max(g);
                 den.cached_us = den.cached_us.max(g);
                 den.weight_bytes /= self.req.chips as f64;

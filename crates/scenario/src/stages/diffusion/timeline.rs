@@ -89,7 +89,16 @@ pub fn layout(pipeline: &str, p: &Priced, steps: u64, changes: Vec<String>) -> T
         notes.push(format!("{} experts held in memory; the high-noise expert runs {} of {steps} steps, the low-noise expert {}", p.experts, p.high_noise_steps, steps as f64 - p.high_noise_steps));
     }
     if p.weight_gather_ms > 0.0 {
-        notes.push(format!("weights sharded over {} chips (FSDP): each step all-gathers the denoiser's ({}), overlapped with its compute", p.chips_per_instance * p.replicas, fmt_duration_ms(p.weight_gather_ms)));
+        let bound = if p.weight_gather_ms >= p.step_compute_ms { "the gather sets the step" } else { "the compute sets the step" };
+        notes.push(format!(
+            "weights sharded over {} chips (FSDP FULL_SHARD): each step all-gathers the denoiser's {:.1} GB of {} weights block by block over {} ({}), beside its compute ({}): {bound}",
+            p.chips_per_instance * p.replicas,
+            p.weight_gather_bytes / 1e9,
+            p.weight_gather_dtype,
+            p.weight_gather_link,
+            fmt_duration_ms(p.weight_gather_ms),
+            fmt_duration_ms(p.step_compute_ms)
+        ));
     }
     if p.reference_encode_ms > 0.0 {
         notes.push(format!("reference images VAE-encoded once ({}); their tokens join every step's sequence", fmt_duration_ms(p.reference_encode_ms)));

@@ -51,7 +51,7 @@ fn piped(p: &mut StepPricer, s: &StepShape, graph: bool, pp: u64) -> Result<Step
     let (slots, mine) = (m.max(pp) as f64, m as f64);
     let time_us = c.time_us * slots;
     let device_us = c.device_us * mine;
-    Ok(StepCost { time_us, device_us, host_us: (time_us - device_us).max(0.0), prefill_us: c.prefill_us * mine, energy_uj: c.energy_uj * mine, flops: c.flops * mine, rel_error: c.rel_error, graph: c.graph })
+    Ok(StepCost { time_us, device_us, host_us: (time_us - device_us).max(0.0), prefill_us: c.prefill_us * mine, energy_uj: c.energy_uj * mine, flops: c.flops * mine, rel_error: c.rel_error, graph: c.graph, mixer_kernels_host_us: c.mixer_kernels_host_us * mine, mixer_kernels_serial_us: c.mixer_kernels_serial_us * mine })
 }
 
 #[cfg(test)]

@@ -43,3 +43,13 @@ pub fn triton_host_us(h: &HostCosts, linear_layers: u64, s: &StepShape, graph: b
     };
     (per * n as f64, 0.0)
 }
+
+/// Host time of one step's Mamba-2 mixers (Nemotron-H) under an engine that runs them as Triton
+/// kernels, us: (racing the device, serial with it). The launch counts and the host syncs come
+/// from vLLM-Ascend's code (`tunelab_sim::workload::ssm::mamba2_host_us`); a Triton launch
+/// costs the engine's `triton_launch_host_us`, a framework launch the chip's
+/// `eager_host_us_per_launch`.
+pub fn mamba2_host_us(h: &HostCosts, model: &tunelab_sim::model::ModelDesc, aclnn_us: f64, s: &StepShape, graph: bool, piecewise: bool) -> (f64, f64) {
+    let layers = model.llm.as_ref().filter(|t| t.mamba.is_some()).map_or(0, |t| t.count_mixers(|m| matches!(m, tunelab_sim::model::Mixer::Mamba2)));
+    tunelab_sim::workload::ssm::mamba2_host_us(h.triton_launch_host_us, aclnn_us, layers, s.prefill_seqs, s.decode_seqs, graph, piecewise)
+}

@@ -125,6 +125,11 @@ pub struct StepCost {
     pub rel_error: f64,
     /// Whether the step ran as a captured graph.
     pub graph: bool,
+    /// Host time of a hybrid model's mixer kernels launched from Python (Triton launches, the
+    /// torch-native Mamba-2 convolution; `hybrid`), us: the share racing the device, and the
+    /// share after their host syncs, serial with it. Part of `host_us`/`time_us`, named apart.
+    pub mixer_kernels_host_us: f64,
+    pub mixer_kernels_serial_us: f64,
 }
 
 /// Whether an operator is a per-sequence core (priced with the sequences, not the token rows):
@@ -304,7 +309,7 @@ impl StepPricer {
             p.launch_us += e.breakdown.exposed.launch * r;
             p.ops += r;
             // A mixer kernel the engine launches through Triton is priced per step (`hybrid`).
-            if !(self.host.triton_launch_host_us > 0.0 && linear_attention::runs_as_triton(name)) {
+            if !(self.host.triton_launch_host_us > 0.0 && (linear_attention::runs_as_triton(name) || tunelab_sim::workload::ssm::runs_in_mamba2_kernels(name))) {
                 p.host_us += dispatch::host_us(&self.device, op, LaunchMode::Eager) * r;
             }
             if matches!(op, Op::Comm { .. } | Op::MoeComm { .. }) {
@@ -560,6 +565,9 @@ impl StepPricer {
         let layers = self.model.llm.as_ref().map_or(0, |t| t.layers) as f64;
         let linear_layers = self.model.llm.as_ref().and_then(|t| t.linear_attention.as_ref()).map_or(0, |l| l.layers);
         let (triton, serial) = super::hybrid::triton_host_us(h, linear_layers, s, graph, h.piecewise);
+        // Mamba-2 mixers (Nemotron-H) through the same Triton path, with their own counts.
+        let (mamba, mamba_serial) = super::hybrid::mamba2_host_us(h, &self.model, self.device.eager_host_us_per_launch, s, graph, h.piecewise);
+        let (triton, serial) = (triton + mamba, serial + mamba_serial);
         let (mode, host) = if graph && h.piecewise {
             // The attention custom op's Triton launches are part of the Python path between
             // the captured pieces, which the per-layer cost already floors.
@@ -585,6 +593,8 @@ impl StepPricer {
             flops: all.flops * share,
             rel_error: all.rel_error,
             graph,
+            mixer_kernels_host_us: triton * share,
+            mixer_kernels_serial_us: serial * share,
         })
     }
 

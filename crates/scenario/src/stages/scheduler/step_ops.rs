@@ -161,6 +161,10 @@ impl StepPricer {
         if let Some(la) = self.model.llm.as_ref().and_then(|t| t.linear_attention.as_ref()) {
             po.core = self.graph(Workload::Prefill { batch: seqs, input_len: q })?.into_iter().filter(|o| o.name.contains(LINEAR_CORE)).collect();
             po.core_floor_us = if q > 1 { triton_chunk_device_us(&self.host, la, self.plan.tp, seqs * q, &self.device) } else { None };
+        } else if self.model.llm.as_ref().is_some_and(|t| t.mamba.is_some()) {
+            // A Mamba-2 hybrid's SSD scan over the chunk (its operators carry LINEAR_CORE too;
+            // the body leaves cores out, so without this a Nemotron-H prompt ran no scan).
+            po.core = self.graph(Workload::Prefill { batch: seqs, input_len: q })?.into_iter().filter(|o| o.name.contains(LINEAR_CORE)).collect();
         }
         Ok(po)
     }

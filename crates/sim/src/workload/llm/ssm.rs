@@ -107,3 +107,65 @@ pub(super) fn short_conv_ops(ctx: &Ctx, kernel: u64, p: &str, batch: u64, q_len:
     ops.push(mm("out_proj", h, local));
     ops
 }
+
+/// How an engine that runs a Mamba-2 mixer through Triton kernels launches it
+/// (vLLM's `MambaMixer2.conv_ssm_forward` as vLLM-Ascend patches it,
+/// `vllm_ascend/patch/worker/patch_triton.py` at vllm-ascend 58be23f5, the v0.24 base the
+/// Nemotron-3-Super tutorial measured). Counts come from the structure of that code, not from
+/// measurements:
+/// - decode: `causal_conv1d_update_npu` (Triton, `vllm_ascend/ops/triton/mamba/causal_conv1d.py`)
+///   and `selective_state_update` (vLLM's Triton kernel, with a 910B3 FP32-state block config in
+///   `vllm_ascend/ops/triton/mamba/selective_state_update.py`; dt's softplus is inside it);
+/// - a step with prompt tokens: the five Triton kernels of vLLM's
+///   `mamba_chunk_scan_combined_varlen` (`_chunk_cumsum_fwd`, `_chunk_state_fwd`,
+///   `_state_passing_fwd`, `_bmm_chunk_fwd`, and `_chunk_scan_fwd` replaced by vLLM-Ascend's
+///   `_chunk_scan_fwd_npu`), after the prompt's causal convolution, which vLLM-Ascend runs
+///   torch-native, sequence by sequence (`causal_conv1d_fn`: `seqlens.tolist()`, then per
+///   sequence two `.item()` reads of its slot and its has-initial-state flag, `torch.cat` of the
+///   cached inputs, `F.conv1d`, `F.pad` and `copy_` into the conv state, `F.silu`; a final
+///   `torch.cat`). Each `.tolist()` / `.item()` waits for the device to drain, so everything
+///   the layer launches after the first of them cannot run ahead of the device: it adds to the
+///   step instead of hiding under it.
+pub const MAMBA2_TRITON_LAUNCHES_DECODE: u64 = 2;
+/// The SSD scan's Triton kernels in a step with prompt tokens (after the convolution's sync).
+pub const MAMBA2_TRITON_LAUNCHES_PREFILL: u64 = 5;
+/// aclnn launches of the torch-native prompt convolution per prompt sequence in the step
+/// (`torch.cat`, `F.conv1d`, `F.pad`, `copy_`, `F.silu`), after the sync.
+pub const MAMBA2_CONV_LAUNCHES_PER_PROMPT: u64 = 5;
+/// aclnn launches per layer around them, after the sync: the final `torch.cat`, the initial
+/// states' gather and `torch.where` (a continued prompt starts from its cached state), the
+/// final states' gather (`states[last_chunk_indices]`) and their scatter into the cache.
+pub const MAMBA2_PREFILL_LAUNCHES_PER_LAYER: u64 = 5;
+
+/// Host time of one step's Mamba-2 mixers under an engine that launches them as Triton
+/// kernels, us: (racing the device, serial with it). `triton_us` is one Triton launch's host
+/// time (the engine's `triton_launch_host_us`), `aclnn_us` one framework launch's (the chip
+/// profile's `eager_host_us_per_launch`). A step with prompt tokens pays, per Mamba-2 layer,
+/// the torch-native convolution of each of its `prefill_seqs` prompts and the SSD scan's
+/// launches, all after the convolution's host sync (serial); when it also decodes, the decode
+/// slice's two launches come before the sync. A decode-only step pays the two decode launches
+/// per layer when launched eagerly or piecewise (the `mamba_mixer2` custom op runs between the
+/// captured pieces), none inside a fully captured graph (FULL_DECODE_ONLY).
+pub fn mamba2_host_us(triton_us: f64, aclnn_us: f64, layers: u64, prefill_seqs: u64, decode_seqs: u64, graph: bool, piecewise: bool) -> (f64, f64) {
+    if triton_us <= 0.0 || layers == 0 || prefill_seqs + decode_seqs == 0 {
+        return (0.0, 0.0);
+    }
+    let l = layers as f64;
+    let decode = MAMBA2_TRITON_LAUNCHES_DECODE as f64 * triton_us * l;
+    if prefill_seqs > 0 {
+        let serial = MAMBA2_TRITON_LAUNCHES_PREFILL as f64 * triton_us + (MAMBA2_PREFILL_LAUNCHES_PER_LAYER + MAMBA2_CONV_LAUNCHES_PER_PROMPT * prefill_seqs) as f64 * aclnn_us;
+        return (if decode_seqs > 0 { decode } else { 0.0 }, serial * l);
+    }
+    match (graph, piecewise) {
+        (true, false) => (0.0, 0.0),
+        _ => (decode, 0.0),
+    }
+}
+
+/// Whether the Mamba-2 mixer operator `name` is one such an engine runs inside its Triton
+/// kernels or its torch-native convolution (priced per step by `mamba2_host_us`), so it pays
+/// no per-operator framework dispatch of its own: the convolution, dt's softplus and the
+/// recurrent core. The projections, the gated norm and the output quantisation stay aclnn.
+pub fn runs_in_mamba2_kernels(name: &str) -> bool {
+    name.contains(".mamba.linear_attn.core.") || name.ends_with(".mamba.conv1d") || name.ends_with(".mamba.dt")
+}
