@@ -20,9 +20,10 @@ pub fn hit_probability(top_k: u64, experts: u64, tokens: u64) -> f64 {
 }
 
 /// Expected distinct experts hit by `tokens` tokens (uniform routing), at least 1 and at most
-/// `experts`, rounded up.
+/// `experts`, rounded up (after a 1e-9 allowance for the floating-point product: one token hits
+/// exactly top_k, where 384 x (8 / 384) computes as 8.000000000000014).
 pub fn distinct_hit(top_k: u64, experts: u64, tokens: u64) -> u64 {
-    ((experts as f64) * hit_probability(top_k, experts, tokens)).ceil().clamp(1.0, experts.max(1) as f64) as u64
+    ((experts as f64) * hit_probability(top_k, experts, tokens) - 1e-9).ceil().clamp(1.0, experts.max(1) as f64) as u64
 }
 
 /// The expected largest number of hit experts on one of `ranks` ranks holding `per_rank`

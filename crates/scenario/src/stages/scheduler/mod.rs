@@ -47,6 +47,7 @@ mod requests;
 mod stats;
 mod step_ops;
 mod step_memo;
+mod part;
 pub mod load;
 
 pub use sim::{simulate, EngineConfig, KvPolicy, Slo};

@@ -27,7 +27,7 @@
 //! and the expansion of grouped K/V heads to every query head.
 
 use crate::stages::graphcost::{FxMap, SharedMemo, TileMode};
-use super::step_memo::{StepKey, StepMemo};
+use super::step_memo::{corners, LastCell, StepKey, StepMemo};
 use tunelab_sim::device::Device;
 use tunelab_sim::model::ModelDesc;
 use tunelab_sim::cost::dispatch::{self, LaunchMode};
@@ -38,59 +38,8 @@ use tunelab_sim::Op;
 
 pub use super::host::{engine_names, engines, HostCosts, DEFAULT_ENGINE};
 use super::step_ops::{draft_decode_shape, draft_prefill_shape, verify_positions, Piece};
+pub use super::part::Part;
 
-
-/// Device-side sums of a set of operators.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Part {
-    /// Device time including each operator's exposed launch cost.
-    pub device_us: f64,
-    /// The launch share of `device_us`.
-    pub launch_us: f64,
-    /// Operator launches (repeats included).
-    pub ops: f64,
-    /// Host time to issue the operators eagerly (`cost::dispatch::host_us`, repeats included).
-    pub host_us: f64,
-    /// Collectives among the operators (repeats included): each pays the engine's eager
-    /// per-collective host cost.
-    pub collectives: f64,
-    pub energy_uj: f64,
-    pub flops: f64,
-    pub rel_error: f64,
-}
-
-impl Part {
-    /// `a + (b - a) t`, field by field (the error bound is the larger one).
-    fn lerp(a: &Part, b: &Part, t: f64) -> Part {
-        let l = |x: f64, y: f64| x + (y - x) * t;
-        Part {
-            device_us: l(a.device_us, b.device_us),
-            launch_us: l(a.launch_us, b.launch_us),
-            ops: l(a.ops, b.ops),
-            host_us: l(a.host_us, b.host_us),
-            collectives: l(a.collectives, b.collectives),
-            energy_uj: l(a.energy_uj, b.energy_uj),
-            flops: l(a.flops, b.flops),
-            rel_error: a.rel_error.max(b.rel_error),
-        }
-    }
-
-    /// Every additive field times `x` (the error bound stays).
-    fn scaled(&self, x: f64) -> Part {
-        Part { device_us: self.device_us * x, launch_us: self.launch_us * x, ops: self.ops * x, host_us: self.host_us * x, energy_uj: self.energy_uj * x, flops: self.flops * x, rel_error: self.rel_error, collectives: self.collectives * x }
-    }
-
-    fn add(&mut self, o: &Part) {
-        self.device_us += o.device_us;
-        self.launch_us += o.launch_us;
-        self.ops += o.ops;
-        self.host_us += o.host_us;
-        self.collectives += o.collectives;
-        self.energy_uj += o.energy_uj;
-        self.flops += o.flops;
-        self.rel_error = self.rel_error.max(o.rel_error);
-    }
-}
 
 /// What one engine step does.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -219,6 +168,8 @@ pub struct StepPricer {
     pre_attn: FxMap<(u64, u64, u64), Part>,
     vision: FxMap<u64, Part>,
     verify_attn: FxMap<(u64, u64, u64), Part>,
+    /// The draft's input projection by (rows, fc_in) (`step_with`).
+    fc_parts: FxMap<(u64, u64), Part>,
     /// Speculative decoding: the draft's own pricer and the setting (None: off).
     pub spec: Option<SpecPricing>,
     /// The most decode tokens a captured graph holds under the engine limits last set by
@@ -229,6 +180,18 @@ pub struct StepPricer {
     pub pipeline: u64,
     /// Steps priced lately, by their exact inputs (`step_memo`).
     step_memo: StepMemo,
+    /// The grid cell each table was last read in (`step_memo::LastCell`).
+    cells: Cells,
+}
+
+/// The last grid cell of each table: body, head, decode and verify attention, prefill attention.
+#[derive(Default)]
+struct Cells {
+    body: LastCell<1, 2>,
+    head: LastCell<1, 2>,
+    dec: LastCell<2, 4>,
+    verify: LastCell<2, 4>,
+    pre: LastCell<3, 8>,
 }
 
 /// Speculative decoding as the step pricer applies it (`stages::serving_features::speculative`).
@@ -267,10 +230,12 @@ impl StepPricer {
             pre_attn: FxMap::default(),
             vision: FxMap::default(),
             verify_attn: FxMap::default(),
+            fc_parts: FxMap::default(),
             spec: None,
             capture_tokens: None,
             pipeline: 1,
             step_memo: StepMemo::default(),
+            cells: Cells::default(),
         }
     }
 
@@ -325,18 +290,12 @@ impl StepPricer {
     /// Linear layers, norms, embeddings and collectives over `tokens` rows (no attention core,
     /// no LM head).
     fn body(&mut self, tokens: u64) -> Result<Part, String> {
-        self.on_grid(tokens, &|me, t| me.body_at(t))
-    }
-
-    /// `at` interpolated linearly between the grid points around `x` (`grid`; one point when
-    /// `x` is on the grid). Nested, it gives the bilinear and trilinear attention tables.
-    fn on_grid(&mut self, x: u64, at: &dyn Fn(&mut Self, u64) -> Result<Part, String>) -> Result<Part, String> {
-        let (lo, hi, f) = grid(x);
-        let a = at(self, lo)?;
-        if hi == lo {
-            return Ok(a);
+        let cell = [grid(tokens)];
+        if let Some(p) = self.cells.body.get(&cell, 0) {
+            return Ok(p);
         }
-        Ok(Part::lerp(&a, &at(self, hi)?, f))
+        let c = corners(&cell, |[t]| self.body_at(t))?;
+        Ok(self.cells.body.keep(&cell, 0, c))
     }
 
     /// The operators of `piece` at exactly its sizes, priced (what the grid tables hold).
@@ -367,7 +326,12 @@ impl StepPricer {
         if rows == 0 {
             return Ok(Part::default());
         }
-        self.on_grid(rows, &|me, r| me.head_at(r))
+        let cell = [grid(rows)];
+        if let Some(p) = self.cells.head.get(&cell, 0) {
+            return Ok(p);
+        }
+        let c = corners(&cell, |[r]| self.head_at(r))?;
+        Ok(self.cells.head.keep(&cell, 0, c))
     }
 
     fn head_at(&mut self, r: u64) -> Result<Part, String> {
@@ -385,7 +349,12 @@ impl StepPricer {
             return Ok(Part::default());
         }
         // Bilinear over (sequences, context) grid points.
-        self.on_grid(seqs, &|me, d| me.on_grid(ctx, &|me, c| me.decode_attention_at(d, c)))
+        let cell = [grid(seqs), grid(ctx)];
+        if let Some(p) = self.cells.dec.get(&cell, 0) {
+            return Ok(p);
+        }
+        let c = corners(&cell, |[d, c]| self.decode_attention_at(d, c))?;
+        Ok(self.cells.dec.keep(&cell, 0, c))
     }
 
     fn decode_attention_at(&mut self, seqs: u64, ctx: u64) -> Result<Part, String> {
@@ -403,7 +372,12 @@ impl StepPricer {
         if seqs == 0 {
             return Ok(Part::default());
         }
-        self.on_grid(seqs, &|me, d| me.on_grid(ctx, &|me, c| me.verify_attention_at(d, q, c)))
+        let cell = [grid(seqs), grid(ctx)];
+        if let Some(p) = self.cells.verify.get(&cell, q) {
+            return Ok(p);
+        }
+        let c = corners(&cell, |[d, c]| self.verify_attention_at(d, q, c))?;
+        Ok(self.cells.verify.keep(&cell, q, c))
     }
 
     fn verify_attention_at(&mut self, seqs: u64, q: u64, ctx: u64) -> Result<Part, String> {
@@ -424,7 +398,12 @@ impl StepPricer {
         }
         let kv = kv.max(q);
         // A key grid point below the query grid point is read as that point (kv >= q).
-        self.on_grid(seqs, &|me, n| me.on_grid(q, &|me, q| me.on_grid(kv, &|me, k| me.prefill_attention_at(n, q, k.max(q)))))
+        let cell = [grid(seqs), grid(q), grid(kv)];
+        if let Some(p) = self.cells.pre.get(&cell, 0) {
+            return Ok(p);
+        }
+        let c = corners(&cell, |[n, q, k]| self.prefill_attention_at(n, q, k.max(q)))?;
+        Ok(self.cells.pre.keep(&cell, 0, c))
     }
 
     fn prefill_attention_at(&mut self, seqs: u64, q: u64, kv: u64) -> Result<Part, String> {
@@ -541,8 +520,19 @@ impl StepPricer {
                 // target's hidden states of the verified positions.
                 let (d, _) = sp.draft.device_parts(&ds, 1)?;
                 all.add(&d.scaled(sp.k as f64));
-                let fc = self.draft_fc(sp, s, verify);
-                all.add(&sp.draft.cost_ops(std::iter::once((&fc, 1, "draft.fc")))?);
+                // Kept by its rows: the same operator priced the same way, without hashing
+                // the operator once per step.
+                let key = (s.decode_seqs * verify, sp.fc_in);
+                let fc = match self.fc_parts.get(&key) {
+                    Some(p) => *p,
+                    None => {
+                        let op = self.draft_fc(sp, s, verify);
+                        let p = sp.draft.cost_ops(std::iter::once((&op, 1, "draft.fc")))?;
+                        self.fc_parts.insert(key, p);
+                        p
+                    }
+                };
+                all.add(&fc);
                 let (p, dv) = (s.prefill_tokens as f64, (s.decode_seqs * verify) as f64);
                 share = (p + dv / sp.tokens_per_step.max(1.0)) / (p + dv);
             }
