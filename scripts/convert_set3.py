@@ -574,11 +574,13 @@ def convert_mm_t2i(r):
               "Sana_1600M_4Kpx_BF16_diffusers (the bundled sana-1600m-1024px pipeline's transformer, DC-AE and Gemma-2 at the 4K model's size) as "
               + sana + " runs it: 4096 x 4096 (16384 latent tokens), 28 steps, guidance 2.0 (CFG batch of 2), the cross-attention on the NPU "
               "flash kernel, torch 2.1; the 4K model's position-embedding interpolation is not priced"),
-             ("-kontext", "flux_kontext_lora_e2e", "flux.1-kontext-dev", {"steps": 50, "height": 1024, "width": 1024, "cfg": False, "reference_images": 1},
+             ("-kontext", "flux_kontext_lora_e2e", "flux.1-kontext-dev", {"steps": 50, "height": 1024, "width": 1024, "cfg": False, "reference_images": 1, "lora_rank": 16},
               "FLUX.1-Kontext-dev with the fine-tune's LoRA, as " + kon + " runs it (the table's 'LoRA文生图'): FluxKontextPipeline called with "
               "image= (an edit: the reference image's 4096 tokens join the 4096 output and 512 T5 tokens in every block; the second call edits "
               "the first's 1024 x 1024 output), 1024 x 1024, 50 steps, embedded guidance 2.5 (true_cfg_scale 1.0: no CFG batch), attention "
-              "backend _native_npu (the fused kernel), torch 2.7.1; the unmerged LoRA's matmuls are not priced"))
+              "backend _native_npu (the fused kernel), torch 2.7.1; the fine-tune's LoRA (./logs/pytorch_lora_weights.safetensors, the output_dir of "
+              "finetune_kontext_dreambooth_lora_deepspeed_bf16.sh, --rank=16, diffusers' default FLUX targets) loaded by load_lora_weights "
+              "without fuse_lora, so PEFT runs it unmerged beside each adapted layer (diffusion.lora_rank 16)"))
     rows = []
     for suffix, key, model, opts, what in cases:
         o = dict(opts, chips=1, framework="diffusers")

@@ -63,13 +63,15 @@ fn DiffusionRequest() -> impl IntoView {
     let ctx = expect_context::<Ctx>();
     type Get = fn(&tunelab_scenario::spec::diffusion::DiffusionOptions) -> Option<u64>;
     type Set = fn(&mut tunelab_scenario::spec::diffusion::DiffusionOptions, Option<u64>);
-    let fields: [(&str, &str, Get, Set); 6] = [
+    let fields: [(&str, &str, Get, Set); 7] = [
         ("height", "Height (px)", |o| o.height, |o, v| o.height = v),
         ("width", "Width (px)", |o| o.width, |o, v| o.width = v),
         ("frames", "Frames", |o| o.frames, |o, v| o.frames = v),
         ("reference_images", "Reference images", |o| o.reference_images, |o, v| o.reference_images = v),
         ("steps", "Steps", |o| o.steps, |o, v| o.steps = v),
         ("chips", "Chips", |o| Some(o.chips), |o, v| o.chips = v.unwrap_or(1)),
+        // An unmerged LoRA adapter on the denoiser (diffusion.lora_rank; empty: none).
+        ("lora_rank", "LoRA rank (unmerged)", |o| o.lora_rank, |o, v| o.lora_rank = v),
     ];
     view! {
         <fieldset class="row small" data-testid="diffusion-request">

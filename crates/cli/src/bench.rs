@@ -14,21 +14,30 @@ pub struct Args {
     /// measurement file they accept (issue 44).
     #[arg(long, conflicts_with = "diffusion")]
     inputs: bool,
+    /// Only the tunes of the bundled scenarios: each as `tunelab run` does it (the study to its
+    /// budget and the best configuration's spread), wall and CPU seconds, slowest first.
+    #[arg(long, conflicts_with_all = ["diffusion", "inputs"])]
+    tunes: bool,
+    /// With --tunes: only this bundled scenario (its id, the file name without .json).
+    #[arg(long, requires = "tunes", value_name = "ID")]
+    only: Option<String>,
 }
 
 pub fn main(a: Args) -> Result<(), String> {
     let mut figures = Vec::new();
-    if a.inputs {
+    if a.tunes {
+        figures.extend(crate::bench_tunes::figures(a.only.as_deref())?);
+    } else if a.inputs {
         figures.extend(crate::bench_inputs::figures());
     } else if !a.diffusion {
         figures.extend(crate::bench_sim::figures());
         figures.extend(crate::bench_search::figures());
         figures.extend(crate::bench_serving::figures());
     }
-    if !a.inputs {
+    if !a.inputs && !a.tunes {
         figures.extend(crate::bench_diffusion::figures());
     }
-    if !a.diffusion && !a.inputs {
+    if !a.diffusion && !a.inputs && !a.tunes {
         figures.extend(crate::bench_scale::figures());
     }
     if a.json {

@@ -39,7 +39,7 @@ pub fn figures() -> Vec<(String, serde_json::Value)> {
 
 /// This thread's CPU time in seconds (user + system), from /proc/thread-self/stat (Linux; None
 /// elsewhere). Clock ticks of 1/100 s: the 5 M evaluations above take about a second.
-fn thread_cpu_s() -> Option<f64> {
+pub(crate) fn thread_cpu_s() -> Option<f64> {
     let s = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
     // Fields after the command name (which may hold spaces) closed by ')': state is field 3,
     // utime and stime are fields 14 and 15.
@@ -50,6 +50,6 @@ fn thread_cpu_s() -> Option<f64> {
 }
 
 /// The 1-minute load average (/proc/loadavg; None elsewhere).
-fn load_average() -> Option<f64> {
+pub(crate) fn load_average() -> Option<f64> {
     std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
 }

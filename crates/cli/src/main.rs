@@ -15,6 +15,7 @@ mod bench_serving;
 mod bench_diffusion;
 mod bench_inputs;
 mod bench_sim;
+mod bench_tunes;
 mod completions;
 mod calibrate;
 mod devices;

@@ -154,6 +154,7 @@ fn small_scenarios() -> Vec<Vec<u8>> {
             br#"{"stage":"training","training":{"chips":8},"budget":3}"#.to_vec(),
             br#"{"stage":"operator","model":"sd15-unet","device":"310P3","budget":3}"#.to_vec(),
             br#"{"stage":"runtime","model":"qwen2.5-7b","budget":3}"#.to_vec(),
+            br#"{"stage":"diffusion","model":"flux.1-kontext-dev","diffusion":{"reference_images":1,"lora_rank":16,"steps":2},"budget":3}"#.to_vec(),
         ])
         .collect()
 }

@@ -46,7 +46,10 @@ fn a_normal_dispatch_waits_for_its_peers_and_the_run_says_so() {
 }
 
 #[test]
-fn the_low_latency_mode_carries_no_peer_wait() {
+fn the_low_latency_mode_carries_no_peer_wait_and_its_dispatch_names_its_window_copy() {
     let (_, notes) = price(&exchange("combine", "deepep_low_latency", 32));
-    assert!(!notes.iter().any(|n| n.contains("latest peer")), "{notes:?}");
+    assert!(!notes.iter().any(|n| n.contains("latest peer") || n.contains("window")), "{notes:?}");
+    let (_, notes) = price(&exchange("dispatch", "deepep_low_latency", 16));
+    let line = notes.iter().find(|n| n.contains("from its window")).unwrap_or_else(|| panic!("no window-copy note: {notes:?}"));
+    assert!(line.contains("32768 rows") && line.contains("deepep_low_latency"), "{line}");
 }

@@ -101,6 +101,40 @@ pub struct Memo {
 /// of its key and the chip).
 pub type SharedMemo = Rc<RefCell<Memo>>;
 
+/// Chip profiles whose operator memo a thread keeps between objectives (`chip_memo`).
+const CHIP_MEMOS_KEPT: usize = 2;
+
+thread_local! {
+    /// The operator memos of the chip profiles used last on this thread, most recent last.
+    static CHIP_MEMOS: RefCell<Vec<(Device, SharedMemo)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The operator memo of one chip profile, shared by every objective built on this thread for an
+/// equal profile (`Device` compared whole: an edited or refitted profile is another chip).
+/// Why: `tunelab run` prices the best configuration on four more request samples after the
+/// study (`capacity::spread`), each through a new objective, and without this each one
+/// descended again the thousands of operators the study had already tiled (a tenth of the
+/// DeepSeek-V3 2xA3 tune's time). An entry is a pure function of the operator, the tile mode
+/// and the chip, so sharing changes no result. The last `CHIP_MEMOS_KEPT` profiles are kept
+/// (each memo is bounded by `MEMO_LIMIT`).
+pub fn chip_memo(device: &Device) -> SharedMemo {
+    CHIP_MEMOS.with(|m| {
+        let mut m = m.borrow_mut();
+        if let Some(i) = m.iter().position(|(d, _)| d == device) {
+            let e = m.remove(i);
+            let memo = e.1.clone();
+            m.push(e);
+            return memo;
+        }
+        if m.len() >= CHIP_MEMOS_KEPT {
+            m.remove(0);
+        }
+        let memo = SharedMemo::default();
+        m.push((device.clone(), memo.clone()));
+        memo
+    })
+}
+
 impl Memo {
     /// The estimate of `op` under `mode`, memoised.
     pub fn op(&mut self, op: &Op, device: &Device, mode: TileMode) -> Result<Estimate, String> {

@@ -132,11 +132,20 @@ pub fn priced_ops(s: &Scenario, config: &Config) -> Result<(Vec<crate::stages::s
     Ok((out, obj.variants[v].memory_gib))
 }
 
-/// What a DeepEP normal-mode exchange waits for its latest peer, as a line of the breakdown
-/// (`tunelab_sim::cost::moe_comm::peer_wait_us`, on the exchange's communication time).
+/// What a MoE exchange's kernel adds beyond the wire, as a line of the breakdown: a DeepEP
+/// normal-mode exchange's waits for its latest peer (`tunelab_sim::cost::moe_comm::peer_wait_us`,
+/// on its communication time) or a low-latency / MC2 dispatch's window copy (`recv_copy_us`).
 fn peer_wait_note(name: &str, op: &Op, d: &tunelab_sim::Device) -> Option<String> {
     let wait = tunelab_sim::cost::moe_comm::peer_wait_us(op, d);
-    let Op::MoeComm { phase, ranks, .. } = *op else { return None };
+    let Op::MoeComm { phase, ranks, form, tokens, top_k, .. } = *op else { return None };
+    let copy = tunelab_sim::cost::moe_comm::recv_copy_us(op, d);
+    if copy > 0.0 {
+        return Some(format!(
+            "{name} ({}, EP{ranks}): copies the {} rows it received from its window to the output after the wire, {copy:.1} us per call (LocalWindowCopy, row after row on the vector cores), inside its vector and memory time",
+            form.name(),
+            tokens.saturating_mul(top_k)
+        ));
+    }
     if wait <= 0.0 {
         return None;
     }

@@ -39,6 +39,13 @@
 //! Only the share that leaves the rank crosses the link ((p - 1) / p, `comm::steps_and_bytes`),
 //! at the row kernels' own sustained share of the link (`aiv_link_efficiency`, kernel library;
 //! HCCL's all-to-all keeps `hccs_efficiency`).
+//! - **The low-latency and MC2 dispatch copy what they received** (`LocalWindowCopy`, CANN
+//!   hicann/ops-transformer mc2/moe_distribute_dispatch_v2/op_kernel/moe_distribute_dispatch_v2.h
+//!   @1f20f8f9: `AlltoAllDispatch -> SetStatus -> WaitDispatch -> LocalWindowCopy`): the senders
+//!   write into the receiver's window, then each vector core, row after row, reads a received
+//!   row from its window and writes the token, its scale and its triple to the outputs
+//!   (`RECV_COPY_HANDOFFS`). The normal mode's data kernel reads the peers' windows straight into
+//!   its output (`ShareToOutputLongSeq`), so its wire part already is that loop.
 //! - **The normal mode waits for its latest peer** (`peer_wait_us`): its dispatch syncs the host
 //!   inside the call (deep_ep.cpp: `max_bs.item()`, `total_recv_token.item()` between the
 //!   layout exchange and the data kernel), and ranks are not aligned before a call, so each
@@ -77,6 +84,9 @@ pub const COMBINE_HANDOFFS_PER_TOKEN: f64 = 7.0;
 pub const NORMAL_DISPATCH_WAITS: f64 = 2.0;
 /// Cross-rank waits of a normal-mode combine: its per-token flags (`WaitBuffCopy`).
 pub const NORMAL_COMBINE_WAITS: f64 = 1.0;
+/// Hand-offs per received row of a low-latency / MC2 dispatch's window copy: the queue's
+/// MTE2 -> MTE3 flag (EnQue/DeQue) and the buffer's MTE3 -> MTE2 release (FreeTensor/Alloc).
+pub const RECV_COPY_HANDOFFS: f64 = 2.0;
 /// Window rows are padded to this many bytes (`WIN_ADDR_ALIGN`).
 const WINDOW_ALIGN: u64 = 512;
 
@@ -138,6 +148,40 @@ pub fn wire_bytes(op: &Op) -> f64 {
     let Op::MoeComm { ranks, .. } = *op else { return 0.0 };
     let p = ranks.max(1) as f64;
     as_collective(op).map_or(0.0, |(b, ..)| b * (p - 1.0) / p)
+}
+
+/// The receive-side window copy of a low-latency / MC2 dispatch (`LocalWindowCopy`): every
+/// received row (one per (token, expert), as many as the rank sends on average) is read from the
+/// window and its token written to the output, row after row on each vector core; the longer of
+/// the busiest core's loop and the device memory its bytes need. Zero for the other forms and
+/// phases.
+fn recv_copy_phase(op: &Op, d: &Device) -> super::Raw {
+    let Op::MoeComm { phase: MoePhase::Dispatch, form: MoeCommForm::DeepepLowLatency | MoeCommForm::Mc2, tokens, hidden, top_k, dtype, .. } = *op else { return super::Raw::default() };
+    let row = copy_bytes(op);
+    let elems = hidden.saturating_mul(dtype.bytes() as u64) as f64;
+    let (gm, out) = (d.gm_bytes_per_cycle.max(1.0), d.ub_to_gm_bytes_per_cycle.max(1.0));
+    // Read the padded row; write the token, then its 4-byte scale (INT8) and 12-byte triple.
+    let cycles = row / gm + RECV_COPY_HANDOFFS * d.vector_tile_sync_cycles + (elems + 16.0) / out;
+    let rows = tokens as f64 * top_k as f64;
+    let vcores = d.vector_cores.max(1) as f64;
+    let per_core = libm::ceil(rows / vcores);
+    let us = per_core * cycles / d.vector_clock_mhz.max(1.0);
+    let hbm_bytes = rows * (row + elems + 16.0);
+    let t_hbm = hbm_bytes / (d.derived.hbm_gbs * 1.0e3);
+    let mut exposed = [0.0; super::ENGINES];
+    exposed[super::VECTOR] = us;
+    super::memory_bound(&mut exposed, t_hbm);
+    let mut busy = [0.0; super::ENGINES];
+    busy[super::VECTOR] = us;
+    busy[super::HBM] = t_hbm;
+    super::Raw { exposed, busy, hbm_bytes, cores_used: rows.min(vcores) as u32, waves: per_core as u64, ..super::Raw::default() }
+}
+
+/// Exposed time (us) of a low-latency / MC2 dispatch's window copy (`recv_copy_phase`); zero for
+/// the other forms and phases.
+pub fn recv_copy_us(op: &Op, d: &Device) -> f64 {
+    let r = recv_copy_phase(op, d);
+    r.exposed.iter().sum()
 }
 
 /// The on-chip phase of a row kernel (dispatch: stage and quantise; combine: weighted sum), as
@@ -213,9 +257,9 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
             }
             // Phases in series: (layout exchange, host round trip), stage, wire, reduce, and
             // the normal mode's waits for its latest peer (on the exchange's engine).
-            let core = core_phase(op, d);
-            let mut exposed = super::add(&e.breakdown.exposed.to_array(), &core.exposed);
-            let mut busy = super::add(&e.breakdown.busy.to_array(), &core.busy);
+            let (core, recv) = (core_phase(op, d), recv_copy_phase(op, d));
+            let mut exposed = super::add(&super::add(&e.breakdown.exposed.to_array(), &core.exposed), &recv.exposed);
+            let mut busy = super::add(&super::add(&e.breakdown.busy.to_array(), &core.busy), &recv.busy);
             let wait = peer_wait_us(op, d);
             exposed[super::COMM] += wait;
             busy[super::COMM] += wait;
@@ -227,7 +271,7 @@ pub fn estimate(op: &Op, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeas
                 exposed[super::LAUNCH] += d.eager_host_us_per_launch;
                 busy[super::LAUNCH] += d.eager_host_us_per_launch;
             }
-            let raw = super::Raw { exposed, busy, vector_core_us: core.vector_core_us, hbm_bytes: e.hbm_bytes + core.hbm_bytes, cores_used: core.cores_used, waves: core.waves.max(1), ..super::Raw::default() };
+            let raw = super::Raw { exposed, busy, vector_core_us: core.vector_core_us, hbm_bytes: e.hbm_bytes + core.hbm_bytes + recv.hbm_bytes, cores_used: core.cores_used, waves: core.waves.max(1), ..super::Raw::default() };
             Ok(super::finish(&raw, d))
         }
         _ => Err(Infeasible::new("not a MoE operator")),

@@ -56,6 +56,12 @@ pub struct DiffusionOptions {
     /// (FSDP prefetches the next block's shards). Off: every chip holds every weight.
     #[serde(skip_serializing_if = "is_false")]
     pub fsdp: bool,
+    /// An unmerged LoRA adapter of this rank on the denoiser (diffusers' `load_lora_weights`
+    /// without `fuse_lora`: PEFT runs x A, (x A) B, the scaling and the addition beside each
+    /// adapted attention and feed-forward projection, every step; `workload::diffusers::lora`).
+    /// None or 0: no adapter (or one fused into the weights, which costs nothing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lora_rank: Option<u64>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -83,6 +89,7 @@ impl Default for DiffusionOptions {
             vae_modes: Vec::new(),
             sequence_parallel: Vec::new(),
             fsdp: false,
+            lora_rank: None,
         }
     }
 }
@@ -106,6 +113,9 @@ impl DiffusionOptions {
         }
         for s in &self.steps_choices {
             range("steps_choices", *s, 1, MAX_STEPS)?;
+        }
+        if let Some(r) = self.lora_rank {
+            range("lora_rank", r, 0, tunelab_sim::workload::diffusers::lora::MAX_LORA_RANK)?;
         }
         if let Some(r) = self.reference_images {
             range("reference_images", r, 0, tunelab_sim::workload::diffusers::MAX_REFERENCE_IMAGES)?;

@@ -69,7 +69,8 @@ struct DeploymentObjective {
     /// One step pricer per (precision, tp, expert parallel, dp, redundant experts, prefill
     /// side, draft tokens): its memo serves both launch modes.
     pricers: HashMap<PricerKey, StepPricer>,
-    /// The operator memo every pricer above (and its draft) shares: one chip, shapes recur.
+    /// The operator memo every pricer above (and its draft) shares: one chip, shapes recur
+    /// (`graphcost::chip_memo`: the thread's memo of this chip profile, kept between objectives).
     memo: crate::stages::graphcost::SharedMemo,
     /// A deployment over several nodes (`deployment.cluster`, `super::scale`).
     cluster: Option<super::scale::Cluster>,
@@ -248,7 +249,8 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
     let host = spec.host()?;
     let capacity = capacity_setup(s, &spec, &slo, &reqs, &mut notes)?;
-    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance, capacity, capacity_warm: None };
+    let memo = crate::stages::graphcost::chip_memo(&device);
+    let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo, cluster, moe_imbalance, capacity, capacity_warm: None };
     obj.check_fits_somewhere(&tps, &precisions)?;
     Ok(StageSetup { space, metrics: obj.metrics(), objective: Box::new(obj), baseline, focus: Vec::new(), focus_budget: 0, notes })
 }
@@ -471,7 +473,8 @@ fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
     let tps: Vec<i64> = if s.deployment.tensor_parallel.is_empty() { vec![1, 2, 4, 8, 16] } else { s.deployment.tensor_parallel.clone() };
     let (cluster, moe_imbalance, _, cluster_names) = cluster_setup(s, &model, &device, &tps, &mut Vec::new(), &mut Vec::new())?;
     let names = stage_names(!spec.is_static(), is_moe(&model), spec.speculative.is_some(), &cluster_names);
-    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo: Default::default(), cluster, moe_imbalance, capacity: None, capacity_warm: None })
+    let memo = crate::stages::graphcost::chip_memo(&device);
+    Ok(DeploymentObjective { model, device, input: s.workload.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo, cluster, moe_imbalance, capacity: None, capacity_warm: None })
 }
 
 impl Objective for DeploymentObjective {

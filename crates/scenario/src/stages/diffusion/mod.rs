@@ -62,7 +62,7 @@ pub fn request(p: &Pipeline, o: &DiffusionOptions) -> Result<Request, String> {
     let frames = o.frames.unwrap_or(d.frames);
     let refs = o.reference_images.unwrap_or(d.reference_images);
     let latent = p.latent_with_references(o.height.unwrap_or(d.height), o.width.unwrap_or(d.width), frames, refs).map_err(|e| format!("diffusion.{e}"))?;
-    Ok(Request { batch: o.batch, cfg: o.cfg.unwrap_or(d.cfg), chips: o.chips, latent, fsdp: o.fsdp })
+    Ok(Request { batch: o.batch, cfg: o.cfg.unwrap_or(d.cfg), chips: o.chips, latent, fsdp: o.fsdp, lora_rank: o.lora_rank.unwrap_or(0) })
 }
 
 /// A pricer for the scenario (pipeline, chip, framework, request).

@@ -56,6 +56,8 @@ pub struct Request {
     pub latent: Latent,
     /// Weights sharded over `chips` (`diffusion.fsdp`).
     pub fsdp: bool,
+    /// Rank of an unmerged LoRA adapter on the denoiser (`diffusion.lora_rank`; 0: none).
+    pub lora_rank: u64,
 }
 
 /// A priced configuration: the pipeline's timeline and its totals.
@@ -86,6 +88,11 @@ pub struct Priced {
     pub step_compute_ms: f64,
     /// The link the gather crosses ("HCCS" or "PCIe").
     pub weight_gather_link: String,
+    /// An unmerged LoRA adapter (`diffusion.lora_rank`): its rank, the adapted linear layers per
+    /// denoiser call, and the adapters' own kernels' time in a full step, ms (inside step_full_ms).
+    pub lora_rank: u64,
+    pub lora_adapters: u64,
+    pub lora_step_ms: f64,
     /// VAE encoding of the reference images (edit / Kontext requests), ms.
     pub reference_encode_ms: f64,
     /// Scheduler kernels, CFG combine and its exchange, host loop, per step, ms.
@@ -125,6 +132,9 @@ struct Costed {
     weight_bytes: f64,
     peak_bytes: f64,
     rel_error: f64,
+    /// The unmerged LoRA adapters' kernels alone, us, and how many adapted layers (denoiser).
+    lora_us: f64,
+    lora_adapters: u64,
 }
 
 /// Memo key of a component build.
@@ -192,7 +202,7 @@ impl Pricer {
         }
         let t_full = graph_time(&self.device, launch, full.iter().map(|(o, t)| (&o.op, *t, o.repeat as f64))).total_us;
         let t_cached = graph_time(&self.device, launch, full.iter().filter(|(o, _)| cached(&o.name)).map(|(o, t)| (&o.op, *t, o.repeat as f64))).total_us;
-        Ok(Costed { full_us: t_full, cached_us: t_cached, weight_bytes: comp.weights as f64 * dtype_bytes, peak_bytes: peak + comp.held_bytes as f64, rel_error: rel })
+        Ok(Costed { full_us: t_full, cached_us: t_cached, weight_bytes: comp.weights as f64 * dtype_bytes, peak_bytes: peak + comp.held_bytes as f64, rel_error: rel, lora_us: 0.0, lora_adapters: 0 })
     }
 
     fn component(&mut self, key: Key, k: &Knobs) -> Result<Costed, String> {
@@ -224,6 +234,17 @@ impl Pricer {
                 if int8 {
                     self.protect(&mut comp.ops, float);
                 }
+                let (lora, lora_adapters) = self.add_lora(&mut comp, float);
+                let lora_us = if lora.is_empty() {
+                    0.0
+                } else {
+                    let mut priced = Vec::with_capacity(lora.len());
+                    for o in &lora {
+                        let e = self.memo.op(&o.op, &self.device, TileMode::Default).map_err(|r| format!("operator {} cannot run: {r}", o.name))?;
+                        priced.push((&o.op, e.time_us, o.repeat as f64));
+                    }
+                    graph_time(&self.device, launch, priced.into_iter()).total_us
+                };
                 let blocks = match &self.pipe.denoiser {
                     Denoiser::Unet(u) => u.channels.len(),
                     Denoiser::Dit(_) => 0,
@@ -232,7 +253,10 @@ impl Pricer {
                 // What a cached step still runs: DeepCache's shallow branch of a UNet; a DiT's
                 // everything but the self-attentions (AttentionCache).
                 let cached = move |n: &str| if is_unet { unet::in_shallow_branch(n, blocks) } else { !dit::in_attention_cache(n) };
-                self.cost(&comp, launch, &cached, wbytes)
+                let mut c = self.cost(&comp, launch, &cached, wbytes)?;
+                c.lora_us = lora_us;
+                c.lora_adapters = lora_adapters;
+                Ok(c)
             }
             Key::Vae { b, fp32, tile, launch, .. } => {
                 let dt = if fp32 { DType::Fp32 } else { float };
@@ -260,6 +284,21 @@ impl Pricer {
                 _ => {}
             }
         }
+    }
+
+    /// Appends the unmerged LoRA adapter's kernels (`diffusion.lora_rank`) to a denoiser call,
+    /// in the activation type (PEFT keeps the adapters in 16-bit under W8A8 too); returns them and
+    /// the number of adapted layers per call.
+    fn add_lora(&self, comp: &mut tunelab_sim::workload::diffusers::Component, float: DType) -> (Vec<GraphOp>, u64) {
+        use tunelab_sim::workload::diffusers::lora;
+        if self.req.lora_rank == 0 {
+            return (Vec::new(), 0);
+        }
+        let adapted: u64 = comp.ops.iter().map(|o| lora::adapters(o).saturating_mul(o.repeat)).sum();
+        let (ops, params) = lora::unmerged(&comp.ops, self.req.lora_rank, float);
+        comp.weights = comp.weights.saturating_add(params);
+        comp.ops.extend(ops.iter().cloned());
+        (ops, adapted)
     }
 
     /// The pipeline's batch through the denoiser per chip, and the chips one instance needs.
@@ -332,12 +371,15 @@ impl Pricer {
             weights += den.weight_bytes;
             peak = peak.max(den.peak_bytes);
             rel = rel.max(den.rel_error);
+            p.lora_adapters = p.lora_adapters.max(den.lora_adapters);
+            p.lora_step_ms = p.lora_step_ms.max(den.lora_us / 1e3);
             costs.push(den);
         }
         let r = k.step_cache.max(1.0);
         p.full_steps = (k.steps as f64 / r).ceil().min(k.steps as f64);
         p.cached_steps = k.steps as f64 - p.full_steps;
         p.experts = experts as u64;
+        p.lora_rank = self.req.lora_rank;
         p.high_noise_steps = high;
         // A step's times, weighted by the steps each expert runs (one expert: its own).
         let steps = (k.steps as f64).max(1.0);
@@ -431,6 +473,7 @@ impl Pricer {
         if k.int8 {
             self.protect(&mut comp.ops, float);
         }
+        self.add_lora(&mut comp, float);
         let mut out = Vec::with_capacity(comp.ops.len());
         for o in comp.ops {
             let e = self.memo.op(&o.op, &self.device, TileMode::Default).map_err(|r| format!("operator {} cannot run: {r}", o.name))?;

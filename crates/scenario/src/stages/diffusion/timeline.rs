@@ -100,6 +100,9 @@ pub fn layout(pipeline: &str, p: &Priced, steps: u64, changes: Vec<String>) -> T
             fmt_duration_ms(p.step_compute_ms)
         ));
     }
+    if p.lora_rank > 0 {
+        notes.push(format!("LoRA rank {} unmerged on {} linear layers per denoiser call (x A, (x A) B, scaling, addition beside each): {} of a full step", p.lora_rank, p.lora_adapters, fmt_duration_ms(p.lora_step_ms)));
+    }
     if p.reference_encode_ms > 0.0 {
         notes.push(format!("reference images VAE-encoded once ({}); their tokens join every step's sequence", fmt_duration_ms(p.reference_encode_ms)));
     }

@@ -27,7 +27,7 @@
 //! and the expansion of grouped K/V heads to every query head.
 
 use crate::stages::graphcost::{FxMap, SharedMemo, TileMode};
-use super::step_memo::{StepKey, StepMemo};
+use super::step_memo::{corners, LastCell, StepKey, StepMemo};
 use tunelab_sim::device::Device;
 use tunelab_sim::model::ModelDesc;
 use tunelab_sim::cost::dispatch::{self, LaunchMode};
@@ -168,6 +168,8 @@ pub struct StepPricer {
     pre_attn: FxMap<(u64, u64, u64), Part>,
     vision: FxMap<u64, Part>,
     verify_attn: FxMap<(u64, u64, u64), Part>,
+    /// The draft's input projection by (rows, fc_in) (`step_with`).
+    fc_parts: FxMap<(u64, u64), Part>,
     /// Speculative decoding: the draft's own pricer and the setting (None: off).
     pub spec: Option<SpecPricing>,
     /// The most decode tokens a captured graph holds under the engine limits last set by
@@ -178,6 +180,18 @@ pub struct StepPricer {
     pub pipeline: u64,
     /// Steps priced lately, by their exact inputs (`step_memo`).
     step_memo: StepMemo,
+    /// The grid cell each table was last read in (`step_memo::LastCell`).
+    cells: Cells,
+}
+
+/// The last grid cell of each table: body, head, decode and verify attention, prefill attention.
+#[derive(Default)]
+struct Cells {
+    body: LastCell<1, 2>,
+    head: LastCell<1, 2>,
+    dec: LastCell<2, 4>,
+    verify: LastCell<2, 4>,
+    pre: LastCell<3, 8>,
 }
 
 /// Speculative decoding as the step pricer applies it (`stages::serving_features::speculative`).
@@ -216,10 +230,12 @@ impl StepPricer {
             pre_attn: FxMap::default(),
             vision: FxMap::default(),
             verify_attn: FxMap::default(),
+            fc_parts: FxMap::default(),
             spec: None,
             capture_tokens: None,
             pipeline: 1,
             step_memo: StepMemo::default(),
+            cells: Cells::default(),
         }
     }
 
@@ -274,18 +290,12 @@ impl StepPricer {
     /// Linear layers, norms, embeddings and collectives over `tokens` rows (no attention core,
     /// no LM head).
     fn body(&mut self, tokens: u64) -> Result<Part, String> {
-        self.on_grid(tokens, &|me, t| me.body_at(t))
-    }
-
-    /// `at` interpolated linearly between the grid points around `x` (`grid`; one point when
-    /// `x` is on the grid). Nested, it gives the bilinear and trilinear attention tables.
-    fn on_grid(&mut self, x: u64, at: &dyn Fn(&mut Self, u64) -> Result<Part, String>) -> Result<Part, String> {
-        let (lo, hi, f) = grid(x);
-        let a = at(self, lo)?;
-        if hi == lo {
-            return Ok(a);
+        let cell = [grid(tokens)];
+        if let Some(p) = self.cells.body.get(&cell, 0) {
+            return Ok(p);
         }
-        Ok(Part::lerp(&a, &at(self, hi)?, f))
+        let c = corners(&cell, |[t]| self.body_at(t))?;
+        Ok(self.cells.body.keep(&cell, 0, c))
     }
 
     /// The operators of `piece` at exactly its sizes, priced (what the grid tables hold).
@@ -316,7 +326,12 @@ impl StepPricer {
         if rows == 0 {
             return Ok(Part::default());
         }
-        self.on_grid(rows, &|me, r| me.head_at(r))
+        let cell = [grid(rows)];
+        if let Some(p) = self.cells.head.get(&cell, 0) {
+            return Ok(p);
+        }
+        let c = corners(&cell, |[r]| self.head_at(r))?;
+        Ok(self.cells.head.keep(&cell, 0, c))
     }
 
     fn head_at(&mut self, r: u64) -> Result<Part, String> {
@@ -334,7 +349,12 @@ impl StepPricer {
             return Ok(Part::default());
         }
         // Bilinear over (sequences, context) grid points.
-        self.on_grid(seqs, &|me, d| me.on_grid(ctx, &|me, c| me.decode_attention_at(d, c)))
+        let cell = [grid(seqs), grid(ctx)];
+        if let Some(p) = self.cells.dec.get(&cell, 0) {
+            return Ok(p);
+        }
+        let c = corners(&cell, |[d, c]| self.decode_attention_at(d, c))?;
+        Ok(self.cells.dec.keep(&cell, 0, c))
     }
 
     fn decode_attention_at(&mut self, seqs: u64, ctx: u64) -> Result<Part, String> {
@@ -352,7 +372,12 @@ impl StepPricer {
         if seqs == 0 {
             return Ok(Part::default());
         }
-        self.on_grid(seqs, &|me, d| me.on_grid(ctx, &|me, c| me.verify_attention_at(d, q, c)))
+        let cell = [grid(seqs), grid(ctx)];
+        if let Some(p) = self.cells.verify.get(&cell, q) {
+            return Ok(p);
+        }
+        let c = corners(&cell, |[d, c]| self.verify_attention_at(d, q, c))?;
+        Ok(self.cells.verify.keep(&cell, q, c))
     }
 
     fn verify_attention_at(&mut self, seqs: u64, q: u64, ctx: u64) -> Result<Part, String> {
@@ -373,7 +398,12 @@ impl StepPricer {
         }
         let kv = kv.max(q);
         // A key grid point below the query grid point is read as that point (kv >= q).
-        self.on_grid(seqs, &|me, n| me.on_grid(q, &|me, q| me.on_grid(kv, &|me, k| me.prefill_attention_at(n, q, k.max(q)))))
+        let cell = [grid(seqs), grid(q), grid(kv)];
+        if let Some(p) = self.cells.pre.get(&cell, 0) {
+            return Ok(p);
+        }
+        let c = corners(&cell, |[n, q, k]| self.prefill_attention_at(n, q, k.max(q)))?;
+        Ok(self.cells.pre.keep(&cell, 0, c))
     }
 
     fn prefill_attention_at(&mut self, seqs: u64, q: u64, kv: u64) -> Result<Part, String> {
@@ -490,8 +520,19 @@ impl StepPricer {
                 // target's hidden states of the verified positions.
                 let (d, _) = sp.draft.device_parts(&ds, 1)?;
                 all.add(&d.scaled(sp.k as f64));
-                let fc = self.draft_fc(sp, s, verify);
-                all.add(&sp.draft.cost_ops(std::iter::once((&fc, 1, "draft.fc")))?);
+                // Kept by its rows: the same operator priced the same way, without hashing
+                // the operator once per step.
+                let key = (s.decode_seqs * verify, sp.fc_in);
+                let fc = match self.fc_parts.get(&key) {
+                    Some(p) => *p,
+                    None => {
+                        let op = self.draft_fc(sp, s, verify);
+                        let p = sp.draft.cost_ops(std::iter::once((&op, 1, "draft.fc")))?;
+                        self.fc_parts.insert(key, p);
+                        p
+                    }
+                };
+                all.add(&fc);
                 let (p, dv) = (s.prefill_tokens as f64, (s.decode_seqs * verify) as f64);
                 share = (p + dv / sp.tokens_per_step.max(1.0)) / (p + dv);
             }

@@ -83,31 +83,55 @@ pub fn with_acceptance_spread(reqs: &[Request], mean: f64, var: f64) -> Vec<Requ
         return reqs.to_vec();
     }
     NORMALS.with(|z| {
-        let mut z = z.borrow_mut();
+        let (z, last) = &mut *z.borrow_mut();
         // The draws depend on the index alone: a capacity search spreads the same requests at
         // every probed rate, so they are drawn once per thread (the same numbers).
         while z.len() < reqs.len() {
             let i = z.len() as u64;
             z.push(standard_normal(i));
         }
+        // So are the spread lengths, for one (mean, var): each index keeps the last (output,
+        // spread output) it gave, and a probe at another rate (same lengths) reads them back.
+        let at = (mean.to_bits(), var.to_bits());
+        if last.0 != at {
+            last.0 = at;
+            last.1.clear();
+        }
+        let kept = &mut last.1;
         reqs.iter()
             .zip(z.iter())
-            .map(|(r, &zi)| {
-                if r.output < 3 {
-                    return *r;
+            .enumerate()
+            .map(|(i, (r, &zi))| {
+                if let Some(&(o, out)) = kept.get(i) {
+                    if o == r.output {
+                        return Request { output: out, ..*r };
+                    }
                 }
-                let n = (r.output - 1) as f64;
-                let steps = n / mean + zi * libm::sqrt(n * var / (mean * mean * mean));
-                let out = libm::round(steps.max(1.0) * mean) as u64 + 1;
-                Request { output: out.clamp(2, 4 * r.output), ..*r }
+                let out = if r.output < 3 {
+                    r.output
+                } else {
+                    let n = (r.output - 1) as f64;
+                    let steps = n / mean + zi * libm::sqrt(n * var / (mean * mean * mean));
+                    (libm::round(steps.max(1.0) * mean) as u64 + 1).clamp(2, 4 * r.output)
+                };
+                if i < kept.len() {
+                    kept[i] = (r.output, out);
+                } else if i == kept.len() {
+                    kept.push((r.output, out));
+                }
+                Request { output: out, ..*r }
             })
             .collect()
     })
 }
 
+/// Spread lengths kept for one (mean, var) by their bits: per request index (output, spread output).
+type KeptSpread = ((u64, u64), Vec<(u64, u64)>);
+
 thread_local! {
-    /// `standard_normal(i)` for i = 0, 1, ... as far as a run has needed them.
-    static NORMALS: std::cell::RefCell<Vec<f64>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// `standard_normal(i)` for i = 0, 1, ... as far as a run has needed them, and the spread
+    /// lengths last given (`with_acceptance_spread`).
+    static NORMALS: std::cell::RefCell<(Vec<f64>, KeptSpread)> = const { std::cell::RefCell::new((Vec::new(), ((0, 0), Vec::new()))) };
 }
 
 /// A standard normal draw from the index alone (splitmix64, then Box-Muller).

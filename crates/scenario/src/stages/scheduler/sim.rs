@@ -249,6 +249,8 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
         // (index into running, tokens of prompt this step) and the decoding indices.
         chunks.clear();
         decodes.clear();
+        // The decoding sequences' cache lengths (plus the token each adds), summed as they join.
+        let mut decode_ctx_sum = 0u64;
         let prefill_first = !cfg.chunked_prefill && !waiting.is_empty() && can_admit_whole(&waiting, &running, max_seqs, free, budget, cfg, reqs);
         if !prefill_first {
             // 1. Decodes, preempting the newest sequence when a block is missing.
@@ -273,7 +275,11 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
                         v.ctx = 0;
                         st.preemptions += 1;
                         waiting.push_front(v);
+                        let before = decodes.len();
                         decodes.retain(|&d| d < running.len());
+                        if decodes.len() != before {
+                            decode_ctx_sum = decodes.iter().map(|&d| running[d].ctx + 1).sum();
+                        }
                         if victim == i {
                             short = 0;
                             break;
@@ -291,6 +297,7 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
                     break;
                 }
                 decodes.push(i);
+                decode_ctx_sum += running[i].ctx + 1;
                 budget -= 1;
                 i += 1;
             }
@@ -349,7 +356,8 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
         let prefill_tokens: u64 = chunks.iter().map(|c| c.1).sum();
         let prefill_kv = if chunks.is_empty() { 0 } else { chunks.iter().map(|&(i, c)| running[i].done + c).sum::<u64>() / chunks.len() as u64 };
         let new_requests = chunks.iter().filter(|&&(i, _)| running[i].generated == 0 && running[i].done == running[i].ctx && scheduled[running[i].req] == now).count() as u64;
-        let decode_ctx = if decodes.is_empty() { 0 } else { decodes.iter().map(|&i| running[i].ctx + 1).sum::<u64>() / decodes.len() as u64 };
+        // (No decoding sequence's cache changed since it joined: steps 2 and 3 touch prompts.)
+        let decode_ctx = if decodes.is_empty() { 0 } else { decode_ctx_sum / decodes.len() as u64 };
         let emitting = decodes.len() as u64 + chunks.iter().filter(|&&(i, c)| running[i].done + c >= running[i].target).count() as u64;
         let shape = StepShape {
             prefill_seqs: chunks.len() as u64,

@@ -271,9 +271,20 @@ fn moe(d: &Dit, e: &mut Emit, name: &str, m: u64, h: u64, l: u64) {
 /// head (a head_dim x head_dim state), Q against it, normalisation, output projection. Ulysses
 /// sequence parallelism exchanges q/k/v and the output as for softmax attention; ring sums the
 /// per-chip K^T V states (an all-reduce of heads x head_dim^2).
+///
+/// The core runs in float32 whatever the pipeline's precision: diffusers'
+/// `SanaLinearAttnProcessor2_0` (models/attention_processor.py, at the commit MindSpeed-MM's Sana
+/// README pins, cd0a4a82, and since) does `query, key, value = query.float(), key.float(),
+/// value.float()`, pads the value with a row of ones (`F.pad(value, (0, 0, 0, 1), value=1.0)`),
+/// runs both matmuls and the division in fp32, and casts the result back
+/// (`hidden_states.to(original_dtype)`): three up-casts, a pad copy, two fp32 matmuls, an fp32
+/// division and a down-cast per layer, each a pass over the tokens.
 #[allow(clippy::too_many_arguments)]
 fn linear_attention(d: &Dit, e: &mut Emit, name: &str, b: u64, s: u64, h: u64, sp: SeqParallel, l: u64) {
+    use crate::dtype::DType;
     let dh = d.head_dim;
+    let f32 = DType::Fp32;
+    let low = e.o.dtype;
     e.linear(&format!("{name}.to_qkv"), b * s, 3 * h, h, Epilogue::None, OpClass::Attention, l);
     e.vector(&format!("{name}.relu"), VectorKind::Activation, b * s * 2, h, OpClass::Attention, l);
     let spd = sp.degree.max(1);
@@ -284,12 +295,19 @@ fn linear_attention(d: &Dit, e: &mut Emit, name: &str, b: u64, s: u64, h: u64, s
     } else {
         (d.heads, s)
     };
-    e.matmul(&format!("{name}.core.kv"), b * heads * dh, dh + 1, seq, Epilogue::None, OpClass::Attention, l);
-    if spd > 1 && sp.ring {
-        e.comm(&format!("{name}.ring_kv_state"), CommKind::AllReduce, b * d.heads * dh * (dh + 1) * e.elem_bytes(), spd, l);
+    if low != f32 {
+        e.vector_in(low, &format!("{name}.core.to_fp32"), VectorKind::Cast, b * seq * 3, heads * dh, OpClass::Attention, l);
     }
-    e.matmul(&format!("{name}.core.q_kv"), b * seq * heads, dh + 1, dh, Epilogue::None, OpClass::Attention, l);
-    e.vector(&format!("{name}.core.normalise"), VectorKind::Elementwise, b * seq, heads * dh, OpClass::Attention, l);
+    e.vector_in(f32, &format!("{name}.core.pad_v"), VectorKind::Gather, b * seq, heads * (dh + 1), OpClass::Attention, l);
+    e.matmul_in(f32, &format!("{name}.core.kv"), b * heads * dh, dh + 1, seq, OpClass::Attention, l);
+    if spd > 1 && sp.ring {
+        e.comm(&format!("{name}.ring_kv_state"), CommKind::AllReduce, b * d.heads * dh * (dh + 1) * 4, spd, l);
+    }
+    e.matmul_in(f32, &format!("{name}.core.q_kv"), b * seq * heads, dh + 1, dh, OpClass::Attention, l);
+    e.vector_in(f32, &format!("{name}.core.normalise"), VectorKind::Scale, b * seq, heads * dh, OpClass::Attention, l);
+    if low != f32 {
+        e.vector_in(f32, &format!("{name}.core.to_low"), VectorKind::Cast, b * seq, heads * dh, OpClass::Attention, l);
+    }
     if spd > 1 && !sp.ring {
         e.comm(&format!("{name}.ulysses_a2a_out"), CommKind::AllToAll, local, spd, l);
     }

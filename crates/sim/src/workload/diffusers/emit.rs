@@ -79,6 +79,19 @@ impl Emit {
         self.push(name.into(), Op::Conv2d { batch: b, in_ch: cin, out_ch: cout, h, w, kh: k, kw: k, stride, pad, dtype }, repeat, OpClass::Conv);
     }
 
+    /// A matmul of two activations in `dtype`, whatever the pipeline's precision (code that
+    /// upcasts its operands, as Sana's linear attention does: never quantised).
+    #[allow(clippy::too_many_arguments)]
+    pub fn matmul_in(&mut self, dtype: DType, name: &str, m: u64, n: u64, k: u64, class: OpClass, repeat: u64) {
+        self.push(name.into(), Op::Matmul { batch: 1, m, n, k, dtype, weight_dtype: None, epilogue: Epilogue::None }, repeat, class);
+    }
+
+    /// A vector kernel in `dtype` (for a cast, the type read: 16-bit reads and writes fp32,
+    /// fp32 reads and writes 16-bit).
+    pub fn vector_in(&mut self, dtype: DType, name: &str, kind: VectorKind, rows: u64, row_len: u64, class: OpClass, repeat: u64) {
+        self.push(name.into(), Op::Vector { kind, rows, row_len, dtype }, repeat, class);
+    }
+
     /// A vector kernel over rows x row_len elements.
     pub fn vector(&mut self, name: &str, kind: VectorKind, rows: u64, row_len: u64, class: OpClass, repeat: u64) {
         let dtype = self.o.dtype;

@@ -24,6 +24,7 @@ pub mod dit;
 pub mod dit_more;
 pub mod emit;
 pub mod encoders;
+pub mod lora;
 pub mod tome;
 pub mod unet;
 pub mod vae;

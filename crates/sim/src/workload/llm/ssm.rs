@@ -73,12 +73,40 @@ pub(super) fn mamba2_ops(ctx: &Ctx, m: &Mamba2Desc, p: &str, batch: u64, q_len: 
         });
     }
     // Gated RMSNorm of y by SiLU(z), then out_proj (row-parallel).
-    ops.push(vector("gated_norm", VectorKind::SwiGlu, tokens, inner, ctx.vec));
+    ops.extend(gated_norm_ops(p, m.groups, groups, tokens, inner, ctx.vec));
     if ctx.quant {
         ops.push(vector("o_quant", VectorKind::Quantize, tokens, inner, ctx.vec));
     }
     ops.push(mm("out_proj", tokens, h, inner));
     ops
+}
+
+/// The Mamba-2 gated RMSNorm (y x SiLU(z), normalised per B/C group) over `inner` channels of
+/// `tokens` rows per chip (`groups` the model's, `local_groups` one chip's). With one group it is one fused kernel (vLLM's `rms_norm_gated`
+/// Triton kernel). With several groups (Nemotron-H has 8), vLLM's `Mixer2RMSNormGated` takes
+/// `forward_native` whenever `n_groups != 1` (vllm/model_executor/layers/mamba/mamba2/
+/// mamba_mixer2.py, `forward_cuda`), as transformers' `MambaRMSNormGated` always does: ten
+/// framework ops, each its own kernel, the middle ones on FP32 tensors: gate.to(float32),
+/// SiLU, x * gate, pow(2), mean over the group, + eps, rsqrt, x * rsqrt, .to(bf16), weight * x.
+/// Each pays its own launch (eager dispatch, or the device-side launch inside a graph).
+fn gated_norm_ops(p: &str, groups: u64, local_groups: u64, tokens: u64, inner: u64, vec: DType) -> Vec<GraphOp> {
+    let op = |name: &str, kind: VectorKind, rows: u64, row_len: u64, dtype: DType| GraphOp { name: format!("{p}.mamba.gated_norm{name}"), op: Op::Vector { kind, rows, row_len, dtype }, repeat: 1, class: OpClass::Attention };
+    if groups <= 1 {
+        return vec![op("", VectorKind::SwiGlu, tokens, inner, vec)];
+    }
+    let f32 = DType::Fp32;
+    vec![
+        op(".gate_cast", VectorKind::Cast, tokens, inner, f32),
+        op(".silu", VectorKind::Activation, tokens, inner, f32),
+        op(".gate_mul", VectorKind::Elementwise, tokens, inner, f32),
+        op(".square", VectorKind::Elementwise, tokens, inner, f32),
+        op(".mean", VectorKind::Reduce, tokens, inner, f32),
+        op(".add_eps", VectorKind::Elementwise, tokens, local_groups, f32),
+        op(".rsqrt", VectorKind::Elementwise, tokens, local_groups, f32),
+        op(".scale", VectorKind::Elementwise, tokens, inner, f32),
+        op(".cast", VectorKind::Cast, tokens, inner, vec),
+        op(".weight", VectorKind::Elementwise, tokens, inner, vec),
+    ]
 }
 
 /// An LFM2 short-conv layer's mixer ops (repeat 1): in_proj to B, C and x (3 h), B x, the
