@@ -66,3 +66,24 @@ fn the_step_lists_its_dequantised_experts_and_they_grow_with_the_batch() {
     assert!(st.ops.iter().any(|o| o.name.contains("moe.experts.")), "the W8A8 step has its experts");
     assert_eq!(deq(&st), 0.0, "W8A8 dequantises nothing");
 }
+
+#[test]
+fn the_breakdown_and_the_diagnosis_name_the_load_terms() {
+    use tunelab_scenario::diagnosis::{diagnose, Weights};
+    use tunelab_scenario::stages::deployment::step_operators;
+    // The operator breakdown's label (Explore's detail, `tunelab eval --ops`) carries the named
+    // load lines of the step the stage prices.
+    let s = kimi(8);
+    let (names, c) = common::configured(&s, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let st = step_operators(&s, &names, &c, Phase::Decode, Some(8.0)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(st.what.contains("experts touched: 7 of the busiest EP rank's 24 per layer (of 16 ranks)"), "{}", st.what);
+    assert!(st.what.contains("dequantising W4A16 weights"), "{}", st.what);
+    assert!(st.what.contains("61 layers x 950 us") && st.what.contains("the device is the longer"), "{}", st.what);
+    assert!(st.what.contains("8 sequences x 50 us"), "{}", st.what);
+    // At one sequence the host floor is the longer.
+    let one = step_operators(&s, &names, &c, Phase::Decode, Some(1.0)).unwrap_or_else(|e| panic!("{e}"));
+    assert!(one.what.contains("experts touched: 2 of") && one.what.contains("the host is the longer"), "{}", one.what);
+    // The diagnosis says that load drives the decode step.
+    let d = diagnose(&s, None, Weights::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(d.cause_chain.iter().any(|c| c.starts_with("load drives the decode step") && c.contains("dequantising")), "{:#?}", d.cause_chain);
+}

@@ -38,7 +38,7 @@ use tunelab_sim::Op;
 
 pub use super::host::{engine_names, engines, HostCosts, DEFAULT_ENGINE};
 use super::step_ops::{draft_decode_shape, draft_prefill_shape, verify_positions, Piece};
-pub use super::part::Part;
+pub use super::part::{grid, Part};
 
 
 /// What one engine step does.
@@ -128,26 +128,6 @@ pub fn antiquant_workspace(device: &Device) -> bool {
     let lib = if device.kernel_library.is_empty() { tunelab_sim::kernels::names().1 } else { device.kernel_library.clone() };
     tunelab_sim::kernels::grouped_antiquant_workspace(&lib)
 }
-
-/// The grid points around `x` and the position between them: exact up to 8, then points half
-/// an octave apart (8, 12, 16, 24, 32, 48, ...), so costs are priced at two sizes per octave
-/// and interpolated linearly in between. Operator time is close to affine in tokens, sequences
-/// and context over such a span (flat while memory-bound, proportional once compute-bound);
-/// the grid keeps a full deployment tune to a few thousand operator pricings.
-pub fn grid(x: u64) -> (u64, u64, f64) {
-    let x = x.max(1);
-    if x <= 8 {
-        return (x, x, 0.0);
-    }
-    let p = 1u64 << (63 - x.leading_zeros() as u64); // largest power of two <= x
-    let mid = p + p / 2;
-    let (lo, hi) = if x < mid { (p, mid) } else { (mid, 2 * p) };
-    if lo == x {
-        return (x, x, 0.0);
-    }
-    (lo, hi, (x - lo) as f64 / (hi - lo) as f64)
-}
-
 
 /// Prices steps for one model, chip, parallel plan and graph options, memoising by shape.
 pub struct StepPricer {
@@ -610,21 +590,5 @@ impl StepPricer {
     pub fn decode_shape(&self, batch: u64, ctx: u64) -> StepShape {
         let image = self.model.media_tokens();
         StepShape { decode_seqs: batch, decode_ctx: ctx + image, emitting: batch, ..Default::default() }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn grid_brackets_within_half_an_octave() {
-        for x in [1u64, 7, 8, 9, 12, 13, 16, 17, 33, 100, 1000, 1025, 4097, 123_457] {
-            let (lo, hi, f) = grid(x);
-            assert!(lo <= x && x <= hi && (0.0..1.0).contains(&f), "{x}");
-            assert!((hi - lo) as f64 <= x as f64 / 2.0 + 1.0, "{x}: {lo}..{hi}");
-            assert!((lo as f64 + (hi - lo) as f64 * f - x as f64).abs() < 1e-9);
-        }
-        assert_eq!(grid(1024), (1024, 1024, 0.0));
     }
 }
