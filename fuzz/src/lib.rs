@@ -381,10 +381,9 @@ fn key_paths(v: &serde_json::Value, at: &str, skip: &dyn Fn(&str) -> bool, out: 
 fn has_path(v: &serde_json::Value, path: &str) -> bool {
     let mut node = v;
     for part in path.split('.') {
-        // `name[3][0]` is a key and its indices; anything else with a `[` in it (a mutated key
-        // such as `max_tpot_ms[[[[`) is a key spelled that way.
+        // `name[3][0]` is a key and its indices; any other `[` (a mutated `max_tpot_ms[[[[`) is part of the key.
         let (key, idx) = match part.find('[') {
-            Some(i) if well_formed_indices(&part[i..]) => (&part[..i], &part[i..]),
+            Some(i) if part[i..].split_inclusive(']').all(|g| g.len() > 2 && g.starts_with('[') && g.ends_with(']') && g[1..g.len() - 1].bytes().all(|b| b.is_ascii_digit())) => (&part[..i], &part[i..]),
             _ => (part, ""),
         };
         match node.get(key) {
@@ -399,11 +398,6 @@ fn has_path(v: &serde_json::Value, path: &str) -> bool {
         }
     }
     true
-}
-
-/// `[0][12]`: one or more bracketed decimal indices and nothing else.
-fn well_formed_indices(s: &str) -> bool {
-    !s.is_empty() && s.split_inclusive(']').all(|g| g.len() > 2 && g.starts_with('[') && g.ends_with(']') && g[1..g.len() - 1].bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Removes the key at `path` (for the "held its default" check).
