@@ -118,6 +118,8 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
     // its first token (`ttft`).
     let mut host_clock = 0.0f64;
     let (mut host_at_sched, mut host_in_prefill) = (vec![0.0f64; n], vec![0.0f64; n]);
+    // How late each request's tokens reach the client (`results_after_next_launch`, below).
+    let mut lag = vec![0.0f64; n];
     let step_limit = 4 * reqs.iter().map(|r| r.input + r.output).sum::<u64>() + 1000;
     // Finished sequences leave and free their blocks; a closed loop sends the next request.
     macro_rules! retire {
@@ -132,7 +134,10 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
                     done_count += 1;
                     if clients.is_some() && released < n {
                         // A slot frees: the next request is sent now, or at its own arrival
-                        // time if that is later (closed loops arrive at 0: sent now).
+                        // time if that is later (closed loops arrive at 0: sent now). Sent at
+                        // the engine's finish, not `lag` later when the client has the last
+                        // token: arrivals must stay in index order for the front end and the
+                        // queue, and a later send of one would hold back the ones after it.
                         arrival[released] = arrival[released].max(now);
                         admit_frontend(released, &arrival, &mut ready);
                         released += 1;
@@ -160,7 +165,6 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
     // requests whose first token the last step computed.
     let lagged = ahead && pricer.host.results_after_next_launch;
     let mut last_had_prompt = false;
-    let mut lag = vec![0.0f64; n];
     let mut pending: Vec<usize> = Vec::new();
     macro_rules! hand_off {
         ($t:expr) => {
