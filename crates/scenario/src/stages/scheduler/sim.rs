@@ -120,6 +120,24 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
     let (mut host_at_sched, mut host_in_prefill) = (vec![0.0f64; n], vec![0.0f64; n]);
     // How late each request's tokens reach the client (`results_after_next_launch`, below).
     let mut lag = vec![0.0f64; n];
+    let ahead = pricer.host.schedule_ahead_steps > 0 && (pricer.spec.is_none() || pricer.host.schedule_ahead_with_speculative);
+    let lagged = ahead && pricer.host.results_after_next_launch;
+    // Closed loop under a lagged hand-off: slots freed whose client has not yet had the last
+    // token. The client sends its next request when it has: at once if the next step is a
+    // captured decode (its launch returns at once), at that step's end if it carries prompt
+    // tokens. Sent at step boundaries, in time order, so arrivals keep their index order.
+    let mut owed = 0usize;
+    macro_rules! send_owed {
+        ($t:expr) => {
+            while owed > 0 && released < n {
+                arrival[released] = arrival[released].max($t);
+                admit_frontend(released, &arrival, &mut ready);
+                released += 1;
+                owed -= 1;
+            }
+            owed = 0;
+        };
+    }
     let step_limit = 4 * reqs.iter().map(|r| r.input + r.output).sum::<u64>() + 1000;
     // Finished sequences leave and free their blocks; a closed loop sends the next request.
     macro_rules! retire {
@@ -132,7 +150,9 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
                     free += s.blocks;
                     running.remove(k);
                     done_count += 1;
-                    if clients.is_some() && released < n {
+                    if clients.is_some() && released < n && lagged {
+                        owed += 1;
+                    } else if clients.is_some() && released < n {
                         // A slot frees: the next request is sent now, or at its own arrival
                         // time if that is later (closed loops arrive at 0: sent now). Sent at
                         // the engine's finish, not `lag` later when the client has the last
@@ -153,7 +173,6 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
     // not with a draft model) picked the step starting at `now` when that one started, so only
     // requests that reached it by then are in it; later ones wait one step more. An idle engine
     // (nothing running) schedules on arrival.
-    let ahead = pricer.host.schedule_ahead_steps > 0 && (pricer.spec.is_none() || pricer.host.schedule_ahead_with_speculative);
     // An engine that hands a step's tokens out only once the next step's launch has returned
     // (SGLang's overlap loop processes batch n's result after launching batch n+1; serving-host
     // `results_after_next_launch`). A captured decode step launches at once, so tokens before it
@@ -163,7 +182,6 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
     // is how late request i's first token reached the client; every later token is as late, so
     // TPOT and ITL are unchanged and its end moves by the same lag. `pending` holds the
     // requests whose first token the last step computed.
-    let lagged = ahead && pricer.host.results_after_next_launch;
     let mut last_had_prompt = false;
     let mut pending: Vec<usize> = Vec::new();
     macro_rules! hand_off {
@@ -191,6 +209,10 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
             let cached = ((r.input as f64 * cfg.prefix_cache_hit_rate.clamp(0.0, 1.0)) as u64).min(r.input.saturating_sub(1));
             waiting.push_back(Seq { req: next_arrival, target: r.input, done: cached, generated: 0, blocks: 0, ctx: cached });
             next_arrival += 1;
+        }
+        // Sends owed to clients: now, unless the next step carries prompt tokens (then at its end).
+        if owed > 0 && waiting.is_empty() && running.iter().all(|s| s.done >= s.target) {
+            send_owed!(now);
         }
         if running.is_empty() && waiting.is_empty() {
             // Idle: no next launch to wait for, the last step's tokens go out now.
@@ -223,6 +245,10 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
         }
         let d = running.len() as u64;
         if decoding && d <= cfg.max_num_batched_tokens && !admissible(&waiting, &running, max_seqs, free, cfg.max_num_batched_tokens.saturating_sub(d), cfg, reqs) {
+            // A decode span: its launch returns at once, so owed sends go out now.
+            if owed > 0 {
+                send_owed!(now);
+            }
             let mut k = fewest_left.max(1);
             let mean_ctx = ctx_sum / d;
             let one = StepShape { decode_seqs: d, decode_ctx: mean_ctx + 1, emitting: d, ..Default::default() };
@@ -411,9 +437,13 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
         if chunks.is_empty() {
             hand_off!(now);
         }
+        let step_start = now;
         now += dt;
         hand_off!(now);
         last_had_prompt = !chunks.is_empty();
+        if owed > 0 {
+            send_owed!(if chunks.is_empty() { step_start } else { now });
+        }
         host_clock += cost.host_us * 1e-6;
         busy_us += cost.device_us;
         prefill_us += cost.prefill_us;
