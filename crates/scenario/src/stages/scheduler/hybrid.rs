@@ -58,9 +58,14 @@ pub fn triton_host_us(h: &HostCosts, linear_layers: u64, s: &StepShape, graph: b
 /// from vLLM-Ascend's code (`tunelab_sim::workload::ssm::mamba2_host_us`); a Triton launch
 /// costs the engine's `triton_launch_host_us`, a framework launch the chip's
 /// `eager_host_us_per_launch`.
+/// A step with prompt tokens also waits for each Mamba-2 layer's Python forward after the
+/// convolution's host sync (`mamba2_prefill_python_us`), as a Gated DeltaNet layer's
+/// (`linear_prefill_python_us`).
 pub fn mamba2_host_us(h: &HostCosts, model: &tunelab_sim::model::ModelDesc, aclnn_us: f64, s: &StepShape, graph: bool, piecewise: bool) -> (f64, f64) {
     let layers = model.llm.as_ref().filter(|t| t.mamba.is_some()).map_or(0, |t| t.count_mixers(|m| matches!(m, tunelab_sim::model::Mixer::Mamba2)));
-    tunelab_sim::workload::ssm::mamba2_host_us(h.triton_launch_host_us, aclnn_us, layers, s.prefill_seqs, s.decode_seqs, graph, piecewise)
+    let (racing, serial) = ssm::mamba2_host_us(h.triton_launch_host_us, aclnn_us, layers, s.prefill_seqs, s.decode_seqs, graph, piecewise);
+    let python = if h.triton_launch_host_us > 0.0 && s.prefill_tokens > 0 { h.mamba2_prefill_python_us * layers as f64 } else { 0.0 };
+    (racing, serial + python)
 }
 
 
@@ -113,10 +118,11 @@ impl StepPricer {
             }
             if mamba > 0 {
                 parts.push(format!(
-                    "{mamba} Mamba-2 layers x ({} Triton SSD launches and {} aclnn launches after the torch-native convolution's seqlens.tolist() / .item() host syncs, {} of them per prompt{})",
+                    "{mamba} Mamba-2 layers x ({} Triton SSD launches, {} aclnn launches ({} of them per prompt) and {} us of the layer's Python, all after the torch-native convolution's seqlens.tolist() / .item() host syncs{})",
                     ssm::MAMBA2_TRITON_LAUNCHES_PREFILL,
                     ssm::MAMBA2_PREFILL_LAUNCHES_PER_LAYER + ssm::MAMBA2_CONV_LAUNCHES_PER_PROMPT * s.prefill_seqs,
                     ssm::MAMBA2_CONV_LAUNCHES_PER_PROMPT,
+                    h.mamba2_prefill_python_us,
                     if s.decode_seqs > 0 { format!("; the decode slice's {} Triton + {} aclnn before them", ssm::MAMBA2_TRITON_LAUNCHES_DECODE, ssm::MAMBA2_ACLNN_LAUNCHES_DECODE) } else { String::new() }
                 ));
             }
