@@ -106,7 +106,7 @@ fn eager_gated_deltanet_decode_is_set_by_its_triton_launches_and_the_diagnosis_s
     assert!((st.mixer_host_ms.0 - 18.0 * 4.0 * 0.22).abs() < 1e-6, "{:?}", st.mixer_host_ms);
     // With the other launches' eager dispatch they are longer than the 24 x 950 us floor and
     // than the device: the host side is the dispatch plus the launches, and the note says so.
-    assert!(st.what.contains("eager dispatch of every launch + the hybrid mixers' launches"), "{}", st.what);
+    assert!(st.what.contains("eager dispatch of every launch ") && st.what.contains(" ms + the hybrid mixers' launches 15.84 ms = "), "{}", st.what);
     let note = st.host_note.as_deref().unwrap_or_else(|| panic!("no host note: {}", st.what));
     assert!(note.contains("Triton launches from Python set the decode step"), "{note}");
     // At the bottom of the launch cost's bounds (50 us) the same launches leave the host side

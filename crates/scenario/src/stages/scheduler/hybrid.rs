@@ -166,7 +166,7 @@ impl StepPricer {
         let host = dispatch_us + racing;
         if serial >= 0.2 * time_us {
             return Some(format!(
-                "the hybrid mixers' Triton and framework launches after their host syncs (.tolist() / .item() in the engine's mixer code) take {} ms of the {label} step's {} ms ({:.0}%): the device has drained and waits for each of them, so they add to the step instead of hiding under the device's {} ms",
+                "the hybrid mixers' host work after their host syncs (Triton and framework launches and the layers' Python, after .tolist() / .item() in the engine's mixer code) takes {} ms of the {label} step's {} ms ({:.0}%): the device has drained and waits for each of them, so they add to the step instead of hiding under the device's {} ms",
                 ms(serial),
                 ms(time_us),
                 100.0 * serial / time_us,

@@ -93,7 +93,7 @@ impl StepPricer {
             Some(if python > eager {
                 (format!("the Python floor of {layers} layers x {} us ({})", h.piecewise_host_us_per_layer, with_mixers(format!("eager dispatch {} ms", ms(eager - mixers)))), python)
             } else {
-                (with_mixers("eager dispatch of every launch".to_string()), eager)
+                (with_mixers(format!("eager dispatch of every launch {} ms", ms(eager - mixers))), eager)
             })
         };
         if let Some((what, host_us)) = racing {
