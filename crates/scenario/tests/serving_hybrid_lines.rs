@@ -125,3 +125,17 @@ fn the_diagnosis_of_an_eager_hybrid_decode_carries_the_sentence() {
     let d = tunelab_scenario::analyses::diagnosis::diagnose(&s, None, Default::default()).unwrap();
     assert!(d.cause_chain.iter().any(|c| c.contains("Triton launches from Python set the")), "{:#?}", d.cause_chain);
 }
+
+#[test]
+fn a_scenario_sets_the_mamba_layers_prefill_python_and_a_value_out_of_bounds_is_refused_by_name() {
+    let s = nemotron(32768, json!({ "deployment": { "serving": { "host_costs": { "mamba2_prefill_python_us": 1000.0 } } } }));
+    let st = common::step_with(&s, &[], Phase::Prefill);
+    let serial = 40.0 * (5.0 * 220.0 + 10.0 * 20.0 + 1000.0) / 1e3;
+    assert!((st.mixer_host_ms.1 - serial).abs() < 1e-6, "{:?} vs {serial}", st.mixer_host_ms);
+    assert!(st.what.contains("and 1000 us of the layer's Python"), "{}", st.what);
+    // Below the field's bound [500, 8000] us: refused, naming the field.
+    let mut v = serde_json::to_value(nemotron(32768, json!({}))).unwrap();
+    tunelab_scenario::evidence::fidelity::merge(&mut v, &json!({ "deployment": { "serving": { "host_costs": { "mamba2_prefill_python_us": 10.0 } } } }));
+    let err = Scenario::from_value(v).and_then(|s| tunelab_scenario::stages::setup(&s).map(|_| ())).err().unwrap_or_else(|| panic!("accepted 10 us"));
+    assert!(err.contains("mamba2_prefill_python_us"), "{err}");
+}
