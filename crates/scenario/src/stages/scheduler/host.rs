@@ -68,6 +68,10 @@ pub struct HostCosts {
     /// record/wait and HCCL's host-side task building), beyond the generic per-launch cost. A
     /// graph-mode step captures the collectives and pays nothing here.
     pub eager_host_us_per_collective: f64,
+    /// Host syncs per MoE layer of the engine's all-to-all MoE dispatcher (vLLM-Ascend: 2, the
+    /// split sizes read back in `_preprocess`; 0: none), each leaving the device idle until the
+    /// host's next eager collective is launched (`scheduler::a2a_sync`).
+    pub alltoall_dispatch_host_syncs: f64,
     /// Graph-launched decode steps are captured piecewise (vLLM's PIECEWISE cudagraph mode):
     /// the attention of every layer runs eagerly between captured pieces, and the host work of
     /// each layer (`piecewise_host_us_per_layer`) races the device.
@@ -177,6 +181,7 @@ impl HostCosts {
             decode_reads_allocated,
             decode_copies_cache,
             eager_host_us_per_collective: opt("eager_host_us_per_collective")?,
+            alltoall_dispatch_host_syncs: opt("alltoall_dispatch_host_syncs")?,
             piecewise: match e.graph_mode.as_deref() {
                 None | Some("full_decode_only") => false,
                 Some("piecewise") => true,

@@ -49,6 +49,7 @@ mod step_ops;
 mod step_memo;
 mod part;
 pub mod load;
+pub mod a2a_sync;
 
 pub use sim::{simulate, EngineConfig, KvPolicy, Slo};
 pub use host::{fitted_fields, with_fitted_fields, FittedHostField};
