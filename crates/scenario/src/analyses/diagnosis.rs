@@ -235,6 +235,7 @@ fn diagnose_in(s: &Scenario, st: &mut crate::stages::StageSetup, config: Option<
             }
             if matches!(s.stage, Stage::Deployment | Stage::Runtime) {
                 chain.extend(crate::stages::scheduler::load::load_sentence(&b.ops, &label));
+                chain.extend(b.host_note.clone());
                 chain.extend(collective_expansion_hint(&b.ops, &device));
             }
             (hot, shares, chain)

@@ -90,6 +90,8 @@ pub struct HostCosts {
     /// beyond its kernel launches (`hybrid`; 0: the engine's mixer has no such path). It runs
     /// after the chunk wrapper's host sync, so it adds to the step.
     pub linear_prefill_python_us: f64,
+    /// The same for one Mamba-2 layer (`hybrid`; 0: the engine's mixer has no such path).
+    pub mamba2_prefill_python_us: f64,
     /// The engine runs a BERT-style encoder as separate kernels (MindIE's ATB BERT model: Q, K
     /// and V as three biased matmuls; GELU, each residual Add and LayerNorm its own kernel)
     /// instead of one QKV matmul with the activation and residual add in the epilogues.
@@ -191,6 +193,7 @@ impl HostCosts {
             frontend_us_per_request: opt("frontend_us_per_request")?,
             triton_launch_host_us: opt("triton_launch_host_us")?,
             linear_prefill_python_us: opt("linear_prefill_python_us")?,
+            mamba2_prefill_python_us: opt("mamba2_prefill_python_us")?,
             schedule_ahead_steps: opt("schedule_ahead_steps")? as u64,
             schedule_ahead_with_speculative: opt("schedule_ahead_with_speculative")? > 0.0,
             capture_from_max_num_seqs: match e.graph_capture.as_deref() {
