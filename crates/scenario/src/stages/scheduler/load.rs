@@ -96,8 +96,9 @@ impl StepPricer {
         }
         let seqs = s.decode_seqs + s.prefill_seqs;
         out.push(format!(
-            "host, in series: per step {} ms (scheduler, input preparation, sampler) + {seqs} sequences x {} us = {} ms",
+            "host, in series: per step {} ms ({}) + {seqs} sequences x {} us = {} ms",
             ms(h.step_host_us),
+            if h.offline_call { "the offline benchmark's model call: Python wrapper, mask, normalize, output copy" } else { "scheduler, input preparation, sampler" },
             h.step_host_us_per_seq,
             ms(h.step_host_us_per_seq * seqs as f64)
         ));
