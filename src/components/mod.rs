@@ -11,6 +11,7 @@ pub mod fields;
 pub mod gallery;
 pub mod input_warnings;
 pub mod landscape;
+pub mod landscape_surface;
 pub mod model_banner;
 pub mod knowledge;
 pub mod report;
