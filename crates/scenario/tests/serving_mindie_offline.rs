@@ -71,6 +71,24 @@ fn the_bge_scenario_names_the_offline_call_in_its_notes_and_breakdown() {
     assert!(!b.label.contains("scheduler, input preparation, sampler"), "{}", b.label);
 }
 
+/// The diagnosis of a short batch, which the call's host work holds up, names that work as the
+/// benchmark's call, not as scheduling and sampling.
+#[test]
+fn the_diagnosis_of_a_host_bound_encoder_batch_names_the_offline_call() {
+    use tunelab_scenario::diagnosis::{diagnose, Weights};
+    let s = tunelab_scenario::bundled_scenario("bge-large-910B4-embedding").unwrap();
+    let mut v: serde_json::Value = serde_json::to_value(&s).unwrap();
+    v["workload"]["input_len"] = 100.into();
+    v["deployment"]["batches"] = serde_json::json!([8]);
+    v["workload"]["batch"] = 8.into();
+    v["deployment"]["precisions"] = serde_json::json!(["fp16"]);
+    let s = Scenario::from_json(&v.to_string()).unwrap();
+    let d = diagnose(&s, None, Weights::default()).unwrap();
+    let host = d.cause_chain.iter().find(|c| c.contains("host-bound")).unwrap_or_else(|| panic!("not host-bound: {:#?}", d.cause_chain));
+    assert!(host.contains("the offline benchmark's model call"), "{host}");
+    assert!(!host.contains("scheduling and sampling each step"), "{host}");
+}
+
 /// A MindIE serving scenario (continuous batching) keeps the text generator's costs and says
 /// nothing of an offline benchmark; so does an encoder under an engine without one.
 #[test]

@@ -48,6 +48,10 @@ struct HostFile {
 /// The engine a scenario names when it names none (today's framework-neutral numbers).
 pub use crate::spec::options::serving::DEFAULT_ENGINE;
 
+/// How the step breakdown names the host work of an engine's offline encoder benchmark call
+/// (`HostCosts::offline_call`); the diagnosis recognises the step by it.
+pub const OFFLINE_CALL_WORDS: &str = "the offline benchmark's model call";
+
 /// Host-side costs of one serving engine (see the constants file for each value's source).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HostCosts {

@@ -98,7 +98,7 @@ impl StepPricer {
         out.push(format!(
             "host, in series: per step {} ms ({}) + {seqs} sequences x {} us = {} ms",
             ms(h.step_host_us),
-            if h.offline_call { "the offline benchmark's model call: Python wrapper, mask, normalize, output copy" } else { "scheduler, input preparation, sampler" },
+            if h.offline_call { format!("{}: Python wrapper, mask, normalize, output copy", super::host::OFFLINE_CALL_WORDS) } else { "scheduler, input preparation, sampler".to_string() },
             h.step_host_us_per_seq,
             ms(h.step_host_us_per_seq * seqs as f64)
         ));
