@@ -48,6 +48,10 @@ struct HostFile {
 /// The engine a scenario names when it names none (today's framework-neutral numbers).
 pub use crate::spec::options::serving::DEFAULT_ENGINE;
 
+/// How the step breakdown names the host work of an engine's offline encoder benchmark call
+/// (`HostCosts::offline_call`); the diagnosis recognises the step by it.
+pub const OFFLINE_CALL_WORDS: &str = "the offline benchmark's model call";
+
 /// Host-side costs of one serving engine (see the constants file for each value's source).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HostCosts {
@@ -115,6 +119,14 @@ pub struct HostCosts {
     pub capture_from_max_num_seqs: bool,
     /// The capture ceiling's upper bound in tokens (vLLM-Ascend: 512).
     pub graph_capture_ceiling: u64,
+    /// Host work in series of one call of the engine's offline encoder benchmark (MindIE-LLM's
+    /// embedding test.py: the model called directly from a Python loop), which replaces the
+    /// text generator's per-step costs for a static encoder batch (`deployment::offline`; 0:
+    /// the engine has no such benchmark and its step costs apply).
+    pub offline_call_host_us: f64,
+    /// The step is priced as that offline call (set by `deployment::offline::host`, never by
+    /// the file): the breakdown names the step's host work as the benchmark's call.
+    pub offline_call: bool,
 }
 
 /// The largest size on vLLM's capture list not above `ceiling` tokens (vllm/config/vllm.py
@@ -207,6 +219,8 @@ impl HostCosts {
                 Some("pre_expanded") => true,
                 Some(o) => return Err(format!("serving-host.json: {engine}: collectives '{o}' (expected per_call or pre_expanded)")),
             },
+            offline_call_host_us: opt("offline_call_host_us")?,
+            offline_call: false,
             encoder_separate_ops: match e.encoder_graph.as_deref() {
                 None | Some("fused") => false,
                 Some("separate") => true,

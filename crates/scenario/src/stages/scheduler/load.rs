@@ -113,8 +113,9 @@ impl StepPricer {
         out.extend(self.mixer_lines(s, graph));
         let seqs = s.decode_seqs + s.prefill_seqs;
         out.push(format!(
-            "host, in series: per step {} ms (scheduler, input preparation, sampler) + {seqs} sequences x {} us = {} ms",
+            "host, in series: per step {} ms ({}) + {seqs} sequences x {} us = {} ms",
             ms(h.step_host_us),
+            if h.offline_call { format!("{}: Python wrapper, mask, normalize, output copy", super::host::OFFLINE_CALL_WORDS) } else { "scheduler, input preparation, sampler".to_string() },
             h.step_host_us_per_seq,
             ms(h.step_host_us_per_seq * seqs as f64)
         ));

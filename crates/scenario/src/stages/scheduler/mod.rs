@@ -52,7 +52,7 @@ pub mod load;
 pub mod a2a_sync;
 
 pub use sim::{simulate, EngineConfig, KvPolicy, Slo};
-pub use host::{fitted_fields, with_fitted_fields, FittedHostField};
+pub use host::{fitted_fields, with_fitted_fields, FittedHostField, OFFLINE_CALL_WORDS};
 pub use crate::spec::options::serving::{ServingSpec, MAX_REQUESTS};
 pub use requests::{requests, with_acceptance_spread, Request};
 pub use stats::{pcts, Histogram, Pcts, ServingStats};
