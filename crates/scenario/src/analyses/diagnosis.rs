@@ -236,6 +236,8 @@ fn diagnose_in(s: &Scenario, st: &mut crate::stages::StageSetup, config: Option<
             if matches!(s.stage, Stage::Deployment | Stage::Runtime) {
                 chain.extend(crate::stages::scheduler::load::load_sentence(&b.ops, &label));
                 chain.extend(b.host_note.clone());
+                // Waiting, not the request's own prefill, setting TTFT (`scheduler::ttft`).
+                chain.extend(crate::stages::scheduler::ttft::of_point(s, &names, &config).and_then(|t| t.queue_sentence()));
                 chain.extend(collective_expansion_hint(&b.ops, &device));
             }
             (hot, shares, chain)

@@ -216,6 +216,9 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         }
         if spec.host().is_ok_and(|h| h.schedule_ahead_steps > 0 && (spec.speculative.is_none() || h.schedule_ahead_with_speculative)) {
             notes.push(format!("{} schedules one step ahead (vLLM's async scheduling, SGLang's overlap loop): a request reaching a busy engine joins the step after the one already scheduled, about one step more in queue_ms and TTFT; a burst reaching an idle engine is scheduled at once (assets/constants/serving-host.json, schedule_ahead_steps)", spec.engine));
+            if spec.host().is_ok_and(|h| h.results_after_next_launch) {
+                notes.push(format!("{} hands a step's tokens to the client only after launching the next step (its overlap loop), so a prompt's first token arrives with the end of the step after its prefill: the hand-off line of the TTFT split (assets/constants/serving-host.json, results_after_next_launch)", spec.engine));
+            }
         }
     } else {
         notes.push(format!("simple mode (static batch, {} engine): TTFT is one prefill of the whole batch and TPOT one decode step; no scheduler, no request stream", spec.engine));

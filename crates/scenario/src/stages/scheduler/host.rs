@@ -127,6 +127,12 @@ pub struct HostCosts {
     /// The step is priced as that offline call (set by `deployment::offline::host`, never by
     /// the file): the breakdown names the step's host work as the benchmark's call.
     pub offline_call: bool,
+    /// While it schedules ahead, the engine hands a step's tokens to the client only when the
+    /// launch of the next step has returned (SGLang's overlap loop processes batch n's result
+    /// after launching batch n+1), so a prompt's first token reaches the client at the end of
+    /// the step after its prefill (`sim`, `frontend`'s notes; serving-host.json
+    /// `results_after_next_launch`).
+    pub results_after_next_launch: bool,
 }
 
 /// The largest size on vLLM's capture list not above `ceiling` tokens (vllm/config/vllm.py
@@ -208,6 +214,7 @@ impl HostCosts {
             mamba2_prefill_python_us: opt("mamba2_prefill_python_us")?,
             schedule_ahead_steps: opt("schedule_ahead_steps")? as u64,
             schedule_ahead_with_speculative: opt("schedule_ahead_with_speculative")? > 0.0,
+            results_after_next_launch: opt("results_after_next_launch")? > 0.0,
             capture_from_max_num_seqs: match e.graph_capture.as_deref() {
                 None | Some("fixed") => false,
                 Some("max_num_seqs") => true,
