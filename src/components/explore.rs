@@ -175,6 +175,10 @@ pub fn PointView(detail: RwSignal<Option<PointDetail>>, #[prop(optional, into)] 
             <button class="small" data-testid="point-svg" on:click=export>"Charts as SVG"</button>
             <p class="bad">{move || d().infeasible.map(|r| format!("Infeasible: {r}")).unwrap_or_default()}</p>
             <p class="muted small" data-testid="point-simulated">{move || { let s = d().simulated; if s.is_empty() { s } else { format!("Simulated: {s}") } }}</p>
+            // Where the time to first token goes (front end, queueing, prefill, host, hand-off).
+            <Show when=move || detail.with(|x| x.as_ref().is_some_and(|x| !x.ttft.is_empty()))>
+                <pre class="small" data-testid="point-ttft">{move || d().ttft.join("\n")}</pre>
+            </Show>
             <table><tbody>
                 {move || d().metrics.into_iter().map(|(n, v, u)| view! { <tr><td title=tunelab_scenario::metrics::meaning(&n)>{tunelab_scenario::metrics::label_unit(&n, &u)}</td><td class="num" data-value=exact(v)>{fmt_metric(&n, v)}</td></tr> }).collect_view()}
             </tbody></table>
@@ -190,7 +194,7 @@ pub fn PointView(detail: RwSignal<Option<PointDetail>>, #[prop(optional, into)] 
 fn unreachable_detail() -> PointDetail {
     PointDetail {
         metrics: Vec::new(), infeasible: None, simulated: String::new(), total_ms: 0.0, exposed_ms: Default::default(), busy_ms: Default::default(),
-        memory: None, intensity: 0.0, attained_tflops: 0.0, peak_tflops: 0.0, hbm_gbs: 0.0, ridge_intensity: 0.0, ops: Vec::new(),
+        memory: None, intensity: 0.0, attained_tflops: 0.0, peak_tflops: 0.0, hbm_gbs: 0.0, ridge_intensity: 0.0, ops: Vec::new(), ttft: Vec::new(),
     }
 }
 

@@ -132,6 +132,13 @@ pub fn main(a: Args) -> Result<(), String> {
                 let b = base.and_then(|b| b.get(i)).map(|b| show(&m.name, *b)).unwrap_or_else(|| "-".into());
                 println!("{:<40} {:>14} {:>14}  {}", tunelab_scenario::metrics::label_unit(&m.name, &m.unit), show(&m.name, *x), b, m.name);
             }
+            // Where the time to first token goes (the simulation's own timestamps).
+            if let Some(t) = tunelab_scenario::scheduler::ttft::of_point(&scenario, &names, &config) {
+                println!();
+                for l in t.lines() {
+                    println!("{l}");
+                }
+            }
             // How far predictions of this kind landed from measurements the model had not
             // seen (leave-one-source-out residuals, docs/fidelity.md); rel_error above is only
             // the data types' numerical error.

@@ -132,6 +132,10 @@ pub struct PointDetail {
     pub hbm_gbs: f64,
     pub ridge_intensity: f64,
     pub ops: Vec<RooflinePoint>,
+    /// A served deployment's time to first token in named parts (front end, queueing, prefill,
+    /// host, hand-off: `scheduler::ttft`), from the stage's own simulation; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ttft: Vec<String>,
 }
 
 /// A configuration's step operator by operator, priced the way its stage prices it.
@@ -364,6 +368,7 @@ pub fn detail_of(s: &Scenario, st: &mut crate::stages::StageSetup, config: &Conf
     fill(&mut detail, &b.ops);
     detail.total_ms = b.total_ms;
     detail.memory = b.memory;
+    detail.ttft = crate::stages::scheduler::ttft::of_point(s, &names, config).map(|t| t.lines()).unwrap_or_default();
     Ok(detail)
 }
 
@@ -402,7 +407,7 @@ fn priced_point(s: &Scenario, st: &mut crate::stages::StageSetup, config: &Confi
     let ridge = d.peak_tflops_fp16 * 1e12 / (d.hbm_gbs * 1e9).max(1.0);
     Ok(PointDetail {
         metrics, infeasible, simulated: String::new(), total_ms: 0.0, exposed_ms: BTreeMap::new(), busy_ms: BTreeMap::new(), memory: None,
-        intensity: 0.0, attained_tflops: 0.0, peak_tflops: d.peak_tflops_fp16, hbm_gbs: d.hbm_gbs, ridge_intensity: ridge, ops: Vec::new(),
+        intensity: 0.0, attained_tflops: 0.0, peak_tflops: d.peak_tflops_fp16, hbm_gbs: d.hbm_gbs, ridge_intensity: ridge, ops: Vec::new(), ttft: Vec::new(),
     })
 }
 

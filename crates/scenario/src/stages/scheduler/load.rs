@@ -100,11 +100,22 @@ impl StepPricer {
             let longer = if device_us >= host_us { "the device is the longer, so load shows in the step" } else { "the host is the longer, so the step stays at it until the device time passes it" };
             out.push(format!("host, racing the device: {what} = {} ms; device {} ms: {longer}", ms(host_us), ms(device_us)));
         }
+        let a2a = self.a2a_sync(s, super::step_ops::verify_positions(self.spec.as_ref(), s));
+        if a2a.moe_layers > 0 {
+            out.push(format!(
+                "host syncs of the all-to-all MoE dispatcher (the engine reads the split sizes back): {} MoE layers x {} x ({} us) = {} ms the device waits for the host's next collective launch",
+                a2a.moe_layers,
+                a2a.syncs_per_layer,
+                a2a.per_sync_us,
+                ms(a2a.us())
+            ));
+        }
         out.extend(self.mixer_lines(s, graph));
         let seqs = s.decode_seqs + s.prefill_seqs;
         out.push(format!(
-            "host, in series: per step {} ms (scheduler, input preparation, sampler) + {seqs} sequences x {} us = {} ms",
+            "host, in series: per step {} ms ({}) + {seqs} sequences x {} us = {} ms",
             ms(h.step_host_us),
+            if h.offline_call { format!("{}: Python wrapper, mask, normalize, output copy", super::host::OFFLINE_CALL_WORDS) } else { "scheduler, input preparation, sampler".to_string() },
             h.step_host_us_per_seq,
             ms(h.step_host_us_per_seq * seqs as f64)
         ));

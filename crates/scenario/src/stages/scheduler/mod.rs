@@ -35,7 +35,8 @@
 //! lists), `host` (the
 //! engine's host-cost constants), `stats`
 //! (percentiles and the results), `hybrid` (the Triton launches of a hybrid model's
-//! linear-attention layers).
+//! linear-attention layers), `ttft` (where the time to first token goes: front end, queueing,
+//! prefill and its host share, hand-off).
 
 pub mod price;
 pub mod host_costs;
@@ -49,9 +50,12 @@ mod step_ops;
 mod step_memo;
 mod part;
 pub mod load;
+pub mod a2a_sync;
+pub mod ttft;
 
 pub use sim::{simulate, EngineConfig, KvPolicy, Slo};
-pub use host::{fitted_fields, with_fitted_fields, FittedHostField};
+pub use host::{fitted_fields, with_fitted_fields, FittedHostField, OFFLINE_CALL_WORDS};
 pub use crate::spec::options::serving::{ServingSpec, MAX_REQUESTS};
 pub use requests::{requests, with_acceptance_spread, Request};
 pub use stats::{pcts, Histogram, Pcts, ServingStats};
+pub use ttft::TtftSplit;

@@ -549,7 +549,10 @@ impl StepPricer {
             let python = h.piecewise_host_us_per_layer * layers;
             (LaunchMode::Eager, if python > dispatch { python } else { dispatch })
         };
-        let time_us = (dispatch::step_us(&self.device, mode, all.device_us, host) + serial + step_host) * share;
+        // The all-to-all MoE dispatcher's host syncs leave the device idle until the host's next
+        // launch (`a2a_sync`): they lengthen the device's side of the race.
+        let a2a = self.a2a_sync(s, verify).us();
+        let time_us = (dispatch::step_us(&self.device, mode, all.device_us + a2a, host) + serial + step_host) * share;
         let device_us = all.device_us * share;
         Ok(StepCost {
             time_us,

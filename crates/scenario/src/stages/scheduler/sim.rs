@@ -113,6 +113,11 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
     let mut st = ServingStats { requests: n, kv_blocks: cfg.kv_blocks, ..Default::default() };
     let (mut busy_us, mut prefill_us, mut host_us, mut batch_sum, mut peak_used) = (0.0, 0.0, 0.0, 0u64, 0u64);
     let (mut done_count, mut out_tokens, mut in_tokens) = (0usize, 0u64, 0u64);
+    // The engine's host time the device waited for, summed over the run's steps so far (s): a
+    // request's share of TTFT spent on host work is its difference between being scheduled and
+    // its first token (`ttft`).
+    let mut host_clock = 0.0f64;
+    let (mut host_at_sched, mut host_in_prefill) = (vec![0.0f64; n], vec![0.0f64; n]);
     let step_limit = 4 * reqs.iter().map(|r| r.input + r.output).sum::<u64>() + 1000;
     // Finished sequences leave and free their blocks; a closed loop sends the next request.
     macro_rules! retire {
@@ -144,6 +149,27 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
     // requests that reached it by then are in it; later ones wait one step more. An idle engine
     // (nothing running) schedules on arrival.
     let ahead = pricer.host.schedule_ahead_steps > 0 && (pricer.spec.is_none() || pricer.host.schedule_ahead_with_speculative);
+    // An engine that hands a step's tokens out only once the next step's launch has returned
+    // (SGLang's overlap loop processes batch n's result after launching batch n+1; serving-host
+    // `results_after_next_launch`). A captured decode step launches at once, so tokens before it
+    // go out when their own step ends; a step with prompt tokens runs eagerly and its launch
+    // returns when it is done, so the tokens of the step before it go out at its end, and the
+    // loop, busy launching it, schedules the step after it only then (no step ahead). `lag[i]`
+    // is how late request i's first token reached the client; every later token is as late, so
+    // TPOT and ITL are unchanged and its end moves by the same lag. `pending` holds the
+    // requests whose first token the last step computed.
+    let lagged = ahead && pricer.host.results_after_next_launch;
+    let mut last_had_prompt = false;
+    let mut lag = vec![0.0f64; n];
+    let mut pending: Vec<usize> = Vec::new();
+    macro_rules! hand_off {
+        ($t:expr) => {
+            for &r in &pending {
+                lag[r] = ($t - first_tok[r]).max(0.0);
+            }
+            pending.clear();
+        };
+    }
     let mut last_start: Option<f64> = None;
     // A step's prompt chunks (index into running, tokens) and decoding indices: one allocation
     // for the run, not one per step (a tenth of a capacity search's time went to them).
@@ -152,7 +178,7 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
     while done_count < n {
         // Arrivals the step about to start can hold join the queue in order.
         let cutoff = match last_start {
-            Some(t) if ahead && !running.is_empty() => t,
+            Some(t) if ahead && !running.is_empty() && !(lagged && last_had_prompt) => t,
             _ => now,
         };
         while next_arrival < released && ready[next_arrival] <= cutoff + 1e-12 {
@@ -163,6 +189,8 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
             next_arrival += 1;
         }
         if running.is_empty() && waiting.is_empty() {
+            // Idle: no next launch to wait for, the last step's tokens go out now.
+            hand_off!(now);
             if next_arrival < released {
                 now = now.max(ready[next_arrival]);
                 last_start = None;
@@ -209,6 +237,9 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
                 let dt = cost.time_us * 1e-6;
                 let kf = k as f64;
                 let first_end = now + dt;
+                hand_off!(now);
+                last_had_prompt = false;
+                host_clock += cost.host_us * 1e-6 * kf;
                 now += dt * kf;
                 last_start = Some(now - dt);
                 st.steps += k;
@@ -341,6 +372,7 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
                 }
                 if scheduled[s.req].is_nan() {
                     scheduled[s.req] = now;
+                    host_at_sched[s.req] = host_clock;
                 }
                 running.push(s);
                 chunks.push((running.len() - 1, c));
@@ -371,7 +403,14 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
         let cost = pricer.step(&shape, cfg.graph_launch)?;
         let dt = cost.time_us * 1e-6;
         last_start = Some(now);
+        // A decode step's launch returns at once: the last step's tokens went out as it ended.
+        if chunks.is_empty() {
+            hand_off!(now);
+        }
         now += dt;
+        hand_off!(now);
+        last_had_prompt = !chunks.is_empty();
+        host_clock += cost.host_us * 1e-6;
         busy_us += cost.device_us;
         prefill_us += cost.prefill_us;
         host_us += cost.host_us;
@@ -395,6 +434,10 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
                 out_tokens += 1;
                 if first_tok[s.req].is_nan() {
                     first_tok[s.req] = now;
+                    host_in_prefill[s.req] = host_clock - host_at_sched[s.req];
+                    if lagged {
+                        pending.push(s.req);
+                    }
                 } else {
                     itl.add((now - last_emit[s.req]) * 1e3);
                 }
@@ -414,7 +457,12 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
             retire!();
         }
     }
-    // Statistics.
+    // Statistics. The tokens of the last step reach the client when the engine goes idle.
+    hand_off!(now);
+    for i in 0..n {
+        first_tok[i] += lag[i];
+        finish[i] += lag[i];
+    }
     let start = arrival.iter().copied().fold(f64::INFINITY, f64::min);
     let end = finish.iter().copied().fold(0.0, f64::max);
     st.duration_s = (end - start).max(1e-12);
@@ -434,6 +482,15 @@ pub fn simulate(reqs: &[Request], cfg: &EngineConfig, concurrency: Option<u64>, 
     st.queue_ms = ms(queue);
     st.e2e_ms = ms((0..n).map(|i| finish[i] - arrival[i]).collect());
     st.ttft_compute_ms = ms(compute);
+    let mean = |f: &dyn Fn(usize) -> f64| (0..n).map(f).sum::<f64>() / n as f64 * 1e3;
+    st.ttft_split = super::TtftSplit {
+        requests: n,
+        frontend_ms: mean(&|i| ready[i] - arrival[i]),
+        queue_ms: mean(&|i| scheduled[i] - ready[i]),
+        prefill_ms: mean(&|i| first_tok[i] - lag[i] - scheduled[i]),
+        host_ms: mean(&|i| host_in_prefill[i]),
+        handoff_ms: mean(&|i| lag[i]),
+    };
     st.itl_ms = itl.pcts();
     st.mean_batch = batch_sum as f64 / st.steps.max(1) as f64;
     let wall_us = st.duration_s * 1e6;

@@ -54,6 +54,10 @@ pub struct ServingStats {
     pub rel_error: f64,
     /// Steps that ran as captured graphs.
     pub graph_steps: u64,
+    /// Where the mean TTFT goes: front end, queueing, prefill and its host share, hand-off
+    /// (`ttft`; zero when the run was not simulated request by request).
+    #[serde(default)]
+    pub ttft_split: super::TtftSplit,
 }
 
 /// Percentiles by linear interpolation between order statistics (numpy's default).
