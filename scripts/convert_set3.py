@@ -249,10 +249,10 @@ def convert_gmm(r):
     rows = []
     for k, v in m.items():
         mm, kk, nn, e = [int(x) for x in re.findall(r"\d+", k)]
-        op = {"op": "matmul", "batch": e, "m": mm // e, "n": nn, "k": kk, "dtype": "fp16"}
+        op = {"op": "grouped_matmul", "groups": e, "m": mm, "n": nn, "k": kk, "dtype": "fp16"}
         row = op_row(r, "grouped_matmul", op, "fp16", [dict(value(k, v["value"], "ms", "model_time_ms"), unit_stated=v["unit"])],
-                     "grouped matmul of %d experts as a batched matmul of %d groups of M/E = %d rows each (the group_list values are not printed: "
-                     "an even split assumed); every expert's [K, N] weight is read once" % (e, e, mm // e), suffix="/" + k)
+                     "torch_npu grouped matmul of %d experts over %d rows, M/E = %d rows each (the group_list values are not printed: "
+                     "an even split assumed); every expert's [K, N] weight is read once" % (e, mm, mm // e), suffix="/" + k)
         row["chip"], row["chip_note"] = A2_UNSTATED
         rows.append(row)
     return rows

@@ -158,34 +158,59 @@ def convert_minimax(r):
                 "chip_note": "Atlas 800I A2 without a SKU: compared against the 64 GB 910B2, not the set-1 rule's 32 GB 910B4 (MiniMax-M2.5's 229B bf16 weights and two 190K contexts do not fit 16 x 32 GB)",
                 "scenario": {"workload": {"batch": 128, "input_len": 194544, "output_len": 1024},
                              "deployment": {"tile_operators": False, "cluster": {"nodes": 2, "data_parallel": [2]}, "precisions": ["bf16"], "serving": serving},
-                             "space": fixed(batch=128, precision="bf16", tp=8, dp=2, launch="graph", max_num_batched_tokens=VLLM_DEFAULT_TOKENS,
+                             "space": fixed(batch=128, precision="bf16", tp=8, dp=2, launch="graph", max_num_batched_tokens=65536,
                                             chunked_prefill="on", expert_parallel="on")},
                 "values": vals, "weight": 0.5,
                 "conversion_note": ("MiniMax-M2.5 (its config carried inline: aiconfigurator's verbatim copy of its config.json, the sim test fixture minimax-m2.5) on two Atlas 800I A2 nodes, "
                                     "one TP8 DP rank per node with expert parallelism, FULL_DECODE_ONLY, max_num_seqs 128 as stated; vllm bench serve "
                                     "prefix_repetition, 175104-token shared prefix + 19440-token suffix = 194544 in, 1024 out, 16 prompts at "
                                     "--max-concurrency 4, the stated 85% prefix hit as deployment.serving.prefix_cache_hit_rate; weights not stated "
-                                    "for this row: bf16 (the doc's first option, the fp8 checkpoint dequantized on load); max_num_batched_tokens "
-                                    "not stated: 2048, " + VLLM_DEFAULTS_NOTE + "; weight 0.5")}
-    # A3 3.5k/1k at 217 concurrent requests; the header says TP16.
+                                    "for this row: bf16 (the doc's first option, the fp8 checkpoint dequantized on load; the A2 launch has no --quantization); "
+                                    "max_num_batched_tokens 65536 and --async-scheduling as the doc's A2 launch states (both node scripts; the last "
+                                    "reading took vLLM's default 2048 as if unstated); weight 0.5")}
+    # A3 3.5k/1k at 217 requests at once. READING TAKEN (issue 43, sixth pass): the doc's one A3
+    # launch, "a recommended startup configuration for short-context condition like 3.5k/1.5k"
+    # (TP4 x DP4 with EP, W8A8-QuaRot, FULL_DECODE_ONLY, max_num_seqs 48, 16384 tokens per step,
+    # EAGLE-3 with 3 draft tokens, async scheduling, HCCL AIV), is the launch measured: the result
+    # block's 3.5k is that launch's workload, while its header ("tp=16 ... bs16") matches neither
+    # the result label (bs=217) nor any launch in the doc. The last reading (TP16, bf16, no
+    # speculation, vLLM's default 256 sequences) priced TPOT +150% and the output rate -62%.
     serving = {"mode": "scheduler", "engine": "vllm-ascend", "arrival": "burst", "max_concurrency": 217, "requests": 217,
-               "length_distribution": "fixed", "block_size": 128}
+               "length_distribution": "fixed", "block_size": 128, "graph_mode": "full_decode_only", "hccl_expansion": "aiv",
+               "speculative": {"method": "eagle3", "num_speculative_tokens": [3]}}
     return {"stage": "deployment", "model": model_ref("minimax-m2.5"), "chip": A3[0], "chip_note": A3[1],
-            "scenario": {"workload": {"batch": VLLM_DEFAULT_SEQS, "input_len": 3584, "output_len": 1024},
-                         "deployment": {"tile_operators": False, "cluster": {"nodes": 1}, "precisions": ["bf16"], "serving": serving},
-                         "space": fixed(batch=VLLM_DEFAULT_SEQS, precision="bf16", tp=16, dp=1, launch="graph", max_num_batched_tokens=VLLM_DEFAULT_TOKENS,
-                                        chunked_prefill="on", expert_parallel="on")},
+            "scenario": {"workload": {"batch": 48, "input_len": 3584, "output_len": 1024},
+                         "deployment": {"tile_operators": False, "cluster": {"nodes": 1, "data_parallel": [4]}, "precisions": ["w8a8"], "serving": serving},
+                         "space": fixed(batch=48, precision="w8a8", tp=4, dp=4, launch="graph", max_num_batched_tokens=16384,
+                                        chunked_prefill="on", expert_parallel="on", num_speculative_tokens=3)},
             "values": [serving_value(k, v) for k, v in m.items()], "weight": 0.2,
-            "conversion_note": ("MiniMax-M2.5 (its config carried inline, as the sibling row) on one A3 node at TP16 as the section header states, expert parallelism on, "
-                                "217 requests of 3.5K (3584) / 1K at once ('3.5k/1k@bs=217'); weights bf16 (the doc's first option); no speculation "
-                                "(the header's launch names none; the doc's separate TP4 x DP4 example adds EAGLE-3); graph launch with the release's "
-                                "default capture; max_num_seqs and tokens per step not stated: " + VLLM_DEFAULTS_NOTE + ". Weight 0.2: the shared "
-                                "README and the row call the setup internally inconsistent (bs16 header, bs=217 label)")}
+            "conversion_note": ("MiniMax-M2.5 (its config carried inline, as the sibling row) on one A3 node. READING TAKEN (issue 43, sixth pass): "
+                                "the doc's one A3 launch, which it recommends 'for short-context condition like 3.5k/1.5k', is the launch "
+                                "measured: TP4 x DP4 with --enable-expert-parallel, the W8A8-QuaRot weights (--quantization ascend), "
+                                "cudagraph_mode FULL_DECODE_ONLY, max_num_seqs 48 per DP rank, 16384 tokens per step, --async-scheduling, "
+                                "HCCL AIV expansion, EAGLE-3 with 3 draft tokens (the draft run eagerly: its enforce_eager; its acceptance not "
+                                "reported: the bundled default for EAGLE-3 on random prompts, assets/constants/speculative.json); 217 requests "
+                                "of 3.5K (3584) / 1K at once ('3.5k/1k@bs=217'), 25 more than the 4 x 48 decode slots, so they queue. The "
+                                "section header ('tp=16, 4k/1k@bs16') matches neither the result label nor any launch in the doc; the last "
+                                "reading (TP16, bf16, no speculation, vLLM's 256 sequences) is named here. VLLM_ASCEND_ENABLE_FUSED_MC2, "
+                                "FLASHCOMM1 and BALANCE_SCHEDULING are not modelled. Weight 0.2: the setup stays internally inconsistent")}
+
+
+# Kimi-K2.6 (vllm-ascend PR #8561, kimi_k26.md): READING TAKEN (issue 43, sixth pass). The table's
+# figures as published at the cited commit agree with each other only when about 4 requests are in
+# flight: 4 x 128 / (0.691 + 127 x 0.083) = 45.6 tok/s against the stated 46.58 (the in-flight count
+# the three figures give is 46.58 x (0.691 + 127 x 0.083) / 128 = 4.09). So "64 concurrent requests"
+# is read as 64 prompts (vllm bench serve --num-prompts) sent by a client holding 4 in flight; vllm
+# bench serve starts a request's clock when its client slot frees, so the 691 ms TTFT carries no
+# client queue. The other reading (64 in flight at the server) gives 770 tok/s at 83 ms, ten times the
+# stated rate, and needs the pre-edit 83 s TTFT (a 4-slot server queueing 64 requests, which the
+# launch's default max_num_seqs 256 does not have); the cited commit withdrew that 83 s.
+KIMI_K26_CLIENTS = 4
 
 
 def convert_kimi_k26(r):
     m = r["measured"]
-    serving = {"mode": "scheduler", "engine": "vllm-ascend", "arrival": "burst", "max_concurrency": 64, "requests": 64,
+    serving = {"mode": "scheduler", "engine": "vllm-ascend", "arrival": "closed", "concurrency": KIMI_K26_CLIENTS, "requests": 64,
                "length_distribution": "fixed", "block_size": 128}
     return {"stage": "deployment", "model": "kimi-k2", "chip": "910B2",
             "chip_note": "'Ascend 910B x16' as one TP16 group: two Atlas 800 A2 nodes of 8 (an A2 node holds 8); SKU not stated, compared against 910B2",
@@ -196,10 +221,16 @@ def convert_kimi_k26(r):
             "values": [serving_value(k, v) for k, v in m.items()], "weight": 0.2,
             "conversion_note": ("Kimi-K2.6 as the bundled kimi-k2 config: Kimi-K2.6's text_config (NVIDIA's Kimi-K2.6-NVFP4 config.json in "
                                 "aiconfigurator) has Kimi-K2's widths, 61 layers and 384 routed experts with 8 active; text prompts, so its vision "
-                                "tower does not run. W4A16, TP16 over two A2 nodes, 64 requests of 512/128 at --max-concurrency 64. The flags "
+                                "tower does not run. W4A16, TP16 over two A2 nodes, 64 prompts of 512/128. READING TAKEN (issue 43, sixth pass): "
+                                "the table as published (691 ms TTFT after the cited commit's edit, 83 ms TPOT, 46.58 tok/s) agrees with itself "
+                                "only with about 4 requests in flight: 46.58 x (0.691 + 127 x 0.083) / 128 = 4.09, and 4 in flight give 45.6 tok/s; "
+                                "so '64 concurrent requests' is read as 64 prompts from a client holding 4 in flight (a closed loop of 4; vllm bench "
+                                "serve times a request from when its client slot frees, so TTFT carries no client queue). The other reading, 64 in "
+                                "flight, would give ~770 tok/s at 83 ms and needs the withdrawn 83 s TTFT of a 4-slot server, which the launch "
+                                "(default max_num_seqs 256) does not have. The flags "
                                 "contradict each other (--enable-acl-graph with --enforce-eager): vLLM's enforce_eager disables every graph, so the "
                                 "launch is eager; no --enable-expert-parallel is listed; max_num_seqs and tokens per step not stated: "
-                                + VLLM_DEFAULTS_NOTE + ". Weight 0.2: the source's TPOT and concurrency imply ~770 tokens/s against its 46.6")}
+                                + VLLM_DEFAULTS_NOTE + ". Weight 0.2: the client count is derived, not stated, and the TTFT cell was hand-edited")}
 
 
 CONVERTERS = {
@@ -242,14 +273,20 @@ def convert_dsv31_2p1d(r):
     m = r["measured"]
     vals = [dict(value("TTFT", m["TTFT"]["value"], "s", "ttft_mean_ms"), unit_stated=m["TTFT"]["unit"]),
             dict(value("TPOT", m["TPOT"]["value"], "ms", "tpot_mean_ms"), unit_stated=m["TPOT"]["unit"]),
-            dict(value("output_tps_per_card", m["output_tps_per_card"]["value"], "tokens/s", "tokens_per_s_per_chip"), unit_stated=m["output_tps_per_card"]["unit"])]
+            # 'card' read as the 910C package (two dies; an Atlas 800 A3 node holds 8 cards, 16 dies), over all 4
+            # nodes' 32 cards: the per-die prediction x 2. The last reading (per die over all 64 dies) needs
+            # 478 x 64 / (1 / 0.04882) = 1494 sequences in flight against the decode side's 32 x 28 = 896 slots;
+            # per card it needs 747, which the slots hold.
+            dict(value("output_tps_per_card", m["output_tps_per_card"]["value"], "tokens/s", "tokens_per_s_per_chip", copies=2), unit_stated=m["output_tps_per_card"]["unit"])]
     note = ("DeepSeek-V3.1 as the bundled deepseek-v3 config (the same architecture), 2P1D on 4 A3 nodes: each prefill instance one node at DP2 x TP8, "
             "the decode instance two nodes at DP32 x TP1, expert parallelism on both; 3.5K (3584) in / 1.5K (1536) out. The result block names "
             "neither weights nor MTP; the same document's 2P1D scripts ('DeepSeek-V3.1-w8a8-mtp-QuaRot 2P1D Layerwise', the 4-node A3 layout "
             "it reports) launch W8A8 with MTP at 1 draft token, decode max_num_seqs 28 with FULL_DECODE_ONLY, prefill 16384 tokens per step "
             "(eagerly: Tunelab launches both sides as the decode side's graphs), HCCL AIV expansion, and on the decode side "
             "--additional-config finegrained_tp_config lmhead_tensor_parallel_size 16 (the LM head split over 16 of its 32 DP ranks: "
-            "deployment.cluster.lmhead_tp; the TP8 prefill side has none); 'each card' read as all 64 dies")
+            "deployment.cluster.lmhead_tp; the TP8 prefill side has none); 'each card' READ AS the 910C package (issue 43, sixth pass): an A3 card holds two "
+            "dies, so the per-die prediction over all 64 dies is doubled (the value's copies 2); per die it would need 478 x 64 x 0.04882 = 1494 "
+            "sequences in flight against the decode side's 32 x 28 = 896 slots, per card 747")
     row = pd_row("deepseek-v3", "2P1D", 4, 1, 32, 8, 28, 16384, 1, {"input_len": 3584, "output_len": 1536}, vals, note, 0.5)
     row["scenario"]["deployment"]["cluster"]["lmhead_tp"] = [16]
     row["scenario"]["space"]["lmhead_tp"] = {"fixed": 16}

@@ -119,6 +119,10 @@ pub struct Device {
     /// DeepEP-Ascend normal mode: the time each peer adds to a cross-rank wait that follows
     /// host work on every rank (the latest peer's arrival; `cost::moe_comm`), us per peer.
     pub normal_peer_wait_us: f64,
+    /// Share of the HBM peak the library's grouped matmul sustains on its read stream (each
+    /// touched expert's weight once; `cost::moe_comm`), where `hbm_efficiency` is the all-core
+    /// copy's (half writes).
+    pub grouped_matmul_hbm_efficiency: f64,
     /// FP32 MACs per cube cycle as a fraction of the FP16 MACs (16x16x16 = 4096): what the
     /// vendor's FP32 peak test reaches relative to its FP16 one. A chip fact (S2 lists the A2/A3
     /// FP32 cube rate at about a quarter of FP16, not the half the C0 = 8 fractal alone gives).
@@ -216,7 +220,7 @@ const NUMERIC: &[Field] = &[
     n("l1_load_sync_cycles", 'z', 0.0, 1.0e6), n("fixpipe_sync_cycles", 'z', 0.0, 1.0e6),
     n("vector_tile_sync_cycles", 'z', 0.0, 1.0e6), n("vector_efficiency", 'r', 0.01, 1.0),
     n("fa_handoff_cycles", 'z', 0.0, 1.0e7), n("hccs_efficiency", 'r', 0.01, 1.0), n("aiv_link_efficiency", 'r', 0.01, 1.0),
-    n("normal_peer_wait_us", 'z', 0.0, 100_000.0),
+    n("normal_peer_wait_us", 'z', 0.0, 100_000.0), n("grouped_matmul_hbm_efficiency", 'r', 0.05, 1.0),
     n("node_chips", 'u', 1.0, 4096.0), n("dies_per_package", 'u', 1.0, 64.0),
     n("die_link_gbs", 'z', 0.0, 1.0e6), n("die_link_latency_us", 'z', 0.0, 100_000.0),
     n("superpod_gbs", 'z', 0.0, 1.0e6), n("superpod_latency_us", 'z', 0.0, 100_000.0),
@@ -396,6 +400,7 @@ impl Device {
             hccs_efficiency: n("hccs_efficiency"),
             aiv_link_efficiency: n("aiv_link_efficiency"),
             normal_peer_wait_us: n("normal_peer_wait_us"),
+            grouped_matmul_hbm_efficiency: n("grouped_matmul_hbm_efficiency"),
             node_chips: n("node_chips") as u32,
             dies_per_package: n("dies_per_package") as u32,
             die_link_gbs: n("die_link_gbs"),

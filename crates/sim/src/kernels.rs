@@ -18,7 +18,7 @@ pub const LIBRARIES_JSON: &str = crate::json_asset_lean!("../../../assets/kernel
 /// host side of calling the library's kernels through torch_npu (op dispatch, the aclnn
 /// two-phase call with host tiling) or the runtime: software, not silicon, so they live here
 /// rather than in the chip profile (issue 21).
-pub const KERNEL_FIELDS: &[&str] = &["cube_kstep_sync_cycles", "l1_load_sync_cycles", "fixpipe_sync_cycles", "vector_tile_sync_cycles", "vector_efficiency", "fa_handoff_cycles", "hccs_efficiency", "aiv_link_efficiency", "normal_peer_wait_us", "eager_host_us_per_launch", "eager_host_us_attention", "graph_launch_us"];
+pub const KERNEL_FIELDS: &[&str] = &["cube_kstep_sync_cycles", "l1_load_sync_cycles", "fixpipe_sync_cycles", "vector_tile_sync_cycles", "vector_efficiency", "fa_handoff_cycles", "hccs_efficiency", "aiv_link_efficiency", "normal_peer_wait_us", "grouped_matmul_hbm_efficiency", "eager_host_us_per_launch", "eager_host_us_attention", "graph_launch_us"];
 
 /// The libraries file, parsed once (a compile-time asset; every profile load read it again, the
 /// largest share of `tunelab calibrate`'s time on an op summary).

@@ -235,6 +235,7 @@ fn diagnose_in(s: &Scenario, st: &mut crate::stages::StageSetup, config: Option<
             }
             if matches!(s.stage, Stage::Deployment | Stage::Runtime) {
                 chain.extend(crate::stages::scheduler::load::load_sentence(&b.ops, &label));
+                chain.extend(b.host_note.clone());
                 // Waiting, not the request's own prefill, setting TTFT (`scheduler::ttft`).
                 chain.extend(crate::stages::scheduler::ttft::of_point(s, &names, &config).and_then(|t| t.queue_sentence()));
                 chain.extend(collective_expansion_hint(&b.ops, &device));
@@ -462,9 +463,16 @@ pub fn causes(ops: &[OpCost], label: &str, decode: bool, d: &Device, shares: &BT
 fn host_bound(b: &Breakdown, label: &str) -> Option<String> {
     let wall = b.wall_ms?;
     let idle = wall - b.total_ms;
+    // An engine's offline encoder benchmark (MindIE's BGE test.py) runs no scheduler or sampler:
+    // its host work is the timed model call's own (`stages::deployment::offline`).
+    let work = if b.label.contains(crate::stages::scheduler::OFFLINE_CALL_WORDS) {
+        "the offline benchmark's model call: its Python wrapper, the mask, the normalize and the output copy in series, and the launches racing the device"
+    } else {
+        "scheduling and sampling each step, and launching it: eager dispatch, or the Python between captured graph pieces"
+    };
     (wall > 0.0 && idle >= 0.2 * wall).then(|| {
         format!(
-            "the {label} step is host-bound: the device works {} of its {} ms, and waits {} ms ({:.0}%) for the engine's host work (scheduling and sampling each step, and launching it: eager dispatch, or the Python between captured graph pieces), which no operator below accounts for",
+            "the {label} step is host-bound: the device works {} of its {} ms, and waits {} ms ({:.0}%) for the engine's host work ({work}), which no operator below accounts for",
             crate::spec::metrics::fmt4(b.total_ms),
             crate::spec::metrics::fmt4(wall),
             crate::spec::metrics::fmt4(idle),

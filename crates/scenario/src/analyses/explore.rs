@@ -158,6 +158,9 @@ pub struct Breakdown {
     /// stage prices it; training: the stage's step time (with the pipeline bubble, exposed
     /// communication and the framework's overhead); None for the other stages.
     pub wall_ms: Option<f64>,
+    /// Deployment and runtime: the sentence the diagnosis says when the engine's launches of a
+    /// hybrid model's mixer kernels set or lengthen the step (`StepOperators::host_note`).
+    pub host_note: Option<String>,
 }
 
 /// Which inference phase dominates the goal, and why, from the stage's metrics of the point:
@@ -235,7 +238,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
             let ops = pr.step_ops(&k)?;
             let total_ms = ops.iter().map(|o| o.time_us).sum::<f64>() / 1e3;
             let label = format!("one denoiser call of the pipeline (one step{}) at default tilings, device time", if pr.req.cfg && !k.cfg_parallel { ", both CFG branches as batch 2" } else { "" });
-            Ok(Breakdown { label, ops, memory: None, phase: None, why: String::new(), total_ms, wall_ms: None })
+            Ok(Breakdown { label, ops, memory: None, phase: None, why: String::new(), total_ms, wall_ms: None, host_note: None })
         }
         Stage::Training => {
             // The step the stage prices (`training::step_operators`): the framework's kernels,
@@ -256,7 +259,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
                 crate::spec::metrics::fmt4(t.result.step_time_ms),
                 if waits.is_empty() { String::new() } else { format!(", of which {}", waits.join(", ")) }
             );
-            Ok(Breakdown { label, ops: t.ops, memory: Some(t.memory), phase: None, why: String::new(), total_ms, wall_ms: Some(t.result.step_time_ms) })
+            Ok(Breakdown { label, ops: t.ops, memory: Some(t.memory), phase: None, why: String::new(), total_ms, wall_ms: Some(t.result.step_time_ms), host_note: None })
         }
         Stage::Operator => {
             let (ops, _) = crate::stages::operator::priced_ops(s, config)?;
@@ -276,7 +279,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
                 "back_to_back" => format!("each operator per call in a loop of {} calls", s.operator.calls),
                 _ => "kernel time on the device".to_string(),
             };
-            Ok(Breakdown { label: format!("{what} at this configuration's tilings and fusions, {timed}"), ops, memory: None, phase: None, why: String::new(), total_ms: total / 1e3, wall_ms: None })
+            Ok(Breakdown { label: format!("{what} at this configuration's tilings and fusions, {timed}"), ops, memory: None, phase: None, why: String::new(), total_ms: total / 1e3, wall_ms: None, host_note: None })
         }
         Stage::Landscape => Err(LANDSCAPE_HAS_NO_OPS.into()),
         Stage::Deployment | Stage::Runtime => {
@@ -318,7 +321,7 @@ pub fn breakdown(s: &Scenario, names: &[String], config: &Config, metrics: &[(St
                 },
                 if st.triton_chunks { ", the linear-attention chunk kernels at the engine's Triton speed" } else { "" }
             );
-            Ok(Breakdown { label, ops, memory: Some(st.memory), phase: Some(phase), why, total_ms: total / 1e3, wall_ms: Some(st.wall_ms) })
+            Ok(Breakdown { label, ops, memory: Some(st.memory), phase: Some(phase), why, total_ms: total / 1e3, wall_ms: Some(st.wall_ms), host_note: st.host_note.clone() })
         }
     }
 }

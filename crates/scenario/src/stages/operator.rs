@@ -53,6 +53,9 @@ struct Group {
     algo: Option<usize>,
     /// Parameter index of a MoE exchange's kernel form (`tunelab_sim::MoeCommForm`), if any.
     form: Option<usize>,
+    /// A grouped matmul tuned as the batched matmul it runs as (`op` is its lowered form): priced
+    /// at the grouped matmul's read-stream rate (`tunelab_sim::cost::moe_comm::estimate_grouped_lowered`).
+    grouped: bool,
 }
 
 /// An operator slot in a graph: a constant cost, or a tunable group.
@@ -160,6 +163,23 @@ fn peer_wait_note(name: &str, op: &Op, d: &tunelab_sim::Device) -> Option<String
     ))
 }
 
+/// A grouped matmul's line of the breakdown: its weight stream and the rate it runs at
+/// (`tunelab_sim::cost::moe_comm::grouped_hbm_gbs`, the kernel library's read-stream share of the
+/// HBM peak, against the chip's copy rate).
+fn grouped_note(name: &str, op: &Op, d: &tunelab_sim::Device) -> Option<String> {
+    let Op::GroupedMatmul { groups, m, .. } = *op else { return None };
+    let w = tunelab_sim::cost::moe_comm::grouped_weight_bytes(op);
+    let gbs = tunelab_sim::cost::moe_comm::grouped_hbm_gbs(d);
+    Some(format!(
+        "{name} (grouped matmul, {groups} groups of {} rows): streams {:.1} MB of expert weights at {gbs:.0} GB/s, {:.0} us at least ({:.2} of the HBM peak, kernel library's grouped_matmul_hbm_efficiency: a read stream, no write turnarounds; the chip's copy rate is {:.0} GB/s)",
+        m.div_ceil(groups.max(1)),
+        w / 1.0e6,
+        w / (gbs * 1.0e3),
+        d.grouped_matmul_hbm_efficiency,
+        d.derived.hbm_gbs
+    ))
+}
+
 #[allow(clippy::type_complexity)]
 fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, Vec<usize>, usize, Vec<String>), String> {
     let (model, device, mut notes) = crate::stages::context::resolve(s)?;
@@ -216,7 +236,7 @@ fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, 
                 for gop in &graph.ops {
                     if !op_names.contains(&gop.name) {
                         op_names.push(gop.name.clone());
-                        if let Some(n) = peer_wait_note(&gop.name, &gop.op, &device) {
+                        if let Some(n) = peer_wait_note(&gop.name, &gop.op, &device).or_else(|| grouped_note(&gop.name, &gop.op, &device)) {
                             notes.push(n);
                         }
                     }
@@ -239,7 +259,8 @@ fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, 
                         slots.push(Slot::Fixed(e, repeat));
                         continue;
                     }
-                    let key = format!("{:?}", op_t);
+                    let grouped = matches!(gop.op, Op::GroupedMatmul { .. });
+                    let key = format!("{:?}{}", op_t, if grouped { " grouped" } else { "" });
                     let gi = match by_op.get(&key) {
                         Some(&gi) => gi,
                         None => {
@@ -249,7 +270,8 @@ fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, 
                             if *n > 1 {
                                 label = format!("{label}#{n}");
                             }
-                            let g = new_group(label, op_t.clone(), axes, mixed, o, &device, &mut params);
+                            let mut g = new_group(label, op_t.clone(), axes, mixed, o, &device, &mut params);
+                            g.grouped = grouped;
                             groups.push(g);
                             by_op.insert(key, groups.len() - 1);
                             groups.len() - 1
@@ -293,7 +315,7 @@ fn build(s: &Scenario) -> Result<(OperatorObjective, Space, Config, Vec<Block>, 
 
 fn new_group(label: String, op: Op, axes: Vec<tunelab_sim::tiling::Axis>, mixed: bool, o: &crate::spec::scenario::OperatorOptions, device: &Device, params: &mut Vec<Param>) -> Group {
     let def = default_tiling(&op, device);
-    let mut g = Group { label, op, axes: Vec::new(), fixed: Vec::new(), int8: None, algo: None, form: None };
+    let mut g = Group { label, op, axes: Vec::new(), fixed: Vec::new(), int8: None, algo: None, form: None, grouped: false };
     for a in axes {
         let dv = value_in(&def, &a.name).unwrap_or(a.values[a.values.len() / 2]);
         let searched = !(!o.loop_unroll && UNROLL_AXES.contains(&a.name.as_str())) && !(!o.memory_reuse && REUSE_AXES.contains(&a.name.as_str()));
@@ -424,8 +446,16 @@ impl OperatorObjective {
         let mut assign: Vec<(String, i64)> = grp.fixed.clone();
         assign.extend(grp.axes.iter().zip(&key).map(|((n, _), v)| (n.clone(), *v)));
         // A collective has no tiling axes: its estimate takes the default tiling.
+        let grouped = grp.grouped && matches!(op, Op::Matmul { .. });
         let r = to_tiling(&op, &assign)
-            .and_then(|t| tunelab_sim::cost::estimate(&op, &t, &self.device).map_err(|e| e.reason))
+            .and_then(|t| {
+                if grouped {
+                    tunelab_sim::cost::moe_comm::estimate_grouped_lowered(&op, &t, &self.device)
+                } else {
+                    tunelab_sim::cost::estimate(&op, &t, &self.device)
+                }
+                .map_err(|e| e.reason)
+            })
             .map_err(|e| format!("{}: {e}", grp.label));
         if self.memo.len() > 200_000 {
             self.memo.clear();

@@ -440,7 +440,18 @@ pub fn problem(op: &Op) -> Result<Problem, Infeasible> {
 
 /// Costs a matmul problem under a tiling (Default: the heuristic tiling).
 pub fn estimate_problem(p: Problem, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeasible> {
-    let c = Ctx::new(p, d);
+    estimate_ctx(Ctx::new(p, d), tiling, d)
+}
+
+/// Costs a matmul problem whose device-memory side sustains `hbm_gbs` rather than the chip's
+/// copy rate (a kernel whose traffic is a read stream: `cost::moe_comm`'s grouped matmul).
+pub fn estimate_problem_at(p: Problem, tiling: &Tiling, d: &Device, hbm_gbs: f64) -> Result<Estimate, Infeasible> {
+    let mut c = Ctx::new(p, d);
+    c.inv_hbm = 1.0 / (hbm_gbs.max(1.0e-3) * 1.0e3);
+    estimate_ctx(c, tiling, d)
+}
+
+fn estimate_ctx(c: Ctx, tiling: &Tiling, d: &Device) -> Result<Estimate, Infeasible> {
     let t = match tiling {
         Tiling::Default => crate::tuning::default_matmul(&c, d),
         Tiling::Matmul(t) => *t,

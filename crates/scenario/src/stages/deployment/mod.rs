@@ -26,6 +26,7 @@
 mod capacity;
 mod knobs;
 mod metrics;
+mod offline;
 mod operators;
 mod options;
 mod pricers;
@@ -221,6 +222,7 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         }
     } else {
         notes.push(format!("simple mode (static batch, {} engine): TTFT is one prefill of the whole batch and TPOT one decode step; no scheduler, no request stream", spec.engine));
+        notes.extend(offline::note(&spec, &model));
     }
     if let Some(n) = crate::spec::options::host_costs::note(&spec.engine, &spec.host_costs) {
         notes.push(n);
@@ -250,7 +252,7 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
     let output = super::serving_features::stage::output_len(&model, w.output_len as u64);
     let reqs = requests(&spec, w.input_len as u64, output, extra, s.seed);
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
-    let host = spec.host()?;
+    let host = offline::host(&spec, &model, spec.host()?);
     let capacity = capacity_setup(s, &spec, &slo, &reqs, &mut notes)?;
     let memo = crate::stages::graphcost::chip_memo(&device);
     let obj = DeploymentObjective { model, device, input: w.input_len as u64, output, mode, spec, slo, reqs, host, names, pricers: HashMap::new(), memo, cluster, moe_imbalance, capacity, capacity_warm: None };
@@ -472,7 +474,7 @@ fn setup_raw(s: &Scenario) -> Result<DeploymentObjective, String> {
     let reqs = requests(&spec, s.workload.input_len as u64, output, extra, s.seed);
     let slo = Slo { ttft_ms: s.constraints.max_ttft_ms, tpot_ms: s.constraints.max_tpot_ms };
     let mode = if s.deployment.tile_operators { TileMode::Best } else { TileMode::Default };
-    let host = spec.host()?;
+    let host = offline::host(&spec, &model, spec.host()?);
     let tps: Vec<i64> = if s.deployment.tensor_parallel.is_empty() { vec![1, 2, 4, 8, 16] } else { s.deployment.tensor_parallel.clone() };
     let (cluster, moe_imbalance, _, cluster_names) = cluster_setup(s, &model, &device, &tps, &mut Vec::new(), &mut Vec::new())?;
     let names = stage_names(!spec.is_static(), is_moe(&model), spec.speculative.is_some(), &cluster_names);

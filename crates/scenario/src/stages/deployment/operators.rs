@@ -52,6 +52,9 @@ pub struct StepOperators {
     /// Host time of a hybrid model's mixer kernels launched from Python in this step, ms: the
     /// share racing the device and the share serial with it (`StepCost::mixer_kernels_*`).
     pub mixer_host_ms: (f64, f64),
+    /// The diagnosis's sentence when the hybrid mixers' host launches set or lengthen this
+    /// step (`scheduler::hybrid`, `StepPricer::mixer_sentence`); None otherwise.
+    pub host_note: Option<String>,
 }
 
 /// The operators of one `phase` step of configuration `c` (parameter `names`) of a deployment
@@ -146,5 +149,6 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase, 
     for line in pricer.load_lines(&shape, &ops, cost.graph, cost.device_us) {
         what.push_str(&format!("; {line}"));
     }
-    Ok(StepOperators { ops, memory, spec, triton_chunks, what, tp, dp, ep: plan.ep, expert_parallel: k.expert_parallel, graph_launch: k.graph_launch, device_ms: cost.device_us * per_step / 1e3, wall_ms: cost.time_us * per_step / 1e3, mixer_host_ms: (cost.mixer_kernels_host_us * per_step / 1e3, cost.mixer_kernels_serial_us * per_step / 1e3) })
+    let host_note = pricer.mixer_sentence(&shape, pricer.eager_dispatch_us(&ops), cost.graph, cost.device_us, cost.time_us, phase.name());
+    Ok(StepOperators { ops, memory, spec, triton_chunks, what, tp, dp, ep: plan.ep, expert_parallel: k.expert_parallel, graph_launch: k.graph_launch, device_ms: cost.device_us * per_step / 1e3, wall_ms: cost.time_us * per_step / 1e3, mixer_host_ms: (cost.mixer_kernels_host_us * per_step / 1e3, cost.mixer_kernels_serial_us * per_step / 1e3), host_note })
 }

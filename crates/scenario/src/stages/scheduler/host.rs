@@ -48,6 +48,10 @@ struct HostFile {
 /// The engine a scenario names when it names none (today's framework-neutral numbers).
 pub use crate::spec::options::serving::DEFAULT_ENGINE;
 
+/// How the step breakdown names the host work of an engine's offline encoder benchmark call
+/// (`HostCosts::offline_call`); the diagnosis recognises the step by it.
+pub const OFFLINE_CALL_WORDS: &str = "the offline benchmark's model call";
+
 /// Host-side costs of one serving engine (see the constants file for each value's source).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HostCosts {
@@ -68,6 +72,10 @@ pub struct HostCosts {
     /// record/wait and HCCL's host-side task building), beyond the generic per-launch cost. A
     /// graph-mode step captures the collectives and pays nothing here.
     pub eager_host_us_per_collective: f64,
+    /// Host syncs per MoE layer of the engine's all-to-all MoE dispatcher (vLLM-Ascend: 2, the
+    /// split sizes read back in `_preprocess`; 0: none), each leaving the device idle until the
+    /// host's next eager collective is launched (`scheduler::a2a_sync`).
+    pub alltoall_dispatch_host_syncs: f64,
     /// Graph-launched decode steps are captured piecewise (vLLM's PIECEWISE cudagraph mode):
     /// the attention of every layer runs eagerly between captured pieces, and the host work of
     /// each layer (`piecewise_host_us_per_layer`) races the device.
@@ -86,6 +94,8 @@ pub struct HostCosts {
     /// beyond its kernel launches (`hybrid`; 0: the engine's mixer has no such path). It runs
     /// after the chunk wrapper's host sync, so it adds to the step.
     pub linear_prefill_python_us: f64,
+    /// The same for one Mamba-2 layer (`hybrid`; 0: the engine's mixer has no such path).
+    pub mamba2_prefill_python_us: f64,
     /// The engine runs a BERT-style encoder as separate kernels (MindIE's ATB BERT model: Q, K
     /// and V as three biased matmuls; GELU, each residual Add and LayerNorm its own kernel)
     /// instead of one QKV matmul with the activation and residual add in the epilogues.
@@ -109,6 +119,14 @@ pub struct HostCosts {
     pub capture_from_max_num_seqs: bool,
     /// The capture ceiling's upper bound in tokens (vLLM-Ascend: 512).
     pub graph_capture_ceiling: u64,
+    /// Host work in series of one call of the engine's offline encoder benchmark (MindIE-LLM's
+    /// embedding test.py: the model called directly from a Python loop), which replaces the
+    /// text generator's per-step costs for a static encoder batch (`deployment::offline`; 0:
+    /// the engine has no such benchmark and its step costs apply).
+    pub offline_call_host_us: f64,
+    /// The step is priced as that offline call (set by `deployment::offline::host`, never by
+    /// the file): the breakdown names the step's host work as the benchmark's call.
+    pub offline_call: bool,
     /// While it schedules ahead, the engine hands a step's tokens to the client only when the
     /// launch of the next step has returned (SGLang's overlap loop processes batch n's result
     /// after launching batch n+1), so a prompt's first token reaches the client at the end of
@@ -183,6 +201,7 @@ impl HostCosts {
             decode_reads_allocated,
             decode_copies_cache,
             eager_host_us_per_collective: opt("eager_host_us_per_collective")?,
+            alltoall_dispatch_host_syncs: opt("alltoall_dispatch_host_syncs")?,
             piecewise: match e.graph_mode.as_deref() {
                 None | Some("full_decode_only") => false,
                 Some("piecewise") => true,
@@ -192,6 +211,7 @@ impl HostCosts {
             frontend_us_per_request: opt("frontend_us_per_request")?,
             triton_launch_host_us: opt("triton_launch_host_us")?,
             linear_prefill_python_us: opt("linear_prefill_python_us")?,
+            mamba2_prefill_python_us: opt("mamba2_prefill_python_us")?,
             schedule_ahead_steps: opt("schedule_ahead_steps")? as u64,
             schedule_ahead_with_speculative: opt("schedule_ahead_with_speculative")? > 0.0,
             results_after_next_launch: opt("results_after_next_launch")? > 0.0,
@@ -206,6 +226,8 @@ impl HostCosts {
                 Some("pre_expanded") => true,
                 Some(o) => return Err(format!("serving-host.json: {engine}: collectives '{o}' (expected per_call or pre_expanded)")),
             },
+            offline_call_host_us: opt("offline_call_host_us")?,
+            offline_call: false,
             encoder_separate_ops: match e.encoder_graph.as_deref() {
                 None | Some("fused") => false,
                 Some("separate") => true,

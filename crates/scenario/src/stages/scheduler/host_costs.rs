@@ -16,6 +16,8 @@ pub fn set(h: &mut HostCosts, name: &str, v: f64) -> bool {
         "frontend_us_per_request" => &mut h.frontend_us_per_request,
         "triton_launch_host_us" => &mut h.triton_launch_host_us,
         "linear_prefill_python_us" => &mut h.linear_prefill_python_us,
+        "mamba2_prefill_python_us" => &mut h.mamba2_prefill_python_us,
+        "offline_call_host_us" => &mut h.offline_call_host_us,
         _ => return false,
     };
     *slot = v;

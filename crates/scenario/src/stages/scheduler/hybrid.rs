@@ -19,8 +19,17 @@
 //! device's (`serial`); the others are part of the step's eager dispatch, which races the
 //! device and is floored by the engine's per-layer Python path (`price`, `overlapped`).
 
-use super::price::{HostCosts, StepShape};
+use super::price::{HostCosts, StepPricer, StepShape};
+use tunelab_sim::model::Mixer;
 use tunelab_sim::workload::linear_attention as la;
+use tunelab_sim::workload::ssm;
+
+/// Whether operator `name` runs inside a hybrid mixer's Triton kernels (or the Mamba-2
+/// torch-native convolution) under engine costs `h`: then its launch is priced per step by
+/// `StepPricer::mixer_host_us`, not as an aclnn dispatch of its own.
+pub fn in_mixer_kernels(h: &HostCosts, name: &str) -> bool {
+    h.triton_launch_host_us > 0.0 && (la::runs_as_triton(name) || ssm::runs_in_mamba2_kernels(name))
+}
 
 /// Host time of one step's Triton launches, us: (overlapped with the device, serial with it).
 pub fn triton_host_us(h: &HostCosts, linear_layers: u64, s: &StepShape, graph: bool, piecewise: bool) -> (f64, f64) {
@@ -49,7 +58,130 @@ pub fn triton_host_us(h: &HostCosts, linear_layers: u64, s: &StepShape, graph: b
 /// from vLLM-Ascend's code (`tunelab_sim::workload::ssm::mamba2_host_us`); a Triton launch
 /// costs the engine's `triton_launch_host_us`, a framework launch the chip's
 /// `eager_host_us_per_launch`.
+/// A step with prompt tokens also waits for each Mamba-2 layer's Python forward after the
+/// convolution's host sync (`mamba2_prefill_python_us`), as a Gated DeltaNet layer's
+/// (`linear_prefill_python_us`).
 pub fn mamba2_host_us(h: &HostCosts, model: &tunelab_sim::model::ModelDesc, aclnn_us: f64, s: &StepShape, graph: bool, piecewise: bool) -> (f64, f64) {
     let layers = model.llm.as_ref().filter(|t| t.mamba.is_some()).map_or(0, |t| t.count_mixers(|m| matches!(m, tunelab_sim::model::Mixer::Mamba2)));
-    tunelab_sim::workload::ssm::mamba2_host_us(h.triton_launch_host_us, aclnn_us, layers, s.prefill_seqs, s.decode_seqs, graph, piecewise)
+    let (racing, serial) = ssm::mamba2_host_us(h.triton_launch_host_us, aclnn_us, layers, s.prefill_seqs, s.decode_seqs, graph, piecewise);
+    let python = if h.triton_launch_host_us > 0.0 && s.prefill_tokens > 0 { h.mamba2_prefill_python_us * layers as f64 } else { 0.0 };
+    (racing, serial + python)
+}
+
+
+/// The mixer layers an engine launches through Triton kernels from Python: (Gated DeltaNet
+/// layers, Mamba-2 layers) of the pricer's model.
+fn mixer_layers(p: &StepPricer) -> (u64, u64) {
+    let t = p.model.llm.as_ref();
+    let linear = t.and_then(|t| t.linear_attention.as_ref()).map_or(0, |l| l.layers);
+    let mamba = t.filter(|t| t.mamba.is_some()).map_or(0, |t| t.count_mixers(|m| matches!(m, Mixer::Mamba2)));
+    (linear, mamba)
+}
+
+impl StepPricer {
+    /// Host time of step `s`'s hybrid mixer kernels launched from Python, us: (racing the
+    /// device, serial with it after the mixers' host syncs). `graph`: the step runs as a
+    /// captured graph (piecewise or whole, as the engine captures). The one place the step
+    /// pricer (`price::step_with`) and the breakdown's lines (`load_lines`) take it from.
+    pub fn mixer_host_us(&self, s: &StepShape, graph: bool) -> (f64, f64) {
+        let h = &self.host;
+        let (linear, _) = mixer_layers(self);
+        let (triton, serial) = triton_host_us(h, linear, s, graph, h.piecewise);
+        let (mamba, mamba_serial) = mamba2_host_us(h, &self.model, self.device.eager_host_us_per_launch, s, graph, h.piecewise);
+        (triton + mamba, serial + mamba_serial)
+    }
+
+    /// Named lines for step `s`'s hybrid mixers (the app's Explore detail, `tunelab eval
+    /// --ops`): what each mixer layer launches from Python (counted from the engine's code:
+    /// `la::TRITON_LAUNCHES_*`, `ssm::MAMBA2_*`), at which per-launch cost, and whether that
+    /// host time races the device or waits behind a host sync. Empty without such mixers or
+    /// when the step runs inside one captured graph.
+    pub fn mixer_lines(&self, s: &StepShape, graph: bool) -> Vec<String> {
+        let h = &self.host;
+        let (linear, mamba) = mixer_layers(self);
+        let (racing, serial) = self.mixer_host_us(s, graph);
+        if racing + serial <= 0.0 {
+            return Vec::new();
+        }
+        let ms = |us: f64| crate::spec::metrics::fmt4(us / 1e3);
+        let (t, a) = (h.triton_launch_host_us, self.device.eager_host_us_per_launch);
+        let mut parts = Vec::new();
+        if s.prefill_tokens > 0 {
+            if linear > 0 {
+                let after = la::TRITON_LAUNCHES_PREFILL_AFTER_SYNC;
+                parts.push(format!(
+                    "{linear} Gated DeltaNet layers x ({} Triton launches before the chunk wrapper's cu_seqlens.tolist() host sync{}, {after} after it, and {} us of the layer's Python after it)",
+                    la::TRITON_LAUNCHES_PREFILL - after,
+                    if s.decode_seqs > 0 { format!(" + {} for the decode slice", la::TRITON_LAUNCHES_MIXED_DECODE) } else { String::new() },
+                    h.linear_prefill_python_us
+                ));
+            }
+            if mamba > 0 {
+                parts.push(format!(
+                    "{mamba} Mamba-2 layers x ({} Triton SSD launches, {} aclnn launches ({} of them per prompt) and {} us of the layer's Python, all after the torch-native convolution's seqlens.tolist() / .item() host syncs{})",
+                    ssm::MAMBA2_TRITON_LAUNCHES_PREFILL,
+                    ssm::MAMBA2_PREFILL_LAUNCHES_PER_LAYER + ssm::MAMBA2_CONV_LAUNCHES_PER_PROMPT * s.prefill_seqs,
+                    ssm::MAMBA2_CONV_LAUNCHES_PER_PROMPT,
+                    h.mamba2_prefill_python_us,
+                    if s.decode_seqs > 0 { format!("; the decode slice's {} Triton + {} aclnn before them", ssm::MAMBA2_TRITON_LAUNCHES_DECODE, ssm::MAMBA2_ACLNN_LAUNCHES_DECODE) } else { String::new() }
+                ));
+            }
+        } else {
+            if linear > 0 {
+                let n = if graph { la::TRITON_LAUNCHES_DECODE_CORE } else { la::TRITON_LAUNCHES_DECODE };
+                let what = if graph { "inside the attention custom op, between the captured pieces" } else { "conv1d update, gating, recurrent kernel, gated norm" };
+                parts.push(format!("{linear} Gated DeltaNet layers x {n} Triton launches ({what})"));
+            }
+            if mamba > 0 {
+                parts.push(format!(
+                    "{mamba} Mamba-2 layers x ({} Triton launches: causal_conv1d_update, selective_state_update; {} aclnn: the conv weight's transposed copy)",
+                    ssm::MAMBA2_TRITON_LAUNCHES_DECODE,
+                    ssm::MAMBA2_ACLNN_LAUNCHES_DECODE
+                ));
+            }
+        }
+        let cost = format!("{t} us per Triton launch (the engine's triton_launch_host_us), {a} us per aclnn launch");
+        let mut out = vec![format!("hybrid mixers, launched from Python (counted from the engine's code): {} at {cost}", parts.join(" + "))];
+        if racing > 0.0 {
+            out.push(format!("host, racing the device: the hybrid mixers' launches before any host sync = {} ms, part of the step's host side above", ms(racing)));
+        }
+        if serial > 0.0 {
+            out.push(format!("host, in series after the mixers' host syncs (the device has drained and waits): {} ms", ms(serial)));
+        }
+        out
+    }
+
+    /// The diagnosis's sentence when the hybrid mixers' host launches shape step `s` (`graph`
+    /// as priced, `device_us` its device time, `time_us` its wall time): they set the step when
+    /// the eager host side they belong to is longer than both the device and the engine's
+    /// per-layer Python floor, or when their launches after a host sync take a fifth of it.
+    pub fn mixer_sentence(&self, s: &StepShape, dispatch_us: f64, graph: bool, device_us: f64, time_us: f64, label: &str) -> Option<String> {
+        let (racing, serial) = self.mixer_host_us(s, graph);
+        if racing + serial <= 0.0 || time_us <= 0.0 {
+            return None;
+        }
+        let ms = |us: f64| crate::spec::metrics::fmt4(us / 1e3);
+        let layers = self.model.llm.as_ref().map_or(0, |t| t.layers) as f64;
+        let floor = self.host.piecewise_host_us_per_layer * layers;
+        let host = dispatch_us + racing;
+        if serial >= 0.2 * time_us {
+            return Some(format!(
+                "the hybrid mixers' host work after their host syncs (Triton and framework launches and the layers' Python, after .tolist() / .item() in the engine's mixer code) takes {} ms of the {label} step's {} ms ({:.0}%): the device has drained and waits for each of them, so they add to the step instead of hiding under the device's {} ms",
+                ms(serial),
+                ms(time_us),
+                100.0 * serial / time_us,
+                ms(device_us)
+            ));
+        }
+        (!graph && host > floor && host > device_us && racing >= 0.2 * host).then(|| {
+            format!(
+                "the hybrid mixers' Triton launches from Python set the {label} step: {} ms of them on top of {} ms of eager dispatch make the host side {} ms, longer than the device's {} ms and the engine's per-layer Python floor ({} ms); a captured decode graph (FULL_DECODE_ONLY) launches none of them",
+                ms(racing),
+                ms(dispatch_us),
+                ms(host),
+                ms(device_us),
+                ms(floor)
+            )
+        })
+    }
 }

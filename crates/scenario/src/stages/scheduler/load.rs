@@ -75,32 +75,59 @@ impl StepPricer {
         let h = &self.host;
         let layers = self.model.llm.as_ref().map_or(0, |t| t.layers) as f64;
         let python = h.piecewise_host_us_per_layer * layers;
+        // The hybrid mixers' Triton launches before any host sync race the device with the
+        // rest of the host side (`hybrid::mixer_host_us`, as `price::step_with` takes them).
+        let (mixers, _) = self.mixer_host_us(s, graph);
+        let with_mixers = |what: String| if mixers > 0.0 { format!("{what} + the hybrid mixers' launches {} ms", ms(mixers)) } else { what };
         // What races the device (the step takes the longer of it and the device time).
         let racing = if graph && h.piecewise {
-            Some((format!("the Python between captured pieces, {layers} layers x {} us", h.piecewise_host_us_per_layer), python))
+            Some(if mixers > python {
+                (format!("the hybrid mixers' launches between captured pieces (longer than the Python floor of {layers} layers x {} us)", h.piecewise_host_us_per_layer), mixers)
+            } else {
+                (format!("the Python between captured pieces, {layers} layers x {} us", h.piecewise_host_us_per_layer), python)
+            })
         } else if graph {
             None
         } else {
-            let launches: f64 = ops.iter().map(|o| dispatch::host_us(&self.device, &o.op, LaunchMode::Eager) * o.repeat as f64).sum();
-            let collectives: f64 = ops.iter().filter(|o| matches!(o.op, Op::Comm { .. } | Op::MoeComm { .. })).map(|o| o.repeat as f64).sum();
-            let eager = launches + h.eager_host_us_per_collective * collectives;
+            let eager = self.eager_dispatch_us(ops) + mixers;
             Some(if python > eager {
-                (format!("the Python floor of {layers} layers x {} us (eager dispatch {} ms)", h.piecewise_host_us_per_layer, ms(eager)), python)
+                (format!("the Python floor of {layers} layers x {} us ({})", h.piecewise_host_us_per_layer, with_mixers(format!("eager dispatch {} ms", ms(eager - mixers)))), python)
             } else {
-                ("eager dispatch of every launch".to_string(), eager)
+                (with_mixers(format!("eager dispatch of every launch {} ms", ms(eager - mixers))), eager)
             })
         };
         if let Some((what, host_us)) = racing {
             let longer = if device_us >= host_us { "the device is the longer, so load shows in the step" } else { "the host is the longer, so the step stays at it until the device time passes it" };
             out.push(format!("host, racing the device: {what} = {} ms; device {} ms: {longer}", ms(host_us), ms(device_us)));
         }
+        let a2a = self.a2a_sync(s, super::step_ops::verify_positions(self.spec.as_ref(), s));
+        if a2a.moe_layers > 0 {
+            out.push(format!(
+                "host syncs of the all-to-all MoE dispatcher (the engine reads the split sizes back): {} MoE layers x {} x ({} us) = {} ms the device waits for the host's next collective launch",
+                a2a.moe_layers,
+                a2a.syncs_per_layer,
+                a2a.per_sync_us,
+                ms(a2a.us())
+            ));
+        }
+        out.extend(self.mixer_lines(s, graph));
         let seqs = s.decode_seqs + s.prefill_seqs;
         out.push(format!(
-            "host, in series: per step {} ms (scheduler, input preparation, sampler) + {seqs} sequences x {} us = {} ms",
+            "host, in series: per step {} ms ({}) + {seqs} sequences x {} us = {} ms",
             ms(h.step_host_us),
+            if h.offline_call { format!("{}: Python wrapper, mask, normalize, output copy", super::host::OFFLINE_CALL_WORDS) } else { "scheduler, input preparation, sampler".to_string() },
             h.step_host_us_per_seq,
             ms(h.step_host_us_per_seq * seqs as f64)
         ));
         out
+    }
+
+    /// Host time of eager dispatch of a step's operators `ops`, us: every framework launch at
+    /// the chip's per-launch cost and every collective at the engine's
+    /// (`eager_host_us_per_collective`), as `price::step_with` sums them.
+    pub fn eager_dispatch_us(&self, ops: &[OpCost]) -> f64 {
+        let launches: f64 = ops.iter().filter(|o| !super::hybrid::in_mixer_kernels(&self.host, &o.name)).map(|o| dispatch::host_us(&self.device, &o.op, LaunchMode::Eager) * o.repeat as f64).sum();
+        let collectives: f64 = ops.iter().filter(|o| matches!(o.op, Op::Comm { .. } | Op::MoeComm { .. })).map(|o| o.repeat as f64).sum();
+        launches + self.host.eager_host_us_per_collective * collectives
     }
 }

@@ -50,10 +50,11 @@ mod step_ops;
 mod step_memo;
 mod part;
 pub mod load;
+pub mod a2a_sync;
 pub mod ttft;
 
 pub use sim::{simulate, EngineConfig, KvPolicy, Slo};
-pub use host::{fitted_fields, with_fitted_fields, FittedHostField};
+pub use host::{fitted_fields, with_fitted_fields, FittedHostField, OFFLINE_CALL_WORDS};
 pub use crate::spec::options::serving::{ServingSpec, MAX_REQUESTS};
 pub use requests::{requests, with_acceptance_spread, Request};
 pub use stats::{pcts, Histogram, Pcts, ServingStats};

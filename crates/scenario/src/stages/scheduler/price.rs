@@ -254,7 +254,7 @@ impl StepPricer {
             p.launch_us += e.breakdown.exposed.launch * r;
             p.ops += r;
             // A mixer kernel the engine launches through Triton is priced per step (`hybrid`).
-            if !(self.host.triton_launch_host_us > 0.0 && (linear_attention::runs_as_triton(name) || tunelab_sim::workload::ssm::runs_in_mamba2_kernels(name))) {
+            if !super::hybrid::in_mixer_kernels(&self.host, name) {
                 p.host_us += dispatch::host_us(&self.device, op, LaunchMode::Eager) * r;
             }
             if matches!(op, Op::Comm { .. } | Op::MoeComm { .. }) {
@@ -533,11 +533,8 @@ impl StepPricer {
         // Piecewise capture: the pieces are graph launches, but every layer's attention and the
         // Python around it run eagerly on the host, which races the device as in eager mode.
         let layers = self.model.llm.as_ref().map_or(0, |t| t.layers) as f64;
-        let linear_layers = self.model.llm.as_ref().and_then(|t| t.linear_attention.as_ref()).map_or(0, |l| l.layers);
-        let (triton, serial) = super::hybrid::triton_host_us(h, linear_layers, s, graph, h.piecewise);
-        // Mamba-2 mixers (Nemotron-H) through the same Triton path, with their own counts.
-        let (mamba, mamba_serial) = super::hybrid::mamba2_host_us(h, &self.model, self.device.eager_host_us_per_launch, s, graph, h.piecewise);
-        let (triton, serial) = (triton + mamba, serial + mamba_serial);
+        // Hybrid mixers (Gated DeltaNet, Mamba-2) launched as Triton kernels (`hybrid`).
+        let (triton, serial) = self.mixer_host_us(s, graph);
         let (mode, host) = if graph && h.piecewise {
             // The attention custom op's Triton launches are part of the Python path between
             // the captured pieces, which the per-layer cost already floors.
@@ -552,7 +549,10 @@ impl StepPricer {
             let python = h.piecewise_host_us_per_layer * layers;
             (LaunchMode::Eager, if python > dispatch { python } else { dispatch })
         };
-        let time_us = (dispatch::step_us(&self.device, mode, all.device_us, host) + serial + step_host) * share;
+        // The all-to-all MoE dispatcher's host syncs leave the device idle until the host's next
+        // launch (`a2a_sync`): they lengthen the device's side of the race.
+        let a2a = self.a2a_sync(s, verify).us();
+        let time_us = (dispatch::step_us(&self.device, mode, all.device_us + a2a, host) + serial + step_host) * share;
         let device_us = all.device_us * share;
         Ok(StepCost {
             time_us,

@@ -155,6 +155,15 @@ pub(super) fn short_conv_ops(ctx: &Ctx, kernel: u64, p: &str, batch: u64, q_len:
 ///   the layer launches after the first of them cannot run ahead of the device: it adds to the
 ///   step instead of hiding under it.
 pub const MAMBA2_TRITON_LAUNCHES_DECODE: u64 = 2;
+/// aclnn launches of a decode step's Mamba-2 mixer beyond its modelled operators, per layer:
+/// `causal_conv1d_update_npu` copies the convolution weight into a transposed contiguous
+/// tensor on every call (`weight = weight.transpose(0, 1).contiguous()`, vllm-ascend 58be23f5
+/// `vllm_ascend/ops/triton/mamba/causal_conv1d.py`); its `conv_state.transpose(1, 2)
+/// .contiguous()` is a view back to the cache's own contiguous layout (vLLM passes the state
+/// transposed), so it copies nothing, and `x.to(conv_state.dtype)` is a no-op at the
+/// model's dtype. The A / dt / dt_bias / D `expand`s and the splits before
+/// `selective_state_update` are views (no kernel).
+pub const MAMBA2_ACLNN_LAUNCHES_DECODE: u64 = 1;
 /// The SSD scan's Triton kernels in a step with prompt tokens (after the convolution's sync).
 pub const MAMBA2_TRITON_LAUNCHES_PREFILL: u64 = 5;
 /// aclnn launches of the torch-native prompt convolution per prompt sequence in the step
@@ -171,15 +180,15 @@ pub const MAMBA2_PREFILL_LAUNCHES_PER_LAYER: u64 = 5;
 /// profile's `eager_host_us_per_launch`). A step with prompt tokens pays, per Mamba-2 layer,
 /// the torch-native convolution of each of its `prefill_seqs` prompts and the SSD scan's
 /// launches, all after the convolution's host sync (serial); when it also decodes, the decode
-/// slice's two launches come before the sync. A decode-only step pays the two decode launches
-/// per layer when launched eagerly or piecewise (the `mamba_mixer2` custom op runs between the
+/// slice's launches come before the sync. A decode-only step pays the decode launches (two
+/// Triton, `MAMBA2_ACLNN_LAUNCHES_DECODE` aclnn) per layer when launched eagerly or piecewise (the `mamba_mixer2` custom op runs between the
 /// captured pieces), none inside a fully captured graph (FULL_DECODE_ONLY).
 pub fn mamba2_host_us(triton_us: f64, aclnn_us: f64, layers: u64, prefill_seqs: u64, decode_seqs: u64, graph: bool, piecewise: bool) -> (f64, f64) {
     if triton_us <= 0.0 || layers == 0 || prefill_seqs + decode_seqs == 0 {
         return (0.0, 0.0);
     }
     let l = layers as f64;
-    let decode = MAMBA2_TRITON_LAUNCHES_DECODE as f64 * triton_us * l;
+    let decode = (MAMBA2_TRITON_LAUNCHES_DECODE as f64 * triton_us + MAMBA2_ACLNN_LAUNCHES_DECODE as f64 * aclnn_us) * l;
     if prefill_seqs > 0 {
         let serial = MAMBA2_TRITON_LAUNCHES_PREFILL as f64 * triton_us + (MAMBA2_PREFILL_LAUNCHES_PER_LAYER + MAMBA2_CONV_LAUNCHES_PER_PROMPT * prefill_seqs) as f64 * aclnn_us;
         return (if decode_seqs > 0 { decode } else { 0.0 }, serial * l);
