@@ -82,6 +82,8 @@ pub fn main(a: Args) -> Result<(), String> {
             "units": metrics.iter().map(|m| (m.name.clone(), serde_json::json!(m.unit))).collect::<serde_json::Map<_, _>>(),
             "baseline": { "state": bst, "reason": bwhy, "metrics": values(&baseline) },
             "prediction_band": tunelab_scenario::fidelity::bands::line_for(&scenario, &names, &config),
+            // Where the mean TTFT goes (front end, queueing, prefill and its host share, hand-off).
+            "ttft_split": tunelab_scenario::scheduler::ttft::of_point(&scenario, &names, &config),
             "operators": detail,
             "model": model.as_ref().map(|m| {
                 let id = m.identity();
