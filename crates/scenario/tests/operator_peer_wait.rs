@@ -4,6 +4,9 @@
 //! 57 GB/s (dispatch) between EP8 and EP128 at the same bytes per rank.
 //! Run: cargo test -p tunelab-scenario --test operator_peer_wait
 
+mod common;
+
+use common::baseline_and_notes as price;
 use serde_json::json;
 use tunelab_scenario::Scenario;
 
@@ -20,17 +23,6 @@ fn exchange(phase: &str, form: &str, ranks: u64) -> Scenario {
     .unwrap()
 }
 
-/// The baseline's time (ms) and the run's notes.
-fn price(s: &Scenario) -> (f64, Vec<String>) {
-    let run = tunelab_scenario::Run::new(s).unwrap();
-    let notes = run.notes().to_vec();
-    let mut st = tunelab_scenario::stages::setup(s).unwrap();
-    let base = st.baseline.clone();
-    match st.objective.evaluate(&base) {
-        tunelab_search::Outcome::Ok(v) => (v[0], notes),
-        o => panic!("{o:?}"),
-    }
-}
 
 #[test]
 fn a_normal_dispatch_waits_for_its_peers_and_the_run_says_so() {

@@ -4,6 +4,9 @@
 //! report lists. Set 3's FlagGems torch_npu rows: 32 experts, M1024 K4096 N2048 in 0.360 ms.
 //! Run: cargo test -p tunelab-scenario --test operators_grouped_matmul
 
+mod common;
+
+use common::baseline_and_notes as price;
 use serde_json::json;
 use tunelab_scenario::Scenario;
 
@@ -17,17 +20,6 @@ fn graph(op: serde_json::Value, tiling: bool) -> Scenario {
     .unwrap()
 }
 
-/// The baseline's time (ms) and the run's notes.
-fn price(s: &Scenario) -> (f64, Vec<String>) {
-    let run = tunelab_scenario::Run::new(s).unwrap();
-    let notes = run.notes().to_vec();
-    let mut st = tunelab_scenario::stages::setup(s).unwrap();
-    let base = st.baseline.clone();
-    match st.objective.evaluate(&base) {
-        tunelab_search::Outcome::Ok(v) => (v[0], notes),
-        o => panic!("{o:?}"),
-    }
-}
 
 #[test]
 fn a_grouped_matmul_streams_its_weights_at_the_read_rate_tuned_or_not_and_the_run_says_so() {

@@ -33,3 +33,16 @@ pub fn step_with(s: &Scenario, set: &[(&str, Value)], phase: tunelab_scenario::s
     let (names, c) = configured(s, set).unwrap_or_else(|e| panic!("{e}"));
     tunelab_scenario::stages::deployment::step_operators(s, &names, &c, phase, None).unwrap_or_else(|e| panic!("{e}"))
 }
+
+/// A scenario's baseline value (the first metric, e.g. an operator stage's ms) and the run's
+/// notes, both as the study computes them.
+pub fn baseline_and_notes(s: &Scenario) -> (f64, Vec<String>) {
+    let run = tunelab_scenario::Run::new(s).unwrap();
+    let notes = run.notes().to_vec();
+    let mut st = setup(s).unwrap();
+    let base = st.baseline.clone();
+    match st.objective.evaluate(&base) {
+        tunelab_search::Outcome::Ok(v) => (v[0], notes),
+        o => panic!("{o:?}"),
+    }
+}
