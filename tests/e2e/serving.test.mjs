@@ -3,7 +3,7 @@
 // agrees; a bad value is refused with a banner naming the field.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASE, CLI, launch, open, setInput, runToDone, cliBest } from './helpers.mjs';
+import { BASE, CLI, launch, open, setInput, runToDone, cliBest, shot } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -109,6 +109,33 @@ test('the HCCL expansion field prices AIV collectives, travels in the link and r
   await fresh.context.close();
   assert.equal(shared, aiv, 'the link reproduces the run');
   if (CLI) assert.equal(cliBest(url), shared, 'the CLI gives the same best for the link');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("the best configuration's detail splits its time to first token", async () => {
+  const { page, context, errors } = await open(browser, BASE);
+  await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; })); // sections start closed
+  await page.selectOption('[data-testid=bundled]', 'llama2-7b-910B2-deployment');
+  await setInput(page, 'budget', 8);
+  await setInput(page, 'serving-requests', 60);
+  await runToDone(page);
+  await page.waitForSelector('[data-testid=point-ttft]');
+  const text = await page.$eval('[data-testid=point-ttft]', (e) => e.textContent);
+  // Front end, queueing, prefill and host, each in ms, under a mean over the requests.
+  assert.match(text, /time to first token, mean over 60 requests: [\d.]+ ms/, text);
+  const parts = {};
+  for (const name of ['front end', 'queueing', 'prefill', 'host']) {
+    const m = text.match(new RegExp(`^${name}\\s+([\\d.]+) ms`, 'm'));
+    assert.ok(m, `no ${name} line in: ${text}`);
+    parts[name] = Number(m[1]);
+  }
+  const mean = Number(text.match(/requests: ([\d.]+) ms/)[1]);
+  const sum = Object.values(parts).reduce((a, b) => a + b, 0);
+  // The parts add up to the mean (each printed to four significant digits).
+  assert.ok(Math.abs(sum - mean) <= 0.01 * mean + 0.05, `${JSON.stringify(parts)} sum ${sum} vs ${mean}`);
+  await page.locator('[data-testid=point-ttft]').scrollIntoViewIfNeeded();
+  await shot(page, 'serving-ttft-split.png');
   assert.deepEqual(errors, []);
   await context.close();
 });
