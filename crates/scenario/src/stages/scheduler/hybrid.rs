@@ -54,20 +54,18 @@ pub fn triton_host_us(h: &HostCosts, linear_layers: u64, s: &StepShape, graph: b
 }
 
 /// Host time of one step's Mamba-2 mixers (Nemotron-H) under an engine that runs them as Triton
-/// kernels, us: (racing the device, serial with it). The launch counts and the host syncs come
+/// kernels (`layers` of them), us: (racing the device, serial with it). The launch counts and the host syncs come
 /// from vLLM-Ascend's code (`tunelab_sim::workload::ssm::mamba2_host_us`); a Triton launch
 /// costs the engine's `triton_launch_host_us`, a framework launch the chip's
 /// `eager_host_us_per_launch`.
 /// A step with prompt tokens also waits for each Mamba-2 layer's Python forward after the
 /// convolution's host sync (`mamba2_prefill_python_us`), as a Gated DeltaNet layer's
 /// (`linear_prefill_python_us`).
-pub fn mamba2_host_us(h: &HostCosts, model: &tunelab_sim::model::ModelDesc, aclnn_us: f64, s: &StepShape, graph: bool, piecewise: bool) -> (f64, f64) {
-    let layers = model.llm.as_ref().filter(|t| t.mamba.is_some()).map_or(0, |t| t.count_mixers(|m| matches!(m, tunelab_sim::model::Mixer::Mamba2)));
+pub fn mamba2_host_us(h: &HostCosts, layers: u64, aclnn_us: f64, s: &StepShape, graph: bool, piecewise: bool) -> (f64, f64) {
     let (racing, serial) = ssm::mamba2_host_us(h.triton_launch_host_us, aclnn_us, layers, s.prefill_seqs, s.decode_seqs, graph, piecewise);
     let python = if h.triton_launch_host_us > 0.0 && s.prefill_tokens > 0 { h.mamba2_prefill_python_us * layers as f64 } else { 0.0 };
     (racing, serial + python)
 }
-
 
 /// The mixer layers an engine launches through Triton kernels from Python: (Gated DeltaNet
 /// layers, Mamba-2 layers) of the pricer's model.
@@ -85,9 +83,9 @@ impl StepPricer {
     /// pricer (`price::step_with`) and the breakdown's lines (`load_lines`) take it from.
     pub fn mixer_host_us(&self, s: &StepShape, graph: bool) -> (f64, f64) {
         let h = &self.host;
-        let (linear, _) = mixer_layers(self);
+        let (linear, mamba_layers) = mixer_layers(self);
         let (triton, serial) = triton_host_us(h, linear, s, graph, h.piecewise);
-        let (mamba, mamba_serial) = mamba2_host_us(h, &self.model, self.device.eager_host_us_per_launch, s, graph, h.piecewise);
+        let (mamba, mamba_serial) = mamba2_host_us(h, mamba_layers, self.device.eager_host_us_per_launch, s, graph, h.piecewise);
         (triton + mamba, serial + mamba_serial)
     }
 
