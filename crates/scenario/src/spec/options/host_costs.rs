@@ -34,7 +34,9 @@ pub fn fields(engine: &str) -> Result<Vec<HostCostField>, String> {
     let block = engines.get(engine).ok_or_else(|| format!("engine '{engine}': not in assets/constants/serving-host.json (engines: {})", engines.keys().cloned().collect::<Vec<_>>().join(", ")))?;
     let mut out = Vec::new();
     for (name, f) in block.get("fields").and_then(Json::as_object).into_iter().flatten() {
-        if !name.contains("_us") {
+        // Host costs in microseconds, and the release-dependent kernel factors priced beside
+        // them (`float_nz_linear_factor`, a ratio with its own bound).
+        if !name.contains("_us") && !name.ends_with("_factor") {
             continue;
         }
         let bound: Vec<f64> = f.get("bound").and_then(Json::as_array).map(|b| b.iter().filter_map(Json::as_f64).collect()).unwrap_or_default();

@@ -133,6 +133,13 @@ pub struct HostCosts {
     /// the step after its prefill (`sim`, `frontend`'s notes; serving-host.json
     /// `results_after_next_launch`).
     pub results_after_next_launch: bool,
+    /// The release casts BF16/FP16 linear weights to FRACTAL_NZ (releases.json
+    /// `float_weight_nz`; never set by serving-host.json, whose blocks describe baselines that
+    /// leave float weights ND), so float linear layers take `float_nz_linear_factor` times
+    /// their time (`weight_format`).
+    pub float_weight_nz: bool,
+    /// Device time of a float linear layer with NZ weights over ND (0: the engine has none).
+    pub float_nz_linear_factor: f64,
 }
 
 /// The largest size on vLLM's capture list not above `ceiling` tokens (vllm/config/vllm.py
@@ -233,6 +240,8 @@ impl HostCosts {
                 Some("separate") => true,
                 Some(o) => return Err(format!("serving-host.json: {engine}: encoder_graph '{o}' (expected fused or separate)")),
             },
+            float_weight_nz: false,
+            float_nz_linear_factor: opt("float_nz_linear_factor")?,
         })
     }
 }
@@ -319,6 +328,9 @@ impl crate::spec::options::serving::ServingSpec {
                 Some(o) => return Err(format!("assets/engines/releases.json: {} {}: graph_capture '{o}' (expected fixed or max_num_seqs)", self.engine, self.engine_version)),
                 None => {}
             }
+            if let Some(nz) = r.defaults.float_weight_nz {
+                h.float_weight_nz = nz;
+            }
             match r.defaults.graph_mode.as_deref() {
                 Some("piecewise") if h.piecewise_host_us_per_layer > 0.0 => h.piecewise = true,
                 Some("full_decode_only") => h.piecewise = false,
@@ -332,6 +344,7 @@ impl crate::spec::options::serving::ServingSpec {
                     "eager_host_us_per_collective" => h.eager_host_us_per_collective = v,
                     "piecewise_host_us_per_layer" => h.piecewise_host_us_per_layer = v,
                     "frontend_us_per_request" => h.frontend_us_per_request = v,
+                    "float_nz_linear_factor" => h.float_nz_linear_factor = v,
                     other => return Err(format!("assets/engines/releases.json: {}: host field '{other}' is not one a release can change", self.engine)),
                 }
             }

@@ -111,6 +111,7 @@ impl StepPricer {
             ));
         }
         out.extend(self.mixer_lines(s, graph));
+        out.extend(super::weight_format::line(&self.host, ops));
         let seqs = s.decode_seqs + s.prefill_seqs;
         out.push(format!(
             "host, in series: per step {} ms ({}) + {seqs} sequences x {} us = {} ms",

@@ -40,6 +40,7 @@
 
 pub mod price;
 pub mod host_costs;
+pub mod weight_format;
 mod frontend;
 mod host;
 mod hybrid;
