@@ -244,7 +244,7 @@ impl StepPricer {
     pub(super) fn estimate(&self, op: &Op, name: &str) -> Result<tunelab_sim::estimate::Estimate, String> {
         let e = self.memo.borrow_mut().op(op, &self.device, self.mode).map_err(|r| format!("operator {name} cannot run: {r}"))?;
         // The release's weight format (`weight_format`): every priced and listed operator.
-        Ok(super::weight_format::scaled(&self.host, op, e))
+        Ok(super::weight_format::scaled(&self.host, op, name, e))
     }
 
     pub(super) fn cost_ops<'a>(&mut self, ops: impl Iterator<Item = (&'a Op, u64, &'a str)>) -> Result<Part, String> {

@@ -20,11 +20,12 @@ use crate::stages::serving::OpCost;
 use tunelab_sim::dtype::DType;
 use tunelab_sim::op::Op;
 
-/// The factor `op`'s device time takes under `host`'s release: `float_nz_linear_factor` for a
-/// linear layer (a plain matmul) with BF16/FP16 weights in a release that casts them to NZ, 1
-/// otherwise.
-pub fn factor(host: &HostCosts, op: &Op) -> f64 {
-    if !host.float_weight_nz || host.float_nz_linear_factor <= 1.0 {
+/// The factor the device time of `op` (named `name` in the step) takes under `host`'s release:
+/// `float_nz_linear_factor` for a linear layer (a plain matmul) with BF16/FP16 weights in a
+/// release that casts them to NZ, 1 otherwise. The LM head is not one: it loads through vLLM's
+/// embedding method (ParallelLMHead), not the linear method #3356 changed.
+pub fn factor(host: &HostCosts, op: &Op, name: &str) -> f64 {
+    if !host.float_weight_nz || host.float_nz_linear_factor <= 1.0 || name.contains("lm_head") {
         return 1.0;
     }
     match op {
@@ -33,10 +34,10 @@ pub fn factor(host: &HostCosts, op: &Op) -> f64 {
     }
 }
 
-/// `e` (the estimate of `op`) with the release's weight-format factor applied to its time and
+/// `e` (the estimate of `op`, named `name`) with the release's weight-format factor applied to its time and
 /// energy (the breakdown by engine stays the ND kernel's: the sources give no split).
-pub fn scaled(host: &HostCosts, op: &Op, mut e: tunelab_sim::estimate::Estimate) -> tunelab_sim::estimate::Estimate {
-    let f = factor(host, op);
+pub fn scaled(host: &HostCosts, op: &Op, name: &str, mut e: tunelab_sim::estimate::Estimate) -> tunelab_sim::estimate::Estimate {
+    let f = factor(host, op, name);
     if f != 1.0 {
         e.time_us *= f;
         e.energy_uj *= f;
@@ -50,7 +51,7 @@ pub fn scaled(host: &HostCosts, op: &Op, mut e: tunelab_sim::estimate::Estimate)
 pub fn line(host: &HostCosts, ops: &[OpCost]) -> Option<String> {
     let mut total = 0.0;
     for o in ops {
-        let f = factor(host, &o.op);
+        let f = factor(host, &o.op, &o.name);
         if f > 1.0 {
             total += o.time_us - o.time_us / f;
         }
