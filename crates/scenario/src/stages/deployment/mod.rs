@@ -204,7 +204,7 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
             spec.engine,
             // With traced arrivals every arrival is a request (`requests` is not read).
             if spec.arrival == "trace" { spec.trace.len() } else { spec.requests },
-            if spec.dataset.is_empty() { format!("{} lengths around {} in / {} out", spec.length_distribution, w.input_len, w.output_len) } else { format!("lengths drawn from the {} dataset's published statistics", spec.dataset) }
+            if spec.dataset.is_empty() { format!("{} lengths around {} in / {} out", spec.length_distribution, w.input_len, w.output_len) } else { format!("lengths drawn from the {} dataset's published statistics by strata (each request's output and prompt from its own equal-probability slice of the length distribution, so a small burst holds the dataset's long requests in proportion)", spec.dataset) }
         ));
         // The front end is part of every TTFT the stage reports: say so, with its cost.
         let fe_ms = spec.host().map_or(0.0, |h| h.frontend_us_per_request * 1e-3);
