@@ -134,7 +134,7 @@ fn exported(a: &Att, d: &Device) -> Result<Estimate, Infeasible> {
     let vec = |op: Op| vector::estimate(&op, &Tiling::Default, d);
     let qk = Op::Matmul { batch: bh, m: a.q, n: a.kv, k: a.d, dtype: a.t, weight_dtype: None, epilogue: Epilogue::None };
     let pv = Op::Matmul { batch: bh, m: a.q, n: a.d, k: a.kv, dtype: a.t, weight_dtype: None, epilogue: Epilogue::None };
-    let parts = [
+    let mut parts = vec![
         matmul::estimate(&qk, &Tiling::Default, d)?,
         vec(v(VectorKind::Scale, a.t))?,
         vec(v(VectorKind::Cast, a.t))?,
@@ -143,6 +143,15 @@ fn exported(a: &Att, d: &Device) -> Result<Estimate, Infeasible> {
         vec(v(VectorKind::Cast, DType::Fp32))?,
         matmul::estimate(&pv, &Tiling::Default, d)?,
     ];
+    // A coupled chip's cube (910, 310P) reads only FRACTAL_NZ: ATC's TransData kernels take
+    // the scores out of Q K^T to ND for the Div, Cast, mask Add and Softmax and the
+    // probabilities back to NZ for P V, a read and a write of every score each
+    // (`workload::onnx_om`, which adds the Q, K, V and context ones as operators of their own).
+    if d.arch == Arch::Coupled {
+        let td = vec(v(VectorKind::Gather, a.t))?;
+        parts.push(td.clone());
+        parts.push(td);
+    }
     Ok(super::chain(&parts))
 }
 

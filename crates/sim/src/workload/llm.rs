@@ -491,7 +491,7 @@ pub(super) fn forward(model: &ModelDesc, w: &Workload, plan: &ParallelPlan, opts
         }
     }
     if opts.om_model && !train {
-        super::onnx_om::apply(&mut ops);
+        super::onnx_om::apply(&mut ops, opts.om_nz_transdata);
     }
     Ok(ops)
 }

@@ -327,6 +327,13 @@ pub struct GraphOptions {
     /// An offline OM model (ATC from ONNX, mixed_float16 with a blocklist): attention as the
     /// export's separate kernels, LayerNorm in fp32 (`onnx_om`). Set with `fuse_epilogues: false`.
     pub om_model: bool,
+    /// The OM model runs on a chip whose cube reads only the FRACTAL_NZ layout (the coupled
+    /// 910 and 310P parts: MindIE-LLM's `NPUSocInfo.need_nz`), so ATC puts an ND -> NZ
+    /// TransData before each matmul's activation input and an NZ -> ND one after its output
+    /// (`onnx_om`; the attention's batch matmuls are priced in `cost::attention::exported`).
+    /// Set by the deployment stage from the chip; only read with `om_model`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub om_nz_transdata: bool,
     /// Q, K and V projections as three matmuls (an engine's encoder model that keeps BERT's
     /// three Linear layers) instead of one fused QKV matmul.
     pub split_qkv: bool,
@@ -419,6 +426,7 @@ impl Default for GraphOptions {
             flash_attention: true,
             fuse_epilogues: true,
             om_model: false,
+            om_nz_transdata: false,
             split_qkv: false,
             kv_dtype: None,
             moe_imbalance: 1.0,

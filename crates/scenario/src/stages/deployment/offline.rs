@@ -48,3 +48,11 @@ pub fn note(spec: &ServingSpec, model: &ModelDesc) -> Option<String> {
         )
     })
 }
+
+/// Whether an OM model's graph carries ATC's ND <-> NZ TransData around its matmuls: the OM
+/// runtime on a chip whose cube reads only FRACTAL_NZ (the coupled 910 and 310P parts; MindIE-
+/// LLM@8b4871ad atb_llm/utils/initial.py `NPUSocInfo.need_nz`, soc versions 100-105 and
+/// 200-205). The A2/A3 parts' matmuls take ND directly. See `tunelab_sim::workload::onnx_om`.
+pub fn om_nz_transdata(opts: &tunelab_sim::workload::GraphOptions, device: &tunelab_sim::device::Device) -> bool {
+    opts.om_model && device.arch == tunelab_sim::device::Arch::Coupled
+}

@@ -53,7 +53,10 @@ impl DeploymentObjective {
     }
 
     pub(super) fn opts(&self, k: &Knobs) -> GraphOptions {
-        step_graph_options(&self.spec, &self.host, &self.model, self.moe_imbalance, k.precision, k.graph_launch)
+        let mut o = step_graph_options(&self.spec, &self.host, &self.model, self.moe_imbalance, k.precision, k.graph_launch);
+        // An OM model on an NZ-only cube runs ATC's TransData around its matmuls (offline.rs).
+        o.om_nz_transdata = super::offline::om_nz_transdata(&o, &self.device);
+        o
     }
 
     pub(super) fn pricer(&mut self, k: &Knobs) -> &mut StepPricer {
