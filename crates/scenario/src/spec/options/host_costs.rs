@@ -34,7 +34,8 @@ pub fn fields(engine: &str) -> Result<Vec<HostCostField>, String> {
     let block = engines.get(engine).ok_or_else(|| format!("engine '{engine}': not in assets/constants/serving-host.json (engines: {})", engines.keys().cloned().collect::<Vec<_>>().join(", ")))?;
     let mut out = Vec::new();
     for (name, f) in block.get("fields").and_then(Json::as_object).into_iter().flatten() {
-        if !name.contains("_us") {
+        // Host costs in microseconds, and shares of host time (`*_share`, a fraction in its bound).
+        if !name.contains("_us") && !name.ends_with("_share") {
             continue;
         }
         let bound: Vec<f64> = f.get("bound").and_then(Json::as_array).map(|b| b.iter().filter_map(Json::as_f64).collect()).unwrap_or_default();
@@ -65,7 +66,8 @@ pub fn validate(engine: &str, costs: &BTreeMap<String, f64>) -> Result<(), Strin
             ));
         };
         if !(v.is_finite() && *v >= k.min && *v <= k.max) {
-            return Err(format!("{f}.{name}: {v} us is outside its bound [{}, {}] (assets/constants/serving-host.json engines.{engine}.fields.{name})", k.min, k.max));
+            let unit = if name.ends_with("_share") { "" } else { " us" };
+            return Err(format!("{f}.{name}: {v}{unit} is outside its bound [{}, {}] (assets/constants/serving-host.json engines.{engine}.fields.{name})", k.min, k.max));
         }
     }
     Ok(())

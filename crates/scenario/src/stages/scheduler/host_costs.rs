@@ -18,6 +18,7 @@ pub fn set(h: &mut HostCosts, name: &str, v: f64) -> bool {
         "linear_prefill_python_us" => &mut h.linear_prefill_python_us,
         "mamba2_prefill_python_us" => &mut h.mamba2_prefill_python_us,
         "offline_call_host_us" => &mut h.offline_call_host_us,
+        "eager_ep_serial_share" => &mut h.eager_ep_serial_share,
         _ => return false,
     };
     *slot = v;
