@@ -81,9 +81,12 @@ pub fn note(engine: &str, costs: &BTreeMap<String, f64>) -> Option<String> {
     let known = fields(engine).unwrap_or_default();
     let items: Vec<String> = costs
         .iter()
-        .map(|(n, v)| match known.iter().find(|k| &k.name == n) {
-            Some(k) => format!("{n} {v} us (serving-host.json: {} us)", k.value),
-            None => format!("{n} {v} us"),
+        .map(|(n, v)| {
+            let unit = if n.ends_with("_share") { "" } else { " us" };
+            match known.iter().find(|k| &k.name == n) {
+                Some(k) => format!("{n} {v}{unit} (serving-host.json: {}{unit})", k.value),
+                None => format!("{n} {v}{unit}"),
+            }
         })
         .collect();
     Some(format!("host costs set by this scenario (deployment.serving.host_costs, e.g. adopted from a fit of your own benchmark runs) replace {engine}'s: {}", items.join(", ")))
