@@ -236,6 +236,7 @@ fn diagnose_in(s: &Scenario, st: &mut crate::stages::StageSetup, config: Option<
             if matches!(s.stage, Stage::Deployment | Stage::Runtime) {
                 chain.extend(crate::stages::scheduler::load::load_sentence(&b.ops, &label));
                 chain.extend(b.host_note.clone());
+                chain.extend(b.wall_ms.and_then(|w| crate::stages::scheduler::a2a_sync::ep_serial_sentence(&b.label, w, &label)));
                 // Waiting, not the request's own prefill, setting TTFT (`scheduler::ttft`).
                 chain.extend(crate::stages::scheduler::ttft::of_point(s, &names, &config).and_then(|t| t.queue_sentence()));
                 chain.extend(collective_expansion_hint(&b.ops, &device));

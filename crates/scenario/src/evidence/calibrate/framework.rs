@@ -2,7 +2,8 @@
 //! (assets/constants/serving-host.json, `engines.<engine>.fields`), fitted by the same search
 //! and leave-one-source-out as a chip profile's fields. A parameter is named
 //! `framework:<engine>.<field>` (its layer in its name); its bounds are the `bound` written
-//! beside the value. Only the host costs in microseconds (`*_us*`) are fitted: the engine's
+//! beside the value. Only the host costs in microseconds (`*_us*`) and shares of host time
+//! (`*_share`, e.g. eager_ep_serial_share) are fitted: the engine's
 //! switches (schedule_ahead_steps) and capture sizes (graph_capture_ceiling) are facts of the
 //! release, not rates a measurement can move.
 //!

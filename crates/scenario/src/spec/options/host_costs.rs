@@ -34,9 +34,10 @@ pub fn fields(engine: &str) -> Result<Vec<HostCostField>, String> {
     let block = engines.get(engine).ok_or_else(|| format!("engine '{engine}': not in assets/constants/serving-host.json (engines: {})", engines.keys().cloned().collect::<Vec<_>>().join(", ")))?;
     let mut out = Vec::new();
     for (name, f) in block.get("fields").and_then(Json::as_object).into_iter().flatten() {
-        // Host costs in microseconds, and the release-dependent kernel factors priced beside
-        // them (`float_nz_linear_factor`, a ratio with its own bound).
-        if !name.contains("_us") && !name.ends_with("_factor") {
+        // Host costs in microseconds, the release-dependent kernel factors priced beside them
+        // (`float_nz_linear_factor`, a ratio with its own bound), and shares of host time
+        // (`*_share`, a fraction in its bound).
+        if !name.contains("_us") && !name.ends_with("_factor") && !name.ends_with("_share") {
             continue;
         }
         let bound: Vec<f64> = f.get("bound").and_then(Json::as_array).map(|b| b.iter().filter_map(Json::as_f64).collect()).unwrap_or_default();
@@ -67,7 +68,8 @@ pub fn validate(engine: &str, costs: &BTreeMap<String, f64>) -> Result<(), Strin
             ));
         };
         if !(v.is_finite() && *v >= k.min && *v <= k.max) {
-            return Err(format!("{f}.{name}: {v} us is outside its bound [{}, {}] (assets/constants/serving-host.json engines.{engine}.fields.{name})", k.min, k.max));
+            let unit = if name.ends_with("_share") { "" } else { " us" };
+            return Err(format!("{f}.{name}: {v}{unit} is outside its bound [{}, {}] (assets/constants/serving-host.json engines.{engine}.fields.{name})", k.min, k.max));
         }
     }
     Ok(())
@@ -81,9 +83,12 @@ pub fn note(engine: &str, costs: &BTreeMap<String, f64>) -> Option<String> {
     let known = fields(engine).unwrap_or_default();
     let items: Vec<String> = costs
         .iter()
-        .map(|(n, v)| match known.iter().find(|k| &k.name == n) {
-            Some(k) => format!("{n} {v} us (serving-host.json: {} us)", k.value),
-            None => format!("{n} {v} us"),
+        .map(|(n, v)| {
+            let unit = if n.ends_with("_share") { "" } else { " us" };
+            match known.iter().find(|k| &k.name == n) {
+                Some(k) => format!("{n} {v}{unit} (serving-host.json: {}{unit})", k.value),
+                None => format!("{n} {v}{unit}"),
+            }
         })
         .collect();
     Some(format!("host costs set by this scenario (deployment.serving.host_costs, e.g. adopted from a fit of your own benchmark runs) replace {engine}'s: {}", items.join(", ")))

@@ -140,6 +140,10 @@ pub struct HostCosts {
     pub float_weight_nz: bool,
     /// Device time of a float linear layer with NZ weights over ND (0: the engine has none).
     pub float_nz_linear_factor: f64,
+    /// Share of the shorter of host and device work that runs in series with the longer, not
+    /// overlapped, in an eager step whose MoE layers exchange tokens across expert-parallel
+    /// ranks by MC2 or all-to-all (`scheduler::a2a_sync::ep_serial`; 0: the plain race).
+    pub eager_ep_serial_share: f64,
 }
 
 /// The largest size on vLLM's capture list not above `ceiling` tokens (vllm/config/vllm.py
@@ -234,6 +238,7 @@ impl HostCosts {
                 Some(o) => return Err(format!("serving-host.json: {engine}: collectives '{o}' (expected per_call or pre_expanded)")),
             },
             offline_call_host_us: opt("offline_call_host_us")?,
+            eager_ep_serial_share: opt("eager_ep_serial_share")?,
             offline_call: false,
             encoder_separate_ops: match e.encoder_graph.as_deref() {
                 None | Some("fused") => false,

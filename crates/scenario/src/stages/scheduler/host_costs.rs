@@ -19,6 +19,7 @@ pub fn set(h: &mut HostCosts, name: &str, v: f64) -> bool {
         "mamba2_prefill_python_us" => &mut h.mamba2_prefill_python_us,
         "offline_call_host_us" => &mut h.offline_call_host_us,
         "float_nz_linear_factor" => &mut h.float_nz_linear_factor,
+        "eager_ep_serial_share" => &mut h.eager_ep_serial_share,
         _ => return false,
     };
     *slot = v;

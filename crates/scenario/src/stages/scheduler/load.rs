@@ -96,7 +96,7 @@ impl StepPricer {
                 (with_mixers(format!("eager dispatch of every launch {} ms", ms(eager - mixers))), eager)
             })
         };
-        if let Some((what, host_us)) = racing {
+        if let Some((what, host_us)) = racing.clone() {
             let longer = if device_us >= host_us { "the device is the longer, so load shows in the step" } else { "the host is the longer, so the step stays at it until the device time passes it" };
             out.push(format!("host, racing the device: {what} = {} ms; device {} ms: {longer}", ms(host_us), ms(device_us)));
         }
@@ -108,6 +108,18 @@ impl StepPricer {
                 a2a.syncs_per_layer,
                 a2a.per_sync_us,
                 ms(a2a.us())
+            ));
+        }
+        let verify = super::step_ops::verify_positions(self.spec.as_ref(), s);
+        let serial_share = self.ep_serial_share(s, verify, graph);
+        if let (Some((_, host_us)), true) = (racing.as_ref(), serial_share > 0.0) {
+            let shorter = (device_us + a2a.us()).min(*host_us);
+            out.push(format!(
+                "{} (MC2 / all-to-all): {} of the shorter side ({} ms) = {} ms added to the race",
+                super::a2a_sync::EP_SERIAL_WORDS,
+                serial_share,
+                ms(shorter),
+                ms(serial_share * shorter)
             ));
         }
         out.extend(self.mixer_lines(s, graph));

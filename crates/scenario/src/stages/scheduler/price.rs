@@ -554,7 +554,10 @@ impl StepPricer {
         // The all-to-all MoE dispatcher's host syncs leave the device idle until the host's next
         // launch (`a2a_sync`): they lengthen the device's side of the race.
         let a2a = self.a2a_sync(s, verify).us();
-        let time_us = (dispatch::step_us(&self.device, mode, all.device_us + a2a, host) + serial + step_host) * share;
+        // An eager step with an MC2 / all-to-all exchange runs part of the shorter side in
+        // series (`a2a_sync::ep_serial_share`).
+        let ep_serial = self.ep_serial_share(s, verify, graph) * (all.device_us + a2a).min(host);
+        let time_us = (dispatch::step_us(&self.device, mode, all.device_us + a2a, host) + ep_serial + serial + step_host) * share;
         let device_us = all.device_us * share;
         Ok(StepCost {
             time_us,
