@@ -56,3 +56,14 @@ fn the_transdata_slows_the_300i_duo_om_model_to_the_published_rate() {
     let (engine, _) = breakdown(&Scenario::from_json(&v.to_string()).unwrap());
     assert!(!engine.iter().any(|n| n.contains("nd_to_nz")), "{engine:?}");
 }
+
+/// The stage says why: a note names the chip's NZ-only cube and the TransData lines; the A2
+/// chip's OM model gets no such note.
+#[test]
+fn the_stage_notes_the_nz_only_cube() {
+    let st = tunelab_scenario::stages::setup(&om_bge("310P3")).unwrap();
+    let n = st.notes.iter().find(|n| n.contains("FRACTAL_NZ")).unwrap_or_else(|| panic!("no NZ note in {:?}", st.notes));
+    assert!(n.contains("310P3") && n.contains("layer.attn.heads.nd_to_nz") && n.contains("TransData"), "{n}");
+    let st = tunelab_scenario::stages::setup(&om_bge("910B4")).unwrap();
+    assert!(!st.notes.iter().any(|n| n.contains("FRACTAL_NZ")), "{:?}", st.notes);
+}
