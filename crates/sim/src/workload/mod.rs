@@ -328,10 +328,10 @@ pub struct GraphOptions {
     /// export's separate kernels, LayerNorm in fp32 (`onnx_om`). Set with `fuse_epilogues: false`.
     pub om_model: bool,
     /// The OM model runs on a chip whose cube reads only the FRACTAL_NZ layout (the coupled
-    /// 910 and 310P parts: MindIE-LLM's `NPUSocInfo.need_nz`), so ATC puts an ND -> NZ
-    /// TransData before each matmul's activation input and an NZ -> ND one after its output
-    /// (`onnx_om`; the attention's batch matmuls are priced in `cost::attention::exported`).
-    /// Set by the deployment stage from the chip; only read with `om_model`.
+    /// 910 and 310P parts: MindIE-LLM's `NPUSocInfo.need_nz`), so ATC's ND <-> NZ TransData
+    /// kernels run around the attention's batch matmuls: Q, K, V and the context as operators
+    /// of their own (`onnx_om`), the scores inside `cost::attention::exported`. Set by the
+    /// deployment stage from the chip; only read with `om_model`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub om_nz_transdata: bool,
     /// Q, K and V projections as three matmuls (an engine's encoder model that keeps BERT's

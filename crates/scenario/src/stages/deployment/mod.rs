@@ -224,6 +224,7 @@ pub fn setup(s: &Scenario) -> Result<StageSetup, String> {
         notes.push(format!("simple mode (static batch, {} engine): TTFT is one prefill of the whole batch and TPOT one decode step; no scheduler, no request stream", spec.engine));
         notes.extend(offline::note(&spec, &model));
     }
+    notes.extend(offline::nz_note(&spec, &device));
     if let Some(n) = crate::spec::options::host_costs::note(&spec.engine, &spec.host_costs) {
         notes.push(n);
     }

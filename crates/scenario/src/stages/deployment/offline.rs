@@ -56,3 +56,13 @@ pub fn note(spec: &ServingSpec, model: &ModelDesc) -> Option<String> {
 pub fn om_nz_transdata(opts: &tunelab_sim::workload::GraphOptions, device: &tunelab_sim::device::Device) -> bool {
     opts.om_model && device.arch == tunelab_sim::device::Arch::Coupled
 }
+
+/// The note the stage prints when an OM model runs on an NZ-only cube (`om_nz_transdata`).
+pub fn nz_note(spec: &ServingSpec, device: &tunelab_sim::device::Device) -> Option<String> {
+    (spec.runtime == "om" && device.arch == tunelab_sim::device::Arch::Coupled).then(|| {
+        format!(
+            "{}'s cube reads only the FRACTAL_NZ layout: the OM model runs ATC's TransData kernels (ND <-> NZ, a read and a write each) for Q, K, V and the context around the heads' reshape (layer.attn.heads.nd_to_nz / nz_to_nd) and for the scores and probabilities between the batch matmuls and the softmax (inside layer.attn.core); an A2/A3 cube reads ND and runs none",
+            device.name
+        )
+    })
+}
