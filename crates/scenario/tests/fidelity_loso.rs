@@ -192,6 +192,8 @@ fn a_release_pair_of_one_launch_is_two_rows_naming_their_releases() {
     let rel: Vec<&str> = pair.iter().map(|r| r.release.as_deref().unwrap()).collect();
     assert_eq!(rel, ["0.9", "0.11"]);
     for r in &pair {
-        assert_eq!(r.scenario["deployment"]["serving"]["engine_version"].as_str(), r.release.as_deref());
+        // The exact release the source ran (0.11.0rc1) within the line the leave-out groups by.
+        let ev = r.scenario["deployment"]["serving"]["engine_version"].as_str().unwrap();
+        assert!(ev.starts_with(r.release.as_deref().unwrap()), "{ev} vs {:?}", r.release);
     }
 }

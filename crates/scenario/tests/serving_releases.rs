@@ -1,5 +1,5 @@
 //! Engine releases as data (issue 43): what a vLLM-Ascend release changes that a user sees.
-//! Here the weight format of float linear weights: v0.11.0rc1-rc2 and v0.12 cast BF16/FP16
+//! Here the weight format of float linear weights: v0.11.0rc1-rc2 (and v0.12.0rc1) cast BF16/FP16
 //! linear weights to FRACTAL_NZ at load (vllm-ascend #3356), v0.11.0rc3/v0.11.0 (#4495) and
 //! v0.13.0rc1 on (#4878) leave them ND (assets/engines/releases.json `float_weight_nz`), priced
 //! by serving-host.json `float_nz_linear_factor` (`stages::scheduler::weight_format`).
@@ -56,10 +56,9 @@ fn the_v0_11_0rc1_image_decodes_slower_than_v0_9_1_through_its_nz_float_weights(
 #[test]
 fn only_the_releases_that_cast_float_weights_to_nz_pay_for_it_and_the_step_names_it() {
     let step = |v: &str| decode(&qwq(v, "bf16", json!({})));
-    let (nd, rc1, final_, r12, r13) = (step("0.9"), step("0.11.0rc1"), step("0.11"), step("0.12"), step("0.13"));
+    let (nd, rc1, final_, r13) = (step("0.9"), step("0.11.0rc1"), step("0.11"), step("0.13"));
     let line = "release weight format: BF16/FP16 linear weights cast to FRACTAL_NZ";
     assert!(rc1.what.contains(line) && rc1.what.contains("x1.18"), "{}", rc1.what);
-    assert!(r12.what.contains(line), "v0.12 still casts (main until #4878): {}", r12.what);
     for (v, s) in [("0.9", &nd), ("0.11 (v0.11.0, #4495)", &final_), ("0.13", &r13)] {
         assert!(!s.what.contains(line), "{v} leaves float weights ND: {}", s.what);
     }

@@ -30,7 +30,7 @@ pub struct ReleaseDefaults {
     #[serde(default)]
     pub graph_capture: Option<String>,
     /// The release casts BF16/FP16 linear weights to FRACTAL_NZ at load (vLLM-Ascend
-    /// v0.11.0rc1-rc2 and v0.12: VLLM_ASCEND_ENABLE_NZ=1 did so for float weights), priced by
+    /// v0.11.0rc1-rc2, and v0.12.0rc1 which is not a release here: VLLM_ASCEND_ENABLE_NZ=1 did so), priced by
     /// serving-host.json `float_nz_linear_factor` (`stages::scheduler::weight_format`).
     #[serde(default)]
     pub float_weight_nz: Option<bool>,

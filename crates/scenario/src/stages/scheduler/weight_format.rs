@@ -58,7 +58,7 @@ pub fn line(host: &HostCosts, ops: &[OpCost]) -> Option<String> {
     }
     (total > 0.0).then(|| {
         format!(
-            "release weight format: BF16/FP16 linear weights cast to FRACTAL_NZ at load (vllm-ascend v0.11.0rc1-rc2, v0.12: VLLM_ASCEND_ENABLE_NZ=1), linear layers x{} = {} ms of the step's device time",
+            "release weight format: BF16/FP16 linear weights cast to FRACTAL_NZ at load (vllm-ascend v0.11.0rc1-rc2: VLLM_ASCEND_ENABLE_NZ=1), linear layers x{} = {} ms of the step's device time",
             host.float_nz_linear_factor,
             crate::spec::metrics::fmt4(total / 1e3)
         )
