@@ -85,3 +85,29 @@ fn a_burst_prefill_breakdown_has_no_such_line() {
     let st = common::step_with(&s, &[], Phase::Prefill);
     assert!(!st.what.contains("Gated DeltaNet chunk recurrence"), "{}", st.what);
 }
+
+/// A step holding prompts and decoding sequences: what each release launches for the decoding
+/// sequences' slice, per Gated DeltaNet layer. vLLM-Ascend's `ops/gdn.py` (from v0.19.1) gives
+/// them their own recurrent kernel and l2norms; v0.17 runs them through the prompts' chunk path.
+fn mixed_racing_ms(engine_version: &str) -> f64 {
+    use tunelab_scenario::scheduler::price::{StepPricer, StepShape};
+    let spec = tunelab_scenario::spec::options::serving::ServingSpec { engine: "vllm-ascend".into(), engine_version: engine_version.into(), ..Default::default() };
+    let h = spec.host().unwrap();
+    let m = tunelab_sim::model::load_bundled("qwen3.5-2b").unwrap().model;
+    let d = tunelab_sim::device::bundled_device("910B2").unwrap();
+    let opts = tunelab_sim::workload::GraphOptions { precision: tunelab_sim::dtype::Precision::Bf16, ..Default::default() };
+    let p = StepPricer::new(m, d, Default::default(), opts, tunelab_scenario::graphcost::TileMode::Default, h);
+    let mixed = StepShape { prefill_seqs: 4, prefill_tokens: 2048, prefill_kv: 512, new_requests: 4, decode_seqs: 60, decode_ctx: 600, emitting: 64 };
+    let alone = StepShape { decode_seqs: 0, emitting: 4, ..mixed };
+    (p.mixer_host_us(&mixed, false).0 - p.mixer_host_us(&alone, false).0) / 1e3
+}
+
+#[test]
+fn a_mixed_step_launches_the_decode_slice_only_from_the_release_that_has_it() {
+    let launch_ms = 18.0 * 220.0 / 1e3; // Qwen3.5-2B's 18 linear layers, one launch each
+    let baseline = mixed_racing_ms("");
+    assert!((baseline - 3.0 * launch_ms).abs() < 1e-6, "baseline (0.23): {baseline} ms");
+    assert_eq!(mixed_racing_ms("0.17"), 0.0);
+    assert_eq!(mixed_racing_ms("0.18"), 0.0);
+    assert!((mixed_racing_ms("0.20") - baseline).abs() < 1e-9);
+}

@@ -38,7 +38,9 @@ pub const TRITON_LAUNCHES_PREFILL: u64 = 11;
 /// ahead of the device: their host time adds to the step instead of hiding under it.
 pub const TRITON_LAUNCHES_PREFILL_AFTER_SYNC: u64 = 6;
 /// A mixed step also runs the decoding sequences' slice through the recurrent kernel, with its
-/// own l2norm of q and k (vllm_ascend/ops/gdn.py: "two l2norm launches on the decode slice").
+/// own l2norm of q and k (vllm_ascend/ops/gdn.py: "two l2norm launches on the decode slice"),
+/// from vLLM-Ascend v0.19.1 on; the step pricer takes the count per release from the engine's
+/// `gdn_mixed_decode_launches` (assets/constants/serving-host.json, assets/engines/releases.json).
 pub const TRITON_LAUNCHES_MIXED_DECODE: u64 = 3;
 /// A decode-only step launched op by op: causal_conv1d_update, fused_gdn_gating,
 /// fused_recurrent_gated_delta_rule (q/k l2norm inside) and the gated RMSNorm. (Qwen3-Next's

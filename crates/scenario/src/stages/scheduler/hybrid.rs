@@ -38,12 +38,14 @@ pub fn triton_host_us(h: &HostCosts, linear_layers: u64, s: &StepShape, graph: b
     }
     let per = h.triton_launch_host_us * linear_layers as f64;
     if s.prefill_tokens > 0 {
-        let mixed = if s.decode_seqs > 0 { la::TRITON_LAUNCHES_MIXED_DECODE } else { 0 };
+        // The decode slice's own launches: the release's count (`gdn_mixed_decode_launches`:
+        // vLLM-Ascend's ops/gdn.py, absent before v0.19.1, where decodes ride the chunk path).
+        let mixed = if s.decode_seqs > 0 { h.gdn_mixed_decode_launches } else { 0.0 };
         let serial = la::TRITON_LAUNCHES_PREFILL_AFTER_SYNC;
-        let before = la::TRITON_LAUNCHES_PREFILL - serial + mixed;
+        let before = (la::TRITON_LAUNCHES_PREFILL - serial) as f64 + mixed;
         // The layer's Python around those launches also waits behind the sync.
         let python = h.linear_prefill_python_us * linear_layers as f64;
-        return (per * before as f64, per * serial as f64 + python);
+        return (per * before, per * serial as f64 + python);
     }
     let n = match (graph, piecewise) {
         (true, false) => 0,
@@ -150,7 +152,7 @@ impl StepPricer {
                 parts.push(format!(
                     "{linear} Gated DeltaNet layers x ({} Triton launches before the chunk wrapper's cu_seqlens.tolist() host sync{}, {after} after it, and {} us of the layer's Python after it)",
                     la::TRITON_LAUNCHES_PREFILL - after,
-                    if s.decode_seqs > 0 { format!(" + {} for the decode slice", la::TRITON_LAUNCHES_MIXED_DECODE) } else { String::new() },
+                    if s.decode_seqs > 0 && h.gdn_mixed_decode_launches > 0.0 { format!(" + {} for the decode slice", h.gdn_mixed_decode_launches) } else { String::new() },
                     h.linear_prefill_python_us
                 ));
             }
