@@ -160,7 +160,9 @@ fn the_breakdown_of_a_hybrid_prefill_takes_the_triton_kernels_time_like_the_step
     assert!(vllm.simulated.starts_with("one prefill"), "{}", vllm.simulated);
     let m = tunelab_sim::model::load_bundled("qwen3.5-9b").unwrap().model;
     let d = tunelab_sim::device::bundled_device("910B2").unwrap();
-    let triton_ms = la::triton_chunk_us(m.llm.as_ref().unwrap().linear_attention.as_ref().unwrap(), 1, 8192, &d).unwrap() / 1e3;
+    // One prompt of 8192 tokens: 32 value heads give 32 recurrent programs on 24 cores, two
+    // waves (`triton_chunk_us_seqs`), which the breakdown takes as the step pricer does.
+    let triton_ms = la::triton_chunk_us_seqs(m.llm.as_ref().unwrap().linear_attention.as_ref().unwrap(), 1, 1, 8192, &d).unwrap().0 / 1e3;
     assert!((core_ms(&vllm) / triton_ms - 1.0).abs() < 1e-6, "breakdown {} ms vs Triton {triton_ms} ms", core_ms(&vllm));
     assert!(vllm.simulated.contains("Triton"), "{}", vllm.simulated);
     // An engine without Triton keeps the cube model's (faster) price and says nothing of it.

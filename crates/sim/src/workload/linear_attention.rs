@@ -38,7 +38,9 @@ pub const TRITON_LAUNCHES_PREFILL: u64 = 11;
 /// ahead of the device: their host time adds to the step instead of hiding under it.
 pub const TRITON_LAUNCHES_PREFILL_AFTER_SYNC: u64 = 6;
 /// A mixed step also runs the decoding sequences' slice through the recurrent kernel, with its
-/// own l2norm of q and k (vllm_ascend/ops/gdn.py: "two l2norm launches on the decode slice").
+/// own l2norm of q and k (vllm_ascend/ops/gdn.py: "two l2norm launches on the decode slice"),
+/// from vLLM-Ascend v0.19.1 on; the step pricer takes the count per release from the engine's
+/// `gdn_mixed_decode_launches` (assets/constants/serving-host.json, assets/engines/releases.json).
 pub const TRITON_LAUNCHES_MIXED_DECODE: u64 = 3;
 /// A decode-only step launched op by op: causal_conv1d_update, fused_gdn_gating,
 /// fused_recurrent_gated_delta_rule (q/k l2norm inside) and the gated RMSNorm. (Qwen3-Next's
@@ -72,6 +74,34 @@ pub fn triton_chunk_us(la: &LinearAttention, tp: u64, tokens: u64, device: &crat
     let heads = la.value_heads.div_ceil(tp.max(1)) as f64;
     let head_size = (la.key_head_dim * la.value_head_dim) as f64 / (128.0 * 128.0);
     Some(ns * 1e-3 * tokens as f64 * heads * head_size * la.layers as f64 * measured_on / chip)
+}
+
+/// `triton_chunk_us` for a step whose prompt tokens are `seqs` sequences of `q` new tokens each.
+/// Why the sequences matter: two of the six stages, chunk_gated_delta_rule_fwd_h and
+/// chunk_fwd_o (vLLM-Ascend v0.17.0rc1 `ops/triton/fla/chunk_delta_h.py`, `chunk_o.py`), launch
+/// one program per sequence and value head (grid N x H) that walks its sequence's chunks one
+/// after another (the state recurrence). With fewer such programs than the chip's cores, cores
+/// idle and those stages take a program's whole walk, `ceil(N x H / cores)` waves of
+/// `ceil(q / 64)` chunks, instead of their share of the per-token figure; a long prompt alone
+/// on a TP-split model (few heads per rank) is the case. Each stage takes the larger of the two.
+/// Also returns the extra time over `triton_chunk_us`, us (0 when the grid fills the chip).
+pub fn triton_chunk_us_seqs(la: &LinearAttention, tp: u64, seqs: u64, q: u64, device: &crate::device::Device) -> Option<(f64, f64)> {
+    let flat = triton_chunk_us(la, tp, seqs.saturating_mul(q), device)?;
+    let field = crate::kernels::triton_fla_field;
+    let (Some(h_us), Some(o_us), Some(h_share), Some(o_share)) = (field("gdn_chunk_h_us_per_chunk"), field("gdn_chunk_o_us_per_chunk"), field("gdn_chunk_h_share"), field("gdn_chunk_o_share")) else {
+        return Some((flat, 0.0));
+    };
+    let heads = la.value_heads.div_ceil(tp.max(1));
+    let cores = u64::from(device.cube_cores.max(1));
+    let waves = seqs.saturating_mul(heads).div_ceil(cores) as f64;
+    let chunks = q.div_ceil(CHUNK) as f64;
+    // One program runs on one core: the 1800 MHz 910B2 figure scales by the clock alone.
+    let clock = 1800.0 / device.cube_clock_mhz.max(1.0);
+    let head_size = (la.key_head_dim * la.value_head_dim) as f64 / (128.0 * 128.0);
+    let per_layer = flat / la.layers.max(1) as f64;
+    let walk = |us: f64, share: f64| (waves * chunks * us * clock * head_size - share * per_layer).max(0.0);
+    let extra = (walk(h_us, h_share) + walk(o_us, o_share)) * la.layers as f64;
+    Some((flat + extra, extra))
 }
 
 /// What the mixer needs to know about the stack around it.

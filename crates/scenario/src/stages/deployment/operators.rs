@@ -149,6 +149,9 @@ pub fn step_operators(s: &Scenario, names: &[String], c: &Config, phase: Phase, 
     for line in pricer.load_lines(&shape, &ops, cost.graph, cost.device_us) {
         what.push_str(&format!("; {line}"));
     }
+    if let Some(line) = pricer.chunk_occupancy_line(&shape) {
+        what.push_str(&format!("; {line}"));
+    }
     let host_note = pricer.mixer_sentence(&shape, pricer.eager_dispatch_us(&ops), cost.graph, cost.device_us, cost.time_us, phase.name());
     Ok(StepOperators { ops, memory, spec, triton_chunks, what, tp, dp, ep: plan.ep, expert_parallel: k.expert_parallel, graph_launch: k.graph_launch, device_ms: cost.device_us * per_step / 1e3, wall_ms: cost.time_us * per_step / 1e3, mixer_host_ms: (cost.mixer_kernels_host_us * per_step / 1e3, cost.mixer_kernels_serial_us * per_step / 1e3), host_note })
 }

@@ -96,6 +96,10 @@ pub struct HostCosts {
     pub linear_prefill_python_us: f64,
     /// The same for one Mamba-2 layer (`hybrid`; 0: the engine's mixer has no such path).
     pub mamba2_prefill_python_us: f64,
+    /// Triton launches per Gated DeltaNet layer for the decoding sequences' slice of a step
+    /// that also holds prompts (`hybrid`; 0: the release runs them through the prompts' chunk
+    /// path, as vLLM-Ascend did before its `ops/gdn.py`).
+    pub gdn_mixed_decode_launches: f64,
     /// The engine runs a BERT-style encoder as separate kernels (MindIE's ATB BERT model: Q, K
     /// and V as three biased matmuls; GELU, each residual Add and LayerNorm its own kernel)
     /// instead of one QKV matmul with the activation and residual add in the epilogues.
@@ -223,6 +227,7 @@ impl HostCosts {
             triton_launch_host_us: opt("triton_launch_host_us")?,
             linear_prefill_python_us: opt("linear_prefill_python_us")?,
             mamba2_prefill_python_us: opt("mamba2_prefill_python_us")?,
+            gdn_mixed_decode_launches: opt("gdn_mixed_decode_launches")?,
             schedule_ahead_steps: opt("schedule_ahead_steps")? as u64,
             schedule_ahead_with_speculative: opt("schedule_ahead_with_speculative")? > 0.0,
             results_after_next_launch: opt("results_after_next_launch")? > 0.0,
@@ -350,6 +355,7 @@ impl crate::spec::options::serving::ServingSpec {
                     "piecewise_host_us_per_layer" => h.piecewise_host_us_per_layer = v,
                     "frontend_us_per_request" => h.frontend_us_per_request = v,
                     "float_nz_linear_factor" => h.float_nz_linear_factor = v,
+                    "gdn_mixed_decode_launches" => h.gdn_mixed_decode_launches = v,
                     other => return Err(format!("assets/engines/releases.json: {}: host field '{other}' is not one a release can change", self.engine)),
                 }
             }

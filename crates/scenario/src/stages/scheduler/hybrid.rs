@@ -38,12 +38,14 @@ pub fn triton_host_us(h: &HostCosts, linear_layers: u64, s: &StepShape, graph: b
     }
     let per = h.triton_launch_host_us * linear_layers as f64;
     if s.prefill_tokens > 0 {
-        let mixed = if s.decode_seqs > 0 { la::TRITON_LAUNCHES_MIXED_DECODE } else { 0 };
+        // The decode slice's own launches: the release's count (`gdn_mixed_decode_launches`:
+        // vLLM-Ascend's ops/gdn.py, absent before v0.19.1, where decodes ride the chunk path).
+        let mixed = if s.decode_seqs > 0 { h.gdn_mixed_decode_launches } else { 0.0 };
         let serial = la::TRITON_LAUNCHES_PREFILL_AFTER_SYNC;
-        let before = la::TRITON_LAUNCHES_PREFILL - serial + mixed;
+        let before = (la::TRITON_LAUNCHES_PREFILL - serial) as f64 + mixed;
         // The layer's Python around those launches also waits behind the sync.
         let python = h.linear_prefill_python_us * linear_layers as f64;
-        return (per * before as f64, per * serial as f64 + python);
+        return (per * before, per * serial as f64 + python);
     }
     let n = match (graph, piecewise) {
         (true, false) => 0,
@@ -67,6 +69,17 @@ pub fn mamba2_host_us(h: &HostCosts, layers: u64, aclnn_us: f64, s: &StepShape, 
     (racing, serial + python)
 }
 
+/// Device time of a step's chunked delta rule over `seqs` prompts of `q` new tokens each under
+/// an engine that launches it as Triton kernels, us: their measured per-token speed, and no
+/// less than the per-sequence-and-head programs of the recurrent stages take when they are too
+/// few to fill the chip (`la::triton_chunk_us_seqs`). None when the engine runs no Triton mixer.
+pub fn triton_chunk_seqs_us(h: &HostCosts, l: &tunelab_sim::model::LinearAttention, tp: u64, seqs: u64, q: u64, device: &tunelab_sim::device::Device) -> Option<f64> {
+    if h.triton_launch_host_us <= 0.0 {
+        return None;
+    }
+    la::triton_chunk_us_seqs(l, tp, seqs, q, device).map(|(us, _)| us)
+}
+
 /// The mixer layers an engine launches through Triton kernels from Python: (Gated DeltaNet
 /// layers, Mamba-2 layers) of the pricer's model.
 fn mixer_layers(p: &StepPricer) -> (u64, u64) {
@@ -77,6 +90,35 @@ fn mixer_layers(p: &StepPricer) -> (u64, u64) {
 }
 
 impl StepPricer {
+    /// The breakdown's line for the recurrent chunk stages of step `s` when their programs (one
+    /// per prompt and value head) are too few to fill the chip, so that they take longer than
+    /// the measured per-token speed (`la::triton_chunk_us_seqs`); None otherwise, or without
+    /// Triton linear-attention kernels. The prompts are taken at their mean length.
+    pub fn chunk_occupancy_line(&self, s: &StepShape) -> Option<String> {
+        let l = self.model.llm.as_ref()?.linear_attention.as_ref()?;
+        if self.host.triton_launch_host_us <= 0.0 || s.prefill_seqs == 0 || s.prefill_tokens <= s.prefill_seqs {
+            return None;
+        }
+        let q = s.prefill_tokens.div_ceil(s.prefill_seqs);
+        let tp = self.plan.tp.max(1);
+        let (_, extra) = la::triton_chunk_us_seqs(l, tp, s.prefill_seqs, q, &self.device)?;
+        if extra <= 0.0 {
+            return None;
+        }
+        let heads = l.value_heads.div_ceil(tp);
+        let programs = s.prefill_seqs * heads;
+        let cores = u64::from(self.device.cube_cores.max(1));
+        Some(format!(
+            "Gated DeltaNet chunk recurrence (Triton chunk_gated_delta_rule_fwd_h and chunk_fwd_o, one program per prompt and value head walking its {} chunks of {} tokens in turn): {} prompts x {heads} value heads per rank = {programs} programs on {cores} cores, {} wave(s), {} ms more than the per-token speed over the {} linear layers",
+            q.div_ceil(la::CHUNK),
+            la::CHUNK,
+            s.prefill_seqs,
+            programs.div_ceil(cores),
+            crate::spec::metrics::fmt4(extra / 1e3),
+            l.layers
+        ))
+    }
+
     /// Host time of step `s`'s hybrid mixer kernels launched from Python, us: (racing the
     /// device, serial with it after the mixers' host syncs). `graph`: the step runs as a
     /// captured graph (piecewise or whole, as the engine captures). The one place the step
@@ -110,7 +152,7 @@ impl StepPricer {
                 parts.push(format!(
                     "{linear} Gated DeltaNet layers x ({} Triton launches before the chunk wrapper's cu_seqlens.tolist() host sync{}, {after} after it, and {} us of the layer's Python after it)",
                     la::TRITON_LAUNCHES_PREFILL - after,
-                    if s.decode_seqs > 0 { format!(" + {} for the decode slice", la::TRITON_LAUNCHES_MIXED_DECODE) } else { String::new() },
+                    if s.decode_seqs > 0 && h.gdn_mixed_decode_launches > 0.0 { format!(" + {} for the decode slice", h.gdn_mixed_decode_launches) } else { String::new() },
                     h.linear_prefill_python_us
                 ));
             }

@@ -10,7 +10,7 @@
 //! part's operators from `piece_ops`; the pricer sums them through its grid tables, and
 //! `step_operators` lists them at the step's exact sizes.
 
-use super::price::{is_core, triton_chunk_device_us, SpecPricing, StepPricer, StepShape, HEAD_OPS};
+use super::price::{is_core, SpecPricing, StepPricer, StepShape, HEAD_OPS};
 use crate::stages::serving::OpCost;
 use tunelab_sim::op::Epilogue;
 use tunelab_sim::workload::linear_attention::LINEAR_CORE;
@@ -47,7 +47,7 @@ pub(super) enum Piece {
 
 /// The operators of a `Piece`: `core` are a hybrid model's linear-attention recurrence
 /// operators, priced together and floored at `core_floor_us` (the engine's Triton speed,
-/// `triton_chunk_device_us`) when set.
+/// `hybrid::triton_chunk_seqs_us`) when set.
 #[derive(Default)]
 pub(super) struct PieceOps {
     pub ops: Vec<GraphOp>,
@@ -160,7 +160,7 @@ impl StepPricer {
         let mut po = PieceOps { ops, ..Default::default() };
         if let Some(la) = self.model.llm.as_ref().and_then(|t| t.linear_attention.as_ref()) {
             po.core = self.graph(Workload::Prefill { batch: seqs, input_len: q })?.into_iter().filter(|o| o.name.contains(LINEAR_CORE)).collect();
-            po.core_floor_us = if q > 1 { triton_chunk_device_us(&self.host, la, self.plan.tp, seqs * q, &self.device) } else { None };
+            po.core_floor_us = if q > 1 { super::hybrid::triton_chunk_seqs_us(&self.host, la, self.plan.tp, seqs, q, &self.device) } else { None };
         } else if self.model.llm.as_ref().is_some_and(|t| t.mamba.is_some()) {
             // A Mamba-2 hybrid's SSD scan over the chunk (its operators carry LINEAR_CORE too;
             // the body leaves cores out, so without this a Nemotron-H prompt ran no scan).
