@@ -53,9 +53,10 @@ pub(crate) struct Training {
 }
 
 /// Inverse of the standard normal CDF (Acklam's rational approximation, relative error below
-/// 1.2e-9), for p in (0, 1).
+/// 1.2e-9), for p in (0, 1); libm only, so the same on every platform. Also the serving
+/// simulation's draw of dataset lengths by strata (tunelab-scenario `scheduler::requests`).
 #[allow(clippy::excessive_precision)] // the coefficients as Acklam published them
-pub(crate) fn normal_quantile(p: f64) -> f64 {
+pub fn normal_quantile(p: f64) -> f64 {
     const A: [f64; 6] = [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.383577518672690e2, -3.066479806614716e1, 2.506628277459239];
     const B: [f64; 5] = [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
     const C: [f64; 6] = [-7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];

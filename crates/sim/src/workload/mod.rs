@@ -327,11 +327,8 @@ pub struct GraphOptions {
     /// An offline OM model (ATC from ONNX, mixed_float16 with a blocklist): attention as the
     /// export's separate kernels, LayerNorm in fp32 (`onnx_om`). Set with `fuse_epilogues: false`.
     pub om_model: bool,
-    /// The OM model runs on a chip whose cube reads only the FRACTAL_NZ layout (the coupled
-    /// 910 and 310P parts: MindIE-LLM's `NPUSocInfo.need_nz`), so ATC's ND <-> NZ TransData
-    /// kernels run around the attention's batch matmuls: Q, K, V and the context as operators
-    /// of their own (`onnx_om`), the scores inside `cost::attention::exported`. Set by the
-    /// deployment stage from the chip; only read with `om_model`.
+    /// The OM model's chip has an NZ-only cube (MindIE-LLM `NPUSocInfo.need_nz`: 310P, 910):
+    /// ATC's ND<->NZ TransData around the attention's batch matmuls (`onnx_om`). Set from the chip.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub om_nz_transdata: bool,
     /// Q, K and V projections as three matmuls (an engine's encoder model that keeps BERT's

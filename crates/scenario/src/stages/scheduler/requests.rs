@@ -73,29 +73,9 @@ impl Strata {
     /// Request i's (prompt, output) lengths, or None when the benchmark's filter drops the pair.
     fn pair(&self, i: usize, d: &tunelab_sim::workload::datasets::DatasetStats) -> Option<(u64, u64)> {
         let s = libm::sqrt(libm::log(1.0 + d.cv * d.cv));
-        let len = |mean: f64, u: f64| (libm::round(mean * libm::exp(s * inverse_normal(u) - s * s / 2.0)) as u64).max(1);
+        let len = |mean: f64, u: f64| (libm::round(mean * libm::exp(s * tunelab_search::strategies::candidates::normal_quantile(u) - s * s / 2.0)) as u64).max(1);
         let (inp, out) = (len(d.input_mean, self.u_in[i]), len(d.output_mean, self.u_out[i]));
         (inp >= d.min_len && out >= d.min_len && inp <= d.max_input && inp + out <= d.max_total).then_some((inp, out))
-    }
-}
-
-/// The standard normal quantile of p in (0, 1) (Acklam's rational approximation, relative
-/// error under 1.2e-9; libm only, so the same on every platform).
-fn inverse_normal(p: f64) -> f64 {
-    const A: [f64; 6] = [-3.969683028665376e1, 2.209460984245205e2, -2.759285104469687e2, 1.383577518672690e2, -3.066479806614716e1, 2.506628277459239];
-    const B: [f64; 5] = [-5.447609879822406e1, 1.615858368580409e2, -1.556989798598866e2, 6.680131188771972e1, -1.328068155288572e1];
-    const C: [f64; 6] = [-7.784894002430293e-3, -3.223964580411365e-1, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
-    const D: [f64; 4] = [7.784695709041462e-3, 3.224671290700398e-1, 2.445134137142996, 3.754408661907416];
-    let p = p.clamp(1e-300, 1.0 - 1e-16);
-    let tail = |q: f64| (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5]) / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0);
-    if p < 0.02425 {
-        tail(libm::sqrt(-2.0 * libm::log(p)))
-    } else if p > 1.0 - 0.02425 {
-        -tail(libm::sqrt(-2.0 * libm::log(1.0 - p)))
-    } else {
-        let q = p - 0.5;
-        let r = q * q;
-        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
     }
 }
 
