@@ -52,16 +52,22 @@ fn one_long_prompt_on_few_heads_per_rank_walks_its_chunks_on_idle_cores() {
     assert!(six < 2.0 * us, "{six} vs {us}");
 }
 
-fn long_prompt_at_tp8() -> Scenario {
+/// Qwen3.5-9B served eagerly by vLLM-Ascend on 910B2s: `requests` prompts of `input_len`
+/// tokens arriving together, at `tp` and a batch of `batch`.
+fn qwen35_9b(name: &str, tp: u64, batch: u64, input_len: u64, output_len: u64, requests: u64) -> Scenario {
     Scenario::from_value(json!({
-        "version": 1, "name": "Qwen3.5-9B TP8, one long prompt", "stage": "deployment", "device": "910B2", "model": "qwen3.5-9b",
-        "workload": { "batch": 8, "input_len": 8192, "output_len": 64 },
-        "deployment": { "tile_operators": false, "serving": { "mode": "scheduler", "engine": "vllm-ascend", "arrival": "burst", "requests": 1, "length_distribution": "fixed", "block_size": 128 } },
-        "space": { "tp": { "fixed": 8 }, "batch": { "fixed": 8 }, "precision": { "fixed": "bf16" }, "max_num_batched_tokens": { "fixed": 16384 }, "chunked_prefill": { "fixed": "on" }, "launch": { "fixed": "eager" } },
+        "version": 1, "name": name, "stage": "deployment", "device": "910B2", "model": "qwen3.5-9b",
+        "workload": { "batch": batch, "input_len": input_len, "output_len": output_len },
+        "deployment": { "tile_operators": false, "serving": { "mode": "scheduler", "engine": "vllm-ascend", "arrival": "burst", "requests": requests, "length_distribution": "fixed", "block_size": 128 } },
+        "space": { "tp": { "fixed": tp }, "batch": { "fixed": batch }, "precision": { "fixed": "bf16" }, "max_num_batched_tokens": { "fixed": 16384 }, "chunked_prefill": { "fixed": "on" }, "launch": { "fixed": "eager" } },
         "objectives": [{ "metric": "ttft_ms", "priority": 1 }],
         "budget": 1
     }))
     .unwrap()
+}
+
+fn long_prompt_at_tp8() -> Scenario {
+    qwen35_9b("Qwen3.5-9B TP8, one long prompt", 8, 8, 8192, 64, 1)
 }
 
 #[test]
@@ -73,15 +79,7 @@ fn the_prefill_breakdown_names_the_idle_cores_of_the_chunk_recurrence() {
 
 #[test]
 fn a_burst_prefill_breakdown_has_no_such_line() {
-    let s = Scenario::from_value(json!({
-        "version": 1, "name": "Qwen3.5-9B burst", "stage": "deployment", "device": "910B2", "model": "qwen3.5-9b",
-        "workload": { "batch": 256, "input_len": 512, "output_len": 128 },
-        "deployment": { "tile_operators": false, "serving": { "mode": "scheduler", "engine": "vllm-ascend", "arrival": "burst", "requests": 64, "length_distribution": "fixed", "block_size": 128 } },
-        "space": { "tp": { "fixed": 1 }, "batch": { "fixed": 256 }, "precision": { "fixed": "bf16" }, "max_num_batched_tokens": { "fixed": 16384 }, "chunked_prefill": { "fixed": "on" }, "launch": { "fixed": "eager" } },
-        "objectives": [{ "metric": "ttft_ms", "priority": 1 }],
-        "budget": 1
-    }))
-    .unwrap();
+    let s = qwen35_9b("Qwen3.5-9B burst", 1, 256, 512, 128, 64);
     let st = common::step_with(&s, &[], Phase::Prefill);
     assert!(!st.what.contains("Gated DeltaNet chunk recurrence"), "{}", st.what);
 }
