@@ -235,6 +235,18 @@ pub fn truncate(s: &str, max: usize) -> String {
     }
 }
 
+/// `s` cut to at most `max` characters keeping its end, with a leading ellipsis: for dotted
+/// operator names, whose last parts tell them apart ("layer_moe.moe.experts.down" and
+/// "layer_moe.moe.experts.gate_up" share their first 22 characters).
+pub fn truncate_start(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        s.to_string()
+    } else {
+        std::iter::once('…').chain(s.chars().skip(n + 1 - max.max(1))).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,6 +278,9 @@ mod tests {
         assert_eq!(truncate("abc", 5), "abc");
         assert_eq!(truncate("abcdef", 4), "abc…");
         assert_eq!(truncate("ééééé", 3), "éé…");
+        assert_eq!(truncate_start("abc", 5), "abc");
+        assert_eq!(truncate_start("layer_moe.moe.experts.gate_up", 12), "…rts.gate_up");
+        assert_eq!(truncate_start("ééééé", 3), "…éé");
     }
 
     #[test]

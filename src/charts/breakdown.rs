@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::axes::{self, truncate, Frame, Swatch};
+use super::axes::{self, truncate, truncate_start, Frame, Swatch};
 use super::scale::{format_num, nice_domain, Scale};
 use super::svg::Svg;
 
@@ -182,7 +182,8 @@ pub fn hotspot_svg_string(d: &HotspotData) -> String {
         let y = f.top + 4.0 + i as f64 * bar;
         let share = if total > 0.0 { 100.0 * v / total } else { 0.0 };
         let tip = format!("{name}: {} {unit} ({}% of total)", format_num(*v), format_num(share));
-        svg.text(f.left - 6.0, y + 11.0, &truncate(name, 22), &[("text-anchor", "end"), ("class", "tl-tick")]);
+        // The name's end (what tells two experts' matmuls apart), in the 150 px left margin.
+        svg.text(f.left - 6.0, y + 11.0, &truncate_start(name, 20), &[("text-anchor", "end"), ("class", "tl-tick")]);
         let w = xs.map(*v).unwrap_or(f.left) - f.left;
         let shade = super::svg::viridis(0.15 + 0.7 * (1.0 - i as f64 / rows.len().max(1) as f64));
         svg.rect(f.left, y, w, bar - 5.0, &[("fill", &shade)], Some(&tip));
