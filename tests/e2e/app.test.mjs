@@ -24,7 +24,7 @@ test('load a model, tune, share the link, and match the CLI', async (t) => {
   await page.fill('[data-testid=model-text]', JSON.stringify(config));
   await page.click('[data-testid=use-model]');
   // The engine worker reads the pasted model (the page links no model reader): wait for its answer.
-  await page.waitForFunction(() => document.querySelector('[data-testid=model]')?.value === 'custom', null, { timeout: 10000 }).catch(() => {});
+  await page.waitForFunction(() => document.querySelector('[data-testid=model]')?.value === 'custom', null, { timeout: 60000 }).catch(() => {});
   assert.equal(await page.inputValue('[data-testid=model]'), 'custom');
   assert.equal(await page.$('[data-testid=error]'), null, 'the model loads without an error');
 
@@ -83,23 +83,25 @@ test('views: explore heat map with a point breakdown, report, diagnosis', async 
   await page.selectOption('[data-testid=pareto-1]', '2');
   await page.waitForFunction((name) => document.querySelector('.tl-chart-pareto')?.textContent.includes(name), third);
   // Once the run stops, the best configuration's breakdown and roofline appear under the charts.
-  await page.waitForSelector('.tune [data-testid=point-detail] .tl-chart-roofline svg');
+  await page.waitForSelector('.tune [data-testid=point-detail] .tl-chart-roofline svg', { timeout: 120000 });
   await page.click('[data-testid=tab-explore]');
   // The open view is part of the link: a fresh page opens on the same tab.
   const fresh = await open(browser, page.url());
   assert.equal(await fresh.page.getAttribute('[data-testid=tab-explore]', 'aria-selected'), 'true');
   await fresh.context.close();
+  // The axes are the stage's parameters, which the engine worker sends once the view opens.
+  await page.waitForFunction(() => ['x', 'y'].every((a) => document.querySelector(`[data-testid=explore-${a}]`)?.value), null, { timeout: 120000 });
   await page.click('[data-testid=explore-draw]');
-  await page.waitForSelector('.tl-chart-heatmap svg');
+  await page.waitForSelector('.tl-chart-heatmap svg', { timeout: 180000 });
   const cell = await page.$('.tl-chart-heatmap [data-cell]');
   assert.ok(cell, 'the heat map has cells');
   await cell.click();
-  await page.waitForSelector('.explore [data-testid=point-detail]');
+  await page.waitForSelector('.explore [data-testid=point-detail]', { timeout: 120000 });
   await shot(page, '03-explore.png');
   await page.click('[data-testid=tab-report]');
   await page.waitForSelector('[data-testid=report]');
   await page.click('[data-testid=diagnose]');
-  await page.waitForSelector('[data-testid=diagnosis]');
+  await page.waitForSelector('[data-testid=diagnosis]', { timeout: 120000 });
   const download = page.waitForEvent('download');
   await page.click('[data-testid=export-json]');
   const d = await download;

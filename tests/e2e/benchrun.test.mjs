@@ -25,7 +25,7 @@ async function panel(browserRef) {
 }
 
 async function waitSummary(page) {
-  await page.waitForFunction(() => /runs predicted/.test(document.querySelector('[data-testid=benchrun-summary]')?.textContent || '') || (document.querySelector('[data-testid=benchrun-error]')?.textContent || '').length > 0, null, { timeout: 60000 });
+  await page.waitForFunction(() => /runs predicted/.test(document.querySelector('[data-testid=benchrun-summary]')?.textContent || '') || (document.querySelector('[data-testid=benchrun-error]')?.textContent || '').length > 0, null, { timeout: 120000 });
 }
 
 // Each tool's files, the runs they hold and a line the runs list shows.
@@ -82,11 +82,11 @@ test('a file no tool writes, a rate-less run and an unknown flag are refused inl
   await waitSummary(page);
   assert.match(await text(page, 'benchrun-error'), /^notes\.txt: not a benchmark result/);
   await page.setInputFiles('[data-testid=benchrun-file]', DIR + 'aisbench/gsm8k.json');
-  await page.waitForFunction(() => /--rate/.test(document.querySelector('[data-testid=benchrun-error]')?.textContent || ''));
+  await page.waitForFunction(() => /--rate/.test(document.querySelector('[data-testid=benchrun-error]')?.textContent || ''), null, { timeout: 60000 });
   await setInput(page, 'benchrun-rate', 'inf');
-  await page.waitForFunction(() => /runs predicted/.test(document.querySelector('[data-testid=benchrun-summary]')?.textContent || ''));
+  await page.waitForFunction(() => /runs predicted/.test(document.querySelector('[data-testid=benchrun-summary]')?.textContent || ''), null, { timeout: 60000 });
   await setInput(page, 'benchrun-serve', 'vllm serve llama-2-7b --tensor-paralel-size 2');
-  await page.waitForFunction(() => /--tensor-paralel-size/.test(document.querySelector('[data-testid=benchrun-error]')?.textContent || ''));
+  await page.waitForFunction(() => /--tensor-paralel-size/.test(document.querySelector('[data-testid=benchrun-error]')?.textContent || ''), null, { timeout: 60000 });
   assert.deepEqual(errors, []);
   await context.close();
 });

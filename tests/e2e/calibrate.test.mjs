@@ -25,7 +25,7 @@ test('calibrate the chip from a dropped measurement file and adopt the profile',
   await page.selectOption('[data-testid=device]', '910B2');
   await page.click('text=Calibrate the chip to measurements');
   await page.setInputFiles('[data-testid=calibrate-file]', smallSet());
-  await page.waitForFunction(() => /rows predicted/.test(document.querySelector('[data-testid=calibrate-summary]')?.textContent || ''));
+  await page.waitForFunction(() => /rows predicted/.test(document.querySelector('[data-testid=calibrate-summary]')?.textContent || ''), null, { timeout: 120000 });
   assert.match(await text(page, 'calibrate-summary'), /^4 of 4 rows predicted/);
   assert.ok(await page.$('[data-testid=calibrate-plot] svg circle'), 'the scatter has points');
   // 40 evaluations: since the chip profiles gained `hccs_switched` (issue 43) the search's first
@@ -33,7 +33,7 @@ test('calibrate the chip from a dropped measurement file and adopt the profile',
   // offers no Adopt (issue 46); `tunelab calibrate --budget 40` moves the median 5.1% -> 0.3%.
   await setInput(page, 'calibrate-budget', 40);
   await page.click('[data-testid=calibrate-fit]');
-  await page.waitForSelector('[data-testid=calibrate-adopt]', { timeout: 60000 });
+  await page.waitForSelector('[data-testid=calibrate-adopt]', { timeout: 180000 });
   assert.match(await text(page, 'calibrate-summary'), /before, .* after/);
   assert.ok(await page.$('[data-testid=calibrate-params] td'), 'the fitted parameters are listed');
   await page.click('[data-testid=calibrate-adopt]');
@@ -58,10 +58,10 @@ test('a fit that changes nothing says so and offers no Adopt; the chip stays bun
   await page.selectOption('[data-testid=device]', '910B2');
   await page.click('text=Calibrate the chip to measurements');
   await page.setInputFiles('[data-testid=calibrate-file]', smallSet());
-  await page.waitForFunction(() => /rows predicted/.test(document.querySelector('[data-testid=calibrate-summary]')?.textContent || ''));
+  await page.waitForFunction(() => /rows predicted/.test(document.querySelector('[data-testid=calibrate-summary]')?.textContent || ''), null, { timeout: 120000 });
   await setInput(page, 'calibrate-budget', 1);
   await page.click('[data-testid=calibrate-fit]');
-  await page.waitForSelector('[data-testid=calibrate-nothing]', { timeout: 60000 });
+  await page.waitForSelector('[data-testid=calibrate-nothing]', { timeout: 180000 });
   assert.match(await text(page, 'calibrate-nothing'), /changed nothing.*nothing to adopt/);
   assert.equal(await page.$('[data-testid=calibrate-adopt]'), null, 'no Adopt for a fit that changes nothing');
   assert.equal(await page.inputValue('[data-testid=device]'), '910B2');
@@ -75,7 +75,7 @@ test('a file that is neither measurements nor an op summary is refused with its 
   const path = join(mkdtempSync(join(tmpdir(), 'tunelab-cal-')), 'notes.txt');
   writeFileSync(path, 'hello');
   await page.setInputFiles('[data-testid=calibrate-file]', path);
-  await page.waitForSelector('[data-testid=error]');
+  await page.waitForSelector('[data-testid=error]', { timeout: 60000 });
   assert.match(await text(page, 'error'), /notes\.txt/);
   assert.deepEqual(errors, []);
   await context.close();

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BASE, CLI, launch, open, text, setInput, runToDone, shot } from './helpers.mjs';
+import { BASE, CLI, launch, open, text, setInput, runToDone, shot, answered } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -29,7 +29,7 @@ function cliEval(url, config) {
 async function diagnoseBest(page) {
   await page.click('[data-testid=tab-report]');
   await page.click('[data-testid=diagnose]');
-  await page.waitForSelector('[data-testid=diag-metrics]');
+  await page.waitForSelector('[data-testid=diag-metrics]', { timeout: 120000 });
   return page.getAttribute('[data-testid=diag-metrics]', 'data-value');
 }
 
@@ -72,7 +72,7 @@ test('deployment: diagnosis equals the report, suggestions serve the goal, a pin
   }
   // Pin the first row of the trial table; its metrics equal tunelab eval's.
   await page.click('[data-testid=trial-table] tbody tr');
-  await page.waitForSelector('[data-testid=pins] td[data-config]');
+  await page.waitForSelector('[data-testid=pins] td[data-config]', { timeout: 120000 });
   const config = await page.getAttribute('[data-testid=pins] td[data-config]', 'data-config');
   const pinned = await page.$$eval('[data-testid=pins] td[data-metric]', (l) => Object.fromEntries(l.map((x) => [x.dataset.metric, x.dataset.value])));
   assert.ok(Object.keys(pinned).length >= 5, JSON.stringify(pinned));
@@ -103,8 +103,11 @@ test('a point clicked in the trial scatter is pinned with the metrics tunelab ev
     return best.querySelector(':scope > title').textContent;
   });
   assert.ok(clicked, 'the scatter has marks with tooltips');
+  // The pin beside the charts is priced by the engine worker: let its answer come before the
+  // Tune view (and that panel) is left (later on a busy machine).
+  await page.waitForSelector('[data-testid=pin-panel] td[data-config]', { timeout: 120000 });
   await page.click('[data-testid=tab-report]');
-  await page.waitForSelector('[data-testid=pins] td[data-config]');
+  await page.waitForSelector('[data-testid=pins] td[data-config]', { timeout: 120000 });
   const config = await page.getAttribute('[data-testid=pins] td[data-config]', 'data-config');
   assert.ok(clicked.includes(config.split(',')[0]), `pinned ${config} from ${clicked}`);
   if (CLI) {
@@ -136,8 +139,9 @@ test('operator stage: diagnosis equals the report at tuned tilings', async () =>
 test('a template previews its changes and can be undone', async () => {
   const { page, context, errors } = await open(browser, BASE);
   const before = await text(page, 'scenario-title');
-  await page.selectOption('[data-testid=template]', 'llm-310p-edge');
-  await page.waitForSelector('[data-testid=template-preview]');
+  // The menu and the preview are the engine worker's answers.
+  await page.selectOption('[data-testid=template]', 'llm-310p-edge', { timeout: 60000 });
+  await page.waitForSelector('[data-testid=template-preview]', { timeout: 60000 });
   const preview = await text(page, 'template-preview');
   assert.match(preview, /Chip: 910B2 → 310P/, preview);
   assert.equal(await text(page, 'scenario-title'), before, 'nothing changes before Apply');
@@ -150,10 +154,7 @@ test('a template previews its changes and can be undone', async () => {
 });
 
 test('phone: nothing overflows horizontally (start, Tune after a run, report)', async () => {
-  const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
-  const page = await context.newPage();
-  await page.goto(BASE);
-  await page.waitForSelector('[data-testid=run]');
+  const { page, context } = await open(browser, BASE, { width: 390, height: 844 });
   const start = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(start <= 390, `the start page is ${start} px wide on a 390 px screen`);
   await setInput(page, 'budget', 12);
@@ -161,6 +162,9 @@ test('phone: nothing overflows horizontally (start, Tune after a run, report)', 
   const tune = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(tune <= 390, `the Tune view after a run is ${tune} px wide on a 390 px screen`);
   await diagnoseBest(page);
+  // The report's parts the engine worker answers (the deployment's exports, the headline's
+  // spread) come after the diagnosis on a busy machine: measure the page with them.
+  await answered(page);
   const width = await page.evaluate(() => document.documentElement.scrollWidth);
   await shot(page, 'consistency-report-390.png');
   assert.ok(width <= 390, `the page is ${width} px wide on a 390 px screen`);
@@ -180,8 +184,11 @@ test('a point clicked in the convergence chart is pinned: the trial that reached
     return last.querySelector(':scope > title').textContent;
   });
   assert.ok(clicked, 'the convergence chart has improvement marks naming their configuration');
+  // The pin beside the charts is priced by the engine worker: let its answer come before the
+  // Tune view (and that panel) is left (later on a busy machine).
+  await page.waitForSelector('[data-testid=pin-panel] td[data-config]', { timeout: 120000 });
   await page.click('[data-testid=tab-report]');
-  await page.waitForSelector('[data-testid=pins] td[data-config]');
+  await page.waitForSelector('[data-testid=pins] td[data-config]', { timeout: 120000 });
   const config = await page.getAttribute('[data-testid=pins] td[data-config]', 'data-config');
   // The tooltip starts with the trial's name ("genetic #7: "), then the configuration.
   assert.equal(clicked.split(' — ')[0].replace(/^[^=]*#\d+: /, ''), config, 'the pinned configuration is the one in the tooltip');
@@ -206,7 +213,7 @@ test('every chart saves its own drawing as SVG', async () => {
   await setInput(page, 'budget', 24);
   await runToDone(page);
   // Wait for the best configuration's breakdown (drawn once the run stops).
-  await page.waitForSelector('[data-testid=point-detail] .tl-chart-roofline svg');
+  await page.waitForSelector('[data-testid=point-detail] .tl-chart-roofline svg', { timeout: 120000 });
   const kinds = await page.$$eval('.tune [data-testid^=svg-]', (b) => b.filter((x) => x.offsetParent).map((x) => x.dataset.testid.slice(4)));
   for (const k of ['convergence', 'scatter', 'ga', 'annealing', 'gp', 'breakdown', 'hotspots', 'roofline']) assert.ok(kinds.includes(k), `no SVG button for ${k}: ${kinds}`);
   const save = async (sel) => {
@@ -225,8 +232,10 @@ test('every chart saves its own drawing as SVG', async () => {
   }
   // The heat map too (Explore).
   await page.click('[data-testid=tab-explore]');
+  // The axes are the stage's parameters, which the engine worker sends once the view opens.
+  await page.waitForFunction(() => ['x', 'y'].every((a) => document.querySelector(`[data-testid=explore-${a}]`)?.value), null, { timeout: 120000 });
   await page.click('[data-testid=explore-draw]');
-  await page.waitForSelector('.tl-chart-heatmap svg');
+  await page.waitForSelector('.tl-chart-heatmap svg', { timeout: 180000 });
   const heat = await save('[data-testid=svg-heatmap]');
   assert.equal(heat.name, 'tunelab-heatmap.svg');
   assert.match(heat.text, /tl-heatmap|data-cell/);

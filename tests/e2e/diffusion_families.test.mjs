@@ -7,14 +7,17 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { BASE, CLI, launch, open, text, setInput, runToDone, shot } from './helpers.mjs';
+import { BASE, CLI, launch, open, text, setInput, runToDone, shot, answered } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-// A timeline text once it has arrived and stopped changing (the engine worker prices it).
+// A timeline text once it has arrived and stopped changing (the engine worker prices it, asked
+// again whenever a best changes: every question asked so far is answered first, which takes
+// longer on a busy machine). The approximations list comes with the same answer.
 async function settled(page, id) {
+  await answered(page);
   let last = null, same = 0;
   for (let i = 0; i < 160 && same < 4; i++) {
     const t = (await text(page, id)) ?? '';

@@ -4,7 +4,7 @@
 // reopens the same slice.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASE, launch, open, text, setInput, runToDone, shot } from './helpers.mjs';
+import { BASE, launch, open, text, setInput, runToDone, shot, answered } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -79,8 +79,11 @@ test('each gallery entry loads with one click and races on the teaching layout',
     await page.waitForFunction((n) => {
       const ps = [...document.querySelectorAll('[data-testid=lane-evaluations]')];
       return document.querySelector('[data-testid=status]')?.textContent === 'paused' && ps.length === 4 && ps.every((p) => parseInt(p.textContent, 10) === n);
-    }, n, { timeout: 20000 });
+    }, n, { timeout: 60000 });
   }
+  // A model-priced slice's surface is priced whole by the engine worker (asked when the first
+  // Step starts the race): on a busy machine it may come after the Steps.
+  await answered(page);
   const mm = await page.evaluate(() => ({
     gp: document.querySelector('[data-testid=lane-bayes] .tl-teach-now')?.textContent || '',
     surface: document.querySelectorAll('.tl-chart-surface').length,

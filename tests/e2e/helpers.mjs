@@ -16,8 +16,9 @@ export function launch() {
   return chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ARGS, headless: true });
 }
 
-// Before any page script: record long tasks and when the app first rendered its run button.
-function instrument() {
+// Before any page script: record long tasks, when the app first rendered its run button, and
+// the questions asked of the engine workers (see `answered`).
+function instrument({ answerDelayMs }) {
   window.__longTasks = [];
   window.__firstRender = null;
   try {
@@ -31,6 +32,57 @@ function instrument() {
       obs.disconnect();
     }
   }).observe(document, { childList: true, subtree: true });
+  // The questions the page sends an engine worker (a view's `ask`, a heat map, a point's detail:
+  // `{"kind":"ask","run":7,...}`, src/worker/ask.rs) until the page has handled their answers
+  // (`{"answer":{"run":7,...}}`, or heatmap / detail / error): `answered` waits on these counts.
+  // Only the head of each message is read (a run's updates can be large). The answers reach the
+  // page's handler (`onmessage`, which the app sets) `answerDelayMs` late when that is given
+  // (TUNELAB_ANSWER_DELAY_MS: a slow machine's worker, to bring out tests that read an answer
+  // before it has come), in the order the worker sent them.
+  window.__asked = 0;
+  window.__unanswered = 0;
+  const waiting = new WeakMap();
+  const post = Worker.prototype.postMessage;
+  Worker.prototype.postMessage = function (message, ...rest) {
+    const q = typeof message === 'string' && /^\{"kind":"(?:ask|heatmap|detail)","run":(\d+)/.exec(message.slice(0, 48));
+    if (q) {
+      let runs = waiting.get(this);
+      if (!runs) {
+        const mine = new Set();
+        waiting.set(this, (runs = mine));
+        // A worker that stops answers nothing more (the page answers its questions with the reason).
+        this.addEventListener('error', () => { window.__unanswered -= mine.size; mine.clear(); });
+      }
+      if (!runs.has(q[1])) {
+        runs.add(q[1]);
+        window.__asked++;
+        window.__unanswered++;
+      }
+    }
+    return post.call(this, message, ...rest);
+  };
+  const onmessage = Object.getOwnPropertyDescriptor(Worker.prototype, 'onmessage');
+  Object.defineProperty(Worker.prototype, 'onmessage', {
+    configurable: true,
+    enumerable: onmessage.enumerable,
+    get() { return onmessage.get.call(this); },
+    set(handler) {
+      if (typeof handler !== 'function') return onmessage.set.call(this, handler);
+      const worker = this;
+      onmessage.set.call(this, function (e) {
+        const handle = () => {
+          try {
+            return handler.call(worker, e);
+          } finally {
+            const a = typeof e.data === 'string' && /^\{"(?:answer|heatmap|detail|error)":\{"run":(\d+)/.exec(e.data.slice(0, 48));
+            if (a && waiting.get(worker)?.delete(a[1])) window.__unanswered--;
+          }
+        };
+        if (answerDelayMs > 0 && waiting.has(worker)) setTimeout(handle, answerDelayMs);
+        else handle();
+      });
+    },
+  });
 }
 
 /** Opens `url` in a fresh context (1360x900 unless `viewport` says otherwise); returns the page
@@ -41,13 +93,35 @@ export async function open(browser, url, viewport = { width: 1360, height: 900 }
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('dialog', (d) => { errors.push('dialog: ' + d.message()); d.dismiss(); });
-  await page.addInitScript(instrument);
+  await page.addInitScript(instrument, { answerDelayMs: Number(process.env.TUNELAB_ANSWER_DELAY_MS) || 0 });
   await page.goto(url);
   await page.waitForSelector('[data-testid=run]');
   return { page, context, errors };
 }
 
 export const text = (page, id) => page.textContent(`[data-testid=${id}]`);
+
+/** How many questions the page has sent its engine worker so far (see `answered`). */
+export const asked = (page) => page.evaluate(() => window.__asked);
+
+/** Waits until every question the page has sent an engine worker (a view's `ask`, a heat map, a
+ *  point's detail: they are answered asynchronously, later on a busy machine) has its answer,
+ *  and the page has drawn it. With `after` (a count from `asked`), waits first for a question
+ *  sent after that count: the one an action just asked. An answer that asks again is waited for
+ *  too (the count must stay at zero over two frames). */
+export async function answered(page, { after = null, timeout = 180000 } = {}) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const left = Math.max(1000, deadline - Date.now());
+    await page.waitForFunction((after) => {
+      if (window.__unanswered === undefined) throw new Error('the page was not opened with open() (no worker instrumentation)');
+      return window.__unanswered === 0 && (after === null || window.__asked > after);
+    }, after, { timeout: left, polling: 100 });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    if (await page.evaluate(() => window.__unanswered === 0)) return;
+    if (Date.now() > deadline) throw new Error('the engine worker still had questions to answer');
+  }
+}
 
 /** Sets an input and fires `change` as a person leaving the field would. */
 export async function setInput(page, id, value) {

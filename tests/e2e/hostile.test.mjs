@@ -51,7 +51,8 @@ test('malformed model JSON is refused and the scenario is kept', async () => {
   await page.click('text=Paste, upload or drop a model');
   await page.fill('[data-testid=model-text]', '{"model_type": "llama", "hidden_size": ');
   await page.click('[data-testid=use-model]');
-  await page.waitForSelector('[data-testid=error]');
+  // The engine worker's model reader gives the reason.
+  await page.waitForSelector('[data-testid=error]', { timeout: 60000 });
   assert.match(await text(page, 'error'), /model was not loaded/);
   assert.equal(await text(page, 'scenario-name'), before);
   assert.equal(await page.inputValue('[data-testid=model]'), model);
@@ -95,7 +96,7 @@ test('knowledge base: a corrupt store is set aside, a saved case survives a relo
   await runToDone(page);
   await page.click('[data-testid=kb-save]');
   // A case's key reads the model, which the engine worker answers: wait for the saved case.
-  await page.waitForFunction(() => document.querySelectorAll('[data-testid=kb-cases] li').length > 0, null, { timeout: 10000 }).catch(() => {});
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=kb-cases] li').length > 0, null, { timeout: 60000 }).catch(() => {});
   assert.equal(await page.$$eval('[data-testid=kb-cases] li', (l) => l.length), 1);
   // Transfer: the next run starts from the saved case's trials.
   await page.check('[data-testid=kb-warm]');

@@ -17,7 +17,7 @@ const DATA = 'crates/sim/tests/data/models/';
 /** Waits for the banner of the model just loaded and returns its identity line, its layer
  *  stack and the approximations listed (opened). */
 async function banner(page, want) {
-  await page.waitForFunction((re) => new RegExp(re).test(document.querySelector('[data-testid=model-identity]')?.textContent || ''), want.source, { timeout: 20000 });
+  await page.waitForFunction((re) => new RegExp(re).test(document.querySelector('[data-testid=model-identity]')?.textContent || ''), want.source, { timeout: 60000 });
   const identity = await text(page, 'model-identity');
   const stack = await text(page, 'model-stack');
   const details = await page.$('[data-testid=model-approximations]');
@@ -30,7 +30,7 @@ async function banner(page, want) {
 }
 
 async function waitCustom(page) {
-  await page.waitForFunction(() => document.querySelector('[data-testid=model]')?.value === 'custom', null, { timeout: 20000 });
+  await page.waitForFunction(() => document.querySelector('[data-testid=model]')?.value === 'custom', null, { timeout: 60000 });
 }
 
 test('a pasted DeepSeek-V4 config shows its parameters, stack and approximations, and names the scenario', async () => {

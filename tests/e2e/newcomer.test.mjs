@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BASE, launch, open, text, setInput, runToDone, shot, layoutProblems, VIEWPORTS } from './helpers.mjs';
+import { BASE, launch, open, text, setInput, runToDone, shot, layoutProblems, VIEWPORTS, answered, asked } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -31,6 +31,9 @@ for (const viewport of VIEWPORTS) {
     await setInput(page, 'budget', 24);
     await page.check('[data-testid=strategy-annealing]');
     await runToDone(page);
+    // The best configuration's breakdown under the charts is the engine worker's answer, drawn
+    // after the run stops (later on a busy machine): the page is measured with it.
+    await answered(page);
     // Scrolled to the end, the toolbar is still in view.
     await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
     await page.waitForTimeout(100);
@@ -73,19 +76,23 @@ for (const viewport of VIEWPORTS) {
       await shot(page, `newcomer-${where}-${viewport.width}x${viewport.height}.png`);
     };
     await page.click('[data-testid=tab-report]');
-    await page.waitForTimeout(500);
+    // The report's parts the engine worker answers (the deployment's exports) are on the page.
+    await answered(page);
     await look('report');
     await page.click('[data-testid=tab-explore]');
+    // The axes are the stage's parameters, which the engine worker sends once the view opens.
+    await page.waitForFunction(() => ['x', 'y'].every((a) => document.querySelector(`[data-testid=explore-${a}]`)?.value), null, { timeout: 120000 }).catch(() => {});
     await page.click('[data-testid=explore-draw]');
-    await page.waitForSelector('.tl-chart-heatmap svg', { timeout: 60000 }).catch(() => {});
+    await page.waitForSelector('.tl-chart-heatmap svg', { timeout: 180000 }).catch(() => {});
     await look('explore');
     await page.click('[data-testid=tab-tune]');
     await page.click('[data-testid=calibrate-panel] > summary');
     await page.setInputFiles('[data-testid=calibrate-file]', smallMeasurements());
-    await page.waitForFunction(() => /rows predicted/.test(document.querySelector('[data-testid=calibrate-summary]')?.textContent || ''), null, { timeout: 60000 });
+    await page.waitForFunction(() => /rows predicted/.test(document.querySelector('[data-testid=calibrate-summary]')?.textContent || ''), null, { timeout: 120000 });
     await page.$eval('[data-testid=calibrate-panel]', (e) => e.scrollIntoView());
     await look('calibrate');
     await page.check('[data-testid=teach-layout]');
+    await answered(page);
     await page.evaluate(() => window.scrollTo(0, 0));
     await look('teaching');
     assert.deepEqual(found, []);
@@ -155,17 +162,23 @@ test('the scenario is renamed after a pasted or uploaded model, and warnings loo
   await page.click('text=Paste, upload or drop a model');
   await page.fill('[data-testid=model-text]', JSON.stringify(config));
   await page.click('[data-testid=use-model]');
-  await page.waitForFunction(() => /qwen/i.test(document.querySelector('[data-testid=scenario-name]').textContent));
+  // The engine worker reads the model before the scenario takes it (and its name).
+  await page.waitForFunction(() => /qwen/i.test(document.querySelector('[data-testid=scenario-name]').textContent), null, { timeout: 60000 });
   assert.doesNotMatch(await text(page, 'scenario-name'), /llama/i);
   await page.setInputFiles('[data-testid=model-file]', 'assets/models/sd15-unet.graph.json');
-  await page.waitForFunction(() => document.querySelector('[data-testid=scenario-name]').textContent.includes('sd15-unet.graph.json'));
+  await page.waitForFunction(() => document.querySelector('[data-testid=scenario-name]').textContent.includes('sd15-unet.graph.json'), null, { timeout: 60000 });
   assert.doesNotMatch(await text(page, 'scenario-name'), /pasted/);
   assert.doesNotMatch(await text(page, 'scenario-title'), /pasted/);
   // A name the user gave is kept.
   await page.click('text=Goal, limits and workload');
   await setInput(page, 'scenario-name-edit', 'My study');
+  // The upload is read, then the engine worker reads the model: wait for that answer (not a
+  // fixed time, which a busy machine outlasts), then the name must still be the user's. (The
+  // field is emptied first: the browser sends no change for the same file picked again.)
+  await page.setInputFiles('[data-testid=model-file]', []);
+  const before = await asked(page);
   await page.setInputFiles('[data-testid=model-file]', 'assets/models/sd15-unet.graph.json');
-  await page.waitForTimeout(300);
+  await answered(page, { after: before });
   assert.equal(await text(page, 'scenario-name'), 'My study');
   assert.deepEqual(errors, []);
   await context.close();
@@ -207,7 +220,7 @@ test('a click on any point of every chart pins it beside the charts, on every bu
         return m.querySelector(':scope > title').textContent;
       }, k);
       if (!clicked) continue;
-      await page.waitForSelector('[data-testid=pin-panel] td[data-config]', { timeout: 30000 });
+      await page.waitForSelector('[data-testid=pin-panel] td[data-config]', { timeout: 120000 });
       assert.equal(await page.$('[data-testid=error]'), null, `${id}, chart ${k}: ${await page.$('[data-testid=error]') && await text(page, 'error')}`);
       report.push(`${id}#${k}`);
     }

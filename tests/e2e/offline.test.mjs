@@ -23,11 +23,12 @@ test('the page reloads and runs offline after one visit', async () => {
   assert.equal(manifest.short_name, 'Tunelab');
   await context.setOffline(true);
   await page.reload();
-  await page.waitForSelector('[data-testid=run]', { timeout: 20000 });
+  await page.waitForSelector('[data-testid=run]', { timeout: 60000 });
   // The engine (worker included) runs offline too.
   await setInput(page, 'budget', 3);
   await page.click('[data-testid=step]');
-  await page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'paused', null, { timeout: 20000 });
+  // The first Step starts the engine workers (their module compiles first: slower on a busy machine).
+  await page.waitForFunction(() => document.querySelector('[data-testid=status]')?.textContent === 'paused', null, { timeout: 60000 });
   assert.match(await page.textContent('.tl-progress-label'), /^1 of /);
   console.log(`offline reload: ok (cache ${version.caches.join(', ')}), engine ${await page.evaluate(() => window.__tunelabEngine)}`);
   await context.setOffline(false);

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { deflateRawSync } from 'node:zlib';
-import { BASE, launch, open, text, setInput, runToDone, shot } from './helpers.mjs';
+import { BASE, launch, open, text, setInput, runToDone, shot, answered } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -36,9 +36,10 @@ function encoderShare(t) {
 }
 
 // The timelines are priced by the engine worker, asked again whenever a best changes: read a
-// timeline text once it has arrived and stopped changing (one worker answers in order, so the
-// last answer is the one for the final bests).
+// timeline text once every question asked so far has its answer (one worker answers in order, so
+// the last answer is the one for the final bests) and it has stopped changing.
 async function settled(page, id) {
+  await answered(page);
   let last = null, same = 0;
   for (let i = 0; i < 120 && same < 4; i++) {
     const t = (await text(page, id)) ?? '';
@@ -54,9 +55,11 @@ test('the bundled SD 2.1 scenario shows its pipeline: text encoders, steps, VAE'
   await page.selectOption('[data-testid=bundled]', 'sd2.1-910B2-diffusion');
   await runToDone(page);
   await page.waitForSelector('[data-testid=pipeline-panel]');
+  // The panel is on the page before its rows: the chart is drawn once the worker's timeline
+  // answer has come (later on a busy machine), so read it after the rows have settled.
+  const base = await settled(page, 'pipeline-baseline');
   const chart = await page.textContent('[data-testid=pipeline-panel]');
   for (const part of ['text encoders', 'denoising steps', 'VAE']) assert.ok(chart.includes(part), `the timeline names ${part}`);
-  const base = await settled(page, 'pipeline-baseline');
   assert.match(base, /text_encoder/);
   assert.match(base, /50 full steps x [0-9.]+ ms/);
   assert.match(base, /VAE decoder/);
@@ -124,7 +127,7 @@ test("the guards panel names each output-changing knob of the best pipeline with
   await runToDone(page);
   await page.click('[data-testid=tab-report]');
   await page.click('[data-testid=guards-run]');
-  await page.waitForSelector('[data-testid=guards]');
+  await page.waitForSelector('[data-testid=guards]', { timeout: 120000 });
   assert.equal(await page.$('[data-testid=error]'), null);
   const knobs = await page.$$eval('[data-testid=guard-output-knobs] li', (l) => l.map((x) => x.textContent));
   console.log(`guards: ${JSON.stringify(knobs)}`);

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BASE, CLI, launch, open, text, setInput, runToDone, shot } from './helpers.mjs';
+import { BASE, CLI, launch, open, text, setInput, runToDone, shot, answered } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -55,8 +55,9 @@ test('a bundled cache: race on it, samples and the optimum on the landscape, the
   assert.ok(after.nodes < 5000, `${after.nodes} DOM nodes`);
   await shot(page, 'replay-bundled-pnpoly.png');
   // A landscape point has no operators: the Tune panel neither calls the best "Infeasible" nor
-  // draws empty engine charts and an NPU roofline for a GPU kernel's measurement.
-  await page.waitForTimeout(300);
+  // draws empty engine charts and an NPU roofline for a GPU kernel's measurement. The best's
+  // detail is the engine worker's answer: checked once it has come, not after a fixed time.
+  await answered(page);
   const tuneText = await page.textContent('.tune');
   assert.doesNotMatch(tuneText, /Infeasible/);
   assert.equal(await page.locator('.tune [data-testid=point-detail]').count(), 0, 'no empty breakdown for a landscape point');
@@ -69,7 +70,7 @@ test('a bundled cache: race on it, samples and the optimum on the landscape, the
   // The guards price a model on a chip: on a landscape they say so, they price nothing.
   await page.selectOption('[data-testid=guard-chip]', '910B4');
   await page.click('[data-testid=guards-run]');
-  await page.waitForSelector('[data-testid=guards]');
+  await page.waitForSelector('[data-testid=guards]', { timeout: 60000 });
   assert.match(await text(page, 'guards'), /need a model on a chip/);
   assert.doesNotMatch(await text(page, 'guards'), /Runs on|Does not run|Protected layers \(|Delta check/);
   assert.equal(await page.$('[data-testid=error]'), null);
@@ -78,7 +79,7 @@ test('a bundled cache: race on it, samples and the optimum on the landscape, the
   const first = page.locator('[data-testid=trial-table] tbody tr').first();
   const config = await first.locator('td').last().textContent();
   await first.click();
-  await page.waitForSelector('[data-testid=pins] td[data-metric=time]');
+  await page.waitForSelector('[data-testid=pins] td[data-metric=time]', { timeout: 60000 });
   assert.equal(await page.$('[data-testid=error]'), null, await page.$('[data-testid=error]') && await text(page, 'error'));
   assert.equal(await page.$eval('[data-testid=pins] td[data-metric=time]', (e) => e.dataset.value), best, `the pin of ${config} shows the best value`);
   // Compare chips has nothing to compare on measured values, and says so.

@@ -2,7 +2,7 @@
 // every strategy's card and the controls on one 1440x900 screen; the operator stage is grouped.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASE, launch, open, text, setInput, runToDone, shot, layoutProblems, VIEWPORTS } from './helpers.mjs';
+import { BASE, launch, open, text, setInput, runToDone, shot, layoutProblems, VIEWPORTS, answered } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -26,7 +26,7 @@ test('Step advances every ticked strategy by one evaluation, and the cards updat
     await page.waitForFunction((n) => {
       const ps = [...document.querySelectorAll('[data-testid=lane-evaluations]')];
       return document.querySelector('[data-testid=status]')?.textContent === 'paused' && ps.length === 4 && ps.every((p) => parseInt(p.textContent, 10) === n);
-    }, n, { timeout: 20000 });
+    }, n, { timeout: 60000 });
   }
   assert.deepEqual(await laneEvaluations(page), [6, 6, 6, 6], 'four strategies, six Steps, six evaluations each');
   assert.match(await page.textContent('.tl-progress-label'), /^24 of 80/);
@@ -47,6 +47,8 @@ test('the teaching layout shows controls, the space and every strategy on one 14
   await setInput(page, 'budget', 40);
   await page.selectOption('[data-testid=speed]', '0');
   await runToDone(page);
+  // What the engine worker answers (the model banner beside the model) is on the page first.
+  await answered(page);
   await page.evaluate(() => window.scrollTo(0, 0));
   const at = () => page.evaluate(() => {
     const box = (e) => e.getBoundingClientRect();
@@ -99,7 +101,7 @@ for (const viewport of [{ width: 1440, height: 900 }, { width: 390, height: 844 
     for (let n = 1; n <= 3; n++) {
       await page.click('[data-testid=step]');
       await page.waitForFunction((n) => [...document.querySelectorAll('.tl-chart-surface [data-testid=latest]')].length === 4
-        && [...document.querySelectorAll('.tl-chart-surface [data-testid=latest] title')].every((t) => t.textContent.includes(`(sample ${n})`)), n, { timeout: 20000 });
+        && [...document.querySelectorAll('.tl-chart-surface [data-testid=latest] title')].every((t) => t.textContent.includes(`(sample ${n})`)), n, { timeout: 60000 });
       seen.push(await latest());
     }
     console.log(`latest proposals after 3 Steps at ${viewport.width}: ${JSON.stringify(seen[2])}`);
@@ -129,6 +131,8 @@ test('the operator stage is grouped per operator and collapsible', async () => {
   const nodes = await page.evaluate(() => document.getElementsByTagName('*').length);
   // Explore's parameter menus are grouped per operator too.
   await page.click('[data-testid=tab-explore]');
+  // The menus list the stage's parameters, which the engine worker sends once the view opens.
+  await page.waitForFunction(() => document.querySelector('[data-testid=explore-x] option'), null, { timeout: 120000 });
   const menu = await page.$$eval('[data-testid=explore-x] optgroup', (g) => g.map((x) => x.label));
   assert.ok(menu.length > 3, `${menu.length} operator groups in the Explore menu`);
   console.log(`operator stage: ${summary}; ${groups} groups in a card, ${menu.length} in Explore's menus; card ${Math.round(height)} px; DOM ${nodes} nodes`);
@@ -153,6 +157,9 @@ for (const viewport of VIEWPORTS) {
       if (id === 'kt-slice') await page.waitForFunction(() => /^Loaded:/.test(document.querySelector('[data-testid=landscape-status]')?.textContent || ''), null, { timeout: 60000 });
       await page.selectOption('[data-testid=speed]', '0');
       await runToDone(page);
+      // A model-priced slice's surface (tiling-slice) is priced whole by the engine worker, and
+      // may come after the race ends on a busy machine.
+      await answered(page);
       await page.evaluate(() => window.scrollTo(0, 0));
       await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
       const m = await page.evaluate(() => {
