@@ -63,7 +63,7 @@ pub fn BenchrunPanel() -> impl IntoView {
         let r = rate.get_untracked();
         let q = Question::BenchRuns { files: held, format: format.get_untracked(), rate: (!r.trim().is_empty()).then_some(r), scenario: Box::new(ctx.scenario.get_untracked()), serve: Some(serve.get_untracked()).filter(|c| !c.trim().is_empty()) };
         ask(q, move |a| {
-            if token.get_untracked() != mine {
+            if token.try_get_untracked() != Some(mine) {
                 return;
             }
             busy.set(String::new());
@@ -133,7 +133,7 @@ pub fn BenchrunPanel() -> impl IntoView {
         busy.set("fitting the framework layer in the engine worker (with leave-one-source-out refits)…".into());
         let opts = Options { budget: 120, loo_budget: 20, ..Options::default() };
         ask(Question::BenchFit { set: Box::new(s), digest, options: opts }, move |a| {
-            if token.get_untracked() != mine {
+            if token.try_get_untracked() != Some(mine) {
                 return;
             }
             busy.set(String::new());

@@ -132,7 +132,7 @@ pub fn CalibratePanel() -> impl IntoView {
         let question = Question::Fit { set: Box::new(l.set), digest: l.digest, chip, profile, options: opts };
         ask(question, move |r| {
             // Stopped (or another fit started) meanwhile: this answer is dropped.
-            if token.get_untracked() != mine {
+            if token.try_get_untracked() != Some(mine) {
                 return;
             }
             fitting.set(None);

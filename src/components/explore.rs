@@ -31,7 +31,8 @@ pub fn ExplorePanel() -> impl IntoView {
         asked.update_value(|a| *a += 1);
         let mine = asked.get_value();
         crate::worker::ask::shape(s, move |r| {
-            if asked.get_value() == mine {
+            // (A view closed meanwhile has disposed `asked`: the answer is dropped.)
+            if asked.try_get_value() == Some(mine) {
                 setup.set(r.map(|sh| (sh.params.into_iter().map(|p| p.name).collect(), sh.baseline)));
             }
         });
@@ -75,7 +76,7 @@ pub fn ExplorePanel() -> impl IntoView {
         crate::components::trials::pin(ctx, cfg.clone());
         let got = move |r: Result<PointDetail, String>| match r {
             // Still the selected cell (another click may have come first).
-            Ok(d) if selected.get_untracked() == Some((i, j)) => detail.set(Some(d)),
+            Ok(d) if selected.try_get_untracked() == Some(Some((i, j))) => detail.set(Some(d)),
             Ok(_) => {}
             Err(e) => ctx.fail(e),
         };

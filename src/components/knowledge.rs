@@ -58,7 +58,7 @@ pub fn KnowledgePanel() -> impl IntoView {
         fingerprint(
             ctx.scenario.get_untracked(),
             Box::new(move |r| {
-                if key.with_untracked(|now| *now == k) {
+                if key.try_with_untracked(|now| *now == k) == Some(true) {
                     this_fp.set(r.ok());
                 }
             }),

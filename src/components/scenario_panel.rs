@@ -125,7 +125,7 @@ pub fn ScenarioPanel() -> impl IntoView {
         let s = ctx.scenario.get_untracked();
         ask(Question::TemplatePreview { scenario: Box::new(s), name: name.clone() }, move |r| match r {
             // An answer for a pick the user has since changed is dropped.
-            _ if template_pick.get_untracked() != name => {}
+            _ if template_pick.try_get_untracked().as_ref() != Some(&name) => {}
             Ok(Answer::TemplatePreview { title, next, lines }) => {
                 let lines = ctx.scenario.with_untracked(|s| crate::components::template_words::human_lines(s, &next, &lines));
                 pending.set(Some((title, *next, lines)))

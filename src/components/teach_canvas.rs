@@ -92,7 +92,7 @@ pub fn SliceCanvas() -> impl IntoView {
         let (x, y) = (sp.0.names()[ax].clone(), sp.0.names()[ay].clone());
         let want = k.clone();
         crate::worker::ask::heatmap(ctx.scenario.get_untracked(), x, y, move |r| match r {
-            Ok(m) if key.get_untracked() == want => map.set(Some((want, m))),
+            Ok(m) if key.try_get_untracked().as_ref() == Some(&want) => map.set(Some((want, m))),
             Ok(_) => {}
             Err(e) => ctx.fail(format!("The slice's surface could not be priced: {e}")),
         });

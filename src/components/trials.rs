@@ -106,7 +106,9 @@ pub fn TrialsPanel() -> impl IntoView {
             }
             let port = ctx.with_session(|x| x.run().overall_best().map(|(_, t)| t.config.clone())).flatten();
             let text = ctx.with_session(|x| port.as_ref().map(|c| c.describe(x.run().space().names()))).flatten();
-            crate::worker::compare::start(s, chip_budget.get_untracked(), port, text, chips);
+            // (The trials view closed meanwhile: nothing to show the comparison in.)
+            let Some(budget) = chip_budget.try_get_untracked() else { return };
+            crate::worker::compare::start(s, budget, port, text, chips);
         });
     };
     view! {
@@ -182,7 +184,8 @@ fn pinned_details(ctx: Ctx) -> RwSignal<Vec<(String, Result<PointDetail, String>
                 let done = move |d| {
                     got.borrow_mut()[k] = Some((desc, d));
                     let all = got.borrow().iter().all(Option::is_some);
-                    if all && asked.get_value() == mine {
+                    // (The pin view closed meanwhile has disposed `asked`: dropped.)
+                    if all && asked.try_get_value() == Some(mine) {
                         pinned.set(got.borrow_mut().iter_mut().filter_map(Option::take).collect());
                     }
                 };

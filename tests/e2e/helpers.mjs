@@ -86,14 +86,15 @@ function instrument({ answerDelayMs }) {
 }
 
 /** Opens `url` in a fresh context (1360x900 unless `viewport` says otherwise); returns the page
- *  and the uncaught errors it reports. */
-export async function open(browser, url, viewport = { width: 1360, height: 900 }) {
+ *  and the uncaught errors it reports. `answerDelayMs` delays every engine-worker answer (a slow
+ *  machine's worker; default TUNELAB_ANSWER_DELAY_MS, else none). */
+export async function open(browser, url, viewport = { width: 1360, height: 900 }, { answerDelayMs = Number(process.env.TUNELAB_ANSWER_DELAY_MS) || 0 } = {}) {
   const context = await browser.newContext({ viewport, acceptDownloads: true });
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('dialog', (d) => { errors.push('dialog: ' + d.message()); d.dismiss(); });
-  await page.addInitScript(instrument, { answerDelayMs: Number(process.env.TUNELAB_ANSWER_DELAY_MS) || 0 });
+  await page.addInitScript(instrument, { answerDelayMs });
   await page.goto(url);
   await page.waitForSelector('[data-testid=run]');
   return { page, context, errors };
