@@ -183,7 +183,7 @@ pub fn hotspot_svg_string(d: &HotspotData) -> String {
         let share = if total > 0.0 { 100.0 * v / total } else { 0.0 };
         let tip = format!("{name}: {} {unit} ({}% of total)", format_num(*v), format_num(share));
         // The name's end (what tells two experts' matmuls apart), in the 150 px left margin.
-        svg.text(f.left - 6.0, y + 11.0, &truncate_start(name, 20), &[("text-anchor", "end"), ("class", "tl-tick")]);
+        svg.text(f.left - 6.0, y + 11.0, &truncate_start(name, 18), &[("text-anchor", "end"), ("class", "tl-tick")]);
         let w = xs.map(*v).unwrap_or(f.left) - f.left;
         let shade = super::svg::viridis(0.15 + 0.7 * (1.0 - i as f64 / rows.len().max(1) as f64));
         svg.rect(f.left, y, w, bar - 5.0, &[("fill", &shade)], Some(&tip));
