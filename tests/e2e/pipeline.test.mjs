@@ -102,15 +102,9 @@ test('the teaching layout races strategies on the pipeline', async () => {
   // engine worker after the run ends (asked again whenever a best changes), so wait for the
   // timeline to settle before reading the panel: on a busy machine it arrives later.
   await settled(page, 'pipeline-text');
+  const panel = await page.textContent('[data-testid=pipeline-panel]');
   // (The chart repeats a row's label in each segment's tooltip: count the strategies named.)
-  const namesIn = (t) => new Set([...t.matchAll(/([a-z]+) best: [0-9.]+ m?s/g)].map((m) => m[1]));
-  let panel = '';
-  for (let i = 0; i < 120; i++) {
-    panel = (await page.textContent('[data-testid=pipeline-panel]')) ?? '';
-    if (namesIn(panel).size >= lanes) break;
-    await page.waitForTimeout(250);
-  }
-  const names = namesIn(panel);
+  const names = new Set([...panel.matchAll(/([a-z]+) best: [0-9.]+ m?s/g)].map((m) => m[1]));
   console.log(`pipeline rows: ${JSON.stringify([...names])}`);
   assert.deepEqual([...names].sort(), ['bayes', 'genetic', 'random'], 'each racing strategy has its best call on the timeline');
   assert.equal(names.size, lanes);
